@@ -1,0 +1,63 @@
+/*
+ * cfi.h - canonical frame address (CFA) rules from DWARF call-frame info.
+ *
+ * A cfi table answers one question for a PC of one ELF image: what is the
+ * CFA, given the sampled SP, BP and IP?  It reads .eh_frame (and
+ * .debug_frame when .eh_frame is absent) through libdwarf.
+ *
+ * Tuned for sampling: opening a table only lists and sorts the FDE
+ * ranges; the rows of one FDE are expanded the first time a sample falls
+ * in it and kept, so the cost is paid once per sampled function, and a
+ * lookup afterwards is two binary searches.
+ */
+#ifndef ICPPD_BINARY_CFI_H
+#define ICPPD_BINARY_CFI_H
+
+#include <libelf.h>
+#include <stdint.h>
+
+struct cfi;
+
+/* Registers a CFA rule may use, in DWARF x86-64 numbering. */
+struct cfi_regs {
+	uint64_t sp;	/* DWARF 7 */
+	uint64_t bp;	/* DWARF 6 */
+	uint64_t ip;	/* DWARF 16 */
+};
+
+/*
+ * Opens the CFI of @elf.  @elf stays owned by the caller and must outlive
+ * the table.  Returns NULL when the image has no usable frame section
+ * (not an error: such a module simply yields no CFA).
+ */
+struct cfi *cfi__open(Elf *elf);
+void cfi__close(struct cfi *cfi);
+
+/* Number of FDEs (function ranges) in the table. */
+size_t cfi__nr_fdes(const struct cfi *cfi);
+
+/*
+ * The FDE covering @vaddr: its range [*lo, *hi).  0, or -ENOENT when no
+ * FDE covers @vaddr.
+ */
+int cfi__fde_range(const struct cfi *cfi, uint64_t vaddr,
+		   uint64_t *lo, uint64_t *hi);
+
+/*
+ * The CFA at @vaddr (a link-time address of the image) for the register
+ * values @regs.  Returns 0 and sets *cfa; -ENOENT when no FDE covers
+ * @vaddr; -ENOTSUP when the rule needs memory or an unsupported register
+ * or operation; -EINVAL on malformed CFI.
+ */
+int cfi__cfa(struct cfi *cfi, uint64_t vaddr, const struct cfi_regs *regs,
+	     uint64_t *cfa);
+
+/*
+ * Evaluates a DWARF expression that computes a value from registers only
+ * (the CFA expressions of PLT entries).  Exposed for unit tests.
+ * 0, -ENOTSUP (memory access or unknown op), -EINVAL (malformed).
+ */
+int cfi__eval_expr(const uint8_t *expr, size_t len,
+		   const struct cfi_regs *regs, uint64_t *value);
+
+#endif

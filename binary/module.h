@@ -1,0 +1,72 @@
+/*
+ * module.h - one mapped ELF image (executable, shared library, vDSO) and
+ * what sampling needs of it: file offset -> link-time address, the
+ * function containing an address, the CFA rule at an address, build-id.
+ *
+ * Modules are created once per (path, device, inode) by the cache below
+ * and live until the cache is freed; pointers to a module and to the
+ * names it returns stay valid that long.  Function identity is (module,
+ * start address): the symbol from .symtab, .dynsym or a separate debug
+ * file when one covers the address, else the start of the .eh_frame FDE,
+ * so a stripped function still gets a stable identity ("libfoo.so+0x1a30").
+ */
+#ifndef ICPPD_BINARY_MODULE_H
+#define ICPPD_BINARY_MODULE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "binary/cfi.h"
+
+struct module;
+
+struct module_func {
+	uint64_t start;		/* link-time address of the function */
+	const char *name;	/* symbol, or NULL; owned by the module */
+};
+
+/*
+ * Opens and analyses the ELF file at @path.  Never returns NULL except on
+ * allocation failure: a file that cannot be read or is not ELF yields a
+ * module whose module__error() is non-zero, so samples in it are counted
+ * under a reason instead of being retried for every sample.
+ */
+struct module *module__open(const char *path);
+/* The vDSO of the running kernel (the same image in every process). */
+struct module *module__open_vdso(void);
+/* An ELF image in memory; @img is copied. */
+struct module *module__open_memory(const char *name, const void *img,
+				   size_t size);
+void module__free(struct module *m);
+
+const char *module__path(const struct module *m);
+/* Last path component, for display ("libc.so.6"). */
+const char *module__name(const struct module *m);
+/* Lower-case hex GNU build-id, or "" when the image has none. */
+const char *module__build_id(const struct module *m);
+/* 0, or -errno / -ENOEXEC (not ELF) / -EPROTO (not x86-64) */
+int module__error(const struct module *m);
+size_t module__nr_symbols(const struct module *m);
+bool module__has_cfi(const struct module *m);
+
+/* File offset (as in a mapping's pgoff) -> link-time address. */
+int module__vaddr(const struct module *m, uint64_t file_off, uint64_t *vaddr);
+/* The function containing @vaddr: 0, or -ENOENT when none is known. */
+int module__function(const struct module *m, uint64_t vaddr,
+		     struct module_func *out);
+/* See cfi__cfa(); -ENOENT also when the module has no CFI at all. */
+int module__cfa(struct module *m, uint64_t vaddr, const struct cfi_regs *regs,
+		uint64_t *cfa);
+
+/* Cache of modules by path and inode. */
+struct module_cache;
+struct module_cache *module_cache__new(void);
+/* Frees the cache and every module in it. */
+void module_cache__free(struct module_cache *c);
+/* The module for a mapping of @path (dev/ino as the kernel reported them);
+ * "[vdso]" gives the vDSO.  NULL only on allocation failure. */
+struct module *module_cache__get(struct module_cache *c, const char *path,
+				 uint64_t dev, uint64_t ino);
+
+#endif

@@ -1,0 +1,231 @@
+/*
+ * aggregate.c - open-addressing hash of CID counts.
+ *
+ * Entries live in a dense array (what the store iterates); the hash table
+ * holds indexes into it (0 = empty, i + 1 = entry i), linear probing, load
+ * kept under 1/2.  Tuned for the sample loop: one hash and usually one
+ * probe per sample, no allocation except when the table grows.
+ * Unresolved counts and thread names are few: linear arrays.
+ */
+#include "collector/aggregate.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const failure_names[CID_NR_FAILURES] = {
+	[CID_NO_USER_REGS] = "no_user_regs",
+	[CID_NO_MAPPING] = "no_mapping",
+	[CID_ANON_CODE] = "anon_code",
+	[CID_MODULE_UNREADABLE] = "module_unreadable",
+	[CID_NO_CFI] = "no_cfi",
+	[CID_CFA_UNSUPPORTED] = "cfa_unsupported",
+	[CID_NO_STACK_BASE] = "no_stack_base",
+	[CID_SP_OUTSIDE_STACK] = "sp_outside_stack",
+};
+
+const char *cid_failure__name(enum cid_failure f)
+{
+	return (unsigned)f < CID_NR_FAILURES ? failure_names[f] : "unknown";
+}
+
+struct aggregate {
+	struct cid_count *cids;
+	size_t ncids, cap;
+	uint32_t *slots;	/* entry index + 1, 0 = empty */
+	size_t nslots;		/* power of two */
+	size_t max_keys;
+	struct unresolved_count *unres;
+	size_t nunres, unres_cap;
+	struct thread_name *threads;
+	size_t nthreads, threads_cap;
+};
+
+struct aggregate *aggregate__new(size_t max_keys)
+{
+	struct aggregate *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	a->max_keys = max_keys ? max_keys : 1;
+	a->nslots = 1024;
+	a->slots = calloc(a->nslots, sizeof(*a->slots));
+	if (!a->slots) {
+		free(a);
+		return NULL;
+	}
+	return a;
+}
+
+void aggregate__free(struct aggregate *a)
+{
+	if (!a)
+		return;
+	free(a->cids);
+	free(a->slots);
+	free(a->unres);
+	free(a->threads);
+	free(a);
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdULL;
+}
+
+static uint64_t hash_key(const struct cid_key *k)
+{
+	uint64_t h = mix(0, (uintptr_t)k->mod);
+
+	h = mix(h, k->func);
+	h = mix(h, (uint64_t)k->height);
+	h = mix(h, ((uint64_t)k->pid << 32) | k->tid);
+	return h ^ (h >> 29);
+}
+
+static bool same_key(const struct cid_key *a, const struct cid_key *b)
+{
+	return a->mod == b->mod && a->func == b->func &&
+	       a->height == b->height && a->pid == b->pid && a->tid == b->tid;
+}
+
+static int grow_slots(struct aggregate *a)
+{
+	size_t n = a->nslots * 2;
+	uint32_t *s = calloc(n, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->ncids; i++) {
+		size_t j = hash_key(&a->cids[i].key) & (n - 1);
+
+		while (s[j])
+			j = (j + 1) & (n - 1);
+		s[j] = (uint32_t)(i + 1);
+	}
+	free(a->slots);
+	a->slots = s;
+	a->nslots = n;
+	return 0;
+}
+
+int aggregate__add_cid(struct aggregate *a, const struct cid_key *k,
+		       const char *func_name)
+{
+	size_t mask = a->nslots - 1, j = hash_key(k) & mask;
+
+	while (a->slots[j]) {
+		struct cid_count *c = &a->cids[a->slots[j] - 1];
+
+		if (same_key(&c->key, k)) {
+			c->samples++;
+			return 0;
+		}
+		j = (j + 1) & mask;
+	}
+	if (a->ncids == a->cap) {
+		size_t cap = a->cap ? 2 * a->cap : 256;
+		struct cid_count *t = realloc(a->cids, cap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		a->cids = t;
+		a->cap = cap;
+	}
+	a->cids[a->ncids] = (struct cid_count){ *k, func_name, 1 };
+	a->slots[j] = (uint32_t)++a->ncids;
+	if (2 * a->ncids > a->nslots)
+		return grow_slots(a);
+	return 0;
+}
+
+int aggregate__add_unresolved(struct aggregate *a, const struct module *mod,
+			      uint32_t pid, uint32_t tid, enum cid_failure why)
+{
+	for (size_t i = 0; i < a->nunres; i++) {
+		struct unresolved_count *u = &a->unres[i];
+
+		if (u->mod == mod && u->pid == pid && u->tid == tid &&
+		    u->reason == why) {
+			u->samples++;
+			return 0;
+		}
+	}
+	if (a->nunres == a->unres_cap) {
+		size_t cap = a->unres_cap ? 2 * a->unres_cap : 16;
+		struct unresolved_count *t = realloc(a->unres, cap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		a->unres = t;
+		a->unres_cap = cap;
+	}
+	a->unres[a->nunres++] = (struct unresolved_count){ mod, pid, tid, why, 1 };
+	return 0;
+}
+
+int aggregate__add_thread(struct aggregate *a, uint32_t pid, uint32_t tid,
+			  const char *comm)
+{
+	struct thread_name *t = NULL;
+
+	for (size_t i = 0; i < a->nthreads && !t; i++)
+		if (a->threads[i].pid == pid && a->threads[i].tid == tid)
+			t = &a->threads[i];
+	if (!t) {
+		if (a->nthreads == a->threads_cap) {
+			size_t cap = a->threads_cap ? 2 * a->threads_cap : 16;
+			struct thread_name *n = realloc(a->threads,
+							cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			a->threads = n;
+			a->threads_cap = cap;
+		}
+		t = &a->threads[a->nthreads++];
+		t->pid = pid;
+		t->tid = tid;
+	}
+	strncpy(t->comm, comm, sizeof(t->comm) - 1);
+	t->comm[sizeof(t->comm) - 1] = '\0';
+	return 0;
+}
+
+bool aggregate__full(const struct aggregate *a)
+{
+	return a->ncids + a->nunres + a->nthreads >= a->max_keys;
+}
+
+bool aggregate__empty(const struct aggregate *a)
+{
+	return !a->ncids && !a->nunres && !a->nthreads;
+}
+
+void aggregate__clear(struct aggregate *a)
+{
+	if (a->ncids)
+		memset(a->slots, 0, a->nslots * sizeof(*a->slots));
+	a->ncids = a->nunres = a->nthreads = 0;
+}
+
+const struct cid_count *aggregate__cids(const struct aggregate *a, size_t *n)
+{
+	*n = a->ncids;
+	return a->cids;
+}
+
+const struct unresolved_count *aggregate__unresolved(const struct aggregate *a,
+						     size_t *n)
+{
+	*n = a->nunres;
+	return a->unres;
+}
+
+const struct thread_name *aggregate__threads(const struct aggregate *a,
+					     size_t *n)
+{
+	*n = a->nthreads;
+	return a->threads;
+}

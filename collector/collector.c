@@ -1,0 +1,646 @@
+/*
+ * collector.c - address spaces, stack bases and CID formation.
+ *
+ * Invariants: a process's mappings are sorted by start and do not
+ * overlap (a new mapping cuts what it covers out of older ones, as the
+ * kernel does); only mappings that matter are kept: executable ones
+ * (modules, JIT code) and anonymous ones (thread stacks).  Main-thread
+ * stack bases are kept as a short list by time, because an exec changes
+ * the base while samples from before it may still be in flight.
+ *
+ * Hot path: collector__process() for a sample does two binary searches
+ * (mapping of PC, mapping of SP), one symbol search, one CFI lookup and
+ * one hash update; no allocation once the tables are warm.
+ */
+#define _GNU_SOURCE
+#include "collector/collector.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sysmacros.h>
+
+#include "binary/module.h"
+#include "collector/procfs.h"
+#include "collector/record.h"
+
+/* A main-thread SP further than this below startstack is not on it. */
+#define MAIN_STACK_MAX (1ULL << 30)
+#define MAX_BASES 4
+
+enum map_kind { REGION_MODULE, REGION_ANON, REGION_MAIN_STACK };
+
+struct mapping {
+	uint64_t start, end, pgoff;
+	struct module *mod;	/* REGION_MODULE only */
+	enum map_kind kind;
+};
+
+struct stack_base {
+	uint64_t since;		/* record time from which it holds */
+	uint64_t base;
+};
+
+struct process {
+	uint32_t pid;
+	bool used;		/* slot in use (open addressing) */
+	bool base_tried;	/* a /proc read was attempted for t = 0 */
+	struct mapping *maps;
+	size_t nmaps, cap;
+	struct stack_base bases[MAX_BASES];
+	int nbases;
+};
+
+struct collector {
+	struct module_cache *modules;
+	struct aggregate *agg;
+	struct collector_stats stats;
+	struct process *procs;	/* open addressing by pid */
+	size_t nprocs, nslots;
+	uint32_t *tids;		/* threads whose name is known */
+	size_t ntids, tid_cap;
+};
+
+struct collector *collector__new(struct module_cache *modules,
+				 struct aggregate *agg)
+{
+	struct collector *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->modules = modules;
+	c->agg = agg;
+	c->nslots = 64;
+	c->procs = calloc(c->nslots, sizeof(*c->procs));
+	if (!c->procs) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void collector__free(struct collector *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nslots; i++)
+		free(c->procs[i].maps);
+	free(c->procs);
+	free(c->tids);
+	free(c);
+}
+
+const struct collector_stats *collector__stats(const struct collector *c)
+{
+	return &c->stats;
+}
+
+/* ---- process table ---------------------------------------------------- */
+
+static struct process *slot_of(struct process *tab, size_t nslots,
+			       uint32_t pid)
+{
+	size_t i = (pid * 2654435761u) & (nslots - 1);
+
+	while (tab[i].used && tab[i].pid != pid)
+		i = (i + 1) & (nslots - 1);
+	return &tab[i];
+}
+
+static struct process *find_proc(struct collector *c, uint32_t pid)
+{
+	struct process *p = slot_of(c->procs, c->nslots, pid);
+
+	return p->used ? p : NULL;
+}
+
+static int grow_procs(struct collector *c)
+{
+	size_t n = c->nslots * 2;
+	struct process *t = calloc(n, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nslots; i++)
+		if (c->procs[i].used)
+			*slot_of(t, n, c->procs[i].pid) = c->procs[i];
+	free(c->procs);
+	c->procs = t;
+	c->nslots = n;
+	return 0;
+}
+
+static struct process *get_proc(struct collector *c, uint32_t pid)
+{
+	struct process *p = find_proc(c, pid);
+
+	if (p)
+		return p;
+	if (2 * (c->nprocs + 1) > c->nslots && grow_procs(c))
+		return NULL;
+	p = slot_of(c->procs, c->nslots, pid);
+	memset(p, 0, sizeof(*p));
+	p->used = true;
+	p->pid = pid;
+	c->nprocs++;
+	return p;
+}
+
+/* Deletion in a linear-probing table: re-insert the rest of the cluster. */
+static void drop_proc(struct collector *c, struct process *p)
+{
+	size_t i = (size_t)(p - c->procs);
+
+	free(p->maps);
+	memset(p, 0, sizeof(*p));
+	c->nprocs--;
+	for (i = (i + 1) & (c->nslots - 1); c->procs[i].used;
+	     i = (i + 1) & (c->nslots - 1)) {
+		struct process moved = c->procs[i];
+
+		memset(&c->procs[i], 0, sizeof(moved));
+		*slot_of(c->procs, c->nslots, moved.pid) = moved;
+	}
+}
+
+/* ---- mappings ------------------------------------------------------- */
+
+/* Index of the mapping containing @addr, or -1. */
+static long find_map(const struct process *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nmaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < p->maps[mid].start)
+			hi = mid;
+		else if (addr >= p->maps[mid].end)
+			lo = mid + 1;
+		else
+			return (long)mid;
+	}
+	return -1;
+}
+
+static int reserve_maps(struct process *p, size_t extra)
+{
+	if (p->nmaps + extra <= p->cap)
+		return 0;
+	size_t cap = p->cap ? 2 * p->cap : 32;
+
+	while (cap < p->nmaps + extra)
+		cap *= 2;
+	struct mapping *t = realloc(p->maps, cap * sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	p->maps = t;
+	p->cap = cap;
+	return 0;
+}
+
+/* Cuts [start, end) out of every mapping, as munmap or MAP_FIXED would. */
+static int cut_range(struct process *p, uint64_t start, uint64_t end)
+{
+	if (reserve_maps(p, 1))
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nmaps; i++) {
+		struct mapping *o = &p->maps[i];
+
+		if (o->end <= start || o->start >= end)
+			continue;
+		if (o->start < start && o->end > end) {	/* split in two */
+			struct mapping right = *o;
+
+			right.pgoff += end - o->start;
+			right.start = end;
+			o->end = start;
+			memmove(o + 2, o + 1, (p->nmaps - i - 1) * sizeof(*o));
+			o[1] = right;
+			p->nmaps++;
+			return 0;	/* nothing else can overlap */
+		}
+		if (o->start < start) {
+			o->end = start;
+		} else if (o->end > end) {
+			o->pgoff += end - o->start;
+			o->start = end;
+		} else {
+			memmove(o, o + 1, (p->nmaps - i - 1) * sizeof(*o));
+			p->nmaps--;
+			i--;
+		}
+	}
+	return 0;
+}
+
+static int insert_map(struct process *p, const struct mapping *m)
+{
+	size_t lo = 0, hi;
+
+	if (m->end <= m->start)
+		return -EINVAL;
+	if (cut_range(p, m->start, m->end) || reserve_maps(p, 1))
+		return -ENOMEM;
+	hi = p->nmaps;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].start < m->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	memmove(&p->maps[lo + 1], &p->maps[lo],
+		(p->nmaps - lo) * sizeof(*m));
+	p->maps[lo] = *m;
+	p->nmaps++;
+	return 0;
+}
+
+/* Anonymous memory as MMAP2 records ("//anon") and /proc maps ("",
+ * "[heap]", "[anon:name]") name it; /dev/zero mappings are anonymous too. */
+static bool is_anon_path(const char *path)
+{
+	return !path[0] || !strcmp(path, "//anon") || !strcmp(path, "[heap]") ||
+	       !strncmp(path, "[anon:", 6) || !strncmp(path, "/dev/zero", 9);
+}
+
+static bool is_module_path(const char *path)
+{
+	return (path[0] == '/' && !is_anon_path(path)) ||
+	       !strcmp(path, "[vdso]");
+}
+
+static int add_mapping(struct collector *c, struct process *p, uint64_t start,
+		       uint64_t end, uint64_t pgoff, uint64_t dev, uint64_t ino,
+		       unsigned prot, const char *path)
+{
+	struct mapping m = { .start = start, .end = end, .pgoff = pgoff };
+
+	if (!strcmp(path, "[stack]")) {
+		m.kind = REGION_MAIN_STACK;
+	} else if (prot & PROT_EXEC) {
+		if (is_module_path(path)) {
+			m.kind = REGION_MODULE;
+			m.mod = module_cache__get(c->modules, path, dev, ino);
+			if (!m.mod)
+				return -ENOMEM;
+		} else {
+			m.kind = REGION_ANON;	/* JIT code, [vsyscall] */
+		}
+	} else if (is_anon_path(path)) {
+		m.kind = REGION_ANON;
+	} else {
+		/* A file's data: neither code nor a stack, but it replaces
+		 * whatever was mapped there before. */
+		return cut_range(p, start, end);
+	}
+	return insert_map(p, &m);
+}
+
+/* ---- stack bases ---------------------------------------------------- */
+
+static void add_base(struct process *p, uint64_t since, uint64_t base)
+{
+	int i;
+
+	for (i = 0; i < p->nbases; i++)
+		if (p->bases[i].since == since) {
+			p->bases[i].base = base;
+			return;
+		}
+	if (p->nbases == MAX_BASES) {	/* forget the oldest */
+		memmove(&p->bases[0], &p->bases[1],
+			(MAX_BASES - 1) * sizeof(p->bases[0]));
+		p->nbases--;
+	}
+	for (i = p->nbases; i > 0 && p->bases[i - 1].since > since; i--)
+		p->bases[i] = p->bases[i - 1];
+	p->bases[i] = (struct stack_base){ since, base };
+	p->nbases++;
+}
+
+static bool main_base_at(const struct process *p, uint64_t time,
+			 uint64_t *base)
+{
+	for (int i = p->nbases - 1; i >= 0; i--)
+		if (p->bases[i].since <= time) {
+			*base = p->bases[i].base;
+			return true;
+		}
+	return false;
+}
+
+static void read_main_base(struct process *p, uint64_t since)
+{
+	uint64_t base;
+
+	if (!procfs__main_stack_base((pid_t)p->pid, &base))
+		add_base(p, since, base);
+}
+
+static int stack_base(struct process *p, uint64_t sp, uint64_t time,
+		      uint64_t *base)
+{
+	long i = find_map(p, sp);
+
+	if (i >= 0 && p->maps[i].kind == REGION_ANON) {
+		*base = p->maps[i].end;
+		return 0;
+	}
+	if (i >= 0 && p->maps[i].kind != REGION_MAIN_STACK)
+		return CID_SP_OUTSIDE_STACK;
+	if (!main_base_at(p, time, base)) {
+		if (p->base_tried)
+			return CID_NO_STACK_BASE;
+		p->base_tried = true;
+		read_main_base(p, 0);
+		if (!main_base_at(p, time, base))
+			return CID_NO_STACK_BASE;
+	}
+	if (sp >= *base || *base - sp > MAIN_STACK_MAX)
+		return CID_SP_OUTSIDE_STACK;
+	return 0;
+}
+
+/* ---- records -------------------------------------------------------- */
+
+static bool tid_known(struct collector *c, uint32_t tid)
+{
+	for (size_t i = 0; i < c->ntids; i++)
+		if (c->tids[i] == tid)
+			return true;
+	return false;
+}
+
+static void forget_tid(struct collector *c, uint32_t tid)
+{
+	for (size_t i = 0; i < c->ntids; i++)
+		if (c->tids[i] == tid) {
+			c->tids[i] = c->tids[--c->ntids];
+			return;
+		}
+}
+
+static void note_thread(struct collector *c, uint32_t pid, uint32_t tid,
+			const char *comm)
+{
+	if (!tid_known(c, tid)) {
+		if (c->ntids == c->tid_cap) {
+			size_t cap = c->tid_cap ? 2 * c->tid_cap : 64;
+			uint32_t *t = realloc(c->tids, cap * sizeof(*t));
+
+			if (!t)
+				return;
+			c->tids = t;
+			c->tid_cap = cap;
+		}
+		c->tids[c->ntids++] = tid;
+	}
+	aggregate__add_thread(c->agg, pid, tid, comm);
+}
+
+void collector__peek(struct collector *c, const struct perf_event_header *h)
+{
+	struct process *p;
+
+	if (h->type == PERF_RECORD_COMM) {
+		struct rec_comm r;
+
+		if (record__parse_comm(h, &r) || !r.exec ||
+		    !(p = get_proc(c, r.pid)))
+			return;
+		read_main_base(p, r.sid.time);
+	} else if (h->type == PERF_RECORD_FORK) {
+		struct rec_task r;
+
+		if (record__parse_task(h, &r) || r.pid == r.ppid ||
+		    !(p = get_proc(c, r.pid)))
+			return;
+		read_main_base(p, r.time);
+	} else if (h->type == PERF_RECORD_SAMPLE) {
+		struct perf_sample s;
+		char comm[16];
+
+		if (record__parse_sample(h, &s) || tid_known(c, s.tid))
+			return;
+		if (!procfs__comm((pid_t)s.pid, (pid_t)s.tid, comm, sizeof(comm)))
+			note_thread(c, s.pid, s.tid, comm);
+		p = get_proc(c, s.pid);
+		if (p && !p->nbases && !p->base_tried) {
+			p->base_tried = true;
+			read_main_base(p, 0);
+		}
+	}
+}
+
+static enum cid_failure form_cid(struct collector *c,
+				 const struct perf_sample *s,
+				 struct cid_key *key, const char **name,
+				 const struct module **where)
+{
+	struct process *p = find_proc(c, s->pid);
+	struct module_func f;
+	struct cfi_regs regs;
+	uint64_t vaddr, cfa, base;
+	struct mapping *m;
+	long i;
+	int ret;
+
+	*where = NULL;
+	if (!s->has_regs)
+		return CID_NO_USER_REGS;
+	if (!p)
+		p = get_proc(c, s->pid);
+	if (!p || (i = find_map(p, s->uip)) < 0)
+		return CID_NO_MAPPING;
+	m = &p->maps[i];
+	if (m->kind != REGION_MODULE)
+		return CID_ANON_CODE;
+	*where = m->mod;
+	if (module__error(m->mod))
+		return CID_MODULE_UNREADABLE;
+	if (module__vaddr(m->mod, s->uip - m->start + m->pgoff, &vaddr) ||
+	    module__function(m->mod, vaddr, &f))
+		return CID_NO_CFI;
+	regs = (struct cfi_regs){ .sp = s->sp, .bp = s->bp, .ip = s->uip };
+	ret = module__cfa(m->mod, vaddr, &regs, &cfa);
+	if (ret == -ENOENT)
+		return CID_NO_CFI;
+	if (ret)
+		return CID_CFA_UNSUPPORTED;
+	ret = stack_base(p, s->sp, s->time, &base);
+	if (ret)
+		return (enum cid_failure)ret;
+	if (cfa >= base || cfa <= s->sp)
+		return CID_SP_OUTSIDE_STACK;
+	*key = (struct cid_key){ .mod = m->mod, .func = f.start,
+		.height = (int64_t)(base - cfa), .pid = s->pid, .tid = s->tid };
+	*name = f.name;
+	return CID_NR_FAILURES;	/* success */
+}
+
+static int process_sample(struct collector *c, const struct perf_event_header *h)
+{
+	struct perf_sample s;
+	struct cid_key key;
+	const char *name = NULL;
+	const struct module *where;
+	enum cid_failure why;
+
+	if (record__parse_sample(h, &s)) {
+		c->stats.malformed++;
+		return 0;
+	}
+	c->stats.samples++;
+	why = form_cid(c, &s, &key, &name, &where);
+	if (why == CID_NR_FAILURES) {
+		c->stats.cids++;
+		return aggregate__add_cid(c->agg, &key, name);
+	}
+	c->stats.unresolved++;
+	c->stats.by_reason[why]++;
+	return aggregate__add_unresolved(c->agg, where, s.pid, s.tid, why);
+}
+
+static int process_mmap2(struct collector *c, const struct perf_event_header *h)
+{
+	struct rec_mmap2 r;
+	struct process *p;
+
+	if (record__parse_mmap2(h, &r)) {
+		c->stats.malformed++;
+		return 0;
+	}
+	p = get_proc(c, r.pid);
+	if (!p)
+		return -ENOMEM;
+	return add_mapping(c, p, r.start, r.start + r.len, r.pgoff,
+			   makedev((unsigned)(r.dev >> 32), (unsigned)r.dev),
+			   r.ino, r.prot, r.filename) == -ENOMEM ? -ENOMEM : 0;
+}
+
+static int process_task(struct collector *c, const struct perf_event_header *h)
+{
+	struct rec_task r;
+	struct process *p, *parent;
+
+	if (record__parse_task(h, &r)) {
+		c->stats.malformed++;
+		return 0;
+	}
+	if (h->type == PERF_RECORD_EXIT) {
+		forget_tid(c, r.tid);
+		if (r.pid == r.tid && (p = find_proc(c, r.pid)))
+			drop_proc(c, p);
+		return 0;
+	}
+	if (r.pid == r.ppid)	/* a new thread shares the address space */
+		return 0;
+	p = get_proc(c, r.pid);
+	parent = find_proc(c, r.ppid);	/* after get_proc: it may move */
+	if (!p)
+		return -ENOMEM;
+	if (parent) {
+		if (reserve_maps(p, parent->nmaps))
+			return -ENOMEM;
+		memcpy(p->maps, parent->maps, parent->nmaps * sizeof(*p->maps));
+		p->nmaps = parent->nmaps;
+		for (int i = 0; i < parent->nbases; i++)
+			if (parent->bases[i].since <= r.time)
+				add_base(p, parent->bases[i].since,
+					 parent->bases[i].base);
+	}
+	return 0;
+}
+
+static int process_comm(struct collector *c, const struct perf_event_header *h)
+{
+	struct rec_comm r;
+	struct process *p;
+
+	if (record__parse_comm(h, &r)) {
+		c->stats.malformed++;
+		return 0;
+	}
+	note_thread(c, r.pid, r.tid, r.comm);
+	if (r.exec && (p = find_proc(c, r.pid)))
+		p->nmaps = 0;	/* a new image: MMAP2 records follow */
+	return 0;
+}
+
+int collector__process(struct collector *c, const struct perf_event_header *h)
+{
+	uint64_t lost;
+
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		return process_sample(c, h);
+	case PERF_RECORD_MMAP2:
+		return process_mmap2(c, h);
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		return process_task(c, h);
+	case PERF_RECORD_COMM:
+		return process_comm(c, h);
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+		if (record__parse_lost(h, &lost))
+			c->stats.malformed++;
+		else
+			c->stats.lost += lost;
+		return 0;
+	case PERF_RECORD_THROTTLE:
+		c->stats.throttled++;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* ---- attach --------------------------------------------------------- */
+
+struct seed_ctx {
+	struct collector *c;
+	struct process *p;
+};
+
+static int seed_map(void *arg, const struct procfs_map *m)
+{
+	struct seed_ctx *s = arg;
+
+	return add_mapping(s->c, s->p, m->start, m->end, m->pgoff, m->dev,
+			   m->ino, m->prot, m->path) == -ENOMEM ? -ENOMEM : 0;
+}
+
+int collector__add_running(struct collector *c, pid_t pid)
+{
+	struct process *p = get_proc(c, (uint32_t)pid);
+	struct seed_ctx ctx = { c, p };
+	pid_t *tids;
+	size_t n;
+	int ret;
+
+	if (!p)
+		return -ENOMEM;
+	ret = procfs__maps(pid, seed_map, &ctx);
+	if (ret)
+		return ret;
+	p->base_tried = true;
+	read_main_base(p, 0);
+	if (!procfs__tasks(pid, &tids, &n)) {
+		for (size_t i = 0; i < n; i++) {
+			char comm[16];
+
+			if (!procfs__comm(pid, tids[i], comm, sizeof(comm)))
+				note_thread(c, (uint32_t)pid, (uint32_t)tids[i],
+					    comm);
+		}
+		free(tids);
+	}
+	return 0;
+}

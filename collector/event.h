@@ -1,0 +1,47 @@
+/*
+ * event.h - choosing and encoding the sampling event with libpfm4.
+ *
+ * With no event named, icppd prefers a precise (PEBS) event: the sample
+ * registers are then those of the instruction that overflowed the
+ * counter, not of wherever the interrupt landed.  Only perf_event_open
+ * tells whether one works (libpfm4 encodes PEBS events on machines
+ * without a PMU), so each candidate is test-opened on icppd itself, and
+ * the first that opens wins; cpu-clock is the fallback.
+ */
+#ifndef ICPPD_COLLECTOR_EVENT_H
+#define ICPPD_COLLECTOR_EVENT_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_choice {
+	struct perf_event_attr attr;	/* ready for perf_event_open */
+	char name[128];			/* as the user or icppd named it */
+	char canonical[256];		/* libpfm4's fully qualified form */
+	bool precise;			/* precise_ip > 0 */
+	bool freq;			/* attr holds a frequency */
+	uint64_t rate;			/* Hz when freq, else period */
+	char note[256];			/* why the default fell back, or "" */
+};
+
+/* Default rates: a software clock at 1000 Hz; a precise event every
+ * 1000003 events (a prime, so it does not alias with loop periods).  */
+#define ICPPD_DEFAULT_FREQ 1000
+#define ICPPD_DEFAULT_PERIOD 1000003ULL
+
+/*
+ * Fills @ev for @name (NULL: the default) sampled at @freq Hz or every
+ * @period events (at most one non-zero; both zero: the default rate).
+ * Sets the sample format icppd needs (see record.h): user space only,
+ * no call chain, SP/BP/IP, eligible for free-running PEBS when a period
+ * is used.  0, or -errno with a one-line reason in @err.
+ */
+int event__choose(const char *name, uint64_t freq, uint64_t period,
+		  struct event_choice *ev, char *err, size_t errlen);
+
+/* A one-line hint for a perf_event_open errno, or "". */
+const char *event__hint(int err);
+
+#endif

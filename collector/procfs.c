@@ -1,0 +1,239 @@
+/*
+ * procfs.c - small, bounded /proc readers.  Files are read whole into a
+ * fixed buffer (stat lines are under 1 KiB) or line by line (maps).
+ */
+#define _GNU_SOURCE
+#include "collector/procfs.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "collector/sys.h"
+
+static int read_file(const char *path, char *buf, size_t len)
+{
+	int fd = icppd_sys.open(path, O_RDONLY);
+	ssize_t n, total = 0;
+
+	if (fd < 0)
+		return -errno;
+	while ((size_t)total < len - 1 &&
+	       (n = read(fd, buf + total, len - 1 - (size_t)total)) > 0)
+		total += n;
+	close(fd);
+	buf[total] = '\0';
+	return total > 0 ? 0 : -ENODATA;
+}
+
+int procfs__parse_startstack(const char *buf, uint64_t *startstack)
+{
+	const char *p = strrchr(buf, ')');
+	int field = 2;		/* the ')' closes field 2 */
+
+	if (!p)
+		return -EINVAL;
+	p++;
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		if (++field == 28) {
+			char *end;
+			unsigned long long v = strtoull(p, &end, 10);
+
+			if (end == p)
+				return -EINVAL;
+			*startstack = v;
+			return 0;
+		}
+		while (*p && *p != ' ')
+			p++;
+	}
+	return -EINVAL;
+}
+
+int procfs__main_stack_base(pid_t pid, uint64_t *base)
+{
+	char path[64], buf[1024];
+	uint64_t ss;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", icppd_procdir, (int)pid);
+	ret = read_file(path, buf, sizeof(buf));
+	if (!ret)
+		ret = procfs__parse_startstack(buf, &ss);
+	if (ret)
+		return ret;
+	if (!ss)		/* a zombie has no mm any more */
+		return -ESRCH;
+	*base = ss & ~(uint64_t)15;
+	return 0;
+}
+
+int procfs__comm(pid_t pid, pid_t tid, char *buf, size_t len)
+{
+	char path[80];
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%d/task/%d/comm", icppd_procdir,
+		 (int)pid, (int)tid);
+	ret = read_file(path, buf, len);
+	if (!ret)
+		buf[strcspn(buf, "\n")] = '\0';
+	return ret;
+}
+
+int procfs__parse_maps_line(char *line, struct procfs_map *m)
+{
+	unsigned long long start, end, off, ino;
+	unsigned maj, min;
+	char perms[8];
+	int n = 0;
+
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end,
+		   perms, &off, &maj, &min, &ino, &n) < 7 || strlen(perms) < 3)
+		return -EINVAL;
+	m->start = start;
+	m->end = end;
+	m->pgoff = off;
+	m->dev = makedev(maj, min);
+	m->ino = ino;
+	m->prot = (perms[0] == 'r' ? PROT_READ : 0) |
+		  (perms[1] == 'w' ? PROT_WRITE : 0) |
+		  (perms[2] == 'x' ? PROT_EXEC : 0);
+	m->path = n ? line + n : "";
+	line[strcspn(line, "\n")] = '\0';
+	return 0;
+}
+
+int procfs__maps(pid_t pid, int (*cb)(void *arg, const struct procfs_map *m),
+		 void *arg)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/%d/maps", icppd_procdir, (int)pid);
+	fd = icppd_sys.open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return -errno;
+	}
+	while (!ret && getline(&line, &cap, f) > 0) {
+		struct procfs_map m;
+
+		if (!procfs__parse_maps_line(line, &m))
+			ret = cb(arg, &m);
+	}
+	free(line);
+	fclose(f);
+	return ret;
+}
+
+int procfs__tasks(pid_t pid, pid_t **tids, size_t *n)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *e;
+	size_t cap = 16;
+
+	snprintf(path, sizeof(path), "%s/%d/task", icppd_procdir, (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	*n = 0;
+	*tids = malloc(cap * sizeof(**tids));
+	if (!*tids) {
+		closedir(d);
+		return -ENOMEM;
+	}
+	while ((e = readdir(d))) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		if (*n == cap) {
+			pid_t *t = realloc(*tids, 2 * cap * sizeof(*t));
+
+			if (!t) {
+				free(*tids);
+				closedir(d);
+				return -ENOMEM;
+			}
+			*tids = t;
+			cap *= 2;
+		}
+		(*tids)[(*n)++] = (pid_t)atoi(e->d_name);
+	}
+	closedir(d);
+	return *n ? 0 : -ESRCH;
+}
+
+int procfs__parse_cpu_list(const char *s, int **cpus, size_t *n)
+{
+	size_t cap = 8;
+
+	*n = 0;
+	*cpus = malloc(cap * sizeof(**cpus));
+	if (!*cpus)
+		return -ENOMEM;
+	while (*s && *s != '\n') {
+		char *end;
+		long a = strtol(s, &end, 10), b;
+
+		if (end == s || a < 0)
+			goto bad;
+		b = a;
+		s = end;
+		if (*s == '-') {
+			b = strtol(s + 1, &end, 10);
+			if (end == s + 1 || b < a || b - a > 65536)
+				goto bad;
+			s = end;
+		}
+		for (long c = a; c <= b; c++) {
+			if (*n == cap) {
+				int *t = realloc(*cpus, 2 * cap * sizeof(*t));
+
+				if (!t) {
+					free(*cpus);
+					return -ENOMEM;
+				}
+				*cpus = t;
+				cap *= 2;
+			}
+			(*cpus)[(*n)++] = (int)c;
+		}
+		if (*s == ',')
+			s++;
+		else if (*s && *s != '\n')
+			goto bad;
+	}
+	if (*n)
+		return 0;
+bad:
+	free(*cpus);
+	*cpus = NULL;
+	return -EINVAL;
+}
+
+int procfs__online_cpus(int **cpus, size_t *n)
+{
+	char buf[4096];
+	int ret = read_file("/sys/devices/system/cpu/online", buf, sizeof(buf));
+
+	if (ret)
+		return ret;
+	return procfs__parse_cpu_list(buf, cpus, n);
+}

@@ -1,0 +1,42 @@
+/*
+ * procfs.h - what the collector reads from /proc (through icppd_sys.open
+ * and icppd_procdir, so tests can fake both): a process's stack start,
+ * its memory map, its threads, its command name, and the online CPUs.
+ */
+#ifndef ICPPD_COLLECTOR_PROCFS_H
+#define ICPPD_COLLECTOR_PROCFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct procfs_map {
+	uint64_t start, end, pgoff, dev, ino;
+	unsigned prot;		/* PROT_* */
+	const char *path;	/* "" for anonymous, "[stack]", "[vdso]"... */
+};
+
+/*
+ * Field 28 (startstack) of a /proc/PID/stat line in @buf.  The command
+ * name may hold spaces and parentheses; parsing starts after the last ')'.
+ * 0, or -EINVAL.
+ */
+int procfs__parse_startstack(const char *buf, uint64_t *startstack);
+/* Parses one /proc/PID/maps line; @m->path points into @line. */
+int procfs__parse_maps_line(char *line, struct procfs_map *m);
+
+/* The stack base of a process's main thread: startstack & ~15.  Stable
+ * across runs whatever argv and the environment (see DESIGN.md). */
+int procfs__main_stack_base(pid_t pid, uint64_t *base);
+int procfs__comm(pid_t pid, pid_t tid, char *buf, size_t len);
+/* Calls @cb for each mapping; stops at the first non-zero return. */
+int procfs__maps(pid_t pid, int (*cb)(void *arg, const struct procfs_map *m),
+		 void *arg);
+/* Thread ids of @pid in *@tids (malloc'ed, caller frees). */
+int procfs__tasks(pid_t pid, pid_t **tids, size_t *n);
+/* Online CPU numbers, from /sys/devices/system/cpu/online. */
+int procfs__online_cpus(int **cpus, size_t *n);
+/* Parses a CPU list such as "0-3,8,10-11". */
+int procfs__parse_cpu_list(const char *s, int **cpus, size_t *n);
+
+#endif

@@ -1,0 +1,300 @@
+/*
+ * session.c - perf_event file descriptors, rings and ordered delivery.
+ */
+#define _GNU_SOURCE
+#include "collector/session.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collector/event.h"
+#include "collector/procfs.h"
+#include "collector/record.h"
+#include "collector/ring.h"
+#include "collector/sys.h"
+
+struct pending {
+	uint64_t time;
+	uint64_t seq;		/* read order breaks ties */
+	size_t off;		/* into the arena */
+};
+
+struct session {
+	int *fds;
+	size_t nfds;
+	struct ring *rings;	/* one per CPU */
+	struct pollfd *pfds;
+	size_t nrings;
+	/* Ordering queue: copies of records not yet delivered. */
+	uint8_t *arena;
+	size_t arena_len, arena_cap;
+	struct pending *q;
+	size_t nq, qcap;
+	uint64_t seq;
+	uint64_t prev_round_max, round_max;
+	/* Scratch for read callbacks. */
+	session_peek_fn peek;
+	void *peek_arg;
+	int oom;
+};
+
+static void describe_failure(char *err, size_t errlen, int e, pid_t pid,
+			     int cpu)
+{
+	snprintf(err, errlen, "perf_event_open (pid %d, cpu %d): %s%s",
+		 (int)pid, cpu, strerror(e), event__hint(e));
+}
+
+struct session *session__open(const struct perf_event_attr *attr,
+			      const pid_t *tasks, size_t ntasks,
+			      size_t ring_pages, char *err, size_t errlen,
+			      int *errnum)
+{
+	struct session *s = calloc(1, sizeof(*s));
+	struct perf_event_attr a = *attr;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	int *cpus = NULL;
+	size_t ncpus = 0;
+	int ret;
+
+	*errnum = ENOMEM;
+	snprintf(err, errlen, "out of memory");
+	if (!s)
+		return NULL;
+	ret = procfs__online_cpus(&cpus, &ncpus);
+	if (ret) {
+		*errnum = -ret;
+		snprintf(err, errlen, "reading online CPUs: %s", strerror(-ret));
+		goto out_free;
+	}
+	s->fds = calloc(ncpus * ntasks, sizeof(*s->fds));
+	s->rings = calloc(ncpus, sizeof(*s->rings));
+	s->pfds = calloc(ncpus, sizeof(*s->pfds));
+	if (!s->fds || !s->rings || !s->pfds)
+		goto out_close;
+	/* Wake when half the ring is full; the poll timeout bounds latency. */
+	a.wakeup_watermark = (uint32_t)(ring_pages * pg / 2);
+	for (size_t c = 0; c < ncpus; c++) {
+		int leader = -1;
+
+		for (size_t t = 0; t < ntasks; t++) {
+			int fd = icppd_sys.perf_event_open(&a, tasks[t], cpus[c],
+					-1, PERF_FLAG_FD_CLOEXEC);
+
+			if (fd < 0) {
+				if (errno == ESRCH && ntasks > 1)
+					continue;	/* thread gone */
+				*errnum = errno;
+				describe_failure(err, errlen, errno, tasks[t],
+						 cpus[c]);
+				goto out_close;
+			}
+			s->fds[s->nfds++] = fd;
+			if (leader < 0) {
+				ret = ring__map(&s->rings[s->nrings], fd,
+						ring_pages);
+				if (ret) {
+					*errnum = -ret;
+					snprintf(err, errlen, "mmap of the perf "
+						 "ring buffer (%zu KiB): %s%s",
+						 ring_pages * pg / 1024,
+						 strerror(-ret), ret == -EPERM ?
+						 " (raise kernel.perf_event_mlock_kb)" : "");
+					goto out_close;
+				}
+				s->pfds[s->nrings].fd = fd;
+				s->pfds[s->nrings].events = POLLIN;
+				s->nrings++;
+				leader = fd;
+			} else if (icppd_sys.ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT,
+						   (unsigned long)leader)) {
+				*errnum = errno;
+				snprintf(err, errlen, "PERF_EVENT_IOC_SET_OUTPUT: %s",
+					 strerror(errno));
+				goto out_close;
+			}
+		}
+	}
+	if (!s->nrings) {
+		*errnum = ESRCH;
+		snprintf(err, errlen, "no task left to trace");
+		goto out_close;
+	}
+	free(cpus);
+	return s;
+
+out_close:
+	session__close(s);
+	s = NULL;
+out_free:
+	free(cpus);
+	free(s);
+	return NULL;
+}
+
+void session__close(struct session *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nrings; i++)
+		ring__unmap(&s->rings[i]);
+	for (size_t i = 0; i < s->nfds; i++)
+		close(s->fds[i]);
+	free(s->fds);
+	free(s->rings);
+	free(s->pfds);
+	free(s->arena);
+	free(s->q);
+	free(s);
+}
+
+static int ioctl_all(struct session *s, unsigned long req)
+{
+	for (size_t i = 0; i < s->nfds; i++)
+		if (icppd_sys.ioctl(s->fds[i], req, 0))
+			return -errno;
+	return 0;
+}
+
+int session__enable(struct session *s)
+{
+	return ioctl_all(s, PERF_EVENT_IOC_ENABLE);
+}
+
+int session__disable(struct session *s)
+{
+	return ioctl_all(s, PERF_EVENT_IOC_DISABLE);
+}
+
+int session__wait(struct session *s, int extra_fd, int timeout_ms)
+{
+	struct pollfd pfds[s->nrings + 1];
+	size_t n = s->nrings, hup = 0;
+	int ret, mask = 0;
+
+	memcpy(pfds, s->pfds, n * sizeof(*pfds));
+	if (extra_fd >= 0)
+		pfds[n++] = (struct pollfd){ .fd = extra_fd, .events = POLLIN };
+	ret = poll(pfds, n, timeout_ms);
+	if (ret < 0)
+		return errno == EINTR ? 0 : -errno;
+	for (size_t i = 0; i < s->nrings; i++) {
+		if (pfds[i].revents & POLLIN)
+			mask |= SESSION_DATA;
+		if (pfds[i].revents & POLLHUP)
+			hup++;
+	}
+	if (hup == s->nrings)
+		mask |= SESSION_HUP;
+	if (extra_fd >= 0 && (pfds[s->nrings].revents & (POLLIN | POLLHUP)))
+		mask |= SESSION_EXTRA;
+	return mask;
+}
+
+static int enqueue(void *arg, const struct perf_event_header *h)
+{
+	struct session *s = arg;
+	uint64_t time;
+
+	if (s->peek)
+		s->peek(s->peek_arg, h);
+	/* A record without a time stamp cannot be ordered: deliver it at
+	 * the front (the collector counts it as malformed). */
+	if (record__time(h, &time))
+		time = 0;
+	if (s->arena_len + h->size > s->arena_cap) {
+		size_t cap = s->arena_cap ? s->arena_cap : 1 << 16;
+		uint8_t *t;
+
+		while (cap < s->arena_len + h->size)
+			cap *= 2;
+		t = realloc(s->arena, cap);
+		if (!t)
+			return s->oom = -ENOMEM;
+		s->arena = t;
+		s->arena_cap = cap;
+	}
+	if (s->nq == s->qcap) {
+		size_t cap = s->qcap ? 2 * s->qcap : 1024;
+		struct pending *t = realloc(s->q, cap * sizeof(*t));
+
+		if (!t)
+			return s->oom = -ENOMEM;
+		s->q = t;
+		s->qcap = cap;
+	}
+	memcpy(s->arena + s->arena_len, h, h->size);
+	s->q[s->nq++] = (struct pending){ time, s->seq++, s->arena_len };
+	s->arena_len += h->size;
+	if (time > s->round_max)
+		s->round_max = time;
+	return 0;
+}
+
+static int cmp_pending(const void *a, const void *b)
+{
+	const struct pending *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+int session__read(struct session *s, session_peek_fn peek,
+		  session_record_fn record, void *arg, bool final)
+{
+	uint64_t limit;
+	size_t done = 0, keep_len = 0;
+	int ret = 0;
+
+	s->peek = peek;
+	s->peek_arg = arg;
+	s->oom = 0;
+	for (size_t i = 0; i < s->nrings && !s->oom; i++)
+		ring__drain(&s->rings[i], enqueue, s);
+	if (s->oom)
+		return s->oom;
+	limit = final ? UINT64_MAX : s->prev_round_max;
+	s->prev_round_max = s->round_max;
+	qsort(s->q, s->nq, sizeof(*s->q), cmp_pending);
+	while (done < s->nq && s->q[done].time <= limit && !ret)
+		ret = record(arg, (const void *)(s->arena + s->q[done++].off));
+	/* Compact what is left, in order, to the front of the arena. */
+	uint8_t *tmp = NULL;
+
+	for (size_t i = done; i < s->nq; i++)
+		keep_len += ((const struct perf_event_header *)
+			     (s->arena + s->q[i].off))->size;
+	if (keep_len && !(tmp = malloc(keep_len)))
+		return -ENOMEM;
+	keep_len = 0;
+	for (size_t i = done; i < s->nq; i++) {
+		const struct perf_event_header *h = (const void *)
+			(s->arena + s->q[i].off);
+
+		memcpy(tmp + keep_len, h, h->size);
+		s->q[i - done] = (struct pending){ s->q[i].time, s->q[i].seq,
+						   keep_len };
+		keep_len += h->size;
+	}
+	if (keep_len)
+		memcpy(s->arena, tmp, keep_len);
+	free(tmp);
+	s->nq -= done;
+	s->arena_len = keep_len;
+	return ret;
+}
+
+unsigned long session__corrupt(const struct session *s)
+{
+	unsigned long n = 0;
+
+	for (size_t i = 0; i < s->nrings; i++)
+		n += s->rings[i].corrupt;
+	return n;
+}

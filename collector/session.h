@@ -1,0 +1,62 @@
+/*
+ * session.h - the perf_event side of a recording: one event per (CPU,
+ * task), one ring buffer per CPU (every task's event on that CPU writes
+ * to it through PERF_EVENT_IOC_SET_OUTPUT; the kernel refuses to mmap
+ * inherited per-task events, and refuses cross-CPU output), polling, and
+ * delivery of records in time order across the rings.
+ *
+ * Ordering follows perf's "finished round" rule: records read in one
+ * round are held until the next round has been read, then everything
+ * not newer than the previous round's newest record is delivered.
+ * Memory held is therefore about two rounds of records.
+ */
+#ifndef ICPPD_COLLECTOR_SESSION_H
+#define ICPPD_COLLECTOR_SESSION_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct session;
+
+/* Called for every record as soon as it is read (unordered). */
+typedef void (*session_peek_fn)(void *arg, const struct perf_event_header *h);
+/* Called for records in time order; non-zero stops and is returned. */
+typedef int (*session_record_fn)(void *arg, const struct perf_event_header *h);
+
+/*
+ * Opens @attr on each online CPU for each of @tasks (tasks that vanish
+ * meanwhile are skipped) and maps the rings (@ring_pages data pages per
+ * CPU, a power of two).  NULL on failure, with a one-line reason in @err
+ * and *@errnum set to the errno.
+ */
+struct session *session__open(const struct perf_event_attr *attr,
+			      const pid_t *tasks, size_t ntasks,
+			      size_t ring_pages, char *err, size_t errlen,
+			      int *errnum);
+void session__close(struct session *s);
+
+/* Enables every event (attach mode; launch mode uses enable_on_exec). */
+int session__enable(struct session *s);
+int session__disable(struct session *s);
+
+enum {
+	SESSION_DATA = 1,	/* a ring passed its watermark */
+	SESSION_EXTRA = 2,	/* @extra_fd is readable */
+	SESSION_HUP = 4,	/* every traced task has exited */
+};
+
+/* Waits up to @timeout_ms for data or @extra_fd (-1 for none).  Returns
+ * a mask of SESSION_*, 0 on timeout, or -errno. */
+int session__wait(struct session *s, int extra_fd, int timeout_ms);
+
+/* Reads every ring; delivers what is safe to deliver (all of it when
+ * @final).  0, -ENOMEM, or the first non-zero @record return. */
+int session__read(struct session *s, session_peek_fn peek,
+		  session_record_fn record, void *arg, bool final);
+
+/* Ring corruption events seen (records skipped). */
+unsigned long session__corrupt(const struct session *s);
+
+#endif

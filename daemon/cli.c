@@ -1,0 +1,146 @@
+/*
+ * cli.c - table-driven option parsing with getopt_long.
+ */
+#define _GNU_SOURCE
+#include "daemon/cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int usage_error(const struct cli_command *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int usage_error(const struct cli_command *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "icppd: %s: ", cmd->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'icppd %s --help'.\n", cmd->name);
+	return -2;
+}
+
+static int store_value(const struct cli_command *cmd,
+		       const struct cli_option *o, const char *val, void *opts)
+{
+	void *field = (char *)opts + o->offset;
+	char *end;
+
+	switch (o->type) {
+	case CLI_FLAG:
+		*(bool *)field = true;
+		return 0;
+	case CLI_STRING:
+		*(const char **)field = val;
+		return 0;
+	case CLI_UINT: {
+		unsigned long long v;
+
+		errno = 0;
+		v = strtoull(val, &end, 10);
+		if (errno || end == val || *end || val[0] == '-' ||
+		    v < o->min || v > o->max) {
+			char range[64];
+
+			snprintf(range, sizeof(range), "%llu..%llu",
+				 (unsigned long long)o->min,
+				 (unsigned long long)o->max);
+			return usage_error(cmd, "--%s wants a whole number in %s",
+					   o->name, range) ;
+		}
+		*(uint64_t *)field = v;
+		return 0;
+	}
+	case CLI_SECONDS: {
+		double v = strtod(val, &end);
+
+		if (end == val || *end || !(v > 0) || v > 1e9)
+			return usage_error(cmd, "--%s wants a positive number of "
+					   "seconds, not '%s'", o->name, val);
+		*(double *)field = v;
+		return 0;
+	}
+	}
+	return -2;
+}
+
+int cli__parse(const struct cli_command *cmd, int argc, char **argv,
+	       void *opts)
+{
+	struct option lopts[cmd->noptions + 2];
+	char sopts[3 * cmd->noptions + 4];
+	size_t ns = 0;
+	int c, idx;
+
+	/* '+': stop at the first operand (the command to profile). */
+	sopts[ns++] = '+';
+	sopts[ns++] = ':';
+	for (size_t i = 0; i < cmd->noptions; i++) {
+		const struct cli_option *o = &cmd->options[i];
+
+		lopts[i] = (struct option){ o->name,
+			o->type == CLI_FLAG ? no_argument : required_argument,
+			NULL, 256 + (int)i };
+		if (o->short_name) {
+			sopts[ns++] = o->short_name;
+			if (o->type != CLI_FLAG)
+				sopts[ns++] = ':';
+		}
+	}
+	lopts[cmd->noptions] = (struct option){ "help", no_argument, NULL, 'h' };
+	lopts[cmd->noptions + 1] = (struct option){ 0 };
+	sopts[ns++] = 'h';
+	sopts[ns] = '\0';
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, sopts, lopts, &idx)) != -1) {
+		const struct cli_option *o = NULL;
+
+		if (c == 'h') {
+			cli__help(cmd, stdout);
+			return -1;
+		}
+		if (c == '?')
+			return usage_error(cmd, "unknown option '%s'",
+					   argv[optind - 1]);
+		if (c == ':')
+			return usage_error(cmd, "option '%s' needs a value",
+					   argv[optind - 1]);
+		if (c >= 256) {
+			o = &cmd->options[c - 256];
+		} else {
+			for (size_t i = 0; i < cmd->noptions && !o; i++)
+				if (cmd->options[i].short_name == c)
+					o = &cmd->options[i];
+		}
+		if (!o || store_value(cmd, o, optarg, opts))
+			return -2;
+	}
+	return optind;
+}
+
+void cli__help(const struct cli_command *cmd, FILE *out)
+{
+	fprintf(out, "Usage: icppd %s %s\n\n%s\n\nOptions:\n", cmd->name,
+		cmd->synopsis, cmd->summary);
+	for (size_t i = 0; i < cmd->noptions; i++) {
+		const struct cli_option *o = &cmd->options[i];
+		char left[64];
+
+		snprintf(left, sizeof(left), "%c%c%s--%s%s%s",
+			 o->short_name ? '-' : ' ',
+			 o->short_name ? o->short_name : ' ',
+			 o->short_name ? ", " : "  ", o->name,
+			 o->arg ? " " : "", o->arg ? o->arg : "");
+		fprintf(out, "  %-26s %s\n", left, o->help);
+	}
+	fprintf(out, "  %-26s %s\n", "-h, --help", "show this help and exit");
+	if (cmd->epilog)
+		fprintf(out, "\n%s", cmd->epilog);
+}

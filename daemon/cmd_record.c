@@ -1,0 +1,429 @@
+/*
+ * cmd_record.c - "icppd record": the measurement run.
+ *
+ * Wires the pieces: launch or attach, session (perf_event), collector
+ * (CIDs), aggregate (counts), store (SQLite).  The loop polls the rings
+ * and a self-pipe that signal handlers write to; handlers do nothing
+ * else.  Counts are flushed once a second or when the aggregate is full,
+ * so memory stays bounded and a crash loses at most a second.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "binary/module.h"
+#include "collector/aggregate.h"
+#include "collector/collector.h"
+#include "collector/event.h"
+#include "collector/procfs.h"
+#include "collector/session.h"
+#include "collector/sys.h"
+#include "daemon/commands.h"
+#include "daemon/launch.h"
+#include "daemon/log.h"
+#include "schema/store.h"
+
+#define FLUSH_INTERVAL_NS 1000000000LL
+#define POLL_MS 20		/* bounds the delay to read a new process's
+				 * /proc entry before it can exit */
+#define AGGREGATE_MAX_KEYS 65536
+
+struct record_opts {
+	const char *db;
+	const char *event;
+	uint64_t freq, period, pid, mmap_pages;
+	double duration;
+	bool quiet;
+};
+
+#define OPT(f) offsetof(struct record_opts, f)
+static const struct cli_option record_options[] = {
+	{ "database", 'd', CLI_STRING, OPT(db), "FILE",
+	  "profile database (default icppd.db)", 0, 0 },
+	{ "event", 'e', CLI_STRING, OPT(event), "EVENT",
+	  "libpfm4 event to sample (default: a precise event, else cpu-clock)",
+	  0, 0 },
+	{ "freq", 'F', CLI_UINT, OPT(freq), "HZ",
+	  "samples per second of CPU time (default 1000 for cpu-clock)",
+	  1, 100000 },
+	{ "period", 'c', CLI_UINT, OPT(period), "N",
+	  "one sample every N events (default 1000003 for precise events)",
+	  1, UINT64_MAX },
+	{ "pid", 'p', CLI_UINT, OPT(pid), "PID",
+	  "attach to a running process and all its threads", 1, INT32_MAX },
+	{ "duration", 0, CLI_SECONDS, OPT(duration), "S",
+	  "stop recording after S seconds", 0, 0 },
+	{ "mmap-pages", 'm', CLI_UINT, OPT(mmap_pages), "N",
+	  "ring buffer pages per CPU, a power of two (default 64)", 1, 65536 },
+	{ "quiet", 'q', CLI_FLAG, OPT(quiet), NULL,
+	  "print errors only", 0, 0 },
+};
+#undef OPT
+
+const struct cli_command record_command = {
+	.name = "record",
+	.synopsis = "[options] -- COMMAND [ARGS...]\n       icppd record [options] -p PID",
+	.summary = "Sample the stack pointer and program counter of COMMAND (or of\n"
+		   "a running process) and store context identifiers (function,\n"
+		   "stack height) in the profile database.",
+	.options = record_options,
+	.noptions = sizeof(record_options) / sizeof(record_options[0]),
+	.epilog = "With a COMMAND, icppd exits with its exit status (128+N when it\n"
+		  "was killed by signal N).  Ctrl-C stops recording and keeps what\n"
+		  "was recorded.  See icppd-record(1) and icppd-schema(5).\n",
+};
+
+static int sig_pipe[2] = { -1, -1 };
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+	char c = (char)sig;
+
+	if (sig != SIGCHLD)
+		stop_signal = sig;
+	if (write(sig_pipe[1], &c, 1) < 0) {
+		/* The pipe is full: the loop is awake already. */
+	}
+	errno = saved;
+}
+
+static int install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
+
+	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK))
+		return -errno;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+	return 0;
+}
+
+static void drain_sig_pipe(void)
+{
+	char buf[64];
+
+	while (read(sig_pipe[0], buf, sizeof(buf)) > 0)
+		;
+}
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+struct recorder {
+	struct record_opts *o;
+	struct store *store;
+	struct module_cache *modules;
+	struct aggregate *agg;
+	struct collector *col;
+	struct session *sess;
+	int64_t run_id;
+	int64_t last_flush;
+	bool flush_failed;
+};
+
+static void peek_cb(void *arg, const struct perf_event_header *h)
+{
+	collector__peek(((struct recorder *)arg)->col, h);
+}
+
+static int record_cb(void *arg, const struct perf_event_header *h)
+{
+	return collector__process(((struct recorder *)arg)->col, h);
+}
+
+static int flush(struct recorder *r)
+{
+	const struct collector_stats *cs = collector__stats(r->col);
+	struct run_totals tot = { cs->samples, cs->unresolved,
+				  cs->lost, cs->throttled };
+
+	r->last_flush = mono_ns();
+	if (store__flush(r->store, r->run_id, r->agg, &tot)) {
+		/* Keep the counts and try again at the next flush: a busy
+		 * or briefly full disk should not lose them. */
+		if (!r->flush_failed)
+			log_error("%s", store__error(r->store));
+		r->flush_failed = true;
+		return aggregate__full(r->agg) ? -1 : 0;
+	}
+	r->flush_failed = false;
+	aggregate__clear(r->agg);
+	return 0;
+}
+
+static int read_and_flush(struct recorder *r, bool final)
+{
+	int ret = session__read(r->sess, peek_cb, record_cb, r, final);
+
+	if (ret) {
+		log_error("reading samples: %s", strerror(-ret));
+		return -1;
+	}
+	if (final || aggregate__full(r->agg) ||
+	    mono_ns() - r->last_flush >= FLUSH_INTERVAL_NS)
+		return flush(r);
+	return 0;
+}
+
+static char *join_argv(char **argv)
+{
+	size_t len = 1;
+	char *s;
+
+	for (char **a = argv; *a; a++)
+		len += strlen(*a) + 1;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	for (char **a = argv; *a; a++) {
+		if (a != argv)
+			strcat(s, " ");
+		strcat(s, *a);
+	}
+	return s;
+}
+
+static int exit_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+static void print_summary(struct recorder *r)
+{
+	const struct collector_stats *cs = collector__stats(r->col);
+	char reasons[512] = "";
+	size_t n = 0;
+
+	for (int i = 0; i < CID_NR_FAILURES; i++)
+		if (cs->by_reason[i] && n < sizeof(reasons))
+			n += (size_t)snprintf(reasons + n, sizeof(reasons) - n,
+					      "%s%s %llu", n ? ", " : " (",
+					      cid_failure__name(i),
+					      (unsigned long long)cs->by_reason[i]);
+	if (n && n < sizeof(reasons) - 1)
+		strcat(reasons, ")");
+	log_info("run %lld: %llu samples, %llu with a context identifier, "
+		 "%llu unresolved%s, %llu lost, %llu throttled",
+		 (long long)r->run_id, (unsigned long long)cs->samples,
+		 (unsigned long long)cs->cids,
+		 (unsigned long long)cs->unresolved, reasons,
+		 (unsigned long long)cs->lost,
+		 (unsigned long long)cs->throttled);
+	if (cs->malformed || session__corrupt(r->sess))
+		log_warn("%llu malformed records, %lu ring resets",
+			 (unsigned long long)cs->malformed,
+			 session__corrupt(r->sess));
+}
+
+static bool power_of_two(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_opts o = { .db = "icppd.db", .mmap_pages = 64 };
+	struct recorder r = { .o = &o };
+	struct launch child = { .pid = -1, .go_fd = -1, .err_fd = -1 };
+	struct event_choice ev;
+	struct run_info ri = { .kind = "record" };
+	char err[512], *command = NULL, attach_cmd[32];
+	pid_t *tasks = NULL, self_task;
+	size_t ntasks = 0;
+	int first, ret = 1, status = -1, errnum;
+	bool child_done = false, attach;
+	int64_t deadline = 0;
+
+	first = cli__parse(&record_command, argc, argv, &o);
+	if (first < 0)
+		return first == -1 ? 0 : 2;
+	if (o.quiet)
+		log__set_level(LOG_WARN);
+	attach = o.pid != 0;
+	if (attach == (first < argc)) {
+		fprintf(stderr, "icppd: record: give either -p PID or -- COMMAND"
+			"\nTry 'icppd record --help'.\n");
+		return 2;
+	}
+	if (o.freq && o.period) {
+		fprintf(stderr, "icppd: record: -F and -c exclude each other\n"
+			"Try 'icppd record --help'.\n");
+		return 2;
+	}
+	if (!power_of_two(o.mmap_pages)) {
+		fprintf(stderr, "icppd: record: --mmap-pages must be a power of"
+			" two\nTry 'icppd record --help'.\n");
+		return 2;
+	}
+	if (sys__inject_from_env()) {
+		log_error("ICPPD_INJECT_FAULT: expected CALL:ERRNO[,...]");
+		return 2;
+	}
+	if (!attach && launch__check(argv[first], err, sizeof(err))) {
+		log_error("%s", err);
+		return 1;
+	}
+	if (attach && kill((pid_t)o.pid, 0) && errno == ESRCH) {
+		log_error("process %llu: no such process",
+			  (unsigned long long)o.pid);
+		return 1;
+	}
+	r.store = store__open(o.db, err, sizeof(err));
+	if (!r.store) {
+		log_error("%s", err);
+		return 1;
+	}
+	if (event__choose(o.event, o.freq, o.period, &ev, err, sizeof(err))) {
+		log_error("%s", err);
+		goto out_store;
+	}
+	r.modules = module_cache__new();
+	r.agg = aggregate__new(AGGREGATE_MAX_KEYS);
+	r.col = r.modules && r.agg ? collector__new(r.modules, r.agg) : NULL;
+	if (!r.col || install_signals()) {
+		log_error("out of memory");
+		goto out_free;
+	}
+	if (attach) {
+		if (procfs__tasks((pid_t)o.pid, &tasks, &ntasks)) {
+			log_error("process %llu: cannot list its threads in /proc",
+				  (unsigned long long)o.pid);
+			goto out_free;
+		}
+		if (collector__add_running(r.col, (pid_t)o.pid))
+			log_warn("process %llu: cannot read its memory map; "
+				 "samples may stay unresolved",
+				 (unsigned long long)o.pid);
+		snprintf(attach_cmd, sizeof(attach_cmd), "pid %llu",
+			 (unsigned long long)o.pid);
+	} else {
+		if (launch__fork(argv + first, &child, err, sizeof(err))) {
+			log_error("%s", err);
+			goto out_free;
+		}
+		self_task = child.pid;
+		tasks = &self_task;
+		ntasks = 1;
+		ev.attr.enable_on_exec = 1;
+	}
+	r.sess = session__open(&ev.attr, tasks, ntasks, (size_t)o.mmap_pages,
+			       err, sizeof(err), &errnum);
+	if (!r.sess) {
+		log_error("%s: %s", ev.name, err);
+		goto out_child;
+	}
+	command = attach ? strdup(attach_cmd) : join_argv(argv + first);
+	ri.command = command ? command : "?";
+	ri.target_pid = attach ? (int64_t)o.pid : child.pid;
+	ri.event = ev.name;
+	ri.event_canonical = ev.canonical;
+	ri.precise = ev.attr.precise_ip;
+	ri.period = ev.freq ? 0 : ev.rate;
+	ri.frequency = ev.freq ? ev.rate : 0;
+	if (store__begin_run(r.store, &ri, &r.run_id)) {
+		log_error("%s", store__error(r.store));
+		goto out_child;
+	}
+	if (ev.note[0])
+		log_info("%s; using cpu-clock", ev.note);
+	log_info("recording %s with %s%s, %s %llu, into %s (run %lld)",
+		 ri.command, ev.name, ev.precise ? " (precise)" : "",
+		 ev.freq ? "frequency (Hz)" : "period",
+		 (unsigned long long)ev.rate, o.db, (long long)r.run_id);
+	r.last_flush = mono_ns();
+	if (o.duration > 0)
+		deadline = mono_ns() + (int64_t)(o.duration * 1e9);
+	if (attach) {
+		if (session__enable(r.sess)) {
+			log_error("enabling the events: %s", strerror(errno));
+			store__end_run(r.store, r.run_id, "failed", -1);
+			goto out_child;
+		}
+	} else if (launch__go(&child, err, sizeof(err))) {
+		log_error("%s: %s", argv[first], err);
+		child.pid = -1;
+		store__end_run(r.store, r.run_id, "failed", 127);
+		ret = 127;
+		goto out_child;
+	}
+
+	for (;;) {
+		int mask = session__wait(r.sess, sig_pipe[0], POLL_MS);
+
+		if (mask < 0) {
+			log_error("poll: %s", strerror(-mask));
+			break;
+		}
+		drain_sig_pipe();
+		if (!attach && !child_done &&
+		    waitpid(child.pid, &status, WNOHANG) == child.pid)
+			child_done = true;
+		if (read_and_flush(&r, false))
+			break;
+		if (child_done || stop_signal)
+			break;
+		if (deadline && mono_ns() >= deadline)
+			break;
+		if (attach && ((mask & SESSION_HUP) ||
+			       (kill((pid_t)o.pid, 0) && errno == ESRCH)))
+			break;
+	}
+	session__disable(r.sess);
+	read_and_flush(&r, true);
+	print_summary(&r);
+
+	if (!attach && !child_done) {
+		if (stop_signal) {
+			/* Ctrl-C at a terminal reached the child too; a
+			 * signal sent to icppd alone is passed on. */
+			kill(child.pid, SIGTERM);
+		}
+		while (waitpid(child.pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	child.pid = -1;
+	ret = attach ? 0 : exit_code(status);
+	store__end_run(r.store, r.run_id,
+		       stop_signal ? "interrupted" : "finished",
+		       attach ? -1 : ret);
+	goto out_free;
+
+out_child:
+	if (!attach && child.pid > 0) {
+		launch__abort(&child);
+		child.pid = -1;
+	}
+out_free:
+	session__close(r.sess);
+	collector__free(r.col);
+	aggregate__free(r.agg);
+	module_cache__free(r.modules);
+	free(command);
+	if (attach)
+		free(tasks);
+out_store:
+	store__close(r.store);
+	return ret;
+}

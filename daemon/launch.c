@@ -1,0 +1,158 @@
+/*
+ * launch.c - fork, hold, exec.
+ */
+#define _GNU_SOURCE
+#include "daemon/launch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int check_file(const char *path, const char *shown, char *err,
+		      size_t errlen)
+{
+	unsigned char magic[4] = { 0 };
+	struct stat sb;
+	int fd;
+
+	if (stat(path, &sb)) {
+		snprintf(err, errlen, "%s: %s", shown, strerror(errno));
+		return -1;
+	}
+	if (S_ISDIR(sb.st_mode)) {
+		snprintf(err, errlen, "%s: is a directory", shown);
+		return -1;
+	}
+	if (access(path, X_OK)) {
+		snprintf(err, errlen, "%s: not executable (%s)", shown,
+			 strerror(errno));
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || read(fd, magic, sizeof(magic)) < 2) {
+		snprintf(err, errlen, "%s: cannot read it: %s", shown,
+			 fd < 0 ? strerror(errno) : "file too short");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	if (memcmp(magic, "\177ELF", 4) && memcmp(magic, "#!", 2)) {
+		snprintf(err, errlen, "%s: not an ELF file (nor a #! script)",
+			 shown);
+		return -1;
+	}
+	return 0;
+}
+
+int launch__check(const char *file, char *err, size_t errlen)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	if (!*file) {
+		snprintf(err, errlen, "empty command name");
+		return -1;
+	}
+	if (strchr(file, '/'))
+		return check_file(file, file, err, errlen);
+	if (!path)
+		path = "/usr/local/bin:/bin:/usr/bin";
+	while (*path) {
+		size_t len = strcspn(path, ":");
+
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)(len ? len : 1),
+			 len ? path : ".", file);
+		if (!access(buf, F_OK))
+			return check_file(buf, file, err, errlen);
+		path += len + (path[len] == ':');
+	}
+	snprintf(err, errlen, "%s: command not found", file);
+	return -1;
+}
+
+int launch__fork(char *const argv[], struct launch *l, char *err,
+		 size_t errlen)
+{
+	int go[2], ex[2];
+	char c;
+
+	if (pipe2(go, O_CLOEXEC)) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	if (pipe2(ex, O_CLOEXEC)) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		close(go[0]);
+		close(go[1]);
+		return -1;
+	}
+	l->pid = fork();
+	if (l->pid < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		close(go[0]); close(go[1]); close(ex[0]); close(ex[1]);
+		return -1;
+	}
+	if (l->pid == 0) {
+		int e;
+
+		close(go[1]);
+		close(ex[0]);
+		/* Exit quietly when icppd gave up before letting us go. */
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(ex[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(ex[1]);
+	l->go_fd = go[1];
+	l->err_fd = ex[0];
+	return 0;
+}
+
+int launch__go(struct launch *l, char *err, size_t errlen)
+{
+	int e = 0;
+	ssize_t n;
+
+	if (write(l->go_fd, "g", 1) != 1) {
+		snprintf(err, errlen, "starting the command: %s",
+			 strerror(errno));
+		return -1;
+	}
+	close(l->go_fd);
+	l->go_fd = -1;
+	do
+		n = read(l->err_fd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(l->err_fd);
+	l->err_fd = -1;
+	if (n == (ssize_t)sizeof(e)) {
+		snprintf(err, errlen, "exec: %s", strerror(e));
+		waitpid(l->pid, NULL, 0);
+		return -1;
+	}
+	return 0;
+}
+
+void launch__abort(struct launch *l)
+{
+	if (l->go_fd >= 0)
+		close(l->go_fd);
+	if (l->err_fd >= 0)
+		close(l->err_fd);
+	l->go_fd = l->err_fd = -1;
+	if (l->pid > 0)
+		waitpid(l->pid, NULL, 0);
+}

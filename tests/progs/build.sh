@@ -1,0 +1,21 @@
+#!/bin/sh
+# Builds the test programs with exact flags: with and without frame
+# pointers, PIE and non-PIE, stripped, a shared library, threads.
+# Usage: build.sh SRCDIR OUTDIR
+set -e
+src=$1
+out=$2
+cc=${CC:-gcc}
+common="-O2 -g -Wall -I$src"
+mkdir -p "$out"
+$cc $common -fno-omit-frame-pointer -o "$out/heights-fp" "$src/heights.c"
+$cc $common -fomit-frame-pointer -o "$out/heights-nofp" "$src/heights.c"
+$cc $common -fno-omit-frame-pointer -fno-pie -no-pie -o "$out/heights-nopie" "$src/heights.c"
+# Same code as heights-nofp, without any symbol table.
+cp "$out/heights-nofp" "$out/heights-stripped"
+strip --strip-all "$out/heights-stripped"
+$cc $common -pthread -o "$out/threads" "$src/threads.c"
+$cc $common -fPIC -shared -o "$out/libwork.so" "$src/libwork.c"
+$cc $common -o "$out/uselib" "$src/uselib.c" -L"$out" -lwork -Wl,-rpath,'$ORIGIN'
+$cc $common -o "$out/forker" "$src/forker.c"
+$cc $common -fno-omit-frame-pointer -o "$out/demo" "$src/demo.c"
