@@ -61,12 +61,28 @@ static void set_error(struct store *st, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* WAL needs the database and its directory writable (-wal, -shm). */
+static bool writable(const char *path)
+{
+	char dir[4096];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	else
+		strcpy(dir, ".");
+	return !access(path, W_OK) && !access(dir, W_OK);
+}
+
 static int db_error(struct store *st, const char *what)
 {
 	int code = sqlite3_extended_errcode(st->db);
 	const char *hint = "";
 
-	if ((code & 0xff) == SQLITE_READONLY)
+	if ((code & 0xff) == SQLITE_READONLY ||
+	    ((code & 0xff) == SQLITE_CANTOPEN && !writable(st->path)))
 		hint = " (the database or its directory is read-only)";
 	else if ((code & 0xff) == SQLITE_NOTADB || (code & 0xff) == SQLITE_CORRUPT)
 		hint = " (not an icppd database, or corrupt: use another -d)";

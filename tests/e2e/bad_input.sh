@@ -1,0 +1,80 @@
+#!/bin/sh
+# Bad input: one "icppd: ..." line, the documented exit status, and a
+# database that stays valid and keeps what it had.
+. "$TESTS_SRCDIR/e2e/lib.sh"
+require_perf
+
+# expect STATUS DESCRIPTION NEEDLE -- icppd args...: runs icppd, checks
+# the exit status, that stderr is one line starting "icppd: ", and that
+# it contains NEEDLE.
+expect() {
+	want=$1 desc=$2 needle=$3
+	shift 4
+	"$ICPPD" "$@" >"$tmp/out" 2>"$tmp/err"
+	is $? "$want" "$desc: exit status $want"
+	first=$(head -1 "$tmp/err")
+	contains "$first" "$needle" "$desc: message says '$needle'"
+	case $want in
+	1) is "$(wc -l <"$tmp/err" | tr -d ' ')" 1 "$desc: exactly one line" ;;
+	esac
+	case $first in icppd:*) ok 0 "$desc: starts with 'icppd:'" ;; *) ok 1 "$desc: starts with 'icppd:' ($first)" ;; esac
+}
+
+# A good run first, so there is something to lose.
+"$ICPPD" record -q -d "$db" -- "$PROGS/heights-nofp" 2 >/dev/null
+before=$(q "SELECT count(*) || '/' || sum(samples) FROM v_cids")
+
+expect 1 "missing command" "no-such-command-xyz: command not found" -- record -d "$db" -- no-such-command-xyz
+printf 'hello\n' >"$tmp/text"
+expect 1 "not executable" "not executable" -- record -d "$db" -- "$tmp/text"
+chmod +x "$tmp/text"
+expect 1 "not an ELF file" "not an ELF file" -- record -d "$db" -- "$tmp/text"
+expect 1 "a directory" "is a directory" -- record -d "$db" -- "$tmp"
+expect 1 "database directory missing" "cannot open database" -- record -d "$tmp/no/such/dir.db" -- true
+expect 1 "database on a read-only file system" "/proc/icppd.db" -- record -d /proc/icppd.db -- true
+
+head -c 8192 /dev/urandom >"$tmp/corrupt.db"
+sum1=$(md5sum <"$tmp/corrupt.db")
+expect 1 "corrupt database" "file is not a database" -- record -d "$tmp/corrupt.db" -- true
+is "$(md5sum <"$tmp/corrupt.db")" "$sum1" "corrupt database left untouched"
+
+cp "$db" "$tmp/newer.db"
+q "PRAGMA user_version = 99" "$tmp/newer.db"
+expect 1 "newer schema" "schema version 99 is newer than this icppd supports" -- record -d "$tmp/newer.db" -- true
+
+expect 1 "unknown event" "no_such_event" -- record -d "$db" -e no_such_event -- true
+expect 1 "no such process" "no such process" -- record -d "$db" -p 2147483646
+
+# perf_event_open refused (injected): the command must not run.
+ICPPD_INJECT_FAULT=perf_event_open:EACCES \
+	expect 1 "perf_event_open refused" "perf_event_paranoid" -- record -d "$db" -- sh -c "touch $tmp/ran"
+ok $([ ! -e "$tmp/ran" ]; echo $?) "perf_event_open refused: the command never ran"
+contains "$(cat "$tmp/err")" "Permission denied" "perf_event_open refused: says Permission denied"
+ICPPD_INJECT_FAULT=mmap:ENOMEM \
+	expect 1 "ring buffer mmap refused" "mmap of the perf ring buffer" -- record -d "$db" -- true
+
+# A read-only database, where this machine lets us mount one.
+mkdir "$tmp/ro"
+cp "$db" "$tmp/ro/ro.db"
+if mount -t tmpfs tmpfs "$tmp/ro" 2>/dev/null && cp "$db" "$tmp/ro/ro.db" &&
+   mount -o remount,ro "$tmp/ro" 2>/dev/null; then
+	expect 1 "read-only database" "read-only" -- record -d "$tmp/ro/ro.db" -- true
+	umount "$tmp/ro"
+else
+	umount "$tmp/ro" 2>/dev/null
+	skip "cannot mount a read-only tmpfs here" "read-only database"
+fi
+
+# Usage errors: exit 2.
+expect 2 "no command" "give either -p PID or -- COMMAND" -- record -d "$db"
+expect 2 "-F with -c" "exclude each other" -- record -d "$db" -F 100 -c 1000 -- true
+expect 2 "bad frequency" "--freq wants a whole number" -- record -d "$db" -F abc -- true
+expect 2 "unknown option" "unknown option '--bogus'" -- record --bogus -- true
+expect 2 "mmap pages not a power of two" "power of two" -- record -m 3 -- true
+expect 2 "unknown subcommand" "unknown subcommand 'frobnicate'" -- frobnicate
+
+is "$(q "SELECT count(*) || '/' || sum(samples) FROM v_cids")" "$before" \
+	"failed invocations lost nothing already recorded"
+is "$(q "SELECT count(*) FROM v_runs")" 1 "failed invocations added no run"
+is "$(integrity)" ok "database passes integrity_check"
+done_testing

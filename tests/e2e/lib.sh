@@ -1,0 +1,95 @@
+# lib.sh - TAP helpers and truth comparison for the end-to-end tests.
+# Sourced by each tests/e2e/*.sh; expects ICPPD and PROGS in the
+# environment (set by the Makefile).
+
+n=0
+failed=0
+tmp=$(mktemp -d /tmp/icppd-e2e.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+db=$tmp/icppd.db
+
+ok() {	# ok STATUS DESCRIPTION
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		failed=$((failed + 1))
+	fi
+}
+
+is() {	# is GOT WANT DESCRIPTION
+	if [ "$1" = "$2" ]; then
+		ok 0 "$3"
+	else
+		ok 1 "$3"
+		echo "#   got:  '$1'"
+		echo "#   want: '$2'"
+	fi
+}
+
+contains() {	# contains TEXT NEEDLE DESCRIPTION
+	case $1 in
+	*"$2"*) ok 0 "$3" ;;
+	*) ok 1 "$3"; echo "#   '$2' not in: $1" ;;
+	esac
+}
+
+skip() {	# skip REASON DESCRIPTION
+	n=$((n + 1))
+	echo "ok $n - $2 # SKIP $1"
+}
+
+done_testing() {
+	echo "1..$n"
+	[ "$failed" -eq 0 ]
+}
+
+q() {	# q SQL [DB]
+	sqlite3 -batch -noheader "${2:-$db}" "$1"
+}
+
+integrity() {	# integrity [DB]
+	q "PRAGMA integrity_check" "${1:-$db}"
+}
+
+# Skips the whole script when this machine cannot sample at all.
+require_perf() {
+	if ! "$ICPPD" record -q -d "$tmp/probe.db" -- true 2>"$tmp/probe.err"; then
+		echo "1..0 # SKIP perf_event_open unavailable: $(head -1 "$tmp/probe.err")"
+		exit 0
+	fi
+	rm -f "$tmp"/probe.db*
+}
+
+# Loads a TRUTH file ("TRUTH pid tid function height" lines) into a
+# table truth in the database.
+load_truth() {	# load_truth FILE [DB]
+	q "DROP TABLE IF EXISTS truth; CREATE TABLE truth (pid, tid, function, height);" "${2:-$db}"
+	awk '$1 == "TRUTH" { printf "INSERT INTO truth VALUES (%d, %d, '"'"'%s'"'"', %d);\n", $2, $3, $4, $5 }' "$1" |
+		sqlite3 -batch "${2:-$db}"
+}
+
+# Asserts that run RUN holds every true CID with at least MIN samples,
+# and that no sample of a function named in the truth has a wrong
+# height.  Function names can be mapped with a SQL expression over
+# c.function (for stripped binaries).
+check_truth() {	# check_truth RUN LABEL [MIN]
+	run=$1 label=$2 min=${3:-5}
+	total=$(q "SELECT count(*) FROM truth")
+	ok $([ "$total" -gt 0 ]; echo $?) "$label: the program reported $total true CIDs"
+	missing=$(q "SELECT group_concat(t.function || '@' || t.height, ' ') FROM truth t
+		WHERE NOT EXISTS (SELECT 1 FROM v_cids c WHERE c.run_id = $run
+		AND c.pid = t.pid AND c.tid = t.tid AND c.function = t.function
+		AND c.height = t.height AND c.samples >= $min)")
+	is "$missing" "" "$label: every true CID stored with >= $min samples"
+	wrong=$(q "SELECT coalesce(sum(c.samples), 0) FROM v_cids c WHERE c.run_id = $run
+		AND c.function IN (SELECT function FROM truth)
+		AND NOT EXISTS (SELECT 1 FROM truth t WHERE t.pid = c.pid
+		AND t.tid = c.tid AND t.function = c.function AND t.height = c.height)")
+	is "$wrong" 0 "$label: no sample of these functions at a wrong height"
+}
+
+last_run() {
+	q "SELECT max(run_id) FROM v_runs"
+}

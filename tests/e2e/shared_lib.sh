@@ -1,0 +1,15 @@
+#!/bin/sh
+# A function in a shared library, reached through two paths.
+. "$TESTS_SRCDIR/e2e/lib.sh"
+require_perf
+
+TRUTH_FILE=$tmp/truth "$ICPPD" record -q -d "$db" -- "$PROGS/uselib" 10
+is $? 0 "uselib: exit status 0"
+run=$(last_run)
+load_truth "$tmp/truth"
+check_truth "$run" "uselib"
+is "$(q "SELECT DISTINCT module FROM v_cids WHERE run_id = $run AND function = 'lib_work'")" "$PROGS/libwork.so" \
+	"lib_work attributed to libwork.so"
+is "$(q "SELECT count(DISTINCT height) FROM v_cids WHERE run_id = $run AND function = 'lib_work' AND samples >= 5")" 2 \
+	"two paths into the library, two heights"
+done_testing

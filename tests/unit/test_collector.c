@@ -1,0 +1,211 @@
+/*
+ * test_collector.c - the whole CID pipeline on synthesized records: this
+ * test binary serves as the module, a fake /proc gives the main stack
+ * base, and registers are captured from a real function so the CFI rule
+ * is real.  Checks heights for the main thread and a thread stack, fork,
+ * exec, and every reason a sample can stay unresolved.
+ */
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "binary/module.h"
+#include "collector/collector.h"
+#include "collector/sys.h"
+#include "tests/tap.h"
+#include "tests/unit/selfregs.h"
+#include "tests/unit/synth.h"
+
+#define PID 999999u
+#define THREAD 1000000u
+#define CHILD 777777u
+#define NOPROC 888888u
+#define BASE 0x7ffc00001000ULL		/* main stack base */
+#define TSTACK_LO 0x7f0000000000ULL	/* a thread stack */
+#define TSTACK_HI 0x7f0000800000ULL
+#define JIT 0x7e0000000000ULL
+
+volatile int sink;
+
+__attribute__((noinline)) static void sampled(struct capture *c)
+{
+	volatile char pad[100];
+
+	pad[0] = 1;
+	CAPTURE(c);
+	sink += pad[0];
+}
+
+static struct collector *col;
+static struct synth s;
+
+static void feed(struct perf_event_header *h)
+{
+	collector__peek(col, h);
+	collector__process(col, h);
+}
+
+static uint64_t cid_samples(struct aggregate *a, uint32_t pid, uint32_t tid,
+			    int64_t height)
+{
+	size_t n;
+	const struct cid_count *c = aggregate__cids(a, &n);
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (c[i].key.pid == pid && c[i].key.tid == tid &&
+		    c[i].key.height == height)
+			total += c[i].samples;
+	return total;
+}
+
+static uint64_t unresolved(struct aggregate *a, enum cid_failure why)
+{
+	size_t n;
+	const struct unresolved_count *u = aggregate__unresolved(a, &n);
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (u[i].reason == why)
+			total += u[i].samples;
+	return total;
+}
+
+static void fake_proc(const char *dir)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%u", dir, PID);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%u/stat", dir, PID);
+	f = fopen(path, "w");
+	/* startstack = BASE + 8: the base rounds it down to 16. */
+	fprintf(f, "%u (app) R 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1 1 1 1 "
+		"1 1 %llu 0 0\n", PID, (unsigned long long)BASE + 8);
+	fclose(f);
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/icppd-col-XXXXXX", self[256] = "";
+	struct module_cache *mc = module_cache__new();
+	struct aggregate *agg = aggregate__new(1000);
+	struct capture c;
+	uint64_t start = 0, pgoff = 0, end = 0, sp, bp, cfa_off;
+	const struct collector_stats *st;
+	ssize_t n;
+	FILE *f;
+	char line[512];
+
+	col = collector__new(mc, agg);
+	if (!mkdtemp(dir) || (n = readlink("/proc/self/exe", self, sizeof(self) - 1)) < 0)
+		return 1;
+	fake_proc(dir);
+	icppd_procdir = dir;
+
+	sampled(&c);
+	self_mapping(c.ip, &start, &pgoff);
+	f = fopen("/proc/self/maps", "r");
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+
+		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && lo == start)
+			end = hi;
+	}
+	fclose(f);
+	cfa_off = c.cfa - c.sp;		/* CFA = SP + cfa_off here */
+
+	feed(synth_comm(&s, PID, PID, "app", 1, 1));
+	feed(synth_mmap2(&s, PID, start, end - start, pgoff,
+			 PROT_READ | PROT_EXEC, self, 2));
+	feed(synth_mmap2(&s, PID, TSTACK_LO, TSTACK_HI - TSTACK_LO, 0,
+			 PROT_READ | PROT_WRITE, "//anon", 3));
+	feed(synth_mmap2(&s, PID, JIT, 0x1000, 0, PROT_READ | PROT_EXEC,
+			 "//anon", 3));
+	feed(synth_mmap2(&s, PID, 0x10000, 0x1000, 0, PROT_READ | PROT_EXEC,
+			 "/etc/hostname", 3));
+
+	/* Main thread: height = BASE - (sp + cfa_off). */
+	sp = BASE - 4096;
+	bp = sp + (c.bp - c.sp);
+	for (int i = 0; i < 5; i++)
+		feed(synth_sample(&s, PID, PID, 10, c.ip, sp, bp, 1));
+	is_int(cid_samples(agg, PID, PID, (int64_t)(4096 - cfa_off)), 5,
+	       "main thread: height = startstack&~15 - CFA");
+	/* Another thread on the anonymous stack: base = mapping end. */
+	sp = TSTACK_HI - 8192;
+	feed(synth_sample(&s, PID, THREAD, 11, c.ip, sp, sp + (c.bp - c.sp), 1));
+	is_int(cid_samples(agg, PID, THREAD, (int64_t)(8192 - cfa_off)), 1,
+	       "thread: height = stack mapping end - CFA");
+	{
+		size_t k;
+		const struct cid_count *cc = aggregate__cids(agg, &k);
+
+		is_str(cc[0].func_name, "sampled", "function named from the symbol table");
+	}
+
+	feed(synth_sample(&s, PID, PID, 12, c.ip, 0, 0, 0));
+	is_int(unresolved(agg, CID_NO_USER_REGS), 1, "no_user_regs counted");
+	feed(synth_sample(&s, PID, PID, 12, 0x1234, BASE - 64, 0, 1));
+	is_int(unresolved(agg, CID_NO_MAPPING), 1, "no_mapping counted");
+	feed(synth_sample(&s, PID, PID, 12, JIT + 16, BASE - 64, 0, 1));
+	is_int(unresolved(agg, CID_ANON_CODE), 1, "anon_code counted");
+	feed(synth_sample(&s, PID, PID, 12, 0x10010, BASE - 64, 0, 1));
+	is_int(unresolved(agg, CID_MODULE_UNREADABLE), 1, "module_unreadable counted");
+	feed(synth_sample(&s, PID, PID, 12, c.ip, BASE - (2ULL << 30), 0, 1));
+	is_int(unresolved(agg, CID_SP_OUTSIDE_STACK), 1,
+	       "sp 2 GiB below the main stack base: sp_outside_stack");
+	feed(synth_sample(&s, PID, PID, 12, c.ip, BASE + 64, 0, 1));
+	is_int(unresolved(agg, CID_SP_OUTSIDE_STACK), 2, "sp above the base: sp_outside_stack");
+
+	/* A process never seen, without /proc entry: its mappings are
+	 * unknown first; give it one, and the base is still unknown. */
+	feed(synth_mmap2(&s, NOPROC, start, end - start, pgoff,
+			 PROT_READ | PROT_EXEC, self, 13));
+	feed(synth_sample(&s, NOPROC, NOPROC, 14, c.ip, BASE - 4096, 0, 1));
+	is_int(unresolved(agg, CID_NO_STACK_BASE), 1, "no_stack_base counted");
+
+	/* fork: the child inherits mappings and main stack base. */
+	feed(synth_task(&s, PERF_RECORD_FORK, CHILD, PID, CHILD, PID, 15));
+	sp = BASE - 4096;
+	feed(synth_sample(&s, CHILD, CHILD, 16, c.ip, sp, sp + (c.bp - c.sp), 1));
+	is_int(cid_samples(agg, CHILD, CHILD, (int64_t)(4096 - cfa_off)), 1,
+	       "forked child inherits mappings and stack base");
+
+	/* exec: the old image is gone until new MMAP2 records arrive. */
+	feed(synth_comm(&s, PID, PID, "new", 1, 20));
+	feed(synth_sample(&s, PID, PID, 21, c.ip, sp, bp, 1));
+	is_int(unresolved(agg, CID_NO_MAPPING), 2, "exec forgets the old mappings");
+
+	feed(synth_lost(&s, 7, 22));
+	st = collector__stats(col);
+	is_int(st->lost, 7, "lost samples counted");
+	is_int(st->samples, 15, "every sample counted");
+	is_int(st->cids + st->unresolved, st->samples, "cids + unresolved = samples");
+
+	synth_sample(&s, PID, PID, 23, 1, 2, 3, 1);
+	((struct perf_event_header *)s.buf)->size -= 8;
+	feed((struct perf_event_header *)s.buf);
+	is_int(st->malformed, 1, "malformed sample counted, not decoded");
+
+	/* exit of the main thread drops the process. */
+	feed(synth_task(&s, PERF_RECORD_EXIT, CHILD, PID, CHILD, PID, 30));
+	feed(synth_sample(&s, CHILD, CHILD, 31, c.ip, BASE - 4096, 0, 1));
+	is_int(unresolved(agg, CID_NO_MAPPING), 3, "exited process forgotten");
+
+	collector__free(col);
+	aggregate__free(agg);
+	module_cache__free(mc);
+	{
+		char path[256];
+
+		snprintf(path, sizeof(path), "%s/%u/stat", dir, PID);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/%u", dir, PID);
+		rmdir(path);
+		rmdir(dir);
+	}
+	return tap_done();
+}

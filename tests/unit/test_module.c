@@ -1,0 +1,105 @@
+/*
+ * test_module.c - symbol lookup in .symtab, identity from FDEs in a
+ * stripped copy, the vDSO, and modules that are not usable.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "binary/module.h"
+#include "tests/tap.h"
+
+__attribute__((noinline)) int known_function(int x);
+__attribute__((noinline)) int known_function(int x)
+{
+	return x * 3 + 1;
+}
+
+static uint64_t vaddr_of(struct module *m, const void *fn)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	uint64_t addr = (uint64_t)(uintptr_t)fn, v = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off;
+
+		if (sscanf(line, "%llx-%llx %*s %llx", &lo, &hi, &off) == 3 &&
+		    addr >= lo && addr < hi) {
+			module__vaddr(m, addr - lo + off, &v);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return v;
+}
+
+int main(void)
+{
+	struct module *m = module__open("/proc/self/exe"), *s, *bad;
+	struct module_func f, fs;
+	uint64_t v = vaddr_of(m, known_function);
+	char cmd[256], tmp[] = "/tmp/icppd-test-XXXXXX";
+	int fd, ret;
+
+	ok(v != 0, "function address maps to a link-time address");
+	is_int(module__function(m, v, &f), 0, "function found at its start");
+	is_str(f.name, "known_function", "symbol name from .symtab");
+	is_int(f.start, v, "function start is the symbol address");
+	is_int(module__function(m, v + 3, &f), 0, "function found inside");
+	is_int(f.start, v, "inside address maps to the same start");
+	ok(strlen(module__build_id(m)) == 40, "build-id read (%s)", module__build_id(m));
+	ok(module__nr_symbols(m) > 10, "symbols loaded");
+	is_int(module__function(m, 0x10, &f), -ENOENT, "no function at 0x10");
+
+	/* A stripped copy: no names, the same identities from .eh_frame. */
+	fd = mkstemp(tmp);
+	close(fd);
+	{
+		char self[200] = "";
+
+		if (readlink("/proc/self/exe", self, sizeof(self) - 1) < 0)
+			return 1;
+		snprintf(cmd, sizeof(cmd), "objcopy --strip-all %s %s", self, tmp);
+	}
+	ret = system(cmd);
+	s = module__open(tmp);
+	if (ret == 0 && s && !module__error(s)) {
+		is_int(module__nr_symbols(s), 0, "stripped copy has no symbols");
+		is_int(module__function(s, v, &fs), 0, "stripped function still identified");
+		ok(fs.name == NULL, "stripped function has no name");
+		is_int(fs.start, v, "FDE start equals the symbol address");
+		is_str(module__build_id(s), module__build_id(m), "build-id survives strip");
+	} else {
+		skip("objcopy unavailable", "stripped copy");
+	}
+	module__free(s);
+	unlink(tmp);
+
+	s = module__open_vdso();
+	is_int(module__error(s), 0, "vDSO image opens");
+	is_str(module__path(s), "[vdso]", "vDSO path");
+	ok(module__has_cfi(s), "vDSO has CFI");
+	module__free(s);
+
+	bad = module__open("/etc/hostname");
+	is_int(module__error(bad), -ENOEXEC, "a text file is not ELF");
+	module__free(bad);
+	bad = module__open("/nonexistent/lib.so");
+	is_int(module__error(bad), -ENOENT, "a missing file is reported");
+	module__free(bad);
+
+	{
+		struct module_cache *c = module_cache__new();
+		struct module *a = module_cache__get(c, "/proc/self/exe", 1, 2);
+		struct module *b = module_cache__get(c, "/proc/self/exe", 1, 2);
+		struct module *d = module_cache__get(c, "/proc/self/exe", 1, 3);
+
+		ok(a && a == b, "cache returns the same module for the same inode");
+		ok(d && d != a, "another inode is another module");
+		module_cache__free(c);
+	}
+	module__free(m);
+	return tap_done();
+}

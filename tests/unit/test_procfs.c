@@ -1,0 +1,79 @@
+/*
+ * test_procfs.c - /proc parsing, and the main-thread stack base from a
+ * fake proc directory.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "collector/procfs.h"
+#include "collector/sys.h"
+#include "tests/tap.h"
+
+/* A stat line: comm "(a) b (c", startstack 140737488347000 (not aligned). */
+static const char stat_line[] =
+	"4242 ((a) b (c) R 1 4242 4242 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 1 "
+	"0 12345 1000000 200 18446744073709551615 94000000000000 "
+	"94000000100000 140737488347000 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+
+int main(void)
+{
+	char dir[] = "/tmp/icppd-proc-XXXXXX", path[256], line[256];
+	struct procfs_map m;
+	uint64_t v = 0;
+	int *cpus;
+	size_t n;
+	FILE *f;
+
+	is_int(procfs__parse_startstack(stat_line, &v), 0, "startstack parsed");
+	is_int(v, 140737488347000ULL, "startstack is field 28 despite ') (' in comm");
+	is_int(procfs__parse_startstack("1 (x) R 2 3", &v), -EINVAL, "short line rejected");
+	is_int(procfs__parse_startstack("no paren", &v), -EINVAL, "no comm rejected");
+
+	strcpy(line, "7f0000001000-7f0000003000 r-xp 00002000 08:01 1234 /usr/lib/x 1.so\n");
+	is_int(procfs__parse_maps_line(line, &m), 0, "maps line parsed");
+	is_int(m.start, 0x7f0000001000, "maps start");
+	is_int(m.pgoff, 0x2000, "maps offset");
+	is_int(m.prot, PROT_READ | PROT_EXEC, "maps permissions");
+	is_int(m.dev, makedev(8, 1), "maps device");
+	is_str(m.path, "/usr/lib/x 1.so", "maps path with a space");
+	strcpy(line, "7f0000001000-7f0000003000 rw-p 00000000 00:00 0\n");
+	procfs__parse_maps_line(line, &m);
+	is_str(m.path, "", "anonymous mapping has an empty path");
+
+	is_int(procfs__parse_cpu_list("0-3,8,10-11\n", &cpus, &n), 0, "cpu list parsed");
+	is_int(n, 7, "seven cpus");
+	is_int(cpus[4], 8, "single cpu kept");
+	is_int(cpus[6], 11, "range end kept");
+	free(cpus);
+	is_int(procfs__parse_cpu_list("3-1", &cpus, &n), -EINVAL, "reversed range rejected");
+
+	/* Fake /proc: the base is startstack rounded down to 16. */
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(path, sizeof(path), "%s/4242", dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/4242/stat", dir);
+	f = fopen(path, "w");
+	fputs(stat_line, f);
+	fclose(f);
+	icppd_procdir = dir;
+	is_int(procfs__main_stack_base(4242, &v), 0, "stack base from fake proc");
+	is_int(v, 140737488347000ULL & ~15ULL, "stack base is startstack & ~15");
+	is_int(v % 16, 0, "stack base is 16-byte aligned");
+	is_int(procfs__main_stack_base(4343, &v), -ENOENT, "missing process reported");
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/4242", dir);
+	rmdir(path);
+	rmdir(dir);
+	icppd_procdir = "/proc";
+
+	/* The real thing agrees with where our own stack is. */
+	is_int(procfs__main_stack_base(getpid(), &v), 0, "own stack base read");
+	ok(v > (uint64_t)(uintptr_t)&v, "own stack base is above a local");
+	ok(v - (uint64_t)(uintptr_t)&v < (1 << 20), "and within 1 MiB of it");
+	return tap_done();
+}

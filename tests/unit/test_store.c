@@ -1,0 +1,176 @@
+/*
+ * test_store.c - schema creation and migration, refusal of newer and
+ * corrupt databases, unwritable paths, and batched upserts.
+ */
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "binary/module.h"
+#include "collector/aggregate.h"
+#include "schema/store.h"
+#include "tests/tap.h"
+
+static char dir[] = "/tmp/icppd-store-XXXXXX";
+
+static char *path_in(const char *name)
+{
+	static char p[4][256];
+	static int k;
+
+	k = (k + 1) % 4;
+	snprintf(p[k], sizeof(p[k]), "%s/%s", dir, name);
+	return p[k];
+}
+
+static long long query(const char *db, const char *sql)
+{
+	sqlite3 *h;
+	sqlite3_stmt *s;
+	long long v = -1;
+
+	if (sqlite3_open(db, &h) == SQLITE_OK &&
+	    sqlite3_prepare_v2(h, sql, -1, &s, NULL) == SQLITE_OK) {
+		if (sqlite3_step(s) == SQLITE_ROW)
+			v = sqlite3_column_int64(s, 0);
+		sqlite3_finalize(s);
+	}
+	sqlite3_close(h);
+	return v;
+}
+
+static void run_sql(const char *db, const char *sql)
+{
+	sqlite3 *h;
+
+	sqlite3_open(db, &h);
+	sqlite3_exec(h, sql, NULL, NULL, NULL);
+	sqlite3_close(h);
+}
+
+static void test_migrations(void)
+{
+	static const struct store_migration v1[] = {
+		{ "CREATE TABLE t (a INTEGER);" } };
+	static const struct store_migration v2[] = {
+		{ "CREATE TABLE t (a INTEGER);" },
+		{ "ALTER TABLE t ADD COLUMN b INTEGER DEFAULT 7;" } };
+	char err[512];
+	char *db = path_in("mig.db");
+	struct store *st;
+
+	st = store__open_with(db, v1, 1, err, sizeof(err));
+	ok(st != NULL, "version 1 database created");
+	store__close(st);
+	is_int(query(db, "PRAGMA user_version"), 1, "user_version is 1");
+	run_sql(db, "INSERT INTO t (a) VALUES (42)");
+	st = store__open_with(db, v2, 2, err, sizeof(err));
+	ok(st != NULL, "version 1 database opens with version 2 code");
+	store__close(st);
+	is_int(query(db, "PRAGMA user_version"), 2, "migrated to version 2");
+	is_int(query(db, "SELECT a FROM t"), 42, "data kept across the migration");
+	is_int(query(db, "SELECT b FROM t"), 7, "new column has its default");
+	st = store__open_with(db, v1, 1, err, sizeof(err));
+	ok(st == NULL, "version 2 database refused by version 1 code");
+	ok(strstr(err, "schema version 2 is newer than this icppd supports (1)") != NULL,
+	   "refusal says why: %s", err);
+	is_int(query(db, "PRAGMA user_version"), 2, "refused database untouched");
+}
+
+static void test_bad_files(void)
+{
+	char err[512];
+	char *db = path_in("garbage.db");
+	struct store *st;
+	FILE *f = fopen(db, "w");
+
+	for (int i = 0; i < 512; i++)
+		fputs("not a database ", f);
+	fclose(f);
+	st = store__open(db, err, sizeof(err));
+	ok(st == NULL, "corrupt file refused");
+	ok(strstr(err, "file is not a database") && strstr(err, "garbage.db"),
+	   "corrupt file error names file and cause: %s", err);
+
+	st = store__open("/nonexistent-dir/x.db", err, sizeof(err));
+	ok(st == NULL, "database in a missing directory refused");
+	ok(strstr(err, "cannot open database") != NULL, "says it cannot open: %s", err);
+
+	st = store__open("/proc/icppd.db", err, sizeof(err));
+	ok(st == NULL, "database on a read-only file system refused");
+
+	db = path_in("new.db");
+	run_sql(db, "PRAGMA user_version = 99");
+	st = store__open(db, err, sizeof(err));
+	ok(st == NULL, "newer schema refused");
+	ok(strstr(err, "schema version 99 is newer") != NULL, "newer schema message: %s", err);
+}
+
+static void test_flush(void)
+{
+	char err[512];
+	char *db = path_in("flush.db");
+	struct store *st = store__open(db, err, sizeof(err));
+	struct module *m = module__open("/proc/self/exe");
+	struct aggregate *a = aggregate__new(100);
+	struct run_info ri = { "record", "app --x", 4242, "cpu-clock",
+			       "perf::cpu-clock", 0, 0, 1000 };
+	struct run_totals tot = { 7, 2, 1, 0 };
+	struct cid_key k1 = { m, 0x1130, 256, 10, 10 };
+	struct cid_key k2 = { m, 0x1200, 512, 10, 11 };
+	int64_t run = 0;
+
+	ok(st != NULL, "fresh database opens: %s", st ? "" : err);
+	is_int(query(db, "PRAGMA user_version"), store__schema_version(),
+	       "fresh database at the current schema version");
+	is_int(store__begin_run(st, &ri, &run), 0, "run created");
+	is_int(run, 1, "first run id is 1");
+	for (int i = 0; i < 3; i++)
+		aggregate__add_cid(a, &k1, "main");
+	for (int i = 0; i < 2; i++)
+		aggregate__add_cid(a, &k2, NULL);
+	aggregate__add_unresolved(a, NULL, 10, 10, CID_NO_CFI);
+	aggregate__add_unresolved(a, m, 10, 10, CID_NO_CFI);
+	aggregate__add_thread(a, 10, 11, "worker");
+	is_int(store__flush(st, run, a, &tot), 0, "first flush");
+	is_int(store__flush(st, run, a, &tot), 0, "second flush adds up");
+	is_int(store__end_run(st, run, "finished", 3), 0, "run ended");
+	store__close(st);
+
+	is_int(query(db, "SELECT samples FROM v_cids WHERE function = 'main' AND height = 256"),
+	       6, "upserted counts add across flushes");
+	is_int(query(db, "SELECT count(*) FROM v_cids WHERE function LIKE '%+0x1200'"),
+	       1, "unnamed function shown as module+0xADDR");
+	is_int(query(db, "SELECT sum(samples) FROM v_unresolved WHERE reason = 'no_cfi'"),
+	       4, "unresolved samples stored by reason");
+	is_int(query(db, "SELECT count(*) FROM v_unresolved WHERE module IS NULL"),
+	       1, "unresolved without a module has a NULL module");
+	is_int(query(db, "SELECT samples FROM v_runs"), 7, "run totals stored");
+	is_int(query(db, "SELECT exit_status FROM v_runs WHERE status = 'finished'"),
+	       3, "exit status and status stored");
+	is_int(query(db, "SELECT count(*) FROM v_threads WHERE comm = 'worker'"), 1,
+	       "thread names stored");
+	is_int(query(db, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'"),
+	       1, "integrity_check ok");
+	ok(query(db, "SELECT count(*) FROM pragma_journal_mode WHERE journal_mode = 'wal'") == 1,
+	   "database in WAL mode");
+	aggregate__free(a);
+	module__free(m);
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir))
+		return 1;
+	test_migrations();
+	test_bad_files();
+	test_flush();
+	{
+		char cmd[300];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		if (system(cmd))
+			return 1;
+	}
+	return tap_done();
+}
