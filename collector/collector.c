@@ -40,7 +40,8 @@ struct mapping {
 
 struct stack_base {
 	uint64_t since;		/* record time from which it holds */
-	uint64_t base;
+	uint64_t base;		/* 0: unknown from then on (an exec whose
+				 * new base could not be read) */
 };
 
 struct process {
@@ -51,6 +52,7 @@ struct process {
 	size_t nmaps, cap;
 	struct stack_base bases[MAX_BASES];
 	int nbases;
+	uint64_t next_exec_base;	/* known before its exec record, or 0 */
 };
 
 struct collector {
@@ -324,14 +326,23 @@ static void add_base(struct process *p, uint64_t since, uint64_t base)
 	p->nbases++;
 }
 
-static bool main_base_at(const struct process *p, uint64_t time,
-			 uint64_t *base)
+/* 1: *base holds; 0: unknown since an exec; -1: never read. */
+static int main_base_at(const struct process *p, uint64_t time,
+			uint64_t *base)
 {
 	for (int i = p->nbases - 1; i >= 0; i--)
 		if (p->bases[i].since <= time) {
 			*base = p->bases[i].base;
-			return true;
+			return *base ? 1 : 0;
 		}
+	return -1;
+}
+
+static bool has_base_since(const struct process *p, uint64_t since)
+{
+	for (int i = 0; i < p->nbases; i++)
+		if (p->bases[i].since == since)
+			return true;
 	return false;
 }
 
@@ -354,12 +365,17 @@ static int stack_base(struct process *p, uint64_t sp, uint64_t time,
 	}
 	if (i >= 0 && p->maps[i].kind != REGION_MAIN_STACK)
 		return CID_SP_OUTSIDE_STACK;
-	if (!main_base_at(p, time, base)) {
+	switch (main_base_at(p, time, base)) {
+	case 1:
+		break;
+	case 0:
+		return CID_NO_STACK_BASE;
+	default:
 		if (p->base_tried)
 			return CID_NO_STACK_BASE;
 		p->base_tried = true;
 		read_main_base(p, 0);
-		if (!main_base_at(p, time, base))
+		if (main_base_at(p, time, base) != 1)
 			return CID_NO_STACK_BASE;
 	}
 	if (sp >= *base || *base - sp > MAIN_STACK_MAX)
@@ -568,8 +584,15 @@ static int process_comm(struct collector *c, const struct perf_event_header *h)
 		return 0;
 	}
 	note_thread(c, r.pid, r.tid, r.comm);
-	if (r.exec && (p = find_proc(c, r.pid)))
-		p->nmaps = 0;	/* a new image: MMAP2 records follow */
+	if (!r.exec || !(p = get_proc(c, r.pid)))
+		return 0;
+	p->nmaps = 0;	/* a new image: MMAP2 records follow */
+	/* The old image's stack base no longer holds.  When the peek could
+	 * not read the new one (the process was already gone), record that
+	 * it is unknown, rather than let samples fall back on the old one. */
+	if (!has_base_since(p, r.sid.time))
+		add_base(p, r.sid.time, p->next_exec_base);
+	p->next_exec_base = 0;
 	return 0;
 }
 
@@ -600,6 +623,17 @@ int collector__process(struct collector *c, const struct perf_event_header *h)
 	default:
 		return 0;
 	}
+}
+
+int collector__set_main_base(struct collector *c, pid_t pid, uint64_t base)
+{
+	struct process *p = get_proc(c, (uint32_t)pid);
+
+	if (!p)
+		return -ENOMEM;
+	add_base(p, 0, base);
+	p->next_exec_base = base;	/* its exec record is still to come */
+	return 0;
 }
 
 /* ---- attach --------------------------------------------------------- */

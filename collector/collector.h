@@ -49,6 +49,11 @@ int collector__process(struct collector *c, const struct perf_event_header *h);
  * stack base and thread names.  0 or -errno. */
 int collector__add_running(struct collector *c, pid_t pid);
 
+/* Records the main stack base of @pid, known from outside: for the
+ * launched command, read right after its exec, and valid from that exec
+ * record on. */
+int collector__set_main_base(struct collector *c, pid_t pid, uint64_t base);
+
 const struct collector_stats *collector__stats(const struct collector *c);
 
 #endif

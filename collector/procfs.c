@@ -79,6 +79,18 @@ int procfs__main_stack_base(pid_t pid, uint64_t *base)
 	return 0;
 }
 
+int procfs__wait_main_stack_base(pid_t pid, int timeout_ms, uint64_t *base)
+{
+	int ret;
+
+	for (int waited_us = 0;; waited_us += 50) {
+		ret = procfs__main_stack_base(pid, base);
+		if (ret != -ESRCH || waited_us >= timeout_ms * 1000)
+			return ret;
+		usleep(50);
+	}
+}
+
 int procfs__comm(pid_t pid, pid_t tid, char *buf, size_t len)
 {
 	char path[80];

@@ -28,6 +28,12 @@ int procfs__parse_maps_line(char *line, struct procfs_map *m);
 /* The stack base of a process's main thread: startstack & ~15.  Stable
  * across runs whatever argv and the environment (see DESIGN.md). */
 int procfs__main_stack_base(pid_t pid, uint64_t *base);
+/*
+ * The same, for a process that is in the middle of exec: the kernel sets
+ * startstack (from 0) only once the new stack is laid out, so the first
+ * non-zero value is final.  Polls for up to @timeout_ms.
+ */
+int procfs__wait_main_stack_base(pid_t pid, int timeout_ms, uint64_t *base);
 int procfs__comm(pid_t pid, pid_t tid, char *buf, size_t len);
 /* Calls @cb for each mapping; stops at the first non-zero return. */
 int procfs__maps(pid_t pid, int (*cb)(void *arg, const struct procfs_map *m),

@@ -32,8 +32,11 @@
 #include "schema/store.h"
 
 #define FLUSH_INTERVAL_NS 1000000000LL
-#define POLL_MS 20		/* bounds the delay to read a new process's
-				 * /proc entry before it can exit */
+/* Bounds the delay before a new descendant's /proc entry is read: one
+ * that exits sooner has no known stack base (counted as no_stack_base). */
+#define POLL_MS 10
+/* How long the launched command may take to finish its exec. */
+#define EXEC_WAIT_MS 2000
 #define AGGREGATE_MAX_KEYS 65536
 
 struct record_opts {
@@ -367,6 +370,14 @@ int cmd_record(int argc, char **argv)
 		store__end_run(r.store, r.run_id, "failed", 127);
 		ret = 127;
 		goto out_child;
+	} else {
+		uint64_t base;
+
+		if (procfs__wait_main_stack_base(child.pid, EXEC_WAIT_MS, &base))
+			log_warn("%s: cannot read its stack base; samples of "
+				 "its main thread may stay unresolved", argv[first]);
+		else
+			collector__set_main_base(r.col, child.pid, base);
 	}
 
 	for (;;) {

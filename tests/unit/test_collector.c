@@ -174,6 +174,18 @@ int main(void)
 	is_int(cid_samples(agg, CHILD, CHILD, (int64_t)(4096 - cfa_off)), 1,
 	       "forked child inherits mappings and stack base");
 
+	/* The child execs and is gone before its new base can be read (no
+	 * /proc entry): its samples are no_stack_base, never measured
+	 * from the base of the image it replaced. */
+	feed(synth_comm(&s, CHILD, CHILD, "short", 1, 17));
+	feed(synth_mmap2(&s, CHILD, start, end - start, pgoff,
+			 PROT_READ | PROT_EXEC, self, 17));
+	feed(synth_sample(&s, CHILD, CHILD, 18, c.ip, sp, sp + (c.bp - c.sp), 1));
+	is_int(unresolved(agg, CID_NO_STACK_BASE), 2,
+	       "after an exec whose base is unknown: no_stack_base");
+	is_int(cid_samples(agg, CHILD, CHILD, (int64_t)(4096 - cfa_off)), 1,
+	       "and not a height from the replaced image's base");
+
 	/* exec: the old image is gone until new MMAP2 records arrive. */
 	feed(synth_comm(&s, PID, PID, "new", 1, 20));
 	feed(synth_sample(&s, PID, PID, 21, c.ip, sp, bp, 1));
@@ -182,7 +194,7 @@ int main(void)
 	feed(synth_lost(&s, 7, 22));
 	st = collector__stats(col);
 	is_int(st->lost, 7, "lost samples counted");
-	is_int(st->samples, 15, "every sample counted");
+	is_int(st->samples, 16, "every sample counted");
 	is_int(st->cids + st->unresolved, st->samples, "cids + unresolved = samples");
 
 	synth_sample(&s, PID, PID, 23, 1, 2, 3, 1);

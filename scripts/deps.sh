@@ -1,0 +1,19 @@
+#!/bin/sh
+# Installs the Debian 12 packages icppd needs to build, test and
+# benchmark, when any is missing.  Idempotent: a second run installs
+# nothing and does not touch the network.
+set -e
+pkgs="build-essential autoconf automake pkg-config libpfm4-dev libdwarf-dev
+libelf-dev libsqlite3-dev sqlite3 binutils procps util-linux"
+[ "${1:-}" = bench ] && pkgs="$pkgs linux-perf xz-utils bzip2"
+missing=
+for p in $pkgs; do
+	dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "icppd: installing:$missing" >&2
+sudo=
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null

@@ -1,0 +1,45 @@
+#!/bin/sh
+# The whole test suite on a fresh Debian 12 machine: installs what is
+# needed, builds with -Wall -Wextra -Werror and runs every test, then
+# builds again with AddressSanitizer and UBSan and runs them all again.
+# The last line is "N passed, N failed[, N skipped]".
+set -u
+cd "$(dirname "$0")"
+top=$(pwd)
+sh scripts/deps.sh || { echo "icppd: installing dependencies failed"; echo "0 passed, 1 failed"; exit 1; }
+./autogen.sh >/dev/null 2>&1 || { echo "icppd: autogen failed"; echo "0 passed, 1 failed"; exit 1; }
+# Out-of-tree builds need a source tree that is not configured in place.
+[ -f config.status ] && make -s distclean >/dev/null 2>&1
+jobs=$(nproc)
+status=0
+for variant in plain asan; do
+	dir=$top/build-test-$variant
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	flags=--enable-werror
+	[ $variant = asan ] && flags="$flags --enable-sanitizers"
+	echo "== $variant build: configure $flags"
+	( cd "$dir" && "$top/configure" -q $flags && make -s -j"$jobs" ) || status=1
+	echo "== $variant build: make check"
+	( cd "$dir" && make -s -j"$jobs" check ) || status=1
+done
+pass=0 fail=0 skip=0
+for log in "$top"/build-test-*/test-suite.log; do
+	[ -f "$log" ] || continue
+	p=$(sed -n 's/^# PASS: *//p' "$log")
+	f=$(sed -n 's/^# FAIL: *//p' "$log")
+	e=$(sed -n 's/^# ERROR: *//p' "$log")
+	x=$(sed -n 's/^# XPASS: *//p' "$log")
+	s=$(sed -n 's/^# SKIP: *//p' "$log")
+	pass=$((pass + ${p:-0}))
+	fail=$((fail + ${f:-0} + ${e:-0} + ${x:-0}))
+	skip=$((skip + ${s:-0}))
+done
+[ $fail -eq 0 ] && [ $pass -eq 0 ] && fail=1	# nothing ran
+[ $fail -ne 0 ] && status=1
+if [ $skip -gt 0 ]; then
+	echo "$pass passed, $fail failed, $skip skipped"
+else
+	echo "$pass passed, $fail failed"
+fi
+exit $status
