@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "daemon/launch.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -18,7 +19,7 @@
 static int check_file(const char *path, const char *shown, char *err,
 		      size_t errlen)
 {
-	unsigned char magic[4] = { 0 };
+	unsigned char magic[20] = { 0 };
 	struct stat sb;
 	int fd;
 
@@ -36,7 +37,7 @@ static int check_file(const char *path, const char *shown, char *err,
 		return -1;
 	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || read(fd, magic, sizeof(magic)) < 2) {
+	if (fd < 0 || read(fd, magic, sizeof(magic)) < 4) {
 		snprintf(err, errlen, "%s: cannot read it: %s", shown,
 			 fd < 0 ? strerror(errno) : "file too short");
 		if (fd >= 0)
@@ -44,9 +45,21 @@ static int check_file(const char *path, const char *shown, char *err,
 		return -1;
 	}
 	close(fd);
-	if (memcmp(magic, "\177ELF", 4) && memcmp(magic, "#!", 2)) {
+	if (!memcmp(magic, "#!", 2))
+		return 0;
+	if (memcmp(magic, "\177ELF", 4)) {
 		snprintf(err, errlen, "%s: not an ELF file (nor a #! script)",
 			 shown);
+		return -1;
+	}
+	/* icppd samples x86-64 user registers: a 32-bit or foreign
+	 * program would run (or fail) without a single usable sample. */
+	if (magic[EI_CLASS] != ELFCLASS64 || magic[EI_DATA] != ELFDATA2LSB ||
+	    (magic[18] | magic[19] << 8) != EM_X86_64) {
+		snprintf(err, errlen, "%s: not an x86-64 ELF program (%s, "
+			 "machine %u): icppd samples x86-64 only", shown,
+			 magic[EI_CLASS] == ELFCLASS32 ? "32-bit" : "64-bit",
+			 (unsigned)(magic[18] | magic[19] << 8));
 		return -1;
 	}
 	return 0;

@@ -30,6 +30,10 @@ expect 1 "not executable" "not executable" -- record -d "$db" -- "$tmp/text"
 chmod +x "$tmp/text"
 expect 1 "not an ELF file" "not an ELF file" -- record -d "$db" -- "$tmp/text"
 expect 1 "a directory" "is a directory" -- record -d "$db" -- "$tmp"
+# A foreign binary: heights with its e_machine set to AArch64 (183).
+cp "$PROGS/heights-nofp" "$tmp/foreign"
+printf '\267\000' | dd of="$tmp/foreign" bs=1 seek=18 conv=notrunc 2>/dev/null
+expect 1 "foreign ELF" "not an x86-64 ELF program (64-bit, machine 183)" -- record -d "$db" -- "$tmp/foreign"
 expect 1 "database directory missing" "cannot open database" -- record -d "$tmp/no/such/dir.db" -- true
 expect 1 "database on a read-only file system" "/proc/icppd.db" -- record -d /proc/icppd.db -- true
 

@@ -1,0 +1,97 @@
+#!/bin/sh
+# bench/record.sh - cost of a measurement run, icppd against perf, on the
+# same workloads in one run.
+#
+# Modes: no profiler; perf record (same event and rate, no call graph);
+# perf record --call-graph fp; perf record --call-graph dwarf; icppd
+# record.  Every mode runs REPS times, interleaved (mode order rotates
+# each repetition), and the table shows medians of: CPU time of the whole
+# process tree (profiler included, user + system), wall time, and bytes
+# stored per sample (perf.data size, or the growth of a fresh icppd
+# database, divided by the samples taken).
+#
+# Usage: bench/record.sh [BUILDDIR]   (default: build, made by ./demo.sh)
+# Environment: REPS (default 5), EVENT (default cpu-clock), FREQ (1000).
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$top/build}
+icppd=$build/icppd
+progs=$build/tests/progs/bin
+reps=${REPS:-5}
+event=${EVENT:-cpu-clock}
+freq=${FREQ:-1000}
+sh "$top/scripts/deps.sh" bench
+[ -x "$icppd" ] && [ -x "$progs/heights-nofp" ] ||
+	{ echo "bench: build icppd first (./demo.sh)" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/icppd-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+# Compressible input: repeated system binaries (deterministic).
+for f in /usr/bin/perf /usr/bin/gdb /usr/lib/x86_64-linux-gnu/libc.so.6; do
+	[ -f "$f" ] && cat "$f"
+done | head -c 8000000 >"$work/input"
+
+set -- \
+	"heights" "$progs/heights-nofp 120" \
+	"threads" "$progs/threads 200 2" \
+	"xz" "xz -6 -T1 -c $work/input" \
+	"bzip2" "bzip2 -9 -c $work/input"
+
+# run MODE CMD: one measurement; prints "cpu wall bytes samples".
+run() {
+	mode=$1
+	shift
+	out=$work/out
+	rm -f "$work"/perf.data* "$work"/b.db*
+	case $mode in
+	none) prof= ;;
+	perf) prof="perf record -q -e $event:u -F $freq -o $work/perf.data --" ;;
+	perf-fp) prof="perf record -q -e $event:u -F $freq --call-graph fp -o $work/perf.data --" ;;
+	perf-dwarf) prof="perf record -q -e $event:u -F $freq --call-graph dwarf -o $work/perf.data --" ;;
+	icppd) prof="$icppd record -q -e $event -F $freq -d $work/b.db --" ;;
+	esac
+	/usr/bin/time -f '%U %S %e' -o "$work/time" $prof "$@" >/dev/null 2>"$out" || true
+	read -r u s e <"$work/time"
+	case $mode in
+	none) bytes=0 samples=0 ;;
+	icppd)
+		bytes=$(stat -c %s "$work/b.db")
+		samples=$(sqlite3 "$work/b.db" "SELECT samples FROM v_runs") ;;
+	*)
+		bytes=$(stat -c %s "$work/perf.data")
+		samples=$(perf report -D -i "$work/perf.data" 2>/dev/null | grep -c 'PERF_RECORD_SAMPLE' || true) ;;
+	esac
+	echo "$u $s $e $bytes $samples" | awk '{ printf "%.3f %.3f %d %d\n", $1 + $2, $3, $4, $5 }'
+}
+
+median() {	# stdin: numbers, one a line
+	sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+modes="none perf perf-fp perf-dwarf icppd"
+printf '# %s, %s Hz, %s repetitions, interleaved; medians; %s\n' "$event" "$freq" "$reps" "$(nproc) CPUs"
+printf '%-8s %-11s %8s %8s %9s %9s %10s %8s\n' workload mode cpu_s wall_s cpu/none cpu/perf bytes/smp samples
+while [ $# -gt 0 ]; do
+	name=$1 cmd=$2
+	shift 2
+	i=0
+	while [ $i -lt "$reps" ]; do
+		# Rotate the order so no mode always runs first.
+		order=$(echo $modes | tr ' ' '\n' | awk -v k=$i '{ a[NR] = $0 } END { for (j = 0; j < NR; j++) print a[(j + k) % NR + 1] }')
+		for m in $order; do
+			run "$m" $cmd >>"$work/$name.$m"
+		done
+		i=$((i + 1))
+	done
+	base=$(cut -d' ' -f1 "$work/$name.none" | median)
+	perfc=$(cut -d' ' -f1 "$work/$name.perf" | median)
+	for m in $modes; do
+		cpu=$(cut -d' ' -f1 "$work/$name.$m" | median)
+		wall=$(cut -d' ' -f2 "$work/$name.$m" | median)
+		smp=$(cut -d' ' -f4 "$work/$name.$m" | median)
+		bps=$(awk '{ if ($4 > 0) print $3 / $4; else print 0 }' "$work/$name.$m" | median)
+		printf '%-8s %-11s %8.3f %8.3f %9.3f %9.3f %10.1f %8d\n' "$name" "$m" "$cpu" "$wall" \
+			"$(echo "$cpu $base" | awk '{ print $1 / $2 }')" \
+			"$(echo "$cpu $perfc" | awk '{ print $1 / $2 }')" "$bps" "$smp"
+	done
+done
