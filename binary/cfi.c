@@ -8,6 +8,7 @@
  * as long as the Dwarf_Debug does.
  */
 #include "binary/cfi.h"
+#include "common/grow.h"
 
 #include <errno.h>
 #include <libdwarf/dwarf.h>
@@ -170,13 +171,11 @@ int cfi__fde_range(const struct cfi *cfi, uint64_t vaddr, uint64_t *lo,
 /* Walks the FDE's rows once with libdwarf and keeps the CFA column. */
 static int build_rows(struct cfi *cfi, struct fde_entry *f)
 {
-	size_t cap = 8, n = 0;
-	struct cfa_row *rows = malloc(cap * sizeof(*rows));
+	size_t cap = 0, n = 0;
+	struct cfa_row *rows = NULL;
 	Dwarf_Addr pc = f->lo;
 	int ret = -EINVAL;
 
-	if (!rows)
-		return -ENOMEM;
 	while (pc < f->hi && n < MAX_ROWS_PER_FDE) {
 		Dwarf_Small vtype = 0;
 		Dwarf_Signed off_rel = 0, reg = 0, off = 0;
@@ -207,15 +206,9 @@ static int build_rows(struct cfi *cfi, struct fde_entry *f)
 		} else {
 			r.kind = ROW_UNSUPPORTED;
 		}
-		if (n == cap) {
-			struct cfa_row *t = realloc(rows, 2 * cap * sizeof(*rows));
-
-			if (!t) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			rows = t;
-			cap *= 2;
+		if (grow(&rows, &cap, n + 1, sizeof(*rows), 8)) {
+			ret = -ENOMEM;
+			goto out;
 		}
 		rows[n++] = r;
 		if (!more || next_pc <= pc)
@@ -240,7 +233,9 @@ static uint64_t reg_value(const struct cfi_regs *regs, uint64_t reg, bool *ok)
 	}
 }
 
-static int read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+/* LEB128, sign-extended when @sign; -EINVAL when it runs off the end. */
+static int read_leb(const uint8_t **p, const uint8_t *end, bool sign,
+		    uint64_t *v)
 {
 	uint64_t r = 0;
 	unsigned shift = 0;
@@ -251,6 +246,8 @@ static int read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
 		r |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 		if (!(b & 0x80)) {
+			if (sign && shift < 64 && (b & 0x40))
+				r |= ~(uint64_t)0 << shift;
 			*v = r;
 			return 0;
 		}
@@ -258,24 +255,14 @@ static int read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
 	return -EINVAL;
 }
 
+static int read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	return read_leb(p, end, false, v);
+}
+
 static int read_sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
 {
-	uint64_t r = 0;
-	unsigned shift = 0;
-
-	while (*p < end && shift < 64) {
-		uint8_t b = *(*p)++;
-
-		r |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				r |= ~(uint64_t)0 << shift;
-			*v = (int64_t)r;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	return read_leb(p, end, true, (uint64_t *)v);
 }
 
 static int read_fixed(const uint8_t **p, const uint8_t *end, unsigned size,

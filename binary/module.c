@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "binary/module.h"
+#include "common/grow.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -396,15 +397,8 @@ struct module *module_cache__get(struct module_cache *c, const char *path,
 		    (vdso || (m->dev == dev && m->ino == ino)))
 			return m;
 	}
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 16;
-		struct module **t = realloc(c->mods, cap * sizeof(*t));
-
-		if (!t)
-			return NULL;
-		c->mods = t;
-		c->cap = cap;
-	}
+	if (grow(&c->mods, &c->cap, c->n + 1, sizeof(*c->mods), 16))
+		return NULL;
 	m = vdso ? module__open_vdso() : module__open(path);
 	if (!m)
 		return NULL;

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 static const char *const failure_names[CID_NR_FAILURES] = {
 	[CID_NO_USER_REGS] = "no_user_regs",
 	[CID_NO_MAPPING] = "no_mapping",
@@ -124,15 +126,8 @@ int aggregate__add_cid(struct aggregate *a, const struct cid_key *k,
 		}
 		j = (j + 1) & mask;
 	}
-	if (a->ncids == a->cap) {
-		size_t cap = a->cap ? 2 * a->cap : 256;
-		struct cid_count *t = realloc(a->cids, cap * sizeof(*t));
-
-		if (!t)
-			return -ENOMEM;
-		a->cids = t;
-		a->cap = cap;
-	}
+	if (grow(&a->cids, &a->cap, a->ncids + 1, sizeof(*a->cids), 256))
+		return -ENOMEM;
 	a->cids[a->ncids] = (struct cid_count){ *k, func_name, 1 };
 	a->slots[j] = (uint32_t)++a->ncids;
 	if (2 * a->ncids > a->nslots)
@@ -152,15 +147,9 @@ int aggregate__add_unresolved(struct aggregate *a, const struct module *mod,
 			return 0;
 		}
 	}
-	if (a->nunres == a->unres_cap) {
-		size_t cap = a->unres_cap ? 2 * a->unres_cap : 16;
-		struct unresolved_count *t = realloc(a->unres, cap * sizeof(*t));
-
-		if (!t)
-			return -ENOMEM;
-		a->unres = t;
-		a->unres_cap = cap;
-	}
+	if (grow(&a->unres, &a->unres_cap, a->nunres + 1, sizeof(*a->unres),
+		 16))
+		return -ENOMEM;
 	a->unres[a->nunres++] = (struct unresolved_count){ mod, pid, tid, why, 1 };
 	return 0;
 }
@@ -174,16 +163,9 @@ int aggregate__add_thread(struct aggregate *a, uint32_t pid, uint32_t tid,
 		if (a->threads[i].pid == pid && a->threads[i].tid == tid)
 			t = &a->threads[i];
 	if (!t) {
-		if (a->nthreads == a->threads_cap) {
-			size_t cap = a->threads_cap ? 2 * a->threads_cap : 16;
-			struct thread_name *n = realloc(a->threads,
-							cap * sizeof(*n));
-
-			if (!n)
-				return -ENOMEM;
-			a->threads = n;
-			a->threads_cap = cap;
-		}
+		if (grow(&a->threads, &a->threads_cap, a->nthreads + 1,
+			 sizeof(*a->threads), 16))
+			return -ENOMEM;
 		t = &a->threads[a->nthreads++];
 		t->pid = pid;
 		t->tid = tid;

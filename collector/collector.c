@@ -17,12 +17,14 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/sysmacros.h>
 
 #include "binary/module.h"
+#include "common/grow.h"
 #include "collector/procfs.h"
 #include "collector/record.h"
 
@@ -45,8 +47,7 @@ struct stack_base {
 };
 
 struct process {
-	uint32_t pid;
-	bool used;		/* slot in use (open addressing) */
+	uint32_t pid;		/* first: the table key; 0 = empty slot */
 	bool base_tried;	/* a /proc read was attempted for t = 0 */
 	struct mapping *maps;
 	size_t nmaps, cap;
@@ -55,15 +56,131 @@ struct process {
 	uint64_t next_exec_base;	/* known before its exec record, or 0 */
 };
 
+struct thread {
+	uint32_t tid;		/* first: the table key; 0 = empty slot */
+	char comm[16];
+};
+
+/* Open addressing with linear probing, keyed by the uint32_t that starts
+ * each element (pid or tid; 0 never names a user task). */
+struct table {
+	void *slots;
+	size_t n, nslots;	/* nslots: a power of two */
+	size_t size;		/* of one element */
+};
+
 struct collector {
 	struct module_cache *modules;
 	struct aggregate *agg;
 	struct collector_stats stats;
-	struct process *procs;	/* open addressing by pid */
-	size_t nprocs, nslots;
-	uint32_t *tids;		/* threads whose name is known */
-	size_t ntids, tid_cap;
+	struct table procs;	/* struct process by pid */
+	struct table threads;	/* struct thread by tid: names known */
 };
+
+/* ---- tables of processes and threads --------------------------------- */
+
+static uint32_t key_at(const struct table *t, size_t i)
+{
+	uint32_t k;
+
+	memcpy(&k, (const char *)t->slots + i * t->size, sizeof(k));
+	return k;
+}
+
+static size_t probe(const struct table *t, uint32_t key)
+{
+	size_t i = (key * 2654435761u) & (t->nslots - 1);
+
+	while (key_at(t, i) && key_at(t, i) != key)
+		i = (i + 1) & (t->nslots - 1);
+	return i;
+}
+
+static void *table_find(const struct table *t, uint32_t key)
+{
+	size_t i = probe(t, key);
+
+	return key_at(t, i) ? (char *)t->slots + i * t->size : NULL;
+}
+
+static int table_init(struct table *t, size_t size)
+{
+	t->size = size;
+	t->nslots = 64;
+	t->n = 0;
+	t->slots = calloc(t->nslots, size);
+	return t->slots ? 0 : -ENOMEM;
+}
+
+/* Re-inserts every element into a table of @nslots slots. */
+static int table_rehash(struct table *t, size_t nslots)
+{
+	struct table n = { calloc(nslots, t->size), t->n, nslots, t->size };
+
+	if (!n.slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->nslots; i++)
+		if (key_at(t, i))
+			memcpy((char *)n.slots + probe(&n, key_at(t, i)) * t->size,
+			       (char *)t->slots + i * t->size, t->size);
+	free(t->slots);
+	*t = n;
+	return 0;
+}
+
+/* The element for @key, zeroed but for its key when new.  Pointers into
+ * the table are invalidated by the next insert. */
+static void *table_get(struct table *t, uint32_t key)
+{
+	void *e = table_find(t, key);
+
+	if (e)
+		return e;
+	if (2 * (t->n + 1) > t->nslots && table_rehash(t, 2 * t->nslots))
+		return NULL;
+	e = (char *)t->slots + probe(t, key) * t->size;
+	memset(e, 0, t->size);
+	memcpy(e, &key, sizeof(key));
+	t->n++;
+	return e;
+}
+
+/* Deletion under linear probing: re-insert the rest of the cluster. */
+static void table_delete(struct table *t, void *e)
+{
+	size_t i = (size_t)((char *)e - (char *)t->slots) / t->size;
+	char moved[sizeof(struct process) > sizeof(struct thread) ?
+		   sizeof(struct process) : sizeof(struct thread)];
+	uint32_t key;
+
+	memset(e, 0, t->size);
+	t->n--;
+	for (i = (i + 1) & (t->nslots - 1); (key = key_at(t, i));
+	     i = (i + 1) & (t->nslots - 1)) {
+		char *slot = (char *)t->slots + i * t->size;
+
+		memcpy(moved, slot, t->size);
+		memset(slot, 0, t->size);
+		memcpy((char *)t->slots + probe(t, key) * t->size, moved,
+		       t->size);
+	}
+}
+
+static struct process *find_proc(struct collector *c, uint32_t pid)
+{
+	return table_find(&c->procs, pid);
+}
+
+static struct process *get_proc(struct collector *c, uint32_t pid)
+{
+	return table_get(&c->procs, pid);
+}
+
+static void drop_proc(struct collector *c, struct process *p)
+{
+	free(p->maps);
+	table_delete(&c->procs, p);
+}
 
 struct collector *collector__new(struct module_cache *modules,
 				 struct aggregate *agg)
@@ -74,10 +191,9 @@ struct collector *collector__new(struct module_cache *modules,
 		return NULL;
 	c->modules = modules;
 	c->agg = agg;
-	c->nslots = 64;
-	c->procs = calloc(c->nslots, sizeof(*c->procs));
-	if (!c->procs) {
-		free(c);
+	if (table_init(&c->procs, sizeof(struct process)) ||
+	    table_init(&c->threads, sizeof(struct thread))) {
+		collector__free(c);
 		return NULL;
 	}
 	return c;
@@ -87,84 +203,16 @@ void collector__free(struct collector *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->nslots; i++)
-		free(c->procs[i].maps);
-	free(c->procs);
-	free(c->tids);
+	for (size_t i = 0; c->procs.slots && i < c->procs.nslots; i++)
+		free(((struct process *)c->procs.slots)[i].maps);
+	free(c->procs.slots);
+	free(c->threads.slots);
 	free(c);
 }
 
 const struct collector_stats *collector__stats(const struct collector *c)
 {
 	return &c->stats;
-}
-
-/* ---- process table ---------------------------------------------------- */
-
-static struct process *slot_of(struct process *tab, size_t nslots,
-			       uint32_t pid)
-{
-	size_t i = (pid * 2654435761u) & (nslots - 1);
-
-	while (tab[i].used && tab[i].pid != pid)
-		i = (i + 1) & (nslots - 1);
-	return &tab[i];
-}
-
-static struct process *find_proc(struct collector *c, uint32_t pid)
-{
-	struct process *p = slot_of(c->procs, c->nslots, pid);
-
-	return p->used ? p : NULL;
-}
-
-static int grow_procs(struct collector *c)
-{
-	size_t n = c->nslots * 2;
-	struct process *t = calloc(n, sizeof(*t));
-
-	if (!t)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->nslots; i++)
-		if (c->procs[i].used)
-			*slot_of(t, n, c->procs[i].pid) = c->procs[i];
-	free(c->procs);
-	c->procs = t;
-	c->nslots = n;
-	return 0;
-}
-
-static struct process *get_proc(struct collector *c, uint32_t pid)
-{
-	struct process *p = find_proc(c, pid);
-
-	if (p)
-		return p;
-	if (2 * (c->nprocs + 1) > c->nslots && grow_procs(c))
-		return NULL;
-	p = slot_of(c->procs, c->nslots, pid);
-	memset(p, 0, sizeof(*p));
-	p->used = true;
-	p->pid = pid;
-	c->nprocs++;
-	return p;
-}
-
-/* Deletion in a linear-probing table: re-insert the rest of the cluster. */
-static void drop_proc(struct collector *c, struct process *p)
-{
-	size_t i = (size_t)(p - c->procs);
-
-	free(p->maps);
-	memset(p, 0, sizeof(*p));
-	c->nprocs--;
-	for (i = (i + 1) & (c->nslots - 1); c->procs[i].used;
-	     i = (i + 1) & (c->nslots - 1)) {
-		struct process moved = c->procs[i];
-
-		memset(&c->procs[i], 0, sizeof(moved));
-		*slot_of(c->procs, c->nslots, moved.pid) = moved;
-	}
 }
 
 /* ---- mappings ------------------------------------------------------- */
@@ -189,19 +237,7 @@ static long find_map(const struct process *p, uint64_t addr)
 
 static int reserve_maps(struct process *p, size_t extra)
 {
-	if (p->nmaps + extra <= p->cap)
-		return 0;
-	size_t cap = p->cap ? 2 * p->cap : 32;
-
-	while (cap < p->nmaps + extra)
-		cap *= 2;
-	struct mapping *t = realloc(p->maps, cap * sizeof(*t));
-
-	if (!t)
-		return -ENOMEM;
-	p->maps = t;
-	p->cap = cap;
-	return 0;
+	return grow(&p->maps, &p->cap, p->nmaps + extra, sizeof(*p->maps), 32);
 }
 
 /* Cuts [start, end) out of every mapping, as munmap or MAP_FIXED would. */
@@ -385,39 +421,16 @@ static int stack_base(struct process *p, uint64_t sp, uint64_t time,
 
 /* ---- records -------------------------------------------------------- */
 
-static bool tid_known(struct collector *c, uint32_t tid)
-{
-	for (size_t i = 0; i < c->ntids; i++)
-		if (c->tids[i] == tid)
-			return true;
-	return false;
-}
-
-static void forget_tid(struct collector *c, uint32_t tid)
-{
-	for (size_t i = 0; i < c->ntids; i++)
-		if (c->tids[i] == tid) {
-			c->tids[i] = c->tids[--c->ntids];
-			return;
-		}
-}
-
+/* Remembers a thread's name for the database. */
 static void note_thread(struct collector *c, uint32_t pid, uint32_t tid,
 			const char *comm)
 {
-	if (!tid_known(c, tid)) {
-		if (c->ntids == c->tid_cap) {
-			size_t cap = c->tid_cap ? 2 * c->tid_cap : 64;
-			uint32_t *t = realloc(c->tids, cap * sizeof(*t));
+	struct thread *t = table_get(&c->threads, tid);
 
-			if (!t)
-				return;
-			c->tids = t;
-			c->tid_cap = cap;
-		}
-		c->tids[c->ntids++] = tid;
+	if (t) {
+		snprintf(t->comm, sizeof(t->comm), "%s", comm);
+		aggregate__add_thread(c->agg, pid, tid, t->comm);
 	}
-	aggregate__add_thread(c->agg, pid, tid, comm);
 }
 
 void collector__peek(struct collector *c, const struct perf_event_header *h)
@@ -442,7 +455,8 @@ void collector__peek(struct collector *c, const struct perf_event_header *h)
 		struct perf_sample s;
 		char comm[16];
 
-		if (record__parse_sample(h, &s) || tid_known(c, s.tid))
+		if (record__parse_sample(h, &s) ||
+		    table_find(&c->threads, s.tid))
 			return;
 		if (!procfs__comm((pid_t)s.pid, (pid_t)s.tid, comm, sizeof(comm)))
 			note_thread(c, s.pid, s.tid, comm);
@@ -550,10 +564,23 @@ static int process_task(struct collector *c, const struct perf_event_header *h)
 		return 0;
 	}
 	if (h->type == PERF_RECORD_EXIT) {
-		forget_tid(c, r.tid);
+		struct thread *t = table_find(&c->threads, r.tid);
+
+		if (t)
+			table_delete(&c->threads, t);
 		if (r.pid == r.tid && (p = find_proc(c, r.pid)))
 			drop_proc(c, p);
 		return 0;
+	}
+	{	/* a new task is named like its parent until it renames */
+		struct thread *parent_thread = table_find(&c->threads, r.ptid);
+
+		if (parent_thread) {
+			char comm[16];
+
+			memcpy(comm, parent_thread->comm, sizeof(comm));
+			note_thread(c, r.pid, r.tid, comm);
+		}
 	}
 	if (r.pid == r.ppid)	/* a new thread shares the address space */
 		return 0;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "collector/sys.h"
+#include "common/grow.h"
 
 static int read_file(const char *path, char *buf, size_t len)
 {
@@ -160,31 +161,21 @@ int procfs__tasks(pid_t pid, pid_t **tids, size_t *n)
 	char path[64];
 	DIR *d;
 	struct dirent *e;
-	size_t cap = 16;
+	size_t cap = 0;
 
 	snprintf(path, sizeof(path), "%s/%d/task", icppd_procdir, (int)pid);
 	d = opendir(path);
 	if (!d)
 		return -errno;
 	*n = 0;
-	*tids = malloc(cap * sizeof(**tids));
-	if (!*tids) {
-		closedir(d);
-		return -ENOMEM;
-	}
+	*tids = NULL;
 	while ((e = readdir(d))) {
 		if (!isdigit((unsigned char)e->d_name[0]))
 			continue;
-		if (*n == cap) {
-			pid_t *t = realloc(*tids, 2 * cap * sizeof(*t));
-
-			if (!t) {
-				free(*tids);
-				closedir(d);
-				return -ENOMEM;
-			}
-			*tids = t;
-			cap *= 2;
+		if (grow(tids, &cap, *n + 1, sizeof(**tids), 16)) {
+			free(*tids);
+			closedir(d);
+			return -ENOMEM;
 		}
 		(*tids)[(*n)++] = (pid_t)atoi(e->d_name);
 	}
@@ -194,12 +185,10 @@ int procfs__tasks(pid_t pid, pid_t **tids, size_t *n)
 
 int procfs__parse_cpu_list(const char *s, int **cpus, size_t *n)
 {
-	size_t cap = 8;
+	size_t cap = 0;
 
 	*n = 0;
-	*cpus = malloc(cap * sizeof(**cpus));
-	if (!*cpus)
-		return -ENOMEM;
+	*cpus = NULL;
 	while (*s && *s != '\n') {
 		char *end;
 		long a = strtol(s, &end, 10), b;
@@ -215,15 +204,9 @@ int procfs__parse_cpu_list(const char *s, int **cpus, size_t *n)
 			s = end;
 		}
 		for (long c = a; c <= b; c++) {
-			if (*n == cap) {
-				int *t = realloc(*cpus, 2 * cap * sizeof(*t));
-
-				if (!t) {
-					free(*cpus);
-					return -ENOMEM;
-				}
-				*cpus = t;
-				cap *= 2;
+			if (grow(cpus, &cap, *n + 1, sizeof(**cpus), 8)) {
+				free(*cpus);
+				return -ENOMEM;
 			}
 			(*cpus)[(*n)++] = (int)c;
 		}

@@ -17,6 +17,7 @@
 #include "collector/record.h"
 #include "collector/ring.h"
 #include "collector/sys.h"
+#include "common/grow.h"
 
 struct pending {
 	uint64_t time;
@@ -207,27 +208,10 @@ static int enqueue(void *arg, const struct perf_event_header *h)
 	 * the front (the collector counts it as malformed). */
 	if (record__time(h, &time))
 		time = 0;
-	if (s->arena_len + h->size > s->arena_cap) {
-		size_t cap = s->arena_cap ? s->arena_cap : 1 << 16;
-		uint8_t *t;
-
-		while (cap < s->arena_len + h->size)
-			cap *= 2;
-		t = realloc(s->arena, cap);
-		if (!t)
-			return s->oom = -ENOMEM;
-		s->arena = t;
-		s->arena_cap = cap;
-	}
-	if (s->nq == s->qcap) {
-		size_t cap = s->qcap ? 2 * s->qcap : 1024;
-		struct pending *t = realloc(s->q, cap * sizeof(*t));
-
-		if (!t)
-			return s->oom = -ENOMEM;
-		s->q = t;
-		s->qcap = cap;
-	}
+	if (grow(&s->arena, &s->arena_cap, s->arena_len + h->size, 1,
+		 1 << 16) ||
+	    grow(&s->q, &s->qcap, s->nq + 1, sizeof(*s->q), 1024))
+		return s->oom = -ENOMEM;
 	memcpy(s->arena + s->arena_len, h, h->size);
 	s->q[s->nq++] = (struct pending){ time, s->seq++, s->arena_len };
 	s->arena_len += h->size;

@@ -21,6 +21,7 @@
 
 #include "binary/module.h"
 #include "collector/aggregate.h"
+#include "common/grow.h"
 #include "config.h"
 #include "schema/migrations.h"
 
@@ -34,8 +35,10 @@ struct store {
 	sqlite3 *db;
 	char *path;
 	char err[512];
-	const struct module **mods;	/* module pointer -> id cache */
-	int64_t *mod_ids;
+	struct mod_slot {		/* module pointer -> id cache */
+		const struct module *mod;
+		int64_t id;
+	} *mods;
 	size_t nmods, mods_cap;
 	struct func_slot *funcs;	/* (module, address) -> id */
 	size_t nfuncs, funcs_cap;	/* funcs_cap: power of two */
@@ -239,7 +242,6 @@ void store__close(struct store *st)
 	sqlite3_finalize(st->upd_run);
 	sqlite3_close(st->db);
 	free(st->mods);
-	free(st->mod_ids);
 	free(st->funcs);
 	free(st->path);
 	free(st);
@@ -322,8 +324,8 @@ static int module_id(struct store *st, const struct module *m, int64_t *id)
 		return 0;
 	}
 	for (size_t i = 0; i < st->nmods; i++)
-		if (st->mods[i] == m) {
-			*id = st->mod_ids[i];
+		if (st->mods[i].mod == m) {
+			*id = st->mods[i].id;
 			return 0;
 		}
 	for (int k = 0; k < 2; k++) {
@@ -334,22 +336,9 @@ static int module_id(struct store *st, const struct module *m, int64_t *id)
 		if (k ? select_id(st, s, id) : step_done(st, s, "adding a module"))
 			return -1;
 	}
-	if (st->nmods == st->mods_cap) {
-		size_t cap = st->mods_cap ? 2 * st->mods_cap : 16;
-		const struct module **m2 = realloc(st->mods, cap * sizeof(*m2));
-		int64_t *i2;
-
-		if (!m2)
-			return -1;
-		st->mods = m2;
-		i2 = realloc(st->mod_ids, cap * sizeof(*i2));
-		if (!i2)
-			return -1;
-		st->mod_ids = i2;
-		st->mods_cap = cap;
-	}
-	st->mods[st->nmods] = m;
-	st->mod_ids[st->nmods++] = *id;
+	if (grow(&st->mods, &st->mods_cap, st->nmods + 1, sizeof(*st->mods), 16))
+		return -1;
+	st->mods[st->nmods++] = (struct mod_slot){ m, *id };
 	return 0;
 }
 
