@@ -131,7 +131,6 @@ static int64_t mono_ns(void)
 }
 
 struct recorder {
-	struct record_opts *o;
 	struct store *store;
 	struct module_cache *modules;
 	struct aggregate *agg;
@@ -248,7 +247,7 @@ static bool power_of_two(uint64_t v)
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = { .db = "icppd.db", .mmap_pages = 64 };
-	struct recorder r = { .o = &o };
+	struct recorder r = { 0 };
 	struct launch child = { .pid = -1, .go_fd = -1, .err_fd = -1 };
 	struct event_choice ev;
 	struct run_info ri = { .kind = "record" };
