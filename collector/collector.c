@@ -452,15 +452,15 @@ void collector__peek(struct collector *c, const struct perf_event_header *h)
 			return;
 		read_main_base(p, r.time);
 	} else if (h->type == PERF_RECORD_SAMPLE) {
-		struct perf_sample s;
+		uint32_t pid, tid;
 		char comm[16];
 
-		if (record__parse_sample(h, &s) ||
-		    table_find(&c->threads, s.tid))
+		if (record__sample_task(h, &pid, &tid) ||
+		    table_find(&c->threads, tid))
 			return;
-		if (!procfs__comm((pid_t)s.pid, (pid_t)s.tid, comm, sizeof(comm)))
-			note_thread(c, s.pid, s.tid, comm);
-		p = get_proc(c, s.pid);
+		if (!procfs__comm((pid_t)pid, (pid_t)tid, comm, sizeof(comm)))
+			note_thread(c, pid, tid, comm);
+		p = get_proc(c, pid);
 		if (p && !p->nbases && !p->base_tried) {
 			p->base_tried = true;
 			read_main_base(p, 0);

@@ -143,6 +143,18 @@ int record__parse_lost(const struct perf_event_header *h, uint64_t *lost)
 	return -EINVAL;
 }
 
+int record__sample_task(const struct perf_event_header *h, uint32_t *pid,
+			uint32_t *tid)
+{
+	struct cursor c = body(h);
+
+	if (h->type != PERF_RECORD_SAMPLE || h->size < sizeof(*h))
+		return -EINVAL;
+	c.p += 16;	/* identifier, ip */
+	return c.p > c.end || take(&c, pid, 4) || take(&c, tid, 4) ?
+	       -EINVAL : 0;
+}
+
 int record__time(const struct perf_event_header *h, uint64_t *time)
 {
 	struct sample_id sid;

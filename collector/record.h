@@ -69,6 +69,10 @@ int record__parse_comm(const struct perf_event_header *h, struct rec_comm *out);
 int record__parse_task(const struct perf_event_header *h, struct rec_task *out);
 /* PERF_RECORD_LOST and PERF_RECORD_LOST_SAMPLES: how many were lost. */
 int record__parse_lost(const struct perf_event_header *h, uint64_t *lost);
+/* pid and tid of a sample without decoding the rest (the peek, which
+ * runs on every sample before ordering).  0 or -EINVAL. */
+int record__sample_task(const struct perf_event_header *h, uint32_t *pid,
+			uint32_t *tid);
 /* The time stamp used to order @h among the rings: the sample's time or
  * the sample_id trailer's.  -EINVAL when the record has none. */
 int record__time(const struct perf_event_header *h, uint64_t *time);

@@ -25,6 +25,16 @@ static void test_sample(void)
 	is_int(out.uip, 0x401000, "user ip");
 	is_int(out.sp, 0x7ffd0000, "user sp");
 	is_int(out.bp, 0x7ffd0040, "user bp");
+	{
+		uint32_t pid = 0, tid = 0;
+
+		is_int(record__sample_task(h, &pid, &tid), 0, "sample task read alone");
+		ok(pid == 100 && tid == 101, "sample task is pid 100, tid 101");
+		h->size = 20;
+		is_int(record__sample_task(h, &pid, &tid), -EINVAL,
+		       "sample task refused from a truncated record");
+		h->size = 72;
+	}
 	is_int(record__time(h, &t), 0, "sample time for ordering");
 	is_int(t, 5555, "ordering time is the sample time");
 
