@@ -24,15 +24,38 @@
 /* No producer emits more rows than bytes of code; cap a lying table. */
 #define MAX_ROWS_PER_FDE 65536
 
-enum row_kind { ROW_REG_OFFSET, ROW_EXPR, ROW_UNSUPPORTED };
+/*
+ * One column of a row.  The CFA column uses RULE_REG_OFFSET (reg + offset)
+ * and RULE_VAL_EXPR (the expression computes the CFA); register columns
+ * use all of them, with DWARF's meanings: RULE_OFFSET and RULE_EXPR give
+ * the address where the caller's value is saved, RULE_VAL_OFFSET and
+ * RULE_VAL_EXPR the value itself.
+ */
+enum rule_kind {
+	RULE_SAME,		/* the caller's value is the current one */
+	RULE_UNDEF,		/* no caller value (outermost frame for RA) */
+	RULE_OFFSET,		/* saved at CFA + offset */
+	RULE_VAL_OFFSET,	/* is CFA + offset */
+	RULE_REG_OFFSET,	/* is register reg + offset */
+	RULE_EXPR,		/* saved at the address the expr computes */
+	RULE_VAL_EXPR,		/* is what the expr computes */
+	RULE_UNSUPPORTED,
+};
 
-struct cfa_row {
-	uint64_t pc;
-	int64_t offset;		/* ROW_REG_OFFSET */
-	const uint8_t *expr;	/* ROW_EXPR: into libdwarf's section copy */
+struct rule {
+	int64_t offset;
+	const uint8_t *expr;	/* into libdwarf's section copy */
 	uint32_t expr_len;
 	uint16_t reg;
 	uint8_t kind;
+};
+
+/* The columns an x86-64 unwinder needs: CFA, RBP, RSP and the return
+ * address.  Other callee-saved registers never feed a CFA rule in code
+ * GCC or glibc emit, so they are not tracked. */
+struct cfa_row {
+	uint64_t pc;
+	struct rule cfa, bp, sp, ra;
 };
 
 struct fde_entry {
@@ -41,6 +64,7 @@ struct fde_entry {
 	struct cfa_row *rows;	/* NULL until first use */
 	uint32_t nrows;
 	bool broken;		/* rows could not be built */
+	bool signal;		/* CIE augmentation has 'S' */
 };
 
 struct cfi {
@@ -59,6 +83,29 @@ static int cmp_fde(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* A signal trampoline's FDE ('S' in the CIE augmentation): the frame
+ * above it was interrupted, not calling, so its pc is exact. */
+static bool is_signal_frame(struct cfi *cfi, Dwarf_Fde fde)
+{
+	Dwarf_Cie cie;
+	Dwarf_Unsigned bytes, caf, ilen;
+	Dwarf_Small version;
+	Dwarf_Signed daf;
+	Dwarf_Half ra, offsz;
+	Dwarf_Ptr init;
+	Dwarf_Error err = NULL;
+	char *aug = NULL;
+
+	if (dwarf_get_cie_of_fde(fde, &cie, &err) != DW_DLV_OK ||
+	    dwarf_get_cie_info_b(cie, &bytes, &version, &aug, &caf, &daf, &ra,
+				 &init, &ilen, &offsz, &err) != DW_DLV_OK) {
+		if (err)
+			dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
+		return false;
+	}
+	return aug && aug[0] == 'z' && strchr(aug, 'S');
+}
+
 struct cfi *cfi__open(Elf *elf)
 {
 	Dwarf_Error err = NULL;
@@ -70,8 +117,10 @@ struct cfi *cfi__open(Elf *elf)
 	if (dwarf_elf_init(elf, DW_DLC_READ, NULL, NULL, &cfi->dbg, &err) !=
 	    DW_DLV_OK)
 		goto out_free;
-	/* Rule table large enough for every x86-64 DWARF register. */
+	/* Rule table large enough for every x86-64 DWARF register;
+	 * registers no instruction mentions keep their caller's value. */
 	dwarf_set_frame_rule_table_size(cfi->dbg, 128);
+	dwarf_set_frame_rule_initial_value(cfi->dbg, DW_FRAME_SAME_VAL);
 	rc = dwarf_get_fde_list_eh(cfi->dbg, &cfi->cie_data, &cfi->cie_count,
 				   &cfi->fde_data, &cfi->fde_count, &err);
 	if (rc != DW_DLV_OK) {
@@ -96,7 +145,8 @@ struct cfi *cfi__open(Elf *elf)
 		    len == 0 || lo + len < lo)
 			continue;
 		cfi->fdes[cfi->nfdes++] = (struct fde_entry){
-			.lo = lo, .hi = lo + len, .fde = cfi->fde_data[i] };
+			.lo = lo, .hi = lo + len, .fde = cfi->fde_data[i],
+			.signal = is_signal_frame(cfi, cfi->fde_data[i]) };
 	}
 	qsort(cfi->fdes, cfi->nfdes, sizeof(*cfi->fdes), cmp_fde);
 	size_t kept = 0;
@@ -168,7 +218,58 @@ int cfi__fde_range(const struct cfi *cfi, uint64_t vaddr, uint64_t *lo,
 	return 0;
 }
 
-/* Walks the FDE's rows once with libdwarf and keeps the CFA column. */
+/* The rule of one register column at @pc, from libdwarf's answer. */
+static int column_rule(struct cfi *cfi, Dwarf_Fde fde, uint16_t col,
+		       Dwarf_Addr pc, struct rule *r)
+{
+	Dwarf_Small vtype = 0;
+	Dwarf_Signed off_rel = 0, reg = 0, off = 0;
+	Dwarf_Ptr block = NULL;
+	Dwarf_Addr row_pc = 0, next_pc = 0;
+	Dwarf_Bool more = 0;
+	Dwarf_Error err = NULL;
+
+	if (dwarf_get_fde_info_for_reg3_b(fde, col, pc, &vtype, &off_rel, &reg,
+					  &off, &block, &row_pc, &more,
+					  &next_pc, &err) != DW_DLV_OK) {
+		if (err)
+			dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
+		return -EINVAL;
+	}
+	*r = (struct rule){ .kind = RULE_UNSUPPORTED };
+	switch (vtype) {
+	case DW_EXPR_OFFSET:
+		if (off_rel) {
+			r->kind = RULE_OFFSET;
+			r->offset = off;
+		} else if (reg == DW_FRAME_SAME_VAL || reg == col) {
+			r->kind = RULE_SAME;
+		} else if (reg == DW_FRAME_UNDEFINED_VAL) {
+			r->kind = RULE_UNDEF;
+		} else if (reg >= 0 && reg < 128) {
+			r->kind = RULE_REG_OFFSET;
+			r->reg = (uint16_t)reg;
+		}
+		break;
+	case DW_EXPR_VAL_OFFSET:
+		r->kind = RULE_VAL_OFFSET;
+		r->offset = off;
+		break;
+	case DW_EXPR_EXPRESSION:
+	case DW_EXPR_VAL_EXPRESSION:
+		if (block && off > 0 && off < 4096) {
+			r->kind = vtype == DW_EXPR_EXPRESSION ? RULE_EXPR
+							      : RULE_VAL_EXPR;
+			r->expr = block;
+			r->expr_len = (uint32_t)off;
+		}
+		break;
+	}
+	return 0;
+}
+
+/* Walks the FDE's rows once with libdwarf and keeps the CFA, RBP, RSP
+ * and return-address columns. */
 static int build_rows(struct cfi *cfi, struct fde_entry *f)
 {
 	size_t cap = 0, n = 0;
@@ -183,7 +284,7 @@ static int build_rows(struct cfi *cfi, struct fde_entry *f)
 		Dwarf_Addr row_pc = 0, next_pc = 0;
 		Dwarf_Bool more = 0;
 		Dwarf_Error err = NULL;
-		struct cfa_row r = { 0 };
+		struct cfa_row r = { .pc = pc };
 
 		if (dwarf_get_fde_info_for_cfa_reg3_b(f->fde, pc, &vtype,
 				&off_rel, &reg, &off, &block, &row_pc, &more,
@@ -192,20 +293,23 @@ static int build_rows(struct cfi *cfi, struct fde_entry *f)
 				dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
 			goto out;
 		}
-		r.pc = pc;
 		if (vtype == DW_EXPR_OFFSET && off_rel &&
 		    (reg == DWARF_REG_SP || reg == DWARF_REG_BP)) {
-			r.kind = ROW_REG_OFFSET;
-			r.reg = (uint16_t)reg;
-			r.offset = off;
+			r.cfa.kind = RULE_REG_OFFSET;
+			r.cfa.reg = (uint16_t)reg;
+			r.cfa.offset = off;
 		} else if (vtype == DW_EXPR_EXPRESSION && block && off > 0 &&
 			   off < 4096) {
-			r.kind = ROW_EXPR;
-			r.expr = block;
-			r.expr_len = (uint32_t)off;
+			r.cfa.kind = RULE_VAL_EXPR;
+			r.cfa.expr = block;
+			r.cfa.expr_len = (uint32_t)off;
 		} else {
-			r.kind = ROW_UNSUPPORTED;
+			r.cfa.kind = RULE_UNSUPPORTED;
 		}
+		if (column_rule(cfi, f->fde, DWARF_REG_BP, pc, &r.bp) ||
+		    column_rule(cfi, f->fde, DWARF_REG_SP, pc, &r.sp) ||
+		    column_rule(cfi, f->fde, DWARF_REG_IP, pc, &r.ra))
+			goto out;
 		if (grow(&rows, &cap, n + 1, sizeof(*rows), 8)) {
 			ret = -ENOMEM;
 			goto out;
@@ -283,14 +387,28 @@ static int read_fixed(const uint8_t **p, const uint8_t *end, unsigned size,
 
 #define STACK_MAX 16
 
-int cfi__eval_expr(const uint8_t *expr, size_t len,
-		   const struct cfi_regs *regs, uint64_t *value)
+int cfi__mem_read(const struct cfi_mem *mem, uint64_t addr, uint64_t *value)
+{
+	if (!mem || addr < mem->start || addr - mem->start > mem->size ||
+	    mem->size - (addr - mem->start) < 8)
+		return -EFAULT;
+	memcpy(value, mem->data + (addr - mem->start), 8);
+	return 0;
+}
+
+/* @initial, when not NULL, is pushed first (the CFA, for DW_CFA_expression
+ * and DW_CFA_val_expression rules); @mem may be NULL (no deref). */
+static int eval(const uint8_t *expr, size_t len, const struct cfi_regs *regs,
+		const struct cfi_mem *mem, const uint64_t *initial,
+		uint64_t *value)
 {
 	const uint8_t *p = expr, *end = expr + len;
 	uint64_t st[STACK_MAX], a, b;
 	int sp = 0;
 	bool ok = true;
 
+	if (initial)
+		st[sp++] = *initial;
 #define NEED(n) do { if (sp < (n)) return -EINVAL; } while (0)
 #define PUSH(v) do { if (sp == STACK_MAX) return -EINVAL; st[sp++] = (v); } while (0)
 	while (p < end) {
@@ -387,8 +505,19 @@ int cfi__eval_expr(const uint8_t *expr, size_t len,
 				break;
 			case DW_OP_nop:
 				break;
+			case DW_OP_deref: {
+				int ret;
+
+				NEED(1);
+				if (!mem)
+					return -ENOTSUP;
+				ret = cfi__mem_read(mem, st[sp - 1], &a);
+				if (ret)
+					return ret;
+				st[sp - 1] = a;
+				break;
+			}
 			default:
-				/* deref and friends need the target's memory. */
 				return -ENOTSUP;
 			}
 		}
@@ -401,11 +530,17 @@ int cfi__eval_expr(const uint8_t *expr, size_t len,
 	return 0;
 }
 
-int cfi__cfa(struct cfi *cfi, uint64_t vaddr, const struct cfi_regs *regs,
-	     uint64_t *cfa)
+int cfi__eval_expr(const uint8_t *expr, size_t len,
+		   const struct cfi_regs *regs, uint64_t *value)
+{
+	return eval(expr, len, regs, NULL, NULL, value);
+}
+
+/* The row of @vaddr, building the FDE's rows on first use. */
+static int find_row(struct cfi *cfi, uint64_t vaddr, const struct cfa_row **row,
+		    const struct fde_entry **fde)
 {
 	struct fde_entry *f = find_fde(cfi, vaddr);
-	const struct cfa_row *r;
 	size_t lo, hi;
 
 	if (!f)
@@ -431,15 +566,94 @@ int cfi__cfa(struct cfi *cfi, uint64_t vaddr, const struct cfi_regs *regs,
 		else
 			hi = mid;
 	}
-	r = &f->rows[lo];
-	switch (r->kind) {
-	case ROW_REG_OFFSET:
-		*cfa = (r->reg == DWARF_REG_SP ? regs->sp : regs->bp) +
-		       (uint64_t)r->offset;
+	*row = &f->rows[lo];
+	if (fde)
+		*fde = f;
+	return 0;
+}
+
+static int row_cfa(const struct cfa_row *r, const struct cfi_regs *regs,
+		   const struct cfi_mem *mem, uint64_t *cfa)
+{
+	switch (r->cfa.kind) {
+	case RULE_REG_OFFSET:
+		*cfa = (r->cfa.reg == DWARF_REG_SP ? regs->sp : regs->bp) +
+		       (uint64_t)r->cfa.offset;
 		return 0;
-	case ROW_EXPR:
-		return cfi__eval_expr(r->expr, r->expr_len, regs, cfa);
+	case RULE_VAL_EXPR:
+		return eval(r->cfa.expr, r->cfa.expr_len, regs, mem, NULL, cfa);
 	default:
 		return -ENOTSUP;
 	}
+}
+
+int cfi__cfa(struct cfi *cfi, uint64_t vaddr, const struct cfi_regs *regs,
+	     uint64_t *cfa)
+{
+	const struct cfa_row *r;
+	int ret = find_row(cfi, vaddr, &r, NULL);
+
+	return ret ? ret : row_cfa(r, regs, NULL, cfa);
+}
+
+/* The caller's value of one register under rule @r. */
+static int recover(const struct rule *r, uint64_t cfa, uint64_t current,
+		   const struct cfi_regs *regs, const struct cfi_mem *mem,
+		   uint64_t *value)
+{
+	uint64_t addr;
+	bool ok = true;
+	int ret;
+
+	switch (r->kind) {
+	case RULE_SAME:
+		*value = current;
+		return 0;
+	case RULE_OFFSET:
+		return cfi__mem_read(mem, cfa + (uint64_t)r->offset, value);
+	case RULE_VAL_OFFSET:
+		*value = cfa + (uint64_t)r->offset;
+		return 0;
+	case RULE_REG_OFFSET:
+		*value = reg_value(regs, r->reg, &ok) + (uint64_t)r->offset;
+		return ok ? 0 : -ENOTSUP;
+	case RULE_EXPR:
+		ret = eval(r->expr, r->expr_len, regs, mem, &cfa, &addr);
+		return ret ? ret : cfi__mem_read(mem, addr, value);
+	case RULE_VAL_EXPR:
+		return eval(r->expr, r->expr_len, regs, mem, &cfa, value);
+	default:
+		return -ENOTSUP;
+	}
+}
+
+int cfi__step(struct cfi *cfi, uint64_t vaddr, struct cfi_regs *regs,
+	      const struct cfi_mem *mem, struct cfi_step *out)
+{
+	const struct fde_entry *f;
+	const struct cfa_row *r;
+	struct cfi_regs caller;
+	int ret = find_row(cfi, vaddr, &r, &f);
+
+	if (ret)
+		return ret;
+	out->signal = f->signal;
+	ret = row_cfa(r, regs, mem, &out->cfa);
+	if (ret)
+		return ret;
+	if (r->ra.kind == RULE_UNDEF)
+		return 1;
+	/* Without a rule of its own, the caller's SP is the CFA. */
+	if (r->sp.kind == RULE_SAME)
+		caller.sp = out->cfa;
+	else if ((ret = recover(&r->sp, out->cfa, regs->sp, regs, mem,
+				&caller.sp)))
+		return ret;
+	if ((ret = recover(&r->bp, out->cfa, regs->bp, regs, mem, &caller.bp)) ||
+	    (ret = recover(&r->ra, out->cfa, regs->ip, regs, mem, &caller.ip)))
+		return ret;
+	if (r->ra.kind == RULE_SAME)
+		return -EINVAL;	/* would loop on the same frame */
+	*regs = caller;
+	return 0;
 }

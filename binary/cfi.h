@@ -8,12 +8,16 @@
  * Tuned for sampling: opening a table only lists and sorts the FDE
  * ranges; the rows of one FDE are expanded the first time a sample falls
  * in it and kept, so the cost is paid once per sampled function, and a
- * lookup afterwards is two binary searches.
+ * lookup afterwards is two binary searches.  Rows keep the columns an
+ * unwinder needs (CFA, RBP, RSP, return address), so the same table
+ * serves CID formation and stack unwinding.
  */
 #ifndef ICPPD_BINARY_CFI_H
 #define ICPPD_BINARY_CFI_H
 
 #include <libelf.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct cfi;
@@ -51,6 +55,36 @@ int cfi__fde_range(const struct cfi *cfi, uint64_t vaddr,
  */
 int cfi__cfa(struct cfi *cfi, uint64_t vaddr, const struct cfi_regs *regs,
 	     uint64_t *cfa);
+
+/* A copy of part of the target's memory (the sampled user stack). */
+struct cfi_mem {
+	uint64_t start;		/* address of data[0] */
+	const uint8_t *data;
+	size_t size;
+};
+
+/* Reads 8 bytes at @addr from @mem: 0, or -EFAULT outside the copy. */
+int cfi__mem_read(const struct cfi_mem *mem, uint64_t addr, uint64_t *value);
+
+struct cfi_step {
+	uint64_t cfa;	/* of the frame stepped out of */
+	bool signal;	/* that frame is a signal trampoline: the caller's
+			 * pc is where it was interrupted, not a return
+			 * address */
+};
+
+/*
+ * One unwinding step: @regs hold the frame at @vaddr (the link-time
+ * address to look up: the pc itself for the innermost frame and after a
+ * signal frame, the return address minus one otherwise); on success they
+ * hold the caller's SP, BP and IP (a return address).  Returns 0; 1 when
+ * the CFI marks the frame outermost (return address undefined, as
+ * glibc's _start and clone3 do); -ENOENT when no FDE covers @vaddr;
+ * -EFAULT when a saved value lies outside @mem; -ENOTSUP or -EINVAL for
+ * rules it cannot follow.
+ */
+int cfi__step(struct cfi *cfi, uint64_t vaddr, struct cfi_regs *regs,
+	      const struct cfi_mem *mem, struct cfi_step *out);
 
 /*
  * Evaluates a DWARF expression that computes a value from registers only

@@ -363,6 +363,14 @@ int module__cfa(struct module *m, uint64_t vaddr, const struct cfi_regs *regs,
 	return cfi__cfa(m->cfi, vaddr, regs, cfa);
 }
 
+int module__step(struct module *m, uint64_t vaddr, struct cfi_regs *regs,
+		 const struct cfi_mem *mem, struct cfi_step *out)
+{
+	if (!m->cfi)
+		return -ENOENT;
+	return cfi__step(m->cfi, vaddr, regs, mem, out);
+}
+
 struct module_cache {
 	struct module **mods;
 	size_t n, cap;

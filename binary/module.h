@@ -59,6 +59,10 @@ int module__function(const struct module *m, uint64_t vaddr,
 int module__cfa(struct module *m, uint64_t vaddr, const struct cfi_regs *regs,
 		uint64_t *cfa);
 
+/* See cfi__step(); -ENOENT also when the module has no CFI at all. */
+int module__step(struct module *m, uint64_t vaddr, struct cfi_regs *regs,
+		 const struct cfi_mem *mem, struct cfi_step *out);
+
 /* Cache of modules by path and inode. */
 struct module_cache;
 struct module_cache *module_cache__new(void);

@@ -22,11 +22,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "binary/module.h"
 #include "common/grow.h"
 #include "collector/procfs.h"
 #include "collector/record.h"
+#include "collector/sys.h"
 
 /* A main-thread SP further than this below startstack is not on it. */
 #define MAIN_STACK_MAX (1ULL << 30)
@@ -54,6 +56,8 @@ struct process {
 	struct stack_base bases[MAX_BASES];
 	int nbases;
 	uint64_t next_exec_base;	/* known before its exec record, or 0 */
+	const struct module *exe;	/* the executable, NULL if unknown */
+	bool exe_pending;	/* exec seen: the next file mapped is it */
 };
 
 struct thread {
@@ -75,6 +79,9 @@ struct collector {
 	struct collector_stats stats;
 	struct table procs;	/* struct process by pid */
 	struct table threads;	/* struct thread by tid: names known */
+	collector_path_fn path_fn;	/* NULL: no unwinding */
+	void *path_arg;
+	struct path_frame *frames;	/* ICPPD_MAX_FRAMES, when unwinding */
 };
 
 /* ---- tables of processes and threads --------------------------------- */
@@ -207,6 +214,7 @@ void collector__free(struct collector *c)
 		free(((struct process *)c->procs.slots)[i].maps);
 	free(c->procs.slots);
 	free(c->threads.slots);
+	free(c->frames);
 	free(c);
 }
 
@@ -319,6 +327,12 @@ static int add_mapping(struct collector *c, struct process *p, uint64_t start,
 {
 	struct mapping m = { .start = start, .end = end, .pgoff = pgoff };
 
+	/* The kernel maps the executable's segments first after an exec
+	 * (the first one is often not executable). */
+	if (p->exe_pending && path[0] == '/' && !is_anon_path(path)) {
+		p->exe = module_cache__get(c->modules, path, dev, ino);
+		p->exe_pending = false;
+	}
 	if (!strcmp(path, "[stack]")) {
 		m.kind = REGION_MAIN_STACK;
 	} else if (prot & PROT_EXEC) {
@@ -514,6 +528,126 @@ static enum cid_failure form_cid(struct collector *c,
 	return CID_NR_FAILURES;	/* success */
 }
 
+/* ---- unwinding (training and validation) ---------------------------- */
+
+static const char *const unwind_names[UNW_NR_STATUS] = {
+	[UNW_COMPLETE] = "complete",
+	[UNW_TRUNCATED] = "truncated",
+	[UNW_NO_STACK] = "no_stack",
+	[UNW_NO_MAPPING] = "no_mapping",
+	[UNW_NO_CFI] = "no_cfi",
+	[UNW_BAD_CFI] = "bad_cfi",
+	[UNW_BAD_FRAME] = "bad_frame",
+	[UNW_TOO_DEEP] = "too_deep",
+	[UNW_NO_PROGRAM] = "no_program",
+};
+
+const char *unwind_status__name(enum unwind_status s)
+{
+	return (unsigned)s < UNW_NR_STATUS ? unwind_names[s] : "?";
+}
+
+int collector__set_unwind(struct collector *c, collector_path_fn fn,
+			  void *arg)
+{
+	if (!c->frames) {
+		c->frames = calloc(ICPPD_MAX_FRAMES, sizeof(*c->frames));
+		if (!c->frames)
+			return -ENOMEM;
+	}
+	c->path_fn = fn;
+	c->path_arg = arg;
+	return 0;
+}
+
+/*
+ * Walks the stack copy from the sampled registers to the outermost
+ * frame.  A frame is outermost when its CFI says the return address is
+ * undefined (glibc's _start and clone3) or when its CFA is at or above
+ * the stack base (a start routine without such CFI).  Heights use the
+ * same base as the sample's CID, so frames[innermost] is the CID.
+ * Frames are stored innermost first in c->frames; *@n is their count.
+ */
+static enum unwind_status unwind(struct collector *c, struct process *p,
+				 const struct perf_sample *s, uint64_t base,
+				 size_t *n)
+{
+	struct cfi_regs regs = { .sp = s->sp, .bp = s->bp, .ip = s->uip };
+	struct cfi_mem mem = { .start = s->sp, .data = s->stack,
+			       .size = s->stack_size };
+	bool exact = true;	/* the pc is not a return address */
+
+	*n = 0;
+	if (!s->stack || !s->stack_size)
+		return UNW_NO_STACK;
+	for (;;) {
+		struct module_func f;
+		struct cfi_step st = { 0 };
+		struct mapping *m;
+		uint64_t vaddr, look, sp = regs.sp;
+		long i = find_map(p, regs.ip);
+		int ret;
+
+		if (*n == ICPPD_MAX_FRAMES)
+			return UNW_TOO_DEEP;
+		if (i < 0 || p->maps[i].kind != REGION_MODULE)
+			return UNW_NO_MAPPING;
+		m = &p->maps[i];
+		if (module__error(m->mod) ||
+		    module__vaddr(m->mod, regs.ip - m->start + m->pgoff, &vaddr))
+			return UNW_NO_MAPPING;
+		/* A return address may be one past a call that ends the
+		 * function (noreturn): look up the call itself. */
+		look = exact ? vaddr : vaddr - 1;
+		if (module__function(m->mod, look, &f))
+			return UNW_NO_CFI;
+		ret = module__step(m->mod, look, &regs, &mem, &st);
+		if (ret < 0 && ret != -EFAULT)
+			return ret == -ENOENT ? UNW_NO_CFI : UNW_BAD_CFI;
+		if (ret == -EFAULT && st.cfa < base)
+			return UNW_TRUNCATED;
+		c->frames[(*n)++] = (struct path_frame){ .mod = m->mod,
+			.func = f.start, .name = f.name, .pc = vaddr,
+			.height = (int64_t)(base - st.cfa) };
+		if (ret == 1 || st.cfa >= base)
+			return UNW_COMPLETE;
+		if (ret == -EFAULT || regs.sp <= sp)
+			return UNW_BAD_FRAME;
+		exact = st.signal;
+	}
+}
+
+/* Reverses c->frames[0, n) into outermost-first order. */
+static void reverse_frames(struct path_frame *f, size_t n)
+{
+	for (size_t i = 0; i < n / 2; i++) {
+		struct path_frame t = f[i];
+
+		f[i] = f[n - 1 - i];
+		f[n - 1 - i] = t;
+	}
+}
+
+static int unwind_sample(struct collector *c, const struct perf_sample *s)
+{
+	struct process *p = find_proc(c, s->pid);
+	struct collector_path path;
+	enum unwind_status st;
+	uint64_t base;
+	size_t n;
+
+	if (!p || stack_base(p, s->sp, s->time, &base))
+		return 0;	/* form_cid() succeeded: cannot happen */
+	st = p->exe ? unwind(c, p, s, base, &n) : UNW_NO_PROGRAM;
+	c->stats.unwind[st]++;
+	if (st != UNW_COMPLETE)
+		return 0;
+	reverse_frames(c->frames, n);
+	path = (struct collector_path){ .program = p->exe, .pid = s->pid,
+		.tid = s->tid, .frames = c->frames, .n = n };
+	return c->path_fn(c->path_arg, &path);
+}
+
 static int process_sample(struct collector *c, const struct perf_event_header *h)
 {
 	struct perf_sample s;
@@ -529,8 +663,13 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 	c->stats.samples++;
 	why = form_cid(c, &s, &key, &name, &where);
 	if (why == CID_NR_FAILURES) {
+		int ret;
+
 		c->stats.cids++;
-		return aggregate__add_cid(c->agg, &key, name);
+		ret = aggregate__add_cid(c->agg, &key, name);
+		if (!ret && c->path_fn)
+			ret = unwind_sample(c, &s);
+		return ret;
 	}
 	c->stats.unresolved++;
 	c->stats.by_reason[why]++;
@@ -593,6 +732,7 @@ static int process_task(struct collector *c, const struct perf_event_header *h)
 			return -ENOMEM;
 		memcpy(p->maps, parent->maps, parent->nmaps * sizeof(*p->maps));
 		p->nmaps = parent->nmaps;
+		p->exe = parent->exe;
 		for (int i = 0; i < parent->nbases; i++)
 			if (parent->bases[i].since <= r.time)
 				add_base(p, parent->bases[i].since,
@@ -614,6 +754,8 @@ static int process_comm(struct collector *c, const struct perf_event_header *h)
 	if (!r.exec || !(p = get_proc(c, r.pid)))
 		return 0;
 	p->nmaps = 0;	/* a new image: MMAP2 records follow */
+	p->exe = NULL;
+	p->exe_pending = true;
 	/* The old image's stack base no longer holds.  When the peek could
 	 * not read the new one (the process was already gone), record that
 	 * it is unknown, rather than let samples fall back on the old one. */
@@ -678,6 +820,25 @@ static int seed_map(void *arg, const struct procfs_map *m)
 			   m->ino, m->prot, m->path) == -ENOMEM ? -ENOMEM : 0;
 }
 
+/* The executable of a process not seen exec'ing: the module mapped
+ * from the file /proc/PID/exe names. */
+static void find_exe(struct process *p, pid_t pid)
+{
+	char link[64], path[4096];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "%s/%d/exe", icppd_procdir, (int)pid);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0)
+		return;
+	path[n] = '\0';
+	for (size_t i = 0; i < p->nmaps; i++)
+		if (p->maps[i].mod && !strcmp(module__path(p->maps[i].mod), path)) {
+			p->exe = p->maps[i].mod;
+			return;
+		}
+}
+
 int collector__add_running(struct collector *c, pid_t pid)
 {
 	struct process *p = get_proc(c, (uint32_t)pid);
@@ -691,6 +852,7 @@ int collector__add_running(struct collector *c, pid_t pid)
 	ret = procfs__maps(pid, seed_map, &ctx);
 	if (ret)
 		return ret;
+	find_exe(p, pid);
 	p->base_tried = true;
 	read_main_base(p, 0);
 	if (!procfs__tasks(pid, &tids, &n)) {

@@ -22,8 +22,44 @@
 #include <sys/types.h>
 
 #include "collector/aggregate.h"
+#include "common/path.h"
 
+struct module;
 struct module_cache;
+
+/* What became of a sample's stack when unwinding (training and
+ * validation runs).  Names are stored in the database. */
+enum unwind_status {
+	UNW_COMPLETE,		/* reached the outermost frame */
+	UNW_TRUNCATED,		/* the stack copy ends below the outermost frame */
+	UNW_NO_STACK,		/* the sample carries no stack copy */
+	UNW_NO_MAPPING,		/* a return address outside every module */
+	UNW_NO_CFI,		/* no CFI covers a frame's pc */
+	UNW_BAD_CFI,		/* a CFI rule it cannot follow */
+	UNW_BAD_FRAME,		/* a frame not above its callee on the stack */
+	UNW_TOO_DEEP,		/* more than ICPPD_MAX_FRAMES frames */
+	UNW_NO_PROGRAM,		/* the process's executable is unknown */
+	UNW_NR_STATUS
+};
+
+#define ICPPD_MAX_FRAMES 4096
+
+/* "complete", "truncated", ... */
+const char *unwind_status__name(enum unwind_status s);
+
+/* A sample's whole call path, outermost frame first; the innermost
+ * frame's (function, height) is the sample's CID.  Frames are valid
+ * during the callback only. */
+struct collector_path {
+	const struct module *program;	/* the process's executable */
+	uint32_t pid, tid;
+	const struct path_frame *frames;
+	size_t n;
+};
+
+/* Called for every completely unwound sample; non-zero is returned from
+ * collector__process(). */
+typedef int (*collector_path_fn)(void *arg, const struct collector_path *p);
 
 struct collector_stats {
 	uint64_t samples;	/* sample records seen */
@@ -33,6 +69,9 @@ struct collector_stats {
 	uint64_t lost;		/* PERF_RECORD_LOST(_SAMPLES) totals */
 	uint64_t throttled;	/* PERF_RECORD_THROTTLE count */
 	uint64_t malformed;	/* records that failed to decode */
+	/* Samples with a CID, by what unwinding their stack gave (only
+	 * when unwinding is on). */
+	uint64_t unwind[UNW_NR_STATUS];
 };
 
 struct collector;
@@ -41,6 +80,14 @@ struct collector;
 struct collector *collector__new(struct module_cache *modules,
 				 struct aggregate *agg);
 void collector__free(struct collector *c);
+
+/*
+ * Unwinds the stack copy of every sample that has a CID (the event must
+ * request PERF_SAMPLE_STACK_USER) with the CFI of each module, and hands
+ * complete paths to @fn.  Partial paths are only counted.
+ */
+int collector__set_unwind(struct collector *c, collector_path_fn fn,
+			  void *arg);
 
 void collector__peek(struct collector *c, const struct perf_event_header *h);
 int collector__process(struct collector *c, const struct perf_event_header *h);

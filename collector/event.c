@@ -143,6 +143,24 @@ int event__choose(const char *name, uint64_t freq, uint64_t period,
 	return 0;
 }
 
+void event__add_stack(struct event_choice *ev, uint32_t bytes)
+{
+	ev->attr.sample_type |= PERF_SAMPLE_STACK_USER;
+	ev->attr.sample_stack_user = bytes;
+}
+
+void event__scale_rate(struct event_choice *ev, unsigned factor)
+{
+	if (ev->freq)
+		ev->rate *= factor;
+	else if (ev->rate / factor)
+		ev->rate = (ev->rate / factor) | 1;	/* odd: less aliasing */
+	if (ev->freq)
+		ev->attr.sample_freq = ev->rate;
+	else
+		ev->attr.sample_period = ev->rate;
+}
+
 const char *event__hint(int err)
 {
 	static char buf[192];

@@ -41,6 +41,14 @@ struct event_choice {
 int event__choose(const char *name, uint64_t freq, uint64_t period,
 		  struct event_choice *ev, char *err, size_t errlen);
 
+/* Training and validation runs: each sample also carries a copy of
+ * @bytes (a multiple of 8, at most 65528) of the user stack from SP up. */
+void event__add_stack(struct event_choice *ev, uint32_t bytes);
+
+/* Samples @factor times as often (a frequency times @factor, a period
+ * divided by it): training's denser default. */
+void event__scale_rate(struct event_choice *ev, unsigned factor);
+
 /* A one-line hint for a perf_event_open errno, or "". */
 const char *event__hint(int err);
 

@@ -26,6 +26,27 @@ static struct cursor body(const struct perf_event_header *h)
 	return (struct cursor){ p + sizeof(*h), p + h->size };
 }
 
+/* PERF_SAMPLE_STACK_USER: { u64 size; u8 data[size]; u64 dyn_size if
+ * size }, dyn_size being how much of it the kernel could copy. */
+static int parse_stack(struct cursor *c, struct perf_sample *out)
+{
+	uint64_t size, dyn;
+
+	if (take(c, &size, 8))
+		return -EINVAL;
+	out->has_stack = true;
+	if (!size)
+		return c->p == c->end ? 0 : -EINVAL;
+	if ((uint64_t)(c->end - c->p) < size)
+		return -EINVAL;
+	out->stack = c->p;
+	c->p += size;
+	if (take(c, &dyn, 8) || dyn > size || c->p != c->end)
+		return -EINVAL;
+	out->stack_size = dyn;
+	return 0;
+}
+
 int record__parse_sample(const struct perf_event_header *h,
 			 struct perf_sample *out)
 {
@@ -40,16 +61,16 @@ int record__parse_sample(const struct perf_event_header *h,
 	    take(&c, &out->pid, 4) || take(&c, &out->tid, 4) ||
 	    take(&c, &out->time, 8) || take(&c, &abi, 8))
 		return -EINVAL;
-	if (abi == PERF_SAMPLE_REGS_ABI_NONE)
-		return c.p == c.end ? 0 : -EINVAL;
-	if (abi != PERF_SAMPLE_REGS_ABI_64)
-		return -EINVAL;
-	/* Registers come in bit order of the mask: BP, SP, IP. */
-	if (take(&c, &out->bp, 8) || take(&c, &out->sp, 8) ||
-	    take(&c, &out->uip, 8))
-		return -EINVAL;
-	out->has_regs = true;
-	return c.p == c.end ? 0 : -EINVAL;
+	if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+		if (abi != PERF_SAMPLE_REGS_ABI_64)
+			return -EINVAL;
+		/* Registers come in bit order of the mask: BP, SP, IP. */
+		if (take(&c, &out->bp, 8) || take(&c, &out->sp, 8) ||
+		    take(&c, &out->uip, 8))
+			return -EINVAL;
+		out->has_regs = true;
+	}
+	return c.p == c.end ? 0 : parse_stack(&c, out);
 }
 
 /* The sample_id trailer: the last 24 bytes of a non-sample record. */

@@ -7,6 +7,8 @@
  * an out-of-bounds read.  The layout is the one the collector asks for:
  * sample_type IDENTIFIER|IP|TID|TIME|REGS_USER with sample_id_all, so
  * every non-sample record ends in {pid, tid, time, identifier}.
+ * Training and validation runs add PERF_SAMPLE_STACK_USER, which comes
+ * last; its presence is read from the bytes left after the registers.
  */
 #ifndef ICPPD_COLLECTOR_RECORD_H
 #define ICPPD_COLLECTOR_RECORD_H
@@ -37,6 +39,10 @@ struct perf_sample {
 	uint32_t pid, tid;
 	bool has_regs;		/* false for kernel threads */
 	uint64_t bp, sp, uip;	/* user registers */
+	bool has_stack;		/* PERF_SAMPLE_STACK_USER was present */
+	const uint8_t *stack;	/* copy of [sp, sp + stack_size), into the
+				 * record; NULL when nothing was copied */
+	uint64_t stack_size;
 };
 
 struct rec_mmap2 {

@@ -2,14 +2,17 @@
  * commands.h - the subcommands main() dispatches to.  Each takes the
  * argv that starts at its own name and returns the process exit status:
  * 0 success, 1 failure (after one "icppd: ..." line), 2 usage error;
- * record returns the profiled command's status.
+ * record, train and validate return the profiled command's status.
  */
 #ifndef ICPPD_DAEMON_COMMANDS_H
 #define ICPPD_DAEMON_COMMANDS_H
 
 #include "daemon/cli.h"
 
-extern const struct cli_command record_command;
+extern const struct cli_command record_command, train_command,
+				validate_command;
 int cmd_record(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
 
 #endif

@@ -65,28 +65,49 @@ static int check_file(const char *path, const char *shown, char *err,
 	return 0;
 }
 
-int launch__check(const char *file, char *err, size_t errlen)
+/* The file execvp would run for @file, in @buf: 0 or -ENOENT. */
+static int search_path(const char *file, char *buf, size_t len)
 {
 	const char *path = getenv("PATH");
+
+	if (strchr(file, '/')) {
+		snprintf(buf, len, "%s", file);
+		return 0;
+	}
+	if (!path)
+		path = "/usr/local/bin:/bin:/usr/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+
+		snprintf(buf, len, "%.*s/%s", (int)(n ? n : 1),
+			 n ? path : ".", file);
+		if (!access(buf, F_OK))
+			return 0;
+		path += n + (path[n] == ':');
+	}
+	return -ENOENT;
+}
+
+int launch__resolve(const char *file, char *path, size_t len)
+{
+	char buf[PATH_MAX];
+
+	if (!*file || search_path(file, buf, sizeof(buf)) ||
+	    !realpath(buf, path) || strlen(path) >= len)
+		return -ENOENT;
+	return 0;
+}
+
+int launch__check(const char *file, char *err, size_t errlen)
+{
 	char buf[PATH_MAX];
 
 	if (!*file) {
 		snprintf(err, errlen, "empty command name");
 		return -1;
 	}
-	if (strchr(file, '/'))
-		return check_file(file, file, err, errlen);
-	if (!path)
-		path = "/usr/local/bin:/bin:/usr/bin";
-	while (*path) {
-		size_t len = strcspn(path, ":");
-
-		snprintf(buf, sizeof(buf), "%.*s/%s", (int)(len ? len : 1),
-			 len ? path : ".", file);
-		if (!access(buf, F_OK))
-			return check_file(buf, file, err, errlen);
-		path += len + (path[len] == ':');
-	}
+	if (!search_path(file, buf, sizeof(buf)))
+		return check_file(buf, file, err, errlen);
 	snprintf(err, errlen, "%s: command not found", file);
 	return -1;
 }

@@ -25,6 +25,11 @@ struct launch {
  */
 int launch__check(const char *file, char *err, size_t errlen);
 
+/* The canonical path (symlinks resolved, as the kernel names mappings)
+ * of the file execvp would run for @file.  0 or -ENOENT.  @path must
+ * hold PATH_MAX bytes. */
+int launch__resolve(const char *file, char *path, size_t len);
+
 /* Forks the child, stopped before exec.  0, or -1 with @err set. */
 int launch__fork(char *const argv[], struct launch *l, char *err,
 		 size_t errlen);

@@ -12,6 +12,8 @@ static const struct {
 	int (*run)(int argc, char **argv);
 } commands[] = {
 	{ &record_command, cmd_record },
+	{ &train_command, cmd_train },
+	{ &validate_command, cmd_validate },
 };
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -16,6 +16,23 @@
  *   code) so views need no string work.
  * - unresolved_samples keeps every sample that got no CID, by reason,
  *   so the totals always add up: samples = cids + unresolved.
+ * - path_nodes is the path map: a calling context tree per program
+ *   (path_maps), one row per (parent, function, call site, height).
+ *   Every row is a whole path (follow parent_id to 0) and a candidate
+ *   for the CID (function, height) of its frame, hence the index on
+ *   (map, function, height): CID -> candidates is one index range.
+ *   Training runs of one executable merge into its map (run_id 0);
+ *   a validation run keeps the true paths of its samples in a map of
+ *   its own (run_id = the run), scored against the training map.
+ *   Modules are matched by build-id, so a rebuilt executable is a new
+ *   module and gets a new map, while the same build at another path
+ *   shares the old one.
+ * - run_counters holds per-run figures that are not sample counts by
+ *   CID (unwinding outcomes, validation totals), as name/value pairs so
+ *   a new figure needs no migration.
+ * - validation holds a validation run's scores grouped by program,
+ *   function, outcome and number of candidates: every table icppd
+ *   validate prints is a GROUP BY over it.
  */
 #include "schema/migrations.h"
 
@@ -97,6 +114,92 @@ const struct store_migration icppd_migrations[] = {
 	"  u.run_id, u.pid, u.tid, u.reason, m.path AS module, u.samples"
 	"  FROM unresolved_samples u LEFT JOIN modules m ON m.id = u.module_id;"
 	"CREATE VIEW v_threads AS SELECT run_id, pid, tid, comm FROM threads;"
+	},
+	{ /* 1 -> 2: the training run, the path map and validation */
+	"CREATE INDEX modules_build_id ON modules (build_id);"
+	"CREATE TABLE path_maps ("
+	"  id INTEGER PRIMARY KEY,"
+	"  program_id INTEGER NOT NULL REFERENCES modules(id),"
+	"  run_id INTEGER NOT NULL,"	/* 0: training; else a validation run */
+	"  UNIQUE (program_id, run_id));"
+	"CREATE TABLE path_nodes ("
+	"  id INTEGER PRIMARY KEY,"
+	"  map_id INTEGER NOT NULL REFERENCES path_maps(id),"
+	"  parent_id INTEGER NOT NULL,"	/* 0: an outermost frame */
+	"  function_id INTEGER NOT NULL REFERENCES functions(id),"
+	"  call_site INTEGER NOT NULL,"	/* return address in the parent */
+	"  height INTEGER NOT NULL,"
+	"  depth INTEGER NOT NULL,"
+	"  self INTEGER NOT NULL,"
+	"  total INTEGER NOT NULL,"
+	"  UNIQUE (map_id, parent_id, function_id, call_site, height));"
+	"CREATE INDEX path_nodes_cid ON path_nodes (map_id, function_id, height);"
+	"CREATE TABLE run_counters ("
+	"  run_id INTEGER NOT NULL REFERENCES runs(id),"
+	"  name TEXT NOT NULL,"
+	"  value INTEGER NOT NULL,"
+	"  PRIMARY KEY (run_id, name)) WITHOUT ROWID;"
+	"CREATE TABLE validation ("
+	"  run_id INTEGER NOT NULL REFERENCES runs(id),"
+	"  program_id INTEGER NOT NULL REFERENCES modules(id),"
+	"  function_id INTEGER NOT NULL REFERENCES functions(id),"
+	"  outcome TEXT NOT NULL CHECK (outcome IN"
+	"    ('precise', 'ambiguous', 'incorrect', 'missing')),"
+	"  candidates INTEGER NOT NULL,"
+	"  samples INTEGER NOT NULL,"
+	"  PRIMARY KEY (run_id, program_id, function_id, outcome, candidates))"
+	"  WITHOUT ROWID;"
+	"CREATE VIEW v_path_maps AS SELECT"
+	"  pm.id AS map_id, m.path AS program, m.build_id,"
+	"  CASE pm.run_id WHEN 0 THEN 'train' ELSE 'truth' END AS kind,"
+	"  NULLIF(pm.run_id, 0) AS run_id,"
+	"  (SELECT COUNT(*) FROM path_nodes n WHERE n.map_id = pm.id) AS paths,"
+	"  (SELECT COUNT(*) FROM (SELECT 1 FROM path_nodes n"
+	"    WHERE n.map_id = pm.id GROUP BY function_id, height)) AS cids,"
+	"  (SELECT COUNT(*) FROM (SELECT 1 FROM path_nodes n"
+	"    WHERE n.map_id = pm.id GROUP BY function_id, height"
+	"    HAVING COUNT(*) > 1)) AS ambiguous_cids,"
+	"  (SELECT COALESCE(SUM(self), 0) FROM path_nodes n"
+	"    WHERE n.map_id = pm.id) AS samples"
+	"  FROM path_maps pm JOIN modules m ON m.id = pm.program_id;"
+	"CREATE VIEW v_paths AS WITH RECURSIVE p(id, path) AS ("
+	"  SELECT n.id, f.name FROM path_nodes n"
+	"    JOIN functions f ON f.id = n.function_id WHERE n.parent_id = 0"
+	"  UNION ALL"
+	"  SELECT n.id, p.path || ';' || f.name FROM path_nodes n"
+	"    JOIN p ON n.parent_id = p.id JOIN functions f ON f.id = n.function_id)"
+	"  SELECT n.id AS node_id, n.map_id, pr.path AS program,"
+	"  NULLIF(n.parent_id, 0) AS parent_id, n.depth, m.path AS module,"
+	"  f.name AS function, n.call_site, n.height,"
+	"  n.self AS self_samples, n.total AS total_samples, p.path"
+	"  FROM path_nodes n JOIN p ON p.id = n.id"
+	"  JOIN functions f ON f.id = n.function_id"
+	"  JOIN modules m ON m.id = f.module_id"
+	"  JOIN path_maps pm ON pm.id = n.map_id"
+	"  JOIN modules pr ON pr.id = pm.program_id;"
+	"CREATE VIEW v_path_cids AS SELECT"
+	"  n.map_id, m.path AS module, f.name AS function, n.height,"
+	"  COUNT(*) AS paths, SUM(n.self) AS self_samples"
+	"  FROM path_nodes n JOIN functions f ON f.id = n.function_id"
+	"  JOIN modules m ON m.id = f.module_id"
+	"  GROUP BY n.map_id, n.function_id, n.height;"
+	"CREATE VIEW v_run_counters AS SELECT run_id, name, value"
+	"  FROM run_counters;"
+	"CREATE VIEW v_validation AS SELECT"
+	"  v.run_id, pr.path AS program, m.path AS module, f.name AS function,"
+	"  v.outcome, v.candidates, v.samples"
+	"  FROM validation v JOIN functions f ON f.id = v.function_id"
+	"  JOIN modules m ON m.id = f.module_id"
+	"  JOIN modules pr ON pr.id = v.program_id;"
+	"CREATE VIEW v_validation_summary AS SELECT"
+	"  run_id, SUM(samples) AS samples,"
+	"  1.0 * SUM(samples * (outcome = 'precise')) / SUM(samples) AS precise,"
+	"  1.0 * SUM(samples * (outcome = 'ambiguous')) / SUM(samples)"
+	"    AS ambiguous,"
+	"  1.0 * SUM(samples * (outcome = 'incorrect')) / SUM(samples)"
+	"    AS incorrect,"
+	"  1.0 * SUM(samples * (outcome = 'missing')) / SUM(samples) AS missing"
+	"  FROM validation GROUP BY run_id;"
 	},
 };
 

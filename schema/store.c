@@ -23,6 +23,7 @@
 #include "collector/aggregate.h"
 #include "common/grow.h"
 #include "config.h"
+#include "inference/pathmap.h"
 #include "schema/migrations.h"
 
 struct func_slot {
@@ -42,8 +43,9 @@ struct store {
 	size_t nmods, mods_cap;
 	struct func_slot *funcs;	/* (module, address) -> id */
 	size_t nfuncs, funcs_cap;	/* funcs_cap: power of two */
-	sqlite3_stmt *ins_module, *sel_module, *ins_func, *sel_func,
-		     *ins_cid, *ins_unres, *ins_thread, *upd_run;
+	sqlite3_stmt *ins_module, *sel_module, *sel_build, *ins_func, *sel_func,
+		     *ins_cid, *ins_unres, *ins_thread, *upd_run, *ins_map,
+		     *sel_map, *ins_node, *upd_node, *ins_counter;
 };
 
 int store__schema_version(void)
@@ -154,6 +156,9 @@ static int prepare(struct store *st)
 		  "INSERT OR IGNORE INTO modules (path, build_id) VALUES (?, ?)" },
 		{ offsetof(struct store, sel_module),
 		  "SELECT id FROM modules WHERE path = ? AND build_id = ?" },
+		{ offsetof(struct store, sel_build),
+		  "SELECT MIN(id) FROM modules WHERE build_id = ?"
+		  " HAVING COUNT(*) > 0" },
 		{ offsetof(struct store, ins_func),
 		  "INSERT OR IGNORE INTO functions (module_id, address, name,"
 		  " symbol) VALUES (?, ?, ?, ?)" },
@@ -171,6 +176,23 @@ static int prepare(struct store *st)
 		{ offsetof(struct store, upd_run),
 		  "UPDATE runs SET samples = ?, unresolved = ?, lost = ?,"
 		  " throttled = ? WHERE id = ?" },
+		{ offsetof(struct store, ins_map),
+		  "INSERT OR IGNORE INTO path_maps (program_id, run_id)"
+		  " VALUES (?, ?)" },
+		{ offsetof(struct store, sel_map),
+		  "SELECT id FROM path_maps WHERE program_id = ? AND run_id = ?" },
+		{ offsetof(struct store, ins_node),
+		  "INSERT INTO path_nodes (map_id, parent_id, function_id,"
+		  " call_site, height, depth, self, total)"
+		  " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
+		  " self = self + excluded.self, total = total + excluded.total"
+		  " RETURNING id" },
+		{ offsetof(struct store, upd_node),
+		  "UPDATE path_nodes SET self = self + ?, total = total + ?"
+		  " WHERE id = ?" },
+		{ offsetof(struct store, ins_counter),
+		  "INSERT INTO run_counters VALUES (?, ?, ?) ON CONFLICT"
+		  " DO UPDATE SET value = excluded.value" },
 	};
 
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++) {
@@ -232,14 +254,13 @@ void store__close(struct store *st)
 {
 	if (!st)
 		return;
-	sqlite3_finalize(st->ins_module);
-	sqlite3_finalize(st->sel_module);
-	sqlite3_finalize(st->ins_func);
-	sqlite3_finalize(st->sel_func);
-	sqlite3_finalize(st->ins_cid);
-	sqlite3_finalize(st->ins_unres);
-	sqlite3_finalize(st->ins_thread);
-	sqlite3_finalize(st->upd_run);
+	sqlite3_stmt *stmts[] = { st->ins_module, st->sel_module, st->sel_build,
+		st->ins_func, st->sel_func, st->ins_cid, st->ins_unres,
+		st->ins_thread, st->upd_run, st->ins_map, st->sel_map,
+		st->ins_node, st->upd_node, st->ins_counter };
+
+	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
+		sqlite3_finalize(stmts[i]);
 	sqlite3_close(st->db);
 	free(st->mods);
 	free(st->funcs);
@@ -317,6 +338,24 @@ static int select_id(struct store *st, sqlite3_stmt *s, int64_t *id)
 	return rc == SQLITE_ROW ? 0 : db_error(st, "looking up an id");
 }
 
+/* 0 when a module with @m's build-id exists, 1 when none, -1 on error. */
+static int find_by_build_id(struct store *st, const struct module *m,
+			    int64_t *id)
+{
+	sqlite3_stmt *s = st->sel_build;
+	int rc;
+
+	sqlite3_bind_text(s, 1, module__build_id(m), -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*id = sqlite3_column_int64(s, 0);
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc == SQLITE_ROW)
+		return 0;
+	return rc == SQLITE_DONE ? 1 : db_error(st, "looking up a module");
+}
+
 static int module_id(struct store *st, const struct module *m, int64_t *id)
 {
 	if (!m) {
@@ -328,13 +367,20 @@ static int module_id(struct store *st, const struct module *m, int64_t *id)
 			*id = st->mods[i].id;
 			return 0;
 		}
-	for (int k = 0; k < 2; k++) {
-		sqlite3_stmt *s = k ? st->sel_module : st->ins_module;
+	/* The same build at another path is the same module (its path
+	 * map applies); images without a build-id go by path. */
+	if (!module__build_id(m)[0] || find_by_build_id(st, m, id) != 0) {
+		for (int k = 0; k < 2; k++) {
+			sqlite3_stmt *s = k ? st->sel_module : st->ins_module;
 
-		sqlite3_bind_text(s, 1, module__path(m), -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, module__build_id(m), -1, SQLITE_STATIC);
-		if (k ? select_id(st, s, id) : step_done(st, s, "adding a module"))
-			return -1;
+			sqlite3_bind_text(s, 1, module__path(m), -1,
+					  SQLITE_STATIC);
+			sqlite3_bind_text(s, 2, module__build_id(m), -1,
+					  SQLITE_STATIC);
+			if (k ? select_id(st, s, id)
+			      : step_done(st, s, "adding a module"))
+				return -1;
+		}
 	}
 	if (grow(&st->mods, &st->mods_cap, st->nmods + 1, sizeof(*st->mods), 16))
 		return -1;
@@ -370,41 +416,39 @@ static int grow_funcs(struct store *st)
 	return 0;
 }
 
-static int function_id(struct store *st, const struct cid_count *c,
-		       int64_t *id)
+static int function_id(struct store *st, const struct module *m, uint64_t addr,
+		       const char *name, int64_t *id)
 {
-	const struct module *m = c->key.mod;
 	struct func_slot *slot;
 	char display[512];
 	int64_t mid;
 
 	if (2 * (st->nfuncs + 1) > st->funcs_cap && grow_funcs(st))
 		return -1;
-	slot = func_slot(st->funcs, st->funcs_cap, m, c->key.func);
+	slot = func_slot(st->funcs, st->funcs_cap, m, addr);
 	if (slot->mod) {
 		*id = slot->id;
 		return 0;
 	}
 	if (module_id(st, m, &mid))
 		return -1;
-	if (c->func_name)
-		snprintf(display, sizeof(display), "%s", c->func_name);
+	if (name)
+		snprintf(display, sizeof(display), "%s", name);
 	else
 		snprintf(display, sizeof(display), "%s+0x%llx", module__name(m),
-			 (unsigned long long)c->key.func);
+			 (unsigned long long)addr);
 	sqlite3_bind_int64(st->ins_func, 1, mid);
-	sqlite3_bind_int64(st->ins_func, 2, (int64_t)c->key.func);
+	sqlite3_bind_int64(st->ins_func, 2, (int64_t)addr);
 	sqlite3_bind_text(st->ins_func, 3, display, -1, SQLITE_TRANSIENT);
-	if (c->func_name)
-		sqlite3_bind_text(st->ins_func, 4, c->func_name, -1,
-				  SQLITE_STATIC);
+	if (name)
+		sqlite3_bind_text(st->ins_func, 4, name, -1, SQLITE_STATIC);
 	if (step_done(st, st->ins_func, "adding a function"))
 		return -1;
 	sqlite3_bind_int64(st->sel_func, 1, mid);
-	sqlite3_bind_int64(st->sel_func, 2, (int64_t)c->key.func);
+	sqlite3_bind_int64(st->sel_func, 2, (int64_t)addr);
 	if (select_id(st, st->sel_func, id))
 		return -1;
-	*slot = (struct func_slot){ m, c->key.func, *id };
+	*slot = (struct func_slot){ m, addr, *id };
 	st->nfuncs++;
 	return 0;
 }
@@ -417,9 +461,88 @@ static void drop_caches(struct store *st)
 	st->nfuncs = 0;
 }
 
-static int write_batch(struct store *st, int64_t run_id,
-		       const struct aggregate *agg, const struct run_totals *tot)
+/* The id of @prog's map for @run_id (0: training), created if needed. */
+static int map_id(struct store *st, const struct module *prog, int64_t run_id,
+		  int64_t *id)
 {
+	int64_t pid;
+
+	if (module_id(st, prog, &pid))
+		return -1;
+	for (int k = 0; k < 2; k++) {
+		sqlite3_stmt *s = k ? st->sel_map : st->ins_map;
+
+		sqlite3_bind_int64(s, 1, pid);
+		sqlite3_bind_int64(s, 2, run_id);
+		if (k ? select_id(st, s, id) : step_done(st, s, "adding a path map"))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Adds the counts of @pm's nodes to the database.  Nodes come parents
+ * first, so a parent's row id is known when its children are written.
+ * A root's ext_id is its map's id; a node seen before is one UPDATE, a
+ * new one an upsert that returns its id (another training run may have
+ * created the row already).
+ */
+static int write_paths(struct store *st, int64_t run_id, struct pathmap *pm)
+{
+	for (uint32_t i = 0; i < pathmap__size(pm); i++) {
+		struct pm_node *n = pathmap__node(pm, i);
+		const struct pm_node *parent, *root;
+		sqlite3_stmt *s;
+		int64_t fid;
+		int rc;
+
+		if (n->parent == PM_NONE) {
+			if (!n->ext_id && map_id(st, n->mod, run_id, &n->ext_id))
+				return -1;
+			continue;
+		}
+		if (n->ext_id && !n->self && !n->total)
+			continue;
+		if (n->ext_id) {
+			s = st->upd_node;
+			sqlite3_bind_int64(s, 1, (int64_t)n->self);
+			sqlite3_bind_int64(s, 2, (int64_t)n->total);
+			sqlite3_bind_int64(s, 3, n->ext_id);
+			if (step_done(st, s, "writing the path map"))
+				return -1;
+			continue;
+		}
+		parent = pathmap__node(pm, n->parent);
+		root = pathmap__node(pm, n->root);
+		if (function_id(st, n->mod, n->func, n->name, &fid))
+			return -1;
+		s = st->ins_node;
+		sqlite3_bind_int64(s, 1, root->ext_id);
+		sqlite3_bind_int64(s, 2, parent == root ? 0 : parent->ext_id);
+		sqlite3_bind_int64(s, 3, fid);
+		sqlite3_bind_int64(s, 4, (int64_t)n->call_site);
+		sqlite3_bind_int64(s, 5, n->height);
+		sqlite3_bind_int64(s, 6, n->depth);
+		sqlite3_bind_int64(s, 7, (int64_t)n->self);
+		sqlite3_bind_int64(s, 8, (int64_t)n->total);
+		rc = sqlite3_step(s);
+		if (rc == SQLITE_ROW)
+			n->ext_id = sqlite3_column_int64(s, 0);
+		while (rc == SQLITE_ROW)
+			rc = sqlite3_step(s);
+		sqlite3_reset(s);
+		sqlite3_clear_bindings(s);
+		if (rc != SQLITE_DONE || !n->ext_id)
+			return db_error(st, "writing the path map");
+	}
+	return 0;
+}
+
+static int write_batch(struct store *st, int64_t run_id,
+		       const struct store_batch *b)
+{
+	const struct aggregate *agg = b->agg;
+	const struct run_totals *tot = &b->tot;
 	const struct cid_count *cids;
 	const struct unresolved_count *unres;
 	const struct thread_name *threads;
@@ -441,7 +564,8 @@ static int write_batch(struct store *st, int64_t run_id,
 		sqlite3_stmt *s = st->ins_cid;
 		int64_t fid;
 
-		if (function_id(st, &cids[i], &fid))
+		if (function_id(st, cids[i].key.mod, cids[i].key.func,
+				cids[i].func_name, &fid))
 			return -1;
 		sqlite3_bind_int64(s, 1, run_id);
 		sqlite3_bind_int64(s, 2, cids[i].key.pid);
@@ -469,6 +593,17 @@ static int write_batch(struct store *st, int64_t run_id,
 		if (step_done(st, s, "writing unresolved samples"))
 			return -1;
 	}
+	for (size_t i = 0; i < b->ncounters; i++) {
+		sqlite3_stmt *s = st->ins_counter;
+
+		sqlite3_bind_int64(s, 1, run_id);
+		sqlite3_bind_text(s, 2, b->counters[i].name, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 3, b->counters[i].value);
+		if (step_done(st, s, "writing run counters"))
+			return -1;
+	}
+	if (b->paths && write_paths(st, b->truth ? run_id : 0, b->paths))
+		return -1;
 	sqlite3_bind_int64(st->upd_run, 1, (int64_t)tot->samples);
 	sqlite3_bind_int64(st->upd_run, 2, (int64_t)tot->unresolved);
 	sqlite3_bind_int64(st->upd_run, 3, (int64_t)tot->lost);
@@ -477,17 +612,19 @@ static int write_batch(struct store *st, int64_t run_id,
 	return step_done(st, st->upd_run, "updating the run");
 }
 
-int store__flush(struct store *st, int64_t run_id, const struct aggregate *agg,
-		 const struct run_totals *tot)
+int store__flush(struct store *st, int64_t run_id, const struct store_batch *b)
 {
 	if (exec(st, "BEGIN IMMEDIATE", "flushing"))
 		return -1;
-	if (write_batch(st, run_id, agg, tot) ||
-	    exec(st, "COMMIT", "flushing")) {
+	if (write_batch(st, run_id, b) || exec(st, "COMMIT", "flushing")) {
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 		drop_caches(st);
+		if (b->paths)
+			pathmap__clear_ext_ids(b->paths);
 		return -1;
 	}
+	if (b->paths)
+		pathmap__clear_counts(b->paths);
 	return 0;
 }
 
@@ -509,4 +646,175 @@ int store__end_run(struct store *st, int64_t run_id, const char *status,
 	rc = sqlite3_step(s);
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? 0 : db_error(st, "finishing the run");
+}
+
+/* Prepares @sql for a one-off query; NULL after setting the error. */
+static sqlite3_stmt *query(struct store *st, const char *sql, const char *what)
+{
+	sqlite3_stmt *s = NULL;
+
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
+		db_error(st, what);
+		sqlite3_finalize(s);
+		return NULL;
+	}
+	return s;
+}
+
+int store__training(struct store *st, const char *path, const char *build_id,
+		    char *other, size_t otherlen)
+{
+	static const char *const sql[] = {
+		/* this build, anywhere: modules are matched by build-id */
+		"SELECT 1 FROM path_maps pm JOIN modules m"
+		" ON m.id = pm.program_id WHERE pm.run_id = 0 AND"
+		" m.build_id = ?1 AND (?1 <> '' OR m.path = ?2) LIMIT 1",
+		/* another build at the same path */
+		"SELECT m.build_id FROM path_maps pm JOIN modules m"
+		" ON m.id = pm.program_id WHERE pm.run_id = 0 AND"
+		" m.path = ?2 ORDER BY pm.id DESC LIMIT 1",
+	};
+	int result = STORE_UNTRAINED;
+
+	for (int k = 0; k < 2 && result == STORE_UNTRAINED; k++) {
+		sqlite3_stmt *s = query(st, sql[k], "looking up the path map");
+		int rc;
+
+		if (!s)
+			return -1;
+		sqlite3_bind_text(s, 1, build_id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, path, -1, SQLITE_STATIC);
+		rc = sqlite3_step(s);
+		if (rc == SQLITE_ROW) {
+			result = k ? STORE_OTHER_BUILD : STORE_TRAINED;
+			if (k)
+				snprintf(other, otherlen, "%s",
+					 (const char *)sqlite3_column_text(s, 0));
+		}
+		sqlite3_finalize(s);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return db_error(st, "looking up the path map");
+	}
+	return result;
+}
+
+int store__map_summary(struct store *st, const struct module *prog,
+		       struct store_map_summary *out)
+{
+	sqlite3_stmt *s;
+	int64_t mid;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (module_id(st, prog, &mid))
+		return -1;
+	s = query(st, "SELECT paths, cids, ambiguous_cids, samples"
+		  " FROM v_path_maps v JOIN path_maps pm ON pm.id = v.map_id"
+		  " WHERE pm.program_id = ? AND pm.run_id = 0",
+		  "reading the path map");
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, mid);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		out->paths = sqlite3_column_int64(s, 0);
+		out->cids = sqlite3_column_int64(s, 1);
+		out->ambiguous_cids = sqlite3_column_int64(s, 2);
+		out->samples = sqlite3_column_int64(s, 3);
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0
+	       : db_error(st, "reading the path map");
+}
+
+/*
+ * Scoring, in SQL so that it is the query a user can read in the man
+ * page.  match pairs each true-path node with the training node of the
+ * same path (same function, call site and height at every level from
+ * the outermost frame).  A true leaf's CID has as candidates every
+ * training node with its (function, height): none is "missing"; the
+ * true path not among them is "incorrect"; one candidate that is the
+ * truth is "precise"; several with the truth among them, "ambiguous".
+ */
+static const char score_sql[] =
+	"WITH RECURSIVE"
+	" truth AS (SELECT n.* , pm.program_id FROM path_nodes n"
+	"   JOIN path_maps pm ON pm.id = n.map_id WHERE pm.run_id = ?1),"
+	" train AS (SELECT n.*, pm.program_id FROM path_nodes n"
+	"   JOIN path_maps pm ON pm.id = n.map_id WHERE pm.run_id = 0),"
+	" match(t, n) AS ("
+	"   SELECT t.id, n.id FROM truth t JOIN train n"
+	"     ON n.program_id = t.program_id AND n.parent_id = 0"
+	"     AND n.function_id = t.function_id AND n.call_site = t.call_site"
+	"     AND n.height = t.height WHERE t.parent_id = 0"
+	"   UNION ALL"
+	"   SELECT t.id, n.id FROM match m JOIN path_nodes t ON t.parent_id = m.t"
+	"   JOIN path_nodes n ON n.parent_id = m.n"
+	"     AND n.function_id = t.function_id AND n.call_site = t.call_site"
+	"     AND n.height = t.height),"
+	" cands AS (SELECT program_id, function_id, height, COUNT(*) AS k"
+	"   FROM train GROUP BY program_id, function_id, height)"
+	" INSERT INTO validation (run_id, program_id, function_id, outcome,"
+	"   candidates, samples)"
+	" SELECT ?1, t.program_id, t.function_id,"
+	"   CASE WHEN c.k IS NULL THEN 'missing'"
+	"        WHEN m.n IS NULL THEN 'incorrect'"
+	"        WHEN c.k = 1 THEN 'precise' ELSE 'ambiguous' END,"
+	"   COALESCE(c.k, 0), SUM(t.self)"
+	" FROM truth t LEFT JOIN match m ON m.t = t.id"
+	" LEFT JOIN cands c ON c.program_id = t.program_id"
+	"   AND c.function_id = t.function_id AND c.height = t.height"
+	" WHERE t.self > 0 GROUP BY 1, 2, 3, 4, 5"
+	" ON CONFLICT DO UPDATE SET samples = excluded.samples";
+
+int store__score(struct store *st, int64_t run_id)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (exec(st, "BEGIN IMMEDIATE", "scoring"))
+		return -1;
+	s = query(st, score_sql, "scoring");
+	if (!s)
+		goto out_rollback;
+	sqlite3_bind_int64(s, 1, run_id);
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		db_error(st, "scoring");
+		goto out_rollback;
+	}
+	return exec(st, "COMMIT", "scoring");
+out_rollback:
+	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
+}
+
+int store__validation(struct store *st, int64_t run_id,
+		      int (*fn)(void *arg, const struct validation_row *r),
+		      void *arg)
+{
+	sqlite3_stmt *s = query(st, "SELECT program, function, outcome,"
+				" candidates, samples FROM v_validation"
+				" WHERE run_id = ? ORDER BY samples DESC,"
+				" function, outcome", "reading the scores");
+	int rc;
+
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, run_id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct validation_row r = {
+			(const char *)sqlite3_column_text(s, 0),
+			(const char *)sqlite3_column_text(s, 1),
+			(const char *)sqlite3_column_text(s, 2),
+			sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4) };
+
+		if (fn(arg, &r)) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : db_error(st, "reading the scores");
 }

@@ -10,10 +10,13 @@
 #ifndef ICPPD_SCHEMA_STORE_H
 #define ICPPD_SCHEMA_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct aggregate;
+struct module;
+struct pathmap;
 struct store;
 
 /* One step: SQL that brings user_version from (index) to (index + 1). */
@@ -56,9 +59,60 @@ struct run_totals {
 	uint64_t samples, unresolved, lost, throttled;
 };
 
-/* Writes @agg and the run's totals in one transaction.  0 or -1. */
-int store__flush(struct store *st, int64_t run_id,
-		 const struct aggregate *agg, const struct run_totals *tot);
+/* A per-run figure, set (not added) by a flush. */
+struct store_counter {
+	const char *name;
+	int64_t value;
+};
+
+/* What one flush writes. */
+struct store_batch {
+	const struct aggregate *agg;		/* CID and unresolved counts */
+	struct run_totals tot;
+	/* Paths whose counts are added to the database (training: the
+	 * program's path map; validation with @truth: the run's own map of
+	 * true paths).  NULL: none.  On success their counts are cleared;
+	 * the store keeps its row ids in the nodes' ext_id. */
+	struct pathmap *paths;
+	bool truth;
+	const struct store_counter *counters;
+	size_t ncounters;
+};
+
+/* Writes @b in one transaction.  0 or -1.  On failure nothing of @b is
+ * written and its counts stay, to be retried by the next flush. */
+int store__flush(struct store *st, int64_t run_id, const struct store_batch *b);
+
+/* Whether the executable at @path (canonical) with @build_id has a path
+ * map.  On STORE_OTHER_BUILD, @other gets the build-id that was trained. */
+enum store_training { STORE_TRAINED, STORE_UNTRAINED, STORE_OTHER_BUILD };
+int store__training(struct store *st, const char *path, const char *build_id,
+		    char *other, size_t otherlen);
+
+/* Size of the training path map of @prog. */
+struct store_map_summary {
+	int64_t paths;		/* nodes: distinct paths and prefixes */
+	int64_t cids;		/* distinct (function, height) */
+	int64_t ambiguous_cids;	/* CIDs with more than one path */
+	int64_t samples;	/* training samples in it */
+};
+int store__map_summary(struct store *st, const struct module *prog,
+		       struct store_map_summary *out);
+
+/* Scores validation run @run_id: compares its true paths with the
+ * training maps of the same programs and fills the validation table.
+ * 0 or -1. */
+int store__score(struct store *st, int64_t run_id);
+
+struct validation_row {
+	const char *program, *function, *outcome;	/* valid in the call */
+	int64_t candidates, samples;
+};
+/* Calls @fn for every row of run @run_id's scores, biggest first;
+ * non-zero from @fn stops.  0 or -1. */
+int store__validation(struct store *st, int64_t run_id,
+		      int (*fn)(void *arg, const struct validation_row *r),
+		      void *arg);
 
 /* Sets status ("finished", "interrupted", "failed"), end time and exit
  * status (negative: none). */

@@ -1,0 +1,171 @@
+/*
+ * cmd_train.c - "icppd train": the training run.  Samples with a copy of
+ * the user stack, unwinds each sample with the CFI, and merges the paths
+ * into the path map of each program it saw.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "binary/module.h"
+#include "collector/collector.h"
+#include "daemon/commands.h"
+#include "daemon/log.h"
+#include "daemon/profile.h"
+#include "inference/pathmap.h"
+#include "schema/store.h"
+
+/* Training samples this many times as often as record by default. */
+#define TRAIN_RATE_SCALE 4
+
+static const struct cli_option train_options[] = {
+	PROFILE_OPT_DB,
+	PROFILE_OPT_EVENT,
+	{ "freq", 'F', CLI_UINT, PROFILE_OPT(freq), "HZ",
+	  "samples per second of CPU time (default 4000 for cpu-clock)",
+	  1, 100000 },
+	{ "period", 'c', CLI_UINT, PROFILE_OPT(period), "N",
+	  "one sample every N events (default 250001 for precise events)",
+	  1, UINT64_MAX },
+	PROFILE_OPT_STACK,
+	PROFILE_OPT_PID,
+	PROFILE_OPT_DURATION,
+	{ "mmap-pages", 'm', CLI_UINT, PROFILE_OPT(mmap_pages), "N",
+	  "ring buffer pages per CPU, a power of two (default 1024)",
+	  1, 65536 },
+	PROFILE_OPT_QUIET,
+};
+
+const struct cli_command train_command = {
+	.name = "train",
+	.synopsis = "[options] -- COMMAND [ARGS...]\n       icppd train [options] -p PID",
+	.summary = "Learn the path map of COMMAND: sample it with copies of its\n"
+		   "stack, unwind them with the DWARF CFI, and store every call\n"
+		   "path with the context identifiers of all its frames.",
+	.options = train_options,
+	.noptions = sizeof(train_options) / sizeof(train_options[0]),
+	.epilog = "Training runs of the same build merge into one path map; a new\n"
+		  "build gets a new one.  See icppd-train(1).\n",
+};
+
+struct cid_ref {
+	const struct module *mod;
+	uint64_t func;
+	int64_t height;
+	uint32_t root;
+};
+
+static int cmp_cid(const void *a, const void *b)
+{
+	const struct cid_ref *x = a, *y = b;
+
+	if (x->root != y->root)
+		return x->root < y->root ? -1 : 1;
+	if (x->mod != y->mod)
+		return (uintptr_t)x->mod < (uintptr_t)y->mod ? -1 : 1;
+	if (x->func != y->func)
+		return x->func < y->func ? -1 : 1;
+	return x->height < y->height ? -1 : x->height > y->height;
+}
+
+/* Paths, CIDs and ambiguous CIDs among the nodes this run saw. */
+static void run_map_figures(struct pathmap *pm, size_t *paths, size_t *cids,
+			    size_t *ambiguous)
+{
+	size_t n = pathmap__size(pm), k = 0;
+	struct cid_ref *refs = calloc(n ? n : 1, sizeof(*refs));
+
+	*paths = *cids = *ambiguous = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct pm_node *x = pathmap__node(pm, i);
+
+		if (x->parent == PM_NONE)
+			continue;
+		(*paths)++;
+		if (refs)
+			refs[k++] = (struct cid_ref){ x->mod, x->func,
+						      x->height, x->root };
+	}
+	if (!refs)
+		return;
+	qsort(refs, k, sizeof(*refs), cmp_cid);
+	for (size_t i = 0; i < k;) {
+		size_t j = i + 1;
+
+		while (j < k && !cmp_cid(&refs[i], &refs[j]))
+			j++;
+		(*cids)++;
+		*ambiguous += j - i > 1;
+		i = j;
+	}
+	free(refs);
+}
+
+static int train_finish(const struct profile_result *res)
+{
+	const struct collector_stats *cs = res->stats;
+	char failed[512] = "";
+	uint64_t nfailed = 0;
+	size_t len = 0, paths, cids, ambiguous;
+	int ret = 0;
+
+	for (int i = UNW_TRUNCATED + 1; i < UNW_NR_STATUS; i++) {
+		if (!cs->unwind[i] || len >= sizeof(failed))
+			continue;
+		nfailed += cs->unwind[i];
+		len += (size_t)snprintf(failed + len, sizeof(failed) - len,
+					"%s%s %llu", len ? ", " : " (",
+					unwind_status__name(i),
+					(unsigned long long)cs->unwind[i]);
+	}
+	if (len && len < sizeof(failed) - 1)
+		strcat(failed, ")");
+	run_map_figures(res->paths, &paths, &cids, &ambiguous);
+	log_info("training: %llu samples, %llu unwound, %llu truncated "
+		 "(stack copy of %llu bytes too short), %llu failed%s",
+		 (unsigned long long)cs->samples,
+		 (unsigned long long)cs->unwind[UNW_COMPLETE],
+		 (unsigned long long)cs->unwind[UNW_TRUNCATED],
+		 (unsigned long long)res->opts->stack_size,
+		 (unsigned long long)nfailed, failed);
+	if (res->map_full)
+		log_warn("%llu unwound samples not learned: the path map in "
+			 "memory is full", (unsigned long long)res->map_full);
+	log_info("this run: %zu distinct paths, %zu distinct CIDs, %zu CIDs "
+		 "with more than one path", paths, cids, ambiguous);
+	for (uint32_t i = 0; i < pathmap__size(res->paths); i++) {
+		const struct pm_node *root = pathmap__node(res->paths, i);
+		struct store_map_summary sum;
+
+		if (root->parent != PM_NONE)
+			continue;
+		if (store__map_summary(res->store, root->mod, &sum)) {
+			log_error("%s", store__error(res->store));
+			ret = -1;
+			continue;
+		}
+		log_info("path map of %s (build-id %s): %lld paths, %lld CIDs, "
+			 "%lld with more than one path, %lld training samples",
+			 module__path(root->mod),
+			 module__build_id(root->mod)[0] ?
+			 module__build_id(root->mod) : "none",
+			 (long long)sum.paths, (long long)sum.cids,
+			 (long long)sum.ambiguous_cids, (long long)sum.samples);
+	}
+	if (!cs->unwind[UNW_COMPLETE])
+		log_warn("no sample could be unwound: the path map learned "
+			 "nothing");
+	return ret;
+}
+
+static const struct profile_mode train_mode = {
+	.cmd = &train_command,
+	.unwind = true,
+	.rate_scale = TRAIN_RATE_SCALE,
+	.finish = train_finish,
+};
+
+int cmd_train(int argc, char **argv)
+{
+	return profile__main(&train_mode, argc, argv);
+}

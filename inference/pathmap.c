@@ -1,0 +1,179 @@
+/*
+ * pathmap.c - nodes in one array (creation order), found through an
+ * open-addressing table of indices keyed by (parent, module, function,
+ * call site, height).  Adding a path of depth d costs d lookups and no
+ * allocation once the arrays are warm.
+ */
+#include "inference/pathmap.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/grow.h"
+
+struct pathmap {
+	struct pm_node *nodes;
+	size_t n, cap, max;
+	uint32_t *path;		/* scratch: node of each frame being added */
+	size_t path_cap;
+	uint32_t *slots;	/* node index + 1; 0 = empty */
+	size_t nslots;		/* a power of two */
+};
+
+struct pathmap *pathmap__new(size_t max_nodes)
+{
+	struct pathmap *pm = calloc(1, sizeof(*pm));
+
+	if (pm)
+		pm->max = max_nodes;
+	return pm;
+}
+
+void pathmap__free(struct pathmap *pm)
+{
+	if (!pm)
+		return;
+	free(pm->nodes);
+	free(pm->path);
+	free(pm->slots);
+	free(pm);
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdULL;
+}
+
+static uint64_t hash(uint32_t parent, const struct module *mod, uint64_t func,
+		     uint64_t call_site, int64_t height)
+{
+	uint64_t h = mix(parent, (uintptr_t)mod);
+
+	h = mix(h, func);
+	h = mix(h, call_site);
+	return mix(h, (uint64_t)height);
+}
+
+static bool same(const struct pm_node *x, uint32_t parent,
+		 const struct module *mod, uint64_t func, uint64_t call_site,
+		 int64_t height)
+{
+	return x->parent == parent && x->mod == mod && x->func == func &&
+	       x->call_site == call_site && x->height == height;
+}
+
+static size_t slot_of(const struct pathmap *pm, const struct pm_node *x)
+{
+	return hash(x->parent, x->mod, x->func, x->call_site, x->height) &
+	       (pm->nslots - 1);
+}
+
+static int rehash(struct pathmap *pm)
+{
+	size_t nslots = pm->nslots ? 2 * pm->nslots : 1024;
+	uint32_t *slots = calloc(nslots, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	free(pm->slots);
+	pm->slots = slots;
+	pm->nslots = nslots;
+	for (size_t i = 0; i < pm->n; i++) {
+		size_t s = slot_of(pm, &pm->nodes[i]);
+
+		while (slots[s])
+			s = (s + 1) & (nslots - 1);
+		slots[s] = (uint32_t)i + 1;
+	}
+	return 0;
+}
+
+/* The node for the key, created when absent.  PM_NONE on failure, with
+ * *@err set. */
+static uint32_t get(struct pathmap *pm, uint32_t parent,
+		    const struct module *mod, uint64_t func, const char *name,
+		    uint64_t call_site, int64_t height, int *err)
+{
+	size_t s;
+	struct pm_node *x;
+
+	if (2 * (pm->n + 1) > pm->nslots && (*err = rehash(pm)))
+		return PM_NONE;
+	s = hash(parent, mod, func, call_site, height) & (pm->nslots - 1);
+	for (; pm->slots[s]; s = (s + 1) & (pm->nslots - 1)) {
+		uint32_t i = pm->slots[s] - 1;
+
+		if (same(&pm->nodes[i], parent, mod, func, call_site, height))
+			return i;
+	}
+	if (pm->n >= pm->max) {
+		*err = -ENOSPC;
+		return PM_NONE;
+	}
+	if ((*err = grow(&pm->nodes, &pm->cap, pm->n + 1, sizeof(*pm->nodes),
+			 256)))
+		return PM_NONE;
+	x = &pm->nodes[pm->n];
+	*x = (struct pm_node){ .parent = parent, .mod = mod, .func = func,
+		.name = name, .call_site = call_site, .height = height };
+	if (parent == PM_NONE) {
+		x->root = (uint32_t)pm->n;
+	} else {
+		x->root = pm->nodes[parent].root;
+		x->depth = pm->nodes[parent].depth + 1;
+	}
+	pm->slots[s] = (uint32_t)pm->n + 1;
+	return (uint32_t)pm->n++;
+}
+
+int pathmap__add(struct pathmap *pm, const struct module *prog,
+		 const struct path_frame *frames, size_t n, uint32_t *leaf)
+{
+	uint32_t *path;
+	int err = 0;
+
+	if (!n)
+		return -EINVAL;
+	if (grow(&pm->path, &pm->path_cap, n + 1, sizeof(*pm->path), 64))
+		return -ENOMEM;
+	path = pm->path;
+	path[0] = get(pm, PM_NONE, prog, 0, NULL, 0, 0, &err);
+	for (size_t i = 0; i < n && path[i] != PM_NONE; i++)
+		path[i + 1] = get(pm, path[i], frames[i].mod, frames[i].func,
+				  frames[i].name, i ? frames[i - 1].pc : 0,
+				  frames[i].height, &err);
+	if (err)
+		return err;	/* nodes made so far stay, with no counts */
+	for (size_t i = 1; i <= n; i++)
+		pm->nodes[path[i]].total++;
+	pm->nodes[path[0]].total++;
+	pm->nodes[path[n]].self++;
+	if (leaf)
+		*leaf = path[n];
+	return 0;
+}
+
+size_t pathmap__size(const struct pathmap *pm)
+{
+	return pm->n;
+}
+
+struct pm_node *pathmap__node(struct pathmap *pm, uint32_t i)
+{
+	return i < pm->n ? &pm->nodes[i] : NULL;
+}
+
+void pathmap__clear_counts(struct pathmap *pm)
+{
+	for (size_t i = 0; i < pm->n; i++)
+		pm->nodes[i].self = pm->nodes[i].total = 0;
+}
+
+void pathmap__clear_ext_ids(struct pathmap *pm)
+{
+	for (size_t i = 0; i < pm->n; i++)
+		pm->nodes[i].ext_id = 0;
+}

@@ -1,0 +1,67 @@
+/*
+ * pathmap.h - the path map in memory: a calling context tree of observed
+ * paths per program, as a training run learns it (or as a validation
+ * run records the true paths of its samples).
+ *
+ * A node is one frame in one context: (parent, function, call site,
+ * height).  The call site is the return address in the parent's
+ * function, so two calls of F from different places of G are different
+ * contexts; the height is part of the key because a context reached with
+ * a different frame size above it (alloca, variable-length arrays) is a
+ * different CID.  Every node is a candidate path for the CID (function,
+ * height) of its frame: a sample whose innermost frame is that node
+ * would carry exactly that CID.  Each program has a root node (func 0)
+ * whose children are outermost frames (_start, clone3).
+ *
+ * Counts: self = samples whose innermost frame is the node, total =
+ * samples passing through it, both since the last pathmap__clear_counts()
+ * (the store adds them to the database and clears them).  Memory is
+ * bounded by @max_nodes.
+ */
+#ifndef ICPPD_INFERENCE_PATHMAP_H
+#define ICPPD_INFERENCE_PATHMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/path.h"
+
+#define PM_NONE UINT32_MAX
+
+struct pm_node {
+	uint32_t parent;	/* PM_NONE for a program root */
+	uint32_t root;		/* the program root above it (itself for one) */
+	uint32_t depth;		/* 0 for a root, 1 for an outermost frame */
+	const struct module *mod;	/* the program, for a root */
+	uint64_t func;
+	const char *name;
+	uint64_t call_site;	/* the parent's pc; 0 under a root */
+	int64_t height;
+	uint64_t self, total;	/* since the last clear */
+	int64_t ext_id;		/* the store's id for the node, 0 = none */
+};
+
+struct pathmap;
+
+struct pathmap *pathmap__new(size_t max_nodes);
+void pathmap__free(struct pathmap *pm);
+
+/*
+ * Adds one sample's path of @n frames, outermost first, under program
+ * @prog: every frame's total grows by one, the innermost one's self by
+ * one.  The innermost node's index in *@leaf when @leaf is not NULL.
+ * 0, -ENOSPC (the map is at max_nodes: nothing was counted), -ENOMEM.
+ */
+int pathmap__add(struct pathmap *pm, const struct module *prog,
+		 const struct path_frame *frames, size_t n, uint32_t *leaf);
+
+/* Nodes in creation order: a parent always comes before its children. */
+size_t pathmap__size(const struct pathmap *pm);
+struct pm_node *pathmap__node(struct pathmap *pm, uint32_t i);
+
+/* Zeroes every count (after they were stored). */
+void pathmap__clear_counts(struct pathmap *pm);
+/* Forgets every ext_id (after a store transaction rolled back). */
+void pathmap__clear_ext_ids(struct pathmap *pm);
+
+#endif
