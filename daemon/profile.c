@@ -364,7 +364,10 @@ int profile__main(const struct profile_mode *mode, int argc, char **argv)
 		log_error("%s", err);
 		return 1;
 	}
-	if (check_training(mode, r.store, attach ? NULL : argv[first], o.pid))
+	/* Validation cannot start without a path map; a measurement run
+	 * says what it lacks once it is done, after its summary. */
+	if (mode->needs_training &&
+	    check_training(mode, r.store, attach ? NULL : argv[first], o.pid))
 		goto out_store;
 	if (event__choose(o.event, o.freq, o.period, &ev, err, sizeof(err))) {
 		log_error("%s", err);
@@ -480,6 +483,8 @@ int profile__main(const struct profile_mode *mode, int argc, char **argv)
 	session__disable(r.sess);
 	read_and_flush(&r, true);
 	print_summary(&r);
+	if (!mode->unwind)
+		check_training(mode, r.store, attach ? NULL : argv[first], o.pid);
 	if (mode->finish) {
 		struct profile_result res = { .store = r.store, .run_id = r.run_id,
 			.opts = &o, .stats = collector__stats(r.col),

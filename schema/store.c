@@ -538,11 +538,9 @@ static int write_paths(struct store *st, int64_t run_id, struct pathmap *pm)
 	return 0;
 }
 
-static int write_batch(struct store *st, int64_t run_id,
-		       const struct store_batch *b)
+static int write_counts(struct store *st, int64_t run_id,
+			const struct aggregate *agg)
 {
-	const struct aggregate *agg = b->agg;
-	const struct run_totals *tot = &b->tot;
 	const struct cid_count *cids;
 	const struct unresolved_count *unres;
 	const struct thread_name *threads;
@@ -593,6 +591,16 @@ static int write_batch(struct store *st, int64_t run_id,
 		if (step_done(st, s, "writing unresolved samples"))
 			return -1;
 	}
+	return 0;
+}
+
+static int write_batch(struct store *st, int64_t run_id,
+		       const struct store_batch *b)
+{
+	const struct run_totals *tot = &b->tot;
+
+	if (b->agg && write_counts(st, run_id, b->agg))
+		return -1;
 	for (size_t i = 0; i < b->ncounters; i++) {
 		sqlite3_stmt *s = st->ins_counter;
 

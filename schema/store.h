@@ -67,7 +67,7 @@ struct store_counter {
 
 /* What one flush writes. */
 struct store_batch {
-	const struct aggregate *agg;		/* CID and unresolved counts */
+	const struct aggregate *agg;	/* CID and unresolved counts, or NULL */
 	struct run_totals tot;
 	/* Paths whose counts are added to the database (training: the
 	 * program's path map; validation with @truth: the run's own map of

@@ -25,7 +25,11 @@ is "$(q "SELECT count(*) FROM v_cids WHERE module LIKE '%/heights-nopie' AND len
 	"module path and build-id stored"
 
 # Stripped: names are gone, identities and heights are not.  The same
-# code as heights-nofp, so nm on that gives the addresses.
+# code as heights-nofp, so nm on that gives the addresses.  A database
+# of its own: one that knows heights-nofp knows the build (same build-id)
+# and its names.
+is "$(integrity)" ok "database passes integrity_check"
+db=$tmp/stripped.db
 TRUTH_FILE=$tmp/truth-stripped "$ICPPD" record -q -d "$db" -- "$PROGS/heights-stripped" 10
 run=$(last_run)
 load_truth "$tmp/truth-stripped"
@@ -35,6 +39,5 @@ done | sqlite3 -batch "$db"
 check_truth "$run" "heights-stripped"
 is "$(q "SELECT count(*) FROM v_cids WHERE run_id = $run AND function = 'main'")" 0 \
 	"stripped binary: no symbol names invented"
-
-is "$(integrity)" ok "database passes integrity_check"
+is "$(integrity)" ok "stripped: database passes integrity_check"
 done_testing

@@ -19,3 +19,4 @@ $cc $common -fPIC -shared -o "$out/libwork.so" "$src/libwork.c"
 $cc $common -o "$out/uselib" "$src/uselib.c" -L"$out" -lwork -Wl,-rpath,'$ORIGIN'
 $cc $common -o "$out/forker" "$src/forker.c"
 $cc $common -fno-omit-frame-pointer -o "$out/demo" "$src/demo.c"
+$cc $common -fno-omit-frame-pointer -o "$out/collide" "$src/collide.c"

@@ -2,9 +2,12 @@
  * test_cfi.c - CFA rules from this test binary's own .eh_frame, checked
  * against __builtin_dwarf_cfa() at the same instruction, in a function
  * with a big frame, a leaf, and a function using alloca (CFA from BP);
- * and the DWARF expression evaluator on the PLT expression.
+ * the DWARF expression evaluator on the PLT expression, and unwinding
+ * steps over a copy of this test's own stack.
  */
+#define _GNU_SOURCE
 #include <alloca.h>
+#include <pthread.h>
 #include <errno.h>
 #include <libdwarf/dwarf.h>
 
@@ -51,6 +54,103 @@ static void check(struct module *m, const char *what, const struct capture *c)
 	ret = module__cfa(m, vaddr, &regs, &cfa);
 	is_int(ret, 0, "%s: CFA rule found", what);
 	is_int(cfa, c->cfa, "%s: CFA equals __builtin_dwarf_cfa", what);
+}
+
+/*
+ * Unwinding this test's own stack: inner() captures its registers and
+ * copies the stack above SP; each function on the way records its CFA
+ * and return address as GCC sees them; cfi__step must reproduce them
+ * frame by frame (middle() uses alloca, so its CFA comes from RBP).
+ */
+static struct capture u_regs;
+static uint8_t u_stack[16384];
+static size_t u_size;
+static uint64_t u_top;	/* end of this thread's stack */
+static uint64_t u_cfa[3], u_ra[3];	/* inner, middle, outer */
+
+__attribute__((noinline)) static void inner(void)
+{
+	CAPTURE(&u_regs);
+	u_size = u_top - u_regs.sp < sizeof(u_stack) ? u_top - u_regs.sp
+						      : sizeof(u_stack);
+	memcpy(u_stack, (void *)(uintptr_t)u_regs.sp, u_size);
+	u_cfa[0] = u_regs.cfa;
+	u_ra[0] = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	sink++;
+}
+
+__attribute__((noinline)) static void middle(int n)
+{
+	volatile char *p = alloca((size_t)n);
+
+	p[0] = 1;
+	inner();
+	u_cfa[1] = (uint64_t)(uintptr_t)__builtin_dwarf_cfa();
+	u_ra[1] = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	sink += p[0];
+}
+
+__attribute__((noinline)) static void outer(void)
+{
+	volatile char pad[100];
+
+	pad[0] = 1;
+	middle(500);
+	u_cfa[2] = (uint64_t)(uintptr_t)__builtin_dwarf_cfa();
+	u_ra[2] = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	sink += pad[0];
+}
+
+static void test_step(struct module *m)
+{
+	struct cfi_mem mem = { 0, u_stack, sizeof(u_stack) };
+	struct cfi_regs regs;
+	struct cfi_step st;
+	uint64_t start, pgoff, vaddr;
+	static const char *const names[] = { "inner", "middle", "outer" };
+
+	pthread_attr_t a;
+	void *addr;
+	size_t size;
+
+	pthread_getattr_np(pthread_self(), &a);
+	pthread_attr_getstack(&a, &addr, &size);
+	pthread_attr_destroy(&a);
+	u_top = (uint64_t)(uintptr_t)addr + size;
+	outer();
+	mem.start = u_regs.sp;
+	mem.size = u_size;
+	regs = (struct cfi_regs){ u_regs.sp, u_regs.bp, u_regs.ip };
+	for (int i = 0; i < 3; i++) {
+		if (self_mapping(regs.ip, &start, &pgoff) ||
+		    module__vaddr(m, regs.ip - start + pgoff, &vaddr)) {
+			ok(0, "%s: pc maps into the executable", names[i]);
+			return;
+		}
+		/* Past the innermost frame the pc is a return address. */
+		is_int(module__step(m, i ? vaddr - 1 : vaddr, &regs, &mem, &st),
+		       0, "%s: one unwinding step", names[i]);
+		is_int(st.cfa, u_cfa[i], "%s: CFA as GCC sees it", names[i]);
+		is_int(regs.ip, u_ra[i], "%s: return address as GCC sees it",
+		       names[i]);
+		ok(!st.signal, "%s: not a signal frame", names[i]);
+	}
+	/* A copy that stops short: the saved return address is outside. */
+	mem.size = 8;
+	regs = (struct cfi_regs){ u_regs.sp, u_regs.bp, u_regs.ip };
+	self_mapping(regs.ip, &start, &pgoff);
+	module__vaddr(m, regs.ip - start + pgoff, &vaddr);
+	is_int(module__step(m, vaddr, &regs, &mem, &st), -EFAULT,
+	       "stack copy too short: -EFAULT");
+	{
+		uint64_t v = 0;
+		struct cfi_mem small = { 0x1000, u_stack, 16 };
+
+		is_int(cfi__mem_read(&small, 0x1008, &v), 0, "read inside the copy");
+		is_int(cfi__mem_read(&small, 0x1009, &v), -EFAULT, "read across its end refused");
+		is_int(cfi__mem_read(&small, 0xff8, &v), -EFAULT, "read below its start refused");
+		is_int(cfi__mem_read(&small, UINT64_MAX - 3, &v), -EFAULT, "wrapping address refused");
+	}
 }
 
 static void test_expr(void)
@@ -102,6 +202,7 @@ int main(void)
 		       "no FDE below the first function");
 	}
 	test_expr();
+	test_step(m);
 	module__free(m);
 	return tap_done();
 }

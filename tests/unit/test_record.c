@@ -46,8 +46,10 @@ static void test_sample(void)
 	h = synth_sample(&s, 1, 2, 3, 4, 5, 6, 1);
 	h->size -= 8;
 	is_int(record__parse_sample(h, &out), -EINVAL, "truncated sample rejected");
-	/* Oversized: trailing garbage beyond the declared fields. */
+	/* Oversized: trailing garbage beyond the declared fields (read as
+	 * a stack copy whose size lies). */
 	h = synth_sample(&s, 1, 2, 3, 4, 5, 6, 1);
+	memset(s.buf + h->size, 0xab, 8);
 	h->size += 8;
 	is_int(record__parse_sample(h, &out), -EINVAL, "oversized sample rejected");
 	/* A header shorter than itself. */
@@ -117,9 +119,54 @@ static void test_others(void)
 	is_int(record__parse_lost(h, &lost), -EINVAL, "lost parser refuses other types");
 }
 
+/* A sample of a training run: the registers, then a stack copy. */
+static void test_stack(void)
+{
+	struct synth s;
+	struct perf_sample out;
+	struct perf_event_header *h;
+	size_t base;
+
+	synth_sample(&s, 1, 2, 3, 0x401000, 0x7ffd0000, 0x7ffd0040, 1);
+	base = s.len;
+	synth_u64(&s, 32);			/* size */
+	for (int i = 0; i < 4; i++)
+		synth_u64(&s, 0x1111 * (uint64_t)(i + 1));
+	synth_u64(&s, 24);			/* dyn_size: 24 copied */
+	h = synth_end(&s);
+	is_int(record__parse_sample(h, &out), 0, "sample with a stack copy decodes");
+	ok(out.has_stack, "stack copy present");
+	is_int(out.stack_size, 24, "stack size is dyn_size");
+	ok(out.stack == s.buf + base + 8, "stack points into the record");
+	is_int(out.sp, 0x7ffd0000, "registers still decoded");
+
+	s.len = base;
+	synth_u64(&s, 32);
+	synth_u64(&s, 1);
+	synth_u64(&s, 2);
+	synth_u64(&s, 3);
+	synth_u64(&s, 4);
+	synth_u64(&s, 40);			/* dyn_size > size: a lie */
+	h = synth_end(&s);
+	is_int(record__parse_sample(h, &out), -EINVAL, "dyn_size above size rejected");
+
+	s.len = base;
+	synth_u64(&s, 4096);			/* size beyond the record */
+	synth_u64(&s, 0);
+	h = synth_end(&s);
+	is_int(record__parse_sample(h, &out), -EINVAL, "stack size beyond the record rejected");
+
+	s.len = base;
+	synth_u64(&s, 0);			/* nothing copied: no dyn_size */
+	h = synth_end(&s);
+	is_int(record__parse_sample(h, &out), 0, "empty stack copy decodes");
+	ok(out.has_stack && !out.stack && !out.stack_size, "empty stack copy: no data");
+}
+
 int main(void)
 {
 	test_sample();
+	test_stack();
 	test_mmap2();
 	test_others();
 	return tap_done();

@@ -115,7 +115,7 @@ static void test_flush(void)
 	struct aggregate *a = aggregate__new(100);
 	struct run_info ri = { "record", "app --x", 4242, "cpu-clock",
 			       "perf::cpu-clock", 0, 0, 1000 };
-	struct run_totals tot = { 7, 2, 1, 0 };
+	struct store_batch b = { .tot = { 7, 2, 1, 0 } };
 	struct cid_key k1 = { m, 0x1130, 256, 10, 10 };
 	struct cid_key k2 = { m, 0x1200, 512, 10, 11 };
 	int64_t run = 0;
@@ -132,8 +132,9 @@ static void test_flush(void)
 	aggregate__add_unresolved(a, NULL, 10, 10, CID_NO_CFI);
 	aggregate__add_unresolved(a, m, 10, 10, CID_NO_CFI);
 	aggregate__add_thread(a, 10, 11, "worker");
-	is_int(store__flush(st, run, a, &tot), 0, "first flush");
-	is_int(store__flush(st, run, a, &tot), 0, "second flush adds up");
+	b.agg = a;
+	is_int(store__flush(st, run, &b), 0, "first flush");
+	is_int(store__flush(st, run, &b), 0, "second flush adds up");
 	is_int(store__end_run(st, run, "finished", 3), 0, "run ended");
 	store__close(st);
 

@@ -1,0 +1,102 @@
+#!/bin/sh
+# icppd train: the path map holds exactly the paths the test programs
+# take, with the heights they report themselves: recursion, a function
+# pointer, no frame pointers, threads, a shared library; training runs
+# of one build merge; truncated stacks are counted, not learned.
+. "$TESTS_SRCDIR/e2e/lib.sh"
+require_perf
+
+# Nodes of the program's own functions, as paths from main (or from the
+# thread start routine), one per line, sorted.
+own_paths() {	# own_paths PROGRAM FROM EXCLUDED...
+	prog=$1 from=$2
+	shift 2
+	q "SELECT DISTINCT substr(path, instr(path || ';', ';$from;') + 1) FROM v_paths
+		WHERE program LIKE '%/$prog' AND module LIKE '%/$prog'
+		AND instr(path || ';', ';$from;') > 0
+		AND function NOT IN ('truth', '_start' $(for f; do printf ", '%s'" "$f"; done))
+		ORDER BY 1" | tr '\n' ' '
+}
+
+# Every (function, height) the program reported is in the path map, and
+# no node of those functions has any other height.
+check_heights() {	# check_heights PROGRAM LABEL
+	missing=$(q "SELECT group_concat(DISTINCT t.function || '@' || t.height) FROM truth t
+		WHERE NOT EXISTS (SELECT 1 FROM v_paths p WHERE p.program LIKE '%/$1'
+		AND p.function = t.function AND p.height = t.height)")
+	is "$missing" "" "$2: every reported (function, height) is in the path map"
+	wrong=$(q "SELECT count(*) FROM v_paths p WHERE p.program LIKE '%/$1'
+		AND p.function IN (SELECT function FROM truth)
+		AND NOT EXISTS (SELECT 1 FROM truth t WHERE t.function = p.function
+		AND t.height = p.height)")
+	is "$wrong" 0 "$2: no path-map node of those functions at another height"
+}
+
+expected_heights="main main;indirect main;path_a main;path_a;work main;path_b main;path_b;leaf main;path_b;work main;recurse main;recurse;recurse main;recurse;recurse;recurse main;recurse;recurse;recurse;recurse "
+
+for variant in nofp fp; do
+	out=$(TRUTH_FILE=$tmp/truth-$variant "$ICPPD" train -d "$db" -- "$PROGS/heights-$variant" 10 2>&1)
+	is $? 0 "heights-$variant: train exits with the program's status"
+	contains "$out" "0 truncated" "heights-$variant: no stack copy truncated"
+	contains "$out" "0 failed" "heights-$variant: no unwind failed"
+	contains "$out" "path map of $PROGS" "heights-$variant: summary names the path map"
+	is "$(own_paths heights-$variant main)" "$expected_heights" \
+		"heights-$variant: exactly the paths the program takes"
+	load_truth "$tmp/truth-$variant"
+	check_heights "heights-$variant" "heights-$variant"
+	run=$(last_run)
+	is "$(q "SELECT kind FROM v_runs WHERE run_id = $run")" train "heights-$variant: run kind is train"
+	is "$(q "SELECT value = (SELECT resolved FROM v_runs WHERE run_id = $run) FROM v_run_counters
+		WHERE run_id = $run AND name = 'unwind.complete'")" 1 \
+		"heights-$variant: every sample with a CID unwound"
+	is "$(q "SELECT count(*) FROM v_paths WHERE program LIKE '%/heights-$variant' AND path LIKE '_start;__libc_start_main;%main;path_b;work'")" 1 \
+		"heights-$variant: whole path from _start, through libc, to work"
+done
+
+# Every node is a path; a CID's candidates are the nodes with its
+# (function, height); the two builds keep two maps.
+is "$(q "SELECT count(*) FROM v_path_maps WHERE kind = 'train'")" 2 "two builds, two path maps"
+is "$(q "SELECT count(*) FROM v_path_cids c JOIN v_path_maps m USING (map_id)
+	WHERE m.program LIKE '%/heights-nofp' AND c.function = 'work'")" 2 \
+	"work has two CIDs (two heights), one path each"
+
+# A second training run of the same build merges into the same map.
+before=$(q "SELECT samples FROM v_path_maps WHERE program LIKE '%/heights-nofp'")
+"$ICPPD" train -q -d "$db" -- "$PROGS/heights-nofp" 5 >/dev/null
+is "$(q "SELECT count(*) FROM v_path_maps WHERE program LIKE '%/heights-nofp'")" 1 "second training run: still one map"
+after=$(q "SELECT samples FROM v_path_maps WHERE program LIKE '%/heights-nofp'")
+ok $([ "$after" -gt "$before" ]; echo $?) "second training run adds its samples ($before -> $after)"
+is "$(own_paths heights-nofp main)" "$expected_heights" "merged map: still exactly the program's paths"
+# The stripped copy is the same build (same build-id): the same map.
+"$ICPPD" train -q -d "$db" -- "$PROGS/heights-stripped" 3 >/dev/null
+is "$(q "SELECT count(*) FROM v_path_maps WHERE kind = 'train'")" 2 "stripped copy shares the build's map"
+
+# Threads: each thread's path starts at clone3 and uses its own base.
+TRUTH_FILE=$tmp/truth-threads "$ICPPD" train -q -d "$db" -- "$PROGS/threads" 5
+load_truth "$tmp/truth-threads"
+check_heights threads threads
+is "$(q "SELECT count(DISTINCT path) FROM v_paths WHERE program LIKE '%/threads'
+	AND function = 'thread_work' AND path LIKE '%clone3;start_thread;start;nest%'")" 3 \
+	"threads: thread_work under clone3/start_thread at three nesting depths"
+is "$(own_paths threads main)" "main main;main_work " "threads: main thread paths"
+
+# Shared library: frames in libwork.so, called from the executable.
+TRUTH_FILE=$tmp/truth-uselib "$ICPPD" train -q -d "$db" -- "$PROGS/uselib" 10
+load_truth "$tmp/truth-uselib"
+check_heights uselib uselib
+is "$(q "SELECT group_concat(p, ' ') FROM (SELECT DISTINCT substr(path, instr(path, ';main;') + 1) p
+	FROM v_paths WHERE program LIKE '%/uselib' AND module LIKE '%/libwork.so'
+	AND function <> 'truth' ORDER BY 1)")" "main;lib_outer main;lib_outer;lib_work main;lib_work" \
+	"uselib: library paths, direct and through lib_outer"
+
+# A stack copy too short for the stack: counted, nothing learned.
+out=$("$ICPPD" train -d "$tmp/short.db" --stack-size 64 -- "$PROGS/heights-nofp" 3 2>&1 >/dev/null)
+run=$(q "SELECT max(run_id) FROM v_runs" "$tmp/short.db")
+trunc=$(q "SELECT value FROM v_run_counters WHERE run_id = $run AND name = 'unwind.truncated'" "$tmp/short.db")
+ok $([ "$trunc" -gt 0 ]; echo $?) "--stack-size 64: truncated samples counted ($trunc)"
+contains "$out" "$trunc truncated" "--stack-size 64: summary says how many were truncated"
+is "$(q "SELECT count(*) FROM v_paths WHERE function = 'recurse'" "$tmp/short.db")" 0 \
+	"--stack-size 64: no partial path of the deep recursion passed off as whole"
+
+is "$(integrity)" ok "database passes integrity_check"
+done_testing

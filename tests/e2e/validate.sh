@@ -1,0 +1,95 @@
+#!/bin/sh
+# icppd validate: the four outcomes against known truths.  A program
+# without collisions is precise on its own code; two paths of equal
+# height are ambiguous; a path never trained is incorrect or missing,
+# never precise.  Bad input: no training, another build.
+. "$TESTS_SRCDIR/e2e/lib.sh"
+require_perf
+
+# json_num JSON KEY: the number after the first "KEY": in JSON text.
+json_num() {
+	printf '%s' "$1" | grep -o "\"$2\": [0-9.]*" | head -1 | cut -d' ' -f2
+}
+# Fraction of @function's samples with @outcome in run RUN.
+share() {	# share RUN FUNCTION OUTCOME
+	q "SELECT coalesce(round(1.0 * sum(samples * (outcome = '$3')) / sum(samples), 3), 'none')
+		FROM v_validation WHERE run_id = $1 AND function = '$2'"
+}
+
+# Bad input first: nothing trained yet.
+out=$("$ICPPD" validate -d "$db" -- "$PROGS/heights-nofp" 1 2>&1)
+is $? 1 "validate before training: exit status 1"
+contains "$out" "no training in the database for it: run 'icppd train -- $PROGS/heights-nofp' first" \
+	"validate before training: says what to run"
+is "$(q "SELECT count(*) FROM v_runs")" 0 "validate before training: no run started"
+out=$("$ICPPD" record -d "$db" -- "$PROGS/heights-nofp" 1 2>&1 >/dev/null)
+is $? 0 "record before training still records"
+contains "$out" "has no training yet" "record before training: says what is missing"
+
+# Offline: the same input for training and validation.
+"$ICPPD" train -q -d "$db" -- "$PROGS/heights-nofp" 10 >/dev/null
+json=$("$ICPPD" validate -q -d "$db" --format json -- "$PROGS/heights-nofp" 10 | grep -v '^TRUTH')
+is $? 0 "validate --format json exits 0"
+run=$(last_run)
+samples=$(json_num "$json" samples)
+ok $([ "${samples:-0}" -gt 100 ]; echo $?) "json: samples is a count ($samples)"
+sum=$(awk -v a="$(json_num "$json" precise)" -v b="$(json_num "$json" ambiguous)" \
+	-v c="$(json_num "$json" incorrect)" -v d="$(json_num "$json" missing)" \
+	'BEGIN { printf "%.4f", a + b + c + d }')
+is "$sum" 1.0000 "json: the four fractions sum to 1"
+contains "$json" '"ambiguity_histogram": {' "json: ambiguity_histogram present"
+for f in main work leaf recurse indirect; do
+	is "$(share "$run" $f precise)" 1.0 "no collisions: $f is 100% precise"
+done
+is "$(q "SELECT samples FROM v_validation_summary WHERE run_id = $run")" "$samples" \
+	"scores stored: v_validation_summary has the run's samples"
+is "$(q "SELECT kind FROM v_path_maps WHERE run_id = $run")" truth "the run's true paths kept as its own map"
+text=$("$ICPPD" validate -q -d "$db" -- "$PROGS/heights-nofp" 3 | grep -v '^TRUTH')
+contains "$text" "precise" "text format: a table of outcomes"
+contains "$text" "candidates" "text format: degree of ambiguity"
+
+# Two paths of equal height to target: ambiguous, with 2 candidates.
+TRUTH_FILE=$tmp/truth-collide "$ICPPD" train -q -d "$db" -- "$PROGS/collide" ab 20
+load_truth "$tmp/truth-collide"
+is "$(q "SELECT count(DISTINCT height) FROM truth WHERE function = 'target'")" 1 \
+	"collide: target reports one height through via_a and via_b"
+"$ICPPD" validate -q -d "$db" -- "$PROGS/collide" ab 20 >/dev/null
+run=$(last_run)
+is "$(share "$run" target ambiguous)" 1.0 "collide ab/ab: target is ambiguous"
+is "$(q "SELECT group_concat(DISTINCT candidates) FROM v_validation WHERE run_id = $run AND function = 'target'")" 2 \
+	"collide ab/ab: degree of ambiguity 2"
+is "$(share "$run" via_a precise)" 1.0 "collide ab/ab: via_a itself is precise"
+
+# Online: trained on path a only, measured on path c.
+rm -f "$db"*
+"$ICPPD" train -q -d "$db" -- "$PROGS/collide" a 20 >/dev/null
+json=$("$ICPPD" validate -q -d "$db" --format json -- "$PROGS/collide" c 20)
+run=$(last_run)
+is "$(share "$run" target incorrect)" 1.0 "trained on a, run on c: target is incorrect (same height, other path)"
+is "$(share "$run" via_c missing)" 1.0 "trained on a, run on c: via_c is missing"
+is "$(q "SELECT count(*) FROM v_validation WHERE run_id = $run AND function IN ('target', 'via_c') AND outcome = 'precise'")" 0 \
+	"trained on a, run on c: nothing of the untrained path is called precise"
+ok $(awk -v p="$(json_num "$json" precise)" 'BEGIN { exit !(p < 0.5) }'; echo $?) \
+	"trained on a, run on c: precise share below 0.5 ($(json_num "$json" precise))"
+
+# Another build at the same path.
+mkdir "$tmp/bin"
+cp "$PROGS/heights-nofp" "$tmp/bin/prog"
+"$ICPPD" train -q -d "$db" -- "$tmp/bin/prog" 3 >/dev/null
+cp "$PROGS/heights-fp" "$tmp/bin/prog"
+out=$("$ICPPD" validate -d "$db" -- "$tmp/bin/prog" 1 2>&1)
+is $? 1 "validate on another build: exit status 1"
+contains "$out" "holds training for another build of it" "validate on another build: says so"
+out=$("$ICPPD" record -d "$db" -- "$tmp/bin/prog" 1 2>&1 >/dev/null)
+contains "$out" "was trained as another build" "record on another build: says so"
+
+# Usage errors.
+"$ICPPD" validate -d "$db" --format xml -- "$PROGS/heights-nofp" 2>/dev/null
+is $? 2 "--format xml: usage error"
+"$ICPPD" train -d "$db" --stack-size 100 -- "$PROGS/heights-nofp" 2>/dev/null
+is $? 2 "--stack-size not a multiple of 8: usage error"
+"$ICPPD" train -d "$db" --stack-size 70000 -- "$PROGS/heights-nofp" 2>/dev/null
+is $? 2 "--stack-size over 65528: usage error"
+
+is "$(integrity)" ok "database passes integrity_check"
+done_testing

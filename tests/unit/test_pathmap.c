@@ -1,0 +1,182 @@
+/*
+ * test_pathmap.c - the path map in memory (nodes, counts, bounds) and in
+ * the database: merging training runs, and scoring a validation run's
+ * true paths into the four outcomes.
+ */
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "binary/module.h"
+#include "inference/pathmap.h"
+#include "schema/store.h"
+#include "tests/tap.h"
+
+/* Frames of one path, outermost first: (function, pc, height). */
+#define F(fn, pc, h) { mod, fn, NULL, pc, h }
+
+static const struct module *mod;
+
+static long long query(const char *db, const char *sql)
+{
+	sqlite3 *h;
+	sqlite3_stmt *s;
+	long long v = -1;
+
+	if (sqlite3_open(db, &h) == SQLITE_OK &&
+	    sqlite3_prepare_v2(h, sql, -1, &s, NULL) == SQLITE_OK) {
+		if (sqlite3_step(s) == SQLITE_ROW)
+			v = sqlite3_column_int64(s, 0);
+		sqlite3_finalize(s);
+	}
+	sqlite3_close(h);
+	return v;
+}
+
+static void test_memory(void)
+{
+	struct pathmap *pm = pathmap__new(7);
+	struct path_frame ab[] = { F(0x10, 0x15, 16), F(0x20, 0x25, 48) };
+	struct path_frame ac[] = { F(0x10, 0x17, 16), F(0x20, 0x25, 48) };
+	struct path_frame abd[] = { F(0x10, 0x15, 16), F(0x20, 0x29, 48),
+				    F(0x30, 0x31, 96) };
+	uint32_t leaf1, leaf2;
+
+	is_int(pathmap__add(pm, mod, ab, 2, &leaf1), 0, "first path added");
+	is_int(pathmap__size(pm), 3, "root + two frames");
+	is_int(pathmap__add(pm, mod, ab, 2, &leaf2), 0, "same path again");
+	is_int(leaf2, leaf1, "same path, same leaf node");
+	is_int(pathmap__node(pm, leaf1)->self, 2, "leaf self counts both");
+	is_int(pathmap__add(pm, mod, ac, 2, &leaf2), 0, "other call site");
+	ok(leaf2 != leaf1, "another call site in the caller is another context");
+	is_int(pathmap__node(pm, leaf2)->call_site, 0x17, "call site is the caller's pc");
+	is_int(pathmap__add(pm, mod, abd, 3, &leaf2), 0, "a longer path");
+	is_int(pathmap__node(pm, leaf2)->depth, 3, "depth 3");
+	is_int(pathmap__node(pm, 1)->total, 4, "outermost frame: total of all paths");
+	is_int(pathmap__node(pm, 1)->self, 0, "outermost frame: never the leaf");
+	is_int(pathmap__node(pm, leaf2)->parent, leaf1,
+	       "a path through another's leaf shares that node");
+	is_int(pathmap__node(pm, leaf1)->total, 3, "the shared node: total 3, self 2");
+	is_int(pathmap__add(pm, mod, ab, 0, NULL), -EINVAL, "empty path refused");
+	{
+		struct path_frame deep[] = { F(0x10, 0x15, 16), F(0x40, 0x41, 32),
+					     F(0x41, 0x42, 64), F(0x42, 0x43, 80) };
+		size_t before = pathmap__node(pm, 1)->total;
+
+		is_int(pathmap__add(pm, mod, deep, 4, NULL), -ENOSPC,
+		       "map at max_nodes: -ENOSPC");
+		is_int(pathmap__node(pm, 1)->total, before, "a refused path counts nowhere");
+	}
+	pathmap__clear_counts(pm);
+	is_int(pathmap__node(pm, leaf1)->self, 0, "counts cleared");
+	pathmap__free(pm);
+	pathmap__free(NULL);
+}
+
+/*
+ * Training learns via_a->target and via_b->target at the same height
+ * (ambiguous), main->solo (precise).  The truth has those, plus
+ * via_c->target at the same height (incorrect) and main->fresh
+ * (missing).
+ */
+static void test_store(void)
+{
+	char db[] = "/tmp/icppd-pathmap-XXXXXX", err[512];
+	int fd = mkstemp(db);
+	struct store *st;
+	struct pathmap *train = pathmap__new(1000), *truth = pathmap__new(1000);
+	struct path_frame a[] = { F(0x100, 0x1, 8), F(0x200, 0x105, 64), F(0x500, 0x201, 128) };
+	struct path_frame b[] = { F(0x100, 0x2, 8), F(0x300, 0x105, 64), F(0x500, 0x301, 128) };
+	struct path_frame c[] = { F(0x100, 0x3, 8), F(0x400, 0x105, 64), F(0x500, 0x401, 128) };
+	struct path_frame solo[] = { F(0x100, 0x4, 8), F(0x600, 0x601, 40) };
+	struct path_frame fresh[] = { F(0x100, 0x5, 8), F(0x700, 0x701, 40) };
+	struct store_batch batch = { 0 };
+	struct run_info ri = { "train", "t", 0, "cpu-clock", "cpu-clock", 0, 0, 1000 };
+	int64_t run;
+	char other[64];
+
+	close(fd);
+	unlink(db);
+	st = store__open(db, err, sizeof(err));
+	ok(st != NULL, "store opens");
+	is_int(store__training(st, module__path(mod), module__build_id(mod),
+			       other, sizeof(other)), STORE_UNTRAINED,
+	       "nothing trained yet");
+	store__begin_run(st, &ri, &run);
+	for (int i = 0; i < 3; i++)
+		pathmap__add(train, mod, a, 3, NULL);
+	pathmap__add(train, mod, b, 3, NULL);
+	pathmap__add(train, mod, solo, 2, NULL);
+	batch.paths = train;
+	is_int(store__flush(st, run, &batch), 0, "training flush");
+	is_int(pathmap__node(train, 1)->total, 0, "flushed counts cleared");
+	pathmap__add(train, mod, a, 3, NULL);
+	is_int(store__flush(st, run, &batch), 0, "second flush");
+	is_int(query(db, "SELECT count(*) FROM path_nodes"), 6, "6 nodes: no duplicates across flushes");
+	is_int(query(db, "SELECT sum(self) FROM path_nodes"), 6, "6 training samples");
+	is_int(query(db, "SELECT ambiguous_cids FROM v_path_maps"), 1, "one ambiguous CID");
+	is_int(query(db, "SELECT paths FROM v_path_cids WHERE height = 128"), 2,
+	       "target at 128: two candidate paths");
+	is_int(store__training(st, module__path(mod), module__build_id(mod),
+			       other, sizeof(other)), STORE_TRAINED, "trained now");
+	is_int(store__training(st, module__path(mod), "0123", other,
+			       sizeof(other)), STORE_OTHER_BUILD,
+	       "another build at the same path");
+	is_str(other, module__build_id(mod), "names the trained build-id");
+
+	/* A second store on the same file merges into the same map. */
+	store__close(st);
+	st = store__open(db, err, sizeof(err));
+	pathmap__clear_ext_ids(train);
+	pathmap__add(train, mod, b, 3, NULL);
+	is_int(store__flush(st, run, &batch), 0, "flush after reopening");
+	is_int(query(db, "SELECT count(*) FROM path_maps"), 1, "still one map");
+	is_int(query(db, "SELECT count(*) FROM path_nodes"), 6, "still 6 nodes");
+
+	ri.kind = "validate";
+	store__begin_run(st, &ri, &run);
+	for (int i = 0; i < 4; i++)
+		pathmap__add(truth, mod, a, 3, NULL);
+	pathmap__add(truth, mod, c, 3, NULL);
+	pathmap__add(truth, mod, c, 3, NULL);
+	for (int i = 0; i < 3; i++)
+		pathmap__add(truth, mod, solo, 2, NULL);
+	pathmap__add(truth, mod, fresh, 2, NULL);
+	batch = (struct store_batch){ .paths = truth, .truth = true };
+	is_int(store__flush(st, run, &batch), 0, "truth flush");
+	is_int(store__score(st, run), 0, "scoring");
+	is_int(query(db, "SELECT samples FROM v_validation WHERE outcome = 'ambiguous'"), 4,
+	       "trained path among two candidates: ambiguous");
+	is_int(query(db, "SELECT candidates FROM v_validation WHERE outcome = 'ambiguous'"), 2,
+	       "degree of ambiguity 2");
+	is_int(query(db, "SELECT samples FROM v_validation WHERE outcome = 'incorrect'"), 2,
+	       "untrained path at a trained CID: incorrect");
+	is_int(query(db, "SELECT samples FROM v_validation WHERE outcome = 'precise'"), 3,
+	       "one candidate, the truth: precise");
+	is_int(query(db, "SELECT samples FROM v_validation WHERE outcome = 'missing'"), 1,
+	       "no candidate: missing");
+	is_int(query(db, "SELECT candidates FROM v_validation WHERE outcome = 'missing'"), 0,
+	       "missing has 0 candidates");
+	is_int(query(db, "SELECT round(precise * 10) FROM v_validation_summary"), 3,
+	       "summary: 3 of 10 precise");
+	is_int(store__score(st, run), 0, "scoring again");
+	is_int(query(db, "SELECT sum(samples) FROM v_validation"), 10, "scoring twice does not double");
+	store__close(st);
+	pathmap__free(train);
+	pathmap__free(truth);
+	unlink(db);
+}
+
+int main(void)
+{
+	struct module *m = module__open("/proc/self/exe");
+
+	mod = m;
+	ok(m && !module__error(m), "test binary opens as a module");
+	test_memory();
+	test_store();
+	module__free(m);
+	return tap_done();
+}
