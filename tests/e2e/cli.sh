@@ -13,10 +13,14 @@ contains "$("$ICPPD" --version)" "icppd 0." "--version prints the version"
 "$ICPPD" >/dev/null 2>&1
 is $? 2 "no subcommand: usage error 2"
 
-# Every long option of record --help is documented in icppd-record(1).
-for opt in $("$ICPPD" record --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
-	grep -q -- "\\\\-\\\\-${opt#--}" "$man/icppd-record.1" || grep -q -- "$opt" "$man/icppd-record.1"
-	ok $? "icppd-record(1) documents $opt"
+# Every long option of each subcommand's --help is in its man page.
+for cmd in record train validate; do
+	contains "$("$ICPPD" --help)" "$cmd" "icppd --help lists $cmd"
+	for opt in $("$ICPPD" $cmd --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+		page=$man/icppd-$cmd.1
+		grep -q -- "\\\\-\\\\-$(echo "${opt#--}" | sed 's/-/\\\\-/g')" "$page" || grep -q -- "$opt" "$page"
+		ok $? "icppd-$cmd(1) documents $opt"
+	done
 done
 # Every public view is documented in icppd-schema(5).
 "$ICPPD" record -q -d "$db" -- true 2>/dev/null
@@ -28,5 +32,10 @@ done
 for r in no_user_regs no_mapping anon_code module_unreadable no_cfi cfa_unsupported no_stack_base sp_outside_stack; do
 	grep -q "$r" "$man/icppd-schema.5"
 	ok $? "icppd-schema(5) documents reason $r"
+done
+# Every unwinding outcome is documented.
+for u in complete truncated no_stack no_mapping no_cfi bad_cfi bad_frame too_deep no_program map_full; do
+	grep -q "^\.B $u" "$man/icppd-train.1"
+	ok $? "icppd-train(1) documents unwind outcome $u"
 done
 done_testing
