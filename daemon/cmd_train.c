@@ -48,65 +48,12 @@ const struct cli_command train_command = {
 		  "build gets a new one.  See icppd-train(1).\n",
 };
 
-struct cid_ref {
-	const struct module *mod;
-	uint64_t func;
-	int64_t height;
-	uint32_t root;
-};
-
-static int cmp_cid(const void *a, const void *b)
-{
-	const struct cid_ref *x = a, *y = b;
-
-	if (x->root != y->root)
-		return x->root < y->root ? -1 : 1;
-	if (x->mod != y->mod)
-		return (uintptr_t)x->mod < (uintptr_t)y->mod ? -1 : 1;
-	if (x->func != y->func)
-		return x->func < y->func ? -1 : 1;
-	return x->height < y->height ? -1 : x->height > y->height;
-}
-
-/* Paths, CIDs and ambiguous CIDs among the nodes this run saw. */
-static void run_map_figures(struct pathmap *pm, size_t *paths, size_t *cids,
-			    size_t *ambiguous)
-{
-	size_t n = pathmap__size(pm), k = 0;
-	struct cid_ref *refs = calloc(n ? n : 1, sizeof(*refs));
-
-	*paths = *cids = *ambiguous = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		const struct pm_node *x = pathmap__node(pm, i);
-
-		if (x->parent == PM_NONE)
-			continue;
-		(*paths)++;
-		if (refs)
-			refs[k++] = (struct cid_ref){ x->mod, x->func,
-						      x->height, x->root };
-	}
-	if (!refs)
-		return;
-	qsort(refs, k, sizeof(*refs), cmp_cid);
-	for (size_t i = 0; i < k;) {
-		size_t j = i + 1;
-
-		while (j < k && !cmp_cid(&refs[i], &refs[j]))
-			j++;
-		(*cids)++;
-		*ambiguous += j - i > 1;
-		i = j;
-	}
-	free(refs);
-}
-
 static int train_finish(const struct profile_result *res)
 {
 	const struct collector_stats *cs = res->stats;
 	char failed[512] = "";
 	uint64_t nfailed = 0;
-	size_t len = 0, paths, cids, ambiguous;
+	size_t len = 0;
 	int ret = 0;
 
 	for (int i = UNW_TRUNCATED + 1; i < UNW_NR_STATUS; i++) {
@@ -120,7 +67,6 @@ static int train_finish(const struct profile_result *res)
 	}
 	if (len && len < sizeof(failed) - 1)
 		strcat(failed, ")");
-	run_map_figures(res->paths, &paths, &cids, &ambiguous);
 	log_info("training: %llu samples, %llu unwound, %llu truncated "
 		 "(stack copy of %llu bytes too short), %llu failed%s",
 		 (unsigned long long)cs->samples,
@@ -131,8 +77,6 @@ static int train_finish(const struct profile_result *res)
 	if (res->map_full)
 		log_warn("%llu unwound samples not learned: the path map in "
 			 "memory is full", (unsigned long long)res->map_full);
-	log_info("this run: %zu distinct paths, %zu distinct CIDs, %zu CIDs "
-		 "with more than one path", paths, cids, ambiguous);
 	for (uint32_t i = 0; i < pathmap__size(res->paths); i++) {
 		const struct pm_node *root = pathmap__node(res->paths, i);
 		struct store_map_summary sum;
@@ -144,8 +88,9 @@ static int train_finish(const struct profile_result *res)
 			ret = -1;
 			continue;
 		}
-		log_info("path map of %s (build-id %s): %lld paths, %lld CIDs, "
-			 "%lld with more than one path, %lld training samples",
+		log_info("path map of %s (build-id %s): %lld distinct paths, "
+			 "%lld distinct CIDs, %lld CIDs with more than one "
+			 "calling context, %lld training samples",
 			 module__path(root->mod),
 			 module__build_id(root->mod)[0] ?
 			 module__build_id(root->mod) : "none",

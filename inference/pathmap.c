@@ -175,5 +175,5 @@ void pathmap__clear_counts(struct pathmap *pm)
 void pathmap__clear_ext_ids(struct pathmap *pm)
 {
 	for (size_t i = 0; i < pm->n; i++)
-		pm->nodes[i].ext_id = 0;
+		pm->nodes[i].ext_id = pm->nodes[i].ext_ctx = 0;
 }

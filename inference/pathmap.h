@@ -39,6 +39,7 @@ struct pm_node {
 	int64_t height;
 	uint64_t self, total;	/* since the last clear */
 	int64_t ext_id;		/* the store's id for the node, 0 = none */
+	int64_t ext_ctx;	/* the store's id for its context */
 };
 
 struct pathmap;
@@ -61,7 +62,8 @@ struct pm_node *pathmap__node(struct pathmap *pm, uint32_t i);
 
 /* Zeroes every count (after they were stored). */
 void pathmap__clear_counts(struct pathmap *pm);
-/* Forgets every ext_id (after a store transaction rolled back). */
+/* Forgets every ext_id and ext_ctx (after a store transaction rolled
+ * back). */
 void pathmap__clear_ext_ids(struct pathmap *pm);
 
 #endif

@@ -21,6 +21,12 @@
  *   Every row is a whole path (follow parent_id to 0) and a candidate
  *   for the CID (function, height) of its frame, hence the index on
  *   (map, function, height): CID -> candidates is one index range.
+ * - contexts names each sequence of functions from the outermost frame
+ *   once, for all maps: the calling context a report shows.  Nodes that
+ *   differ only in call sites or in the heights above them share one
+ *   context, so "how many contexts can this CID be" is COUNT(DISTINCT
+ *   context_id), and whether a validation sample's true path is among
+ *   the candidates is an equality of context ids, with no recursion.
  *   Training runs of one executable merge into its map (run_id 0);
  *   a validation run keeps the true paths of its samples in a map of
  *   its own (run_id = the run), scored against the training map.
@@ -122,18 +128,25 @@ const struct store_migration icppd_migrations[] = {
 	"  program_id INTEGER NOT NULL REFERENCES modules(id),"
 	"  run_id INTEGER NOT NULL,"	/* 0: training; else a validation run */
 	"  UNIQUE (program_id, run_id));"
+	"CREATE TABLE contexts ("
+	"  id INTEGER PRIMARY KEY,"
+	"  parent_id INTEGER NOT NULL,"	/* 0: an outermost frame */
+	"  function_id INTEGER NOT NULL REFERENCES functions(id),"
+	"  UNIQUE (parent_id, function_id));"
 	"CREATE TABLE path_nodes ("
 	"  id INTEGER PRIMARY KEY,"
 	"  map_id INTEGER NOT NULL REFERENCES path_maps(id),"
 	"  parent_id INTEGER NOT NULL,"	/* 0: an outermost frame */
 	"  function_id INTEGER NOT NULL REFERENCES functions(id),"
+	"  context_id INTEGER NOT NULL REFERENCES contexts(id),"
 	"  call_site INTEGER NOT NULL,"	/* return address in the parent */
 	"  height INTEGER NOT NULL,"
 	"  depth INTEGER NOT NULL,"
 	"  self INTEGER NOT NULL,"
 	"  total INTEGER NOT NULL,"
 	"  UNIQUE (map_id, parent_id, function_id, call_site, height));"
-	"CREATE INDEX path_nodes_cid ON path_nodes (map_id, function_id, height);"
+	"CREATE INDEX path_nodes_cid ON path_nodes"
+	"  (map_id, function_id, height, context_id);"
 	"CREATE TABLE run_counters ("
 	"  run_id INTEGER NOT NULL REFERENCES runs(id),"
 	"  name TEXT NOT NULL,"
@@ -158,7 +171,7 @@ const struct store_migration icppd_migrations[] = {
 	"    WHERE n.map_id = pm.id GROUP BY function_id, height)) AS cids,"
 	"  (SELECT COUNT(*) FROM (SELECT 1 FROM path_nodes n"
 	"    WHERE n.map_id = pm.id GROUP BY function_id, height"
-	"    HAVING COUNT(*) > 1)) AS ambiguous_cids,"
+	"    HAVING COUNT(DISTINCT context_id) > 1)) AS ambiguous_cids,"
 	"  (SELECT COALESCE(SUM(self), 0) FROM path_nodes n"
 	"    WHERE n.map_id = pm.id) AS samples"
 	"  FROM path_maps pm JOIN modules m ON m.id = pm.program_id;"
@@ -169,7 +182,8 @@ const struct store_migration icppd_migrations[] = {
 	"  SELECT n.id, p.path || ';' || f.name FROM path_nodes n"
 	"    JOIN p ON n.parent_id = p.id JOIN functions f ON f.id = n.function_id)"
 	"  SELECT n.id AS node_id, n.map_id, pr.path AS program,"
-	"  NULLIF(n.parent_id, 0) AS parent_id, n.depth, m.path AS module,"
+	"  NULLIF(n.parent_id, 0) AS parent_id, n.context_id, n.depth,"
+	"  m.path AS module,"
 	"  f.name AS function, n.call_site, n.height,"
 	"  n.self AS self_samples, n.total AS total_samples, p.path"
 	"  FROM path_nodes n JOIN p ON p.id = n.id"
@@ -179,7 +193,8 @@ const struct store_migration icppd_migrations[] = {
 	"  JOIN modules pr ON pr.id = pm.program_id;"
 	"CREATE VIEW v_path_cids AS SELECT"
 	"  n.map_id, m.path AS module, f.name AS function, n.height,"
-	"  COUNT(*) AS paths, SUM(n.self) AS self_samples"
+	"  COUNT(DISTINCT n.context_id) AS contexts, COUNT(*) AS paths,"
+	"  SUM(n.self) AS self_samples"
 	"  FROM path_nodes n JOIN functions f ON f.id = n.function_id"
 	"  JOIN modules m ON m.id = f.module_id"
 	"  GROUP BY n.map_id, n.function_id, n.height;"

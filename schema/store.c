@@ -45,7 +45,7 @@ struct store {
 	size_t nfuncs, funcs_cap;	/* funcs_cap: power of two */
 	sqlite3_stmt *ins_module, *sel_module, *sel_build, *ins_func, *sel_func,
 		     *ins_cid, *ins_unres, *ins_thread, *upd_run, *ins_map,
-		     *sel_map, *ins_node, *upd_node, *ins_counter;
+		     *sel_map, *ins_ctx, *ins_node, *upd_node, *ins_counter;
 };
 
 int store__schema_version(void)
@@ -181,10 +181,14 @@ static int prepare(struct store *st)
 		  " VALUES (?, ?)" },
 		{ offsetof(struct store, sel_map),
 		  "SELECT id FROM path_maps WHERE program_id = ? AND run_id = ?" },
+		{ offsetof(struct store, ins_ctx),
+		  "INSERT INTO contexts (parent_id, function_id) VALUES (?, ?)"
+		  " ON CONFLICT DO UPDATE SET parent_id = parent_id"
+		  " RETURNING id" },
 		{ offsetof(struct store, ins_node),
 		  "INSERT INTO path_nodes (map_id, parent_id, function_id,"
-		  " call_site, height, depth, self, total)"
-		  " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
+		  " call_site, height, depth, self, total, context_id)"
+		  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
 		  " self = self + excluded.self, total = total + excluded.total"
 		  " RETURNING id" },
 		{ offsetof(struct store, upd_node),
@@ -257,7 +261,7 @@ void store__close(struct store *st)
 	sqlite3_stmt *stmts[] = { st->ins_module, st->sel_module, st->sel_build,
 		st->ins_func, st->sel_func, st->ins_cid, st->ins_unres,
 		st->ins_thread, st->upd_run, st->ins_map, st->sel_map,
-		st->ins_node, st->upd_node, st->ins_counter };
+		st->ins_ctx, st->ins_node, st->upd_node, st->ins_counter };
 
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
 		sqlite3_finalize(stmts[i]);
@@ -461,6 +465,22 @@ static void drop_caches(struct store *st)
 	st->nfuncs = 0;
 }
 
+/* Runs an INSERT ... RETURNING id; the id in *@id. */
+static int returning_id(struct store *st, sqlite3_stmt *s, int64_t *id,
+			const char *what)
+{
+	int rc = sqlite3_step(s);
+
+	*id = 0;
+	if (rc == SQLITE_ROW)
+		*id = sqlite3_column_int64(s, 0);
+	while (rc == SQLITE_ROW)
+		rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	return rc == SQLITE_DONE && *id ? 0 : db_error(st, what);
+}
+
 /* The id of @prog's map for @run_id (0: training), created if needed. */
 static int map_id(struct store *st, const struct module *prog, int64_t run_id,
 		  int64_t *id)
@@ -494,7 +514,6 @@ static int write_paths(struct store *st, int64_t run_id, struct pathmap *pm)
 		const struct pm_node *parent, *root;
 		sqlite3_stmt *s;
 		int64_t fid;
-		int rc;
 
 		if (n->parent == PM_NONE) {
 			if (!n->ext_id && map_id(st, n->mod, run_id, &n->ext_id))
@@ -516,6 +535,11 @@ static int write_paths(struct store *st, int64_t run_id, struct pathmap *pm)
 		root = pathmap__node(pm, n->root);
 		if (function_id(st, n->mod, n->func, n->name, &fid))
 			return -1;
+		s = st->ins_ctx;
+		sqlite3_bind_int64(s, 1, parent == root ? 0 : parent->ext_ctx);
+		sqlite3_bind_int64(s, 2, fid);
+		if (returning_id(st, s, &n->ext_ctx, "writing the path map"))
+			return -1;
 		s = st->ins_node;
 		sqlite3_bind_int64(s, 1, root->ext_id);
 		sqlite3_bind_int64(s, 2, parent == root ? 0 : parent->ext_id);
@@ -525,15 +549,9 @@ static int write_paths(struct store *st, int64_t run_id, struct pathmap *pm)
 		sqlite3_bind_int64(s, 6, n->depth);
 		sqlite3_bind_int64(s, 7, (int64_t)n->self);
 		sqlite3_bind_int64(s, 8, (int64_t)n->total);
-		rc = sqlite3_step(s);
-		if (rc == SQLITE_ROW)
-			n->ext_id = sqlite3_column_int64(s, 0);
-		while (rc == SQLITE_ROW)
-			rc = sqlite3_step(s);
-		sqlite3_reset(s);
-		sqlite3_clear_bindings(s);
-		if (rc != SQLITE_DONE || !n->ext_id)
-			return db_error(st, "writing the path map");
+		sqlite3_bind_int64(s, 9, n->ext_ctx);
+		if (returning_id(st, s, &n->ext_id, "writing the path map"))
+			return -1;
 	}
 	return 0;
 }
@@ -737,42 +755,37 @@ int store__map_summary(struct store *st, const struct module *prog,
 
 /*
  * Scoring, in SQL so that it is the query a user can read in the man
- * page.  match pairs each true-path node with the training node of the
- * same path (same function, call site and height at every level from
- * the outermost frame).  A true leaf's CID has as candidates every
- * training node with its (function, height): none is "missing"; the
- * true path not among them is "incorrect"; one candidate that is the
- * truth is "precise"; several with the truth among them, "ambiguous".
+ * page.  A true leaf's CID has as candidates the contexts (function
+ * sequences) of every training node with its (function, height) in the
+ * same program's map: none is "missing"; the true context not among
+ * them is "incorrect"; one candidate context, the truth, is "precise";
+ * several with the truth among them, "ambiguous".  Nodes that differ
+ * only in call sites are one context, as a report shows them.
  */
 static const char score_sql[] =
-	"WITH RECURSIVE"
-	" truth AS (SELECT n.* , pm.program_id FROM path_nodes n"
-	"   JOIN path_maps pm ON pm.id = n.map_id WHERE pm.run_id = ?1),"
-	" train AS (SELECT n.*, pm.program_id FROM path_nodes n"
-	"   JOIN path_maps pm ON pm.id = n.map_id WHERE pm.run_id = 0),"
-	" match(t, n) AS ("
-	"   SELECT t.id, n.id FROM truth t JOIN train n"
-	"     ON n.program_id = t.program_id AND n.parent_id = 0"
-	"     AND n.function_id = t.function_id AND n.call_site = t.call_site"
-	"     AND n.height = t.height WHERE t.parent_id = 0"
-	"   UNION ALL"
-	"   SELECT t.id, n.id FROM match m JOIN path_nodes t ON t.parent_id = m.t"
-	"   JOIN path_nodes n ON n.parent_id = m.n"
-	"     AND n.function_id = t.function_id AND n.call_site = t.call_site"
-	"     AND n.height = t.height),"
-	" cands AS (SELECT program_id, function_id, height, COUNT(*) AS k"
-	"   FROM train GROUP BY program_id, function_id, height)"
+	"WITH truth AS (SELECT n.*, pm.program_id FROM path_nodes n"
+	"   JOIN path_maps pm ON pm.id = n.map_id"
+	"   WHERE pm.run_id = ?1 AND n.self > 0),"
+	" train AS (SELECT n.function_id, n.height, n.context_id, pm.program_id"
+	"   FROM path_nodes n JOIN path_maps pm ON pm.id = n.map_id"
+	"   WHERE pm.run_id = 0 AND pm.program_id IN"
+	"   (SELECT program_id FROM path_maps WHERE run_id = ?1)),"
+	" cands AS (SELECT program_id, function_id, height,"
+	"   COUNT(DISTINCT context_id) AS k FROM train"
+	"   GROUP BY program_id, function_id, height)"
 	" INSERT INTO validation (run_id, program_id, function_id, outcome,"
 	"   candidates, samples)"
 	" SELECT ?1, t.program_id, t.function_id,"
 	"   CASE WHEN c.k IS NULL THEN 'missing'"
-	"        WHEN m.n IS NULL THEN 'incorrect'"
+	"        WHEN NOT EXISTS (SELECT 1 FROM train n"
+	"          WHERE n.program_id = t.program_id"
+	"          AND n.function_id = t.function_id AND n.height = t.height"
+	"          AND n.context_id = t.context_id) THEN 'incorrect'"
 	"        WHEN c.k = 1 THEN 'precise' ELSE 'ambiguous' END,"
 	"   COALESCE(c.k, 0), SUM(t.self)"
-	" FROM truth t LEFT JOIN match m ON m.t = t.id"
-	" LEFT JOIN cands c ON c.program_id = t.program_id"
+	" FROM truth t LEFT JOIN cands c ON c.program_id = t.program_id"
 	"   AND c.function_id = t.function_id AND c.height = t.height"
-	" WHERE t.self > 0 GROUP BY 1, 2, 3, 4, 5"
+	" WHERE true GROUP BY 1, 2, 3, 4, 5"
 	" ON CONFLICT DO UPDATE SET samples = excluded.samples";
 
 int store__score(struct store *st, int64_t run_id)
