@@ -10,11 +10,29 @@ cd build
 [ -f Makefile ] || ../configure -q
 make -s -j"$(nproc)" icppd tests/progs/bin/.built
 rm -f demo.db demo.db-wal demo.db-shm
-./icppd record -d demo.db -- tests/progs/bin/demo 300000
+demo=tests/progs/bin/demo
+# 1. The training run learns which call paths produce which identifiers.
+./icppd train -d demo.db -- $demo 300000
 echo
-echo "Hottest context identifiers (function, stack height) in build/demo.db:"
+# 2. The measurement run samples only SP, BP and PC.
+./icppd record -d demo.db -- $demo 300000
+echo
+echo "Hottest context identifiers (function, stack height) of the measurement"
+echo "run, each with the call path(s) training saw for it:"
 sqlite3 -header -column demo.db "
-  SELECT function, height, sum(samples) AS samples FROM v_cids
-  GROUP BY function, height ORDER BY samples DESC LIMIT 8"
+  SELECT c.function, c.height, c.samples,
+         (SELECT count(DISTINCT context_id) FROM v_paths p
+           WHERE p.function = c.function AND p.height = c.height) AS contexts,
+         (SELECT substr(p.path, instr(p.path, ';main;') + 1) FROM v_paths p
+           WHERE p.function = c.function AND p.height = c.height
+           ORDER BY p.self_samples DESC LIMIT 1) AS path
+    FROM (SELECT function, height, sum(samples) AS samples FROM v_cids
+           WHERE run_id = (SELECT max(run_id) FROM v_runs)
+           GROUP BY function, height) c
+   ORDER BY c.samples DESC LIMIT 6"
 echo
-echo "hash() is reached from count() and from lookup(): two heights, two CIDs."
+echo "hash() is reached from count() and from lookup(): two heights, two CIDs,"
+echo "each with one call path."
+echo
+# 3. Validation: how often the identifier alone gives the true path.
+./icppd validate -q -d demo.db -- $demo 300000

@@ -120,8 +120,8 @@ heights|$progs/heights-nofp 40|$progs/heights-nofp 20 spin 1
 threads|$progs/threads 60 3|$progs/threads 60 6
 uselib|$progs/uselib 40|$progs/uselib 80
 collide|$progs/collide ab 40|$progs/collide abc 40
-xz|xz -6 -T1 -c $work/input|xz -2 -T1 -c $work/input2
-bzip2|bzip2 -9 -c $work/input|bzip2 -3 -c $work/input2
+xz|xz -6 -T1 -c $work/input|xz -6 -T1 -c $work/input2
+bzip2|bzip2 -9 -c $work/input|bzip2 -9 -c $work/input2
 CASES
 
 scores() {	# scores DB: the last validation run's shares
