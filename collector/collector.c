@@ -485,7 +485,7 @@ void collector__peek(struct collector *c, const struct perf_event_header *h)
 static enum cid_failure form_cid(struct collector *c,
 				 const struct perf_sample *s,
 				 struct cid_key *key, const char **name,
-				 const struct module **where)
+				 const struct module **where, uint64_t *stack_top)
 {
 	struct process *p = find_proc(c, s->pid);
 	struct module_func f;
@@ -525,6 +525,7 @@ static enum cid_failure form_cid(struct collector *c,
 	*key = (struct cid_key){ .mod = m->mod, .func = f.start,
 		.height = (int64_t)(base - cfa), .pid = s->pid, .tid = s->tid };
 	*name = f.name;
+	*stack_top = base;
 	return CID_NR_FAILURES;	/* success */
 }
 
@@ -604,6 +605,8 @@ static enum unwind_status unwind(struct collector *c, struct process *p,
 		ret = module__step(m->mod, look, &regs, &mem, &st);
 		if (ret < 0 && ret != -EFAULT)
 			return ret == -ENOENT ? UNW_NO_CFI : UNW_BAD_CFI;
+		/* The kernel copies with page faults disabled: dyn_size may
+		 * stop short of the requested size at a page not present. */
 		if (ret == -EFAULT && st.cfa < base)
 			return UNW_TRUNCATED;
 		c->frames[(*n)++] = (struct path_frame){ .mod = m->mod,
@@ -628,16 +631,15 @@ static void reverse_frames(struct path_frame *f, size_t n)
 	}
 }
 
-static int unwind_sample(struct collector *c, const struct perf_sample *s)
+/* @base: the stack base form_cid() found for the sample. */
+static int unwind_sample(struct collector *c, const struct perf_sample *s,
+			 uint64_t base)
 {
-	struct process *p = find_proc(c, s->pid);
+	struct process *p = find_proc(c, s->pid);	/* form_cid() made it */
 	struct collector_path path;
 	enum unwind_status st;
-	uint64_t base;
 	size_t n;
 
-	if (!p || stack_base(p, s->sp, s->time, &base))
-		return 0;	/* form_cid() succeeded: cannot happen */
 	st = p->exe ? unwind(c, p, s, base, &n) : UNW_NO_PROGRAM;
 	c->stats.unwind[st]++;
 	if (st != UNW_COMPLETE)
@@ -655,20 +657,21 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 	const char *name = NULL;
 	const struct module *where;
 	enum cid_failure why;
+	uint64_t base;
 
 	if (record__parse_sample(h, &s)) {
 		c->stats.malformed++;
 		return 0;
 	}
 	c->stats.samples++;
-	why = form_cid(c, &s, &key, &name, &where);
+	why = form_cid(c, &s, &key, &name, &where, &base);
 	if (why == CID_NR_FAILURES) {
 		int ret;
 
 		c->stats.cids++;
 		ret = aggregate__add_cid(c->agg, &key, name);
 		if (!ret && c->path_fn)
-			ret = unwind_sample(c, &s);
+			ret = unwind_sample(c, &s, base);
 		return ret;
 	}
 	c->stats.unresolved++;

@@ -9,17 +9,11 @@
 static const struct cli_option record_options[] = {
 	PROFILE_OPT_DB,
 	PROFILE_OPT_EVENT,
-	{ "freq", 'F', CLI_UINT, PROFILE_OPT(freq), "HZ",
-	  "samples per second of CPU time (default 1000 for cpu-clock)",
-	  1, 100000 },
-	{ "period", 'c', CLI_UINT, PROFILE_OPT(period), "N",
-	  "one sample every N events (default 1000003 for precise events)",
-	  1, UINT64_MAX },
+	PROFILE_OPT_FREQ("1000"),
+	PROFILE_OPT_PERIOD("1000003"),
 	PROFILE_OPT_PID,
-	{ "duration", 0, CLI_SECONDS, PROFILE_OPT(duration), "S",
-	  "stop recording after S seconds", 0, 0 },
-	{ "mmap-pages", 'm', CLI_UINT, PROFILE_OPT(mmap_pages), "N",
-	  "ring buffer pages per CPU, a power of two (default 64)", 1, 65536 },
+	PROFILE_OPT_DURATION,
+	PROFILE_OPT_MMAP("64"),
 	PROFILE_OPT_QUIET,
 };
 

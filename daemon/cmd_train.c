@@ -21,18 +21,12 @@
 static const struct cli_option train_options[] = {
 	PROFILE_OPT_DB,
 	PROFILE_OPT_EVENT,
-	{ "freq", 'F', CLI_UINT, PROFILE_OPT(freq), "HZ",
-	  "samples per second of CPU time (default 4000 for cpu-clock)",
-	  1, 100000 },
-	{ "period", 'c', CLI_UINT, PROFILE_OPT(period), "N",
-	  "one sample every N events (default 250001 for precise events)",
-	  1, UINT64_MAX },
+	PROFILE_OPT_FREQ("4000"),
+	PROFILE_OPT_PERIOD("250001"),
 	PROFILE_OPT_STACK,
 	PROFILE_OPT_PID,
 	PROFILE_OPT_DURATION,
-	{ "mmap-pages", 'm', CLI_UINT, PROFILE_OPT(mmap_pages), "N",
-	  "ring buffer pages per CPU, a power of two (default 1024)",
-	  1, 65536 },
+	PROFILE_OPT_MMAP("1024"),
 	PROFILE_OPT_QUIET,
 };
 

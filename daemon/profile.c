@@ -238,11 +238,11 @@ static bool power_of_two(uint64_t v)
 /* The executable the run starts with, for the path-map check. */
 static struct module *target_module(const char *file, uint64_t pid)
 {
-	char path[4096], link[64];
+	char path[4096], link[4200];
 	ssize_t n;
 
 	if (pid) {
-		snprintf(link, sizeof(link), "/proc/%llu/exe",
+		snprintf(link, sizeof(link), "%s/%llu/exe", icppd_procdir,
 			 (unsigned long long)pid);
 		n = readlink(link, path, sizeof(path) - 1);
 		if (n <= 0)
@@ -287,7 +287,7 @@ static int check_training(const struct profile_mode *mode, struct store *st,
 		log_info("note: %s was trained as another build (%s): samples"
 			 " are kept as context identifiers; train again to"
 			 " infer call paths", path, other);
-	else if (t == STORE_UNTRAINED && mode->unwind == false)
+	else if (t == STORE_UNTRAINED && !mode->unwind)
 		log_info("note: %s has no training yet: samples are kept as"
 			 " context identifiers; 'icppd train -- %s' learns the"
 			 " call paths", path, file ? file : path);

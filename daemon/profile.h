@@ -67,8 +67,15 @@ int profile__main(const struct profile_mode *mode, int argc, char **argv);
 #define PROFILE_OPT_EVENT { "event", 'e', CLI_STRING, PROFILE_OPT(event), \
 	"EVENT", "libpfm4 event to sample (default: a precise event, else " \
 	"cpu-clock)", 0, 0 }
-#define PROFILE_OPT_PERIOD { "period", 'c', CLI_UINT, PROFILE_OPT(period), \
-	"N", "one sample every N events", 1, UINT64_MAX }
+#define PROFILE_OPT_FREQ(dflt) { "freq", 'F', CLI_UINT, PROFILE_OPT(freq), \
+	"HZ", "samples per second of CPU time (default " dflt \
+	" for cpu-clock)", 1, 100000 }
+#define PROFILE_OPT_PERIOD(dflt) { "period", 'c', CLI_UINT, \
+	PROFILE_OPT(period), "N", "one sample every N events (default " \
+	dflt " for precise events)", 1, UINT64_MAX }
+#define PROFILE_OPT_MMAP(dflt) { "mmap-pages", 'm', CLI_UINT, \
+	PROFILE_OPT(mmap_pages), "N", "ring buffer pages per CPU, a power " \
+	"of two (default " dflt ")", 1, 65536 }
 #define PROFILE_OPT_PID { "pid", 'p', CLI_UINT, PROFILE_OPT(pid), "PID", \
 	"attach to a running process and all its threads", 1, INT32_MAX }
 #define PROFILE_OPT_DURATION { "duration", 0, CLI_SECONDS, \

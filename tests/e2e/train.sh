@@ -37,7 +37,11 @@ expected_heights="main main;indirect main;path_a main;path_a;work main;path_b ma
 for variant in nofp fp; do
 	out=$(TRUTH_FILE=$tmp/truth-$variant "$ICPPD" train -d "$db" -- "$PROGS/heights-$variant" 10 2>&1)
 	is $? 0 "heights-$variant: train exits with the program's status"
-	contains "$out" "0 truncated" "heights-$variant: no stack copy truncated"
+	# The kernel copies the stack with page faults disabled, so under
+	# load a rare copy stops short: allow 1 %, but no failure at all.
+	trunc=$(printf '%s' "$out" | sed -n 's/.* \([0-9]*\) truncated.*/\1/p')
+	smp=$(printf '%s' "$out" | sed -n 's/.*training: \([0-9]*\) samples.*/\1/p')
+	ok $([ "$((trunc * 100))" -le "${smp:-0}" ]; echo $?) "heights-$variant: at most 1% truncated ($trunc of $smp)"
 	contains "$out" "0 failed" "heights-$variant: no unwind failed"
 	contains "$out" "path map of $PROGS" "heights-$variant: summary names the path map"
 	is "$(own_paths heights-$variant main)" "$expected_heights" \
@@ -46,9 +50,9 @@ for variant in nofp fp; do
 	check_heights "heights-$variant" "heights-$variant"
 	run=$(last_run)
 	is "$(q "SELECT kind FROM v_runs WHERE run_id = $run")" train "heights-$variant: run kind is train"
-	is "$(q "SELECT value = (SELECT resolved FROM v_runs WHERE run_id = $run) FROM v_run_counters
-		WHERE run_id = $run AND name = 'unwind.complete'")" 1 \
-		"heights-$variant: every sample with a CID unwound"
+	is "$(q "SELECT sum(value) = (SELECT resolved FROM v_runs WHERE run_id = $run) FROM v_run_counters
+		WHERE run_id = $run AND name IN ('unwind.complete', 'unwind.truncated')")" 1 \
+		"heights-$variant: every sample with a CID unwound (or truncated)"
 	is "$(q "SELECT count(*) FROM v_paths WHERE program LIKE '%/heights-$variant' AND path LIKE '_start;__libc_start_main;%main;path_b;work'")" 1 \
 		"heights-$variant: whole path from _start, through libc, to work"
 done
@@ -88,6 +92,19 @@ is "$(q "SELECT group_concat(p, ' ') FROM (SELECT DISTINCT substr(path, instr(pa
 	FROM v_paths WHERE program LIKE '%/uselib' AND module LIKE '%/libwork.so'
 	AND function <> 'truth' ORDER BY 1)")" "main;lib_outer main;lib_outer;lib_work main;lib_work" \
 	"uselib: library paths, direct and through lib_outer"
+
+# Signal frames: from the handler through glibc's __restore_rt (CFI
+# marked 'S') into the function the signal interrupted, up to _start.
+# (on_alarm calls in_handler in tail position: no frame of its own.)
+TRUTH_FILE=$tmp/truth-sig "$ICPPD" train -q -d "$db" -- "$PROGS/sigframe" 40
+load_truth "$tmp/truth-sig"
+check_heights sigframe sigframe
+is "$(q "SELECT count(DISTINCT context_id) FROM v_paths WHERE program LIKE '%/sigframe'
+	AND function = 'in_handler' AND path LIKE '_start;%;main;interrupted;%;in_handler'")" 1 \
+	"sigframe: in_handler's path runs through the signal frame to _start"
+is "$(q "SELECT count(*) FROM v_paths WHERE program LIKE '%/sigframe' AND function = 'in_handler'
+	AND path NOT LIKE '_start;%;main;interrupted;%;in_handler'")" 0 \
+	"sigframe: no other path for in_handler"
 
 # A stack copy too short for the stack: counted, nothing learned.
 out=$("$ICPPD" train -d "$tmp/short.db" --stack-size 64 -- "$PROGS/heights-nofp" 3 2>&1 >/dev/null)

@@ -13,27 +13,12 @@
 #include "inference/pathmap.h"
 #include "schema/store.h"
 #include "tests/tap.h"
+#include "tests/unit/dbquery.h"
 
 /* Frames of one path, outermost first: (function, pc, height). */
 #define F(fn, pc, h) { mod, fn, NULL, pc, h }
 
 static const struct module *mod;
-
-static long long query(const char *db, const char *sql)
-{
-	sqlite3 *h;
-	sqlite3_stmt *s;
-	long long v = -1;
-
-	if (sqlite3_open(db, &h) == SQLITE_OK &&
-	    sqlite3_prepare_v2(h, sql, -1, &s, NULL) == SQLITE_OK) {
-		if (sqlite3_step(s) == SQLITE_ROW)
-			v = sqlite3_column_int64(s, 0);
-		sqlite3_finalize(s);
-	}
-	sqlite3_close(h);
-	return v;
-}
 
 static void test_memory(void)
 {

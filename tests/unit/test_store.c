@@ -10,6 +10,7 @@
 #include "collector/aggregate.h"
 #include "schema/store.h"
 #include "tests/tap.h"
+#include "tests/unit/dbquery.h"
 
 static char dir[] = "/tmp/icppd-store-XXXXXX";
 
@@ -21,22 +22,6 @@ static char *path_in(const char *name)
 	k = (k + 1) % 4;
 	snprintf(p[k], sizeof(p[k]), "%s/%s", dir, name);
 	return p[k];
-}
-
-static long long query(const char *db, const char *sql)
-{
-	sqlite3 *h;
-	sqlite3_stmt *s;
-	long long v = -1;
-
-	if (sqlite3_open(db, &h) == SQLITE_OK &&
-	    sqlite3_prepare_v2(h, sql, -1, &s, NULL) == SQLITE_OK) {
-		if (sqlite3_step(s) == SQLITE_ROW)
-			v = sqlite3_column_int64(s, 0);
-		sqlite3_finalize(s);
-	}
-	sqlite3_close(h);
-	return v;
 }
 
 static void run_sql(const char *db, const char *sql)
