@@ -596,6 +596,23 @@ int cfi__cfa(struct cfi *cfi, uint64_t vaddr, const struct cfi_regs *regs,
 	return ret ? ret : row_cfa(r, regs, NULL, cfa);
 }
 
+/*
+ * A register saved at @addr.  A slot below the sampled SP is dead: GCC
+ * emits no .cfi_restore after the epilogue's "pop %rbp", so for the
+ * instructions between that pop and the ret the rule still names the
+ * slot the pop just read, and the register already holds the caller's
+ * value.
+ */
+static int saved_value(const struct cfi_mem *mem, uint64_t addr,
+		       uint64_t current, uint64_t *value)
+{
+	if (mem && addr < mem->start) {
+		*value = current;
+		return 0;
+	}
+	return cfi__mem_read(mem, addr, value);
+}
+
 /* The caller's value of one register under rule @r. */
 static int recover(const struct rule *r, uint64_t cfa, uint64_t current,
 		   const struct cfi_regs *regs, const struct cfi_mem *mem,
@@ -610,7 +627,7 @@ static int recover(const struct rule *r, uint64_t cfa, uint64_t current,
 		*value = current;
 		return 0;
 	case RULE_OFFSET:
-		return cfi__mem_read(mem, cfa + (uint64_t)r->offset, value);
+		return saved_value(mem, cfa + (uint64_t)r->offset, current, value);
 	case RULE_VAL_OFFSET:
 		*value = cfa + (uint64_t)r->offset;
 		return 0;
@@ -619,7 +636,7 @@ static int recover(const struct rule *r, uint64_t cfa, uint64_t current,
 		return ok ? 0 : -ENOTSUP;
 	case RULE_EXPR:
 		ret = eval(r->expr, r->expr_len, regs, mem, &cfa, &addr);
-		return ret ? ret : cfi__mem_read(mem, addr, value);
+		return ret ? ret : saved_value(mem, addr, current, value);
 	case RULE_VAL_EXPR:
 		return eval(r->expr, r->expr_len, regs, mem, &cfa, value);
 	default:

@@ -605,8 +605,6 @@ static enum unwind_status unwind(struct collector *c, struct process *p,
 		ret = module__step(m->mod, look, &regs, &mem, &st);
 		if (ret < 0 && ret != -EFAULT)
 			return ret == -ENOENT ? UNW_NO_CFI : UNW_BAD_CFI;
-		/* The kernel copies with page faults disabled: dyn_size may
-		 * stop short of the requested size at a page not present. */
 		if (ret == -EFAULT && st.cfa < base)
 			return UNW_TRUNCATED;
 		c->frames[(*n)++] = (struct path_frame){ .mod = m->mod,
