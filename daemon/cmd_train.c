@@ -62,7 +62,7 @@ static int train_finish(const struct profile_result *res)
 	if (len && len < sizeof(failed) - 1)
 		strcat(failed, ")");
 	log_info("training: %llu samples, %llu unwound, %llu truncated "
-		 "(stack copy of %llu bytes too short), %llu failed%s",
+		 "(stack copies of %llu bytes), %llu failed%s",
 		 (unsigned long long)cs->samples,
 		 (unsigned long long)cs->unwind[UNW_COMPLETE],
 		 (unsigned long long)cs->unwind[UNW_TRUNCATED],
