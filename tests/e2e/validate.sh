@@ -41,6 +41,12 @@ contains "$json" '"ambiguity_histogram": {' "json: ambiguity_histogram present"
 for f in main work leaf recurse indirect; do
 	is "$(share "$run" $f precise)" 1.0 "no collisions: $f is 100% precise"
 done
+if [ "$failed" -gt 0 ]; then	# what training and validation saw
+	q "SELECT '# run', run_id, kind, samples, lost, throttled FROM v_runs"
+	q "SELECT '# cid', run_id, function, height, samples FROM v_cids WHERE function IN ('leaf', 'work')"
+	q "SELECT '# val', function, outcome, candidates, samples FROM v_validation WHERE run_id = $run"
+	q "SELECT '# path', map_id, height, self_samples, path FROM v_paths WHERE function = 'leaf'"
+fi
 is "$(q "SELECT samples FROM v_validation_summary WHERE run_id = $run")" "$samples" \
 	"scores stored: v_validation_summary has the run's samples"
 is "$(q "SELECT kind FROM v_path_maps WHERE run_id = $run")" truth "the run's true paths kept as its own map"
