@@ -224,6 +224,10 @@ static void print_summary(struct recorder *r)
 		 (unsigned long long)cs->unresolved, reasons,
 		 (unsigned long long)cs->lost,
 		 (unsigned long long)cs->throttled);
+	if (cs->lost)
+		log_warn("%llu samples lost: the ring buffers filled faster than "
+			 "icppd read them; raise --mmap-pages or lower the rate",
+			 (unsigned long long)cs->lost);
 	if (cs->malformed || session__corrupt(r->sess))
 		log_warn("%llu malformed records, %lu ring resets",
 			 (unsigned long long)cs->malformed,

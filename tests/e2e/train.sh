@@ -35,7 +35,7 @@ check_heights() {	# check_heights PROGRAM LABEL
 expected_heights="main main;indirect main;path_a main;path_a;work main;path_b main;path_b;leaf main;path_b;work main;recurse main;recurse;recurse main;recurse;recurse;recurse main;recurse;recurse;recurse;recurse "
 
 for variant in nofp fp; do
-	out=$(TRUTH_FILE=$tmp/truth-$variant "$ICPPD" train -d "$db" -- "$PROGS/heights-$variant" 10 2>&1)
+	out=$(TRUTH_FILE=$tmp/truth-$variant "$ICPPD" train $TRAIN_OPTS -d "$db" -- "$PROGS/heights-$variant" 10 2>&1)
 	is $? 0 "heights-$variant: train exits with the program's status"
 	contains "$out" " 0 truncated" "heights-$variant: no stack copy truncated"
 	contains "$out" "0 failed" "heights-$variant: no unwind failed"
@@ -45,7 +45,8 @@ for variant in nofp fp; do
 	load_truth "$tmp/truth-$variant"
 	check_heights "heights-$variant" "heights-$variant"
 	run=$(last_run)
-	is "$(q "SELECT kind FROM v_runs WHERE run_id = $run")" train "heights-$variant: run kind is train"
+	is "$(q "SELECT kind || ' ' || lost FROM v_runs WHERE run_id = $run")" "train 0" \
+		"heights-$variant: run kind is train, no sample lost"
 	is "$(q "SELECT value = (SELECT resolved FROM v_runs WHERE run_id = $run) FROM v_run_counters
 		WHERE run_id = $run AND name = 'unwind.complete'")" 1 \
 		"heights-$variant: every sample with a CID unwound"
@@ -62,17 +63,17 @@ is "$(q "SELECT count(*) FROM v_path_cids c JOIN v_path_maps m USING (map_id)
 
 # A second training run of the same build merges into the same map.
 before=$(q "SELECT samples FROM v_path_maps WHERE program LIKE '%/heights-nofp'")
-"$ICPPD" train -q -d "$db" -- "$PROGS/heights-nofp" 5 >/dev/null
+"$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$PROGS/heights-nofp" 5 >/dev/null
 is "$(q "SELECT count(*) FROM v_path_maps WHERE program LIKE '%/heights-nofp'")" 1 "second training run: still one map"
 after=$(q "SELECT samples FROM v_path_maps WHERE program LIKE '%/heights-nofp'")
 ok $([ "$after" -gt "$before" ]; echo $?) "second training run adds its samples ($before -> $after)"
 is "$(own_paths heights-nofp main)" "$expected_heights" "merged map: still exactly the program's paths"
 # The stripped copy is the same build (same build-id): the same map.
-"$ICPPD" train -q -d "$db" -- "$PROGS/heights-stripped" 3 >/dev/null
+"$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$PROGS/heights-stripped" 3 >/dev/null
 is "$(q "SELECT count(*) FROM v_path_maps WHERE kind = 'train'")" 2 "stripped copy shares the build's map"
 
 # Threads: each thread's path starts at clone3 and uses its own base.
-TRUTH_FILE=$tmp/truth-threads "$ICPPD" train -q -d "$db" -- "$PROGS/threads" 5
+TRUTH_FILE=$tmp/truth-threads "$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$PROGS/threads" 5
 load_truth "$tmp/truth-threads"
 check_heights threads threads
 is "$(q "SELECT count(DISTINCT path) FROM v_paths WHERE program LIKE '%/threads'
@@ -81,7 +82,7 @@ is "$(q "SELECT count(DISTINCT path) FROM v_paths WHERE program LIKE '%/threads'
 is "$(own_paths threads main)" "main main;main_work " "threads: main thread paths"
 
 # Shared library: frames in libwork.so, called from the executable.
-TRUTH_FILE=$tmp/truth-uselib "$ICPPD" train -q -d "$db" -- "$PROGS/uselib" 10
+TRUTH_FILE=$tmp/truth-uselib "$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$PROGS/uselib" 10
 load_truth "$tmp/truth-uselib"
 check_heights uselib uselib
 is "$(q "SELECT group_concat(p, ' ') FROM (SELECT DISTINCT substr(path, instr(path, ';main;') + 1) p
@@ -92,7 +93,7 @@ is "$(q "SELECT group_concat(p, ' ') FROM (SELECT DISTINCT substr(path, instr(pa
 # Signal frames: from the handler through glibc's __restore_rt (CFI
 # marked 'S') into the function the signal interrupted, up to _start.
 # (on_alarm calls in_handler in tail position: no frame of its own.)
-TRUTH_FILE=$tmp/truth-sig "$ICPPD" train -q -d "$db" -- "$PROGS/sigframe" 40
+TRUTH_FILE=$tmp/truth-sig "$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$PROGS/sigframe" 40
 load_truth "$tmp/truth-sig"
 check_heights sigframe sigframe
 is "$(q "SELECT count(DISTINCT context_id) FROM v_paths WHERE program LIKE '%/sigframe'
@@ -103,7 +104,7 @@ is "$(q "SELECT count(*) FROM v_paths WHERE program LIKE '%/sigframe' AND functi
 	"sigframe: no other path for in_handler"
 
 # A stack copy too short for the stack: counted, nothing learned.
-out=$("$ICPPD" train -d "$tmp/short.db" --stack-size 64 -- "$PROGS/heights-nofp" 3 2>&1 >/dev/null)
+out=$("$ICPPD" train $TRAIN_OPTS -d "$tmp/short.db" --stack-size 64 -- "$PROGS/heights-nofp" 3 2>&1 >/dev/null)
 run=$(q "SELECT max(run_id) FROM v_runs" "$tmp/short.db")
 trunc=$(q "SELECT value FROM v_run_counters WHERE run_id = $run AND name = 'unwind.truncated'" "$tmp/short.db")
 ok $([ "$trunc" -gt 0 ]; echo $?) "--stack-size 64: truncated samples counted ($trunc)"

@@ -27,7 +27,7 @@ is $? 0 "record before training still records"
 contains "$out" "has no training yet" "record before training: says what is missing"
 
 # Offline: the same input for training and validation.
-"$ICPPD" train -q -d "$db" -- "$PROGS/heights-nofp" 10 >/dev/null
+"$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$PROGS/heights-nofp" 10 >/dev/null
 json=$("$ICPPD" validate -q -d "$db" --format json -- "$PROGS/heights-nofp" 10 | grep -v '^TRUTH')
 is $? 0 "validate --format json exits 0"
 run=$(last_run)
@@ -55,7 +55,7 @@ contains "$text" "precise" "text format: a table of outcomes"
 contains "$text" "candidates" "text format: degree of ambiguity"
 
 # Two paths of equal height to target: ambiguous, with 2 candidates.
-TRUTH_FILE=$tmp/truth-collide "$ICPPD" train -q -d "$db" -- "$PROGS/collide" ab 20
+TRUTH_FILE=$tmp/truth-collide "$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$PROGS/collide" ab 20
 load_truth "$tmp/truth-collide"
 is "$(q "SELECT count(DISTINCT height) FROM truth WHERE function = 'target'")" 1 \
 	"collide: target reports one height through via_a and via_b"
@@ -68,7 +68,7 @@ is "$(share "$run" via_a precise)" 1.0 "collide ab/ab: via_a itself is precise"
 
 # Online: trained on path a only, measured on path c.
 rm -f "$db"*
-"$ICPPD" train -q -d "$db" -- "$PROGS/collide" a 20 >/dev/null
+"$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$PROGS/collide" a 20 >/dev/null
 json=$("$ICPPD" validate -q -d "$db" --format json -- "$PROGS/collide" c 20)
 run=$(last_run)
 is "$(share "$run" target incorrect)" 1.0 "trained on a, run on c: target is incorrect (same height, other path)"
@@ -81,7 +81,7 @@ ok $(awk -v p="$(json_num "$json" precise)" 'BEGIN { exit !(p < 0.5) }'; echo $?
 # Another build at the same path.
 mkdir "$tmp/bin"
 cp "$PROGS/heights-nofp" "$tmp/bin/prog"
-"$ICPPD" train -q -d "$db" -- "$tmp/bin/prog" 3 >/dev/null
+"$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$tmp/bin/prog" 3 >/dev/null
 cp "$PROGS/heights-fp" "$tmp/bin/prog"
 out=$("$ICPPD" validate -d "$db" -- "$tmp/bin/prog" 1 2>&1)
 is $? 1 "validate on another build: exit status 1"
@@ -92,9 +92,9 @@ contains "$out" "was trained as another build" "record on another build: says so
 # Usage errors.
 "$ICPPD" validate -d "$db" --format xml -- "$PROGS/heights-nofp" 2>/dev/null
 is $? 2 "--format xml: usage error"
-"$ICPPD" train -d "$db" --stack-size 100 -- "$PROGS/heights-nofp" 2>/dev/null
+"$ICPPD" train $TRAIN_OPTS -d "$db" --stack-size 100 -- "$PROGS/heights-nofp" 2>/dev/null
 is $? 2 "--stack-size not a multiple of 8: usage error"
-"$ICPPD" train -d "$db" --stack-size 70000 -- "$PROGS/heights-nofp" 2>/dev/null
+"$ICPPD" train $TRAIN_OPTS -d "$db" --stack-size 70000 -- "$PROGS/heights-nofp" 2>/dev/null
 is $? 2 "--stack-size over 65528: usage error"
 
 is "$(integrity)" ok "database passes integrity_check"

@@ -142,7 +142,7 @@ static void test_step(struct module *m)
 		ok(!st.signal, "%s: not a signal frame", names[i]);
 	}
 	/* A copy that stops short: the saved return address is outside. */
-	mem.size = 8;
+	mem.size = 0;
 	regs = (struct cfi_regs){ u_regs.sp, u_regs.bp, u_regs.ip };
 	self_mapping(regs.ip, &start, &pgoff);
 	module__vaddr(m, regs.ip - start + pgoff, &vaddr);
