@@ -12,24 +12,9 @@
 #
 # Usage: bench/record.sh [BUILDDIR]   (default: build, made by ./demo.sh)
 # Environment: REPS (default 5), EVENT (default cpu-clock), FREQ (1000).
-set -eu
-top=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$top/build}
-icppd=$build/icppd
-progs=$build/tests/progs/bin
-reps=${REPS:-5}
-event=${EVENT:-cpu-clock}
+. "$(dirname "$0")/lib.sh"
 freq=${FREQ:-1000}
-sh "$top/scripts/deps.sh" bench
-[ -x "$icppd" ] && [ -x "$progs/heights-nofp" ] ||
-	{ echo "bench: build icppd first (./demo.sh)" >&2; exit 1; }
-
-work=$(mktemp -d /tmp/icppd-bench.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-# Compressible input: repeated system binaries (deterministic).
-for f in /usr/bin/perf /usr/bin/gdb /usr/lib/x86_64-linux-gnu/libc.so.6; do
-	[ -f "$f" ] && cat "$f"
-done | head -c 8000000 >"$work/input"
+make_input "$work/input" 8000000
 
 set -- \
 	"heights" "$progs/heights-nofp 120" \
@@ -62,10 +47,6 @@ run() {
 		samples=$(perf report -D -i "$work/perf.data" 2>/dev/null | grep -c 'PERF_RECORD_SAMPLE' || true) ;;
 	esac
 	echo "$u $s $e $bytes $samples" | awk '{ printf "%.3f %.3f %d %d\n", $1 + $2, $3, $4, $5 }'
-}
-
-median() {	# stdin: numbers, one a line
-	sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 modes="none perf perf-fp perf-dwarf icppd"

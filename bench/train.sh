@@ -16,33 +16,14 @@
 # Usage: bench/train.sh [BUILDDIR]   (default: build, made by ./demo.sh)
 # Environment: REPS (default 5), EVENT (default cpu-clock), FREQ (4000),
 # STACK (16384).
-set -eu
-top=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$top/build}
-icppd=$build/icppd
-progs=$build/tests/progs/bin
-reps=${REPS:-5}
-event=${EVENT:-cpu-clock}
+. "$(dirname "$0")/lib.sh"
 freq=${FREQ:-4000}
 stack=${STACK:-16384}
-sh "$top/scripts/deps.sh" bench
-[ -x "$icppd" ] && [ -x "$progs/collide" ] ||
-	{ echo "bench: build icppd first (./demo.sh)" >&2; exit 1; }
-
-work=$(mktemp -d /tmp/icppd-bench.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-# Compressible inputs: repeated system binaries (deterministic).
-for f in /usr/bin/perf /usr/bin/gdb /usr/lib/x86_64-linux-gnu/libc.so.6; do
-	[ -f "$f" ] && cat "$f"
-done | head -c 4000000 >"$work/input"
+make_input "$work/input" 4000000
 # Another input for the online scenario: text, not code.
 for f in /usr/share/common-licenses/* /usr/share/perl5/*.pm /usr/include/*.h; do
 	[ -f "$f" ] && cat "$f"
 done 2>/dev/null | head -c 4000000 >"$work/input2"
-
-median() {	# stdin: numbers, one a line
-	sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 
 # ---- 1. cost -------------------------------------------------------------
 cost() {	# cost MODE CMD...: prints "cpu wall bytes samples"
