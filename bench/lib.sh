@@ -26,3 +26,23 @@ make_input() {
 median() {	# stdin: numbers, one a line
 	sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
+
+# interleave NAME FUNC CMD...: REPS rounds of "FUNC MODE CMD..." for each
+# mode in $modes, appending FUNC's line to $work/NAME.MODE; the order
+# rotates each round so that no mode always runs first.
+interleave() {
+	name=$1 func=$2
+	shift 2
+	i=0
+	while [ $i -lt "$reps" ]; do
+		for m in $(echo $modes | tr ' ' '\n' | awk -v k=$i '{ a[NR] = $0 } END { for (j = 0; j < NR; j++) print a[(j + k) % NR + 1] }'); do
+			$func "$m" "$@" >>"$work/$name.$m"
+		done
+		i=$((i + 1))
+	done
+}
+
+# col NAME MODE FIELD: the median of field FIELD of NAME's MODE runs.
+col() {
+	cut -d' ' -f"$3" "$work/$1.$2" | median
+}

@@ -55,21 +55,13 @@ printf '%-8s %-11s %8s %8s %9s %9s %10s %8s\n' workload mode cpu_s wall_s cpu/no
 while [ $# -gt 0 ]; do
 	name=$1 cmd=$2
 	shift 2
-	i=0
-	while [ $i -lt "$reps" ]; do
-		# Rotate the order so no mode always runs first.
-		order=$(echo $modes | tr ' ' '\n' | awk -v k=$i '{ a[NR] = $0 } END { for (j = 0; j < NR; j++) print a[(j + k) % NR + 1] }')
-		for m in $order; do
-			run "$m" $cmd >>"$work/$name.$m"
-		done
-		i=$((i + 1))
-	done
-	base=$(cut -d' ' -f1 "$work/$name.none" | median)
-	perfc=$(cut -d' ' -f1 "$work/$name.perf" | median)
+	interleave "$name" run $cmd
+	base=$(col "$name" none 1)
+	perfc=$(col "$name" perf 1)
 	for m in $modes; do
-		cpu=$(cut -d' ' -f1 "$work/$name.$m" | median)
-		wall=$(cut -d' ' -f2 "$work/$name.$m" | median)
-		smp=$(cut -d' ' -f4 "$work/$name.$m" | median)
+		cpu=$(col "$name" "$m" 1)
+		wall=$(col "$name" "$m" 2)
+		smp=$(col "$name" "$m" 4)
 		bps=$(awk '{ if ($4 > 0) print $3 / $4; else print 0 }' "$work/$name.$m" | median)
 		printf '%-8s %-11s %8.3f %8.3f %9.3f %9.3f %10.1f %8d\n' "$name" "$m" "$cpu" "$wall" \
 			"$(echo "$cpu $base" | awk '{ print $1 / $2 }')" \

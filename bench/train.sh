@@ -72,21 +72,14 @@ printf '%-8s %-18s %8s %8s %9s %10s %12s %8s\n' workload mode cpu_s wall_s cpu/n
 for w in 1 2 3 4; do
 	name=$1 cmd=$2
 	shift 2
-	i=0
-	while [ $i -lt "$reps" ]; do
-		order=$(echo $modes | tr ' ' '\n' | awk -v k=$i '{ a[NR] = $0 } END { for (j = 0; j < NR; j++) print a[(j + k) % NR + 1] }')
-		for m in $order; do
-			cost "$m" $cmd >>"$work/$name.$m"
-		done
-		i=$((i + 1))
-	done
-	base=$(cut -d' ' -f1 "$work/$name.none" | median)
-	ref=$(cut -d' ' -f1 "$work/$name.perf-dwarf+script" | median)
+	interleave "$name" cost $cmd
+	base=$(col "$name" none 1)
+	ref=$(col "$name" perf-dwarf+script 1)
 	for m in $modes; do
-		cpu=$(cut -d' ' -f1 "$work/$name.$m" | median)
-		wall=$(cut -d' ' -f2 "$work/$name.$m" | median)
-		bytes=$(cut -d' ' -f3 "$work/$name.$m" | median)
-		smp=$(cut -d' ' -f4 "$work/$name.$m" | median)
+		cpu=$(col "$name" "$m" 1)
+		wall=$(col "$name" "$m" 2)
+		bytes=$(col "$name" "$m" 3)
+		smp=$(col "$name" "$m" 4)
 		printf '%-8s %-18s %8.3f %8.3f %9.3f %10.3f %12d %8d\n' "$name" "$m" "$cpu" "$wall" \
 			"$(echo "$cpu $base" | awk '{ print $1 / $2 }')" \
 			"$(echo "$cpu $ref" | awk '{ print $1 / $2 }')" "$bytes" "$smp"

@@ -47,20 +47,13 @@ static int train_finish(const struct profile_result *res)
 	const struct collector_stats *cs = res->stats;
 	char failed[512] = "";
 	uint64_t nfailed = 0;
-	size_t len = 0;
 	int ret = 0;
 
 	for (int i = UNW_TRUNCATED + 1; i < UNW_NR_STATUS; i++) {
-		if (!cs->unwind[i] || len >= sizeof(failed))
-			continue;
 		nfailed += cs->unwind[i];
-		len += (size_t)snprintf(failed + len, sizeof(failed) - len,
-					"%s%s %llu", len ? ", " : " (",
-					unwind_status__name(i),
-					(unsigned long long)cs->unwind[i]);
+		profile__breakdown(failed, sizeof(failed),
+				   unwind_status__name(i), cs->unwind[i]);
 	}
-	if (len && len < sizeof(failed) - 1)
-		strcat(failed, ")");
 	log_info("training: %llu samples, %llu unwound, %llu truncated "
 		 "(stack copies of %llu bytes), %llu failed%s",
 		 (unsigned long long)cs->samples,

@@ -203,20 +203,27 @@ static int exit_code(int status)
 	return 1;
 }
 
+void profile__breakdown(char *buf, size_t len, const char *name,
+			uint64_t count)
+{
+	size_t used = strlen(buf);
+
+	if (!count || used + 1 >= len)
+		return;
+	if (used)
+		buf[used - 1] = '\0';	/* reopen the list: drop ")" */
+	snprintf(buf + strlen(buf), len - strlen(buf), "%s%s %llu)",
+		 used ? ", " : " (", name, (unsigned long long)count);
+}
+
 static void print_summary(struct recorder *r)
 {
 	const struct collector_stats *cs = collector__stats(r->col);
 	char reasons[512] = "";
-	size_t n = 0;
 
 	for (int i = 0; i < CID_NR_FAILURES; i++)
-		if (cs->by_reason[i] && n < sizeof(reasons))
-			n += (size_t)snprintf(reasons + n, sizeof(reasons) - n,
-					      "%s%s %llu", n ? ", " : " (",
-					      cid_failure__name(i),
-					      (unsigned long long)cs->by_reason[i]);
-	if (n && n < sizeof(reasons) - 1)
-		strcat(reasons, ")");
+		profile__breakdown(reasons, sizeof(reasons),
+				   cid_failure__name(i), cs->by_reason[i]);
 	log_info("run %lld: %llu samples, %llu with a context identifier, "
 		 "%llu unresolved%s, %llu lost, %llu throttled",
 		 (long long)r->run_id, (unsigned long long)cs->samples,

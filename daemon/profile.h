@@ -9,6 +9,7 @@
 #define ICPPD_DAEMON_PROFILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "daemon/cli.h"
@@ -56,6 +57,11 @@ struct profile_mode {
 	 * (exit status 1 unless the command's own status is non-zero). */
 	int (*finish)(const struct profile_result *res);
 };
+
+/* Appends "NAME COUNT" to a " (a 1, b 2)" list in @buf (a string of
+ * @len bytes, "" to start); nothing when @count is 0. */
+void profile__breakdown(char *buf, size_t len, const char *name,
+			uint64_t count);
 
 /* Runs @mode with @argv (argv[0] is the subcommand).  The exit status. */
 int profile__main(const struct profile_mode *mode, int argc, char **argv);
