@@ -83,13 +83,15 @@ static uint64_t hash_key(const struct cid_key *k)
 	h = mix(h, k->func);
 	h = mix(h, (uint64_t)k->height);
 	h = mix(h, ((uint64_t)k->pid << 32) | k->tid);
+	h = mix(h, (uintptr_t)k->prog);
 	return h ^ (h >> 29);
 }
 
 static bool same_key(const struct cid_key *a, const struct cid_key *b)
 {
 	return a->mod == b->mod && a->func == b->func &&
-	       a->height == b->height && a->pid == b->pid && a->tid == b->tid;
+	       a->height == b->height && a->pid == b->pid && a->tid == b->tid &&
+	       a->prog == b->prog;
 }
 
 static int grow_slots(struct aggregate *a)

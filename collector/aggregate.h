@@ -2,7 +2,7 @@
  * aggregate.h - sample counts per context identifier, held in memory
  * between two flushes to the database.
  *
- * A CID is (module, function start, height) per (pid, tid).  Samples
+ * A CID is (module, function start, height) per (pid, tid, program).  Samples
  * whose CID could not be formed are counted per (pid, tid, reason,
  * module) instead: never dropped silently.  Memory is bounded by the
  * number of distinct keys between flushes; aggregate__full() tells the
@@ -39,6 +39,9 @@ struct cid_key {
 	uint64_t func;		/* link-time start address */
 	int64_t height;		/* stack base - CFA, bytes */
 	uint32_t pid, tid;
+	/* The executable the process ran (NULL: unknown): it selects the
+	 * path map that explains the CID. */
+	const struct module *prog;
 };
 
 struct cid_count {

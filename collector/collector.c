@@ -523,7 +523,8 @@ static enum cid_failure form_cid(struct collector *c,
 	if (cfa >= base || cfa <= s->sp)
 		return CID_SP_OUTSIDE_STACK;
 	*key = (struct cid_key){ .mod = m->mod, .func = f.start,
-		.height = (int64_t)(base - cfa), .pid = s->pid, .tid = s->tid };
+		.height = (int64_t)(base - cfa), .pid = s->pid, .tid = s->tid,
+		.prog = p->exe };
 	*name = f.name;
 	*stack_top = base;
 	return CID_NR_FAILURES;	/* success */

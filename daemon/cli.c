@@ -79,7 +79,8 @@ int cli__parse(const struct cli_command *cmd, int argc, char **argv,
 	int c, idx;
 
 	/* '+': stop at the first operand (the command to profile). */
-	sopts[ns++] = '+';
+	if (!cmd->permute)
+		sopts[ns++] = '+';
 	sopts[ns++] = ':';
 	for (size_t i = 0; i < cmd->noptions; i++) {
 		const struct cli_option *o = &cmd->options[i];

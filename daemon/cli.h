@@ -4,11 +4,13 @@
  *
  * Each option writes into a field of the subcommand's options struct at
  * @offset.  Parsing stops at the first non-option argument or at "--";
- * what follows is the subcommand's operands (the command to run).
+ * what follows is the subcommand's operands (the command to run).  A
+ * command with @permute set takes options anywhere among its operands.
  */
 #ifndef ICPPD_DAEMON_CLI_H
 #define ICPPD_DAEMON_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,6 +39,8 @@ struct cli_command {
 	const struct cli_option *options;
 	size_t noptions;
 	const char *epilog;	/* extra help text, or NULL */
+	/* Options may follow operands (no command to run after them). */
+	bool permute;
 };
 
 /*

@@ -5,6 +5,7 @@
 
 #include "daemon/commands.h"
 #include "daemon/profile.h"
+#include "daemon/run_profile.h"
 
 static const struct cli_option record_options[] = {
 	PROFILE_OPT_DB,
@@ -30,8 +31,21 @@ const struct cli_command record_command = {
 		  "was recorded.  See icppd-record(1) and icppd-schema(5).\n",
 };
 
+/* The inferred contexts are stored with the samples, so the v_inferred
+ * and v_kccf views answer as soon as the run ends.  A failure costs
+ * only that: report infers again. */
+static int record_finish(const struct profile_result *res)
+{
+	struct run_profile p;
+
+	run_profile__infer(res->store, res->run_id, true, &p);
+	run_profile__free(&p);
+	return 0;
+}
+
 static const struct profile_mode record_mode = {
 	.cmd = &record_command,
+	.finish = record_finish,
 };
 
 int cmd_record(int argc, char **argv)

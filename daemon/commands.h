@@ -10,9 +10,12 @@
 #include "daemon/cli.h"
 
 extern const struct cli_command record_command, train_command,
-				validate_command;
+				validate_command, report_command,
+				compare_command;
 int cmd_record(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 #endif

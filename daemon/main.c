@@ -14,6 +14,8 @@ static const struct {
 	{ &record_command, cmd_record },
 	{ &train_command, cmd_train },
 	{ &validate_command, cmd_validate },
+	{ &report_command, cmd_report },
+	{ &compare_command, cmd_compare },
 };
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -39,6 +39,20 @@
  * - validation holds a validation run's scores grouped by program,
  *   function, outcome and number of candidates: every table icppd
  *   validate prints is a GROUP BY over it.
+ * - cid_samples gains program_id in version 3 (rebuilt, as a primary key
+ *   cannot change in place): the executable a process ran picks the path
+ *   map that explains its CIDs, also for CIDs in shared libraries and
+ *   across an exec.  0: unknown (runs recorded before version 3).
+ * - inferred is a run's inferred calling context tree, as the contexts
+ *   it ends in with their (fractional) sample weights.  exact_depth says
+ *   how many frames from the leaf are certain: all of them for a precise
+ *   CID, the suffix the candidates share for an ambiguous one (the rest
+ *   is apportioned by training frequency), 1 for a path the call-graph
+ *   search found.  A sample the engine could not explain ends in the
+ *   context of its function alone, below a pseudo frame "[unknown
+ *   callers of F at height H]" (unknown_frames).  inferences stamps each
+ *   run's rows with the training samples and run samples they were
+ *   computed from, so a report recomputes them only when either grew.
  */
 #include "schema/migrations.h"
 
@@ -215,6 +229,96 @@ const struct store_migration icppd_migrations[] = {
 	"    AS incorrect,"
 	"  1.0 * SUM(samples * (outcome = 'missing')) / SUM(samples) AS missing"
 	"  FROM validation GROUP BY run_id;"
+	},
+	{ /* 2 -> 3: the program of each CID, inferred contexts, k-CCF */
+	"CREATE TABLE cid_samples3 ("
+	"  run_id INTEGER NOT NULL REFERENCES runs(id),"
+	"  pid INTEGER NOT NULL,"
+	"  tid INTEGER NOT NULL,"
+	"  program_id INTEGER NOT NULL,"	/* modules(id); 0: unknown */
+	"  function_id INTEGER NOT NULL REFERENCES functions(id),"
+	"  height INTEGER NOT NULL,"
+	"  samples INTEGER NOT NULL,"
+	"  PRIMARY KEY (run_id, pid, tid, program_id, function_id, height))"
+	"  WITHOUT ROWID;"
+	"INSERT INTO cid_samples3 SELECT run_id, pid, tid, 0, function_id,"
+	"  height, samples FROM cid_samples;"
+	"DROP VIEW v_cids;"
+	"DROP TABLE cid_samples;"
+	"ALTER TABLE cid_samples3 RENAME TO cid_samples;"
+	"CREATE VIEW v_cids AS SELECT"
+	"  c.run_id, c.pid, c.tid, m.path AS module, m.build_id,"
+	"  f.name AS function, f.address, c.height, c.samples,"
+	"  pr.path AS program"
+	"  FROM cid_samples c"
+	"  JOIN functions f ON f.id = c.function_id"
+	"  JOIN modules m ON m.id = f.module_id"
+	"  LEFT JOIN modules pr ON pr.id = c.program_id;"
+	"CREATE TABLE inferences ("
+	"  run_id INTEGER PRIMARY KEY REFERENCES runs(id),"
+	"  map_samples INTEGER NOT NULL,"
+	"  run_samples INTEGER NOT NULL,"
+	"  created_ns INTEGER NOT NULL);"
+	"CREATE TABLE unknown_frames ("
+	"  id INTEGER PRIMARY KEY,"
+	"  function_id INTEGER NOT NULL REFERENCES functions(id),"
+	"  height INTEGER NOT NULL,"
+	"  UNIQUE (function_id, height));"
+	"CREATE TABLE inferred ("
+	"  run_id INTEGER NOT NULL REFERENCES runs(id),"
+	"  context_id INTEGER NOT NULL REFERENCES contexts(id),"
+	"  unknown_id INTEGER NOT NULL,"	/* unknown_frames(id); 0: none */
+	"  how TEXT NOT NULL CHECK (how IN"
+	"    ('precise', 'ambiguous', 'searched', 'unknown')),"
+	"  exact_depth INTEGER NOT NULL,"
+	"  samples REAL NOT NULL,"
+	"  PRIMARY KEY (run_id, context_id, unknown_id, how, exact_depth))"
+	"  WITHOUT ROWID;"
+	/* One row per inferred row and frame, walking from the leaf up:
+	 * level 0 is the leaf; an unknown frame is the last level. */
+	"CREATE VIEW v_inferred_frames AS WITH RECURSIVE up(run_id, leaf_ctx,"
+	"  unknown_id, how, exact_depth, samples, ctx, level, path) AS ("
+	"  SELECT i.run_id, i.context_id, i.unknown_id, i.how, i.exact_depth,"
+	"    i.samples, i.context_id, 0, f.name"
+	"    FROM inferred i JOIN contexts c ON c.id = i.context_id"
+	"    JOIN functions f ON f.id = c.function_id"
+	"  UNION ALL"
+	"  SELECT up.run_id, up.leaf_ctx, up.unknown_id, up.how, up.exact_depth,"
+	"    up.samples, c.parent_id, up.level + 1,"
+	"    CASE WHEN c.parent_id = 0 THEN '[unknown callers of ' || lf.name"
+	"      || ' at height ' || u.height || ']' ELSE pf.name END"
+	"      || ';' || up.path"
+	"    FROM up JOIN contexts c ON c.id = up.ctx"
+	"    LEFT JOIN contexts p ON p.id = c.parent_id"
+	"    LEFT JOIN functions pf ON pf.id = p.function_id"
+	"    LEFT JOIN unknown_frames u ON u.id = up.unknown_id"
+	"    LEFT JOIN functions lf ON lf.id = u.function_id"
+	"    WHERE c.parent_id != 0 OR up.unknown_id != 0)"
+	"  SELECT * FROM up;"
+	"CREATE VIEW v_inferred AS SELECT"
+	"  fr.run_id, f.name AS function, fr.path, fr.level + 1 AS depth,"
+	"  fr.how, fr.exact_depth, fr.samples"
+	"  FROM v_inferred_frames fr"
+	"  JOIN contexts lc ON lc.id = fr.leaf_ctx"
+	"  JOIN functions f ON f.id = lc.function_id"
+	"  LEFT JOIN contexts c ON c.id = fr.ctx"
+	"  WHERE fr.ctx = 0 OR fr.unknown_id = 0 AND c.parent_id = 0;"
+	"CREATE VIEW v_kccf AS SELECT"
+	"  fr.run_id, f.name AS function, fr.level, fr.path AS context,"
+	"  SUM(fr.samples) AS samples,"
+	"  SUM(CASE WHEN fr.exact_depth > fr.level THEN fr.samples ELSE 0 END)"
+	"    AS certain"
+	"  FROM v_inferred_frames fr"
+	"  JOIN contexts c ON c.id = fr.leaf_ctx"
+	"  JOIN functions f ON f.id = c.function_id"
+	"  GROUP BY fr.run_id, f.name, fr.level, fr.path;"
+	"CREATE VIEW v_inference_summary AS SELECT"
+	"  run_id, SUM(samples) AS samples,"
+	"  SUM(samples * (how = 'precise')) / SUM(samples) AS precise,"
+	"  SUM(samples * (how = 'ambiguous')) / SUM(samples) AS ambiguous,"
+	"  SUM(samples * (how = 'searched')) / SUM(samples) AS searched,"
+	"  SUM(samples * (how = 'unknown')) / SUM(samples) AS unknown"
+	"  FROM inferred GROUP BY run_id;"
 	},
 };
 

@@ -25,38 +25,14 @@
 #include "config.h"
 #include "inference/pathmap.h"
 #include "schema/migrations.h"
-
-struct func_slot {
-	const struct module *mod;	/* NULL = empty */
-	uint64_t addr;
-	int64_t id;
-};
-
-struct store {
-	sqlite3 *db;
-	char *path;
-	char err[512];
-	struct mod_slot {		/* module pointer -> id cache */
-		const struct module *mod;
-		int64_t id;
-	} *mods;
-	size_t nmods, mods_cap;
-	struct func_slot *funcs;	/* (module, address) -> id */
-	size_t nfuncs, funcs_cap;	/* funcs_cap: power of two */
-	sqlite3_stmt *ins_module, *sel_module, *sel_build, *ins_func, *sel_func,
-		     *ins_cid, *ins_unres, *ins_thread, *upd_run, *ins_map,
-		     *sel_map, *ins_ctx, *ins_node, *upd_node, *ins_counter;
-};
+#include "schema/store_int.h"
 
 int store__schema_version(void)
 {
 	return icppd_nr_migrations;
 }
 
-static void set_error(struct store *st, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void set_error(struct store *st, const char *fmt, ...)
+void store__set_error(struct store *st, const char *fmt, ...)
 {
 	va_list ap;
 	int n = snprintf(st->err, sizeof(st->err), "%s: ", st->path);
@@ -67,7 +43,7 @@ static void set_error(struct store *st, const char *fmt, ...)
 }
 
 /* WAL needs the database and its directory writable (-wal, -shm). */
-static bool writable(const char *path)
+bool store__writable(const char *path)
 {
 	char dir[4096];
 	char *slash;
@@ -81,13 +57,13 @@ static bool writable(const char *path)
 	return !access(path, W_OK) && !access(dir, W_OK);
 }
 
-static int db_error(struct store *st, const char *what)
+int store__db_error(struct store *st, const char *what)
 {
 	int code = sqlite3_extended_errcode(st->db);
 	const char *hint = "";
 
 	if ((code & 0xff) == SQLITE_READONLY ||
-	    ((code & 0xff) == SQLITE_CANTOPEN && !writable(st->path)))
+	    ((code & 0xff) == SQLITE_CANTOPEN && !store__writable(st->path)))
 		hint = " (the database or its directory is read-only)";
 	else if ((code & 0xff) == SQLITE_NOTADB || (code & 0xff) == SQLITE_CORRUPT)
 		hint = " (not an icppd database, or corrupt: use another -d)";
@@ -95,14 +71,14 @@ static int db_error(struct store *st, const char *what)
 		hint = " (disk full)";
 	else if ((code & 0xff) == SQLITE_BUSY)
 		hint = " (another process holds a lock on it)";
-	set_error(st, "%s: %s%s", what, sqlite3_errmsg(st->db), hint);
+	store__set_error(st, "%s: %s%s", what, sqlite3_errmsg(st->db), hint);
 	return -1;
 }
 
-static int exec(struct store *st, const char *sql, const char *what)
+int store__exec(struct store *st, const char *sql, const char *what)
 {
 	return sqlite3_exec(st->db, sql, NULL, NULL, NULL) == SQLITE_OK ?
-	       0 : db_error(st, what);
+	       0 : store__db_error(st, what);
 }
 
 static int user_version(struct store *st, int *v)
@@ -111,12 +87,12 @@ static int user_version(struct store *st, int *v)
 	int rc;
 
 	if (sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &s, NULL))
-		return db_error(st, "reading the schema version");
+		return store__db_error(st, "reading the schema version");
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW)
 		*v = sqlite3_column_int(s, 0);
 	sqlite3_finalize(s);
-	return rc == SQLITE_ROW ? 0 : db_error(st, "reading the schema version");
+	return rc == SQLITE_ROW ? 0 : store__db_error(st, "reading the schema version");
 }
 
 static int migrate(struct store *st, const struct store_migration *migs,
@@ -127,23 +103,23 @@ static int migrate(struct store *st, const struct store_migration *migs,
 
 	/* IMMEDIATE: take the write lock now, so a read-only or locked
 	 * database fails here, before anything is launched. */
-	if (exec(st, "BEGIN IMMEDIATE", "opening for writing"))
+	if (store__exec(st, "BEGIN IMMEDIATE", "opening for writing"))
 		return -1;
 	if (user_version(st, &v))
 		goto out_rollback;
 	if (v > n) {
-		set_error(st, "schema version %d is newer than this icppd "
+		store__set_error(st, "schema version %d is newer than this icppd "
 			  "supports (%d): upgrade icppd", v, n);
 		goto out_rollback;
 	}
 	for (; v < n; v++) {
-		if (exec(st, migs[v].sql, "upgrading the schema"))
+		if (store__exec(st, migs[v].sql, "upgrading the schema"))
 			goto out_rollback;
 		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", v + 1);
-		if (exec(st, sql, "upgrading the schema"))
+		if (store__exec(st, sql, "upgrading the schema"))
 			goto out_rollback;
 	}
-	return exec(st, "COMMIT", "upgrading the schema");
+	return store__exec(st, "COMMIT", "upgrading the schema");
 out_rollback:
 	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 	return -1;
@@ -165,7 +141,7 @@ static int prepare(struct store *st)
 		{ offsetof(struct store, sel_func),
 		  "SELECT id FROM functions WHERE module_id = ? AND address = ?" },
 		{ offsetof(struct store, ins_cid),
-		  "INSERT INTO cid_samples VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT"
+		  "INSERT INTO cid_samples VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT"
 		  " DO UPDATE SET samples = samples + excluded.samples" },
 		{ offsetof(struct store, ins_unres),
 		  "INSERT INTO unresolved_samples VALUES (?, ?, ?, ?, ?, ?) ON"
@@ -204,7 +180,7 @@ static int prepare(struct store *st)
 
 		if (sqlite3_prepare_v3(st->db, stmts[i].sql, -1,
 				       SQLITE_PREPARE_PERSISTENT, s, NULL))
-			return db_error(st, "preparing statements");
+			return store__db_error(st, "preparing statements");
 	}
 	return 0;
 }
@@ -224,7 +200,7 @@ struct store *store__open_with(const char *path,
 	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE |
 			     SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW, NULL);
 	if (rc != SQLITE_OK) {
-		set_error(st, "cannot open database: %s%s",
+		store__set_error(st, "cannot open database: %s%s",
 			  st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc),
 			  access(path, F_OK) ? " (is the directory writable?)"
 					     : "");
@@ -234,8 +210,8 @@ struct store *store__open_with(const char *path,
 	sqlite3_busy_timeout(st->db, 5000);
 	/* synchronous=NORMAL is durable across a crash of icppd in WAL
 	 * mode; only a power loss can drop the last flushes. */
-	if (exec(st, "PRAGMA journal_mode = WAL", "opening") ||
-	    exec(st, "PRAGMA synchronous = NORMAL", "opening") ||
+	if (store__exec(st, "PRAGMA journal_mode = WAL", "opening") ||
+	    store__exec(st, "PRAGMA synchronous = NORMAL", "opening") ||
 	    migrate(st, migs, n))
 		goto out_fail;
 	if (n == icppd_nr_migrations && migs == icppd_migrations &&
@@ -254,6 +230,77 @@ struct store *store__open(const char *path, char *err, size_t errlen)
 				err, errlen);
 }
 
+/* Opens @path read-only; @immutable: as a file nobody writes (no -shm,
+ * which a read-only folder cannot hold for a WAL database). */
+static int open_ro(struct store *st, const char *path, bool immutable)
+{
+	char uri[4200];
+	size_t n = 0;
+
+	if (!immutable)
+		return sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READONLY |
+				       SQLITE_OPEN_NOFOLLOW, NULL);
+	n = (size_t)snprintf(uri, sizeof(uri), "file:");
+	for (const char *p = path; *p && n + 4 < sizeof(uri); p++)
+		n += (size_t)(strchr("%?#", *p) ?
+			snprintf(uri + n, sizeof(uri) - n, "%%%02X", *p) :
+			snprintf(uri + n, sizeof(uri) - n, "%c", *p));
+	snprintf(uri + n, sizeof(uri) - n, "?immutable=1");
+	return sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY |
+			       SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW, NULL);
+}
+
+struct store *store__open_readonly(const char *path, char *err,
+				  size_t errlen)
+{
+	struct store *st = calloc(1, sizeof(*st));
+	int v = 0, rc;
+
+	if (!st || !(st->path = strdup(path))) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		free(st);
+		return NULL;
+	}
+	st->readonly = true;
+	for (int immutable = 0; immutable < 2; immutable++) {
+		rc = open_ro(st, path, immutable);
+		if (rc != SQLITE_OK) {
+			store__set_error(st, "cannot open database: %s",
+					 st->db ? sqlite3_errmsg(st->db)
+						: sqlite3_errstr(rc));
+			goto out_fail;
+		}
+		sqlite3_extended_result_codes(st->db, 1);
+		sqlite3_busy_timeout(st->db, 5000);
+		if (!user_version(st, &v))
+			break;
+		rc = sqlite3_errcode(st->db) & 0xff;
+		if (immutable || (rc != SQLITE_READONLY && rc != SQLITE_CANTOPEN))
+			goto out_fail;
+		sqlite3_close(st->db);
+		st->db = NULL;
+	}
+	if (v != icppd_nr_migrations) {
+		store__set_error(st, v > icppd_nr_migrations ?
+			"schema version %d is newer than this icppd supports "
+			"(%d): upgrade icppd" :
+			"schema version %d is older than this icppd's (%d) and "
+			"the database is read-only: upgrade it from a writable "
+			"copy", v, icppd_nr_migrations);
+		goto out_fail;
+	}
+	return st;
+out_fail:
+	snprintf(err, errlen, "%s", st->err);
+	store__close(st);
+	return NULL;
+}
+
+bool store__readonly(const struct store *st)
+{
+	return st->readonly;
+}
+
 void store__close(struct store *st)
 {
 	if (!st)
@@ -261,7 +308,8 @@ void store__close(struct store *st)
 	sqlite3_stmt *stmts[] = { st->ins_module, st->sel_module, st->sel_build,
 		st->ins_func, st->sel_func, st->ins_cid, st->ins_unres,
 		st->ins_thread, st->upd_run, st->ins_map, st->sel_map,
-		st->ins_ctx, st->ins_node, st->upd_node, st->ins_counter };
+		st->ins_ctx, st->ins_node, st->upd_node, st->ins_counter,
+		st->ins_unknown, st->ins_inferred };
 
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
 		sqlite3_finalize(stmts[i]);
@@ -298,7 +346,7 @@ int store__begin_run(struct store *st, const struct run_info *ri,
 	    " precise, period, frequency, started_ns, status, hostname,"
 	    " icppd_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
 	    -1, &s, NULL))
-		return db_error(st, "creating the run");
+		return store__db_error(st, "creating the run");
 	sqlite3_bind_text(s, 1, ri->kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, ri->command, -1, SQLITE_STATIC);
 	if (ri->target_pid > 0)
@@ -316,22 +364,22 @@ int store__begin_run(struct store *st, const struct run_info *ri,
 	rc = sqlite3_step(s);
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
-		return db_error(st, "creating the run");
+		return store__db_error(st, "creating the run");
 	*run_id = sqlite3_last_insert_rowid(st->db);
 	return 0;
 }
 
 /* Runs a prepared statement that returns nothing; resets it. */
-static int step_done(struct store *st, sqlite3_stmt *s, const char *what)
+int store__step_done(struct store *st, sqlite3_stmt *s, const char *what)
 {
 	int rc = sqlite3_step(s);
 
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);
-	return rc == SQLITE_DONE ? 0 : db_error(st, what);
+	return rc == SQLITE_DONE ? 0 : store__db_error(st, what);
 }
 
-static int select_id(struct store *st, sqlite3_stmt *s, int64_t *id)
+int store__select_id(struct store *st, sqlite3_stmt *s, int64_t *id)
 {
 	int rc = sqlite3_step(s);
 
@@ -339,7 +387,7 @@ static int select_id(struct store *st, sqlite3_stmt *s, int64_t *id)
 		*id = sqlite3_column_int64(s, 0);
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);
-	return rc == SQLITE_ROW ? 0 : db_error(st, "looking up an id");
+	return rc == SQLITE_ROW ? 0 : store__db_error(st, "looking up an id");
 }
 
 /* 0 when a module with @m's build-id exists, 1 when none, -1 on error. */
@@ -357,7 +405,7 @@ static int find_by_build_id(struct store *st, const struct module *m,
 	sqlite3_clear_bindings(s);
 	if (rc == SQLITE_ROW)
 		return 0;
-	return rc == SQLITE_DONE ? 1 : db_error(st, "looking up a module");
+	return rc == SQLITE_DONE ? 1 : store__db_error(st, "looking up a module");
 }
 
 static int module_id(struct store *st, const struct module *m, int64_t *id)
@@ -381,8 +429,8 @@ static int module_id(struct store *st, const struct module *m, int64_t *id)
 					  SQLITE_STATIC);
 			sqlite3_bind_text(s, 2, module__build_id(m), -1,
 					  SQLITE_STATIC);
-			if (k ? select_id(st, s, id)
-			      : step_done(st, s, "adding a module"))
+			if (k ? store__select_id(st, s, id)
+			      : store__step_done(st, s, "adding a module"))
 				return -1;
 		}
 	}
@@ -446,11 +494,11 @@ static int function_id(struct store *st, const struct module *m, uint64_t addr,
 	sqlite3_bind_text(st->ins_func, 3, display, -1, SQLITE_TRANSIENT);
 	if (name)
 		sqlite3_bind_text(st->ins_func, 4, name, -1, SQLITE_STATIC);
-	if (step_done(st, st->ins_func, "adding a function"))
+	if (store__step_done(st, st->ins_func, "adding a function"))
 		return -1;
 	sqlite3_bind_int64(st->sel_func, 1, mid);
 	sqlite3_bind_int64(st->sel_func, 2, (int64_t)addr);
-	if (select_id(st, st->sel_func, id))
+	if (store__select_id(st, st->sel_func, id))
 		return -1;
 	*slot = (struct func_slot){ m, addr, *id };
 	st->nfuncs++;
@@ -466,7 +514,7 @@ static void drop_caches(struct store *st)
 }
 
 /* Runs an INSERT ... RETURNING id; the id in *@id. */
-static int returning_id(struct store *st, sqlite3_stmt *s, int64_t *id,
+int store__returning_id(struct store *st, sqlite3_stmt *s, int64_t *id,
 			const char *what)
 {
 	int rc = sqlite3_step(s);
@@ -478,7 +526,7 @@ static int returning_id(struct store *st, sqlite3_stmt *s, int64_t *id,
 		rc = sqlite3_step(s);
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);
-	return rc == SQLITE_DONE && *id ? 0 : db_error(st, what);
+	return rc == SQLITE_DONE && *id ? 0 : store__db_error(st, what);
 }
 
 /* The id of @prog's map for @run_id (0: training), created if needed. */
@@ -494,7 +542,7 @@ static int map_id(struct store *st, const struct module *prog, int64_t run_id,
 
 		sqlite3_bind_int64(s, 1, pid);
 		sqlite3_bind_int64(s, 2, run_id);
-		if (k ? select_id(st, s, id) : step_done(st, s, "adding a path map"))
+		if (k ? store__select_id(st, s, id) : store__step_done(st, s, "adding a path map"))
 			return -1;
 	}
 	return 0;
@@ -527,7 +575,7 @@ static int write_paths(struct store *st, int64_t run_id, struct pathmap *pm)
 			sqlite3_bind_int64(s, 1, (int64_t)n->self);
 			sqlite3_bind_int64(s, 2, (int64_t)n->total);
 			sqlite3_bind_int64(s, 3, n->ext_id);
-			if (step_done(st, s, "writing the path map"))
+			if (store__step_done(st, s, "writing the path map"))
 				return -1;
 			continue;
 		}
@@ -538,7 +586,7 @@ static int write_paths(struct store *st, int64_t run_id, struct pathmap *pm)
 		s = st->ins_ctx;
 		sqlite3_bind_int64(s, 1, parent == root ? 0 : parent->ext_ctx);
 		sqlite3_bind_int64(s, 2, fid);
-		if (returning_id(st, s, &n->ext_ctx, "writing the path map"))
+		if (store__returning_id(st, s, &n->ext_ctx, "writing the path map"))
 			return -1;
 		s = st->ins_node;
 		sqlite3_bind_int64(s, 1, root->ext_id);
@@ -550,7 +598,7 @@ static int write_paths(struct store *st, int64_t run_id, struct pathmap *pm)
 		sqlite3_bind_int64(s, 7, (int64_t)n->self);
 		sqlite3_bind_int64(s, 8, (int64_t)n->total);
 		sqlite3_bind_int64(s, 9, n->ext_ctx);
-		if (returning_id(st, s, &n->ext_id, "writing the path map"))
+		if (store__returning_id(st, s, &n->ext_id, "writing the path map"))
 			return -1;
 	}
 	return 0;
@@ -572,24 +620,26 @@ static int write_counts(struct store *st, int64_t run_id,
 		sqlite3_bind_int64(s, 2, threads[i].pid);
 		sqlite3_bind_int64(s, 3, threads[i].tid);
 		sqlite3_bind_text(s, 4, threads[i].comm, -1, SQLITE_STATIC);
-		if (step_done(st, s, "writing threads"))
+		if (store__step_done(st, s, "writing threads"))
 			return -1;
 	}
 	cids = aggregate__cids(agg, &n);
 	for (size_t i = 0; i < n; i++) {
 		sqlite3_stmt *s = st->ins_cid;
-		int64_t fid;
+		int64_t fid, pid;
 
 		if (function_id(st, cids[i].key.mod, cids[i].key.func,
-				cids[i].func_name, &fid))
+				cids[i].func_name, &fid) ||
+		    module_id(st, cids[i].key.prog, &pid))
 			return -1;
 		sqlite3_bind_int64(s, 1, run_id);
 		sqlite3_bind_int64(s, 2, cids[i].key.pid);
 		sqlite3_bind_int64(s, 3, cids[i].key.tid);
-		sqlite3_bind_int64(s, 4, fid);
-		sqlite3_bind_int64(s, 5, cids[i].key.height);
-		sqlite3_bind_int64(s, 6, (int64_t)cids[i].samples);
-		if (step_done(st, s, "writing samples"))
+		sqlite3_bind_int64(s, 4, pid);
+		sqlite3_bind_int64(s, 5, fid);
+		sqlite3_bind_int64(s, 6, cids[i].key.height);
+		sqlite3_bind_int64(s, 7, (int64_t)cids[i].samples);
+		if (store__step_done(st, s, "writing samples"))
 			return -1;
 	}
 	unres = aggregate__unresolved(agg, &n);
@@ -606,7 +656,7 @@ static int write_counts(struct store *st, int64_t run_id,
 				  SQLITE_STATIC);
 		sqlite3_bind_int64(s, 5, mid);
 		sqlite3_bind_int64(s, 6, (int64_t)unres[i].samples);
-		if (step_done(st, s, "writing unresolved samples"))
+		if (store__step_done(st, s, "writing unresolved samples"))
 			return -1;
 	}
 	return 0;
@@ -625,7 +675,7 @@ static int write_batch(struct store *st, int64_t run_id,
 		sqlite3_bind_int64(s, 1, run_id);
 		sqlite3_bind_text(s, 2, b->counters[i].name, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 3, b->counters[i].value);
-		if (step_done(st, s, "writing run counters"))
+		if (store__step_done(st, s, "writing run counters"))
 			return -1;
 	}
 	if (b->paths && write_paths(st, b->truth ? run_id : 0, b->paths))
@@ -635,14 +685,14 @@ static int write_batch(struct store *st, int64_t run_id,
 	sqlite3_bind_int64(st->upd_run, 3, (int64_t)tot->lost);
 	sqlite3_bind_int64(st->upd_run, 4, (int64_t)tot->throttled);
 	sqlite3_bind_int64(st->upd_run, 5, run_id);
-	return step_done(st, st->upd_run, "updating the run");
+	return store__step_done(st, st->upd_run, "updating the run");
 }
 
 int store__flush(struct store *st, int64_t run_id, const struct store_batch *b)
 {
-	if (exec(st, "BEGIN IMMEDIATE", "flushing"))
+	if (store__exec(st, "BEGIN IMMEDIATE", "flushing"))
 		return -1;
-	if (write_batch(st, run_id, b) || exec(st, "COMMIT", "flushing")) {
+	if (write_batch(st, run_id, b) || store__exec(st, "COMMIT", "flushing")) {
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 		drop_caches(st);
 		if (b->paths)
@@ -663,7 +713,7 @@ int store__end_run(struct store *st, int64_t run_id, const char *status,
 	if (sqlite3_prepare_v2(st->db, "UPDATE runs SET status = ?,"
 			       " ended_ns = ?, exit_status = ? WHERE id = ?",
 			       -1, &s, NULL))
-		return db_error(st, "finishing the run");
+		return store__db_error(st, "finishing the run");
 	sqlite3_bind_text(s, 1, status, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, now_ns());
 	if (exit_status >= 0)
@@ -671,7 +721,7 @@ int store__end_run(struct store *st, int64_t run_id, const char *status,
 	sqlite3_bind_int64(s, 4, run_id);
 	rc = sqlite3_step(s);
 	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? 0 : db_error(st, "finishing the run");
+	return rc == SQLITE_DONE ? 0 : store__db_error(st, "finishing the run");
 }
 
 /* Prepares @sql for a one-off query; NULL after setting the error. */
@@ -680,7 +730,7 @@ static sqlite3_stmt *query(struct store *st, const char *sql, const char *what)
 	sqlite3_stmt *s = NULL;
 
 	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
-		db_error(st, what);
+		store__db_error(st, what);
 		sqlite3_finalize(s);
 		return NULL;
 	}
@@ -719,7 +769,7 @@ int store__training(struct store *st, const char *path, const char *build_id,
 		}
 		sqlite3_finalize(s);
 		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-			return db_error(st, "looking up the path map");
+			return store__db_error(st, "looking up the path map");
 	}
 	return result;
 }
@@ -750,7 +800,7 @@ int store__map_summary(struct store *st, const struct module *prog,
 	}
 	sqlite3_finalize(s);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0
-	       : db_error(st, "reading the path map");
+	       : store__db_error(st, "reading the path map");
 }
 
 /*
@@ -793,7 +843,7 @@ int store__score(struct store *st, int64_t run_id)
 	sqlite3_stmt *s;
 	int rc;
 
-	if (exec(st, "BEGIN IMMEDIATE", "scoring"))
+	if (store__exec(st, "BEGIN IMMEDIATE", "scoring"))
 		return -1;
 	s = query(st, score_sql, "scoring");
 	if (!s)
@@ -802,10 +852,10 @@ int store__score(struct store *st, int64_t run_id)
 	rc = sqlite3_step(s);
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE) {
-		db_error(st, "scoring");
+		store__db_error(st, "scoring");
 		goto out_rollback;
 	}
-	return exec(st, "COMMIT", "scoring");
+	return store__exec(st, "COMMIT", "scoring");
 out_rollback:
 	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 	return -1;
@@ -837,5 +887,5 @@ int store__validation(struct store *st, int64_t run_id,
 		}
 	}
 	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? 0 : db_error(st, "reading the scores");
+	return rc == SQLITE_DONE ? 0 : store__db_error(st, "reading the scores");
 }

@@ -36,6 +36,13 @@ struct store *store__open(const char *path, char *err, size_t errlen);
 struct store *store__open_with(const char *path,
 			       const struct store_migration *migs, int n,
 			       char *err, size_t errlen);
+/* Opens an existing, up-to-date database for reading only (reports on
+ * a read-only file): writes fail, nothing is migrated. */
+struct store *store__open_readonly(const char *path, char *err,
+				  size_t errlen);
+bool store__readonly(const struct store *st);
+/* Whether the database and its directory are writable (WAL needs both). */
+bool store__writable(const char *path);
 void store__close(struct store *st);
 
 /* "PATH: reason" for the last failed call. */

@@ -4,7 +4,8 @@
 # nothing and does not touch the network.
 set -e
 pkgs="build-essential autoconf automake pkg-config libpfm4-dev libdwarf-dev
-libelf-dev libsqlite3-dev sqlite3 binutils procps util-linux"
+libelf-dev libsqlite3-dev sqlite3 binutils procps util-linux
+libprotobuf-c-dev protobuf-c-compiler zlib1g-dev"
 [ "${1:-}" = bench ] && pkgs="$pkgs linux-perf xz-utils bzip2 time"
 missing=
 for p in $pkgs; do

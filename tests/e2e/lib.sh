@@ -94,6 +94,6 @@ check_truth() {	# check_truth RUN LABEL [MIN]
 	is "$wrong" 0 "$label: no sample of these functions at a wrong height"
 }
 
-last_run() {
-	q "SELECT max(run_id) FROM v_runs"
+last_run() {	# last_run [DB]
+	q "SELECT max(run_id) FROM v_runs" "${1:-$db}"
 }

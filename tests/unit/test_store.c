@@ -8,6 +8,7 @@
 
 #include "binary/module.h"
 #include "collector/aggregate.h"
+#include "schema/migrations.h"
 #include "schema/store.h"
 #include "tests/tap.h"
 #include "tests/unit/dbquery.h"
@@ -62,6 +63,36 @@ static void test_migrations(void)
 	is_int(query(db, "PRAGMA user_version"), 2, "refused database untouched");
 }
 
+/* Version 3 rebuilds cid_samples with a program column: old rows stay,
+ * with program 0 (unknown); a read-only open needs the current schema. */
+static void test_v3(void)
+{
+	char err[512];
+	char *db = path_in("v2.db");
+	struct store *st = store__open_with(db, icppd_migrations, 2, err,
+					    sizeof(err));
+
+	ok(st != NULL, "a version 2 database");
+	store__close(st);
+	run_sql(db, "INSERT INTO runs (kind, command, event, event_canonical,"
+		" precise, started_ns, status) VALUES ('record', 'x', 'e', 'e',"
+		" 0, 0, 'finished'); INSERT INTO modules VALUES (1, '/x', '');"
+		" INSERT INTO functions VALUES (1, 1, 16, 'f', 'f');"
+		" INSERT INTO cid_samples VALUES (1, 5, 5, 1, 64, 9)");
+	st = store__open_readonly(db, err, sizeof(err));
+	ok(st == NULL && strstr(err, "schema version 2 is older"),
+	   "read-only open of an old schema refused: %s", err);
+	st = store__open(db, err, sizeof(err));
+	ok(st != NULL, "migrated to version 3");
+	store__close(st);
+	is_int(query(db, "SELECT samples FROM v_cids WHERE function = 'f' AND"
+		     " height = 64 AND program IS NULL"), 9,
+	       "old CID rows kept, program unknown");
+	st = store__open_readonly(db, err, sizeof(err));
+	ok(st != NULL && store__readonly(st), "read-only open of the current schema");
+	store__close(st);
+}
+
 static void test_bad_files(void)
 {
 	char err[512];
@@ -101,8 +132,8 @@ static void test_flush(void)
 	struct run_info ri = { "record", "app --x", 4242, "cpu-clock",
 			       "perf::cpu-clock", 0, 0, 1000 };
 	struct store_batch b = { .tot = { 7, 2, 1, 0 } };
-	struct cid_key k1 = { m, 0x1130, 256, 10, 10 };
-	struct cid_key k2 = { m, 0x1200, 512, 10, 11 };
+	struct cid_key k1 = { m, 0x1130, 256, 10, 10, m };
+	struct cid_key k2 = { m, 0x1200, 512, 10, 11, NULL };
 	int64_t run = 0;
 
 	ok(st != NULL, "fresh database opens: %s", st ? "" : err);
@@ -127,6 +158,10 @@ static void test_flush(void)
 	       6, "upserted counts add across flushes");
 	is_int(query(db, "SELECT count(*) FROM v_cids WHERE function LIKE '%+0x1200'"),
 	       1, "unnamed function shown as module+0xADDR");
+	is_int(query(db, "SELECT count(*) FROM v_cids WHERE function = 'main' AND program = module"),
+	       1, "the program of a CID is stored");
+	is_int(query(db, "SELECT count(*) FROM v_cids WHERE program IS NULL"),
+	       1, "a CID of an unknown program has a NULL program");
 	is_int(query(db, "SELECT sum(samples) FROM v_unresolved WHERE reason = 'no_cfi'"),
 	       4, "unresolved samples stored by reason");
 	is_int(query(db, "SELECT count(*) FROM v_unresolved WHERE module IS NULL"),
@@ -149,6 +184,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 1;
 	test_migrations();
+	test_v3();
 	test_bad_files();
 	test_flush();
 	{

@@ -1,0 +1,258 @@
+/*
+ * cmd_compare.c - "icppd compare A B": how alike two profiles are, by
+ * degree of overlap and hot-edge coverage (inference/metrics.h), over
+ * their k-contexts.  A profile is a run's inferred profile (N), the
+ * true paths of a validation run (truth:N), or a folded file.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/grow.h"
+#include "daemon/commands.h"
+#include "daemon/log.h"
+#include "daemon/report.h"
+#include "daemon/run_profile.h"
+#include "inference/metrics.h"
+#include "schema/store.h"
+
+struct compare_opts {
+	const char *db, *k, *threshold, *format;
+};
+
+#define OPT(f) offsetof(struct compare_opts, f)
+static const struct cli_option compare_options[] = {
+	{ "database", 'd', CLI_STRING, OPT(db), "FILE",
+	  "profile database (default icppd.db)", 0, 0 },
+	{ "k", 'k', CLI_STRING, OPT(k), "K",
+	  "compare k-contexts: the last K callers of each context "
+	  "(default inf: whole contexts)", 0, 0 },
+	{ "threshold", 't', CLI_STRING, OPT(threshold), "P",
+	  "a context is hot with at least P % of its profile (default 1)",
+	  0, 0 },
+	{ "format", 'f', CLI_STRING, OPT(format), "FMT",
+	  "text (default) or json", 0, 0 },
+};
+
+const struct cli_command compare_command = {
+	.name = "compare",
+	.synopsis = "[options] A B",
+	.summary = "Score how alike two profiles are: degree of overlap and\n"
+		   "hot-edge coverage of B against the reference A.",
+	.options = compare_options,
+	.noptions = sizeof(compare_options) / sizeof(compare_options[0]),
+	.permute = true,
+	.epilog = "A and B: a run id (its inferred profile), truth:ID (the\n"
+		  "true paths of validation run ID), or a folded file\n"
+		  "(icppd report --format folded, or any flame graph input).\n"
+		  "See icppd-compare(1).\n",
+};
+
+struct profile_list {
+	struct flat_entry *e;
+	size_t n, cap;
+	uint32_t k;
+};
+
+/* Keeps the last k + 1 frames of @key. */
+static const char *truncate_key(const char *key, uint32_t k)
+{
+	const char *p = key + strlen(key);
+	uint32_t frames = 0;
+
+	if (k == KCCF_INF)
+		return key;
+	while (p > key) {
+		if (p[-1] == ';' && ++frames == k + 1)
+			return p;
+		p--;
+	}
+	return key;
+}
+
+static int add_entry(void *arg, const char *key, double weight)
+{
+	struct profile_list *l = arg;
+
+	key = truncate_key(key, l->k);
+	for (size_t i = l->n; i-- > 0 && i + 64 >= l->n;)	/* recent dups */
+		if (!strcmp(l->e[i].key, key)) {
+			l->e[i].weight += weight;
+			return 0;
+		}
+	if (grow(&l->e, &l->cap, l->n + 1, sizeof(*l->e), 256))
+		return -ENOMEM;
+	l->e[l->n].key = strdup(key);
+	if (!l->e[l->n].key)
+		return -ENOMEM;
+	l->e[l->n++].weight = weight;
+	return 0;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	return strcmp(((const struct flat_entry *)a)->key,
+		      ((const struct flat_entry *)b)->key);
+}
+
+/* Merges entries with equal keys (after truncation). */
+static void merge(struct profile_list *l)
+{
+	size_t kept = 0;
+
+	qsort(l->e, l->n, sizeof(*l->e), cmp_entry);
+	for (size_t i = 0; i < l->n; i++) {
+		if (kept && !strcmp(l->e[kept - 1].key, l->e[i].key)) {
+			l->e[kept - 1].weight += l->e[i].weight;
+			free(l->e[i].key);
+		} else {
+			l->e[kept++] = l->e[i];
+		}
+	}
+	l->n = kept;
+}
+
+static int read_folded(const char *path, struct profile_list *l)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned long no = 0;
+	ssize_t len;
+	int ret = 0;
+
+	if (!f) {
+		log_error("cannot read %s: %s (expected a run id, truth:ID or "
+			  "a folded file)", path, strerror(errno));
+		return -1;
+	}
+	while (!ret && (len = getline(&line, &cap, f)) >= 0) {
+		char *sp, *end;
+		double w;
+
+		no++;
+		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = '\0';
+		if (!len)
+			continue;
+		sp = strrchr(line, ' ');
+		w = sp ? strtod(sp + 1, &end) : 0;
+		if (!sp || end == sp + 1 || *end || !(w >= 0) || sp == line) {
+			log_error("%s:%lu: expected 'frame;...;frame WEIGHT'",
+				  path, no);
+			ret = -1;
+			break;
+		}
+		*sp = '\0';
+		if (add_entry(l, line, w)) {
+			log_error("out of memory");
+			ret = -1;
+		}
+	}
+	free(line);
+	fclose(f);
+	return ret;
+}
+
+/* Loads operand @arg into @l. */
+static int load(struct store **st, const char *db, const char *arg,
+		struct profile_list *l)
+{
+	struct run_profile p;
+	bool truth = !strncmp(arg, "truth:", 6);
+	const char *num = truth ? arg + 6 : arg;
+	char *end;
+	long long id;
+	int ret;
+
+	errno = 0;
+	id = strtoll(num, &end, 10);
+	if (errno || end == num || *end || id <= 0) {
+		if (truth) {
+			log_error("%s: expected truth:RUN_ID", arg);
+			return -1;
+		}
+		return read_folded(arg, l);
+	}
+	if (!*st && !(*st = report__open(db)))
+		return -1;
+	ret = truth ? run_profile__truth(*st, id, &p) :
+		      run_profile__infer(*st, id, false, &p);
+	if (ret == 1 && truth)
+		log_error("run %lld has no true paths: only icppd validate "
+			  "records them", id);
+	if (!ret && report__folded(p.cct, l->k, add_entry, l)) {
+		log_error("out of memory");
+		ret = -1;
+	}
+	run_profile__free(&p);
+	return ret ? -1 : 0;
+}
+
+static void free_list(struct profile_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->e[i].key);
+	free(l->e);
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	struct compare_opts o = { .db = "icppd.db" };
+	struct profile_list a = { 0 }, b = { 0 };
+	struct compare_result r;
+	struct store *st = NULL;
+	uint32_t k = KCCF_INF;
+	double threshold = 1;
+	bool json;
+	int idx = cli__parse(&compare_command, argc, argv, &o), ret = 1;
+	char *end;
+
+	if (idx < 0)
+		return idx == -1 ? 0 : 2;
+	json = o.format && !strcmp(o.format, "json");
+	if (argc - idx != 2 || (o.format && !json && strcmp(o.format, "text"))) {
+		fprintf(stderr, "icppd: compare: %s\nTry 'icppd compare "
+			"--help'.\n", argc - idx != 2 ? "expected two profiles, "
+			"A and B" : "--format: expected text or json");
+		return 2;
+	}
+	if (o.k && report__parse_k("compare", o.k, &k))
+		return 2;
+	if (o.threshold) {
+		threshold = strtod(o.threshold, &end);
+		if (end == o.threshold || *end || !(threshold > 0) ||
+		    threshold > 100) {
+			fprintf(stderr, "icppd: compare: --threshold: expected "
+				"a percentage > 0 and <= 100, not '%s'\n"
+				"Try 'icppd compare --help'.\n", o.threshold);
+			return 2;
+		}
+	}
+	a.k = b.k = k;
+	if (load(&st, o.db, argv[idx], &a) || load(&st, o.db, argv[idx + 1], &b))
+		goto out;
+	merge(&a);
+	merge(&b);
+	metrics__compare(a.e, a.n, b.e, b.n, threshold / 100, &r);
+	if (json)
+		printf("{\"overlap\": %.6f, \"coverage\": %.6f, \"hot_a\": %zu, "
+		       "\"hot_both\": %zu, \"contexts_a\": %zu, \"contexts_b\": "
+		       "%zu, \"common\": %zu, \"samples_a\": %.6f, \"samples_b\":"
+		       " %.6f}\n", r.overlap, r.coverage, r.hot_a, r.hot_both,
+		       a.n, b.n, r.common, r.total_a, r.total_b);
+	else
+		printf("degree of overlap: %.4f\nhot-edge coverage (>= %g%%): "
+		       "%.4f (%zu of %zu hot contexts of A are hot in B)\n"
+		       "contexts: %zu in A, %zu in B, %zu in both\n",
+		       r.overlap, threshold, r.coverage, r.hot_both, r.hot_a,
+		       a.n, b.n, r.common);
+	ret = 0;
+out:
+	free_list(&a);
+	free_list(&b);
+	store__close(st);
+	return ret;
+}

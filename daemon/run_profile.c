@@ -1,0 +1,337 @@
+/*
+ * run_profile.c - loading a run into the inference engine and its CCT,
+ * and storing what it inferred (see run_profile.h).
+ */
+#include "daemon/run_profile.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/grow.h"
+#include "daemon/log.h"
+
+static int add_function(void *arg, const struct store_function *f)
+{
+	return cct__define(arg, f->id, f->name, f->module_id, f->address);
+}
+
+static int add_module(void *arg, const struct store_module *m)
+{
+	struct run_profile *p = arg;
+	struct profile_module *pm;
+
+	if (grow(&p->modules, &p->modules_cap, p->nmodules + 1,
+		 sizeof(*p->modules), 16))
+		return -ENOMEM;
+	pm = &p->modules[p->nmodules];
+	*pm = (struct profile_module){ m->id, strdup(m->path),
+				       strdup(m->build_id) };
+	p->nmodules++;
+	return pm->path && pm->build_id ? 0 : -ENOMEM;
+}
+
+const struct profile_module *run_profile__module(const struct run_profile *p,
+						 int64_t id)
+{
+	for (size_t i = 0; i < p->nmodules; i++)
+		if (p->modules[i].id == id)
+			return &p->modules[i];
+	return NULL;
+}
+
+/* The store's rows into a fresh CCT with every function named. */
+static int open_profile(struct store *st, int64_t run_id,
+			struct run_profile *p)
+{
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	ret = store__run(st, run_id, &p->run);
+	if (ret > 0) {
+		int64_t lo, hi;
+
+		if (!store__run_range(st, &lo, &hi) && hi)
+			log_error("no run %lld in the database (runs %lld to "
+				  "%lld; see the v_runs view)", (long long)run_id,
+				  (long long)lo, (long long)hi);
+		else
+			log_error("no run %lld: the database holds no runs",
+				  (long long)run_id);
+		return 1;
+	}
+	p->cct = cct__new();
+	if (ret || !p->cct || store__functions(st, add_function, p->cct) ||
+	    store__modules(st, add_module, p))
+		goto out_fail;
+	return 0;
+out_fail:
+	log_error("%s", p->cct ? store__error(st) : "out of memory");
+	return -1;
+}
+
+/* Collects a run's distinct programs. */
+struct programs {
+	int64_t *ids;
+	size_t n, cap;
+};
+
+static int add_program(void *arg, int64_t id)
+{
+	struct programs *ps = arg;
+
+	if (grow(&ps->ids, &ps->cap, ps->n + 1, sizeof(*ps->ids), 8))
+		return -ENOMEM;
+	ps->ids[ps->n++] = id;
+	return 0;
+}
+
+/* Store node ids of the map being read, in order, to find parents. */
+struct map_load {
+	struct infer *inf;		/* inference: nodes into the engine */
+	struct cct *cct;		/* truth: nodes straight into the CCT */
+	int64_t *ids;
+	uint32_t *cct_nodes;		/* truth */
+	size_t n, cap, cap2;
+};
+
+static int64_t index_of(const struct map_load *ml, int64_t id)
+{
+	size_t lo = 0, hi = ml->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (ml->ids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ml->n && ml->ids[lo] == id ? (int64_t)lo : -2;
+}
+
+static int load_node(void *arg, const struct store_node *n)
+{
+	struct map_load *ml = arg;
+	int64_t parent = n->parent_id ? index_of(ml, n->parent_id) : -1;
+	int ret;
+
+	if (parent == -2)
+		return -EINVAL;		/* an orphan: a corrupt map */
+	if (grow(&ml->ids, &ml->cap, ml->n + 1, sizeof(*ml->ids), 1024))
+		return -ENOMEM;
+	if (ml->inf) {
+		struct infer_node in = { parent, n->function_id, n->height,
+			(uint64_t)n->call_site, (uint64_t)n->self,
+			(uint64_t)n->total, n->context_id };
+
+		ret = infer__add_node(ml->inf, &in);
+	} else {
+		uint32_t node;
+
+		ret = grow(&ml->cct_nodes, &ml->cap2, ml->n + 1,
+			   sizeof(*ml->cct_nodes), 1024);
+		if (!ret)
+			ret = cct__child(ml->cct, parent < 0 ? CCT_ROOT :
+					 ml->cct_nodes[parent], n->function_id,
+					 &node);
+		if (!ret) {
+			struct cct_node *cn = cct__node(ml->cct, node);
+
+			ml->cct_nodes[ml->n] = node;
+			cct__set_site(ml->cct, node, (uint64_t)n->call_site,
+				      (double)n->total);
+			if (n->self)
+				ret = cct__add(ml->cct, node, cn->depth,
+					       CCT_PRECISE, (double)n->self);
+		}
+	}
+	if (ret)
+		return ret;
+	ml->ids[ml->n++] = n->id;
+	return 0;
+}
+
+static int infer_cid(void *arg, const struct store_cid *c)
+{
+	return infer__cid(arg, c->program_id, c->function_id, c->height,
+			  (double)c->samples);
+}
+
+/* The context id of CCT node @i, created in the store if needed; an
+ * unknown frame acts as the root.  0 or -1. */
+static int context_of(struct store *st, struct cct *t, uint32_t i,
+		      int64_t *id)
+{
+	struct cct_node *n = cct__node(t, i);
+	int64_t parent = 0;
+
+	if (i == CCT_ROOT || n->frame < 0) {
+		*id = 0;
+		return 0;
+	}
+	if (n->ext) {
+		*id = n->ext;
+		return 0;
+	}
+	if (context_of(st, t, n->parent, &parent) ||
+	    store__context(st, parent, n->frame, id))
+		return -1;
+	cct__node(t, i)->ext = *id;	/* the array may have moved */
+	return 0;
+}
+
+static int save(struct store *st, struct run_profile *p, int64_t map_samples)
+{
+	const struct cct_record *recs;
+	size_t n;
+
+	if (store__inference_begin(st, p->run.id))
+		return -1;
+	recs = cct__records(p->cct, &n);
+	for (size_t i = 0; i < n; i++) {
+		const struct cct_record *r = &recs[i];
+		const struct cct_node *cn = cct__node(p->cct, r->node);
+		const struct cct_node *up = cct__node(p->cct, cn->parent);
+		int64_t ctx, unknown = 0;
+
+		if (context_of(st, p->cct, r->node, &ctx))
+			goto out_rollback;
+		if (up->frame < 0) {
+			const struct cct_frame *f = cct__frame(p->cct, up->frame);
+
+			if (!f || store__unknown_frame(st, f->function_id,
+						       f->height, &unknown))
+				goto out_rollback;
+		}
+		if (store__inferred_row(st, p->run.id, ctx, unknown,
+					cct_how__name(r->how), r->exact,
+					r->weight))
+			goto out_rollback;
+	}
+	return store__inference_commit(st, p->run.id, map_samples,
+				       p->run.samples);
+out_rollback:
+	store__inference_rollback(st);
+	return -1;
+}
+
+int run_profile__infer(struct store *st, int64_t run_id, bool save_it,
+		       struct run_profile *p)
+{
+	struct programs ps = { 0 };
+	struct map_load ml = { 0 };
+	struct infer *inf = NULL;
+	int64_t map_samples = 0, old_map, old_run;
+	int ret = open_profile(st, run_id, p);
+
+	if (ret)
+		return ret;
+	ret = -1;
+	inf = infer__new(p->cct, NULL);
+	if (!inf) {
+		log_error("out of memory");
+		goto out;
+	}
+	if (store__run_programs(st, run_id, add_program, &ps))
+		goto out_store;
+	for (size_t i = 0; i < ps.n; i++) {
+		const struct profile_module *m = run_profile__module(p, ps.ids[i]);
+		int r;
+
+		p->programs++;
+		free(ml.ids);
+		ml = (struct map_load){ .inf = inf };
+		if (infer__begin_map(inf, ps.ids[i]))
+			goto out_nomem;
+		r = store__map_nodes(st, ps.ids[i], 0, load_node, &ml);
+		if (r == -EINVAL) {
+			log_error("the path map of %s is corrupt (a node "
+				  "without its parent)", m ? m->path : "?");
+			goto out;
+		}
+		if (r == -ENOMEM || infer__end_map(inf))
+			goto out_nomem;
+		if (r < 0)
+			goto out_store;
+		if (!ml.n) {
+			p->unmapped++;
+			snprintf(p->unmapped_path, sizeof(p->unmapped_path),
+				 "%s", m ? m->path : "");
+		}
+	}
+	if (store__run_cids(st, run_id, infer_cid, inf))
+		goto out_store;
+	p->stats = *infer__stats(inf);
+	if (save_it && !store__readonly(st)) {
+		if (store__map_samples(st, &map_samples))
+			goto out_store;
+		if (store__inference_stamp(st, run_id, &old_map, &old_run) ||
+		    old_map != map_samples || old_run != p->run.samples) {
+			if (save(st, p, map_samples))
+				log_warn("%s: the inferred contexts are not "
+					 "stored; the report is complete",
+					 store__error(st));
+			else
+				p->saved = true;
+		}
+	}
+	ret = 0;
+	goto out;
+out_nomem:
+	log_error("out of memory");
+	goto out;
+out_store:
+	log_error("%s", store__error(st));
+out:
+	free(ml.ids);
+	free(ps.ids);
+	infer__free(inf);
+	return ret;
+}
+
+int run_profile__truth(struct store *st, int64_t run_id,
+		       struct run_profile *p)
+{
+	struct programs ps = { 0 };
+	int ret = open_profile(st, run_id, p), found = 0;
+
+	if (ret)
+		return ret;
+	if (store__run_programs(st, run_id, add_program, &ps)) {
+		log_error("%s", store__error(st));
+		ret = -1;
+	}
+	for (size_t i = 0; !ret && i < ps.n; i++) {
+		struct map_load ml = { .cct = p->cct };
+		int r = store__map_nodes(st, ps.ids[i], run_id, load_node, &ml);
+
+		free(ml.ids);
+		free(ml.cct_nodes);
+		if (r < 0) {
+			log_error("%s", store__error(st));
+			ret = -1;
+		} else if (r > 0) {
+			continue;
+		}
+		found = 1;
+		p->programs++;
+	}
+	free(ps.ids);
+	if (!ret && !found)
+		ret = 1;
+	p->stats.samples = p->stats.by_how[CCT_PRECISE] = cct__total(p->cct);
+	return ret;
+}
+
+void run_profile__free(struct run_profile *p)
+{
+	for (size_t i = 0; i < p->nmodules; i++) {
+		free(p->modules[i].path);
+		free(p->modules[i].build_id);
+	}
+	free(p->modules);
+	cct__free(p->cct);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,55 @@
+/*
+ * run_profile.h - a run's profile as a weighted CCT: inferred from its
+ * CIDs through the path maps in the store (and written back to the
+ * store's inferred table), or, for a validation run, the true paths of
+ * its samples.  The glue between the store and the inference engine,
+ * shared by report and compare.
+ */
+#ifndef ICPPD_DAEMON_RUN_PROFILE_H
+#define ICPPD_DAEMON_RUN_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "inference/cct.h"
+#include "inference/infer.h"
+#include "schema/report_store.h"
+
+struct profile_module {
+	int64_t id;
+	char *path, *build_id;
+};
+
+struct run_profile {
+	struct run_row run;
+	struct cct *cct;		/* owned */
+	struct infer_stats stats;
+	struct profile_module *modules;	/* owned; all of the store's */
+	size_t nmodules, modules_cap;
+	size_t programs, unmapped;	/* programs, those without a map */
+	char unmapped_path[256];	/* one of them ("" when unknown) */
+	bool saved;			/* the inferred table was updated */
+};
+
+/*
+ * Infers run @run_id of @st into @p.  With @save and a writable store,
+ * the result replaces the run's rows in the inferred table when the
+ * training maps or the run grew since they were written.  0, or -1
+ * after logging why; 1 (logged) when the run does not exist.
+ */
+int run_profile__infer(struct store *st, int64_t run_id, bool save,
+		       struct run_profile *p);
+
+/* The true paths that validation run @run_id unwound, as a profile:
+ * every record precise.  0, 1 when the run has no true paths, -1. */
+int run_profile__truth(struct store *st, int64_t run_id,
+		       struct run_profile *p);
+
+void run_profile__free(struct run_profile *p);
+
+/* The module of @id, or NULL. */
+const struct profile_module *run_profile__module(const struct run_profile *p,
+						 int64_t id);
+
+#endif

@@ -1,0 +1,59 @@
+/*
+ * metrics.c - degree of overlap and hot-edge coverage by a merge of
+ * the two profiles sorted by key.
+ */
+#include "inference/metrics.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_key(const void *x, const void *y)
+{
+	return strcmp(((const struct flat_entry *)x)->key,
+		      ((const struct flat_entry *)y)->key);
+}
+
+static double sum(const struct flat_entry *e, size_t n)
+{
+	double s = 0;
+
+	for (size_t i = 0; i < n; i++)
+		s += e[i].weight;
+	return s;
+}
+
+void metrics__compare(struct flat_entry *a, size_t na, struct flat_entry *b,
+		      size_t nb, double threshold, struct compare_result *r)
+{
+	size_t i = 0, j = 0;
+
+	memset(r, 0, sizeof(*r));
+	qsort(a, na, sizeof(*a), cmp_key);
+	qsort(b, nb, sizeof(*b), cmp_key);
+	r->total_a = sum(a, na);
+	r->total_b = sum(b, nb);
+	while (i < na || j < nb) {
+		int c = i == na ? 1 : j == nb ? -1 : strcmp(a[i].key, b[j].key);
+		double sa = c <= 0 && r->total_a > 0 ? a[i].weight / r->total_a : 0;
+		double sb = c >= 0 && r->total_b > 0 ? b[j].weight / r->total_b : 0;
+
+		if (c == 0) {
+			r->common++;
+			r->overlap += sa < sb ? sa : sb;
+		} else if (c < 0) {
+			r->only_a++;
+		} else {
+			r->only_b++;
+		}
+		if (c <= 0 && sa >= threshold) {
+			r->hot_a++;
+			if (sb >= threshold)
+				r->hot_both++;
+		}
+		if (c <= 0)
+			i++;
+		if (c >= 0)
+			j++;
+	}
+	r->coverage = r->hot_a ? (double)r->hot_both / (double)r->hot_a : 1.0;
+}

@@ -1,0 +1,407 @@
+/*
+ * pprof.c - building profile.proto messages from a CCT (see pprof.h).
+ *
+ * Strings, functions, locations and mappings are deduplicated through
+ * hash indexes; every message lives in arrays freed at the end.
+ */
+#include "report/pprof.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "binary/lines.h"
+#include "common/grow.h"
+#include "common/hindex.h"
+#include "daemon/log.h"
+#include "inference/kccf.h"
+#include "report/profile.pb-c.h"
+
+typedef Perftools__Profiles__Profile Profile;
+typedef Perftools__Profiles__Sample Sample;
+typedef Perftools__Profiles__Location Location;
+typedef Perftools__Profiles__Function Function;
+typedef Perftools__Profiles__Mapping Mapping;
+typedef Perftools__Profiles__Line Line;
+typedef Perftools__Profiles__Label Label;
+typedef Perftools__Profiles__ValueType ValueType;
+
+struct loc_key {
+	int64_t frame;
+	uint64_t site;		/* call site; 0: the function itself */
+};
+
+struct builder {
+	const struct pprof_input *in;
+	char **strings;
+	size_t nstrings, strings_cap;
+	struct hindex string_index;
+	Function *funcs;
+	Function **func_ptrs;
+	size_t nfuncs, funcs_cap;
+	struct hindex func_index;	/* frame -> function */
+	int64_t *func_frames;
+	Location *locs;
+	Location **loc_ptrs;
+	Line *loc_lines;
+	Line **line_ptrs;
+	struct loc_key *loc_keys;
+	size_t nlocs, locs_cap;
+	struct hindex loc_index;
+	Mapping *maps;
+	Mapping **map_ptrs;
+	int64_t *map_modules;
+	size_t nmaps, maps_cap;
+	Sample *samples;
+	Sample **sample_ptrs;
+	uint64_t *ids;			/* location ids of all samples */
+	size_t ids_cap;
+	int64_t *values;
+	Label *labels;
+	Label **label_ptrs;
+	size_t nsamples, samples_cap, nids;
+	int err;
+};
+
+static uint64_t string_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return hindex__mix(9, h);
+}
+
+static int64_t str(struct builder *b, const char *s)
+{
+	uint64_t h = string_hash(s);
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	uint32_t i;
+
+	while ((i = hindex__next(&b->string_index, &p, h)) != HINDEX_NONE)
+		if (!strcmp(b->strings[i], s))
+			return i;
+	if (grow(&b->strings, &b->strings_cap, b->nstrings + 1,
+		 sizeof(*b->strings), 256) ||
+	    !(b->strings[b->nstrings] = strdup(s)) ||
+	    hindex__insert(&b->string_index, h, (uint32_t)b->nstrings)) {
+		b->err = -ENOMEM;
+		return 0;
+	}
+	return (int64_t)b->nstrings++;
+}
+
+static const struct pprof_module *module(const struct builder *b, int64_t id)
+{
+	for (size_t i = 0; i < b->in->nmodules; i++)
+		if (b->in->modules[i].id == id)
+			return &b->in->modules[i];
+	return NULL;
+}
+
+static uint64_t mapping(struct builder *b, int64_t module_id)
+{
+	const struct pprof_module *m = module(b, module_id);
+	Mapping *mp;
+
+	if (!m)
+		return 0;
+	for (size_t i = 0; i < b->nmaps; i++)
+		if (b->map_modules[i] == module_id)
+			return i + 1;
+	if (grow(&b->maps, &b->maps_cap, b->nmaps + 1, sizeof(*b->maps), 8)) {
+		b->err = -ENOMEM;
+		return 0;
+	}
+	b->map_modules = realloc(b->map_modules, b->maps_cap *
+				 sizeof(*b->map_modules));
+	if (!b->map_modules) {
+		b->err = -ENOMEM;
+		return 0;
+	}
+	mp = &b->maps[b->nmaps];
+	perftools__profiles__mapping__init(mp);
+	mp->id = b->nmaps + 1;
+	mp->filename = str(b, m->path);
+	mp->build_id = str(b, m->build_id);
+	mp->has_functions = true;
+	mp->has_filenames = mp->has_line_numbers = b->in->lines != NULL;
+	b->map_modules[b->nmaps] = module_id;
+	return ++b->nmaps;
+}
+
+/* Source line of @vaddr in the frame's module, or 0. */
+static unsigned line_of(struct builder *b, const struct cct_frame *f,
+			uint64_t vaddr, const char **file)
+{
+	const struct pprof_module *m = f ? module(b, f->module_id) : NULL;
+	unsigned line = 0;
+
+	*file = NULL;
+	if (m && b->in->lines &&
+	    lines__find(b->in->lines, m->path, m->build_id, vaddr, file, &line))
+		line = 0;
+	return line;
+}
+
+static uint64_t function(struct builder *b, int64_t frame)
+{
+	uint64_t h = hindex__mix(10, (uint64_t)frame);
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	const struct cct_frame *f = cct__frame(b->in->cct, frame);
+	const char *file;
+	Function *fn;
+	uint32_t i;
+
+	while ((i = hindex__next(&b->func_index, &p, h)) != HINDEX_NONE)
+		if (b->func_frames[i] == frame)
+			return i + 1;
+	if (grow(&b->funcs, &b->funcs_cap, b->nfuncs + 1, sizeof(*b->funcs), 256) ||
+	    !(b->func_frames = realloc(b->func_frames, b->funcs_cap *
+				       sizeof(*b->func_frames))) ||
+	    hindex__insert(&b->func_index, h, (uint32_t)b->nfuncs)) {
+		b->err = -ENOMEM;
+		return 0;
+	}
+	fn = &b->funcs[b->nfuncs];
+	perftools__profiles__function__init(fn);
+	fn->id = b->nfuncs + 1;
+	fn->name = fn->system_name = str(b, cct__name(b->in->cct, frame));
+	if (f && frame > 0) {
+		fn->start_line = line_of(b, f, f->address, &file);
+		if (file)
+			fn->filename = str(b, file);
+	}
+	b->func_frames[b->nfuncs] = frame;
+	return ++b->nfuncs;
+}
+
+static uint64_t location(struct builder *b, int64_t frame, uint64_t site)
+{
+	uint64_t h = hindex__mix(hindex__mix(11, (uint64_t)frame), site);
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	const struct cct_frame *f = cct__frame(b->in->cct, frame);
+	const char *file;
+	Location *l;
+	uint32_t i;
+
+	while ((i = hindex__next(&b->loc_index, &p, h)) != HINDEX_NONE)
+		if (b->loc_keys[i].frame == frame && b->loc_keys[i].site == site)
+			return i + 1;
+	if (grow(&b->locs, &b->locs_cap, b->nlocs + 1, sizeof(*b->locs), 256) ||
+	    !(b->loc_keys = realloc(b->loc_keys, b->locs_cap *
+				    sizeof(*b->loc_keys))) ||
+	    !(b->loc_lines = realloc(b->loc_lines, b->locs_cap *
+				     sizeof(*b->loc_lines))) ||
+	    hindex__insert(&b->loc_index, h, (uint32_t)b->nlocs)) {
+		b->err = -ENOMEM;
+		return 0;
+	}
+	l = &b->locs[b->nlocs];
+	perftools__profiles__location__init(l);
+	perftools__profiles__line__init(&b->loc_lines[b->nlocs]);
+	l->id = b->nlocs + 1;
+	b->loc_keys[b->nlocs] = (struct loc_key){ frame, site };
+	b->loc_lines[b->nlocs].function_id = function(b, frame);
+	if (f && frame > 0) {
+		/* a return address: its call is the instruction before */
+		l->address = site ? site - 1 : f->address;
+		l->mapping_id = mapping(b, f->module_id);
+		b->loc_lines[b->nlocs].line = line_of(b, f, l->address, &file);
+	}
+	return ++b->nlocs;
+}
+
+static int add_sample(struct builder *b, const struct cct_record *r)
+{
+	struct cct *t = b->in->cct;
+	uint32_t x = r->node, below = CCT_NONE;
+
+	if (grow(&b->samples, &b->samples_cap, b->nsamples + 1,
+		 sizeof(*b->samples), 256))
+		return b->err = -ENOMEM;
+	perftools__profiles__sample__init(&b->samples[b->nsamples]);
+	/* location ids go to a shared array; pointers are fixed up later */
+	b->samples[b->nsamples].location_id = (uint64_t *)(uintptr_t)b->nids;
+	for (uint32_t j = 0; x != CCT_ROOT &&
+	     (b->in->k == KCCF_INF || j <= b->in->k); j++) {
+		const struct cct_node *n = cct__node(t, x);
+		uint64_t site = below == CCT_NONE ? 0 :
+				cct__node(t, below)->call_site;
+		uint64_t id = location(b, n->frame, site);
+		if (b->err)
+			return b->err;
+		if (grow(&b->ids, &b->ids_cap, b->nids + 1, sizeof(*b->ids),
+			 1024))
+			return b->err = -ENOMEM;
+		b->ids[b->nids++] = id;
+		b->samples[b->nsamples].n_location_id++;
+		below = x;
+		x = n->parent;
+	}
+	b->nsamples++;
+	return 0;
+}
+
+static int gzip_write(FILE *out, const uint8_t *buf, size_t len)
+{
+	uint8_t chunk[65536];
+	z_stream z = { 0 };
+	int rc;
+
+	/* windowBits 15 + 16: a gzip wrapper, as pprof expects */
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return -1;
+	z.next_in = (uint8_t *)buf;
+	z.avail_in = (uInt)len;
+	do {
+		z.next_out = chunk;
+		z.avail_out = sizeof(chunk);
+		rc = deflate(&z, Z_FINISH);
+		if (fwrite(chunk, 1, sizeof(chunk) - z.avail_out, out) !=
+		    sizeof(chunk) - z.avail_out) {
+			rc = Z_ERRNO;
+			break;
+		}
+	} while (rc == Z_OK);
+	deflateEnd(&z);
+	return rc == Z_STREAM_END ? 0 : -1;
+}
+
+static void builder_free(struct builder *b)
+{
+	for (size_t i = 0; i < b->nstrings; i++)
+		free(b->strings[i]);
+	free(b->strings);
+	hindex__free(&b->string_index);
+	free(b->funcs);
+	free(b->func_ptrs);
+	free(b->func_frames);
+	hindex__free(&b->func_index);
+	free(b->locs);
+	free(b->loc_ptrs);
+	free(b->loc_lines);
+	free(b->line_ptrs);
+	free(b->loc_keys);
+	hindex__free(&b->loc_index);
+	free(b->maps);
+	free(b->map_ptrs);
+	free(b->map_modules);
+	free(b->samples);
+	free(b->sample_ptrs);
+	free(b->ids);
+	free(b->values);
+	free(b->labels);
+	free(b->label_ptrs);
+}
+
+/* Points every message at its parts, now that no array moves. */
+static int link_messages(struct builder *b, const struct cct_record *recs, size_t n,
+		Profile *p)
+{
+	size_t s = 0;
+
+	b->func_ptrs = malloc((b->nfuncs + 1) * sizeof(*b->func_ptrs));
+	b->loc_ptrs = malloc((b->nlocs + 1) * sizeof(*b->loc_ptrs));
+	b->line_ptrs = malloc((b->nlocs + 1) * sizeof(*b->line_ptrs));
+	b->map_ptrs = malloc((b->nmaps + 1) * sizeof(*b->map_ptrs));
+	b->sample_ptrs = malloc((b->nsamples + 1) * sizeof(*b->sample_ptrs));
+	b->values = malloc((2 * b->nsamples + 1) * sizeof(*b->values));
+	b->labels = malloc((b->nsamples + 1) * sizeof(*b->labels));
+	b->label_ptrs = malloc((b->nsamples + 1) * sizeof(*b->label_ptrs));
+	if (!b->func_ptrs || !b->loc_ptrs || !b->line_ptrs || !b->map_ptrs ||
+	    !b->sample_ptrs || !b->values || !b->labels || !b->label_ptrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < b->nfuncs; i++)
+		b->func_ptrs[i] = &b->funcs[i];
+	for (size_t i = 0; i < b->nlocs; i++) {
+		b->line_ptrs[i] = &b->loc_lines[i];
+		b->locs[i].line = &b->line_ptrs[i];
+		b->locs[i].n_line = 1;
+		b->loc_ptrs[i] = &b->locs[i];
+	}
+	for (size_t i = 0; i < b->nmaps; i++)
+		b->map_ptrs[i] = &b->maps[i];
+	for (size_t i = 0; i < n && s < b->nsamples; i++) {
+		double w = recs[i].weight;
+		Sample *sm;
+
+		if (w <= 0)
+			continue;
+		sm = &b->samples[s];
+		sm->location_id = b->ids + (uintptr_t)sm->location_id;
+		sm->n_value = 2;
+		sm->value = &b->values[2 * s];
+		sm->value[0] = llround(w);
+		sm->value[1] = llround(w * (b->in->ns_per_sample ?
+					    (double)b->in->ns_per_sample : 1e6));
+		perftools__profiles__label__init(&b->labels[s]);
+		b->labels[s].key = str(b, "inference");
+		b->labels[s].str = str(b, cct_how__name(recs[i].how));
+		b->label_ptrs[s] = &b->labels[s];
+		sm->n_label = 1;
+		sm->label = &b->label_ptrs[s];
+		b->sample_ptrs[s++] = sm;
+	}
+	p->n_sample = s;
+	p->sample = b->sample_ptrs;
+	p->n_location = b->nlocs;
+	p->location = b->loc_ptrs;
+	p->n_function = b->nfuncs;
+	p->function = b->func_ptrs;
+	p->n_mapping = b->nmaps;
+	p->mapping = b->map_ptrs;
+	return b->err;
+}
+
+int pprof__write(FILE *out, const struct pprof_input *in)
+{
+	struct builder b = { .in = in };
+	ValueType types[2], *type_ptrs[2] = { &types[0], &types[1] };
+	const struct cct_record *recs;
+	Profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
+	uint8_t *buf = NULL;
+	size_t n, len;
+	int ret = -1;
+
+	str(&b, "");		/* string 0 is always "" */
+	recs = cct__records(in->cct, &n);
+	for (size_t i = 0; i < n && !b.err; i++)
+		if (recs[i].weight > 0)
+			add_sample(&b, &recs[i]);
+	for (int i = 0; i < 2; i++)
+		perftools__profiles__value_type__init(&types[i]);
+	types[0].type = str(&b, "samples");
+	types[0].unit = str(&b, "count");
+	types[1].type = str(&b, in->ns_per_sample ? "cpu" : "samples_exact");
+	types[1].unit = str(&b, in->ns_per_sample ? "nanoseconds" :
+			    "microsamples");
+	p.n_sample_type = 2;
+	p.sample_type = type_ptrs;
+	p.default_sample_type = types[1].type;
+	p.time_nanos = in->time_ns;
+	if (b.err || link_messages(&b, recs, n, &p))
+		goto out_nomem;
+	p.string_table = b.strings;
+	p.n_string_table = b.nstrings;
+	len = perftools__profiles__profile__get_packed_size(&p);
+	buf = malloc(len ? len : 1);
+	if (!buf)
+		goto out_nomem;
+	perftools__profiles__profile__pack(&p, buf);
+	if (gzip_write(out, buf, len)) {
+		log_error("writing the pprof profile failed");
+		goto out;
+	}
+	ret = 0;
+	goto out;
+out_nomem:
+	log_error("out of memory");
+out:
+	free(buf);
+	builder_free(&b);
+	return ret;
+}

@@ -1,0 +1,366 @@
+/*
+ * report_store.c - the read side of the store for reports, and the
+ * writing of inferred contexts (see report_store.h).
+ *
+ * Reads prepare their statement per call: a report runs a handful of
+ * queries, each over many rows.  The inference writer prepares its
+ * per-row statements once per transaction.
+ */
+#define _GNU_SOURCE
+#include "schema/report_store.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "schema/store_int.h"
+
+/* Prepares @sql, binds the int64 arguments, calls @row per result row.
+ * A non-zero @row return stops and is returned. */
+static int query(struct store *st, const char *sql, const char *what,
+		 const int64_t *args, int nargs,
+		 int (*row)(sqlite3_stmt *s, void *ctx), void *ctx)
+{
+	sqlite3_stmt *s;
+	int rc, ret = 0;
+
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL))
+		return store__db_error(st, what);
+	for (int i = 0; i < nargs; i++)
+		sqlite3_bind_int64(s, i + 1, args[i]);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		if ((ret = row(s, ctx)))
+			break;
+	if (!ret && rc != SQLITE_DONE)
+		ret = store__db_error(st, what);
+	sqlite3_finalize(s);
+	return ret;
+}
+
+static const char *text(sqlite3_stmt *s, int col)
+{
+	const unsigned char *t = sqlite3_column_text(s, col);
+
+	return t ? (const char *)t : "";
+}
+
+static int one_int(sqlite3_stmt *s, void *ctx)
+{
+	int64_t *v = ctx;
+
+	v[0] = sqlite3_column_int64(s, 0);
+	if (sqlite3_column_count(s) > 1)
+		v[1] = sqlite3_column_int64(s, 1);
+	return 2;	/* found: stop */
+}
+
+/* 0 and *@v set when the query returns a row, 1 when none, -1 on error. */
+static int select_ints(struct store *st, const char *sql, const char *what,
+		       const int64_t *args, int nargs, int64_t *v)
+{
+	int ret = query(st, sql, what, args, nargs, one_int, v);
+
+	return ret == 2 ? 0 : ret == 0 ? 1 : -1;
+}
+
+int store__latest_run(struct store *st, int64_t *id)
+{
+	return select_ints(st, "SELECT MAX(id) FROM runs WHERE kind != 'train'"
+			   " HAVING MAX(id) IS NOT NULL", "finding the latest run",
+			   NULL, 0, id);
+}
+
+int store__run_range(struct store *st, int64_t *lo, int64_t *hi)
+{
+	int64_t v[2] = { 0, 0 };
+	int ret = select_ints(st, "SELECT COALESCE(MIN(id), 0),"
+			      " COALESCE(MAX(id), 0) FROM runs",
+			      "reading runs", NULL, 0, v);
+
+	*lo = v[0];
+	*hi = v[1];
+	return ret < 0 ? -1 : 0;
+}
+
+static void copy(char *dst, size_t len, const char *src)
+{
+	snprintf(dst, len, "%s", src);
+}
+
+static int run_row(sqlite3_stmt *s, void *ctx)
+{
+	struct run_row *r = ctx;
+
+	r->id = sqlite3_column_int64(s, 0);
+	copy(r->kind, sizeof(r->kind), text(s, 1));
+	copy(r->status, sizeof(r->status), text(s, 2));
+	copy(r->event, sizeof(r->event), text(s, 3));
+	copy(r->command, sizeof(r->command), text(s, 4));
+	r->samples = sqlite3_column_int64(s, 5);
+	r->unresolved = sqlite3_column_int64(s, 6);
+	r->lost = sqlite3_column_int64(s, 7);
+	r->period = (uint64_t)sqlite3_column_int64(s, 8);
+	r->frequency = (uint64_t)sqlite3_column_int64(s, 9);
+	r->started_ns = sqlite3_column_int64(s, 10);
+	return 2;
+}
+
+int store__run(struct store *st, int64_t id, struct run_row *out)
+{
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	ret = query(st, "SELECT id, kind, status, event, command, samples,"
+		    " unresolved, lost, COALESCE(period, 0),"
+		    " COALESCE(frequency, 0), started_ns FROM runs WHERE id = ?",
+		    "reading the run", &id, 1, run_row, out);
+	return ret == 2 ? 0 : ret == 0 ? 1 : -1;
+}
+
+struct cb {
+	void *fn, *arg;
+};
+
+static int module_row(sqlite3_stmt *s, void *ctx)
+{
+	struct cb *c = ctx;
+	struct store_module m = { sqlite3_column_int64(s, 0), text(s, 1),
+				  text(s, 2) };
+
+	return ((int (*)(void *, const struct store_module *))c->fn)(c->arg, &m);
+}
+
+int store__modules(struct store *st,
+		   int (*fn)(void *arg, const struct store_module *m),
+		   void *arg)
+{
+	struct cb c = { (void *)fn, arg };
+
+	return query(st, "SELECT id, path, build_id FROM modules",
+		     "reading modules", NULL, 0, module_row, &c);
+}
+
+static int function_row(sqlite3_stmt *s, void *ctx)
+{
+	struct cb *c = ctx;
+	struct store_function f = { sqlite3_column_int64(s, 0),
+		sqlite3_column_int64(s, 1), (uint64_t)sqlite3_column_int64(s, 2),
+		text(s, 3) };
+
+	return ((int (*)(void *, const struct store_function *))c->fn)(c->arg,
+									 &f);
+}
+
+int store__functions(struct store *st,
+		     int (*fn)(void *arg, const struct store_function *f),
+		     void *arg)
+{
+	struct cb c = { (void *)fn, arg };
+
+	return query(st, "SELECT id, module_id, address, name FROM functions",
+		     "reading functions", NULL, 0, function_row, &c);
+}
+
+static int program_row(sqlite3_stmt *s, void *ctx)
+{
+	struct cb *c = ctx;
+
+	return ((int (*)(void *, int64_t))c->fn)(c->arg,
+						sqlite3_column_int64(s, 0));
+}
+
+int store__run_programs(struct store *st, int64_t run_id,
+			int (*fn)(void *arg, int64_t program_id), void *arg)
+{
+	struct cb c = { (void *)fn, arg };
+
+	return query(st, "SELECT DISTINCT program_id FROM cid_samples"
+		     " WHERE run_id = ?", "reading the run's programs",
+		     &run_id, 1, program_row, &c);
+}
+
+static int cid_row(sqlite3_stmt *s, void *ctx)
+{
+	struct cb *c = ctx;
+	struct store_cid k = { sqlite3_column_int64(s, 0),
+		sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
+		sqlite3_column_int64(s, 3) };
+
+	return ((int (*)(void *, const struct store_cid *))c->fn)(c->arg, &k);
+}
+
+int store__run_cids(struct store *st, int64_t run_id,
+		    int (*fn)(void *arg, const struct store_cid *c), void *arg)
+{
+	struct cb c = { (void *)fn, arg };
+
+	return query(st, "SELECT program_id, function_id, height, SUM(samples)"
+		     " FROM cid_samples WHERE run_id = ?"
+		     " GROUP BY program_id, function_id, height",
+		     "reading the run's samples", &run_id, 1, cid_row, &c);
+}
+
+static int node_row(sqlite3_stmt *s, void *ctx)
+{
+	struct cb *c = ctx;
+	struct store_node n = { sqlite3_column_int64(s, 0),
+		sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
+		sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4),
+		sqlite3_column_int64(s, 5), sqlite3_column_int64(s, 6),
+		sqlite3_column_int64(s, 7) };
+
+	return ((int (*)(void *, const struct store_node *))c->fn)(c->arg, &n);
+}
+
+int store__map_nodes(struct store *st, int64_t program_id, int64_t map_run,
+		     int (*fn)(void *arg, const struct store_node *n),
+		     void *arg)
+{
+	int64_t args[2] = { program_id, map_run }, map;
+	struct cb c = { (void *)fn, arg };
+	int ret;
+
+	ret = select_ints(st, "SELECT id FROM path_maps WHERE program_id = ?"
+			  " AND run_id = ?", "reading path maps", args, 2, &map);
+	if (ret)
+		return ret;
+	/* ids grow with insertion and a parent is always written before
+	 * its children: id order is parents first */
+	return query(st, "SELECT id, parent_id, function_id, context_id,"
+		     " height, call_site, self, total FROM path_nodes"
+		     " WHERE map_id = ? ORDER BY id", "reading the path map",
+		     &map, 1, node_row, &c);
+}
+
+int store__map_samples(struct store *st, int64_t *samples)
+{
+	return select_ints(st, "SELECT COALESCE(SUM(n.self), 0) FROM"
+			   " path_nodes n JOIN path_maps m ON m.id = n.map_id"
+			   " WHERE m.run_id = 0", "reading path maps", NULL, 0,
+			   samples) < 0 ? -1 : 0;
+}
+
+int store__inference_stamp(struct store *st, int64_t run_id,
+			   int64_t *map_samples, int64_t *run_samples)
+{
+	int64_t v[2] = { 0, 0 };
+	int ret = select_ints(st, "SELECT map_samples, run_samples FROM"
+			      " inferences WHERE run_id = ?",
+			      "reading the inference", &run_id, 1, v);
+
+	*map_samples = v[0];
+	*run_samples = v[1];
+	return ret;
+}
+
+int store__inference_begin(struct store *st, int64_t run_id)
+{
+	sqlite3_stmt *s;
+	int ret = -1;
+
+	if (store__exec(st, "BEGIN IMMEDIATE", "storing the inference"))
+		return -1;
+	for (int i = 0; i < 2; i++) {
+		if (sqlite3_prepare_v2(st->db, i ?
+		    "DELETE FROM inferences WHERE run_id = ?" :
+		    "DELETE FROM inferred WHERE run_id = ?", -1, &s, NULL))
+			goto out_rollback;
+		sqlite3_bind_int64(s, 1, run_id);
+		ret = store__step_done(st, s, "storing the inference");
+		sqlite3_finalize(s);
+		if (ret)
+			goto out_rollback;
+	}
+	return 0;
+out_rollback:
+	if (!ret)
+		store__db_error(st, "storing the inference");
+	store__inference_rollback(st);
+	return -1;
+}
+
+/* A statement kept for the rows of one inference. */
+static sqlite3_stmt *cached(struct store *st, sqlite3_stmt **slot,
+			    const char *sql)
+{
+	if (!*slot && sqlite3_prepare_v3(st->db, sql, -1,
+					 SQLITE_PREPARE_PERSISTENT, slot, NULL))
+		store__db_error(st, "storing the inference");
+	return *slot;
+}
+
+int store__context(struct store *st, int64_t parent_id, int64_t function_id,
+		   int64_t *id)
+{
+	sqlite3_stmt *s = st->ins_ctx;
+
+	sqlite3_bind_int64(s, 1, parent_id);
+	sqlite3_bind_int64(s, 2, function_id);
+	return store__returning_id(st, s, id, "storing the inference");
+}
+
+int store__unknown_frame(struct store *st, int64_t function_id,
+			 int64_t height, int64_t *id)
+{
+	sqlite3_stmt *s = cached(st, &st->ins_unknown,
+		"INSERT INTO unknown_frames (function_id, height) VALUES (?, ?)"
+		" ON CONFLICT DO UPDATE SET height = height RETURNING id");
+
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, function_id);
+	sqlite3_bind_int64(s, 2, height);
+	return store__returning_id(st, s, id, "storing the inference");
+}
+
+int store__inferred_row(struct store *st, int64_t run_id, int64_t context_id,
+			int64_t unknown_id, const char *how, int64_t exact,
+			double samples)
+{
+	sqlite3_stmt *s = cached(st, &st->ins_inferred,
+		"INSERT INTO inferred VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT"
+		" DO UPDATE SET samples = samples + excluded.samples");
+
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_int64(s, 2, context_id);
+	sqlite3_bind_int64(s, 3, unknown_id);
+	sqlite3_bind_text(s, 4, how, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 5, exact);
+	sqlite3_bind_double(s, 6, samples);
+	return store__step_done(st, s, "storing the inference");
+}
+
+int store__inference_commit(struct store *st, int64_t run_id,
+			    int64_t map_samples, int64_t run_samples)
+{
+	struct timespec ts;
+	sqlite3_stmt *s;
+	int ret;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (sqlite3_prepare_v2(st->db, "INSERT INTO inferences VALUES"
+			       " (?, ?, ?, ?)", -1, &s, NULL)) {
+		store__db_error(st, "storing the inference");
+		goto out_rollback;
+	}
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_int64(s, 2, map_samples);
+	sqlite3_bind_int64(s, 3, run_samples);
+	sqlite3_bind_int64(s, 4, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+	ret = store__step_done(st, s, "storing the inference");
+	sqlite3_finalize(s);
+	if (ret || store__exec(st, "COMMIT", "storing the inference"))
+		goto out_rollback;
+	return 0;
+out_rollback:
+	store__inference_rollback(st);
+	return -1;
+}
+
+void store__inference_rollback(struct store *st)
+{
+	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+}

@@ -1,0 +1,99 @@
+/*
+ * report_store.h - what reports read from the profile database, and
+ * how a run's inferred calling context tree is written back to it.
+ *
+ * Reads go through callbacks, one row at a time, so the caller keeps
+ * only what it builds.  A non-zero return from a callback stops the
+ * query and is returned.  Otherwise these return 0, or -1 with
+ * store__error() set.
+ */
+#ifndef ICPPD_SCHEMA_REPORT_STORE_H
+#define ICPPD_SCHEMA_REPORT_STORE_H
+
+#include <stdint.h>
+
+#include "schema/store.h"
+
+struct run_row {
+	int64_t id;
+	char kind[16];		/* record, train, validate */
+	char status[16];
+	char event[64];
+	char command[256];	/* truncated */
+	int64_t samples, unresolved, lost;
+	uint64_t period, frequency;
+	int64_t started_ns;
+};
+
+/* The latest run that is not a training run, in *@id; 1 when there is
+ * none. */
+int store__latest_run(struct store *st, int64_t *id);
+/* Run @id; 1 when there is no such run. */
+int store__run(struct store *st, int64_t id, struct run_row *out);
+/* The lowest and highest run ids (0, 0 when none). */
+int store__run_range(struct store *st, int64_t *lo, int64_t *hi);
+
+struct store_module {
+	int64_t id;
+	const char *path, *build_id;	/* valid in the callback */
+};
+int store__modules(struct store *st,
+		   int (*fn)(void *arg, const struct store_module *m),
+		   void *arg);
+
+struct store_function {
+	int64_t id, module_id;
+	uint64_t address;
+	const char *name;		/* valid in the callback */
+};
+int store__functions(struct store *st,
+		     int (*fn)(void *arg, const struct store_function *f),
+		     void *arg);
+
+/* The programs (modules(id); 0: unknown) whose processes have CIDs in
+ * run @run_id. */
+int store__run_programs(struct store *st, int64_t run_id,
+			int (*fn)(void *arg, int64_t program_id), void *arg);
+
+struct store_cid {
+	int64_t program_id, function_id, height, samples;
+};
+/* Run @run_id's samples by (program, function, height), all threads
+ * together. */
+int store__run_cids(struct store *st, int64_t run_id,
+		    int (*fn)(void *arg, const struct store_cid *c), void *arg);
+
+struct store_node {
+	int64_t id, parent_id;	/* parent_id 0: an outermost frame */
+	int64_t function_id, context_id, height, call_site, self, total;
+};
+/* The nodes of @program_id's map for @map_run (0: training; a
+ * validation run: its true paths), parents first.  1 when there is no
+ * such map. */
+int store__map_nodes(struct store *st, int64_t program_id, int64_t map_run,
+		     int (*fn)(void *arg, const struct store_node *n),
+		     void *arg);
+
+/* Training samples in all path maps: grows with every training run. */
+int store__map_samples(struct store *st, int64_t *samples);
+
+/* The stamp of run @run_id's stored inference; 1 when there is none. */
+int store__inference_stamp(struct store *st, int64_t run_id,
+			   int64_t *map_samples, int64_t *run_samples);
+
+/* Writing an inference, in one transaction: begin (drops the run's old
+ * rows), contexts and unknown frames as needed, rows, then commit (or
+ * rollback on any failure). */
+int store__inference_begin(struct store *st, int64_t run_id);
+int store__context(struct store *st, int64_t parent_id, int64_t function_id,
+		   int64_t *id);
+int store__unknown_frame(struct store *st, int64_t function_id,
+			 int64_t height, int64_t *id);
+int store__inferred_row(struct store *st, int64_t run_id, int64_t context_id,
+			int64_t unknown_id, const char *how, int64_t exact,
+			double samples);
+int store__inference_commit(struct store *st, int64_t run_id,
+			    int64_t map_samples, int64_t run_samples);
+void store__inference_rollback(struct store *st);
+
+#endif

@@ -1,0 +1,150 @@
+#!/bin/sh
+# icppd report and icppd compare end to end: after train + record the
+# k = 3 contexts are the ones the programs take, with weights that
+# match the truth of the stack copies (degree of overlap >= 0.95);
+# ambiguous and missing CIDs are marked, never shown as certain; the
+# views give the report's numbers; every format; bad input.
+. "$TESTS_SRCDIR/e2e/lib.sh"
+require_perf
+
+# Bad input before anything is recorded.
+out=$("$ICPPD" report -d "$tmp/none.db" 2>&1)
+is $? 1 "missing database: exit 1"
+contains "$out" "no such database (record a run first" "missing database: says what to do"
+ok $([ ! -e "$tmp/none.db" ]; echo $?) "missing database: not created"
+out=$("$ICPPD" report -d "$db" --k -1 2>&1)
+is $? 2 "k < 0: usage error"
+contains "$out" "--k: expected a whole number >= 0 or inf, not '-1'" "k < 0: says what k takes"
+out=$("$ICPPD" report -d "$db" --format svg 2>&1)
+is $? 2 "unknown format: usage error"
+out=$("$ICPPD" report -d "$db" --hot 0 2>&1)
+is $? 2 "--hot 0: usage error"
+out=$("$ICPPD" report -d "$db" --inclusive --format folded 2>&1)
+is $? 2 "--inclusive with folded: usage error"
+
+# A run without training: no path map.
+"$ICPPD" record -q -d "$db" -- "$PROGS/heights-nofp" 3 >/dev/null 2>&1
+out=$("$ICPPD" report -d "$db" 2>&1)
+is $? 1 "no path map: exit 1"
+contains "$out" "no path map for $PROGS/heights-nofp: its call paths cannot be inferred; train first" \
+	"no path map: names the program and what to run"
+flat=$("$ICPPD" report -d "$db" --k 0 --format folded)
+is $? 0 "no path map: --k 0 still gives a flat profile"
+contains "$flat" "work " "flat profile lists work"
+out=$("$ICPPD" report -d "$db" --run 99 2>&1)
+is $? 1 "unknown run: exit 1"
+contains "$out" "no run 99 in the database (runs 1 to 1" "unknown run: says which runs exist"
+"$ICPPD" record -q -d "$db" -- true >/dev/null 2>&1
+out=$("$ICPPD" report -d "$db" --run 2 2>&1)
+is $? 1 "empty run: exit 1"
+contains "$out" "run 2 has no samples with a context identifier" "empty run: says so"
+out=$("$ICPPD" report -d "$db" --run 1 --k 0 -o /nonexistent/dir/out.txt 2>&1)
+is $? 1 "unwritable output: exit 1"
+contains "$out" "cannot write /nonexistent/dir/out.txt: No such file or directory" \
+	"unwritable output: names the file and why"
+
+# heights: no collisions.  Train, then validate: one run with both the
+# CIDs and the true path of every sample.
+"$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$PROGS/heights-nofp" 10 >/dev/null
+"$ICPPD" validate -q -d "$db" -- "$PROGS/heights-nofp" 10 >/dev/null
+run=$(last_run)
+folded=$("$ICPPD" report -d "$db" --run "$run" --format folded)
+is $? 0 "folded report exits 0"
+for ctx in "main;path_a;work" "main;path_b;work" "main;path_b;leaf" \
+	"main;recurse;recurse;recurse" "main;indirect"; do
+	contains "$folded" "$ctx " "k = 3 context $ctx"
+done
+is "$(printf '%s\n' "$folded" | awk '{ n = split($1, f, ";"); if (n > 4) print }')" "" \
+	"k = 3: no line has more than 4 frames"
+sum=$(printf '%s\n' "$folded" | awk '{ s += $NF } END { print s }')
+is "$sum" "$(q "SELECT sum(samples) FROM v_cids WHERE run_id = $run")" \
+	"folded weights add up to the run's samples"
+json=$("$ICPPD" compare -d "$db" --k 3 -f json "truth:$run" "$run")
+is $? 0 "compare truth with inference exits 0"
+overlap=$(printf '%s' "$json" | sed 's/.*"overlap": \([0-9.]*\).*/\1/')
+ok $(awk -v o="$overlap" 'BEGIN { exit !(o >= 0.95) }'; echo $?) \
+	"no collisions: degree of overlap with the truth >= 0.95 ($overlap)"
+contains "$json" '"coverage": 1.000000' "every hot context of the truth is hot in the report"
+cmp=$("$ICPPD" compare -d "$db" "$tmp/nofile.folded" "$run" 2>&1)
+is $? 1 "compare: a missing file is an error"
+contains "$cmp" "cannot read $tmp/nofile.folded" "compare: names the file"
+printf '%s\n' "$folded" >"$tmp/a.folded"
+cmp=$("$ICPPD" compare -d "$db" --k 3 "$tmp/a.folded" "$run")
+contains "$cmp" "degree of overlap: 1.0000" "compare: a run and its own folded output overlap fully"
+
+text=$("$ICPPD" report -d "$db" --run "$run")
+contains "$text" "k = 3, self weights" "text: says k and the weights"
+contains "$text" "<- path_a" "text: callers marked <-"
+contains "$text" "100.0% precise" "text: all precise without collisions"
+flat=$("$ICPPD" report -d "$db" --run "$run" --k 0 --format folded)
+is "$(printf '%s\n' "$flat" | awk '{ n = split($1, f, ";"); if (n > 1) print }')" "" \
+	"--k 0: a flat profile"
+edges=$("$ICPPD" report -d "$db" --run "$run" --k 1 --format folded)
+contains "$edges" "path_a;work " "--k 1: edges"
+inf=$("$ICPPD" report -d "$db" --run "$run" --k inf --format folded)
+contains "$inf" "_start;__libc_start_main;__libc_start_call_main;main;path_a;work " "--k inf: whole paths"
+incl=$("$ICPPD" report -d "$db" --run "$run" --k 0 --inclusive --format json)
+main_w=$(printf '%s' "$incl" | grep -o '"function": "main", "samples": [0-9.]*' | sed 's/.*: //')
+is "${main_w%.*}" "$sum" "--inclusive: main holds every sample"
+out=$("$ICPPD" report -d "$db" --run "$run" --similar 60)
+is $? 0 "--similar exits 0"
+printf '%s\n' "$out" | grep -q '<- path_a'
+ok $((! $?)) "--similar 60: work's callers (about 50% each) are pruned"
+contains "$out" "<- path_b" "--similar 60: leaf's only caller stays"
+hot=$("$ICPPD" report -d "$db" --run "$run" --hot 0.05 --format folded)
+is "$(printf '%s\n' "$hot" | wc -l)" 9 "--hot 0.05: the 9 contexts of about 11% each"
+"$ICPPD" report -d "$db" --run "$run" --format pprof -o "$tmp/p.pb.gz"
+is $? 0 "pprof written"
+gzip -t "$tmp/p.pb.gz"
+is $? 0 "pprof: a valid gzip file"
+
+# The views hold the same numbers.
+is "$(q "SELECT round(sum(samples)) FROM v_kccf WHERE run_id = $run AND level = 0")" "$sum.0" \
+	"v_kccf level 0: all samples"
+is "$(q "SELECT round(samples) FROM v_kccf WHERE run_id = $run AND context = 'path_a;work'")" \
+	"$(printf '%s\n' "$edges" | awk '$1 == "path_a;work" { print $2 ".0" }')" \
+	"v_kccf: the edge path_a -> work as the report has it"
+is "$(q "SELECT precise FROM v_inference_summary WHERE run_id = $run")" 1.0 \
+	"v_inference_summary: all precise"
+is "$(q "SELECT count(*) FROM v_inferred WHERE run_id = $run AND path LIKE '_start;%;main;path_a;work'")" 1 \
+	"v_inferred: whole paths from _start"
+rec=$("$ICPPD" record -q -d "$db" -- "$PROGS/heights-nofp" 3 2>/dev/null >/dev/null; last_run)
+is "$(q "SELECT count(*) > 0 FROM inferred WHERE run_id = $rec")" 1 \
+	"record stores its inferred contexts at once"
+
+# Read-only: another user may report on a database they cannot write.
+mkdir "$tmp/ro"
+cp "$db" "$tmp/ro/icppd.db"
+chmod 755 "$tmp" "$tmp/ro"
+chmod 444 "$tmp/ro/icppd.db"
+chmod 555 "$tmp/ro"
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+	ro=$(setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$ICPPD" report -d "$tmp/ro/icppd.db" --run "$run" --format folded 2>&1)
+	is "$ro" "$folded" "read-only database: the same report"
+else
+	skip "needs root to switch to another user" "read-only database"
+fi
+chmod 755 "$tmp/ro"
+
+# collide: trained on a and b, the shared CID of target is ambiguous:
+# target is certain, its callers are apportioned ('~').
+"$ICPPD" train $TRAIN_OPTS -q -d "$tmp/c.db" -- "$PROGS/collide" ab 10 >/dev/null
+"$ICPPD" record -q -d "$tmp/c.db" -- "$PROGS/collide" ab 10 >/dev/null
+crun=$(last_run "$tmp/c.db")
+is "$(q "SELECT round(certain) = round(samples) FROM v_kccf WHERE run_id = $crun
+	AND function = 'target' AND level = 0" "$tmp/c.db")" 1 "ambiguous: target itself is certain"
+is "$(q "SELECT round(sum(certain)) FROM v_kccf WHERE run_id = $crun
+	AND function = 'target' AND level = 1" "$tmp/c.db")" 0.0 "ambiguous: its callers are not"
+text=$("$ICPPD" report -d "$tmp/c.db" --k 1)
+contains "$text" "<- via_a  ~" "ambiguous: via_a marked ~ in the text"
+contains "$text" "ambiguous (apportioned)" "the header gives the ambiguous share"
+# Trained on a only, run through c: via_c's CID was never seen and no
+# chain of known edges explains it: an unknown frame, never a guess.
+"$ICPPD" train $TRAIN_OPTS -q -d "$tmp/m.db" -- "$PROGS/collide" a 10 >/dev/null
+"$ICPPD" record -q -d "$tmp/m.db" -- "$PROGS/collide" c 10 >/dev/null
+text=$("$ICPPD" report -d "$tmp/m.db" --k 1 --min-percent 0)
+contains "$text" "<- [unknown callers of via_c at height" "missing: via_c under an unknown frame"
+printf '%s\n' "$text" | grep -A1 '^ .* via_c$' | grep -q '<- main'
+ok $((! $?)) "missing: no confident caller for via_c"
+done_testing

@@ -1,0 +1,123 @@
+/*
+ * test_pprof.c - the pprof writer, checked by decoding its output back:
+ * gunzip (zlib), unpack (protobuf-c), then the samples, values, stacks
+ * (leaf first, truncated by --k), function names, labels and mappings.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "inference/cct.h"
+#include "inference/kccf.h"
+#include "report/pprof.h"
+#include "report/profile.pb-c.h"
+#include "tests/tap.h"
+
+static Perftools__Profiles__Profile *decode(const char *gz, size_t len)
+{
+	static uint8_t out[1 << 20];
+	z_stream z = { 0 };
+	int rc;
+
+	if (inflateInit2(&z, 15 + 32) != Z_OK)
+		return NULL;
+	z.next_in = (uint8_t *)gz;
+	z.avail_in = (uInt)len;
+	z.next_out = out;
+	z.avail_out = sizeof(out);
+	rc = inflate(&z, Z_FINISH);
+	inflateEnd(&z);
+	if (rc != Z_STREAM_END)
+		return NULL;
+	return perftools__profiles__profile__unpack(NULL,
+						    sizeof(out) - z.avail_out, out);
+}
+
+static const char *fname(const Perftools__Profiles__Profile *p, uint64_t loc)
+{
+	const Perftools__Profiles__Location *l = p->location[loc - 1];
+	const Perftools__Profiles__Function *f =
+		p->function[l->line[0]->function_id - 1];
+
+	return p->string_table[f->name];
+}
+
+static Perftools__Profiles__Profile *roundtrip(struct cct *t, uint32_t k)
+{
+	struct pprof_module mod = { 1, "/nonexistent/prog", "abcd" };
+	struct pprof_input in = { .cct = t, .k = k, .modules = &mod,
+		.nmodules = 1, .ns_per_sample = 1000000, .time_ns = 5 };
+	Perftools__Profiles__Profile *p;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int ret = pprof__write(f, &in);
+
+	fclose(f);
+	is_int(ret, 0, "pprof written (k %u)", k);
+	ok(len > 2 && (uint8_t)buf[0] == 0x1f && (uint8_t)buf[1] == 0x8b,
+	   "gzip magic");
+	p = decode(buf, len);
+	free(buf);
+	return p;
+}
+
+int main(void)
+{
+	struct cct *t = cct__new();
+	uint32_t main_n, a, b, c;
+	Perftools__Profiles__Profile *p;
+	int64_t values = 0, exact = 0;
+
+	cct__define(t, 1, "main", 1, 0x100);
+	cct__define(t, 2, "a", 1, 0x200);
+	cct__define(t, 3, "b", 1, 0x300);
+	cct__define(t, 4, "c", 1, 0x400);
+	cct__child(t, CCT_ROOT, 1, &main_n);
+	cct__child(t, main_n, 2, &a);
+	cct__set_site(t, a, 0x123, 1);
+	cct__child(t, a, 3, &b);
+	cct__child(t, b, 4, &c);
+	cct__add(t, c, 4, CCT_PRECISE, 3);
+	cct__add(t, a, 1, CCT_AMBIGUOUS, 1.5);
+
+	p = roundtrip(t, KCCF_INF);
+	ok(p != NULL, "decoded back");
+	if (!p)
+		return tap_done();
+	is_int(p->n_sample, 2, "one sample per record");
+	is_int(p->n_sample_type, 2, "two values per sample");
+	is_str(p->string_table[p->sample_type[1]->type], "cpu", "cpu time");
+	is_str(p->string_table[p->sample_type[1]->unit], "nanoseconds", "in ns");
+	is_str(p->string_table[0], "", "string 0 is empty");
+	for (size_t i = 0; i < p->n_sample; i++) {
+		values += p->sample[i]->value[0];
+		exact += p->sample[i]->value[1];
+	}
+	is_int(exact, 4500000, "cpu ns keep the fraction: 4.5 samples x 1 ms");
+	is_int(values, 5, "sample counts are rounded (3 + 2)");
+	is_int(p->sample[0]->n_location_id, 4, "whole stack of c: 4 frames");
+	is_str(fname(p, p->sample[0]->location_id[0]), "c", "leaf first");
+	is_str(fname(p, p->sample[0]->location_id[3]), "main", "outermost last");
+	is_str(p->string_table[p->sample[1]->label[0]->str], "ambiguous",
+	       "labelled with how it was inferred");
+	is_int(p->location[p->sample[0]->location_id[3] - 1]->address, 0x122,
+	       "main's location is its call site of a (return address - 1)");
+	is_int(p->location[p->sample[0]->location_id[2] - 1]->address, 0x200,
+	       "a call site unknown: the function's start");
+	is_int(p->location[p->sample[0]->location_id[0] - 1]->address, 0x400,
+	       "the leaf's location is its function");
+	is_int(p->n_mapping, 1, "one mapping");
+	is_str(p->string_table[p->mapping[0]->build_id], "abcd", "with its build-id");
+	is_int(p->time_nanos, 5, "time of the run");
+	perftools__profiles__profile__free_unpacked(p, NULL);
+
+	p = roundtrip(t, 1);
+	ok(p && p->sample[0]->n_location_id == 2, "--k 1: c and its caller only");
+	if (p)
+		perftools__profiles__profile__free_unpacked(p, NULL);
+	cct__free(t);
+	return tap_done();
+}
