@@ -91,6 +91,15 @@ is $? 0 "--similar exits 0"
 printf '%s\n' "$out" | grep -q '<- path_a'
 ok $((! $?)) "--similar 60: work's callers (about 50% each) are pruned"
 contains "$out" "<- path_b" "--similar 60: leaf's only caller stays"
+# --lines: the call sites, as the source has them.
+lines=$("$ICPPD" report -d "$db" --run "$run" --lines --k 1)
+for caller in path_a path_b; do
+	want=$(awk -v f="$caller" '$0 ~ "void " f "\\(" { in_f = 1 }
+		in_f && /work\(&c\);/ { print NR; exit }' "$TESTS_SRCDIR/progs/heights.c")
+	contains "$lines" "<- $caller (heights.c:$want)" "--lines: $caller calls work at heights.c:$want"
+done
+want=$(grep -n 'recurse(depth - 1);' "$TESTS_SRCDIR/progs/heights.c" | cut -d: -f1)
+contains "$lines" "<- recurse (heights.c:$want)" "--lines: recursion at heights.c:$want"
 hot=$("$ICPPD" report -d "$db" --run "$run" --hot 0.05 --format folded)
 is "$(printf '%s\n' "$hot" | wc -l)" 9 "--hot 0.05: the 9 contexts of about 11% each"
 "$ICPPD" report -d "$db" --run "$run" --format pprof -o "$tmp/p.pb.gz"
