@@ -1,6 +1,7 @@
 #!/bin/sh
 # The main job on a fresh Debian 12 machine: install what is needed,
-# build icppd, record the bundled demo program and show what was stored.
+# build icppd, train and record the bundled demo program, validate the
+# inference, and report the measurement run's call paths with k = 3.
 set -e
 cd "$(dirname "$0")"
 sh scripts/deps.sh
@@ -36,3 +37,7 @@ echo "each with one call path."
 echo
 # 3. Validation: how often the identifier alone gives the true path.
 ./icppd validate -q -d demo.db -- $demo 300000
+echo
+# 4. The report: the measurement run (run 2), each hot function with its
+# hottest calling contexts of up to 3 callers.
+./icppd report -d demo.db --run 2 --k 3

@@ -18,6 +18,7 @@
 #include "binary/lines.h"
 #include "common/grow.h"
 #include "daemon/commands.h"
+#include "daemon/json.h"
 #include "daemon/log.h"
 #include "daemon/report.h"
 #include "daemon/run_profile.h"
@@ -183,22 +184,6 @@ void report__weight(FILE *out, double w)
 		fprintf(out, "%.3f", w);
 }
 
-static void json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
 /* "file:line" of a caller's call site, or NULL. */
 static const char *site_of(struct report *r, const struct kccf_node *n,
 			   char *buf, size_t len)
@@ -303,13 +288,13 @@ static void json_node(struct report *r, const struct kccf *f, uint32_t i,
 		return;
 	fprintf(r->out, "%s{\"function\": ", *first ? "" : ", ");
 	*first = false;
-	json_string(r->out, cct__name(r->p.cct, n->frame));
+	json__string(r->out, cct__name(r->p.cct, n->frame));
 	fprintf(r->out, ", \"samples\": %.6f, \"certain\": %.6f", n->weight,
 		n->certain);
 	where = site_of(r, n, site, sizeof(site));
 	if (where) {
 		fprintf(r->out, ", \"call_site\": ");
-		json_string(r->out, where);
+		json__string(r->out, where);
 	}
 	fprintf(r->out, ", \"callers\": [");
 	for (uint32_t c = n->first_child; c != KCCF_NONE;
@@ -540,7 +525,7 @@ static int print_hot(struct report *r)
 			if (r->fmt == FMT_JSON) {
 				fprintf(r->out, "%s\n {\"context\": ",
 					first ? "" : ",");
-				json_string(r->out, key);
+				json__string(r->out, key);
 				fprintf(r->out, ", \"samples\": %.6f, \"error\": "
 					"%.6f}", h.count[node], h.error[node]);
 			} else {

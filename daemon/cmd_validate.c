@@ -12,6 +12,7 @@
 #include "collector/collector.h"
 #include "common/grow.h"
 #include "daemon/commands.h"
+#include "daemon/json.h"
 #include "daemon/log.h"
 #include "daemon/profile.h"
 #include "schema/store.h"
@@ -144,22 +145,6 @@ static double share(uint64_t part, uint64_t whole)
 	return whole ? (double)part / (double)whole : 0.0;
 }
 
-static void json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
 /* Samples with a CID whose truth is unknown, by reason. */
 static uint64_t unscored(const struct profile_result *res, int status)
 {
@@ -192,9 +177,9 @@ static void print_json(FILE *out, const struct profile_result *res,
 		const struct func_score *f = &sc->funcs[i];
 
 		fprintf(out, "%s\n  {\"function\": ", i ? "," : "");
-		json_string(out, f->function);
+		json__string(out, f->function);
 		fprintf(out, ", \"program\": ");
-		json_string(out, f->program);
+		json__string(out, f->program);
 		fprintf(out, ", \"samples\": %llu",
 			(unsigned long long)f->samples);
 		for (int o = 0; o < NR_OUTCOMES; o++)

@@ -15,7 +15,7 @@
 #include "common/grow.h"
 
 #define DEFAULT_MAX_EDGES 6
-#define DEFAULT_MAX_STATES 20000
+#define DEFAULT_MAX_STATES 4096
 #define DEFAULT_MAX_SOLUTIONS 64
 #define MAX_EDGES_LIMIT 32
 

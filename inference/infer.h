@@ -51,7 +51,7 @@ struct infer_cand {
 /* Bounds of the search for missing CIDs (0: the default). */
 struct infer_limits {
 	unsigned max_edges;	/* chain length; default 6 */
-	unsigned max_states;	/* states visited per CID; default 20000 */
+	unsigned max_states;	/* states visited per CID; default 4096 */
 	unsigned max_solutions;	/* default 64 */
 };
 

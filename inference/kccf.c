@@ -5,7 +5,6 @@
  * have parent KCCF_NONE.  Children lists are linked at the end, when
  * they are sorted.
  */
-#define _GNU_SOURCE
 #include "inference/kccf.h"
 
 #include <errno.h>
@@ -90,45 +89,44 @@ static int add_context(struct kccf *f, struct cct *t,
 	return 0;
 }
 
-struct sort_ctx {
-	const struct kccf *f;
-	const struct cct *t;
+struct sort_key {
+	uint32_t node;
+	double weight;
+	const char *name;
 };
 
-static int cmp_nodes(const void *a, const void *b, void *arg)
+static int cmp_nodes(const void *a, const void *b)
 {
-	const struct sort_ctx *c = arg;
-	const struct kccf_node *x = &c->f->nodes[*(const uint32_t *)a];
-	const struct kccf_node *y = &c->f->nodes[*(const uint32_t *)b];
+	const struct sort_key *x = a, *y = b;
 
 	if (x->weight != y->weight)
 		return x->weight > y->weight ? -1 : 1;
-	return strcmp(cct__name(c->t, x->frame), cct__name(c->t, y->frame));
+	return strcmp(x->name, y->name);
 }
 
 /* Orders every node's children, and the roots, by weight descending
  * (ties by name), and links them. */
 static int sort(struct kccf *f, const struct cct *t)
 {
-	struct sort_ctx c = { f, t };
-	uint32_t *order = malloc((f->n ? f->n : 1) * sizeof(*order));
+	struct sort_key *order = malloc((f->n ? f->n : 1) * sizeof(*order));
 
 	if (!order)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < f->n; i++)
-		order[i] = i;
-	qsort_r(order, f->n, sizeof(*order), cmp_nodes, &c);
+		order[i] = (struct sort_key){ i, f->nodes[i].weight,
+					      cct__name(t, f->nodes[i].frame) };
+	qsort(order, f->n, sizeof(*order), cmp_nodes);
 	for (uint32_t i = 0; i < f->n; i++)
 		f->nodes[i].first_child = KCCF_NONE;
 	f->first_root = KCCF_NONE;
 	/* link in reverse order, pushing at the head */
 	for (uint32_t i = (uint32_t)f->n; i-- > 0;) {
-		struct kccf_node *n = &f->nodes[order[i]];
+		struct kccf_node *n = &f->nodes[order[i].node];
 		uint32_t *head = n->parent == KCCF_NONE ? &f->first_root :
 				 &f->nodes[n->parent].first_child;
 
 		n->next_sibling = *head;
-		*head = order[i];
+		*head = order[i].node;
 	}
 	free(order);
 	return 0;
