@@ -225,17 +225,14 @@ static uint32_t shared_suffix(struct cct *t, const struct infer_cand *c,
 
 static int build_cids(struct infer *inf, struct map *m)
 {
-	struct mnode *s = malloc((m->nnodes ? m->nnodes : 1) * sizeof(*s));
+	struct mnode *s = m->nodes;
 	size_t i = 0;
 
-	if (!s)
-		return -ENOMEM;
-	memcpy(s, m->nodes, m->nnodes * sizeof(*s));
 	qsort(s, m->nnodes, sizeof(*s), cmp_mnode);
 	m->cids = malloc((m->nnodes ? m->nnodes : 1) * sizeof(*m->cids));
 	m->cands = malloc((m->nnodes ? m->nnodes : 1) * sizeof(*m->cands));
 	if (!m->cids || !m->cands)
-		goto out_nomem;
+		return -ENOMEM;
 	while (i < m->nnodes) {
 		struct cid_entry *c = &m->cids[m->ncids];
 		double self = 0, total = 0;
@@ -269,14 +266,10 @@ static int build_cids(struct infer *inf, struct map *m)
 			shared_suffix(inf->cct, &m->cands[c->first], c->n);
 		if (hindex__insert(&m->cid_index, cid_hash(c->func, c->height),
 				   (uint32_t)m->ncids))
-			goto out_nomem;
+			return -ENOMEM;
 		m->ncids++;
 	}
-	free(s);
 	return 0;
-out_nomem:
-	free(s);
-	return -ENOMEM;
 }
 
 static int cmp_edge(const void *a, const void *b)
@@ -347,9 +340,15 @@ int infer__end_map(struct infer *inf)
 	if (!m)
 		return -EINVAL;
 	inf->building = NULL;
-	ret = build_cids(inf, m);
+	/* edges need the nodes in their order (parent indexes); the CID
+	 * table then sorts them in place */
+	ret = build_edges(m);
 	if (!ret)
-		ret = build_edges(m);
+		ret = build_cids(inf, m);
+	/* the tables hold all that lookups and searches need */
+	free(m->nodes);
+	m->nodes = NULL;
+	m->nnodes = m->nodes_cap = 0;
 	return ret;
 }
 
