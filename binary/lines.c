@@ -190,7 +190,8 @@ static struct line_module *load(struct lines *l, const char *path,
 			 build_id, build_id + 2);
 		read_file(dbg, m);
 	}
-	qsort(m->rows, m->nrows, sizeof(*m->rows), cmp_row);
+	if (m->nrows)
+		qsort(m->rows, m->nrows, sizeof(*m->rows), cmp_row);
 	return m;
 }
 

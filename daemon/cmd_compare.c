@@ -102,7 +102,8 @@ static void merge(struct profile_list *l)
 {
 	size_t kept = 0;
 
-	qsort(l->e, l->n, sizeof(*l->e), cmp_entry);
+	if (l->n)
+		qsort(l->e, l->n, sizeof(*l->e), cmp_entry);
 	for (size_t i = 0; i < l->n; i++) {
 		if (kept && !strcmp(l->e[kept - 1].key, l->e[i].key)) {
 			l->e[kept - 1].weight += l->e[i].weight;

@@ -228,7 +228,8 @@ static int build_cids(struct infer *inf, struct map *m)
 	struct mnode *s = m->nodes;
 	size_t i = 0;
 
-	qsort(s, m->nnodes, sizeof(*s), cmp_mnode);
+	if (m->nnodes)	/* an empty map has no array */
+		qsort(s, m->nnodes, sizeof(*s), cmp_mnode);
 	m->cids = malloc((m->nnodes ? m->nnodes : 1) * sizeof(*m->cids));
 	m->cands = malloc((m->nnodes ? m->nnodes : 1) * sizeof(*m->cands));
 	if (!m->cids || !m->cands)

@@ -28,8 +28,10 @@ void metrics__compare(struct flat_entry *a, size_t na, struct flat_entry *b,
 	size_t i = 0, j = 0;
 
 	memset(r, 0, sizeof(*r));
-	qsort(a, na, sizeof(*a), cmp_key);
-	qsort(b, nb, sizeof(*b), cmp_key);
+	if (na)		/* an empty profile may have no array */
+		qsort(a, na, sizeof(*a), cmp_key);
+	if (nb)
+		qsort(b, nb, sizeof(*b), cmp_key);
 	r->total_a = sum(a, na);
 	r->total_b = sum(b, nb);
 	while (i < na || j < nb) {
