@@ -136,11 +136,6 @@ static struct map *find_map(const struct infer *inf, int64_t program)
 	return NULL;
 }
 
-int infer__has_map(const struct infer *inf, int64_t program_id)
-{
-	return find_map(inf, program_id) != NULL;
-}
-
 int infer__begin_map(struct infer *inf, int64_t program_id)
 {
 	if (inf->building || find_map(inf, program_id))

@@ -74,9 +74,6 @@ int infer__begin_map(struct infer *inf, int64_t program_id);
 int infer__add_node(struct infer *inf, const struct infer_node *n);
 int infer__end_map(struct infer *inf);
 
-/* Whether @program_id has a path map. */
-int infer__has_map(const struct infer *inf, int64_t program_id);
-
 /* The candidates of CID (@func, @height) of @program_id: their number,
  * the array in *@c (valid until the next map is added). */
 size_t infer__lookup(const struct infer *inf, int64_t program_id,

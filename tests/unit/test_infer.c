@@ -88,7 +88,6 @@ int main(void)
 	is_int(infer__add_node(inf, &(struct infer_node){ 99, A, 1, 0, 0, 0, 0 }),
 	       -22, "a node whose parent was not seen: -EINVAL");
 	is_int(infer__end_map(inf), 0, "map built");
-	ok(infer__has_map(inf, PROG), "the program has a map");
 
 	is_int(infer__lookup(inf, PROG, T, 96, &c), 2, "CID (t, 96): two candidates");
 	ok(fabs(c[0].share + c[1].share - 1) < 1e-9, "shares add up to 1");
