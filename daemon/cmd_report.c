@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "binary/lines.h"
-#include "common/grow.h"
 #include "daemon/commands.h"
 #include "daemon/json.h"
 #include "daemon/log.h"

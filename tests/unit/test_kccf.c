@@ -60,16 +60,22 @@ static uint32_t path(struct cct *t, const int64_t *frames, size_t n)
 	return node;
 }
 
+/* A tree with the frames main, a, b, c, d named. */
+static struct cct *named_tree(void)
+{
+	static const char *const names[] = { "", "main", "a", "b", "c", "d" };
+	struct cct *t = cct__new();
+
+	for (int f = MAIN; f <= D; f++)
+		cct__define(t, f, names[f], 1, 0x10 * (unsigned)f);
+	return t;
+}
+
 static struct cct *example(void)
 {
-	struct cct *t = cct__new();
+	struct cct *t = named_tree();
 	static const int64_t abc[] = { MAIN, A, B, C }, dc[] = { MAIN, D, C };
 
-	cct__define(t, MAIN, "main", 1, 0x10);
-	cct__define(t, A, "a", 1, 0x20);
-	cct__define(t, B, "b", 1, 0x30);
-	cct__define(t, C, "c", 1, 0x40);
-	cct__define(t, D, "d", 1, 0x50);
 	cct__add(t, path(t, abc, 4), 4, CCT_PRECISE, 3);
 	cct__add(t, path(t, dc, 3), 3, CCT_PRECISE, 1);
 	return t;
@@ -119,16 +125,11 @@ static void test_paper_example(void)
 
 static void test_certain(void)
 {
-	struct cct *t = cct__new();
+	struct cct *t = named_tree();
 	static const int64_t abc[] = { MAIN, A, B, C }, dbc[] = { MAIN, D, B, C };
 	struct kccf *f;
 	double certain;
 
-	cct__define(t, MAIN, "main", 1, 0);
-	cct__define(t, A, "a", 1, 0);
-	cct__define(t, B, "b", 1, 0);
-	cct__define(t, C, "c", 1, 0);
-	cct__define(t, D, "d", 1, 0);
 	/* an ambiguous CID of c: two candidates sharing the suffix b;c */
 	cct__add(t, path(t, abc, 4), 2, CCT_AMBIGUOUS, 4.5);
 	cct__add(t, path(t, dbc, 4), 2, CCT_AMBIGUOUS, 1.5);
