@@ -75,7 +75,11 @@ contains "$cmp" "degree of overlap: 1.0000" "compare: a run and its own folded o
 text=$("$ICPPD" report -d "$db" --run "$run")
 contains "$text" "k = 3, self weights" "text: says k and the weights"
 contains "$text" "<- path_a" "text: callers marked <-"
-contains "$text" "100.0% precise" "text: all precise without collisions"
+# A rare sample may land where training never sampled (startup code):
+# it shows as unknown, so "nearly all" rather than all.
+pct=$(printf '%s\n' "$text" | sed -n 's/^inferred: \([0-9.]*\)% precise.*/\1/p')
+ok $(awk -v p="$pct" 'BEGIN { exit !(p >= 98) }'; echo $?) \
+	"text: the header gives the precise share, >= 98% without collisions ($pct)"
 flat=$("$ICPPD" report -d "$db" --run "$run" --k 0 --format folded)
 is "$(printf '%s\n' "$flat" | awk '{ n = split($1, f, ";"); if (n > 1) print }')" "" \
 	"--k 0: a flat profile"
@@ -85,7 +89,8 @@ inf=$("$ICPPD" report -d "$db" --run "$run" --k inf --format folded)
 contains "$inf" "_start;__libc_start_main;__libc_start_call_main;main;path_a;work " "--k inf: whole paths"
 incl=$("$ICPPD" report -d "$db" --run "$run" --k 0 --inclusive --format json)
 main_w=$(printf '%s' "$incl" | grep -o '"function": "main", "samples": [0-9.]*' | sed 's/.*: //')
-is "${main_w%.*}" "$sum" "--inclusive: main holds every sample"
+unknown=$(q "SELECT coalesce(round(sum(samples)), 0) FROM v_inferred WHERE run_id = $run AND how = 'unknown'")
+is "${main_w%.*}" "$((sum - ${unknown%.*}))" "--inclusive: main holds every sample not of unknown callers"
 out=$("$ICPPD" report -d "$db" --run "$run" --similar 60)
 is $? 0 "--similar exits 0"
 printf '%s\n' "$out" | grep -q '<- path_a'
@@ -113,8 +118,8 @@ is "$(q "SELECT round(sum(samples)) FROM v_kccf WHERE run_id = $run AND level = 
 is "$(q "SELECT round(samples) FROM v_kccf WHERE run_id = $run AND context = 'path_a;work'")" \
 	"$(printf '%s\n' "$edges" | awk '$1 == "path_a;work" { print $2 ".0" }')" \
 	"v_kccf: the edge path_a -> work as the report has it"
-is "$(q "SELECT precise FROM v_inference_summary WHERE run_id = $run")" 1.0 \
-	"v_inference_summary: all precise"
+is "$(q "SELECT printf('%.1f', 100 * precise) FROM v_inference_summary WHERE run_id = $run")" "$pct" \
+	"v_inference_summary: the precise share of the report's header"
 is "$(q "SELECT count(*) FROM v_inferred WHERE run_id = $run AND path LIKE '_start;%;main;path_a;work'")" 1 \
 	"v_inferred: whole paths from _start"
 rec=$("$ICPPD" record -q -d "$db" -- "$PROGS/heights-nofp" 3 2>/dev/null >/dev/null; last_run)
