@@ -16,6 +16,7 @@ static const struct {
 	{ &validate_command, cmd_validate },
 	{ &report_command, cmd_report },
 	{ &compare_command, cmd_compare },
+	{ &arr_command, cmd_arr },
 };
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

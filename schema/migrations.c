@@ -53,6 +53,13 @@
  *   callers of F at height H]" (unknown_frames).  inferences stamps each
  *   run's rows with the training samples and run samples they were
  *   computed from, so a report recomputes them only when either grew.
+ * - arr_builds is one rewritten binary (modules row of its new build-id)
+ *   with the original it came from and what the search predicted;
+ *   arr_functions the frame, pad and (when it cannot be padded) reason
+ *   of every function of the original's path map; arr_inseparable the
+ *   colliding contexts no pad can separate.  The rewritten build gets a
+ *   training map of its own (path_maps run 0) with the predicted
+ *   heights, so record, validate and report work on it at once.
  */
 #include "schema/migrations.h"
 
@@ -319,6 +326,66 @@ const struct store_migration icppd_migrations[] = {
 	"  SUM(samples * (how = 'searched')) / SUM(samples) AS searched,"
 	"  SUM(samples * (how = 'unknown')) / SUM(samples) AS unknown"
 	"  FROM inferred GROUP BY run_id;"
+	},
+	{ /* 3 -> 4: activation record resizing */
+	"CREATE TABLE arr_builds ("
+	"  module_id INTEGER PRIMARY KEY REFERENCES modules(id),"
+	"  original_id INTEGER NOT NULL REFERENCES modules(id),"
+	"  seed INTEGER NOT NULL,"
+	"  max_growth REAL NOT NULL,"
+	"  samples REAL NOT NULL,"
+	"  precise_before REAL NOT NULL,"
+	"  precise_after REAL NOT NULL,"
+	"  paths INTEGER NOT NULL,"
+	"  paths_before INTEGER NOT NULL,"
+	"  paths_after INTEGER NOT NULL,"
+	"  deepest_before INTEGER NOT NULL,"
+	"  deepest_after INTEGER NOT NULL,"
+	"  inseparable REAL NOT NULL,"
+	"  search_ms REAL NOT NULL,"
+	"  created_ns INTEGER NOT NULL);"
+	"CREATE TABLE arr_functions ("
+	"  module_id INTEGER NOT NULL REFERENCES arr_builds(module_id),"
+	"  function_id INTEGER NOT NULL REFERENCES functions(id),"
+	"  frame INTEGER,"		/* the prologue's N; NULL: not padable */
+	"  pad INTEGER NOT NULL,"
+	"  reason TEXT,"		/* why it cannot be padded */
+	"  PRIMARY KEY (module_id, function_id)) WITHOUT ROWID;"
+	"CREATE TABLE arr_inseparable ("
+	"  module_id INTEGER NOT NULL REFERENCES arr_builds(module_id),"
+	"  context_id INTEGER NOT NULL REFERENCES contexts(id),"
+	"  height INTEGER NOT NULL,"
+	"  samples REAL NOT NULL,"
+	"  PRIMARY KEY (module_id, context_id, height)) WITHOUT ROWID;"
+	"CREATE VIEW v_arr AS SELECT"
+	"  m.path AS program, m.build_id, o.path AS original,"
+	"  o.build_id AS original_build_id, a.seed, a.max_growth,"
+	"  a.precise_before / a.samples AS precise_before,"
+	"  a.precise_after / a.samples AS precise_after,"
+	"  1.0 * a.paths_before / a.paths AS paths_precise_before,"
+	"  1.0 * a.paths_after / a.paths AS paths_precise_after,"
+	"  1.0 * a.deepest_after / a.deepest_before AS stack_growth,"
+	"  a.inseparable / a.samples AS inseparable, a.search_ms"
+	"  FROM arr_builds a JOIN modules m ON m.id = a.module_id"
+	"  JOIN modules o ON o.id = a.original_id;"
+	"CREATE VIEW v_arr_functions AS SELECT"
+	"  m.path AS program, m.build_id, f.name AS function, a.frame, a.pad,"
+	"  a.reason"
+	"  FROM arr_functions a JOIN modules m ON m.id = a.module_id"
+	"  JOIN functions f ON f.id = a.function_id;"
+	"CREATE VIEW v_arr_inseparable AS WITH RECURSIVE p(id, leaf, path) AS ("
+	"  SELECT c.id, c.id, f.name FROM contexts c"
+	"    JOIN functions f ON f.id = c.function_id"
+	"    WHERE c.id IN (SELECT context_id FROM arr_inseparable)"
+	"  UNION ALL"
+	"  SELECT c.parent_id, p.leaf, f.name || ';' || p.path FROM p"
+	"    JOIN contexts c ON c.id = p.id"
+	"    JOIN contexts pc ON pc.id = c.parent_id"
+	"    JOIN functions f ON f.id = pc.function_id)"
+	"  SELECT m.path AS program, m.build_id, i.height, i.samples, p.path"
+	"  FROM arr_inseparable i JOIN modules m ON m.id = i.module_id"
+	"  JOIN p ON p.leaf = i.context_id"
+	"  JOIN contexts top ON top.id = p.id AND top.parent_id = 0;"
 	},
 };
 
