@@ -414,6 +414,7 @@ int cmd_arr(int argc, char **argv)
 	struct module *mod = NULL;
 	char err[600], bin[PATH_MAX], out[PATH_MAX];
 	double growth = 1.25, target = 97;
+	int64_t again;
 	int idx = cli__parse(&arr_command, argc, argv, &j.o), ret = 1, r;
 
 	if (idx < 0)
@@ -485,6 +486,13 @@ int cmd_arr(int argc, char **argv)
 	if (rewrite(&j, img) || (r = elf_image__write(img, j.o.output))) {
 		log_error("%s: cannot write: %s", j.o.output,
 			  strerror(r < 0 ? -r : ERANGE));
+		goto out;
+	}
+	if (!store__module_by_build(j.st, j.build_id, &again)) {
+		/* the same pads again: the same bytes, already registered */
+		log_info("%s: this build (build-id %s) is registered already; "
+			 "the file is written again", j.o.output, j.build_id);
+		ret = 0;
 		goto out;
 	}
 	if (!realpath(j.o.output, out) || register_out(&j, out)) {
