@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "binary/lines.h"
@@ -662,12 +663,22 @@ static int write_report(struct report *r)
 	return 0;
 }
 
+/* The process's umask (umask() can only be read by setting it). */
+static mode_t umask_now(void)
+{
+	mode_t m = umask(022);
+
+	umask(m);
+	return m;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report r = { .o = { .db = "icppd.db" } };
 	struct store *st = NULL;
+	char *tmp = NULL;
 	int64_t run_id;
-	int idx = cli__parse(&report_command, argc, argv, &r.o), ret = 1;
+	int idx = cli__parse(&report_command, argc, argv, &r.o), ret = 1, fd;
 
 	if (idx < 0)
 		return idx == -1 ? 0 : 2;
@@ -681,10 +692,27 @@ int cmd_report(int argc, char **argv)
 		usage("--hot: pprof holds whole samples; use --k inf instead");
 		return 2;
 	}
+	/* -o: a temporary file next to OUT, renamed over it only when the
+	 * whole report was written, so a failure never leaves half a file
+	 * or destroys an older one */
 	r.out = stdout;
-	if (r.o.output && !(r.out = fopen(r.o.output, "w"))) {
-		log_error("cannot write %s: %s", r.o.output, strerror(errno));
-		return 1;
+	if (r.o.output) {
+		if (asprintf(&tmp, "%s.XXXXXX", r.o.output) < 0) {
+			log_error("out of memory");
+			return 1;
+		}
+		fd = mkstemp(tmp);
+		if (fd < 0 || !(r.out = fdopen(fd, "w"))) {
+			log_error("cannot write %s: %s", r.o.output,
+				  strerror(errno));
+			if (fd >= 0) {
+				close(fd);
+				unlink(tmp);
+			}
+			free(tmp);
+			return 1;
+		}
+		fchmod(fd, 0644 & ~umask_now());
 	}
 	st = report__open(r.o.db);
 	if (!st || pick_run(st, &r, &run_id))
@@ -709,7 +737,12 @@ out:
 		log_error("writing %s: %s", r.o.output, strerror(errno));
 		ret = 1;
 	}
-	if (ret && r.o.output)
-		unlink(r.o.output);
+	if (tmp && !ret && rename(tmp, r.o.output)) {
+		log_error("cannot write %s: %s", r.o.output, strerror(errno));
+		ret = 1;
+	}
+	if (tmp && ret)
+		unlink(tmp);
+	free(tmp);
 	return ret;
 }

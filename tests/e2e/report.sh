@@ -43,6 +43,11 @@ is $? 1 "unwritable output: exit 1"
 contains "$out" "cannot write /nonexistent/dir/out.txt: No such file or directory" \
 	"unwritable output: names the file and why"
 
+echo "an older report" >"$tmp/old.txt"
+"$ICPPD" report -d "$db" --run 2 -o "$tmp/old.txt" 2>/dev/null
+is "$(cat "$tmp/old.txt")" "an older report" "a failed report leaves an older -o file as it was"
+is "$(ls "$tmp" | grep -c 'old.txt.')" 0 "and no temporary file behind"
+
 # heights: no collisions.  Train, then validate: one run with both the
 # CIDs and the true path of every sample.
 "$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$PROGS/heights-nofp" 10 >/dev/null
