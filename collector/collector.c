@@ -81,6 +81,8 @@ struct collector {
 	struct table threads;	/* struct thread by tid: names known */
 	collector_path_fn path_fn;	/* NULL: no unwinding */
 	void *path_arg;
+	collector_filter_fn filter;	/* NULL: every process */
+	void *filter_arg;
 	struct path_frame *frames;	/* ICPPD_MAX_FRAMES, when unwinding */
 };
 
@@ -549,6 +551,23 @@ const char *unwind_status__name(enum unwind_status s)
 	return (unsigned)s < UNW_NR_STATUS ? unwind_names[s] : "?";
 }
 
+void collector__set_filter(struct collector *c, collector_filter_fn fn,
+			   void *arg)
+{
+	c->filter = fn;
+	c->filter_arg = arg;
+}
+
+/* Whether the filter accepts the process of a sample. */
+static bool accepted(struct collector *c, uint32_t pid)
+{
+	struct process *p = find_proc(c, pid);
+	struct thread *t = table_find(&c->threads, pid);
+
+	return c->filter(c->filter_arg, pid, p && p->exe ?
+			 module__path(p->exe) : NULL, t ? t->comm : "");
+}
+
 int collector__set_unwind(struct collector *c, collector_path_fn fn,
 			  void *arg)
 {
@@ -660,6 +679,10 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 
 	if (record__parse_sample(h, &s)) {
 		c->stats.malformed++;
+		return 0;
+	}
+	if (c->filter && !accepted(c, s.pid)) {
+		c->stats.filtered++;
 		return 0;
 	}
 	c->stats.samples++;

@@ -18,6 +18,7 @@
 #define ICPPD_COLLECTOR_COLLECTOR_H
 
 #include <linux/perf_event.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -69,6 +70,7 @@ struct collector_stats {
 	uint64_t lost;		/* PERF_RECORD_LOST(_SAMPLES) totals */
 	uint64_t throttled;	/* PERF_RECORD_THROTTLE count */
 	uint64_t malformed;	/* records that failed to decode */
+	uint64_t filtered;	/* samples of processes the filter refused */
 	/* Samples with a CID, by what unwinding their stack gave (only
 	 * when unwinding is on). */
 	uint64_t unwind[UNW_NR_STATUS];
@@ -88,6 +90,19 @@ void collector__free(struct collector *c);
  */
 int collector__set_unwind(struct collector *c, collector_path_fn fn,
 			  void *arg);
+
+/*
+ * Keeps only the samples of processes @fn accepts (the daemon's watch
+ * rules): @exe is the process's executable (NULL while unknown), @comm
+ * its main thread's name ("" while unknown).  Other samples are counted
+ * in stats.filtered and go nowhere.  Mappings and names are still
+ * tracked for every process, so one that later execs a watched
+ * executable is known from its exec on.
+ */
+typedef bool (*collector_filter_fn)(void *arg, uint32_t pid, const char *exe,
+				    const char *comm);
+void collector__set_filter(struct collector *c, collector_filter_fn fn,
+			   void *arg);
 
 void collector__peek(struct collector *c, const struct perf_event_header *h);
 int collector__process(struct collector *c, const struct perf_event_header *h);

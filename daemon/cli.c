@@ -26,8 +26,9 @@ static int usage_error(const struct cli_command *cmd, const char *fmt, ...)
 	return -2;
 }
 
-static int store_value(const struct cli_command *cmd,
-		       const struct cli_option *o, const char *val, void *opts)
+/* Stores @val into @o's field; -1 with the reason in @err. */
+static int store_value(const struct cli_option *o, const char *val,
+		       void *opts, char *err, size_t errlen)
 {
 	void *field = (char *)opts + o->offset;
 	char *end;
@@ -46,28 +47,64 @@ static int store_value(const struct cli_command *cmd,
 		v = strtoull(val, &end, 10);
 		if (errno || end == val || *end || val[0] == '-' ||
 		    v < o->min || v > o->max) {
-			char range[64];
-
-			snprintf(range, sizeof(range), "%llu..%llu",
+			snprintf(err, errlen, "--%s wants a whole number in "
+				 "%llu..%llu", o->name,
 				 (unsigned long long)o->min,
 				 (unsigned long long)o->max);
-			return usage_error(cmd, "--%s wants a whole number in %s",
-					   o->name, range) ;
+			return -1;
 		}
 		*(uint64_t *)field = v;
+		return 0;
+	}
+	case CLI_LIST: {
+		struct cli_list *l = field;
+
+		if (l->n == CLI_LIST_MAX) {
+			snprintf(err, errlen, "--%s may be given at most %d "
+				 "times", o->name, CLI_LIST_MAX);
+			return -1;
+		}
+		l->v[l->n++] = val;
 		return 0;
 	}
 	case CLI_SECONDS: {
 		double v = strtod(val, &end);
 
-		if (end == val || *end || !(v > 0) || v > 1e9)
-			return usage_error(cmd, "--%s wants a positive number of "
-					   "seconds, not '%s'", o->name, val);
+		if (end == val || *end || !(v > 0) || v > 1e9) {
+			snprintf(err, errlen, "--%s wants a positive number of "
+				 "seconds, not '%s'", o->name, val);
+			return -1;
+		}
 		*(double *)field = v;
 		return 0;
 	}
 	}
-	return -2;
+	snprintf(err, errlen, "--%s: unknown option type", o->name);
+	return -1;
+}
+
+int cli__set(const struct cli_command *cmd, const char *name,
+	     const char *val, void *opts, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < cmd->noptions; i++) {
+		const struct cli_option *o = &cmd->options[i];
+
+		if (strcmp(o->name, name))
+			continue;
+		if (o->type == CLI_FLAG && val && *val && strcmp(val, "yes") &&
+		    strcmp(val, "true") && strcmp(val, "1")) {
+			snprintf(err, errlen, "%s is a switch: no value, or "
+				 "yes", name);
+			return -1;
+		}
+		if (o->type != CLI_FLAG && (!val || !*val)) {
+			snprintf(err, errlen, "%s needs a value", name);
+			return -1;
+		}
+		return store_value(o, val, opts, err, errlen);
+	}
+	snprintf(err, errlen, "unknown setting '%s'", name);
+	return -1;
 }
 
 int cli__parse(const struct cli_command *cmd, int argc, char **argv,
@@ -75,6 +112,7 @@ int cli__parse(const struct cli_command *cmd, int argc, char **argv,
 {
 	struct option lopts[cmd->noptions + 2];
 	char sopts[3 * cmd->noptions + 4];
+	char err[256];
 	size_t ns = 0;
 	int c, idx;
 
@@ -120,8 +158,10 @@ int cli__parse(const struct cli_command *cmd, int argc, char **argv,
 				if (cmd->options[i].short_name == c)
 					o = &cmd->options[i];
 		}
-		if (!o || store_value(cmd, o, optarg, opts))
+		if (!o)
 			return -2;
+		if (store_value(o, optarg, opts, err, sizeof(err)))
+			return usage_error(cmd, "%s", err);
 	}
 	return optind;
 }

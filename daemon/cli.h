@@ -20,6 +20,13 @@ enum cli_type {
 	CLI_STRING,	/* const char * (points into argv) */
 	CLI_UINT,	/* uint64_t, >= min, <= max */
 	CLI_SECONDS,	/* double, > 0 */
+	CLI_LIST,	/* struct cli_list: the option may repeat */
+};
+
+#define CLI_LIST_MAX 64
+struct cli_list {
+	const char *v[CLI_LIST_MAX];	/* point into argv */
+	size_t n;
 };
 
 struct cli_option {
@@ -51,5 +58,11 @@ struct cli_command {
 int cli__parse(const struct cli_command *cmd, int argc, char **argv,
 	       void *opts);
 void cli__help(const struct cli_command *cmd, FILE *out);
+
+/* Sets option @name (long name, no dashes) to @val as the command line
+ * would (configuration files); @val must outlive @opts.  0, or -1 with
+ * "unknown setting 'x'" or what is wrong with the value in @err. */
+int cli__set(const struct cli_command *cmd, const char *name,
+	     const char *val, void *opts, char *err, size_t errlen);
 
 #endif

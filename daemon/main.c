@@ -17,6 +17,8 @@ static const struct {
 	{ &report_command, cmd_report },
 	{ &compare_command, cmd_compare },
 	{ &arr_command, cmd_arr },
+	{ &daemon_command, cmd_daemon },
+	{ &ctl_command, cmd_ctl },
 };
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

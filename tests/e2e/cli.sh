@@ -14,10 +14,11 @@ contains "$("$ICPPD" --version)" "icppd 0." "--version prints the version"
 is $? 2 "no subcommand: usage error 2"
 
 # Every long option of each subcommand's --help is in its man page.
-for cmd in record train validate report compare arr; do
+for cmd in record train validate report compare arr daemon ctl; do
 	contains "$("$ICPPD" --help)" "$cmd" "icppd --help lists $cmd"
 	for opt in $("$ICPPD" $cmd --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
 		page=$man/icppd-$cmd.1
+		[ -f "$page" ] || page=$man/icppd-$cmd.8
 		grep -q -- "\\\\-\\\\-$(echo "${opt#--}" | sed 's/-/\\\\-/g')" "$page" || grep -q -- "$opt" "$page"
 		ok $? "icppd-$cmd(1) documents $opt"
 	done

@@ -1,0 +1,128 @@
+#!/bin/sh
+# icppd daemon and icppd ctl: watched processes are profiled, others
+# not; a report reads the daemon's run while it writes; a crashing
+# watched process, a storm of short processes, SIGHUP reload, SIGTERM
+# and kill -9 leave a sound database with everything flushed; bad
+# configuration lines, a socket in use, a second daemon on the same
+# database and a group-writable database are refused.
+. "$TESTS_SRCDIR/e2e/lib.sh"
+require_perf
+if [ "$(id -u)" -ne 0 ]; then
+	echo "1..0 # SKIP the daemon samples every CPU: needs root"
+	exit 0
+fi
+chmod 700 "$tmp"
+sock=$tmp/icppd.sock
+fp=$PROGS/heights-fp
+
+start() {	# start ARGS...: the daemon in the background, pid in $dpid
+	"$ICPPD" daemon --foreground -d "$db" --socket "$sock" -F 500 \
+		--flush-interval 1 "$@" 2>>"$tmp/daemon.log" &
+	dpid=$!
+	i=0
+	while [ ! -S "$sock" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+}
+
+samples_of() {	# samples_of PROGRAM_PATH
+	q "SELECT coalesce(sum(samples), 0) FROM v_cids WHERE program = '$1'"
+}
+
+# Training first, so the daemon's run can be reported with call paths.
+"$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$fp" 5 >/dev/null
+
+start --exe "$fp"
+ok $([ -S "$sock" ]; echo $?) "the daemon listens on its socket"
+is "$(stat -c %a "$sock")" 600 "the socket is mode 0600"
+"$fp" 10 >/dev/null & a=$!
+"$fp" 10 >/dev/null & b=$!
+"$PROGS/heights-nofp" 10 >/dev/null
+wait $a $b
+out=$("$ICPPD" ctl --socket "$sock" flush)
+is $? 0 "ctl flush exits 0"
+run=$(q "SELECT max(run_id) FROM v_runs WHERE kind = 'daemon'")
+is "$(q "SELECT count(DISTINCT pid) FROM v_cids WHERE run_id = $run AND program = '$fp'")" 2 \
+	"both watched processes have samples"
+is "$(samples_of "$PROGS/heights-nofp")" 0 "the unwatched process has none"
+rep=$("$ICPPD" report -d "$db" --run "$run" --k 1 --format folded)
+is $? 0 "a report reads the daemon's run while it runs"
+contains "$rep" "path_a;work " "the report shows the watched program's contexts"
+st=$("$ICPPD" ctl --socket "$sock" status)
+is $? 0 "ctl status exits 0"
+contains "$st" "watch exe $fp" "status: what is watched"
+contains "$st" "database $db" "status: the database"
+contains "$st" "samples " "status: samples"
+is "$(printf '%s\n' "$st" | tail -1)" ok "status ends with ok"
+
+# A watched process that crashes; a storm of short processes.
+( "$fp" 1 kill 11; true ) >/dev/null 2>&1
+sh -c 'i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i + 1)); done'
+"$ICPPD" ctl --socket "$sock" status >/dev/null
+is $? 0 "the daemon survives a crashing watched process and 200 short ones"
+
+# Refusals while it runs.
+msg=$("$ICPPD" daemon --foreground -d "$tmp/other.db" --socket "$sock" --exe "$fp" 2>&1)
+is $? 1 "a socket in use: exit 1"
+contains "$msg" "in use: another icppd daemon answers there" "a socket in use: says so"
+msg=$("$ICPPD" daemon --foreground -d "$db" --socket "$tmp/s2.sock" --exe "$fp" 2>&1)
+is $? 1 "a second daemon on the same database: exit 1"
+contains "$msg" "another icppd daemon is using this database" "second daemon: says so"
+
+# SIGTERM: flushed, exit 0.
+"$fp" 20 >/dev/null
+kill -TERM $dpid
+wait $dpid
+is $? 0 "SIGTERM: exit 0"
+is "$(q "SELECT status FROM v_runs WHERE run_id = $run")" finished "SIGTERM: the run is finished"
+ok $([ ! -e "$sock" ]; echo $?) "SIGTERM: the socket is removed"
+
+# A configuration file, and SIGHUP.
+cat >"$tmp/icppd.conf" <<CONF
+# watched by name
+comm heights-nofp
+flush-interval = 1
+CONF
+start -c "$tmp/icppd.conf"
+"$fp" 20 >/dev/null
+"$PROGS/heights-nofp" 20 >/dev/null
+"$ICPPD" ctl --socket "$sock" flush >/dev/null
+run2=$(q "SELECT max(run_id) FROM v_runs WHERE kind = 'daemon'")
+ok $([ "$(q "SELECT coalesce(sum(samples), 0) FROM v_cids WHERE run_id = $run2 AND program = '$PROGS/heights-nofp'")" -gt 0 ]; echo $?) \
+	"config: the process named by comm has samples"
+is "$(q "SELECT coalesce(sum(samples), 0) FROM v_cids WHERE run_id = $run2 AND program = '$fp'")" 0 \
+	"config: heights-fp is not watched"
+echo "exe $fp" >>"$tmp/icppd.conf"
+kill -HUP $dpid
+sleep 0.5
+"$fp" 20 >/dev/null
+"$ICPPD" ctl --socket "$sock" flush >/dev/null
+ok $([ "$(q "SELECT coalesce(sum(samples), 0) FROM v_cids WHERE run_id = $run2 AND program = '$fp'")" -gt 0 ]; echo $?) \
+	"SIGHUP: the reloaded configuration watches heights-fp too"
+flushed=$(q "SELECT sum(samples) FROM v_cids WHERE run_id = $run2")
+
+# kill -9: what was flushed stays, and the database is sound.
+kill -KILL $dpid
+wait $dpid 2>/dev/null
+is "$(integrity)" ok "kill -9: integrity_check ok"
+is "$(q "SELECT sum(samples) FROM v_cids WHERE run_id = $run2")" "$flushed" \
+	"kill -9: everything flushed before is there"
+
+# Bad configuration lines.
+printf 'exe %s\nfrobnicate 3\n' "$fp" >"$tmp/bad.conf"
+msg=$("$ICPPD" daemon --foreground -c "$tmp/bad.conf" -d "$tmp/b.db" --socket "$tmp/b.sock" 2>&1)
+is $? 1 "a bad configuration line: exit 1"
+is "$msg" "icppd: $tmp/bad.conf:2: unknown setting 'frobnicate'" "a bad line: CONFIG:LINE: what"
+printf 'freq many\n' >"$tmp/bad.conf"
+msg=$("$ICPPD" daemon --foreground -c "$tmp/bad.conf" -d "$tmp/b.db" --socket "$tmp/b.sock" 2>&1)
+contains "$msg" "$tmp/bad.conf:1: --freq wants a whole number" "a bad value: CONFIG:LINE: what"
+ok $([ ! -e "$tmp/b.sock" ] && [ ! -e "$tmp/b.db" ]; echo $?) "a refused configuration creates nothing"
+msg=$("$ICPPD" daemon --foreground -d "$tmp/b.db" 2>&1)
+is $? 2 "nothing to watch: usage error"
+touch "$tmp/gw.db"
+chmod 664 "$tmp/gw.db"
+msg=$("$ICPPD" daemon --foreground -d "$tmp/gw.db" --socket "$tmp/g.sock" --exe "$fp" 2>&1)
+is $? 1 "a group-writable database: exit 1"
+contains "$msg" "writable by group or others" "a group-writable database: says so"
+msg=$("$ICPPD" ctl --socket "$tmp/none.sock" status 2>&1)
+is $? 1 "ctl without a daemon: exit 1"
+contains "$msg" "is the daemon running?" "ctl without a daemon: says so"
+done_testing
