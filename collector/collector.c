@@ -755,7 +755,9 @@ static int process_task(struct collector *c, const struct perf_event_header *h)
 	if (parent) {
 		if (reserve_maps(p, parent->nmaps))
 			return -ENOMEM;
-		memcpy(p->maps, parent->maps, parent->nmaps * sizeof(*p->maps));
+		if (parent->nmaps)	/* a parent without maps has no array */
+			memcpy(p->maps, parent->maps,
+			       parent->nmaps * sizeof(*p->maps));
 		p->nmaps = parent->nmaps;
 		p->exe = parent->exe;
 		for (int i = 0; i < parent->nbases; i++)

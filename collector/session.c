@@ -245,7 +245,8 @@ int session__read(struct session *s, session_peek_fn peek,
 		return s->oom;
 	limit = final ? UINT64_MAX : s->prev_round_max;
 	s->prev_round_max = s->round_max;
-	qsort(s->q, s->nq, sizeof(*s->q), cmp_pending);
+	if (s->nq)	/* an idle round has no queue yet */
+		qsort(s->q, s->nq, sizeof(*s->q), cmp_pending);
 	while (done < s->nq && s->q[done].time <= limit && !ret)
 		ret = record(arg, (const void *)(s->arena + s->q[done++].off));
 	/* Compact what is left, in order, to the front of the arena. */

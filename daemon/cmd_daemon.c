@@ -584,26 +584,28 @@ int cmd_daemon(int argc, char **argv)
 	int64_t last_flush;
 
 	r = settings(&d, argc, argv, &d.o);
-	if (r == -1)
-		return 0;		/* --help */
-	if (r)
-		return r == -3 ? 1 : 2;
+	if (r) {
+		ret = r == -1 ? 0 : r == -3 ? 1 : 2;	/* -1: --help */
+		goto out;
+	}
 	if (!d.o.exe.n && !d.o.comm.n && !d.o.pid.n) {
 		fprintf(stderr, "icppd: daemon: nothing to watch: give --exe, "
 			"--comm or --pid (or a configuration file)\n"
 			"Try 'icppd daemon --help'.\n");
-		return 2;
+		ret = 2;
+		goto out;
 	}
 	if (d.o.mmap_pages & (d.o.mmap_pages - 1)) {
 		fprintf(stderr, "icppd: daemon: --mmap-pages must be a power of "
 			"two\n");
-		return 2;
+		ret = 2;
+		goto out;
 	}
 	if (absolute(d.o.db, d.db_path, sizeof(d.db_path)) ||
 	    (d.o.socket ? absolute(d.o.socket, d.sock_path, sizeof(d.sock_path))
 			: (default_socket(d.sock_path, sizeof(d.sock_path)), 0))) {
 		log_error("path too long");
-		return 1;
+		goto out;
 	}
 	if (make_rules(&d.o, &d.rules) || check_db(d.db_path) ||
 	    (lock = lock_db(d.db_path)) < 0)
