@@ -71,8 +71,8 @@ static int store_value(const struct cli_option *o, const char *val,
 		double v = strtod(val, &end);
 
 		if (end == val || *end || !(v > 0) || v > 1e9) {
-			snprintf(err, errlen, "--%s wants a positive number of "
-				 "seconds, not '%s'", o->name, val);
+			snprintf(err, errlen, "--%s wants a positive number, "
+				 "not '%s'", o->name, val);
 			return -1;
 		}
 		*(double *)field = v;

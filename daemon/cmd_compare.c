@@ -178,8 +178,13 @@ static int load(struct store **st, const char *db, const char *arg,
 	}
 	if (!*st && !(*st = report__open(db)))
 		return -1;
-	ret = truth ? run_profile__truth(*st, id, &p) :
-		      run_profile__infer(*st, id, false, &p);
+	if (truth) {
+		ret = run_profile__truth(*st, id, &p);
+	} else {
+		struct store_selection sel = { .run_id = id };
+
+		ret = run_profile__infer(*st, &sel, false, &p);
+	}
 	if (ret == 1 && truth)
 		log_error("run %lld has no true paths: only icppd validate "
 			  "records them", id);

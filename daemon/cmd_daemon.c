@@ -39,6 +39,7 @@
 #include "daemon/commands.h"
 #include "daemon/ctl.h"
 #include "daemon/log.h"
+#include "schema/retain.h"
 #include "schema/store.h"
 
 #define DAEMON_MAX_KEYS (1u << 20)
@@ -48,7 +49,8 @@ struct daemon_opts {
 	const char *config, *db, *socket;
 	bool foreground;
 	uint64_t freq, mmap_pages;
-	double flush;
+	double flush, segment, keep_days;
+	uint64_t max_mb;
 	struct cli_list exe, comm, pid;
 };
 
@@ -72,6 +74,15 @@ static const struct cli_option daemon_options[] = {
 	  "watch this process (repeatable)", 0, 0 },
 	{ "flush-interval", 0, CLI_SECONDS, OPT(flush), "S",
 	  "write to the database every S seconds (default 10)", 0, 0 },
+	{ "segment", 0, CLI_SECONDS, OPT(segment), "S",
+	  "start a new run every S seconds (default 600): the time step "
+	  "of report --since/--until", 0, 0 },
+	{ "keep-days", 0, CLI_SECONDS, OPT(keep_days), "D",
+	  "delete the daemon's runs older than D days (default: keep)",
+	  0, 0 },
+	{ "max-size", 0, CLI_UINT, OPT(max_mb), "MB",
+	  "delete the oldest daemon runs while the database uses more than "
+	  "MB megabytes (default: no limit)", 1, 1u << 30 },
 	{ "mmap-pages", 'm', CLI_UINT, OPT(mmap_pages), "N",
 	  "ring buffer pages per CPU, a power of two (default 64)", 1, 65536 },
 };
@@ -120,6 +131,7 @@ struct daemon {
 	struct watched *seen;		/* processes seeded or matched */
 	size_t nseen, seen_cap;
 	bool flush_failed;
+	struct collector_stats base;	/* totals when this run began */
 	char db_path[PATH_MAX], sock_path[PATH_MAX];
 };
 
@@ -144,7 +156,7 @@ static int64_t mono_ns(void)
 static void defaults(struct daemon_opts *o)
 {
 	*o = (struct daemon_opts){ .db = "icppd.db", .freq = 99,
-				   .mmap_pages = 64, .flush = 10 };
+				   .mmap_pages = 64, .flush = 10, .segment = 600 };
 }
 
 static char *trim(char *s)
@@ -385,10 +397,13 @@ static int flush(struct daemon *d)
 {
 	const struct collector_stats *cs = collector__stats(d->col);
 	struct store_counter counters[] = {
-		{ "daemon.filtered", (int64_t)cs->filtered },
+		{ "daemon.filtered", (int64_t)(cs->filtered -
+					       d->base.filtered) },
 		{ "daemon.watched_processes", (int64_t)d->nseen } };
-	struct store_batch b = { .agg = d->agg, .tot = { cs->samples,
-		cs->unresolved, cs->lost, cs->throttled }, .counters = counters,
+	struct store_batch b = { .agg = d->agg, .tot = {
+		cs->samples - d->base.samples,
+		cs->unresolved - d->base.unresolved, cs->lost - d->base.lost,
+		cs->throttled - d->base.throttled }, .counters = counters,
 		.ncounters = 2 };
 
 	if (store__flush(d->store, d->run_id, &b)) {
@@ -437,6 +452,46 @@ static void status(struct daemon *d, FILE *out)
 		(unsigned long long)cs->filtered);
 }
 
+/* Retention by age and size, at each new segment. */
+static void retain(struct daemon *d)
+{
+	struct timespec now;
+	int64_t deleted, before = 0;
+
+	if (!d->o.keep_days && !d->o.max_mb)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (d->o.keep_days)
+		before = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec -
+			 (int64_t)(d->o.keep_days * 86400e9);
+	if (store__retain(d->store, d->run_id, before,
+			  (int64_t)d->o.max_mb << 20, &deleted))
+		log_error("retention: %s", store__error(d->store));
+	else if (deleted)
+		log_info("retention: deleted %lld old run%s", (long long)deleted,
+			 deleted > 1 ? "s" : "");
+}
+
+/*
+ * Ends the current run and starts the next one, so that reports can
+ * pick runs by time.  The collector's totals grow across runs: the new
+ * run's totals start from zero as offsets.  0 or -1 (the old run goes
+ * on).
+ */
+static int next_segment(struct daemon *d, const struct run_info *ri)
+{
+	int64_t next;
+
+	session__read(d->sess, peek_cb, record_cb, d, false);
+	if (flush(d) || store__begin_run(d->store, ri, &next))
+		return -1;
+	store__end_run(d->store, d->run_id, "finished", -1);
+	d->run_id = next;
+	d->base = *collector__stats(d->col);
+	retain(d);
+	return 0;
+}
+
 static void control(struct daemon *d, int lfd)
 {
 	char req[64];
@@ -482,6 +537,9 @@ static void reload(struct daemon *d, int argc, char **argv)
 	d->o.comm = o.comm;
 	d->o.pid = o.pid;
 	d->o.flush = o.flush;
+	d->o.segment = o.segment;
+	d->o.keep_days = o.keep_days;
+	d->o.max_mb = o.max_mb;
 	log_info("reloaded: %zu executables, %zu names, %zu pids watched",
 		 r.nexe, r.ncomm, r.npid);
 	scan(d);
@@ -581,7 +639,7 @@ int cmd_daemon(int argc, char **argv)
 	pid_t all = -1;
 	char err[600];
 	int ret = 1, lfd = -1, lock = -1, errnum, r;
-	int64_t last_flush;
+	int64_t last_flush, segment_start;
 
 	r = settings(&d, argc, argv, &d.o);
 	if (r) {
@@ -672,7 +730,7 @@ int cmd_daemon(int argc, char **argv)
 	log_info("daemon %d: %s at %llu Hz into %s (run %lld), control at %s",
 		 (int)getpid(), ev.name, (unsigned long long)ev.rate,
 		 d.db_path, (long long)d.run_id, d.sock_path);
-	last_flush = mono_ns();
+	last_flush = segment_start = mono_ns();
 	while (!stop_flag) {
 		int mask = session__wait(d.sess, lfd, 200);
 
@@ -691,6 +749,9 @@ int cmd_daemon(int argc, char **argv)
 			scan(&d);
 			last_flush = mono_ns();
 		}
+		if (mono_ns() - segment_start >= (int64_t)(d.o.segment * 1e9) &&
+		    !next_segment(&d, &ri))
+			segment_start = mono_ns();
 	}
 	session__disable(d.sess);
 	session__read(d.sess, peek_cb, record_cb, &d, true);

@@ -36,9 +36,10 @@ const struct cli_command record_command = {
  * only that: report infers again. */
 static int record_finish(const struct profile_result *res)
 {
+	struct store_selection sel = { .run_id = res->run_id };
 	struct run_profile p;
 
-	run_profile__infer(res->store, res->run_id, true, &p);
+	run_profile__infer(res->store, &sel, true, &p);
 	run_profile__free(&p);
 	return 0;
 }

@@ -9,10 +9,12 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,7 +33,8 @@
 
 struct report_opts {
 	const char *db, *k, *min_percent, *similar, *hot, *format, *output;
-	uint64_t run;
+	const char *since, *until, *exe;
+	uint64_t run, pid;
 	bool inclusive, lines;
 };
 
@@ -42,6 +45,15 @@ static const struct cli_option report_options[] = {
 	{ "run", 0, CLI_UINT, OPT(run), "ID",
 	  "the run to report (default: the latest that is not training)",
 	  1, INT64_MAX },
+	{ "since", 0, CLI_STRING, OPT(since), "T",
+	  "the runs (daemon segments) from time T: -10m, -2h, -1d, "
+	  "2026-11-22T07:00:00 (UTC) or seconds since 1970", 0, 0 },
+	{ "until", 0, CLI_STRING, OPT(until), "T",
+	  "... up to time T (default now)", 0, 0 },
+	{ "exe", 0, CLI_STRING, OPT(exe), "PATH",
+	  "only the samples of processes running PATH", 0, 0 },
+	{ "pid", 'p', CLI_UINT, OPT(pid), "PID",
+	  "only the samples of process PID", 1, INT32_MAX },
 	{ "k", 'k', CLI_STRING, OPT(k), "K",
 	  "callers per context: 0 flat, 1 edges, ..., inf (default 3)", 0, 0 },
 	{ "inclusive", 0, CLI_FLAG, OPT(inclusive), NULL,
@@ -560,10 +572,59 @@ struct store *report__open(const char *path)
 	return st;
 }
 
+/* @s as nanoseconds since 1970: "now", -Ns/-Nm/-Nh/-Nd before now,
+ * seconds since 1970, or an ISO 8601 UTC date and time. */
+static int parse_time(const char *s, int64_t *ns)
+{
+	struct timespec now;
+	static const char *const formats[] = { "%Y-%m-%dT%H:%M:%S",
+		"%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d" };
+	char *end;
+	double v;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (!strcmp(s, "now")) {
+		*ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+		return 0;
+	}
+	if (s[0] == '-') {
+		v = strtod(s + 1, &end);
+		if (end != s + 1 && v >= 0 && end[0] && !end[1] &&
+		    strchr("smhd", end[0])) {
+			double unit = end[0] == 's' ? 1 : end[0] == 'm' ? 60 :
+				      end[0] == 'h' ? 3600 : 86400;
+
+			*ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec -
+			      (int64_t)(v * unit * 1e9);
+			return 0;
+		}
+		return -1;
+	}
+	v = strtod(s, &end);
+	if (end != s && !*end && v >= 0) {
+		*ns = (int64_t)(v * 1e9);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+		struct tm tm = { 0 };
+		const char *e = strptime(s, formats[i], &tm);
+
+		if (e && !*e) {
+			*ns = (int64_t)timegm(&tm) * 1000000000;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 static int pick_run(struct store *st, struct report *r, int64_t *id)
 {
 	int ret;
 
+	if (r->o.since || r->o.until) {
+		*id = 0;	/* the window */
+		return 0;
+	}
 	if (r->o.run) {
 		*id = (int64_t)r->o.run;
 		return 0;
@@ -584,10 +645,17 @@ static int check_profile(struct report *r)
 	const struct run_profile *p = &r->p;
 
 	if (p->stats.samples <= 0) {
-		log_error("run %lld has no samples with a context identifier "
-			  "(%lld samples, %lld unresolved: see v_unresolved)",
-			  (long long)p->run.id, (long long)p->run.samples,
-			  (long long)p->run.unresolved);
+		if (p->run.id)
+			log_error("run %lld has no samples with a context "
+				  "identifier%s (%lld samples, %lld unresolved: "
+				  "see v_unresolved)", (long long)p->run.id,
+				  r->o.pid || r->o.exe ? " for that process" : "",
+				  (long long)p->run.samples,
+				  (long long)p->run.unresolved);
+		else
+			log_error("no samples with a context identifier in that "
+				  "window%s (%s)", r->o.pid || r->o.exe ?
+				  " for that process" : "", p->run.command);
 		return -1;
 	}
 	if (p->unmapped && p->unmapped == p->programs && r->k != 0) {
@@ -675,8 +743,9 @@ static mode_t umask_now(void)
 int cmd_report(int argc, char **argv)
 {
 	struct report r = { .o = { .db = "icppd.db" } };
+	struct store_selection sel = { .until_ns = INT64_MAX };
 	struct store *st = NULL;
-	char *tmp = NULL;
+	char *tmp = NULL, exe_path[PATH_MAX];
 	int64_t run_id;
 	int idx = cli__parse(&report_command, argc, argv, &r.o), ret = 1, fd;
 
@@ -688,6 +757,27 @@ int cmd_report(int argc, char **argv)
 	}
 	if (check_opts(&r))
 		return 2;
+	if ((r.o.since && parse_time(r.o.since, &sel.since_ns)) ||
+	    (r.o.until && parse_time(r.o.until, &sel.until_ns))) {
+		usage("--%s: expected now, -10m (s, m, h, d), seconds since "
+		      "1970 or 2026-11-22T07:00:00, not '%s'",
+		      r.o.since && parse_time(r.o.since, &sel.since_ns) ?
+		      "since" : "until", r.o.since && parse_time(r.o.since,
+		      &sel.since_ns) ? r.o.since : r.o.until);
+		return 2;
+	}
+	if ((r.o.since || r.o.until) && r.o.run) {
+		usage("--run and --since/--until choose runs two ways: give one");
+		return 2;
+	}
+	sel.pid = (int64_t)r.o.pid;
+	sel.program = r.o.exe;
+	if (r.o.exe && !realpath(r.o.exe, exe_path)) {
+		log_error("%s: %s", r.o.exe, strerror(errno));
+		return 1;
+	}
+	if (r.o.exe)
+		sel.program = exe_path;
 	if (r.fmt == FMT_PPROF && r.o.hot) {
 		usage("--hot: pprof holds whole samples; use --k inf instead");
 		return 2;
@@ -717,7 +807,8 @@ int cmd_report(int argc, char **argv)
 	st = report__open(r.o.db);
 	if (!st || pick_run(st, &r, &run_id))
 		goto out;
-	if (run_profile__infer(st, run_id, true, &r.p) || check_profile(&r))
+	sel.run_id = run_id;
+	if (run_profile__infer(st, &sel, true, &r.p) || check_profile(&r))
 		goto out;
 	if (r.o.lines && !(r.lines = lines__new()))
 		goto out;

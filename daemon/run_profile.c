@@ -41,13 +41,43 @@ const struct profile_module *run_profile__module(const struct run_profile *p,
 	return NULL;
 }
 
+/* A window's runs as one pseudo run (id 0) for the report's header. */
+static int open_window(struct store *st, const struct store_selection *sel,
+		       struct run_profile *p)
+{
+	int64_t n, first, last;
+
+	if (store__window_runs(st, sel, &n, &first, &last, &p->run.samples,
+			       &p->run.unresolved))
+		return -1;
+	if (!n)
+		return 1;
+	snprintf(p->run.kind, sizeof(p->run.kind), "window");
+	snprintf(p->run.command, sizeof(p->run.command),
+		 "%lld run%s, %lld to %lld", (long long)n, n > 1 ? "s" : "",
+		 (long long)first, (long long)last);
+	snprintf(p->run.event, sizeof(p->run.event), "?");
+	p->run.started_ns = sel->since_ns;
+	return 0;
+}
+
 /* The store's rows into a fresh CCT with every function named. */
-static int open_profile(struct store *st, int64_t run_id,
+static int open_profile(struct store *st, const struct store_selection *sel,
 			struct run_profile *p)
 {
+	int64_t run_id = sel->run_id;
 	int ret;
 
 	memset(p, 0, sizeof(*p));
+	if (!run_id) {
+		ret = open_window(st, sel, p);
+		if (ret > 0)
+			log_error("no run in that time window (see the v_runs "
+				  "view)");
+		if (ret)
+			goto out_fail;
+		goto out_cct;
+	}
 	ret = store__run(st, run_id, &p->run);
 	if (ret > 0) {
 		int64_t lo, hi;
@@ -61,14 +91,19 @@ static int open_profile(struct store *st, int64_t run_id,
 				  (long long)run_id);
 		return 1;
 	}
+	if (ret)
+		goto out_fail;
+out_cct:
 	p->cct = cct__new();
-	if (ret || !p->cct || store__functions(st, add_function, p->cct) ||
+	if (!p->cct || store__functions(st, add_function, p->cct) ||
 	    store__modules(st, add_module, p))
 		goto out_fail;
 	return 0;
 out_fail:
-	log_error("%s", p->cct ? store__error(st) : "out of memory");
-	return -1;
+	if (ret <= 0)
+		log_error("%s", ret < 0 || p->cct ? store__error(st) :
+			  "out of memory");
+	return ret > 0 ? 1 : -1;
 }
 
 /* Collects a run's distinct programs. */
@@ -217,14 +252,14 @@ out_rollback:
 	return -1;
 }
 
-int run_profile__infer(struct store *st, int64_t run_id, bool save_it,
-		       struct run_profile *p)
+int run_profile__infer(struct store *st, const struct store_selection *sel,
+		       bool save_it, struct run_profile *p)
 {
 	struct programs ps = { 0 };
 	struct map_load ml = { 0 };
 	struct infer *inf = NULL;
-	int64_t map_samples = 0, old_map, old_run;
-	int ret = open_profile(st, run_id, p);
+	int64_t map_samples = 0, old_map, old_run, run_id = sel->run_id;
+	int ret = open_profile(st, sel, p);
 
 	if (ret)
 		return ret;
@@ -234,7 +269,7 @@ int run_profile__infer(struct store *st, int64_t run_id, bool save_it,
 		log_error("out of memory");
 		goto out;
 	}
-	if (store__run_programs(st, run_id, add_program, &ps))
+	if (store__run_programs(st, sel, add_program, &ps))
 		goto out_store;
 	for (size_t i = 0; i < ps.n; i++) {
 		const struct profile_module *m = run_profile__module(p, ps.ids[i]);
@@ -261,10 +296,12 @@ int run_profile__infer(struct store *st, int64_t run_id, bool save_it,
 				 "%s", m ? m->path : "");
 		}
 	}
-	if (store__run_cids(st, run_id, infer_cid, inf))
+	if (store__run_cids(st, sel, infer_cid, inf))
 		goto out_store;
 	p->stats = *infer__stats(inf);
-	if (save_it && !store__readonly(st)) {
+	/* only whole runs are stored: a window or one process is a view */
+	if (save_it && run_id && !sel->pid && !sel->program &&
+	    !store__readonly(st)) {
 		if (store__map_samples(st, &map_samples))
 			goto out_store;
 		if (store__inference_stamp(st, run_id, &old_map, &old_run) ||
@@ -294,12 +331,13 @@ out:
 int run_profile__truth(struct store *st, int64_t run_id,
 		       struct run_profile *p)
 {
+	struct store_selection sel = { .run_id = run_id };
 	struct programs ps = { 0 };
-	int ret = open_profile(st, run_id, p), found = 0;
+	int ret = open_profile(st, &sel, p), found = 0;
 
 	if (ret)
 		return ret;
-	if (store__run_programs(st, run_id, add_program, &ps)) {
+	if (store__run_programs(st, &sel, add_program, &ps)) {
 		log_error("%s", store__error(st));
 		ret = -1;
 	}

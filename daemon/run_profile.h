@@ -33,13 +33,15 @@ struct run_profile {
 };
 
 /*
- * Infers run @run_id of @st into @p.  With @save and a writable store,
- * the result replaces the run's rows in the inferred table when the
- * training maps or the run grew since they were written.  0, or -1
- * after logging why; 1 (logged) when the run does not exist.
+ * Infers the samples @sel selects (a run, or a time window of runs,
+ * optionally one process or program) into @p.  With @save, a whole run
+ * and a writable store, the result replaces the run's rows in the
+ * inferred table when the training maps or the run grew since they were
+ * written.  0, or -1 after logging why; 1 (logged) when the run does not
+ * exist or the window holds none.
  */
-int run_profile__infer(struct store *st, int64_t run_id, bool save,
-		       struct run_profile *p);
+int run_profile__infer(struct store *st, const struct store_selection *sel,
+		       bool save, struct run_profile *p);
 
 /* The true paths that validation run @run_id unwound, as a profile:
  * every record precise.  0, 1 when the run has no true paths, -1. */

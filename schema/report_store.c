@@ -170,16 +170,6 @@ static int program_row(sqlite3_stmt *s, void *ctx)
 						sqlite3_column_int64(s, 0));
 }
 
-int store__run_programs(struct store *st, int64_t run_id,
-			int (*fn)(void *arg, int64_t program_id), void *arg)
-{
-	struct cb c = { (void *)fn, arg };
-
-	return query(st, "SELECT DISTINCT program_id FROM cid_samples"
-		     " WHERE run_id = ?", "reading the run's programs",
-		     &run_id, 1, program_row, &c);
-}
-
 static int cid_row(sqlite3_stmt *s, void *ctx)
 {
 	struct cb *c = ctx;
@@ -190,15 +180,89 @@ static int cid_row(sqlite3_stmt *s, void *ctx)
 	return ((int (*)(void *, const struct store_cid *))c->fn)(c->arg, &k);
 }
 
-int store__run_cids(struct store *st, int64_t run_id,
+/* The WHERE clause of a selection over cid_samples c, parameters ?1-?5. */
+#define SELECTION \
+	" WHERE c.run_id IN (SELECT id FROM runs WHERE (?1 > 0 AND id = ?1)" \
+	"  OR (?1 = 0 AND kind != 'train' AND started_ns <= ?3" \
+	"      AND COALESCE(ended_ns, ?3) >= ?2))" \
+	" AND (?4 = 0 OR c.pid = ?4)" \
+	" AND (?5 IS NULL OR c.program_id IN" \
+	"      (SELECT id FROM modules WHERE path = ?5))"
+
+static int selection(struct store *st, const char *sql, const char *what,
+		     const struct store_selection *sel,
+		     int (*row)(sqlite3_stmt *s, void *ctx), void *ctx)
+{
+	sqlite3_stmt *s;
+	int rc, ret = 0;
+
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL))
+		return store__db_error(st, what);
+	sqlite3_bind_int64(s, 1, sel->run_id);
+	sqlite3_bind_int64(s, 2, sel->since_ns);
+	sqlite3_bind_int64(s, 3, sel->until_ns);
+	sqlite3_bind_int64(s, 4, sel->pid);
+	if (sel->program)
+		sqlite3_bind_text(s, 5, sel->program, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		if ((ret = row(s, ctx)))
+			break;
+	if (!ret && rc != SQLITE_DONE)
+		ret = store__db_error(st, what);
+	sqlite3_finalize(s);
+	return ret;
+}
+
+int store__run_programs(struct store *st, const struct store_selection *sel,
+			int (*fn)(void *arg, int64_t program_id), void *arg)
+{
+	struct cb c = { (void *)fn, arg };
+
+	return selection(st, "SELECT DISTINCT c.program_id FROM cid_samples c"
+			 SELECTION, "reading the run's programs", sel,
+			 program_row, &c);
+}
+
+int store__run_cids(struct store *st, const struct store_selection *sel,
 		    int (*fn)(void *arg, const struct store_cid *c), void *arg)
 {
 	struct cb c = { (void *)fn, arg };
 
-	return query(st, "SELECT program_id, function_id, height, SUM(samples)"
-		     " FROM cid_samples WHERE run_id = ?"
-		     " GROUP BY program_id, function_id, height",
-		     "reading the run's samples", &run_id, 1, cid_row, &c);
+	return selection(st, "SELECT c.program_id, c.function_id, c.height,"
+			 " SUM(c.samples) FROM cid_samples c" SELECTION
+			 " GROUP BY c.program_id, c.function_id, c.height",
+			 "reading the run's samples", sel, cid_row, &c);
+}
+
+static int window_row(sqlite3_stmt *s, void *ctx)
+{
+	int64_t *v = ctx;
+
+	for (int i = 0; i < 5; i++)
+		v[i] = sqlite3_column_int64(s, i);
+	return 0;
+}
+
+int store__window_runs(struct store *st, const struct store_selection *sel,
+		       int64_t *nruns, int64_t *first, int64_t *last,
+		       int64_t *samples, int64_t *unresolved)
+{
+	int64_t v[5] = { 0 };
+	int ret = selection(st, "SELECT COUNT(*), COALESCE(MIN(id), 0),"
+		" COALESCE(MAX(id), 0), COALESCE(SUM(samples), 0),"
+		" COALESCE(SUM(unresolved), 0) FROM runs WHERE id IN"
+		" (SELECT id FROM runs WHERE (?1 > 0 AND id = ?1)"
+		"  OR (?1 = 0 AND kind != 'train' AND started_ns <= ?3"
+		"      AND COALESCE(ended_ns, ?3) >= ?2))"
+		" AND ?4 = ?4 AND (?5 IS NULL OR ?5 = ?5)",
+		"reading runs", sel, window_row, v);
+
+	*nruns = v[0];
+	*first = v[1];
+	*last = v[2];
+	*samples = v[3];
+	*unresolved = v[4];
+	return ret;
 }
 
 static int node_row(sqlite3_stmt *s, void *ctx)

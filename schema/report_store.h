@@ -50,17 +50,35 @@ int store__functions(struct store *st,
 		     int (*fn)(void *arg, const struct store_function *f),
 		     void *arg);
 
+/*
+ * Which samples a profile is made of: one run, or every run (not
+ * training) whose time overlaps [since_ns, until_ns] (the daemon writes
+ * one run per segment, so a window is as fine as its segments);
+ * optionally one process and one program (its path).
+ */
+struct store_selection {
+	int64_t run_id;		/* > 0: this run; 0: the window */
+	int64_t since_ns, until_ns;
+	int64_t pid;		/* 0: every process */
+	const char *program;	/* NULL: every program */
+};
+
+/* The runs of a window: their number, ids and samples; 0 or -1. */
+int store__window_runs(struct store *st, const struct store_selection *sel,
+		       int64_t *nruns, int64_t *first, int64_t *last,
+		       int64_t *samples, int64_t *unresolved);
+
 /* The programs (modules(id); 0: unknown) whose processes have CIDs in
- * run @run_id. */
-int store__run_programs(struct store *st, int64_t run_id,
+ * the selection. */
+int store__run_programs(struct store *st, const struct store_selection *sel,
 			int (*fn)(void *arg, int64_t program_id), void *arg);
 
 struct store_cid {
 	int64_t program_id, function_id, height, samples;
 };
-/* Run @run_id's samples by (program, function, height), all threads
+/* The selection's samples by (program, function, height), all threads
  * together. */
-int store__run_cids(struct store *st, int64_t run_id,
+int store__run_cids(struct store *st, const struct store_selection *sel,
 		    int (*fn)(void *arg, const struct store_cid *c), void *arg);
 
 struct store_node {

@@ -106,6 +106,48 @@ is "$(integrity)" ok "kill -9: integrity_check ok"
 is "$(q "SELECT sum(samples) FROM v_cids WHERE run_id = $run2")" "$flushed" \
 	"kill -9: everything flushed before is there"
 
+# Segments: one run per segment, reports over a time window, one
+# process or one program of it.
+t0=$(date +%s)
+start --exe "$fp" --segment 1
+"$fp" 20 >/dev/null & p1=$!
+wait $p1
+sleep 1.3
+"$fp" 20 >/dev/null
+"$ICPPD" ctl --socket "$sock" flush >/dev/null
+ok $([ "$(q "SELECT count(*) FROM runs WHERE kind = 'daemon' AND started_ns >= $t0 * 1000000000")" -ge 2 ]; echo $?) \
+	"--segment 1: a new run each second"
+win=$("$ICPPD" report -d "$db" --since "$t0" --k 1 --format folded)
+is $? 0 "report --since: exit 0"
+contains "$win" "path_a;work " "report --since: the window's contexts"
+one=$("$ICPPD" report -d "$db" --since "$t0" --pid "$p1" --k 0 --format folded |
+	awk '{ s += $NF } END { print s }')
+is "$one" "$(q "SELECT sum(c.samples) FROM cid_samples c JOIN runs r ON r.id = c.run_id
+	WHERE r.started_ns >= $t0 * 1000000000 AND c.pid = $p1")" \
+	"report --pid: the samples of that process only"
+msg=$("$ICPPD" report -d "$db" --since "$t0" --exe "$PROGS/threads" 2>&1)
+is $? 1 "report --exe of a program never run: exit 1"
+contains "$msg" "no samples with a context identifier in that window for that process" \
+	"report --exe: says there is nothing"
+msg=$("$ICPPD" report -d "$db" --since yesterday 2>&1)
+is $? 2 "report --since garbage: usage error"
+msg=$("$ICPPD" report -d "$db" --since -1h --until -59m 2>&1)
+is $? 1 "an empty window: exit 1"
+contains "$msg" "no run in that time window" "an empty window: says so"
+kill -TERM $dpid
+wait $dpid
+
+# Retention by age: runs older than about 1.7 s go at each new segment.
+first=$(q "SELECT min(id) FROM runs WHERE kind = 'daemon'")
+start --exe "$fp" --segment 1 --keep-days 0.00002
+sleep 3.5
+"$ICPPD" ctl --socket "$sock" stop >/dev/null
+wait $dpid
+is "$(q "SELECT count(*) FROM runs WHERE id = $first")" 0 "--keep-days: the oldest daemon run is deleted"
+is "$(q "SELECT count(*) FROM cid_samples WHERE run_id = $first")" 0 "--keep-days: with its samples"
+is "$(q "SELECT count(*) FROM runs WHERE kind = 'train'")" 1 "--keep-days: training runs stay"
+is "$(integrity)" ok "after retention: integrity_check ok"
+
 # Bad configuration lines.
 printf 'exe %s\nfrobnicate 3\n' "$fp" >"$tmp/bad.conf"
 msg=$("$ICPPD" daemon --foreground -c "$tmp/bad.conf" -d "$tmp/b.db" --socket "$tmp/b.sock" 2>&1)
