@@ -12,6 +12,9 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 0
 fi
 chmod 700 "$tmp"
+dpid=
+# a failed check must not leave a daemon or a mount behind
+trap '[ -n "$dpid" ] && kill -9 $dpid 2>/dev/null; umount "$tmp/full" 2>/dev/null; rm -rf "$tmp"' EXIT
 sock=$tmp/icppd.sock
 fp=$PROGS/heights-fp
 
@@ -147,6 +150,36 @@ is "$(q "SELECT count(*) FROM runs WHERE id = $first")" 0 "--keep-days: the olde
 is "$(q "SELECT count(*) FROM cid_samples WHERE run_id = $first")" 0 "--keep-days: with its samples"
 is "$(q "SELECT count(*) FROM runs WHERE kind = 'train'")" 1 "--keep-days: training runs stay"
 is "$(integrity)" ok "after retention: integrity_check ok"
+
+# A full disk: flushes fail with a clear log line and keep their
+# counts; once there is room again they succeed; nothing is corrupt.
+full=$tmp/full
+mkdir "$full"
+if mount -t tmpfs -o size=1m,mode=0700 tmpfs "$full" 2>/dev/null; then
+	sock_saved=$sock db_saved=$db
+	db=$full/d.db
+	"$ICPPD" record -q -d "$db" -- true 2>/dev/null	# the schema
+	start --exe "$fp"
+	dd if=/dev/zero of="$full/filler" bs=4k 2>/dev/null
+	"$fp" 20 >/dev/null
+	msg=$("$ICPPD" ctl --socket "$sock" flush)
+	is $? 1 "disk full: ctl flush reports the failure"
+	contains "$msg" "disk full" "disk full: the answer says why"
+	contains "$(cat "$tmp/daemon.log")" "flush failed, counts kept for the next one" \
+		"disk full: one clear log line"
+	rm -f "$full/filler"
+	"$ICPPD" ctl --socket "$sock" flush >/dev/null
+	is $? 0 "room again: the next flush succeeds"
+	ok $([ "$(q "SELECT coalesce(sum(samples), 0) FROM v_cids WHERE program = '$fp'")" -gt 0 ]; echo $?) \
+		"room again: the kept counts are written"
+	"$ICPPD" ctl --socket "$sock" stop >/dev/null
+	wait $dpid
+	is "$(integrity)" ok "disk full: integrity_check ok"
+	umount "$full"
+	db=$db_saved sock=$sock_saved
+else
+	skip "cannot mount a tmpfs here" "disk full"
+fi
 
 # Bad configuration lines.
 printf 'exe %s\nfrobnicate 3\n' "$fp" >"$tmp/bad.conf"
