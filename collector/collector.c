@@ -58,6 +58,11 @@ struct process {
 	uint64_t next_exec_base;	/* known before its exec record, or 0 */
 	const struct module *exe;	/* the executable, NULL if unknown */
 	bool exe_pending;	/* exec seen: the next file mapped is it */
+	/* The filter refused it: its code is not opened as modules (a
+	 * daemon must not open every library of every process).  Decided
+	 * at its exec (by path) or when first seen; cleared by
+	 * collector__add_running(). */
+	bool ignored;
 };
 
 struct thread {
@@ -323,6 +328,17 @@ static bool is_module_path(const char *path)
 	       !strcmp(path, "[vdso]");
 }
 
+/* Whether the filter refuses process @pid running @exe (NULL: not known). */
+static bool refused(struct collector *c, uint32_t pid, const char *exe)
+{
+	struct thread *t;
+
+	if (!c->filter)
+		return false;
+	t = table_find(&c->threads, pid);
+	return !c->filter(c->filter_arg, pid, exe, t ? t->comm : "");
+}
+
 static int add_mapping(struct collector *c, struct process *p, uint64_t start,
 		       uint64_t end, uint64_t pgoff, uint64_t dev, uint64_t ino,
 		       unsigned prot, const char *path)
@@ -332,13 +348,15 @@ static int add_mapping(struct collector *c, struct process *p, uint64_t start,
 	/* The kernel maps the executable's segments first after an exec
 	 * (the first one is often not executable). */
 	if (p->exe_pending && path[0] == '/' && !is_anon_path(path)) {
-		p->exe = module_cache__get(c->modules, path, dev, ino);
+		p->ignored = refused(c, p->pid, path);
+		p->exe = p->ignored ? NULL :
+			 module_cache__get(c->modules, path, dev, ino);
 		p->exe_pending = false;
 	}
 	if (!strcmp(path, "[stack]")) {
 		m.kind = REGION_MAIN_STACK;
 	} else if (prot & PROT_EXEC) {
-		if (is_module_path(path)) {
+		if (is_module_path(path) && !p->ignored) {
 			m.kind = REGION_MODULE;
 			m.mod = module_cache__get(c->modules, path, dev, ino);
 			if (!m.mod)
@@ -705,14 +723,18 @@ static int process_mmap2(struct collector *c, const struct perf_event_header *h)
 {
 	struct rec_mmap2 r;
 	struct process *p;
+	bool fresh;
 
 	if (record__parse_mmap2(h, &r)) {
 		c->stats.malformed++;
 		return 0;
 	}
+	fresh = !find_proc(c, r.pid);
 	p = get_proc(c, r.pid);
 	if (!p)
 		return -ENOMEM;
+	if (fresh)	/* running before us, never seen to exec */
+		p->ignored = refused(c, r.pid, NULL);
 	return add_mapping(c, p, r.start, r.start + r.len, r.pgoff,
 			   makedev((unsigned)(r.dev >> 32), (unsigned)r.dev),
 			   r.ino, r.prot, r.filename) == -ENOMEM ? -ENOMEM : 0;
@@ -760,6 +782,7 @@ static int process_task(struct collector *c, const struct perf_event_header *h)
 			       parent->nmaps * sizeof(*p->maps));
 		p->nmaps = parent->nmaps;
 		p->exe = parent->exe;
+		p->ignored = parent->ignored;
 		for (int i = 0; i < parent->nbases; i++)
 			if (parent->bases[i].since <= r.time)
 				add_base(p, parent->bases[i].since,
@@ -876,6 +899,7 @@ int collector__add_running(struct collector *c, pid_t pid)
 
 	if (!p)
 		return -ENOMEM;
+	p->ignored = false;	/* watched now: open its modules */
 	ret = procfs__maps(pid, seed_map, &ctx);
 	if (ret)
 		return ret;

@@ -1,0 +1,83 @@
+#!/bin/sh
+# bench/daemon.sh - the daemon's cost, in one run.
+#
+# 1. Overhead on a multi-threaded workload (tests/progs/threads, 4
+#    threads on this machine's CPUs): CPU time of the workload alone,
+#    with icppd daemon watching it (99 Hz), with perf record -a -F 99,
+#    and with perf record -a -F 99 --call-graph dwarf; and the CPU time
+#    of the profiler itself (the daemon's, or perf's minus the
+#    workload's).  REPS rounds, interleaved, medians.
+# 2. An hour of samples at 99 Hz on 2 busy CPUs (712 800 samples),
+#    taken faster (10 kHz): the daemon's peak memory, and the database's
+#    growth per million samples.
+#
+# Needs root (every CPU is sampled).
+# Usage: bench/daemon.sh [BUILDDIR]; environment: REPS (default 5).
+. "$(dirname "$0")/lib.sh"
+[ "$(id -u)" -eq 0 ] || { echo "bench: run as root" >&2; exit 1; }
+workload="$progs/threads 300 4"
+sock=$work/d.sock
+
+start_daemon() {	# start_daemon DB HZ: the daemon under time, pid in $dpid
+	rm -f "$sock"
+	/usr/bin/time -f '%U %S %M' -o "$work/dtime" "$icppd" daemon --foreground \
+		-d "$1" --socket "$sock" -F "$2" --exe "$progs/threads" \
+		--flush-interval 10 2>/dev/null &
+	dpid=$!
+	tries=0	# not i: interleave counts its rounds in i
+	while [ ! -S "$sock" ] && [ $tries -lt 100 ]; do
+		sleep 0.1
+		tries=$((tries + 1))
+	done
+}
+
+cost() {	# cost MODE: prints "total_cpu profiler_cpu" (workload + profiler;
+	# the profiler's own CPU where it is a process apart, else -1)
+	rm -f "$work"/perf.data* "$work"/d.db*
+	case $1 in
+	none)
+		/usr/bin/time -f '%U %S' -o "$work/t" $workload >/dev/null 2>&1
+		awk '{ printf "%.3f 0\n", $1 + $2 }' "$work/t" ;;
+	icppd-daemon)
+		start_daemon "$work/d.db" 99
+		/usr/bin/time -f '%U %S' -o "$work/t" $workload >/dev/null 2>&1
+		"$icppd" ctl --socket "$sock" stop >/dev/null
+		wait $dpid
+		paste "$work/t" "$work/dtime" |
+			awk '{ printf "%.3f %.3f\n", $1 + $2 + $3 + $4, $3 + $4 }' ;;
+	perf-a|perf-a-dwarf)
+		g=
+		[ "$1" = perf-a-dwarf ] && g="--call-graph dwarf"
+		# perf -a records every CPU until the workload ends
+		/usr/bin/time -f '%U %S' -o "$work/pt" sh -c "perf record -q -a -F 99 $g \
+			-o $work/perf.data -- $workload >/dev/null 2>&1"
+		awk '{ printf "%.3f -1\n", $1 + $2 }' "$work/pt" ;;
+	esac
+}
+modes="none icppd-daemon perf-a perf-a-dwarf"
+interleave cost cost
+
+echo "== overhead: $workload ($reps rounds, medians of CPU seconds)"
+printf '%-14s %10s %13s %9s\n' mode total_cpu profiler_own overhead
+base=$(col cost none 1)
+for m in $modes; do
+	t=$(col cost "$m" 1) p=$(col cost "$m" 2)
+	[ "$p" = "-1" ] && p=-
+	printf '%-14s %10s %13s %8.1f%%\n' "$m" "$t" "$p" \
+		"$(echo "$t $base" | awk '{ print 100 * ($1 - $2) / $2 }')"
+done
+
+echo "== an hour of samples at 99 Hz on 2 busy CPUs, taken at 10 kHz"
+rm -f "$work"/h.db*
+start_daemon "$work/h.db" 10000
+"$progs/threads" 8000 2 >/dev/null 2>&1
+"$icppd" ctl --socket "$sock" flush >/dev/null
+"$icppd" ctl --socket "$sock" stop >/dev/null
+wait $dpid
+hwm=$(awk '{ print $3 }' "$work/dtime")	# time's %M: the daemon's peak
+samples=$(sqlite3 "$work/h.db" "SELECT sum(samples) FROM v_runs WHERE kind = 'daemon'")
+bytes=$(stat -c %s "$work/h.db")
+echo "$samples $hwm $bytes" | awk '{
+	printf "  samples %d (%.2f hours at 99 Hz x 2 CPUs)\n", $1, $1 / 712800
+	printf "  daemon peak RSS %.1f MiB\n", $2 / 1024
+	printf "  database %.1f KiB: %.1f KiB per million samples\n", $3 / 1024, $3 / 1024 / ($1 / 1e6) }'
