@@ -9,6 +9,7 @@
 #include "binary/module.h"
 #include "collector/aggregate.h"
 #include "schema/migrations.h"
+#include "schema/retain.h"
 #include "schema/store.h"
 #include "tests/tap.h"
 #include "tests/unit/dbquery.h"
@@ -179,6 +180,50 @@ static void test_flush(void)
 	module__free(m);
 }
 
+/* Retention deletes daemon runs, oldest first, never the kept one nor
+ * other kinds: by age, then by size. */
+static void test_retain(void)
+{
+	char err[512];
+	char *db = path_in("retain.db");
+	struct store *st = store__open(db, err, sizeof(err));
+	struct run_info daemon = { "daemon", "icppd daemon", -1, "cpu-clock",
+				   "perf::cpu-clock", 0, 0, 99 };
+	struct run_info train = { "train", "x", -1, "cpu-clock",
+				  "perf::cpu-clock", 0, 0, 99 };
+	int64_t runs[4], t, deleted, used;
+
+	ok(st != NULL, "database for retention");
+	store__begin_run(st, &train, &t);
+	store__end_run(st, t, "finished", 0);
+	for (int i = 0; i < 4; i++) {
+		store__begin_run(st, &daemon, &runs[i]);
+		if (i < 3)
+			store__end_run(st, runs[i], "finished", -1);
+	}
+	/* run 1 ended long ago */
+	store__close(st);
+	{
+		char sql[128];
+
+		snprintf(sql, sizeof(sql), "UPDATE runs SET ended_ns = 1 WHERE id = %lld",
+			 (long long)runs[0]);
+		run_sql(db, sql);
+	}
+	st = store__open(db, err, sizeof(err));
+	is_int(store__retain(st, runs[3], 1000, 0, &deleted), 0, "retain by age");
+	is_int(deleted, 1, "the run that ended at 1 ns is deleted");
+	is_int(store__used_bytes(st, &used), 0, "used bytes");
+	ok(used > 0, "the database uses %lld bytes", (long long)used);
+	is_int(store__retain(st, runs[3], 0, 1, &deleted), 0, "retain by size");
+	is_int(deleted, 2, "all older daemon runs deleted to meet 1 byte");
+	store__close(st);
+	is_int(query(db, "SELECT count(*) FROM runs WHERE kind = 'daemon'"), 1,
+	       "the current daemon run stays");
+	is_int(query(db, "SELECT count(*) FROM runs WHERE kind = 'train'"), 1,
+	       "the training run stays");
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir))
@@ -187,6 +232,7 @@ int main(void)
 	test_v3();
 	test_bad_files();
 	test_flush();
+	test_retain();
 	{
 		char cmd[300];
 
