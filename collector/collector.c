@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include "collector/collector.h"
+#include "collector/session.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -917,4 +918,19 @@ int collector__add_running(struct collector *c, pid_t pid)
 		free(tids);
 	}
 	return 0;
+}
+
+static void peek_record(void *arg, const struct perf_event_header *h)
+{
+	collector__peek(arg, h);
+}
+
+static int process_record(void *arg, const struct perf_event_header *h)
+{
+	return collector__process(arg, h);
+}
+
+int collector__read(struct collector *c, struct session *s, bool final)
+{
+	return session__read(s, peek_record, process_record, c, final);
 }

@@ -105,6 +105,12 @@ void collector__set_filter(struct collector *c, collector_filter_fn fn,
 			   void *arg);
 
 void collector__peek(struct collector *c, const struct perf_event_header *h);
+
+struct session;
+/* Reads session @s's rings into the collector (peek, then process in
+ * time order; everything when @final).  0, -ENOMEM or the first
+ * failure of collector__process(). */
+int collector__read(struct collector *c, struct session *s, bool final);
 int collector__process(struct collector *c, const struct perf_event_header *h);
 
 /* Seeds a running process from /proc (attach mode): its mappings, main

@@ -383,16 +383,6 @@ static void scan(struct daemon *d)
 		closedir(dir);
 }
 
-static void peek_cb(void *arg, const struct perf_event_header *h)
-{
-	collector__peek(((struct daemon *)arg)->col, h);
-}
-
-static int record_cb(void *arg, const struct perf_event_header *h)
-{
-	return collector__process(((struct daemon *)arg)->col, h);
-}
-
 static int flush(struct daemon *d)
 {
 	const struct collector_stats *cs = collector__stats(d->col);
@@ -482,7 +472,7 @@ static int next_segment(struct daemon *d, const struct run_info *ri)
 {
 	int64_t next;
 
-	session__read(d->sess, peek_cb, record_cb, d, false);
+	collector__read(d->col, d->sess, false);
 	if (flush(d) || store__begin_run(d->store, ri, &next))
 		return -1;
 	store__end_run(d->store, d->run_id, "finished", -1);
@@ -509,7 +499,7 @@ static void control(struct daemon *d, int lfd)
 		status(d, out);
 		fprintf(out, "ok\n");
 	} else if (!strcmp(req, "flush")) {
-		session__read(d->sess, peek_cb, record_cb, d, false);
+		collector__read(d->col, d->sess, false);
 		fprintf(out, flush(d) ? "error: %s\n" : "ok\n",
 			store__error(d->store));
 	} else if (!strcmp(req, "stop")) {
@@ -741,7 +731,7 @@ int cmd_daemon(int argc, char **argv)
 			if (d.o.config)
 				reload(&d, argc, argv);
 		}
-		if (session__read(d.sess, peek_cb, record_cb, &d, false))
+		if (collector__read(d.col, d.sess, false))
 			log_warn("reading samples failed");
 		if (mono_ns() - last_flush >= (int64_t)(d.o.flush * 1e9) ||
 		    aggregate__full(d.agg)) {
@@ -754,7 +744,7 @@ int cmd_daemon(int argc, char **argv)
 			segment_start = mono_ns();
 	}
 	session__disable(d.sess);
-	session__read(d.sess, peek_cb, record_cb, &d, true);
+	collector__read(d.col, d.sess, true);
 	ret = flush(&d) ? 1 : 0;
 	log_info("stopped: run %lld flushed", (long long)d.run_id);
 out_run:

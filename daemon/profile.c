@@ -119,16 +119,6 @@ static int path_cb(void *arg, const struct collector_path *p)
 	return ret;
 }
 
-static void peek_cb(void *arg, const struct perf_event_header *h)
-{
-	collector__peek(((struct recorder *)arg)->col, h);
-}
-
-static int record_cb(void *arg, const struct perf_event_header *h)
-{
-	return collector__process(((struct recorder *)arg)->col, h);
-}
-
 static int flush(struct recorder *r)
 {
 	const struct collector_stats *cs = collector__stats(r->col);
@@ -164,7 +154,7 @@ static int flush(struct recorder *r)
 
 static int read_and_flush(struct recorder *r, bool final)
 {
-	int ret = session__read(r->sess, peek_cb, record_cb, r, final);
+	int ret = collector__read(r->col, r->sess, final);
 
 	if (ret) {
 		log_error("reading samples: %s", strerror(-ret));
