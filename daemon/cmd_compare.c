@@ -12,13 +12,14 @@
 #include "common/grow.h"
 #include "daemon/commands.h"
 #include "daemon/log.h"
+#include "daemon/outfile.h"
 #include "daemon/report.h"
 #include "daemon/run_profile.h"
 #include "inference/metrics.h"
 #include "schema/store.h"
 
 struct compare_opts {
-	const char *db, *k, *threshold, *format;
+	const char *db, *k, *threshold, *format, *output;
 };
 
 #define OPT(f) offsetof(struct compare_opts, f)
@@ -33,6 +34,8 @@ static const struct cli_option compare_options[] = {
 	  0, 0 },
 	{ "format", 'f', CLI_STRING, OPT(format), "FMT",
 	  "text (default) or json", 0, 0 },
+	{ "output", 'o', CLI_STRING, OPT(output), "FILE",
+	  "write to FILE instead of standard output", 0, 0 },
 };
 
 const struct cli_command compare_command = {
@@ -209,6 +212,7 @@ int cmd_compare(int argc, char **argv)
 	struct profile_list a = { 0 }, b = { 0 };
 	struct compare_result r;
 	struct store *st = NULL;
+	struct outfile out = { 0 };
 	uint32_t k = KCCF_INF;
 	double threshold = 1;
 	bool json;
@@ -237,25 +241,29 @@ int cmd_compare(int argc, char **argv)
 		}
 	}
 	a.k = b.k = k;
+	if (outfile__open(&out, o.output))
+		return 1;
 	if (load(&st, o.db, argv[idx], &a) || load(&st, o.db, argv[idx + 1], &b))
 		goto out;
 	merge(&a);
 	merge(&b);
 	metrics__compare(a.e, a.n, b.e, b.n, threshold / 100, &r);
 	if (json)
-		printf("{\"overlap\": %.6f, \"coverage\": %.6f, \"hot_a\": %zu, "
+		fprintf(out.f, "{\"overlap\": %.6f, \"coverage\": %.6f, \"hot_a\": %zu, "
 		       "\"hot_both\": %zu, \"contexts_a\": %zu, \"contexts_b\": "
 		       "%zu, \"common\": %zu, \"samples_a\": %.6f, \"samples_b\":"
 		       " %.6f}\n", r.overlap, r.coverage, r.hot_a, r.hot_both,
 		       a.n, b.n, r.common, r.total_a, r.total_b);
 	else
-		printf("degree of overlap: %.4f\nhot-edge coverage (>= %g%%): "
+		fprintf(out.f, "degree of overlap: %.4f\nhot-edge coverage (>= %g%%): "
 		       "%.4f (%zu of %zu hot contexts of A are hot in B)\n"
 		       "contexts: %zu in A, %zu in B, %zu in both\n",
 		       r.overlap, threshold, r.coverage, r.hot_both, r.hot_a,
 		       a.n, b.n, r.common);
 	ret = 0;
 out:
+	if (outfile__close(&out, !ret))
+		ret = 1;
 	free_list(&a);
 	free_list(&b);
 	store__close(st);

@@ -22,6 +22,7 @@
 #include "daemon/commands.h"
 #include "daemon/json.h"
 #include "daemon/log.h"
+#include "daemon/outfile.h"
 #include "daemon/report.h"
 #include "daemon/run_profile.h"
 #include "inference/hcct.h"
@@ -731,23 +732,15 @@ static int write_report(struct report *r)
 	return 0;
 }
 
-/* The process's umask (umask() can only be read by setting it). */
-static mode_t umask_now(void)
-{
-	mode_t m = umask(022);
-
-	umask(m);
-	return m;
-}
-
 int cmd_report(int argc, char **argv)
 {
 	struct report r = { .o = { .db = "icppd.db" } };
 	struct store_selection sel = { .until_ns = INT64_MAX };
 	struct store *st = NULL;
-	char *tmp = NULL, exe_path[PATH_MAX];
+	struct outfile out;
+	char exe_path[PATH_MAX];
 	int64_t run_id;
-	int idx = cli__parse(&report_command, argc, argv, &r.o), ret = 1, fd;
+	int idx = cli__parse(&report_command, argc, argv, &r.o), ret = 1;
 
 	if (idx < 0)
 		return idx == -1 ? 0 : 2;
@@ -782,28 +775,9 @@ int cmd_report(int argc, char **argv)
 		usage("--hot: pprof holds whole samples; use --k inf instead");
 		return 2;
 	}
-	/* -o: a temporary file next to OUT, renamed over it only when the
-	 * whole report was written, so a failure never leaves half a file
-	 * or destroys an older one */
-	r.out = stdout;
-	if (r.o.output) {
-		if (asprintf(&tmp, "%s.XXXXXX", r.o.output) < 0) {
-			log_error("out of memory");
-			return 1;
-		}
-		fd = mkstemp(tmp);
-		if (fd < 0 || !(r.out = fdopen(fd, "w"))) {
-			log_error("cannot write %s: %s", r.o.output,
-				  strerror(errno));
-			if (fd >= 0) {
-				close(fd);
-				unlink(tmp);
-			}
-			free(tmp);
-			return 1;
-		}
-		fchmod(fd, 0644 & ~umask_now());
-	}
+	if (outfile__open(&out, r.o.output))
+		return 1;
+	r.out = out.f;
 	st = report__open(r.o.db);
 	if (!st || pick_run(st, &r, &run_id))
 		goto out;
@@ -814,26 +788,12 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	if (write_report(&r))
 		goto out;
-	if (fflush(r.out) || ferror(r.out)) {
-		log_error("writing %s: %s", r.o.output ? r.o.output : "the "
-			  "report", strerror(errno));
-		goto out;
-	}
 	ret = 0;
 out:
 	lines__free(r.lines);
 	run_profile__free(&r.p);
 	store__close(st);
-	if (r.out && r.out != stdout && fclose(r.out) && !ret) {
-		log_error("writing %s: %s", r.o.output, strerror(errno));
+	if (outfile__close(&out, !ret))
 		ret = 1;
-	}
-	if (tmp && !ret && rename(tmp, r.o.output)) {
-		log_error("cannot write %s: %s", r.o.output, strerror(errno));
-		ret = 1;
-	}
-	if (tmp && ret)
-		unlink(tmp);
-	free(tmp);
 	return ret;
 }

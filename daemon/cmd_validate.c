@@ -31,6 +31,7 @@ static const struct cli_option validate_options[] = {
 	PROFILE_OPT_PID,
 	PROFILE_OPT_DURATION,
 	PROFILE_OPT_MMAP("1024"),
+	PROFILE_OPT_OUTPUT,
 	PROFILE_OPT_QUIET,
 };
 
@@ -43,6 +44,8 @@ const struct cli_command validate_command = {
 	.options = validate_options,
 	.noptions = sizeof(validate_options) / sizeof(validate_options[0]),
 	.epilog = "Needs a training run of the same build first (icppd train).\n"
+		  "COMMAND writes to the same standard output: give -o FILE\n"
+		  "for output a program reads (--format json).\n"
 		  "See icppd-validate(1) and the v_validation view.\n",
 };
 
@@ -252,10 +255,9 @@ static int validate_finish(const struct profile_result *res)
 	}
 	qsort(sc.funcs, sc.nfuncs, sizeof(*sc.funcs), cmp_func);
 	if (json)
-		print_json(stdout, res, &sc);
+		print_json(res->out, res, &sc);
 	else
-		print_text(stdout, res, &sc);
-	fflush(stdout);
+		print_text(res->out, res, &sc);
 	if (!sc.samples)
 		log_warn("no sample could be scored: none had a whole stack "
 			 "(see 'unscored'; a larger --stack-size may help)");

@@ -31,6 +31,7 @@
 #include "collector/sys.h"
 #include "daemon/launch.h"
 #include "daemon/log.h"
+#include "daemon/outfile.h"
 #include "daemon/profile.h"
 #include "inference/pathmap.h"
 #include "schema/store.h"
@@ -304,6 +305,7 @@ int profile__main(const struct profile_mode *mode, int argc, char **argv)
 		.mmap_pages = mode->unwind ? 1024 : 64,
 		.stack_size = PROFILE_DEFAULT_STACK };
 	struct recorder r = { .mode = mode };
+	struct outfile out = { 0 };
 	struct launch child = { .pid = -1, .go_fd = -1, .err_fd = -1 };
 	struct event_choice ev;
 	struct run_info ri = { .kind = mode->cmd->name };
@@ -311,7 +313,7 @@ int profile__main(const struct profile_mode *mode, int argc, char **argv)
 	pid_t *tasks = NULL, self_task;
 	size_t ntasks = 0;
 	int first, ret = 1, status = -1, errnum;
-	bool child_done = false, attach, finish_failed = false;
+	bool child_done = false, attach, finish_failed = false, wrote = false;
 	int64_t deadline = 0;
 
 	first = cli__parse(mode->cmd, argc, argv, &o);
@@ -365,6 +367,9 @@ int profile__main(const struct profile_mode *mode, int argc, char **argv)
 		log_error("%s", err);
 		return 1;
 	}
+	/* before the command runs: an unwritable -o fails at once */
+	if (outfile__open(&out, o.output))
+		goto out_store;
 	/* Validation cannot start without a path map; a measurement run
 	 * says what it lacks once it is done, after its summary. */
 	if (mode->needs_training &&
@@ -489,10 +494,13 @@ int profile__main(const struct profile_mode *mode, int argc, char **argv)
 	if (mode->finish) {
 		struct profile_result res = { .store = r.store, .run_id = r.run_id,
 			.opts = &o, .stats = collector__stats(r.col),
-			.paths = r.paths, .map_full = r.map_full };
+			.paths = r.paths, .map_full = r.map_full,
+			.out = out.f };
 
 		if (mode->finish(&res))
 			finish_failed = true;
+		else
+			wrote = true;
 	}
 
 	if (!attach && !child_done) {
@@ -528,6 +536,8 @@ out_free:
 	if (attach)
 		free(tasks);
 out_store:
+	if (outfile__close(&out, wrote) && !ret)
+		ret = 1;
 	store__close(r.store);
 	return ret;
 }

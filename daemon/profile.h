@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "daemon/cli.h"
 
@@ -33,6 +34,7 @@ struct profile_opts {
 	double duration;
 	bool quiet;
 	const char *format;	/* validate: "text" or "json" */
+	const char *output;	/* validate: -o FILE, NULL for stdout */
 };
 
 struct profile_result {
@@ -42,6 +44,9 @@ struct profile_result {
 	const struct collector_stats *stats;
 	struct pathmap *paths;	/* NULL for record */
 	uint64_t map_full;	/* complete paths the map had no room for */
+	FILE *out;		/* the report: stdout or -o FILE (the run
+				 * loop opens it before the command starts,
+				 * and keeps it only if finish succeeds) */
 };
 
 struct profile_mode {
@@ -86,6 +91,9 @@ int profile__main(const struct profile_mode *mode, int argc, char **argv);
 	"attach to a running process and all its threads", 1, INT32_MAX }
 #define PROFILE_OPT_DURATION { "duration", 0, CLI_SECONDS, \
 	PROFILE_OPT(duration), "S", "stop after S seconds", 0, 0 }
+#define PROFILE_OPT_OUTPUT { "output", 'o', CLI_STRING, \
+	PROFILE_OPT(output), "FILE", "write the report to FILE, not to " \
+	"standard output (which the command shares)", 0, 0 }
 #define PROFILE_OPT_QUIET { "quiet", 'q', CLI_FLAG, PROFILE_OPT(quiet), \
 	NULL, "print errors only", 0, 0 }
 #define PROFILE_OPT_STACK { "stack-size", 0, CLI_UINT, \
