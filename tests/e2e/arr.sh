@@ -73,8 +73,8 @@ is "$(q "SELECT count(*) FROM v_arr_functions WHERE reason IS NOT NULL AND pad >
 
 # Validation of both builds with the same input, without retraining.
 json_share() {	# json_share BINARY: "precise" of icppd validate
-	"$ICPPD" validate -q -d "$db" --format json -- "$1" 1 20 |
-		grep -o '"precise": [0-9.]*' | head -1 | cut -d' ' -f2
+	"$ICPPD" validate -q -d "$db" --format json -o "$tmp/share.json" -- "$1" 1 20 >/dev/null
+	grep -o '"precise": [0-9.]*' "$tmp/share.json" | head -1 | cut -d' ' -f2
 }
 before=$(json_share "$bin")
 after=$(json_share "$out")

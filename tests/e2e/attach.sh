@@ -3,25 +3,29 @@
 . "$TESTS_SRCDIR/e2e/lib.sh"
 require_perf
 
-TRUTH_FILE=$tmp/truth "$PROGS/heights-nofp" 2 spin 4 >/dev/null &
+TRUTH_FILE=$tmp/truth "$PROGS/heights-nofp" 2 spin 60 >/dev/null &
 target=$!
-# Wait until it reaches spin_forever.
-i=0
-while ! grep -q spin_forever "$tmp/truth" 2>/dev/null && [ $i -lt 100 ]; do
-	sleep 0.05
-	i=$((i + 1))
-done
+wait_spin "$tmp/truth" 100
+cpu0=$(proc_cpu_ms $target) t0=$(now_ms)
 "$ICPPD" record -q -d "$db" -p $target --duration 1 2>"$tmp/err"
 is $? 0 "attach: exit status 0"
+cpu=$(($(proc_cpu_ms $target) - cpu0)) wall=$(($(now_ms) - t0))
 run=$(last_run)
 kill $target 2>/dev/null
 wait $target 2>/dev/null
 load_truth "$tmp/truth"
-h=$(awk '$4 == "spin_forever" { print $5 }' "$tmp/truth")
+h=$(awk '$1 == "TRUTH" && $4 == "spin_forever" { print $5 }' "$tmp/truth")
 got=$(q "SELECT height FROM v_cids WHERE run_id = $run AND function = 'spin_forever' ORDER BY samples DESC LIMIT 1")
 is "$got" "$h" "attached: spin_forever at its true height"
+# The target (one thread) used $cpu ms of CPU while icppd ran; at most
+# $wall - 1000 ms of that fell outside the one-second window sampled.
+# cpu-clock samples CPU time: never more samples than CPU milliseconds
+# (plus two clock ticks of rounding), at least a third of those in the
+# window.
 s=$(q "SELECT samples FROM v_runs WHERE run_id = $run")
-ok $([ "$s" -ge 200 ] && [ "$s" -le 1100 ]; echo $?) "about one second of samples at 1000 Hz, or less on a busy machine ($s)"
+ok $([ "$s" -le $((cpu + 20)) ]; echo $?) "no more samples than the target's CPU milliseconds ($s <= $cpu + 20)"
+low=$(min_samples $((cpu - (wall - 1000))))
+ok $([ "$s" -ge "$low" ] && [ "$low" -gt 0 ]; echo $?) "at least a third of its CPU time in the window ($s >= $low)"
 is "$(q "SELECT command || ' ' || target_pid FROM v_runs WHERE run_id = $run")" "pid $target $target" \
 	"run records the attached pid"
 is "$(q "SELECT exit_status IS NULL FROM v_runs WHERE run_id = $run")" 1 \

@@ -21,7 +21,7 @@ expect() {
 }
 
 # A good run first, so there is something to lose.
-"$ICPPD" record -q -d "$db" -- "$PROGS/heights-nofp" 2 >/dev/null
+"$ICPPD" record -q -d "$db" -- "$PROGS/heights-nofp" 10 >/dev/null
 before=$(q "SELECT count(*) || '/' || sum(samples) FROM v_cids")
 
 expect 1 "missing command" "no-such-command-xyz: command not found" -- record -d "$db" -- no-such-command-xyz

@@ -17,6 +17,11 @@ dpid=
 trap '[ -n "$dpid" ] && kill -9 $dpid 2>/dev/null; umount "$tmp/full" 2>/dev/null; rm -rf "$tmp"' EXIT
 sock=$tmp/icppd.sock
 fp=$PROGS/heights-fp
+# Watched programs burn 50 ms of CPU nine times: 225 samples at 500 Hz,
+# and they live for half a second of CPU, longer than the daemon takes
+# to read their exec record and stack base (it reads at least every
+# 200 ms; a process gone before that leaves no_stack_base samples).
+ms=50
 
 start() {	# start ARGS...: the daemon in the background, pid in $dpid
 	"$ICPPD" daemon --foreground -d "$db" --socket "$sock" -F 500 \
@@ -31,14 +36,14 @@ samples_of() {	# samples_of PROGRAM_PATH
 }
 
 # Training first, so the daemon's run can be reported with call paths.
-"$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$fp" 5 >/dev/null
+"$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$fp" 20 >/dev/null
 
 start --exe "$fp"
 ok $([ -S "$sock" ]; echo $?) "the daemon listens on its socket"
 is "$(stat -c %a "$sock")" 600 "the socket is mode 0600"
-"$fp" 10 >/dev/null & a=$!
-"$fp" 10 >/dev/null & b=$!
-"$PROGS/heights-nofp" 10 >/dev/null
+"$fp" $ms >/dev/null & a=$!
+"$fp" $ms >/dev/null & b=$!
+"$PROGS/heights-nofp" $ms >/dev/null
 wait $a $b
 out=$("$ICPPD" ctl --socket "$sock" flush)
 is $? 0 "ctl flush exits 0"
@@ -71,7 +76,7 @@ is $? 1 "a second daemon on the same database: exit 1"
 contains "$msg" "another icppd daemon is using this database" "second daemon: says so"
 
 # SIGTERM: flushed, exit 0.
-"$fp" 20 >/dev/null
+"$fp" $ms >/dev/null
 kill -TERM $dpid
 wait $dpid
 is $? 0 "SIGTERM: exit 0"
@@ -85,8 +90,8 @@ comm heights-nofp
 flush-interval = 1
 CONF
 start -c "$tmp/icppd.conf"
-"$fp" 20 >/dev/null
-"$PROGS/heights-nofp" 20 >/dev/null
+"$fp" $ms >/dev/null
+"$PROGS/heights-nofp" $ms >/dev/null
 "$ICPPD" ctl --socket "$sock" flush >/dev/null
 run2=$(q "SELECT max(run_id) FROM v_runs WHERE kind = 'daemon'")
 ok $([ "$(q "SELECT coalesce(sum(samples), 0) FROM v_cids WHERE run_id = $run2 AND program = '$PROGS/heights-nofp'")" -gt 0 ]; echo $?) \
@@ -96,7 +101,7 @@ is "$(q "SELECT coalesce(sum(samples), 0) FROM v_cids WHERE run_id = $run2 AND p
 echo "exe $fp" >>"$tmp/icppd.conf"
 kill -HUP $dpid
 sleep 0.5
-"$fp" 20 >/dev/null
+"$fp" $ms >/dev/null
 "$ICPPD" ctl --socket "$sock" flush >/dev/null
 ok $([ "$(q "SELECT coalesce(sum(samples), 0) FROM v_cids WHERE run_id = $run2 AND program = '$fp'")" -gt 0 ]; echo $?) \
 	"SIGHUP: the reloaded configuration watches heights-fp too"
@@ -113,10 +118,10 @@ is "$(q "SELECT sum(samples) FROM v_cids WHERE run_id = $run2")" "$flushed" \
 # process or one program of it.
 t0=$(date +%s)
 start --exe "$fp" --segment 1
-"$fp" 20 >/dev/null & p1=$!
+"$fp" $ms >/dev/null & p1=$!
 wait $p1
 sleep 1.3
-"$fp" 20 >/dev/null
+"$fp" $ms >/dev/null
 "$ICPPD" ctl --socket "$sock" flush >/dev/null
 ok $([ "$(q "SELECT count(*) FROM runs WHERE kind = 'daemon' AND started_ns >= $t0 * 1000000000")" -ge 2 ]; echo $?) \
 	"--segment 1: a new run each second"
@@ -161,7 +166,7 @@ if mount -t tmpfs -o size=1m,mode=0700 tmpfs "$full" 2>/dev/null; then
 	"$ICPPD" record -q -d "$db" -- true 2>/dev/null	# the schema
 	start --exe "$fp"
 	dd if=/dev/zero of="$full/filler" bs=4k 2>/dev/null
-	"$fp" 20 >/dev/null
+	"$fp" $ms >/dev/null
 	msg=$("$ICPPD" ctl --socket "$sock" flush)
 	is $? 1 "disk full: ctl flush reports the failure"
 	contains "$msg" "disk full" "disk full: the answer says why"

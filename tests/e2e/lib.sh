@@ -12,6 +12,23 @@ db=$tmp/icppd.db
 # none; the exact path checks need every short burst of the programs.
 TRAIN_OPTS="-F 1000 -m 4096"
 
+# Workloads are sized by CPU time, never by iterations: the test programs
+# take CPU milliseconds per burn (tests/progs/burn.h), and cpu-clock
+# counts the sampled thread's CPU time, so a burn of MS milliseconds at
+# HZ gives MS * HZ / 1000 samples of its context identifier on any CPU,
+# give or take one (measured: 29 to 31 for 30 ms at 1000 Hz).  A check
+# expects a third of that: only a loss of two thirds of the samples
+# (counted as lost or throttled in v_runs) can fail it.
+min_samples() {	# min_samples MS [HZ]
+	echo $(($1 * ${2:-1000} / 3000))
+}
+
+# CPU milliseconds the program says it used ("CPU pid tid process MS"
+# lines in its truth file; the sum over processes), rounded down.
+cpu_ms() {	# cpu_ms TRUTH_FILE
+	awk '$1 == "CPU" && $4 == "process" { s += $5 } END { printf "%d\n", s }' "$1"
+}
+
 ok() {	# ok STATUS DESCRIPTION
 	n=$((n + 1))
 	if [ "$1" -eq 0 ]; then
@@ -74,12 +91,11 @@ load_truth() {	# load_truth FILE [DB]
 		sqlite3 -batch "${2:-$db}"
 }
 
-# Asserts that run RUN holds every true CID with at least MIN samples,
-# and that no sample of a function named in the truth has a wrong
-# height.  Function names can be mapped with a SQL expression over
-# c.function (for stripped binaries).
-check_truth() {	# check_truth RUN LABEL [MIN]
-	run=$1 label=$2 min=${3:-5}
+# Asserts that run RUN holds every true CID with at least MIN samples
+# (min_samples of the program's burn), and that no sample of a function
+# named in the truth has a wrong height.
+check_truth() {	# check_truth RUN LABEL MIN
+	run=$1 label=$2 min=$3
 	total=$(q "SELECT count(*) FROM truth")
 	ok $([ "$total" -gt 0 ]; echo $?) "$label: the program reported $total true CIDs"
 	missing=$(q "SELECT group_concat(t.function || '@' || t.height, ' ') FROM truth t
@@ -92,6 +108,28 @@ check_truth() {	# check_truth RUN LABEL [MIN]
 		AND NOT EXISTS (SELECT 1 FROM truth t WHERE t.pid = c.pid
 		AND t.tid = c.tid AND t.function = c.function AND t.height = c.height)")
 	is "$wrong" 0 "$label: no sample of these functions at a wrong height"
+}
+
+# CPU milliseconds process PID has used so far (utime + stime).
+proc_cpu_ms() {	# proc_cpu_ms PID
+	sed 's/.*) //' "/proc/$1/stat" |
+		awk -v hz="$(getconf CLK_TCK)" '{ printf "%d\n", ($12 + $13) * 1000 / hz }'
+}
+
+now_ms() {
+	echo $(($(date +%s%N) / 1000000))
+}
+
+# Waits until the heights program writing TRUTH_FILE has spun MS
+# milliseconds of CPU in spin_forever (it says so every 100 ms of CPU),
+# however slow or busy the machine; gives up after a minute.
+wait_spin() {	# wait_spin TRUTH_FILE MS
+	i=0
+	while ! awk -v ms="$2" '$1 == "CPU" && $4 == "spin_forever" && $5 >= ms { f = 1 }
+		END { exit !f }' "$1" 2>/dev/null && [ $i -lt 1200 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
 }
 
 last_run() {	# last_run [DB]

@@ -23,7 +23,7 @@ out=$("$ICPPD" report -d "$db" --inclusive --format folded 2>&1)
 is $? 2 "--inclusive with folded: usage error"
 
 # A run without training: no path map.
-"$ICPPD" record -q -d "$db" -- "$PROGS/heights-nofp" 3 >/dev/null 2>&1
+"$ICPPD" record -q -d "$db" -- "$PROGS/heights-nofp" 10 >/dev/null 2>&1
 out=$("$ICPPD" report -d "$db" 2>&1)
 is $? 1 "no path map: exit 1"
 contains "$out" "no path map for $PROGS/heights-nofp: its call paths cannot be inferred; train first" \
@@ -34,7 +34,10 @@ contains "$flat" "work " "flat profile lists work"
 out=$("$ICPPD" report -d "$db" --run 99 2>&1)
 is $? 1 "unknown run: exit 1"
 contains "$out" "no run 99 in the database (runs 1 to 1" "unknown run: says which runs exist"
-"$ICPPD" record -q -d "$db" -- true >/dev/null 2>&1
+# An empty run for certain: one sample per second of CPU, and true uses
+# about a millisecond.
+"$ICPPD" record -q -d "$db" -e cpu-clock -c 1000000000 -- true >/dev/null 2>&1
+is "$(q "SELECT samples FROM v_runs WHERE run_id = 2")" 0 "a run with a period of 1 s of CPU: no sample"
 out=$("$ICPPD" report -d "$db" --run 2 2>&1)
 is $? 1 "empty run: exit 1"
 contains "$out" "run 2 has no samples with a context identifier" "empty run: says so"
@@ -49,9 +52,10 @@ is "$(cat "$tmp/old.txt")" "an older report" "a failed report leaves an older -o
 is "$(ls "$tmp" | grep -c 'old.txt.')" 0 "and no temporary file behind"
 
 # heights: no collisions.  Train, then validate: one run with both the
-# CIDs and the true path of every sample.
-"$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$PROGS/heights-nofp" 10 >/dev/null
-"$ICPPD" validate -q -d "$db" -- "$PROGS/heights-nofp" 10 >/dev/null
+# CIDs and the true path of every sample.  30 ms of CPU per burn: 30
+# samples of each of the 9 contexts in each run.
+"$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$PROGS/heights-nofp" 30 >/dev/null
+"$ICPPD" validate -q -d "$db" -- "$PROGS/heights-nofp" 30 >/dev/null
 run=$(last_run)
 folded=$("$ICPPD" report -d "$db" --run "$run" --format folded)
 is $? 0 "folded report exits 0"
@@ -80,8 +84,9 @@ contains "$cmp" "degree of overlap: 1.0000" "compare: a run and its own folded o
 text=$("$ICPPD" report -d "$db" --run "$run")
 contains "$text" "k = 3, self weights" "text: says k and the weights"
 contains "$text" "<- path_a" "text: callers marked <-"
-# A rare sample may land where training never sampled (startup code):
-# it shows as unknown, so "nearly all" rather than all.
+# A rare sample may land where training never sampled (startup code,
+# about a millisecond of the 270): it shows as unknown, so "nearly all"
+# rather than all; 98 % leaves room for 5 such samples.
 pct=$(printf '%s\n' "$text" | sed -n 's/^inferred: \([0-9.]*\)% precise.*/\1/p')
 ok $(awk -v p="$pct" 'BEGIN { exit !(p >= 98) }'; echo $?) \
 	"text: the header gives the precise share, >= 98% without collisions ($pct)"
@@ -94,8 +99,10 @@ inf=$("$ICPPD" report -d "$db" --run "$run" --k inf --format folded)
 contains "$inf" "_start;__libc_start_main;__libc_start_call_main;main;path_a;work " "--k inf: whole paths"
 incl=$("$ICPPD" report -d "$db" --run "$run" --k 0 --inclusive --format json)
 main_w=$(printf '%s' "$incl" | grep -o '"function": "main", "samples": [0-9.]*' | sed 's/.*: //')
-unknown=$(q "SELECT coalesce(round(sum(samples)), 0) FROM v_inferred WHERE run_id = $run AND how = 'unknown'")
-is "${main_w%.*}" "$((sum - ${unknown%.*}))" "--inclusive: main holds every sample not of unknown callers"
+# Not every sample outside main is unknown: a startup sample in the
+# dynamic loader may have a precise path of its own, without main.
+through=$(q "SELECT round(sum(samples)) FROM v_inferred WHERE run_id = $run AND ';' || path || ';' LIKE '%;main;%'")
+is "$(printf '%.0f' "$main_w")" "$(printf '%.0f' "$through")" "--inclusive: main holds every sample whose inferred path runs through main"
 out=$("$ICPPD" report -d "$db" --run "$run" --similar 60)
 is $? 0 "--similar exits 0"
 printf '%s\n' "$out" | grep -q '<- path_a'
@@ -127,7 +134,7 @@ is "$(q "SELECT printf('%.1f', 100 * precise) FROM v_inference_summary WHERE run
 	"v_inference_summary: the precise share of the report's header"
 is "$(q "SELECT count(*) FROM v_inferred WHERE run_id = $run AND path LIKE '_start;%;main;path_a;work'")" 1 \
 	"v_inferred: whole paths from _start"
-rec=$("$ICPPD" record -q -d "$db" -- "$PROGS/heights-nofp" 3 2>/dev/null >/dev/null; last_run)
+rec=$("$ICPPD" record -q -d "$db" -- "$PROGS/heights-nofp" 10 2>/dev/null >/dev/null; last_run)
 is "$(q "SELECT count(*) > 0 FROM inferred WHERE run_id = $rec")" 1 \
 	"record stores its inferred contexts at once"
 
@@ -147,9 +154,10 @@ fi
 chmod 755 "$tmp/ro"
 
 # collide: trained on a and b, the shared CID of target is ambiguous:
-# target is certain, its callers are apportioned ('~').
-"$ICPPD" train $TRAIN_OPTS -q -d "$tmp/c.db" -- "$PROGS/collide" ab 10 >/dev/null
-"$ICPPD" record -q -d "$tmp/c.db" -- "$PROGS/collide" ab 10 >/dev/null
+# target is certain, its callers are apportioned ('~').  target burns
+# 40 ms a call, each via_X 10 ms.
+"$ICPPD" train $TRAIN_OPTS -q -d "$tmp/c.db" -- "$PROGS/collide" ab 40 >/dev/null
+"$ICPPD" record -q -d "$tmp/c.db" -- "$PROGS/collide" ab 40 >/dev/null
 crun=$(last_run "$tmp/c.db")
 is "$(q "SELECT round(certain) = round(samples) FROM v_kccf WHERE run_id = $crun
 	AND function = 'target' AND level = 0" "$tmp/c.db")" 1 "ambiguous: target itself is certain"
@@ -160,8 +168,8 @@ contains "$text" "<- via_a  ~" "ambiguous: via_a marked ~ in the text"
 contains "$text" "ambiguous (apportioned)" "the header gives the ambiguous share"
 # Trained on a only, run through c: via_c's CID was never seen and no
 # chain of known edges explains it: an unknown frame, never a guess.
-"$ICPPD" train $TRAIN_OPTS -q -d "$tmp/m.db" -- "$PROGS/collide" a 10 >/dev/null
-"$ICPPD" record -q -d "$tmp/m.db" -- "$PROGS/collide" c 10 >/dev/null
+"$ICPPD" train $TRAIN_OPTS -q -d "$tmp/m.db" -- "$PROGS/collide" a 40 >/dev/null
+"$ICPPD" record -q -d "$tmp/m.db" -- "$PROGS/collide" c 40 >/dev/null
 text=$("$ICPPD" report -d "$tmp/m.db" --k 1 --min-percent 0)
 contains "$text" "<- [unknown callers of via_c at height" "missing: via_c under an unknown frame"
 printf '%s\n' "$text" | grep -A1 '^ .* via_c$' | grep -q '<- main'

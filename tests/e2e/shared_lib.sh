@@ -2,14 +2,16 @@
 # A function in a shared library, reached through two paths.
 . "$TESTS_SRCDIR/e2e/lib.sh"
 require_perf
+ms=30			# CPU per burn
+min=$(min_samples $ms)
 
-TRUTH_FILE=$tmp/truth "$ICPPD" record -q -d "$db" -- "$PROGS/uselib" 10
+TRUTH_FILE=$tmp/truth "$ICPPD" record -q -d "$db" -- "$PROGS/uselib" $ms
 is $? 0 "uselib: exit status 0"
 run=$(last_run)
 load_truth "$tmp/truth"
-check_truth "$run" "uselib"
+check_truth "$run" "uselib" "$min"
 is "$(q "SELECT DISTINCT module FROM v_cids WHERE run_id = $run AND function = 'lib_work'")" "$PROGS/libwork.so" \
 	"lib_work attributed to libwork.so"
-is "$(q "SELECT count(DISTINCT height) FROM v_cids WHERE run_id = $run AND function = 'lib_work' AND samples >= 5")" 2 \
+is "$(q "SELECT count(DISTINCT height) FROM v_cids WHERE run_id = $run AND function = 'lib_work' AND samples >= $min")" 2 \
 	"two paths into the library, two heights"
 done_testing

@@ -32,10 +32,13 @@ check_heights() {	# check_heights PROGRAM LABEL
 	is "$wrong" 0 "$2: no path-map node of those functions at another height"
 }
 
+# Each burn is 20 ms of CPU: 20 samples at 1000 Hz, and every path
+# needs one (the ring holds a second of samples: none is lost).
+ms=20
 expected_heights="main main;indirect main;path_a main;path_a;work main;path_b main;path_b;leaf main;path_b;work main;recurse main;recurse;recurse main;recurse;recurse;recurse main;recurse;recurse;recurse;recurse "
 
 for variant in nofp fp; do
-	out=$(TRUTH_FILE=$tmp/truth-$variant "$ICPPD" train $TRAIN_OPTS -d "$db" -- "$PROGS/heights-$variant" 10 2>&1)
+	out=$(TRUTH_FILE=$tmp/truth-$variant "$ICPPD" train $TRAIN_OPTS -d "$db" -- "$PROGS/heights-$variant" $ms 2>&1)
 	is $? 0 "heights-$variant: train exits with the program's status"
 	contains "$out" " 0 truncated" "heights-$variant: no stack copy truncated"
 	contains "$out" "0 failed" "heights-$variant: no unwind failed"
@@ -73,7 +76,7 @@ is "$(own_paths heights-nofp main)" "$expected_heights" "merged map: still exact
 is "$(q "SELECT count(*) FROM v_path_maps WHERE kind = 'train'")" 2 "stripped copy shares the build's map"
 
 # Threads: each thread's path starts at clone3 and uses its own base.
-TRUTH_FILE=$tmp/truth-threads "$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$PROGS/threads" 5
+TRUTH_FILE=$tmp/truth-threads "$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$PROGS/threads" $ms
 load_truth "$tmp/truth-threads"
 check_heights threads threads
 is "$(q "SELECT count(DISTINCT path) FROM v_paths WHERE program LIKE '%/threads'
@@ -82,7 +85,7 @@ is "$(q "SELECT count(DISTINCT path) FROM v_paths WHERE program LIKE '%/threads'
 is "$(own_paths threads main)" "main main;main_work " "threads: main thread paths"
 
 # Shared library: frames in libwork.so, called from the executable.
-TRUTH_FILE=$tmp/truth-uselib "$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$PROGS/uselib" 10
+TRUTH_FILE=$tmp/truth-uselib "$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$PROGS/uselib" $ms
 load_truth "$tmp/truth-uselib"
 check_heights uselib uselib
 is "$(q "SELECT group_concat(p, ' ') FROM (SELECT DISTINCT substr(path, instr(path, ';main;') + 1) p
@@ -92,7 +95,8 @@ is "$(q "SELECT group_concat(p, ' ') FROM (SELECT DISTINCT substr(path, instr(pa
 
 # Signal frames: from the handler through glibc's __restore_rt (CFI
 # marked 'S') into the function the signal interrupted, up to _start.
-# (on_alarm calls in_handler in tail position: no frame of its own.)
+# (on_prof calls in_handler in tail position: no frame of its own.)
+# 40 signals, 1 ms of CPU in the handler each: 40 samples there.
 TRUTH_FILE=$tmp/truth-sig "$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$PROGS/sigframe" 40
 load_truth "$tmp/truth-sig"
 check_heights sigframe sigframe
@@ -104,7 +108,7 @@ is "$(q "SELECT count(*) FROM v_paths WHERE program LIKE '%/sigframe' AND functi
 	"sigframe: no other path for in_handler"
 
 # A stack copy too short for the stack: counted, nothing learned.
-out=$("$ICPPD" train $TRAIN_OPTS -d "$tmp/short.db" --stack-size 64 -- "$PROGS/heights-nofp" 3 2>&1 >/dev/null)
+out=$("$ICPPD" train $TRAIN_OPTS -d "$tmp/short.db" --stack-size 64 -- "$PROGS/heights-nofp" 10 2>&1 >/dev/null)
 run=$(q "SELECT max(run_id) FROM v_runs" "$tmp/short.db")
 trunc=$(q "SELECT value FROM v_run_counters WHERE run_id = $run AND name = 'unwind.truncated'" "$tmp/short.db")
 ok $([ "$trunc" -gt 0 ]; echo $?) "--stack-size 64: truncated samples counted ($trunc)"

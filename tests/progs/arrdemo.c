@@ -12,24 +12,38 @@
  *   place: u_nofp (no frame pointer), u_alloca (RSP changes in the
  *   body) and u_nosub (no locals, no "sub $N,%rsp").
  *
- * Usage: arrdemo SEED [MILLIONS]   prints checksums of each path.
+ * Each of mix, leaf_d and step computes a fixed number of ROUNDS (so the
+ * output depends on SEED alone) and repeats that computation until the
+ * call has used MS milliseconds of CPU (burn.h), so that sample counts
+ * do not depend on the speed of the CPU.
+ *
+ * Usage: arrdemo SEED [MS]   prints checksums of each path (MS: default 2)
  */
 #include <alloca.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#define NOINLINE __attribute__((noinline, noclone))
+#include "burn.h"
 
-static long iters = 2000000;
+#define NOINLINE __attribute__((noinline, noclone))
+#define ROUNDS 65536
+
+uint64_t burn_ns = 2000000;
 volatile uint64_t sink;
 
 NOINLINE static uint64_t mix(uint64_t x, volatile uint64_t *out)
 {
-	for (long i = 0; i < iters; i++)
-		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-	*out = x;
-	return x;
+	uint64_t end = thread_cpu_ns() + burn_ns, y;
+
+	do {
+		y = x;
+		__asm__ volatile("" : "+r"(y));	/* recompute every time */
+		for (long i = 0; i < ROUNDS; i++)
+			y = y * 6364136223846793005ULL + 1442695040888963407ULL;
+		*out = y;
+	} while (thread_cpu_ns() < end);
+	return y;
 }
 
 /* Equal frames: the constants keep GCC from merging them. */
@@ -48,10 +62,13 @@ VIA(via_c, 0xc)
 NOINLINE static uint64_t leaf_d(uint64_t x)
 {
 	volatile uint64_t slot[2];
+	uint64_t end = thread_cpu_ns() + burn_ns;
 
-	slot[0] = x;
-	for (long i = 0; i < iters; i++)
-		slot[0] = slot[0] * 2862933555777941757ULL + 3037000493ULL;
+	do {
+		slot[0] = x;
+		for (long i = 0; i < ROUNDS; i++)
+			slot[0] = slot[0] * 2862933555777941757ULL + 3037000493ULL;
+	} while (thread_cpu_ns() < end);
 	return slot[0];
 }
 
@@ -78,10 +95,13 @@ NOINLINE static uint64_t fb(uint64_t x, int depth)
 NOINLINE static uint64_t step(uint64_t x)
 {
 	volatile uint64_t slot[2];
+	uint64_t end = thread_cpu_ns() + burn_ns;
 
-	slot[0] = x;
-	for (long i = 0; i < iters; i++)
-		slot[0] ^= slot[0] << 7, slot[0] ^= slot[0] >> 9;
+	do {
+		slot[0] = x;
+		for (long i = 0; i < ROUNDS; i++)
+			slot[0] ^= slot[0] << 7, slot[0] ^= slot[0] >> 9;
+	} while (thread_cpu_ns() < end);
 	return slot[0];
 }
 
@@ -100,7 +120,10 @@ NOINLINE static uint64_t u_alloca(uint64_t x, size_t n)
 
 	for (size_t i = 0; i < n; i++)
 		p[i] = x + i;
-	return step(p[0]) + p[n - 1];
+	/* nothing live across the call: no callee-saved register to push,
+	 * so the first change of RSP stays the variable "sub %reg,%rsp"
+	 * whatever registers step() clobbers (GCC's IPA-RA) */
+	return step(p[n - 1]) + 1;
 }
 
 NOINLINE static uint64_t u_nosub(uint64_t x)
@@ -113,7 +136,7 @@ int main(int argc, char **argv)
 	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 10) : 1;
 
 	if (argc > 2)
-		iters = atol(argv[2]) * 1000000L;
+		burn_set_ms(argv[2]);
 	printf("a %llu\n", (unsigned long long)via_a(seed));
 	printf("b %llu\n", (unsigned long long)via_b(seed + 1));
 	printf("c %llu\n", (unsigned long long)via_c(seed + 2));

@@ -2,11 +2,14 @@
 # Builds the test programs with exact flags: with and without frame
 # pointers, PIE and non-PIE, stripped, a shared library, threads.
 # Usage: build.sh SRCDIR OUTDIR
+# PROG_CFLAGS is added to every program: -DBURN_FAST or -DBURN_SLOW=N
+# change how fast the burn loop runs (burn.h), to prove that the tests
+# do not depend on it.
 set -e
 src=$1
 out=$2
 cc=${CC:-gcc}
-common="-O2 -g -Wall -I$src"
+common="-O2 -g -Wall -I$src ${PROG_CFLAGS:-}"
 mkdir -p "$out"
 $cc $common -fno-omit-frame-pointer -o "$out/heights-fp" "$src/heights.c"
 $cc $common -fomit-frame-pointer -o "$out/heights-nofp" "$src/heights.c"

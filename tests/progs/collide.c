@@ -8,12 +8,14 @@
  * has one candidate that is wrong for a run through "c" (incorrect).
  * Each via_X burns a little itself, so its own CID shows up too.
  *
- * Usage: collide PATHS [MILLIONS]   PATHS: letters from "abc"
+ * Usage: collide PATHS [MS]   PATHS: letters from "abc"; MS: CPU
+ * milliseconds target burns per call (default 10), a quarter of it in
+ * each via_X.
  */
 #include "truth.h"
 
 volatile uint64_t sink;
-long iters = 10000000;
+uint64_t burn_ns = 10000000;
 
 NOINLINE static void target(uintptr_t *cfa)
 {
@@ -26,13 +28,10 @@ NOINLINE static void target(uintptr_t *cfa)
 NOINLINE static void name(void) \
 { \
 	volatile char pad[32]; \
-	long saved = iters; \
 	uintptr_t c; \
 	\
 	pad[0] = k; \
-	iters /= 4; \
-	BURN(); \
-	iters = saved; \
+	burn_for(burn_ns / 4); \
 	target(&c); \
 	truth("target", c); \
 	CFA_OF(c); \
@@ -48,7 +47,7 @@ int main(int argc, char **argv)
 	const char *paths = argc > 1 ? argv[1] : "ab";
 
 	if (argc > 2)
-		iters = atol(argv[2]) * 1000000L;
+		burn_set_ms(argv[2]);
 	for (; *paths; paths++) {
 		if (*paths == 'a')
 			via_a();
@@ -57,5 +56,6 @@ int main(int argc, char **argv)
 		else if (*paths == 'c')
 			via_c();
 	}
+	truth_process_cpu();
 	return (int)(sink & 0);
 }

@@ -1,14 +1,14 @@
 /*
  * forker.c - a parent that forks a child which burns in child_work, and
  * a second child that execs another program (argv[2...]).
- * Usage: forker MILLIONS PROGRAM [ARGS...]
+ * Usage: forker MS PROGRAM [ARGS...]   MS: CPU milliseconds each burns
  */
 #include "truth.h"
 
 #include <sys/wait.h>
 
 volatile uint64_t sink;
-long iters = 20000000;
+uint64_t burn_ns = 20000000;
 
 NOINLINE static void child_work(uintptr_t *cfa)
 {
@@ -32,11 +32,12 @@ int main(int argc, char **argv)
 	pid_t a, b;
 
 	if (argc > 1)
-		iters = atol(argv[1]) * 1000000L;
+		burn_set_ms(argv[1]);
 	a = fork();
 	if (a == 0) {
 		child_work(&c);
 		truth("child_work", c);
+		truth_process_cpu();
 		_exit(0);
 	}
 	b = fork();
@@ -49,5 +50,6 @@ int main(int argc, char **argv)
 	truth("parent_work", c);
 	waitpid(a, NULL, 0);
 	waitpid(b, NULL, 0);
+	truth_process_cpu();
 	return 0;
 }

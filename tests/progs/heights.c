@@ -4,18 +4,18 @@
  * (recurse, one height per depth), a call through a function pointer
  * (indirect), a leaf that needs no frame (leaf), and main itself.
  *
- * Usage: heights [MILLIONS [spin SECONDS | kill SIGNAL]]
- *   MILLIONS  iterations per burn, in millions (default 20)
- *   spin S    then burn in spin_forever() for S seconds (signal tests)
+ * Usage: heights [MS [spin SECONDS | kill SIGNAL]]
+ *   MS        CPU milliseconds per burn (default 20); nine burns in all
+ *   spin S    then burn in spin_forever() for S seconds of CPU, saying
+ *             "CPU ... spin_forever MS" every 100 ms of it (signal tests)
  *   kill N    then raise signal N
  */
 #include "truth.h"
 
 #include <signal.h>
-#include <time.h>
 
 volatile uint64_t sink;
-long iters = 20000000;
+uint64_t burn_ns = 20000000;
 
 NOINLINE static void leaf(uintptr_t *cfa)
 {
@@ -85,17 +85,16 @@ static void (*volatile fnptr)(uintptr_t *) = indirect;
 
 NOINLINE static void spin_forever(double seconds)
 {
-	struct timespec t0, t;
+	uint64_t spun = 0;
 	uintptr_t c;
 
 	CFA_OF(c);
 	truth("spin_forever", c);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
-		for (long i = 0; i < 1000000; i++)
-			sink += (uint64_t)i;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (t.tv_sec - t0.tv_sec + (t.tv_nsec - t0.tv_nsec) / 1e9 < seconds);
+	while (spun < seconds * 1e9) {
+		burn_for(100000000);
+		spun += 100000000;
+		truth_cpu("spin_forever", spun);
+	}
 }
 
 int main(int argc, char **argv)
@@ -103,7 +102,7 @@ int main(int argc, char **argv)
 	uintptr_t c;
 
 	if (argc > 1)
-		iters = atol(argv[1]) * 1000000L;
+		burn_set_ms(argv[1]);
 	CFA_OF(c);
 	truth("main", c);
 	BURN();
@@ -114,6 +113,7 @@ int main(int argc, char **argv)
 	truth("indirect", c);
 	if (argc > 3 && !strcmp(argv[2], "spin"))
 		spin_forever(atof(argv[3]));
+	truth_process_cpu();
 	if (argc > 3 && !strcmp(argv[2], "kill"))
 		raise(atoi(argv[3]));
 	return (int)(sink & 0);

@@ -5,7 +5,7 @@
 #include "truth.h"
 
 volatile uint64_t sink;
-long iters = 20000000;
+uint64_t burn_ns = 20000000;
 
 NOINLINE void lib_work(uintptr_t *cfa)
 {

@@ -4,7 +4,10 @@
  * CFI is marked 'S') into the interrupted function.  An unwinder that
  * does not follow the signal frame cannot reach main from the handler.
  *
- * Usage: sigframe [MILLIONS]   (handler burns MILLIONS/4 per signal)
+ * A signal comes every 20 ms of the process's CPU time (ITIMER_PROF),
+ * 40 in all; the handler burns MS/40 CPU milliseconds of each.
+ *
+ * Usage: sigframe [MS]   (default 40)
  */
 #include "truth.h"
 
@@ -12,23 +15,20 @@
 #include <sys/time.h>
 
 volatile uint64_t sink;
-long iters = 40000000;
+uint64_t burn_ns = 40000000;
 static volatile sig_atomic_t signals;
 
 NOINLINE static void in_handler(void)
 {
 	uintptr_t c;
-	long saved = iters;
 
 	CFA_OF(c);
-	iters /= 40;
-	BURN();
-	iters = saved;
+	burn_for(burn_ns / 40);
 	if (signals == 1)
 		truth("in_handler", c);
 }
 
-static void on_alarm(int sig)
+static void on_prof(int sig)
 {
 	(void)sig;
 	signals++;
@@ -50,9 +50,10 @@ int main(int argc, char **argv)
 	struct itimerval it = { { 0, 20000 }, { 0, 20000 } };
 
 	if (argc > 1)
-		iters = atol(argv[1]) * 1000000L;
-	signal(SIGALRM, on_alarm);
-	setitimer(ITIMER_REAL, &it, NULL);
+		burn_set_ms(argv[1]);
+	signal(SIGPROF, on_prof);
+	setitimer(ITIMER_PROF, &it, NULL);
 	interrupted();
+	truth_process_cpu();
 	return (int)(sink & 0);
 }

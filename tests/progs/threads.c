@@ -1,12 +1,13 @@
 /*
  * threads.c - threads with stacks of their own: each thread reaches
  * thread_work at another depth (nest), and main burns in main_work.
- * Usage: threads [MILLIONS [NTHREADS]]
+ * Usage: threads [MS [NTHREADS]]   MS: CPU milliseconds each thread burns
+ * (default 20)
  */
 #include "truth.h"
 
 volatile uint64_t sink;
-long iters = 20000000;
+uint64_t burn_ns = 20000000;
 
 NOINLINE static void thread_work(uintptr_t *cfa)
 {
@@ -52,7 +53,7 @@ int main(int argc, char **argv)
 	uintptr_t c;
 
 	if (argc > 1)
-		iters = atol(argv[1]) * 1000000L;
+		burn_set_ms(argv[1]);
 	if (n > 16)
 		n = 16;
 	for (int i = 0; i < n; i++)
@@ -61,5 +62,6 @@ int main(int argc, char **argv)
 	truth("main_work", c);
 	for (int i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
+	truth_process_cpu();
 	return 0;
 }

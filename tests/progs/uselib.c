@@ -1,10 +1,9 @@
 /*
  * uselib.c - calls into libwork.so directly and through lib_outer.
- * Usage: uselib [MILLIONS]
+ * Usage: uselib [MS]   MS: CPU milliseconds of each burn (default 20)
  */
 #include "truth.h"
 
-extern long iters;
 void lib_work(uintptr_t *cfa);
 void lib_outer(void);
 
@@ -13,9 +12,10 @@ int main(int argc, char **argv)
 	uintptr_t c;
 
 	if (argc > 1)
-		iters = atol(argv[1]) * 1000000L;
+		burn_set_ms(argv[1]);
 	lib_work(&c);
 	truth("lib_work", c);
 	lib_outer();
+	truth_process_cpu();
 	return 0;
 }
