@@ -137,17 +137,45 @@ static int add_symbols(struct module *m, Elf *elf, Elf64_Word type)
 	return 0;
 }
 
+static size_t leading_underscores(const char *name)
+{
+	size_t n = 0;
+
+	while (name[n] == '_')
+		n++;
+	return n;
+}
+
+/*
+ * By address; at one address (aliases of one function) the name kept
+ * comes first: the name perf keeps, so that profiles compare by name.
+ * Sized over unsized, non-weak over weak, global over local, fewer
+ * leading underscores (memcpy over __memcpy), the longer name (glibc's
+ * __memmove_avx512_unaligned_erms over __memcpy_avx512_unaligned_erms),
+ * and then, where perf keeps whichever its table listed first, the
+ * first in byte order, so that the order of the tables never matters.
+ */
 static int cmp_sym(const void *a, const void *b)
 {
 	const struct symbol *x = a, *y = b;
+	size_t nx, ny;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	/* At one address prefer a sized, global name (memcpy over __memcpy). */
 	if ((x->size != 0) != (y->size != 0))
 		return x->size ? -1 : 1;
+	if ((x->bind == STB_WEAK) != (y->bind == STB_WEAK))
+		return x->bind == STB_WEAK ? 1 : -1;
 	if ((x->bind == STB_GLOBAL) != (y->bind == STB_GLOBAL))
 		return x->bind == STB_GLOBAL ? -1 : 1;
+	nx = leading_underscores(x->name);
+	ny = leading_underscores(y->name);
+	if (nx != ny)
+		return nx < ny ? -1 : 1;
+	nx = strlen(x->name);
+	ny = strlen(y->name);
+	if (nx != ny)
+		return nx > ny ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 

@@ -15,6 +15,32 @@ __attribute__((noinline)) int known_function(int x)
 	return x * 3 + 1;
 }
 
+/*
+ * Aliases: several names at one address.  The name kept is the one perf
+ * keeps: non-weak over weak, global over local, fewer leading
+ * underscores, the longer name, then byte order.  Each group's winner
+ * would lose under the rules that follow the one that decides it.
+ */
+int zz_strong_b(int x);
+int aaaa_weak_alias_b(int x);
+int zz_global_c(int x);
+int __alias_a_long_name(int x);
+int alias_a(int x);
+int __memcpy_d(int x);
+int __memmove_d(int x);
+int pick_e_one(int x);
+int pick_e_two(int x);
+__attribute__((noinline)) int zz_strong_b(int x) { return x * 5 + 2; }
+extern __typeof(zz_strong_b) aaaa_weak_alias_b __attribute__((weak, alias("zz_strong_b")));
+__attribute__((noinline)) int zz_global_c(int x) { return x * 7 + 3; }
+static __typeof(zz_global_c) aaaa_local_alias_c __attribute__((alias("zz_global_c"), used));
+__attribute__((noinline)) int __alias_a_long_name(int x) { return x * 13 + 6; }
+extern __typeof(__alias_a_long_name) alias_a __attribute__((alias("__alias_a_long_name")));
+__attribute__((noinline)) int __memcpy_d(int x) { return x * 9 + 4; }
+extern __typeof(__memcpy_d) __memmove_d __attribute__((alias("__memcpy_d")));
+__attribute__((noinline)) int pick_e_two(int x) { return x * 11 + 5; }
+extern __typeof(pick_e_two) pick_e_one __attribute__((alias("pick_e_two")));
+
 static uint64_t vaddr_of(struct module *m, const void *fn)
 {
 	char line[512];
@@ -52,6 +78,22 @@ int main(void)
 	ok(strlen(module__build_id(m)) == 40, "build-id read (%s)", module__build_id(m));
 	ok(module__nr_symbols(m) > 10, "symbols loaded");
 	is_int(module__function(m, 0x10, &f), -ENOENT, "no function at 0x10");
+	{
+		static const struct { const void *fn; const char *want, *why; } al[] = {
+			{ zz_strong_b, "zz_strong_b", "non-weak over weak" },
+			{ zz_global_c, "zz_global_c", "global over local" },
+			{ alias_a, "alias_a", "fewer leading underscores" },
+			{ __memcpy_d, "__memmove_d", "the longer name (perf's memmove)" },
+			{ pick_e_two, "pick_e_one", "then byte order" },
+		};
+
+		for (size_t i = 0; i < sizeof(al) / sizeof(al[0]); i++) {
+			f.name = NULL;
+			module__function(m, vaddr_of(m, al[i].fn), &f);
+			is_str(f.name ? f.name : "(none)", al[i].want,
+			       "aliases: %s", al[i].why);
+		}
+	}
 
 	/* A stripped copy: no names, the same identities from .eh_frame. */
 	fd = mkstemp(tmp);
