@@ -42,7 +42,9 @@ struct cli_option {
 struct cli_command {
 	const char *name;
 	const char *synopsis;	/* after "icppd NAME " */
-	const char *summary;	/* one line */
+	const char *brief;	/* one line for 'icppd --help': the man
+				 * page's NAME line (tests/e2e/cli.sh) */
+	const char *summary;	/* a paragraph, for 'icppd NAME --help' */
 	const struct cli_option *options;
 	size_t noptions;
 	const char *epilog;	/* extra help text, or NULL */

@@ -51,6 +51,7 @@ static const struct cli_option arr_options[] = {
 const struct cli_command arr_command = {
 	.name = "arr",
 	.synopsis = "[options] -o OUT BINARY",
+	.brief = "activation record resizing: separate colliding context identifiers",
 	.summary = "Activation record resizing: write a copy of BINARY whose\n"
 		   "chosen functions have larger frames, so that colliding\n"
 		   "context identifiers separate.",

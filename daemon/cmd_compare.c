@@ -41,6 +41,7 @@ static const struct cli_option compare_options[] = {
 const struct cli_command compare_command = {
 	.name = "compare",
 	.synopsis = "[options] A B",
+	.brief = "how alike two call-path profiles are",
 	.summary = "Score how alike two profiles are: degree of overlap and\n"
 		   "hot-edge coverage of B against the reference A.",
 	.options = compare_options,

@@ -91,6 +91,7 @@ const struct cli_command daemon_command = {
 	.name = "daemon",
 	.synopsis = "[-c CONFIG] [--foreground] [-d DB] [--socket PATH] [-F HZ]\n"
 		    "       [--exe PATH]... [--comm NAME]... [--pid PID]...",
+	.brief = "continuous, low-overhead call-path profiling of running processes",
 	.summary = "Profile the watched processes continuously, at a low rate,\n"
 		   "into the database; control it with icppd ctl.",
 	.options = daemon_options,
@@ -775,6 +776,7 @@ static const struct cli_option ctl_options[] = {
 const struct cli_command ctl_command = {
 	.name = "ctl",
 	.synopsis = "[--socket PATH] status|flush|stop",
+	.brief = "control a running icppd daemon",
 	.summary = "Ask a running icppd daemon for its status, to flush now, or\n"
 		   "to stop.",
 	.options = ctl_options,
@@ -787,8 +789,19 @@ int cmd_ctl(int argc, char **argv)
 {
 	struct ctl_opts o = { 0 };
 	char path[PATH_MAX];
-	int idx = cli__parse(&ctl_command, argc, argv, &o);
+	int idx;
 
+	/* every other subcommand takes -d: say why this one does not */
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], "-d", 2) ||
+		    !strncmp(argv[i], "--database", 10)) {
+			fprintf(stderr, "icppd: ctl: %s: ctl talks to the daemon "
+				"through its control socket, not to a database: "
+				"give --socket PATH ('icppd ctl status' names the "
+				"daemon's database)\n", argv[i]);
+			return 2;
+		}
+	idx = cli__parse(&ctl_command, argc, argv, &o);
 	if (idx < 0)
 		return idx == -1 ? 0 : 2;
 	if (argc - idx != 1 || (strcmp(argv[idx], "status") &&

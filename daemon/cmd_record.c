@@ -21,6 +21,7 @@ static const struct cli_option record_options[] = {
 const struct cli_command record_command = {
 	.name = "record",
 	.synopsis = "[options] -- COMMAND [ARGS...]\n       icppd record [options] -p PID",
+	.brief = "the measurement run: sample stack pointer and program counter",
 	.summary = "Sample the stack pointer and program counter of COMMAND (or of\n"
 		   "a running process) and store context identifiers (function,\n"
 		   "stack height) in the profile database.",

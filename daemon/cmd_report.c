@@ -79,6 +79,7 @@ static const struct cli_option report_options[] = {
 const struct cli_command report_command = {
 	.name = "report",
 	.synopsis = "[options]",
+	.brief = "call paths of a run: k-calling-context forests, hot contexts",
 	.summary = "Show a run's call paths: for each function, its hottest\n"
 		   "calling contexts of up to K callers, inferred from the\n"
 		   "context identifiers through the training path maps.",

@@ -33,6 +33,7 @@ static const struct cli_option train_options[] = {
 const struct cli_command train_command = {
 	.name = "train",
 	.synopsis = "[options] -- COMMAND [ARGS...]\n       icppd train [options] -p PID",
+	.brief = "the training run: learn the path map of a program",
 	.summary = "Learn the path map of COMMAND: sample it with copies of its\n"
 		   "stack, unwind them with the DWARF CFI, and store every call\n"
 		   "path with the context identifiers of all its frames.",

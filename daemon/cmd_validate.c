@@ -38,6 +38,7 @@ static const struct cli_option validate_options[] = {
 const struct cli_command validate_command = {
 	.name = "validate",
 	.synopsis = "[options] -- COMMAND [ARGS...]\n       icppd validate [options] -p PID",
+	.brief = "score call-path inference against the true stacks",
 	.summary = "Score inference: record COMMAND with the true stack of each\n"
 		   "sample, and compare the paths the path map gives for each\n"
 		   "context identifier with the truth.",

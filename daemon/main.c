@@ -28,9 +28,8 @@ static void usage(FILE *out)
 		"Inferred call path profiling: samples of the stack pointer and\n"
 		"program counter, stored in SQLite.\n\nSubcommands:\n");
 	for (size_t i = 0; i < NR_COMMANDS; i++)
-		fprintf(out, "  %-10s %.*s\n", commands[i].cmd->name,
-			(int)strcspn(commands[i].cmd->summary, "\n"),
-			commands[i].cmd->summary);
+		fprintf(out, "  %-10s %s\n", commands[i].cmd->name,
+			commands[i].cmd->brief);
 	fprintf(out, "\n'icppd SUBCOMMAND --help' describes each; see icppd(1).\n");
 }
 

@@ -15,7 +15,12 @@ is $? 2 "no subcommand: usage error 2"
 
 # Every long option of each subcommand's --help is in its man page.
 for cmd in record train validate report compare arr daemon ctl; do
-	contains "$("$ICPPD" --help)" "$cmd" "icppd --help lists $cmd"
+	page=$man/icppd-$cmd.1
+	[ -f "$page" ] || page=$man/icppd-$cmd.8
+	# whole sentences: the line is the man page's NAME line, uncut
+	name=$(sed -n '/^\.SH NAME/{n;s/^icppd-[a-z]* \\- //;p;}' "$page")
+	is "$("$ICPPD" --help | sed -n "s/^  $cmd  *//p")" "$name" \
+		"icppd --help describes $cmd as icppd-$cmd's NAME line does"
 	for opt in $("$ICPPD" $cmd --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
 		page=$man/icppd-$cmd.1
 		[ -f "$page" ] || page=$man/icppd-$cmd.8
@@ -23,6 +28,15 @@ for cmd in record train validate report compare arr daemon ctl; do
 		ok $? "icppd-$cmd(1) documents $opt"
 	done
 done
+# -d FILE everywhere but ctl, which says why not.
+for cmd in record train validate report compare arr daemon; do
+	contains "$("$ICPPD" $cmd --help)" "-d, --database FILE" "icppd $cmd takes -d FILE"
+done
+out=$("$ICPPD" ctl -d x status 2>&1)
+is $? 2 "ctl -d: usage error"
+contains "$out" "icppd: ctl: -d: ctl talks to the daemon through its control socket, not to a database: give --socket PATH" \
+	"ctl -d: says what ctl takes instead"
+
 # Every public view is documented in icppd-schema(5).
 "$ICPPD" record -q -d "$db" -- true 2>/dev/null
 for v in $(q "SELECT name FROM sqlite_master WHERE type = 'view' ORDER BY name"); do
