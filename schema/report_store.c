@@ -64,9 +64,14 @@ static int select_ints(struct store *st, const char *sql, const char *what,
 	return ret == 2 ? 0 : ret == 0 ? 1 : -1;
 }
 
+/* Runs a report shows unless told otherwise: measurement runs.  Training
+ * and validation runs sample stack copies at other rates; they are
+ * reported only by --run ID. */
+#define MEASUREMENT "kind IN ('record', 'daemon')"
+
 int store__latest_run(struct store *st, int64_t *id)
 {
-	return select_ints(st, "SELECT MAX(id) FROM runs WHERE kind != 'train'"
+	return select_ints(st, "SELECT MAX(id) FROM runs WHERE " MEASUREMENT
 			   " HAVING MAX(id) IS NOT NULL", "finding the latest run",
 			   NULL, 0, id);
 }
@@ -183,7 +188,7 @@ static int cid_row(sqlite3_stmt *s, void *ctx)
 /* The WHERE clause of a selection over cid_samples c, parameters ?1-?5. */
 #define SELECTION \
 	" WHERE c.run_id IN (SELECT id FROM runs WHERE (?1 > 0 AND id = ?1)" \
-	"  OR (?1 = 0 AND kind != 'train' AND started_ns <= ?3" \
+	"  OR (?1 = 0 AND " MEASUREMENT " AND started_ns <= ?3" \
 	"      AND COALESCE(ended_ns, ?3) >= ?2))" \
 	" AND (?4 = 0 OR c.pid = ?4)" \
 	" AND (?5 IS NULL OR c.program_id IN" \
@@ -252,7 +257,7 @@ int store__window_runs(struct store *st, const struct store_selection *sel,
 		" COALESCE(MAX(id), 0), COALESCE(SUM(samples), 0),"
 		" COALESCE(SUM(unresolved), 0) FROM runs WHERE id IN"
 		" (SELECT id FROM runs WHERE (?1 > 0 AND id = ?1)"
-		"  OR (?1 = 0 AND kind != 'train' AND started_ns <= ?3"
+		"  OR (?1 = 0 AND " MEASUREMENT " AND started_ns <= ?3"
 		"      AND COALESCE(ended_ns, ?3) >= ?2))"
 		" AND ?4 = ?4 AND (?5 IS NULL OR ?5 = ?5)",
 		"reading runs", sel, window_row, v);

@@ -25,8 +25,8 @@ struct run_row {
 	int64_t started_ns;
 };
 
-/* The latest run that is not a training run, in *@id; 1 when there is
- * none. */
+/* The latest measurement run (record or daemon) in *@id; 1 when there
+ * is none. */
 int store__latest_run(struct store *st, int64_t *id);
 /* Run @id; 1 when there is no such run. */
 int store__run(struct store *st, int64_t id, struct run_row *out);

@@ -53,7 +53,7 @@ for variant in nofp fp; do
 	is "$(q "SELECT value = (SELECT resolved FROM v_runs WHERE run_id = $run) FROM v_run_counters
 		WHERE run_id = $run AND name = 'unwind.complete'")" 1 \
 		"heights-$variant: every sample with a CID unwound"
-	is "$(q "SELECT count(*) FROM v_paths WHERE program LIKE '%/heights-$variant' AND path LIKE '_start;__libc_start_main;%main;path_b;work'")" 1 \
+	is "$(q "SELECT count(*) FROM v_paths WHERE program LIKE '%/heights-$variant' AND path LIKE '_start;__libc_start_main%;%main;path_b;work'")" 1 \
 		"heights-$variant: whole path from _start, through libc, to work"
 done
 

@@ -22,7 +22,7 @@ is $? 1 "validate before training: exit status 1"
 contains "$out" "no training in the database for it: run 'icppd train -- $PROGS/heights-nofp' first" \
 	"validate before training: says what to run"
 is "$(q "SELECT count(*) FROM v_runs")" 0 "validate before training: no run started"
-out=$("$ICPPD" record -d "$db" -- "$PROGS/heights-nofp" 1 2>&1 >/dev/null)
+out=$("$ICPPD" record -d "$db" -- "$PROGS/heights-nofp" 10 2>&1 >/dev/null)
 is $? 0 "record before training still records"
 contains "$out" "has no training yet" "record before training: says what is missing"
 
@@ -58,6 +58,10 @@ fi
 is "$(q "SELECT samples FROM v_validation_summary WHERE run_id = $run")" "$samples" \
 	"scores stored: v_validation_summary has the run's samples"
 is "$(q "SELECT kind FROM v_path_maps WHERE run_id = $run")" truth "the run's true paths kept as its own map"
+# A report without --run shows the latest measurement run (run 1), not
+# the newer validation run.
+contains "$("$ICPPD" report -d "$db" --k 0)" "run 1 (record, $PROGS/heights-nofp 10)" \
+	"report without --run: the latest record run, not validation run $run"
 text=$("$ICPPD" validate -q -d "$db" -- "$PROGS/heights-nofp" 10 | grep -v '^TRUTH')
 contains "$text" "precise" "text format: a table of outcomes"
 contains "$text" "candidates" "text format: degree of ambiguity"
