@@ -51,8 +51,9 @@ static const struct cli_option report_options[] = {
 	  "2026-11-22T07:00:00 (UTC) or seconds since 1970", 0, 0 },
 	{ "until", 0, CLI_STRING, OPT(until), "T",
 	  "... up to time T (default now)", 0, 0 },
-	{ "exe", 0, CLI_STRING, OPT(exe), "PATH",
-	  "only the samples of processes running PATH", 0, 0 },
+	{ "exe", 0, CLI_STRING, OPT(exe), "PROGRAM",
+	  "only the samples of processes running PROGRAM (a path, or a "
+	  "name such as cc1)", 0, 0 },
 	{ "pid", 'p', CLI_UINT, OPT(pid), "PID",
 	  "only the samples of process PID", 1, INT32_MAX },
 	{ "k", 'k', CLI_STRING, OPT(k), "K",
@@ -619,6 +620,65 @@ static int parse_time(const char *s, int64_t *ns)
 	return -1;
 }
 
+/* What --exe matched, for resolve_exe(). */
+struct exe_matches {
+	char first[PATH_MAX];
+	char list[640];		/* "PATH, PATH, ..." */
+	size_t n;
+};
+
+static int add_match(void *arg, const char *path)
+{
+	struct exe_matches *m = arg;
+	size_t used = strlen(m->list);
+
+	if (!m->n++)
+		snprintf(m->first, sizeof(m->first), "%s", path);
+	if (m->n <= 8)
+		snprintf(m->list + used, sizeof(m->list) - used, "%s%s",
+			 used ? ", " : "", path);
+	else if (m->n == 9)
+		snprintf(m->list + used, sizeof(m->list) - used, ", ...");
+	return 0;
+}
+
+/*
+ * --exe: a path (made canonical when it exists, as the database keeps
+ * programs) or a bare name such as cc1, matched against the programs
+ * with samples in the database.  The one program's path in @out; -1
+ * after a line that lists what matched (several) or what there is (none).
+ */
+static int resolve_exe(const struct report *r, struct store *st, char *out,
+		       size_t len)
+{
+	struct exe_matches m = { .n = 0 };
+	const char *name = r->o.exe;
+	char real[PATH_MAX];
+
+	if (strchr(name, '/') && realpath(name, real))
+		name = real;
+	if (store__programs_named(st, name, add_match, &m)) {
+		log_error("%s", store__error(st));
+		return -1;
+	}
+	if (m.n == 1) {
+		snprintf(out, len, "%s", m.first);
+		return 0;
+	}
+	if (m.n > 1) {
+		log_error("--exe %s: %zu programs of that name have samples in "
+			  "%s: %s; give the path of one", r->o.exe, m.n,
+			  r->o.db, m.list);
+		return -1;
+	}
+	if (store__programs_named(st, NULL, add_match, &m))
+		m.n = 0;
+	log_error("--exe %s: no program of that name has samples in %s%s%s%s",
+		  r->o.exe, r->o.db, m.n ? " (programs with samples: " : "",
+		  m.n ? m.list : "", m.n ? ")" : "");
+	return -1;
+}
+
 static int pick_run(struct store *st, struct report *r, int64_t *id)
 {
 	int ret;
@@ -765,13 +825,6 @@ int cmd_report(int argc, char **argv)
 		return 2;
 	}
 	sel.pid = (int64_t)r.o.pid;
-	sel.program = r.o.exe;
-	if (r.o.exe && !realpath(r.o.exe, exe_path)) {
-		log_error("%s: %s", r.o.exe, strerror(errno));
-		return 1;
-	}
-	if (r.o.exe)
-		sel.program = exe_path;
 	if (r.fmt == FMT_PPROF && r.o.hot) {
 		usage("--hot: pprof holds whole samples; use --k inf instead");
 		return 2;
@@ -780,8 +833,10 @@ int cmd_report(int argc, char **argv)
 		return 1;
 	r.out = out.f;
 	st = report__open(r.o.db);
-	if (!st || pick_run(st, &r, &run_id))
+	if (!st || (r.o.exe && resolve_exe(&r, st, exe_path, sizeof(exe_path))) ||
+	    pick_run(st, &r, &run_id))
 		goto out;
+	sel.program = r.o.exe ? exe_path : NULL;
 	sel.run_id = run_id;
 	if (run_profile__infer(st, &sel, true, &r.p) || check_profile(&r))
 		goto out;

@@ -16,19 +16,13 @@
 
 #include "schema/store_int.h"
 
-/* Prepares @sql, binds the int64 arguments, calls @row per result row.
+/* Steps the prepared @s, calling @row per result row, and finalizes it.
  * A non-zero @row return stops and is returned. */
-static int query(struct store *st, const char *sql, const char *what,
-		 const int64_t *args, int nargs,
-		 int (*row)(sqlite3_stmt *s, void *ctx), void *ctx)
+static int run_rows(struct store *st, sqlite3_stmt *s, const char *what,
+		    int (*row)(sqlite3_stmt *s, void *ctx), void *ctx)
 {
-	sqlite3_stmt *s;
 	int rc, ret = 0;
 
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL))
-		return store__db_error(st, what);
-	for (int i = 0; i < nargs; i++)
-		sqlite3_bind_int64(s, i + 1, args[i]);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
 		if ((ret = row(s, ctx)))
 			break;
@@ -38,6 +32,20 @@ static int query(struct store *st, const char *sql, const char *what,
 	return ret;
 }
 
+/* Prepares @sql, binds the int64 arguments, calls @row per result row. */
+static int query(struct store *st, const char *sql, const char *what,
+		 const int64_t *args, int nargs,
+		 int (*row)(sqlite3_stmt *s, void *ctx), void *ctx)
+{
+	sqlite3_stmt *s;
+
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL))
+		return store__db_error(st, what);
+	for (int i = 0; i < nargs; i++)
+		sqlite3_bind_int64(s, i + 1, args[i]);
+	return run_rows(st, s, what, row, ctx);
+}
+
 static const char *text(sqlite3_stmt *s, int col)
 {
 	const unsigned char *t = sqlite3_column_text(s, col);
@@ -45,21 +53,27 @@ static const char *text(sqlite3_stmt *s, int col)
 	return t ? (const char *)t : "";
 }
 
-static int one_int(sqlite3_stmt *s, void *ctx)
-{
-	int64_t *v = ctx;
+struct ints {
+	int64_t *v;
+	int n;
+};
 
-	v[0] = sqlite3_column_int64(s, 0);
-	if (sqlite3_column_count(s) > 1)
-		v[1] = sqlite3_column_int64(s, 1);
+static int first_row(sqlite3_stmt *s, void *ctx)
+{
+	struct ints *r = ctx;
+
+	for (int i = 0; i < r->n && i < sqlite3_column_count(s); i++)
+		r->v[i] = sqlite3_column_int64(s, i);
 	return 2;	/* found: stop */
 }
 
-/* 0 and *@v set when the query returns a row, 1 when none, -1 on error. */
+/* The first row's first @nv columns in @v[0, nv): 0 when the query
+ * returns a row, 1 when none, -1 on error. */
 static int select_ints(struct store *st, const char *sql, const char *what,
-		       const int64_t *args, int nargs, int64_t *v)
+		       const int64_t *args, int nargs, int64_t *v, int nv)
 {
-	int ret = query(st, sql, what, args, nargs, one_int, v);
+	struct ints r = { v, nv };
+	int ret = query(st, sql, what, args, nargs, first_row, &r);
 
 	return ret == 2 ? 0 : ret == 0 ? 1 : -1;
 }
@@ -73,7 +87,7 @@ int store__latest_run(struct store *st, int64_t *id)
 {
 	return select_ints(st, "SELECT MAX(id) FROM runs WHERE " MEASUREMENT
 			   " HAVING MAX(id) IS NOT NULL", "finding the latest run",
-			   NULL, 0, id);
+			   NULL, 0, id, 1);
 }
 
 int store__run_range(struct store *st, int64_t *lo, int64_t *hi)
@@ -81,7 +95,7 @@ int store__run_range(struct store *st, int64_t *lo, int64_t *hi)
 	int64_t v[2] = { 0, 0 };
 	int ret = select_ints(st, "SELECT COALESCE(MIN(id), 0),"
 			      " COALESCE(MAX(id), 0) FROM runs",
-			      "reading runs", NULL, 0, v);
+			      "reading runs", NULL, 0, v, 2);
 
 	*lo = v[0];
 	*hi = v[1];
@@ -144,6 +158,30 @@ int store__modules(struct store *st,
 
 	return query(st, "SELECT id, path, build_id FROM modules",
 		     "reading modules", NULL, 0, module_row, &c);
+}
+
+static int path_row(sqlite3_stmt *s, void *ctx)
+{
+	struct cb *c = ctx;
+
+	return ((int (*)(void *, const char *))c->fn)(c->arg, text(s, 0));
+}
+
+int store__programs_named(struct store *st, const char *name,
+			  int (*fn)(void *arg, const char *path), void *arg)
+{
+	struct cb c = { (void *)fn, arg };
+	sqlite3_stmt *s;
+
+	if (sqlite3_prepare_v2(st->db,
+	    "SELECT path FROM modules WHERE id IN"
+	    " (SELECT DISTINCT program_id FROM cid_samples)"
+	    " AND (?1 IS NULL OR path = ?1 OR (instr(?1, '/') = 0"
+	    "      AND substr(path, -length(?1) - 1) = '/' || ?1))"
+	    " ORDER BY path", -1, &s, NULL))
+		return store__db_error(st, "finding programs");
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	return run_rows(st, s, "finding programs", path_row, &c);
 }
 
 static int function_row(sqlite3_stmt *s, void *ctx)
@@ -286,12 +324,12 @@ int store__map_nodes(struct store *st, int64_t program_id, int64_t map_run,
 		     int (*fn)(void *arg, const struct store_node *n),
 		     void *arg)
 {
-	int64_t args[2] = { program_id, map_run }, map;
+	int64_t args[2] = { program_id, map_run }, map = 0;
 	struct cb c = { (void *)fn, arg };
 	int ret;
 
 	ret = select_ints(st, "SELECT id FROM path_maps WHERE program_id = ?"
-			  " AND run_id = ?", "reading path maps", args, 2, &map);
+			  " AND run_id = ?", "reading path maps", args, 2, &map, 1);
 	if (ret)
 		return ret;
 	/* ids grow with insertion and a parent is always written before
@@ -307,7 +345,7 @@ int store__map_samples(struct store *st, int64_t *samples)
 	return select_ints(st, "SELECT COALESCE(SUM(n.self), 0) FROM"
 			   " path_nodes n JOIN path_maps m ON m.id = n.map_id"
 			   " WHERE m.run_id = 0", "reading path maps", NULL, 0,
-			   samples) < 0 ? -1 : 0;
+			   samples, 1) < 0 ? -1 : 0;
 }
 
 int store__inference_stamp(struct store *st, int64_t run_id,
@@ -316,7 +354,7 @@ int store__inference_stamp(struct store *st, int64_t run_id,
 	int64_t v[2] = { 0, 0 };
 	int ret = select_ints(st, "SELECT map_samples, run_samples FROM"
 			      " inferences WHERE run_id = ?",
-			      "reading the inference", &run_id, 1, v);
+			      "reading the inference", &run_id, 1, v, 2);
 
 	*map_samples = v[0];
 	*run_samples = v[1];

@@ -41,6 +41,13 @@ int store__modules(struct store *st,
 		   int (*fn)(void *arg, const struct store_module *m),
 		   void *arg);
 
+/* The programs (executables) with samples in the database whose path is
+ * @name or, for a @name without '/', whose last component is @name (NULL:
+ * every program with samples), by path.  @path is valid in the callback;
+ * a non-zero return stops and is returned. */
+int store__programs_named(struct store *st, const char *name,
+			  int (*fn)(void *arg, const char *path), void *arg);
+
 struct store_function {
 	int64_t id, module_id;
 	uint64_t address;

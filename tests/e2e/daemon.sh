@@ -135,8 +135,12 @@ is "$one" "$(q "SELECT sum(c.samples) FROM cid_samples c JOIN runs r ON r.id = c
 	"report --pid: the samples of that process only"
 msg=$("$ICPPD" report -d "$db" --since "$t0" --exe "$PROGS/threads" 2>&1)
 is $? 1 "report --exe of a program never run: exit 1"
+contains "$msg" "--exe $PROGS/threads: no program of that name has samples in $db (programs with samples: " \
+	"report --exe: says there is nothing, and what there is"
+msg=$("$ICPPD" report -d "$db" --since "$t0" --pid 1 2>&1)
+is $? 1 "report --pid of a process not in the window: exit 1"
 contains "$msg" "no samples with a context identifier in that window for that process" \
-	"report --exe: says there is nothing"
+	"report --pid: says the window has nothing of it"
 msg=$("$ICPPD" report -d "$db" --since yesterday 2>&1)
 is $? 2 "report --since garbage: usage error"
 msg=$("$ICPPD" report -d "$db" --since -1h --until -59m 2>&1)

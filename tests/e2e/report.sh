@@ -141,6 +141,35 @@ rec=$("$ICPPD" record -q -d "$db" -- "$PROGS/heights-nofp" 10 2>/dev/null >/dev/
 is "$(q "SELECT count(*) > 0 FROM inferred WHERE run_id = $rec")" 1 \
 	"record stores its inferred contexts at once"
 
+# --exe: a path, or a bare name matched against the programs with
+# samples; two programs of one name are listed, never guessed between.
+# (Two builds: the store knows a program by its build, and a copy of a
+# build is the program first recorded under that build.)
+mkdir "$tmp/x" "$tmp/y"
+cp "$PROGS/heights-nofp" "$tmp/x/prog"
+cp "$PROGS/heights-fp" "$tmp/y/prog"
+"$ICPPD" record -q -d "$tmp/exe.db" -- "$tmp/x/prog" 10 >/dev/null
+"$ICPPD" record -q -d "$tmp/exe.db" -- "$tmp/y/prog" 10 >/dev/null
+"$ICPPD" record -q -d "$tmp/exe.db" -- "$PROGS/heights-nopie" 10 >/dev/null
+by_name=$("$ICPPD" report -d "$tmp/exe.db" --run 3 --exe heights-nopie --k 0 --format folded 2>/dev/null)
+is $? 0 "--exe NAME: exit 0"
+is "$by_name" "$("$ICPPD" report -d "$tmp/exe.db" --run 3 --exe "$PROGS/heights-nopie" --k 0 --format folded 2>/dev/null)" \
+	"--exe NAME: the same report as --exe PATH"
+contains "$by_name" "work " "--exe NAME: the program's functions"
+out=$("$ICPPD" report -d "$tmp/exe.db" --run 1 --exe prog --k 0 2>&1)
+is $? 1 "--exe NAME of two programs: exit 1"
+is "$out" "icppd: --exe prog: 2 programs of that name have samples in $tmp/exe.db: $tmp/x/prog, $tmp/y/prog; give the path of one" \
+	"--exe NAME of two programs: lists both"
+contains "$("$ICPPD" report -d "$tmp/exe.db" --run 1 --exe "$tmp/x/prog" --k 0 2>/dev/null)" "run 1 (record, $tmp/x/prog 10)" \
+	"--exe PATH: that program"
+out=$("$ICPPD" report -d "$tmp/exe.db" --run 1 --exe cc1 --k 0 2>&1)
+is $? 1 "--exe NAME of no program: exit 1"
+contains "$out" "icppd: --exe cc1: no program of that name has samples in $tmp/exe.db (programs with samples: " \
+	"--exe NAME of no program: says so"
+for p in "$PROGS/heights-nopie" "$tmp/x/prog" "$tmp/y/prog"; do
+	contains "$out" "$p" "--exe NAME of no program: lists $p"
+done
+
 # Read-only: another user may report on a database they cannot write.
 mkdir "$tmp/ro"
 cp "$db" "$tmp/ro/icppd.db"
