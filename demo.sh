@@ -5,11 +5,22 @@
 set -e
 cd "$(dirname "$0")"
 sh scripts/deps.sh
-[ -x configure ] || ./autogen.sh >/dev/null
 mkdir -p build
+# The build's own output goes to build/build.log, shown only on failure,
+# so that what follows is the demo.
+{
+	{ [ -x configure ] || ./autogen.sh; } &&
+	{ [ -f build/Makefile ] || (cd build && ../configure -q); } &&
+	make -s -C build -j"$(nproc)" icppd tests/progs/bin/.built
+} >build/build.log 2>&1 || {
+	cat build/build.log
+	echo "icppd: demo: the build failed (log above, also in build/build.log)" >&2
+	exit 1
+}
+echo "Built build/icppd ('make -C build install' installs it and its man"
+echo "pages: icppd(1) and one page per subcommand)."
+echo
 cd build
-[ -f Makefile ] || ../configure -q
-make -s -j"$(nproc)" icppd tests/progs/bin/.built
 rm -f demo.db demo.db-wal demo.db-shm
 demo=tests/progs/bin/demo
 # 1. The training run learns which call paths produce which identifiers.
