@@ -15,7 +15,7 @@
 # Usage: bench/daemon.sh [BUILDDIR]; environment: REPS (default 5).
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" -eq 0 ] || { echo "bench: run as root" >&2; exit 1; }
-workload="$progs/threads 300 4"
+workload="$progs/threads 540 4"
 sock=$work/d.sock
 
 start_daemon() {	# start_daemon DB HZ: the daemon under time, pid in $dpid
@@ -70,7 +70,7 @@ done
 echo "== an hour of samples at 99 Hz on 2 busy CPUs, taken at 10 kHz"
 rm -f "$work"/h.db*
 start_daemon "$work/h.db" 10000
-"$progs/threads" 8000 2 >/dev/null 2>&1
+"$progs/threads" 14000 2 >/dev/null 2>&1
 "$icppd" ctl --socket "$sock" flush >/dev/null
 "$icppd" ctl --socket "$sock" stop >/dev/null
 wait $dpid

@@ -17,8 +17,8 @@ freq=${FREQ:-1000}
 make_input "$work/input" 8000000
 
 set -- \
-	"heights" "$progs/heights-nofp 120" \
-	"threads" "$progs/threads 200 2" \
+	"heights" "$progs/heights-nofp 200" \
+	"threads" "$progs/threads 360 2" \
 	"xz" "xz -6 -T1 -c $work/input" \
 	"bzip2" "bzip2 -9 -c $work/input"
 

@@ -31,15 +31,16 @@ echo "== lookup rate: path map of $paths paths, 10000000 lookups"
 	printf "  miss %6.1f ns/lookup  %6.1f M lookups/s\n", $5, 1000 / $5 }'
 
 # The workload: two processes, each burning long enough for want / 2
-# samples at 100 kHz of CPU.
-millions=$((want / 15000 + 1))	# perf keeps 60-80 % of the 100 kHz it is asked for
-workload="$progs/heights-fp $millions & $progs/heights-fp $millions; wait"
+# samples at 100 kHz of CPU: 9 burns of MS milliseconds each, of which
+# perf keeps 60-80 % of the 100 kHz it is asked for.
+ms=$((want / 1260 + 1))
+workload="$progs/heights-fp $ms & $progs/heights-fp $ms; wait"
 echo "== recording: perf record -g and icppd record, cpu-clock every 10 us"
 perf record -q -e cpu-clock -c 10000 -g -o "$work/perf.data" -- \
 	sh -c "$workload" >/dev/null 2>&1
 perf_samples=$(perf report -i "$work/perf.data" --stats 2>/dev/null |
 	awk '/SAMPLE events:/ { print $3; exit }')
-"$icppd" train -q -F 1000 -m 4096 -d "$work/real.db" -- "$progs/heights-fp" 20 >/dev/null 2>&1
+"$icppd" train -q -F 1000 -m 4096 -d "$work/real.db" -- "$progs/heights-fp" 40 >/dev/null 2>&1
 "$icppd" record -q -c 10000 -m 4096 -d "$work/real.db" -- sh -c "$workload" >/dev/null 2>&1
 real_run=$(sqlite3 "$work/real.db" "SELECT max(run_id) FROM v_runs")
 real_samples=$(sqlite3 "$work/real.db" "SELECT samples FROM v_runs WHERE run_id = $real_run")

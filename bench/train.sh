@@ -60,8 +60,8 @@ cost() {	# cost MODE CMD...: prints "cpu wall bytes samples"
 }
 
 set -- \
-	"heights" "$progs/heights-nofp 60" \
-	"threads" "$progs/threads 100 2" \
+	"heights" "$progs/heights-nofp 100" \
+	"threads" "$progs/threads 180 2" \
 	"xz" "xz -6 -T1 -c $work/input" \
 	"bzip2" "bzip2 -9 -c $work/input"
 
@@ -90,10 +90,10 @@ done
 # name | training command | online validation command (offline: the
 # training command again)
 cat >"$work/cases" <<CASES
-heights|$progs/heights-nofp 40|$progs/heights-nofp 20 spin 1
-threads|$progs/threads 60 3|$progs/threads 60 6
-uselib|$progs/uselib 40|$progs/uselib 80
-collide|$progs/collide ab 40|$progs/collide abc 40
+heights|$progs/heights-nofp 70|$progs/heights-nofp 35 spin 1
+threads|$progs/threads 100 3|$progs/threads 100 6
+uselib|$progs/uselib 70|$progs/uselib 140
+collide|$progs/collide ab 70|$progs/collide abc 70
 xz|xz -6 -T1 -c $work/input|xz -6 -T1 -c $work/input2
 bzip2|bzip2 -9 -c $work/input|bzip2 -9 -c $work/input2
 CASES
