@@ -250,17 +250,18 @@ int cmd_compare(int argc, char **argv)
 	merge(&b);
 	metrics__compare(a.e, a.n, b.e, b.n, threshold / 100, &r);
 	if (json)
-		fprintf(out.f, "{\"overlap\": %.6f, \"coverage\": %.6f, \"hot_a\": %zu, "
-		       "\"hot_both\": %zu, \"contexts_a\": %zu, \"contexts_b\": "
-		       "%zu, \"common\": %zu, \"samples_a\": %.6f, \"samples_b\":"
-		       " %.6f}\n", r.overlap, r.coverage, r.hot_a, r.hot_both,
-		       a.n, b.n, r.common, r.total_a, r.total_b);
+		fprintf(out.f, "{\"overlap\": %.6f, \"coverage\": %.6f, "
+			"\"hot_a\": %zu, \"hot_both\": %zu, \"contexts_a\": %zu, "
+			"\"contexts_b\": %zu, \"common\": %zu, \"samples_a\": "
+			"%.6f, \"samples_b\": %.6f}\n", r.overlap, r.coverage,
+			r.hot_a, r.hot_both, a.n, b.n, r.common, r.total_a,
+			r.total_b);
 	else
-		fprintf(out.f, "degree of overlap: %.4f\nhot-edge coverage (>= %g%%): "
-		       "%.4f (%zu of %zu hot contexts of A are hot in B)\n"
-		       "contexts: %zu in A, %zu in B, %zu in both\n",
-		       r.overlap, threshold, r.coverage, r.hot_both, r.hot_a,
-		       a.n, b.n, r.common);
+		fprintf(out.f, "degree of overlap: %.4f\nhot-edge coverage "
+			"(>= %g%%): %.4f (%zu of %zu hot contexts of A are hot "
+			"in B)\ncontexts: %zu in A, %zu in B, %zu in both\n",
+			r.overlap, threshold, r.coverage, r.hot_both, r.hot_a,
+			a.n, b.n, r.common);
 	ret = 0;
 out:
 	if (outfile__close(&out, !ret))

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "binary/lines.h"
@@ -798,7 +797,7 @@ int cmd_report(int argc, char **argv)
 	struct report r = { .o = { .db = "icppd.db" } };
 	struct store_selection sel = { .until_ns = INT64_MAX };
 	struct store *st = NULL;
-	struct outfile out;
+	struct outfile out = { 0 };
 	char exe_path[PATH_MAX];
 	int64_t run_id;
 	int idx = cli__parse(&report_command, argc, argv, &r.o), ret = 1;
