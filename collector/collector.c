@@ -57,6 +57,13 @@ struct process {
 	struct stack_base bases[MAX_BASES];
 	int nbases;
 	uint64_t next_exec_base;	/* known before its exec record, or 0 */
+	/* The time of an exec whose new base is still to be read: read at
+	 * the first sample after it (0: none).  Not at the exec record:
+	 * execve() sets mm->start_stack twice (setup_arg_pages, then lower
+	 * once argv, envp and auxv are pushed), and a read between the two
+	 * gives a base a few KB too high.  A sample after the exec shows
+	 * the process back in user space, its base final. */
+	uint64_t exec_unread;
 	const struct module *exe;	/* the executable, NULL if unknown */
 	bool exe_pending;	/* exec seen: the next file mapped is it */
 	/* The filter refused it: its code is not opened as modules (a
@@ -90,6 +97,7 @@ struct collector {
 	collector_filter_fn filter;	/* NULL: every process */
 	void *filter_arg;
 	struct path_frame *frames;	/* ICPPD_MAX_FRAMES, when unwinding */
+	size_t nexec_unread;	/* processes with exec_unread set */
 };
 
 /* ---- tables of processes and threads --------------------------------- */
@@ -191,8 +199,20 @@ static struct process *get_proc(struct collector *c, uint32_t pid)
 	return table_get(&c->procs, pid);
 }
 
+/* Sets p->exec_unread, counting the processes that have one. */
+static void set_exec_unread(struct collector *c, struct process *p,
+			    uint64_t time)
+{
+	if (p->exec_unread)
+		c->nexec_unread--;
+	if (time)
+		c->nexec_unread++;
+	p->exec_unread = time;
+}
+
 static void drop_proc(struct collector *c, struct process *p)
 {
+	set_exec_unread(c, p, 0);
 	free(p->maps);
 	table_delete(&c->procs, p);
 }
@@ -478,20 +498,34 @@ void collector__peek(struct collector *c, const struct perf_event_header *h)
 		if (record__parse_comm(h, &r) || !r.exec ||
 		    !(p = get_proc(c, r.pid)))
 			return;
-		read_main_base(p, r.sid.time);
+		set_exec_unread(c, p, r.sid.time ? r.sid.time : 1);
 	} else if (h->type == PERF_RECORD_FORK) {
 		struct rec_task r;
+		struct process *parent;
 
 		if (record__parse_task(h, &r) || r.pid == r.ppid ||
 		    !(p = get_proc(c, r.pid)))
 			return;
-		read_main_base(p, r.time);
+		/* A child's stack is its parent's copy: the parent's base
+		 * (copied when the record is processed) holds.  /proc would
+		 * show the child as it is now, perhaps after an exec. */
+		parent = find_proc(c, r.ppid);	/* after get_proc: it may move */
+		if (!parent || !parent->nbases)
+			read_main_base(p, r.time);
 	} else if (h->type == PERF_RECORD_SAMPLE) {
 		uint32_t pid, tid;
+		uint64_t time;
 		char comm[16];
 
-		if (record__sample_task(h, &pid, &tid) ||
-		    table_find(&c->threads, tid))
+		if (record__sample_task(h, &pid, &tid))
+			return;
+		if (c->nexec_unread && (p = find_proc(c, pid)) &&
+		    p->exec_unread && !record__time(h, &time) &&
+		    time > p->exec_unread) {
+			read_main_base(p, p->exec_unread);
+			set_exec_unread(c, p, 0);
+		}
+		if (table_find(&c->threads, tid))
 			return;
 		if (!procfs__comm((pid_t)pid, (pid_t)tid, comm, sizeof(comm)))
 			note_thread(c, pid, tid, comm);
@@ -788,6 +822,10 @@ static int process_task(struct collector *c, const struct perf_event_header *h)
 			if (parent->bases[i].since <= r.time)
 				add_base(p, parent->bases[i].since,
 					 parent->bases[i].base);
+		/* the parent's new base, still to be read, is the child's
+		 * too (unless the child's own exec came since) */
+		if (parent->exec_unread && !p->exec_unread)
+			set_exec_unread(c, p, parent->exec_unread);
 	}
 	return 0;
 }

@@ -21,6 +21,8 @@
 #define THREAD 1000000u
 #define CHILD 777777u
 #define NOPROC 888888u
+#define EXECER 666666u
+#define FORKED 555555u
 #define BASE 0x7ffc00001000ULL		/* main stack base */
 #define TSTACK_LO 0x7f0000000000ULL	/* a thread stack */
 #define TSTACK_HI 0x7f0000800000ULL
@@ -72,18 +74,18 @@ static uint64_t unresolved(struct aggregate *a, enum cid_failure why)
 	return total;
 }
 
-static void fake_proc(const char *dir)
+/* /proc/PID/stat of the fake /proc in @dir, with @startstack. */
+static void fake_proc(const char *dir, unsigned pid, uint64_t startstack)
 {
 	char path[256];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%u", dir, PID);
+	snprintf(path, sizeof(path), "%s/%u", dir, pid);
 	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/%u/stat", dir, PID);
+	snprintf(path, sizeof(path), "%s/%u/stat", dir, pid);
 	f = fopen(path, "w");
-	/* startstack = BASE + 8: the base rounds it down to 16. */
 	fprintf(f, "%u (app) R 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1 1 1 1 "
-		"1 1 %llu 0 0\n", PID, (unsigned long long)BASE + 8);
+		"1 1 %llu 0 0\n", pid, (unsigned long long)startstack);
 	fclose(f);
 }
 
@@ -102,7 +104,7 @@ int main(void)
 	col = collector__new(mc, agg);
 	if (!mkdtemp(dir) || (n = readlink("/proc/self/exe", self, sizeof(self) - 1)) < 0)
 		return 1;
-	fake_proc(dir);
+	fake_proc(dir, PID, BASE + 8);	/* the base rounds it down to 16 */
 	icppd_procdir = dir;
 
 	sampled(&c);
@@ -186,6 +188,27 @@ int main(void)
 	is_int(cid_samples(agg, CHILD, CHILD, (int64_t)(4096 - cfa_off)), 1,
 	       "and not a height from the replaced image's base");
 
+	/* execve() sets startstack twice: above argv's strings, then lower
+	 * once argv, envp and auxv are pushed.  /proc shows the first value
+	 * when the exec record is read, the final one by the time a sample
+	 * shows the process back in user space: the final one is used. */
+	fake_proc(dir, EXECER, BASE + 0x1800);
+	feed(synth_comm(&s, EXECER, EXECER, "execd", 1, 40));
+	feed(synth_mmap2(&s, EXECER, start, end - start, pgoff,
+			 PROT_READ | PROT_EXEC, self, 40));
+	fake_proc(dir, EXECER, BASE + 8);
+	feed(synth_sample(&s, EXECER, EXECER, 41, c.ip, sp, sp + (c.bp - c.sp), 1));
+	is_int(cid_samples(agg, EXECER, EXECER, (int64_t)(4096 - cfa_off)), 1,
+	       "exec: the base is read once a sample shows the exec done");
+
+	/* fork: the child's base is its parent's, whatever /proc shows of
+	 * the child by the time the record is read (an exec since, say). */
+	fake_proc(dir, FORKED, BASE + 0x10000);
+	feed(synth_task(&s, PERF_RECORD_FORK, FORKED, PID, FORKED, PID, 42));
+	feed(synth_sample(&s, FORKED, FORKED, 43, c.ip, sp, sp + (c.bp - c.sp), 1));
+	is_int(cid_samples(agg, FORKED, FORKED, (int64_t)(4096 - cfa_off)), 1,
+	       "fork: the parent's base, not /proc's view of the child now");
+
 	/* exec: the old image is gone until new MMAP2 records arrive. */
 	feed(synth_comm(&s, PID, PID, "new", 1, 20));
 	feed(synth_sample(&s, PID, PID, 21, c.ip, sp, bp, 1));
@@ -194,7 +217,7 @@ int main(void)
 	feed(synth_lost(&s, 7, 22));
 	st = collector__stats(col);
 	is_int(st->lost, 7, "lost samples counted");
-	is_int(st->samples, 16, "every sample counted");
+	is_int(st->samples, 18, "every sample counted");
 	is_int(st->cids + st->unresolved, st->samples, "cids + unresolved = samples");
 
 	synth_sample(&s, PID, PID, 23, 1, 2, 3, 1);
@@ -213,10 +236,14 @@ int main(void)
 	{
 		char path[256];
 
-		snprintf(path, sizeof(path), "%s/%u/stat", dir, PID);
-		unlink(path);
-		snprintf(path, sizeof(path), "%s/%u", dir, PID);
-		rmdir(path);
+		const unsigned pids[] = { PID, EXECER, FORKED };
+
+		for (size_t i = 0; i < 3; i++) {
+			snprintf(path, sizeof(path), "%s/%u/stat", dir, pids[i]);
+			unlink(path);
+			snprintf(path, sizeof(path), "%s/%u", dir, pids[i]);
+			rmdir(path);
+		}
 		rmdir(dir);
 	}
 	return tap_done();
