@@ -93,7 +93,9 @@ load_truth() {	# load_truth FILE [DB]
 
 # Asserts that run RUN holds every true CID with at least MIN samples
 # (min_samples of the program's burn), and that no sample of a function
-# named in the truth has a wrong height.
+# has a height other than those its process reported for it.  (A process
+# that reported nothing of a function is not judged on it: forker's own
+# main is not heights' main.)
 check_truth() {	# check_truth RUN LABEL MIN
 	run=$1 label=$2 min=$3
 	total=$(q "SELECT count(*) FROM truth")
@@ -103,11 +105,17 @@ check_truth() {	# check_truth RUN LABEL MIN
 		AND c.pid = t.pid AND c.tid = t.tid AND c.function = t.function
 		AND c.height = t.height AND c.samples >= $min)")
 	is "$missing" "" "$label: every true CID stored with >= $min samples"
-	wrong=$(q "SELECT coalesce(sum(c.samples), 0) FROM v_cids c WHERE c.run_id = $run
-		AND c.function IN (SELECT function FROM truth)
+	where="FROM v_cids c WHERE c.run_id = $run
+		AND c.function IN (SELECT function FROM truth t WHERE t.pid = c.pid)
 		AND NOT EXISTS (SELECT 1 FROM truth t WHERE t.pid = c.pid
-		AND t.tid = c.tid AND t.function = c.function AND t.height = c.height)")
+		AND t.tid = c.tid AND t.function = c.function AND t.height = c.height)"
+	wrong=$(q "SELECT coalesce(sum(c.samples), 0) $where")
 	is "$wrong" 0 "$label: no sample of these functions at a wrong height"
+	if [ "$wrong" != 0 ]; then	# what was seen, and what is true
+		q "SELECT '# wrong: pid ' || c.pid || ' tid ' || c.tid || ' ' || c.module || ' ' ||
+			c.function || '@' || c.height || ' ' || c.samples $where"
+		q "SELECT '# truth: pid ' || pid || ' tid ' || tid || ' ' || function || '@' || height FROM truth"
+	fi
 }
 
 # CPU milliseconds process PID has used so far (utime + stime).
