@@ -24,8 +24,11 @@ is "$got" "$h" "attached: spin_forever at its true height"
 # window.
 s=$(q "SELECT samples FROM v_runs WHERE run_id = $run")
 ok $([ "$s" -le $((cpu + 20)) ]; echo $?) "no more samples than the target's CPU milliseconds ($s <= $cpu + 20)"
+# On a machine so busy that icppd's own start and end took longer than
+# the target's CPU time, the window cannot be bounded: one sample then.
 low=$(min_samples $((cpu - (wall - 1000))))
-ok $([ "$s" -ge "$low" ] && [ "$low" -gt 0 ]; echo $?) "at least a third of its CPU time in the window ($s >= $low)"
+[ "$low" -ge 1 ] || low=1
+ok $([ "$s" -ge "$low" ]; echo $?) "at least a third of its CPU time in the window, as far as it is bounded ($s >= $low)"
 is "$(q "SELECT command || ' ' || target_pid FROM v_runs WHERE run_id = $run")" "pid $target $target" \
 	"run records the attached pid"
 is "$(q "SELECT exit_status IS NULL FROM v_runs WHERE run_id = $run")" 1 \
