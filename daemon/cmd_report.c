@@ -758,10 +758,9 @@ static int write_pprof(struct report *r)
 						  : 0;
 	/* line numbers always, where DWARF has them */
 	in.lines = r->lines ? r->lines : lines__new();
-	if (in.lines)
-		ret = pprof__write(r->out, &in);
-	else
-		log_error("out of memory");
+	ret = in.lines ? pprof__write(r->out, &in) : -ENOMEM;
+	if (ret)
+		log_error("writing the pprof profile: %s", strerror(-ret));
 	if (in.lines != r->lines)
 		lines__free(in.lines);
 	free(mods);

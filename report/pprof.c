@@ -15,7 +15,6 @@
 #include "binary/lines.h"
 #include "common/grow.h"
 #include "common/hindex.h"
-#include "daemon/log.h"
 #include "inference/kccf.h"
 #include "report/profile.pb-c.h"
 
@@ -254,7 +253,7 @@ static int gzip_write(FILE *out, const uint8_t *buf, size_t len)
 	/* windowBits 15 + 16: a gzip wrapper, as pprof expects */
 	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
 			 Z_DEFAULT_STRATEGY) != Z_OK)
-		return -1;
+		return -ENOMEM;
 	z.next_in = (uint8_t *)buf;
 	z.avail_in = (uInt)len;
 	do {
@@ -268,7 +267,9 @@ static int gzip_write(FILE *out, const uint8_t *buf, size_t len)
 		}
 	} while (rc == Z_OK);
 	deflateEnd(&z);
-	return rc == Z_STREAM_END ? 0 : -1;
+	if (rc == Z_ERRNO)
+		return errno ? -errno : -EIO;
+	return rc == Z_STREAM_END ? 0 : -EIO;
 }
 
 static void builder_free(struct builder *b)
@@ -365,7 +366,7 @@ int pprof__write(FILE *out, const struct pprof_input *in)
 	Profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
 	uint8_t *buf = NULL;
 	size_t n, len;
-	int ret = -1;
+	int ret = -ENOMEM;
 
 	str(&b, "");		/* string 0 is always "" */
 	recs = cct__records(in->cct, &n);
@@ -384,22 +385,15 @@ int pprof__write(FILE *out, const struct pprof_input *in)
 	p.default_sample_type = types[1].type;
 	p.time_nanos = in->time_ns;
 	if (b.err || link_messages(&b, recs, n, &p))
-		goto out_nomem;
+		goto out;
 	p.string_table = b.strings;
 	p.n_string_table = b.nstrings;
 	len = perftools__profiles__profile__get_packed_size(&p);
 	buf = malloc(len ? len : 1);
 	if (!buf)
-		goto out_nomem;
-	perftools__profiles__profile__pack(&p, buf);
-	if (gzip_write(out, buf, len)) {
-		log_error("writing the pprof profile failed");
 		goto out;
-	}
-	ret = 0;
-	goto out;
-out_nomem:
-	log_error("out of memory");
+	perftools__profiles__profile__pack(&p, buf);
+	ret = gzip_write(out, buf, len);
 out:
 	free(buf);
 	builder_free(&b);

@@ -35,7 +35,8 @@ struct pprof_input {
 	int64_t time_ns;		/* when the run started */
 };
 
-/* Writes the profile to @out.  0, or -1 after logging why. */
+/* Writes the profile to @out, gzipped.  0, -ENOMEM, or the -errno of a
+ * failed write (-EIO when there is none). */
 int pprof__write(FILE *out, const struct pprof_input *in);
 
 #endif

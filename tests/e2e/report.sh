@@ -126,6 +126,9 @@ is "$(printf '%s\n' "$hot" | wc -l)" 9 "--hot 0.05: the 9 contexts of about 11% 
 is $? 0 "pprof written"
 gzip -t "$tmp/p.pb.gz"
 is $? 0 "pprof: a valid gzip file"
+out=$("$ICPPD" report -d "$db" --run "$run" --format pprof 2>&1 >/dev/full)
+is $? 1 "pprof to a full device: exit 1"
+contains "$out" "No space left on device" "pprof to a full device: says why"
 
 # The views hold the same numbers.
 is "$(q "SELECT round(sum(samples)) FROM v_kccf WHERE run_id = $run AND level = 0")" "$sum.0" \
