@@ -10,7 +10,10 @@
  *
  * Hot path: collector__process() for a sample does two binary searches
  * (mapping of PC, mapping of SP), one symbol search, one CFI lookup and
- * one hash update; no allocation once the tables are warm.
+ * one hash update; no allocation once the tables are warm.  Its peek
+ * adds one process lookup while some exec's stack base is still to be
+ * read (exec_unread; in a daemon, an exec'd process never sampled keeps
+ * one pending until it exits).
  */
 #define _GNU_SOURCE
 #include "collector/collector.h"
