@@ -115,8 +115,13 @@ struct cfi *cfi__open(Elf *elf)
 	if (!cfi)
 		return NULL;
 	if (dwarf_elf_init(elf, DW_DLC_READ, NULL, NULL, &cfi->dbg, &err) !=
-	    DW_DLV_OK)
+	    DW_DLV_OK) {
+		/* Documented: an error from a failed init is freed with a
+		 * NULL Dwarf_Debug (duplicate sections give one). */
+		if (err)
+			dwarf_dealloc(NULL, err, DW_DLA_ERROR);
 		goto out_free;
+	}
 	/* Rule table large enough for every x86-64 DWARF register;
 	 * registers no instruction mentions keep their caller's value. */
 	dwarf_set_frame_rule_table_size(cfi->dbg, 128);
@@ -130,6 +135,8 @@ struct cfi *cfi__open(Elf *elf)
 		rc = dwarf_get_fde_list(cfi->dbg, &cfi->cie_data,
 					&cfi->cie_count, &cfi->fde_data,
 					&cfi->fde_count, &err);
+		if (rc == DW_DLV_ERROR)
+			dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
 	}
 	if (rc != DW_DLV_OK || cfi->fde_count <= 0)
 		goto out_finish;
@@ -140,9 +147,13 @@ struct cfi *cfi__open(Elf *elf)
 		Dwarf_Addr lo;
 		Dwarf_Unsigned len;
 
-		if (dwarf_get_fde_range(cfi->fde_data[i], &lo, &len, NULL, NULL,
-					NULL, NULL, NULL, &err) != DW_DLV_OK ||
-		    len == 0 || lo + len < lo)
+		rc = dwarf_get_fde_range(cfi->fde_data[i], &lo, &len, NULL,
+					 NULL, NULL, NULL, NULL, &err);
+		if (rc == DW_DLV_ERROR) {
+			dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
+			err = NULL;
+		}
+		if (rc != DW_DLV_OK || len == 0 || lo + len < lo)
 			continue;
 		cfi->fdes[cfi->nfdes++] = (struct fde_entry){
 			.lo = lo, .hi = lo + len, .fde = cfi->fde_data[i],

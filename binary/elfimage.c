@@ -121,11 +121,16 @@ static int file_offset(const struct elf_image *img, uint64_t vaddr, size_t n,
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
 		    !(sh.sh_flags & SHF_ALLOC))
 			continue;
-		if (vaddr >= sh.sh_addr && vaddr + n <= sh.sh_addr + sh.sh_size &&
-		    sh.sh_offset + (vaddr - sh.sh_addr) + n <= img->size) {
-			*off = sh.sh_offset + (vaddr - sh.sh_addr);
-			return 0;
-		}
+		/* Every sum is checked for wrap-around: a crafted st_size
+		 * near 2^64 must not make the range look short. */
+		if (vaddr < sh.sh_addr || vaddr - sh.sh_addr > sh.sh_size ||
+		    n > sh.sh_size - (vaddr - sh.sh_addr) ||
+		    sh.sh_offset > img->size ||
+		    vaddr - sh.sh_addr > img->size - sh.sh_offset ||
+		    n > img->size - sh.sh_offset - (vaddr - sh.sh_addr))
+			continue;
+		*off = sh.sh_offset + (vaddr - sh.sh_addr);
+		return 0;
 	}
 	return -ENOENT;
 }
@@ -200,7 +205,10 @@ size_t elf_image__build_id(const struct elf_image *img, uint8_t **id)
 						&desc_off)) > 0) {
 			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
 			    !memcmp((char *)d->d_buf + name_off, "GNU", 4) &&
-			    sh.sh_offset + desc_off + nh.n_descsz <= img->size) {
+			    nh.n_descsz >= 1 &&
+			    nh.n_descsz <= ELF_IMAGE_BUILD_ID_MAX &&
+			    sh.sh_offset <= img->size &&
+			    desc_off + nh.n_descsz <= img->size - sh.sh_offset) {
 				*id = img->data + sh.sh_offset + desc_off;
 				return nh.n_descsz;
 			}

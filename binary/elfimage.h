@@ -28,7 +28,12 @@ int elf_image__function(const struct elf_image *img, uint64_t vaddr,
 int elf_image__patch(struct elf_image *img, uint64_t vaddr,
 		     const uint8_t *bytes, size_t n);
 
-/* The GNU build-id: its bytes (into the image) and length; 0 when none. */
+/* The longest build-id accepted: GNU ld writes 20 bytes (sha1), 16 (md5)
+ * or up to 20 with --build-id=0xHEX; a longer note is crafted. */
+#define ELF_IMAGE_BUILD_ID_MAX 20
+
+/* The GNU build-id: its bytes (into the image) and length, at most
+ * ELF_IMAGE_BUILD_ID_MAX; 0 when none (or only a longer one). */
 size_t elf_image__build_id(const struct elf_image *img, uint8_t **id);
 
 /* Writes the image to @path (mode 0755, not following a symlink, not

@@ -110,7 +110,14 @@ static int add_symbols(struct module *m, Elf *elf, Elf64_Word type)
 		d = elf_getdata(scn, NULL);
 		if (!d)
 			continue;
-		count = sh.sh_size / sh.sh_entsize;
+		/* The entries the data really holds: a crafted sh_entsize
+		 * (larger than sh_size, or tiny) must neither allocate zero
+		 * bytes (realloc(p, 0) frees p) nor many times the file. */
+		count = d->d_size / sizeof(Elf64_Sym);
+		if (sh.sh_size / sh.sh_entsize < count)
+			count = sh.sh_size / sh.sh_entsize;
+		if (!count)
+			continue;
 		t = realloc(m->syms, (m->nsyms + count) * sizeof(*t));
 		if (!t)
 			return -ENOMEM;
@@ -183,6 +190,8 @@ static void sort_symbols(struct module *m)
 {
 	size_t kept = 0;
 
+	if (!m->nsyms)		/* a stripped static binary: no array */
+		return;
 	qsort(m->syms, m->nsyms, sizeof(*m->syms), cmp_sym);
 	for (size_t i = 0; i < m->nsyms; i++)
 		if (!kept || m->syms[kept - 1].addr != m->syms[i].addr)

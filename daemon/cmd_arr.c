@@ -84,7 +84,7 @@ struct job {
 	struct arr_func *af;
 	struct arr_result res;
 	int64_t *heights;		/* predicted */
-	char build_id[128];		/* the new one, hex */
+	char build_id[2 * ELF_IMAGE_BUILD_ID_MAX + 1];	/* the new one, hex */
 	double search_ms, growth;
 };
 

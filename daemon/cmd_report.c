@@ -596,6 +596,10 @@ static int parse_time(const char *s, int64_t *ns)
 			double unit = end[0] == 's' ? 1 : end[0] == 'm' ? 60 :
 				      end[0] == 'h' ? 3600 : 86400;
 
+			/* Up to 280 years back, so that no conversion or
+			 * subtraction below overflows an int64_t. */
+			if (!(v * unit <= 9e9 - (double)now.tv_sec))
+				return -1;
 			*ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec -
 			      (int64_t)(v * unit * 1e9);
 			return 0;
@@ -603,7 +607,7 @@ static int parse_time(const char *s, int64_t *ns)
 		return -1;
 	}
 	v = strtod(s, &end);
-	if (end != s && !*end && v >= 0) {
+	if (end != s && !*end && v >= 0 && v <= 9e9) {
 		*ns = (int64_t)(v * 1e9);
 		return 0;
 	}
@@ -611,8 +615,10 @@ static int parse_time(const char *s, int64_t *ns)
 		struct tm tm = { 0 };
 		const char *e = strptime(s, formats[i], &tm);
 
-		if (e && !*e) {
-			*ns = (int64_t)timegm(&tm) * 1000000000;
+		time_t t = e && !*e ? timegm(&tm) : -1;
+
+		if (t >= 0 && t <= 9000000000) {	/* year 2255 */
+			*ns = (int64_t)t * 1000000000;
 			return 0;
 		}
 	}

@@ -76,6 +76,10 @@ expect 2 "bad frequency" "--freq wants a whole number" -- record -d "$db" -F abc
 expect 2 "unknown option" "unknown option '--bogus'" -- record --bogus -- true
 expect 2 "mmap pages not a power of two" "power of two" -- record -m 3 -- true
 expect 2 "unknown subcommand" "unknown subcommand 'frobnicate'" -- frobnicate
+# Times that overflowed an int64_t of nanoseconds (UBSan aborted).
+expect 2 "--since 280+ years back" "--since: expected now" -- report -d "$db" --since -99999999999999d
+expect 2 "--until far ahead" "--until: expected now" -- report -d "$db" --until 99999999999999
+expect 2 "--until in year 9999" "--until: expected now" -- report -d "$db" --until 9999-12-31
 
 is "$(q "SELECT count(*) || '/' || sum(samples) FROM v_cids")" "$before" \
 	"failed invocations lost nothing already recorded"

@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "binary/elfimage.h"
 #include "binary/module.h"
 #include "tests/tap.h"
+#include "tests/unit/elfcraft.h"
 
 __attribute__((noinline)) int known_function(int x);
 __attribute__((noinline)) int known_function(int x)
@@ -59,6 +61,131 @@ static uint64_t vaddr_of(struct module *m, const void *fn)
 	if (f)
 		fclose(f);
 	return v;
+}
+
+/*
+ * Crafted images: each once crashed or leaked in the root daemon or in
+ * arr (double free, stack overflow, over-read, qsort(NULL), a libdwarf
+ * error never freed); the sanitizer build turns a relapse into a failure.
+ * Sections: 1 .text at 0x1000, 2 .symtab (link 3), 3 .strtab, 4 a note.
+ */
+enum { CR_EH_TWICE = 1, CR_BAD_DYNSYM = 2, CR_NO_SYMTAB = 4 };
+
+static struct module *crafted(const Elf64_Sym *syms, size_t nsyms,
+			      uint64_t sym_entsize, uint64_t sym_size,
+			      uint32_t id_len, int how, const char *save_to)
+{
+	static uint8_t code[64] = { 0xc3 }, note[12100];
+	static const char strtab[] = "\0f\0g";
+	struct ec_section s[6] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000,
+		  0, 0, 0, code, sizeof(code), 0, 0 },
+		{ ".symtab", how & CR_NO_SYMTAB ? SHT_PROGBITS : SHT_SYMTAB,
+		  0, 0, sym_entsize, 3, 0, syms, nsyms * sizeof(*syms),
+		  sym_size, 0 },
+		{ ".strtab", SHT_STRTAB, 0, 0, 0, 0, 0, strtab,
+		  sizeof(strtab), 0, 0 },
+		{ ".note.gnu.build-id", SHT_NOTE, SHF_ALLOC, 0, 0, 0, 0, note,
+		  ec_build_id_note(note, id_len), 0, 0 },
+		{ ".eh_frame", SHT_PROGBITS, SHF_ALLOC, 0x2000, 0, 0, 0, code,
+		  16, 0, 0 },
+		{ ".eh_frame", SHT_PROGBITS, SHF_ALLOC, 0x3000, 0, 0, 0, code,
+		  16, 0, 0 },
+	};
+	struct ec_file f;
+	struct module *m;
+
+	if (how & CR_BAD_DYNSYM)	/* after a good .symtab */
+		s[4] = (struct ec_section){ ".dynsym", SHT_DYNSYM, SHF_ALLOC,
+			0, 2 * sizeof(Elf64_Sym), 3, 0, syms, sizeof(*syms),
+			0, 0 };
+	if (ec_build(&f, s, how & CR_EH_TWICE ? 6 : how ? 5 : 4))
+		return NULL;
+	if (save_to) {
+		FILE *out = fopen(save_to, "w");
+
+		if (out) {
+			fwrite(f.buf, 1, f.len, out);
+			fclose(out);
+		}
+	}
+	m = module__open_memory("crafted.so", f.buf, f.len);
+	free(f.buf);
+	return m;
+}
+
+static void test_crafted(void)
+{
+	Elf64_Sym syms[3] = { { 0 }, ec_func(1, 0x1000, 16),
+			      ec_func(3, 0x1010, 0xfffffffffffffff0ULL) };
+	char tmp[] = "/tmp/icppd-crafted-XXXXXX", err[256];
+	struct elf_image *img;
+	struct module_func f;
+	struct module *m;
+	const uint8_t *code;
+	uint8_t *id;
+	size_t size;
+	int fd;
+
+	m = crafted(syms, 2, sizeof(Elf64_Sym), 0, 20, 0, NULL);
+	is_int(module__error(m), 0, "crafted: a well-formed image opens");
+	is_int(module__function(m, 0x1004, &f), 0, "crafted: its symbol is found");
+	is_str(f.name, "f", "crafted: by name");
+	is_str(module__build_id(m), "112233445566778899aabbccddeeff1021324354",
+	       "crafted: a 20-byte build-id is read");
+	module__free(m);
+
+	/* A .dynsym with sh_entsize above sh_size after a good .symtab:
+	 * realloc(syms, 0) freed the array and module__free freed it
+	 * again. */
+	m = crafted(syms, 2, sizeof(Elf64_Sym), 0, 20, CR_BAD_DYNSYM, NULL);
+	is_int(module__error(m), 0, "sh_entsize > sh_size: the image still opens");
+	is_int(module__nr_symbols(m), 1, "sh_entsize > sh_size: .symtab's symbol kept");
+	module__free(m);
+
+	/* A tiny sh_entsize claims 24 times the entries the data holds. */
+	m = crafted(syms, 2, 1, 0, 20, 0, NULL);
+	is_int(module__nr_symbols(m), 1,
+	       "sh_entsize 1: only the entries the data holds are read");
+	module__free(m);
+
+	/* Fully stripped: no symbol table at all (qsort(NULL, 0)). */
+	m = crafted(syms, 2, sizeof(Elf64_Sym), 0, 20, CR_NO_SYMTAB, NULL);
+	is_int(module__nr_symbols(m), 0, "no symbols: none, and no qsort(NULL)");
+	is_int(module__function(m, 0x1004, &f), -ENOENT,
+	       "no symbols and no CFI: no function");
+	module__free(m);
+
+	/* A 12,000-byte build-id note is not a build-id. */
+	m = crafted(syms, 2, sizeof(Elf64_Sym), 0, 12000, 0, NULL);
+	is_str(module__build_id(m), "", "a 12,000-byte build-id note is refused");
+	module__free(m);
+
+	/* Two .eh_frame sections: dwarf_elf_init fails with an error that
+	 * must be freed (LeakSanitizer checks). */
+	m = crafted(syms, 2, sizeof(Elf64_Sym), 0, 20, CR_EH_TWICE, NULL);
+	is_int(module__error(m), 0, "duplicate .eh_frame: the image opens");
+	ok(!module__has_cfi(m), "duplicate .eh_frame: no CFI");
+	module__free(m);
+
+	/* arr's reader: st_size 2^64 - 16 wrapped vaddr + size, and a long
+	 * note overflowed the 128-byte hex buffer. */
+	fd = mkstemp(tmp);
+	close(fd);
+	module__free(crafted(syms, 3, sizeof(Elf64_Sym), 0, 12000, 0, tmp));
+	img = elf_image__open(tmp, err, sizeof(err));
+	ok(img != NULL, "arr reader opens the crafted file (%s)", img ? "" : err);
+	if (img) {
+		is_int(elf_image__function(img, 0x1010, &code, &size), -ENOENT,
+		       "st_size 2^64-16: no function, no over-read");
+		is_int(elf_image__function(img, 0x1000, &code, &size), 0,
+		       "a sized symbol inside .text is found");
+		is_int(size, 16, "with its size");
+		is_int(elf_image__build_id(img, &id), 0,
+		       "arr reader: a 12,000-byte build-id note is refused");
+		elf_image__free(img);
+	}
+	unlink(tmp);
 }
 
 int main(void)
@@ -143,5 +270,6 @@ int main(void)
 		module_cache__free(c);
 	}
 	module__free(m);
+	test_crafted();
 	return tap_done();
 }
