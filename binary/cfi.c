@@ -1,5 +1,7 @@
 /*
- * cfi.c - CFA rules from .eh_frame/.debug_frame through libdwarf.
+ * cfi.c - CFA rules from .eh_frame/.debug_frame: libdwarf finds and
+ * parses the CIEs and FDEs; each FDE's rows are built here, in one pass
+ * over its instructions, on first use.
  *
  * Invariants: fdes[] is sorted by lo and ranges do not overlap (when a
  * broken producer emits overlapping FDEs, the later one is dropped); a
@@ -229,125 +231,6 @@ int cfi__fde_range(const struct cfi *cfi, uint64_t vaddr, uint64_t *lo,
 	return 0;
 }
 
-/* The rule of one register column at @pc, from libdwarf's answer. */
-static int column_rule(struct cfi *cfi, Dwarf_Fde fde, uint16_t col,
-		       Dwarf_Addr pc, struct rule *r)
-{
-	Dwarf_Small vtype = 0;
-	Dwarf_Signed off_rel = 0, reg = 0, off = 0;
-	Dwarf_Ptr block = NULL;
-	Dwarf_Addr row_pc = 0, next_pc = 0;
-	Dwarf_Bool more = 0;
-	Dwarf_Error err = NULL;
-
-	if (dwarf_get_fde_info_for_reg3_b(fde, col, pc, &vtype, &off_rel, &reg,
-					  &off, &block, &row_pc, &more,
-					  &next_pc, &err) != DW_DLV_OK) {
-		if (err)
-			dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
-		return -EINVAL;
-	}
-	*r = (struct rule){ .kind = RULE_UNSUPPORTED };
-	switch (vtype) {
-	case DW_EXPR_OFFSET:
-		if (off_rel) {
-			r->kind = RULE_OFFSET;
-			r->offset = off;
-		} else if (reg == DW_FRAME_SAME_VAL || reg == col) {
-			r->kind = RULE_SAME;
-		} else if (reg == DW_FRAME_UNDEFINED_VAL) {
-			r->kind = RULE_UNDEF;
-		} else if (reg >= 0 && reg < 128) {
-			r->kind = RULE_REG_OFFSET;
-			r->reg = (uint16_t)reg;
-		}
-		break;
-	case DW_EXPR_VAL_OFFSET:
-		r->kind = RULE_VAL_OFFSET;
-		r->offset = off;
-		break;
-	case DW_EXPR_EXPRESSION:
-	case DW_EXPR_VAL_EXPRESSION:
-		if (block && off > 0 && off < 4096) {
-			r->kind = vtype == DW_EXPR_EXPRESSION ? RULE_EXPR
-							      : RULE_VAL_EXPR;
-			r->expr = block;
-			r->expr_len = (uint32_t)off;
-		}
-		break;
-	}
-	return 0;
-}
-
-/* Walks the FDE's rows once with libdwarf and keeps the CFA, RBP, RSP
- * and return-address columns. */
-static int build_rows(struct cfi *cfi, struct fde_entry *f)
-{
-	size_t cap = 0, n = 0;
-	struct cfa_row *rows = NULL;
-	Dwarf_Addr pc = f->lo;
-	int ret = -EINVAL;
-
-	while (pc < f->hi && n < MAX_ROWS_PER_FDE) {
-		Dwarf_Small vtype = 0;
-		Dwarf_Signed off_rel = 0, reg = 0, off = 0;
-		Dwarf_Ptr block = NULL;
-		Dwarf_Addr row_pc = 0, next_pc = 0;
-		Dwarf_Bool more = 0;
-		Dwarf_Error err = NULL;
-		struct cfa_row r = { .pc = pc };
-
-		if (dwarf_get_fde_info_for_cfa_reg3_b(f->fde, pc, &vtype,
-				&off_rel, &reg, &off, &block, &row_pc, &more,
-				&next_pc, &err) != DW_DLV_OK) {
-			if (err)
-				dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
-			goto out;
-		}
-		if (vtype == DW_EXPR_OFFSET && off_rel &&
-		    (reg == DWARF_REG_SP || reg == DWARF_REG_BP)) {
-			r.cfa.kind = RULE_REG_OFFSET;
-			r.cfa.reg = (uint16_t)reg;
-			r.cfa.offset = off;
-		} else if (vtype == DW_EXPR_EXPRESSION && block && off > 0 &&
-			   off < 4096) {
-			r.cfa.kind = RULE_VAL_EXPR;
-			r.cfa.expr = block;
-			r.cfa.expr_len = (uint32_t)off;
-		} else {
-			r.cfa.kind = RULE_UNSUPPORTED;
-		}
-		if (column_rule(cfi, f->fde, DWARF_REG_BP, pc, &r.bp) ||
-		    column_rule(cfi, f->fde, DWARF_REG_SP, pc, &r.sp) ||
-		    column_rule(cfi, f->fde, DWARF_REG_IP, pc, &r.ra))
-			goto out;
-		if (grow(&rows, &cap, n + 1, sizeof(*rows), 8)) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		rows[n++] = r;
-		if (!more || next_pc <= pc)
-			break;
-		pc = next_pc;
-	}
-	f->rows = rows;
-	f->nrows = (uint32_t)n;
-	return 0;
-out:
-	free(rows);
-	return ret;
-}
-
-static uint64_t reg_value(const struct cfi_regs *regs, uint64_t reg, bool *ok)
-{
-	switch (reg) {
-	case DWARF_REG_SP: return regs->sp;
-	case DWARF_REG_BP: return regs->bp;
-	case DWARF_REG_IP: return regs->ip;
-	default: *ok = false; return 0;
-	}
-}
-
 /* LEB128, sign-extended when @sign; -EINVAL when it runs off the end. */
 static int read_leb(const uint8_t **p, const uint8_t *end, bool sign,
 		    uint64_t *v)
@@ -394,6 +277,301 @@ static int read_fixed(const uint8_t **p, const uint8_t *end, unsigned size,
 		r |= ~(uint64_t)0 << (8 * size);
 	*v = r;
 	return 0;
+}
+
+/*
+ * Rows are built in one pass over the CIE's initial instructions and the
+ * FDE's own, by the interpreter below.  (libdwarf answers "the rule at
+ * pc" by replaying the FDE from its start, so asking it row by row is
+ * quadratic: one crafted 277 KB FDE cost 24 s.)  Only the CFA, RBP, RSP
+ * and return-address columns are kept; rules of other registers are
+ * parsed and dropped.
+ */
+struct cfa_state {
+	struct rule cfa, bp, sp, ra;
+};
+
+struct cie_info {
+	uint64_t code_align;
+	int64_t data_align;
+	uint16_t ra_reg;
+	const uint8_t *init;
+	size_t init_len;
+};
+
+/* remember_state nests this deep in no real producer's output. */
+#define STATE_STACK_MAX 16
+
+static struct rule *column(struct cfa_state *st, const struct cie_info *ci,
+			   uint64_t reg)
+{
+	if (reg == DWARF_REG_BP)
+		return &st->bp;
+	if (reg == DWARF_REG_SP)
+		return &st->sp;
+	if (reg == ci->ra_reg)
+		return &st->ra;
+	return NULL;		/* a register no unwinder rule here uses */
+}
+
+/* One instruction stream.  @initial is the state after the CIE's
+ * instructions (DW_CFA_restore's target); NULL while running them.
+ * Rows are emitted whenever the location advances. */
+struct interp {
+	struct cfa_state st, *initial, stack[STATE_STACK_MAX];
+	int depth;
+	uint64_t pc, hi;
+	struct cfa_row *rows;
+	size_t n, cap;
+};
+
+static int emit_row(struct interp *in, uint64_t next_pc)
+{
+	if (next_pc <= in->pc)
+		return 0;
+	if (in->n == MAX_ROWS_PER_FDE)
+		return -E2BIG;
+	if (grow(&in->rows, &in->cap, in->n + 1, sizeof(*in->rows), 8))
+		return -ENOMEM;
+	in->rows[in->n++] = (struct cfa_row){ .pc = in->pc, .cfa = in->st.cfa,
+		.bp = in->st.bp, .sp = in->st.sp, .ra = in->st.ra };
+	in->pc = next_pc;
+	return 0;
+}
+
+static void set_cfa_reg(struct cfa_state *st, uint64_t reg)
+{
+	if (reg == DWARF_REG_SP || reg == DWARF_REG_BP) {
+		st->cfa.kind = RULE_REG_OFFSET;
+		st->cfa.reg = (uint16_t)reg;
+	} else {
+		st->cfa.kind = RULE_UNSUPPORTED;
+	}
+}
+
+/* An expression block: ULEB length, then the bytes (kept by pointer). */
+static int read_block(const uint8_t **p, const uint8_t *end, struct rule *r,
+		      uint8_t kind)
+{
+	uint64_t len;
+
+	if (read_leb(p, end, false, &len) || len > (uint64_t)(end - *p))
+		return -EINVAL;
+	if (r) {
+		*r = (struct rule){ .kind = len > 0 && len < 4096 ? kind :
+				    RULE_UNSUPPORTED, .expr = *p,
+				    .expr_len = (uint32_t)len };
+	}
+	*p += len;
+	return 0;
+}
+
+static int run_cfa(struct interp *in, const struct cie_info *ci,
+		   const uint8_t *p, const uint8_t *end)
+{
+	while (p < end) {
+		uint8_t op = *p++, low = op & 0x3f;
+		uint64_t reg = 0, u = 0, delta = 0;
+		int64_t sv = 0;
+		struct rule *r;
+		int ret;
+
+		switch (op >> 6) {
+		case 1:		/* DW_CFA_advance_loc */
+			delta = low;
+			goto advance;
+		case 2:		/* DW_CFA_offset */
+			if (read_leb(&p, end, false, &u))
+				return -EINVAL;
+			if ((r = column(&in->st, ci, low)))
+				*r = (struct rule){ .kind = RULE_OFFSET,
+					.offset = (int64_t)u * ci->data_align };
+			continue;
+		case 3:		/* DW_CFA_restore */
+			reg = low;
+			goto restore;
+		}
+		switch (op) {
+		case DW_CFA_nop:
+			break;
+		case DW_CFA_advance_loc1:
+		case DW_CFA_advance_loc2:
+		case DW_CFA_advance_loc4:
+			if (read_fixed(&p, end, op == DW_CFA_advance_loc1 ? 1 :
+				       op == DW_CFA_advance_loc2 ? 2 : 4, false,
+				       &delta))
+				return -EINVAL;
+advance:
+			if (!in->initial)	/* a CIE does not advance */
+				return -EINVAL;
+			delta *= ci->code_align;
+			if (delta > in->hi - in->pc)
+				delta = in->hi - in->pc;
+			ret = emit_row(in, in->pc + delta);
+			if (ret)
+				return ret;
+			break;
+		case DW_CFA_def_cfa:
+		case DW_CFA_def_cfa_sf:
+			if (read_leb(&p, end, false, &reg) ||
+			    read_leb(&p, end, op == DW_CFA_def_cfa_sf, &u))
+				return -EINVAL;
+			set_cfa_reg(&in->st, reg);
+			in->st.cfa.offset = op == DW_CFA_def_cfa_sf ?
+				(int64_t)u * ci->data_align : (int64_t)u;
+			break;
+		case DW_CFA_def_cfa_register:
+			if (read_leb(&p, end, false, &reg))
+				return -EINVAL;
+			if (in->st.cfa.kind != RULE_VAL_EXPR)
+				set_cfa_reg(&in->st, reg);
+			break;
+		case DW_CFA_def_cfa_offset:
+		case DW_CFA_def_cfa_offset_sf:
+			if (read_leb(&p, end, op == DW_CFA_def_cfa_offset_sf, &u))
+				return -EINVAL;
+			in->st.cfa.offset = op == DW_CFA_def_cfa_offset_sf ?
+				(int64_t)u * ci->data_align : (int64_t)u;
+			break;
+		case DW_CFA_def_cfa_expression:
+			if (read_block(&p, end, &in->st.cfa, RULE_VAL_EXPR))
+				return -EINVAL;
+			break;
+		case DW_CFA_offset_extended:
+		case DW_CFA_offset_extended_sf:
+		case DW_CFA_val_offset:
+		case DW_CFA_val_offset_sf:
+		case DW_CFA_GNU_negative_offset_extended:
+			if (read_leb(&p, end, false, &reg) ||
+			    read_leb(&p, end, op == DW_CFA_offset_extended_sf ||
+				     op == DW_CFA_val_offset_sf, &u))
+				return -EINVAL;
+			sv = (int64_t)u * ci->data_align;
+			if (op == DW_CFA_GNU_negative_offset_extended)
+				sv = -sv;
+			if ((r = column(&in->st, ci, reg)))
+				*r = (struct rule){ .kind = op == DW_CFA_val_offset ||
+					op == DW_CFA_val_offset_sf ?
+					RULE_VAL_OFFSET : RULE_OFFSET,
+					.offset = sv };
+			break;
+		case DW_CFA_restore_extended:
+			if (read_leb(&p, end, false, &reg))
+				return -EINVAL;
+restore:
+			if (!in->initial)
+				return -EINVAL;
+			if ((r = column(&in->st, ci, reg)))
+				*r = *column(in->initial, ci, reg);
+			break;
+		case DW_CFA_undefined:
+		case DW_CFA_same_value:
+			if (read_leb(&p, end, false, &reg))
+				return -EINVAL;
+			if ((r = column(&in->st, ci, reg)))
+				*r = (struct rule){ .kind = op == DW_CFA_undefined ?
+						    RULE_UNDEF : RULE_SAME };
+			break;
+		case DW_CFA_register:
+			if (read_leb(&p, end, false, &reg) ||
+			    read_leb(&p, end, false, &u))
+				return -EINVAL;
+			if ((r = column(&in->st, ci, reg)))
+				*r = u == reg ? (struct rule){ .kind = RULE_SAME } :
+				     u < 128 ? (struct rule){ .kind = RULE_REG_OFFSET,
+						.reg = (uint16_t)u } :
+				     (struct rule){ .kind = RULE_UNSUPPORTED };
+			break;
+		case DW_CFA_expression:
+		case DW_CFA_val_expression:
+			if (read_leb(&p, end, false, &reg) ||
+			    read_block(&p, end, column(&in->st, ci, reg),
+				       op == DW_CFA_expression ? RULE_EXPR :
+				       RULE_VAL_EXPR))
+				return -EINVAL;
+			break;
+		case DW_CFA_remember_state:
+			if (in->depth == STATE_STACK_MAX)
+				return -E2BIG;
+			in->stack[in->depth++] = in->st;
+			break;
+		case DW_CFA_restore_state:
+			if (!in->depth)
+				return -EINVAL;
+			/* The CFA rule is part of the saved state, as in
+			 * libgcc's unwinder (GCC's epilogues rely on it). */
+			in->st = in->stack[--in->depth];
+			break;
+		case DW_CFA_GNU_args_size:
+			if (read_leb(&p, end, false, &u))
+				return -EINVAL;
+			break;
+		default:	/* DW_CFA_set_loc and vendor ops: give up */
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int build_rows(struct cfi *cfi, struct fde_entry *f)
+{
+	Dwarf_Cie cie;
+	Dwarf_Unsigned bytes, caf, ilen, flen;
+	Dwarf_Small version;
+	Dwarf_Signed daf;
+	Dwarf_Half ra, offsz;
+	Dwarf_Ptr init, fins;
+	Dwarf_Error err = NULL;
+	char *aug = NULL;
+	struct cie_info ci;
+	struct cfa_state initial;
+	struct interp in = { .pc = f->lo, .hi = f->hi };
+	int ret;
+
+	if (dwarf_get_cie_of_fde(f->fde, &cie, &err) != DW_DLV_OK ||
+	    dwarf_get_cie_info_b(cie, &bytes, &version, &aug, &caf, &daf, &ra,
+				 &init, &ilen, &offsz, &err) != DW_DLV_OK ||
+	    dwarf_get_fde_instr_bytes(f->fde, &fins, &flen, &err) !=
+	    DW_DLV_OK) {
+		if (err)
+			dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
+		return -EINVAL;
+	}
+	ci = (struct cie_info){ .code_align = caf ? caf : 1, .data_align = daf,
+				.ra_reg = ra, .init = init, .init_len = ilen };
+	/* Registers no instruction mentions keep their caller's value. */
+	in.st = (struct cfa_state){ .cfa = { .kind = RULE_UNSUPPORTED },
+		.bp = { .kind = RULE_SAME }, .sp = { .kind = RULE_SAME },
+		.ra = { .kind = RULE_SAME } };
+	ret = run_cfa(&in, &ci, init, (const uint8_t *)init + ilen);
+	if (ret)
+		goto out;
+	initial = in.st;
+	in.initial = &initial;
+	in.depth = 0;
+	ret = run_cfa(&in, &ci, fins, (const uint8_t *)fins + flen);
+	if (!ret)
+		ret = emit_row(&in, f->hi);	/* the last row, to hi */
+	if (ret == -E2BIG && in.n)	/* a lying table: keep what fits */
+		ret = 0;
+	if (ret)
+		goto out;
+	f->rows = in.rows;
+	f->nrows = (uint32_t)in.n;
+	return 0;
+out:
+	free(in.rows);
+	return ret;
+}
+
+static uint64_t reg_value(const struct cfi_regs *regs, uint64_t reg, bool *ok)
+{
+	switch (reg) {
+	case DWARF_REG_SP: return regs->sp;
+	case DWARF_REG_BP: return regs->bp;
+	case DWARF_REG_IP: return regs->ip;
+	default: *ok = false; return 0;
+	}
 }
 
 #define STACK_MAX 16

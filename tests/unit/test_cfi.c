@@ -9,10 +9,16 @@
 #include <alloca.h>
 #include <pthread.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libdwarf/dwarf.h>
+#include <libdwarf/libdwarf.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "binary/module.h"
 #include "tests/tap.h"
+#include "tests/unit/elfcraft.h"
 #include "tests/unit/selfregs.h"
 
 volatile int sink;
@@ -185,6 +191,166 @@ static void test_expr(void)
 	       "truncated operand is malformed");
 }
 
+/*
+ * The one-pass row builder against libdwarf's own answer (which replays
+ * the FDE for each pc) at every pc of every FDE of @path whose CFA rule
+ * libdwarf gives as SP or BP + offset.  Returns the number of pcs that
+ * differ; *@checked counts the pcs compared.
+ */
+static size_t against_libdwarf(const char *path, size_t *checked)
+{
+	struct module *m = module__open(path);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf;
+	Dwarf_Debug dbg = NULL;
+	Dwarf_Error err = NULL;
+	Dwarf_Cie *cies;
+	Dwarf_Fde *fdes;
+	Dwarf_Signed ncie, nfde;
+	size_t bad = 0;
+
+	*checked = 0;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!m || module__error(m) || dwarf_elf_init(elf, DW_DLC_READ, NULL,
+			NULL, &dbg, &err) != DW_DLV_OK ||
+	    dwarf_get_fde_list_eh(dbg, &cies, &ncie, &fdes, &nfde, &err) !=
+	    DW_DLV_OK)
+		return (size_t)-1;
+	dwarf_set_frame_rule_table_size(dbg, 128);
+	for (Dwarf_Signed i = 0; i < nfde; i++) {
+		Dwarf_Addr lo, pc;
+		Dwarf_Unsigned len;
+
+		if (dwarf_get_fde_range(fdes[i], &lo, &len, NULL, NULL, NULL,
+					NULL, NULL, &err) != DW_DLV_OK)
+			continue;
+		for (pc = lo; pc < lo + len && pc < lo + 4096; pc++) {
+			Dwarf_Small vt = 0;
+			Dwarf_Signed off_rel = 0, reg = 0, off = 0;
+			Dwarf_Ptr block;
+			Dwarf_Addr row, next;
+			Dwarf_Bool more;
+			struct cfi_regs regs = { 0x10000, 0x20000, pc };
+			uint64_t cfa = 0, want;
+
+			if (dwarf_get_fde_info_for_cfa_reg3_b(fdes[i], pc, &vt,
+					&off_rel, &reg, &off, &block, &row,
+					&more, &next, &err) != DW_DLV_OK ||
+			    vt != DW_EXPR_OFFSET || !off_rel ||
+			    (reg != 7 && reg != 6))
+				continue;
+			want = (reg == 7 ? regs.sp : regs.bp) + (uint64_t)off;
+			++*checked;
+			if (module__cfa(m, pc, &regs, &cfa) || cfa != want) {
+				if (bad++ < 3)
+					printf("#   %s: pc 0x%llx: CFA 0x%llx, "
+					       "libdwarf 0x%llx\n", path,
+					       (unsigned long long)pc,
+					       (unsigned long long)cfa,
+					       (unsigned long long)want);
+			}
+		}
+	}
+	dwarf_fde_cie_list_dealloc(dbg, cies, ncie, fdes, nfde);
+	dwarf_finish(dbg, &err);
+	elf_end(elf);
+	close(fd);
+	module__free(m);
+	return bad;
+}
+
+/*
+ * A crafted FDE of 65,536 rows (def_cfa_offset, advance_loc 1, ...).
+ * Asking libdwarf row by row replayed the FDE each time: quadratic, 24 s
+ * of CPU for a 277 KB FDE.  One pass takes milliseconds; the child gets
+ * 10 s of CPU, a margin of more than 100 on any machine.
+ */
+#define BIG_ROWS 65536
+
+static size_t big_fde(uint8_t *eh)
+{
+	size_t n = 0, fde;
+	uint32_t u32;
+
+	/* CIE: version 1, "zR", code align 1, data align -8, RA 16,
+	 * FDE pointers udata4; CFA = rsp + 8, RA at CFA - 8. */
+	static const uint8_t cie[] = { 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78,
+		16, 1, 0x03, DW_CFA_def_cfa, 7, 8, 0x80 | 16, 1, 0, 0 };
+
+	u32 = sizeof(cie);
+	memcpy(eh, &u32, 4);
+	memcpy(eh + 4, cie, sizeof(cie));
+	n = 4 + sizeof(cie);
+	fde = n;
+	n += 4;				/* length, below */
+	u32 = (uint32_t)(n);		/* back to the CIE */
+	memcpy(eh + n, &u32, 4);
+	n += 4;
+	u32 = 0x1000;			/* pc_begin */
+	memcpy(eh + n, &u32, 4);
+	n += 4;
+	u32 = BIG_ROWS;			/* pc_range */
+	memcpy(eh + n, &u32, 4);
+	n += 4;
+	eh[n++] = 0;			/* augmentation data length */
+	for (uint32_t i = 0; i < BIG_ROWS - 1; i++) {
+		uint32_t off = 16 + 8 * (i % 4096);
+
+		eh[n++] = DW_CFA_def_cfa_offset;
+		do {		/* ULEB128 */
+			eh[n++] = (uint8_t)((off & 0x7f) | (off > 0x7f ? 0x80 : 0));
+			off >>= 7;
+		} while (off);
+		eh[n++] = 0x40 | 1;	/* advance_loc 1 */
+	}
+	while ((n - fde) % 4)
+		eh[n++] = DW_CFA_nop;
+	u32 = (uint32_t)(n - fde - 4);
+	memcpy(eh + fde, &u32, 4);
+	memset(eh + n, 0, 4);		/* terminator */
+	return n + 4;
+}
+
+static void test_big_fde(void)
+{
+	static uint8_t eh[BIG_ROWS * 5 + 64], code[16];
+	struct ec_section s[2] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, 0,
+		  0, 0, code, sizeof(code), BIG_ROWS, 0 },
+		{ ".eh_frame", SHT_PROGBITS, SHF_ALLOC, 0x200000, 0, 0, 0, eh,
+		  0, 0, 0 },
+	};
+	struct ec_file f;
+	pid_t pid;
+	int status = -1;
+
+	s[1].size = big_fde(eh);
+	if (ec_build(&f, s, 2)) {
+		ok(0, "crafted FDE built");
+		return;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit cpu = { 10, 10 };
+		struct module *m = module__open_memory("big.so", f.buf, f.len);
+		struct cfi_regs regs = { 0x10000, 0, 0 };
+		uint64_t cfa = 0, pc = 0x1000 + BIG_ROWS - 2;
+
+		setrlimit(RLIMIT_CPU, &cpu);
+		if (module__cfa(m, pc, &regs, &cfa))
+			_exit(3);
+		/* Row i has CFA = rsp + 16 + 8 * (i % 4096). */
+		_exit(cfa == 0x10000 + 16 + 8 * ((BIG_ROWS - 2) % 4096) ? 0 : 4);
+	}
+	waitpid(pid, &status, 0);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	   "a 65,536-row FDE: the right CFA at its last rows within 10 s "
+	   "of CPU (status 0x%x)", status);
+	free(f.buf);
+}
+
 int main(void)
 {
 	struct module *m = module__open("/proc/self/exe");
@@ -210,5 +376,18 @@ int main(void)
 	test_expr();
 	test_step(m);
 	module__free(m);
+	test_big_fde();
+	{
+		static const char *const paths[] = { "/proc/self/exe",
+			"/lib/x86_64-linux-gnu/libc.so.6" };
+
+		for (size_t i = 0; i < 2; i++) {
+			size_t n, bad = against_libdwarf(paths[i], &n);
+
+			is_int(bad, 0, "%s: rows built in one pass equal "
+			       "libdwarf's at each of %zu pcs", paths[i], n);
+			ok(n > 1000, "%s: over 1000 pcs compared", paths[i]);
+		}
+	}
 	return tap_done();
 }
