@@ -13,6 +13,7 @@
 #include "common/grow.h"
 
 #include <errno.h>
+#include <gelf.h>
 #include <libdwarf/dwarf.h>
 #include <libdwarf/libdwarf.h>
 #include <stdbool.h>
@@ -76,6 +77,8 @@ struct cfi {
 	Dwarf_Signed cie_count, fde_count;
 	struct fde_entry *fdes;
 	size_t nfdes;
+	size_t row_bytes;	/* of the rows built so far */
+	size_t section_bytes;	/* of the CFI section read */
 };
 
 static int cmp_fde(const void *a, const void *b)
@@ -106,6 +109,27 @@ static bool is_signal_frame(struct cfi *cfi, Dwarf_Fde fde)
 		return false;
 	}
 	return aug && aug[0] == 'z' && strchr(aug, 'S');
+}
+
+/* The bytes of the sections libdwarf copies for the FDE list. */
+static size_t frame_section_bytes(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, bytes = 0;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		if (!strcmp(name, ".eh_frame") || !strcmp(name, ".debug_frame"))
+			bytes += sh.sh_size;
+	}
+	return bytes;
 }
 
 struct cfi *cfi__open(Elf *elf)
@@ -171,6 +195,7 @@ struct cfi *cfi__open(Elf *elf)
 	cfi->nfdes = kept;
 	if (!kept)
 		goto out_finish;
+	cfi->section_bytes = frame_section_bytes(elf);
 	return cfi;
 
 out_finish:
@@ -194,6 +219,16 @@ void cfi__close(struct cfi *cfi)
 					   cfi->fde_count);
 	dwarf_finish(cfi->dbg, NULL);
 	free(cfi);
+}
+
+/* libdwarf keeps a copy of the section and a Dwarf_Fde (about 200 bytes)
+ * per FDE; ours adds fde_entry and the rows. */
+size_t cfi__bytes(const struct cfi *cfi)
+{
+	if (!cfi)
+		return 0;
+	return cfi->section_bytes + cfi->row_bytes +
+	       cfi->nfdes * (sizeof(struct fde_entry) + 200);
 }
 
 size_t cfi__nr_fdes(const struct cfi *cfi)
@@ -558,6 +593,7 @@ static int build_rows(struct cfi *cfi, struct fde_entry *f)
 		goto out;
 	f->rows = in.rows;
 	f->nrows = (uint32_t)in.n;
+	cfi->row_bytes += in.cap * sizeof(*in.rows);
 	return 0;
 out:
 	free(in.rows);

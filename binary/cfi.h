@@ -37,6 +37,9 @@ struct cfi_regs {
 struct cfi *cfi__open(Elf *elf);
 void cfi__close(struct cfi *cfi);
 
+/* Memory the table holds now (rows are built as they are used). */
+size_t cfi__bytes(const struct cfi *cfi);
+
 /* Number of FDEs (function ranges) in the table. */
 size_t cfi__nr_fdes(const struct cfi *cfi);
 

@@ -3,8 +3,19 @@
  * function symbols, CFI, and a cache keyed by path and inode.
  *
  * Symbols are read once at open into one array sorted by address (a few
- * thousand entries for libc).  Lookups are binary searches; nothing here
- * allocates per sample.
+ * thousand entries for libc), their names copied into the module, so
+ * that neither needs the file again.  Lookups are binary searches;
+ * nothing here allocates per sample.
+ *
+ * The files are a watched user's: a mapped library may be swapped for a
+ * FIFO, a symlink to a root-only file, or a file of another mount
+ * namespace.  So a mapping's file is opened the way the kernel mapped
+ * it (see module_cache__get()), never blocks, and is read only when its
+ * device and inode are the mapping's.  No file descriptor is kept: once
+ * analysed, libelf is told the descriptor is done, and the sections read
+ * stay in memory.  The CFI (the big part: libdwarf's FDE list and its
+ * section copy) is released least recently used first when the cache
+ * holds more than its budget, and rebuilt from the file on demand.
  */
 #define _GNU_SOURCE
 #include "binary/module.h"
@@ -13,11 +24,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
+
+/* Work and memory per module are bounded: no x86-64 binary Debian ships
+ * comes near these (libc: 3,000 symbols; chromium: 400,000). */
+#define MODULE_MAX_SYMBOLS (4u << 20)
+#define MODULE_MAX_NAME_BYTES (256u << 20)
 
 struct segment {
 	uint64_t offset, filesz, vaddr;
@@ -25,7 +45,7 @@ struct segment {
 
 struct symbol {
 	uint64_t addr, size;
-	const char *name;	/* into the Elf's string table */
+	const char *name;	/* into names, once read */
 	unsigned char bind;
 };
 
@@ -34,15 +54,19 @@ struct module {
 	const char *name;
 	char build_id[41];
 	int error;
-	int fd, debug_fd;
-	Elf *elf, *debug_elf;
+	Elf *elf, *debug_elf;	/* NULL once released (see above) */
 	void *image;		/* in-memory images (vDSO) */
 	struct segment *segs;
 	size_t nsegs;
 	struct symbol *syms;
 	size_t nsyms;
+	char *names;		/* the symbols' names, NUL-separated */
 	struct cfi *cfi;
-	uint64_t dev, ino;	/* cache key */
+	bool cfi_released;	/* cfi freed by the cache; rebuild on use */
+	struct module_origin origin;	/* cache key and where to reopen */
+	struct module_cache *cache;	/* NULL: not in a cache */
+	uint64_t last_use;	/* the cache's clock at the last lookup */
+	size_t bytes;		/* what releasing the CFI frees, roughly */
 };
 
 static void read_segments(struct module *m)
@@ -136,6 +160,8 @@ static int add_symbols(struct module *m, Elf *elf, Elf64_Word type)
 			name = elf_strptr(elf, sh.sh_link, s.st_name);
 			if (!name || !*name)
 				continue;
+			if (m->nsyms == MODULE_MAX_SYMBOLS)
+				return 0;
 			m->syms[m->nsyms++] = (struct symbol){
 				s.st_value, s.st_size, name,
 				GELF_ST_BIND(s.st_info) };
@@ -186,17 +212,43 @@ static int cmp_sym(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static void sort_symbols(struct module *m)
+/* Sorts, keeps one name per address, and copies the names kept out of
+ * libelf's string tables, which are released with the Elf. */
+static int sort_symbols(struct module *m)
 {
-	size_t kept = 0;
+	size_t kept = 0, bytes = 0;
+	char *p;
 
 	if (!m->nsyms)		/* a stripped static binary: no array */
-		return;
+		return 0;
 	qsort(m->syms, m->nsyms, sizeof(*m->syms), cmp_sym);
-	for (size_t i = 0; i < m->nsyms; i++)
-		if (!kept || m->syms[kept - 1].addr != m->syms[i].addr)
-			m->syms[kept++] = m->syms[i];
+	for (size_t i = 0; i < m->nsyms; i++) {
+		size_t len;
+
+		if (kept && m->syms[kept - 1].addr == m->syms[i].addr)
+			continue;
+		len = strnlen(m->syms[i].name, 4096) + 1;
+		if (bytes + len > MODULE_MAX_NAME_BYTES)
+			break;
+		bytes += len;
+		m->syms[kept++] = m->syms[i];
+	}
 	m->nsyms = kept;
+	m->names = malloc(bytes ? bytes : 1);
+	if (!m->names) {
+		m->nsyms = 0;
+		return -ENOMEM;
+	}
+	p = m->names;
+	for (size_t i = 0; i < kept; i++) {
+		size_t len = strnlen(m->syms[i].name, 4095);
+
+		memcpy(p, m->syms[i].name, len);
+		p[len] = '\0';
+		m->syms[i].name = p;
+		p += len + 1;
+	}
+	return 0;
 }
 
 /* A stripped Debian binary keeps its .symtab in /usr/lib/debug/.build-id
@@ -204,36 +256,69 @@ static void sort_symbols(struct module *m)
 static void open_debug_file(struct module *m)
 {
 	char path[128];
+	struct stat st;
+	int fd;
 
 	if (strlen(m->build_id) < 4)
 		return;
 	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
 		 m->build_id, m->build_id + 2);
-	m->debug_fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (m->debug_fd < 0)
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
 		return;
-	m->debug_elf = elf_begin(m->debug_fd, ELF_C_READ, NULL);
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode))
+		m->debug_elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (m->debug_elf && elf_kind(m->debug_elf) == ELF_K_ELF)
 		add_symbols(m, m->debug_elf, SHT_SYMTAB);
+	/* Names are copied once sorted; the rest is never read again. */
+	if (m->debug_elf)
+		elf_cntl(m->debug_elf, ELF_C_FDDONE);
+	close(fd);
+}
+
+static int is_elf64(Elf *elf)
+{
+	GElf_Ehdr eh;
+
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
+		return -ENOEXEC;
+	if (eh.e_machine != EM_X86_64 || gelf_getclass(elf) != ELFCLASS64)
+		return -EPROTO;
+	return 0;
 }
 
 static int analyse(struct module *m)
 {
-	GElf_Ehdr eh;
+	int ret = is_elf64(m->elf);
 
-	if (!m->elf || elf_kind(m->elf) != ELF_K_ELF || !gelf_getehdr(m->elf, &eh))
-		return -ENOEXEC;
-	if (eh.e_machine != EM_X86_64 || gelf_getclass(m->elf) != ELFCLASS64)
-		return -EPROTO;
+	if (ret)
+		return ret;
 	read_segments(m);
 	read_build_id(m);
 	if (add_symbols(m, m->elf, SHT_SYMTAB) ||
 	    add_symbols(m, m->elf, SHT_DYNSYM))
 		return -ENOMEM;
 	open_debug_file(m);
-	sort_symbols(m);
+	if (sort_symbols(m))
+		return -ENOMEM;
+	if (m->debug_elf) {	/* its names are copied: not needed */
+		elf_end(m->debug_elf);
+		m->debug_elf = NULL;
+	}
 	m->cfi = cfi__open(m->elf);
+	m->bytes = 4096 + cfi__bytes(m->cfi);
 	return 0;
+}
+
+/* Reads what analysis needs from @fd, then lets it go (see above). */
+static int analyse_fd(struct module *m, int fd)
+{
+	m->elf = elf_begin(fd, ELF_C_READ, NULL);
+	m->error = analyse(m);
+	if (m->elf)
+		elf_cntl(m->elf, ELF_C_FDDONE);
+	close(fd);
+	return m->error;
 }
 
 static struct module *module_alloc(const char *path)
@@ -243,7 +328,6 @@ static struct module *module_alloc(const char *path)
 
 	if (!m)
 		return NULL;
-	m->fd = m->debug_fd = -1;
 	m->path = strdup(path);
 	if (!m->path) {
 		free(m);
@@ -254,20 +338,35 @@ static struct module *module_alloc(const char *path)
 	return m;
 }
 
+/* A file the user named: a regular file, opened without blocking (a
+ * FIFO would block open() forever). */
+static int open_regular(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
 struct module *module__open(const char *path)
 {
 	struct module *m = module_alloc(path);
+	int fd;
 
 	if (!m)
 		return NULL;
 	elf_version(EV_CURRENT);
-	m->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (m->fd < 0) {
-		m->error = -errno;
-		return m;
-	}
-	m->elf = elf_begin(m->fd, ELF_C_READ, NULL);
-	m->error = analyse(m);
+	fd = open_regular(path);
+	if (fd < 0)
+		m->error = fd;
+	else
+		analyse_fd(m, fd);
 	return m;
 }
 
@@ -317,22 +416,26 @@ out:
 	return m;
 }
 
+static void release_cfi(struct module *m)
+{
+	cfi__close(m->cfi);
+	m->cfi = NULL;
+	if (m->elf)
+		elf_end(m->elf);
+	m->elf = NULL;
+}
+
 void module__free(struct module *m)
 {
 	if (!m)
 		return;
-	cfi__close(m->cfi);
+	release_cfi(m);
 	if (m->debug_elf)
 		elf_end(m->debug_elf);
-	if (m->elf)
-		elf_end(m->elf);
-	if (m->debug_fd >= 0)
-		close(m->debug_fd);
-	if (m->fd >= 0)
-		close(m->fd);
 	free(m->image);
 	free(m->segs);
 	free(m->syms);
+	free(m->names);
 	free(m->path);
 	free(m);
 }
@@ -342,7 +445,13 @@ const char *module__name(const struct module *m) { return m->name; }
 const char *module__build_id(const struct module *m) { return m->build_id; }
 int module__error(const struct module *m) { return m->error; }
 size_t module__nr_symbols(const struct module *m) { return m->nsyms; }
-bool module__has_cfi(const struct module *m) { return m->cfi != NULL; }
+/* The CFI, rebuilt when the cache released it (see the head). */
+static struct cfi *cfi_of(struct module *m);
+
+bool module__has_cfi(const struct module *m)
+{
+	return cfi_of((struct module *)m) != NULL;
+}
 
 int module__vaddr(const struct module *m, uint64_t file_off, uint64_t *vaddr)
 {
@@ -362,7 +471,9 @@ int module__function(const struct module *m, uint64_t vaddr,
 {
 	size_t lo = 0, hi = m->nsyms;
 	uint64_t flo, fhi;
-	bool have_fde = !cfi__fde_range(m->cfi, vaddr, &flo, &fhi);
+	/* Logically const: rebuilding released CFI changes no answer. */
+	bool have_fde = !cfi__fde_range(cfi_of((struct module *)m), vaddr,
+					&flo, &fhi);
 
 	while (lo < hi) {	/* first symbol above vaddr */
 		size_t mid = lo + (hi - lo) / 2;
@@ -395,27 +506,193 @@ int module__function(const struct module *m, uint64_t vaddr,
 int module__cfa(struct module *m, uint64_t vaddr, const struct cfi_regs *regs,
 		uint64_t *cfa)
 {
-	if (!m->cfi)
+	struct cfi *cfi = cfi_of(m);
+
+	if (!cfi)
 		return -ENOENT;
-	return cfi__cfa(m->cfi, vaddr, regs, cfa);
+	return cfi__cfa(cfi, vaddr, regs, cfa);
 }
 
 int module__step(struct module *m, uint64_t vaddr, struct cfi_regs *regs,
 		 const struct cfi_mem *mem, struct cfi_step *out)
 {
-	if (!m->cfi)
+	struct cfi *cfi = cfi_of(m);
+
+	if (!cfi)
 		return -ENOENT;
-	return cfi__step(m->cfi, vaddr, regs, mem, out);
+	return cfi__step(cfi, vaddr, regs, mem, out);
 }
+
+/* ---- opening a mapping's file as the kernel mapped it ---------------- */
+
+/* The file behind @fd is the mapping's: a regular file with its inode
+ * (and device, when @want_dev: a path we resolved ourselves, unlike a
+ * map_files link, which the kernel resolves to the mapped file; btrfs
+ * and overlayfs report another st_dev there than in the MMAP2 record). */
+static int same_file(int fd, const struct module_origin *o, bool want_dev)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_ino != o->ino ||
+	    (want_dev && st.st_dev != o->dev))
+		return -ESTALE;
+	return 0;
+}
+
+/* @pfd is an O_PATH descriptor: checked, then reopened for reading
+ * through /proc/self/fd, so that nothing but the checked regular file is
+ * ever opened (opening a FIFO blocks; opening a device can act). */
+static int reopen_checked(int pfd, const struct module_origin *o,
+			  bool want_dev)
+{
+	char self[64];
+	int fd = -1, ret = same_file(pfd, o, want_dev);
+
+	if (!ret) {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+		fd = open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		ret = fd < 0 ? -errno : same_file(fd, o, want_dev);
+	}
+	close(pfd);
+	if (ret && fd >= 0)
+		close(fd);
+	return ret ? ret : fd;
+}
+
+/* @path under @dirfd with no symlink anywhere in it: the kernel's
+ * mapping paths have none, so one is a swap.  RESOLVE_IN_ROOT when
+ * @dirfd is a process's root. */
+static int open_path(int dirfd, const char *path, bool in_root)
+{
+	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+			   (in_root ? RESOLVE_IN_ROOT : 0) };
+	long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+
+	if (fd < 0 && errno == ENOSYS)	/* before Linux 5.6 */
+		fd = openat(dirfd, in_root ? path + 1 : path,
+			    O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? (errno == ELOOP ? -ESTALE : -errno) : (int)fd;
+}
+
+/*
+ * In order: /proc/PID/map_files/START-END (the mapped file itself; root
+ * only), the path inside /proc/PID/root (the process's mount namespace
+ * and chroot), and the path as this process sees it, only when the
+ * process is gone.  Each is checked against the mapping's inode.
+ */
+static int open_mapped(const char *path, const struct module_origin *o)
+{
+	char p[96];
+	int pfd, root;
+
+	if (o->pid > 0 && o->end > o->start) {
+		snprintf(p, sizeof(p), "/proc/%d/map_files/%llx-%llx", o->pid,
+			 (unsigned long long)o->start,
+			 (unsigned long long)o->end);
+		pfd = open(p, O_PATH | O_CLOEXEC);
+		if (pfd >= 0)
+			return reopen_checked(pfd, o, false);
+	}
+	if (o->pid > 0) {
+		snprintf(p, sizeof(p), "/proc/%d/root", o->pid);
+		root = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (root >= 0) {
+			pfd = open_path(root, path, true);
+			close(root);
+			return pfd < 0 ? pfd : reopen_checked(pfd, o, true);
+		}
+	}
+	pfd = open_path(AT_FDCWD, path, false);
+	return pfd < 0 ? pfd : reopen_checked(pfd, o, true);
+}
+
+/* ---- the cache ------------------------------------------------------ */
 
 struct module_cache {
 	struct module **mods;
 	size_t n, cap;
+	uint64_t clock;		/* counts lookups, for LRU */
+	size_t max_bytes;	/* of CFI kept built */
 };
 
 struct module_cache *module_cache__new(void)
 {
-	return calloc(1, sizeof(struct module_cache));
+	struct module_cache *c = calloc(1, sizeof(struct module_cache));
+
+	if (c)
+		c->max_bytes = MODULE_CACHE_BYTES;
+	return c;
+}
+
+void module_cache__set_budget(struct module_cache *c, size_t max_bytes)
+{
+	c->max_bytes = max_bytes;
+}
+
+size_t module_cache__bytes(const struct module_cache *c, size_t *built)
+{
+	size_t bytes = 0, n = 0;
+
+	for (size_t i = 0; i < c->n; i++)
+		if (c->mods[i]->cfi) {
+			bytes += c->mods[i]->bytes + cfi__bytes(c->mods[i]->cfi);
+			n++;
+		}
+	if (built)
+		*built = n;
+	return bytes;
+}
+
+/* Releases least recently used CFI (never @keep's) until the cache is
+ * within its budget.  Runs when a module is opened or rebuilt, not per
+ * sample; names and symbols stay, so no pointer handed out dangles. */
+static void fit_budget(struct module_cache *c, const struct module *keep)
+{
+	size_t bytes = module_cache__bytes(c, NULL);
+
+	while (bytes > c->max_bytes) {
+		struct module *lru = NULL;
+
+		for (size_t i = 0; i < c->n; i++) {
+			struct module *m = c->mods[i];
+
+			if (m->cfi && m != keep && !m->image &&
+			    (!lru || m->last_use < lru->last_use))
+				lru = m;
+		}
+		if (!lru)
+			return;
+		bytes -= lru->bytes + cfi__bytes(lru->cfi);
+		release_cfi(lru);
+		lru->cfi_released = true;
+	}
+}
+
+static struct cfi *cfi_of(struct module *m)
+{
+	int fd;
+
+	if (m->cache)
+		m->last_use = ++m->cache->clock;
+	if (!m->cfi_released)
+		return m->cfi;
+	m->cfi_released = false;
+	fd = open_mapped(m->path, &m->origin);
+	if (fd < 0) {		/* gone or replaced since: say so */
+		m->error = fd;
+		return NULL;
+	}
+	m->elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!is_elf64(m->elf))
+		m->cfi = cfi__open(m->elf);
+	if (m->elf)
+		elf_cntl(m->elf, ELF_C_FDDONE);
+	close(fd);
+	fit_budget(m->cache, m);
+	return m->cfi;
 }
 
 void module_cache__free(struct module_cache *c)
@@ -431,24 +708,41 @@ void module_cache__free(struct module_cache *c)
 /* Linear search: called per mapping event, not per sample, and a process
  * maps tens of modules. */
 struct module *module_cache__get(struct module_cache *c, const char *path,
-				 uint64_t dev, uint64_t ino)
+				 const struct module_origin *o)
 {
 	struct module *m;
 	bool vdso = !strcmp(path, "[vdso]");
+	int fd;
 
 	for (size_t i = 0; i < c->n; i++) {
 		m = c->mods[i];
-		if (!strcmp(m->path, path) &&
-		    (vdso || (m->dev == dev && m->ino == ino)))
+		if (!strcmp(m->path, path) && (vdso ||
+		    (m->origin.dev == o->dev && m->origin.ino == o->ino))) {
+			/* Reopen through a live process next time. */
+			m->origin.pid = o->pid;
+			m->origin.start = o->start;
+			m->origin.end = o->end;
 			return m;
+		}
 	}
 	if (grow(&c->mods, &c->cap, c->n + 1, sizeof(*c->mods), 16))
 		return NULL;
-	m = vdso ? module__open_vdso() : module__open(path);
+	if (vdso) {
+		m = module__open_vdso();
+	} else if ((m = module_alloc(path))) {
+		elf_version(EV_CURRENT);
+		fd = open_mapped(path, o);
+		if (fd < 0)
+			m->error = fd;
+		else
+			analyse_fd(m, fd);
+	}
 	if (!m)
 		return NULL;
-	m->dev = dev;
-	m->ino = ino;
+	m->origin = *o;
+	m->cache = c;
+	m->last_use = ++c->clock;
 	c->mods[c->n++] = m;
+	fit_budget(c, m);
 	return m;
 }

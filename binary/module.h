@@ -5,7 +5,8 @@
  *
  * Modules are created once per (path, device, inode) by the cache below
  * and live until the cache is freed; pointers to a module and to the
- * names it returns stay valid that long.  Function identity is (module,
+ * names it returns stay valid that long (the cache may release and
+ * rebuild a module's CFI in between, never its names).  Function identity is (module,
  * start address): the symbol from .symtab, .dynsym or a separate debug
  * file when one covers the address, else the start of the .eh_frame FDE,
  * so a stripped function still gets a stable identity ("libfoo.so+0x1a30").
@@ -63,7 +64,30 @@ int module__cfa(struct module *m, uint64_t vaddr, const struct cfi_regs *regs,
 int module__step(struct module *m, uint64_t vaddr, struct cfi_regs *regs,
 		 const struct cfi_mem *mem, struct cfi_step *out);
 
-/* Cache of modules by path and inode. */
+/*
+ * Cache of modules by path and inode.
+ *
+ * A mapping's file is opened as the kernel mapped it, through
+ * /proc/PID/map_files, else inside /proc/PID/root (the process's mount
+ * namespace), else at @path once the process is gone; never following a
+ * symlink, never opening anything but a regular file, and used only when
+ * its inode (and device) are the mapping's.  A file that is not yields a
+ * module whose error is -ESTALE: its samples are counted, never guessed.
+ *
+ * No file descriptor is kept open.  The CFI of modules beyond the
+ * budget is released least recently used first and rebuilt from the
+ * file on demand (-ESTALE then if it has changed); names, symbols and
+ * build-ids stay, so pointers handed out stay valid.
+ */
+struct module_origin {
+	int pid;		/* the process that mapped it; 0: none */
+	uint64_t start, end;	/* its mapping, for /proc/PID/map_files */
+	uint64_t dev, ino;	/* as the kernel reported them (makedev) */
+};
+
+/* Default budget for built CFI: a few large C++ programs' worth. */
+#define MODULE_CACHE_BYTES ((size_t)256 << 20)
+
 struct module_cache;
 struct module_cache *module_cache__new(void);
 /* Frees the cache and every module in it. */
@@ -71,6 +95,9 @@ void module_cache__free(struct module_cache *c);
 /* The module for a mapping of @path (dev/ino as the kernel reported them);
  * "[vdso]" gives the vDSO.  NULL only on allocation failure. */
 struct module *module_cache__get(struct module_cache *c, const char *path,
-				 uint64_t dev, uint64_t ino);
+				 const struct module_origin *o);
+void module_cache__set_budget(struct module_cache *c, size_t max_bytes);
+/* Bytes of CFI built now, and in how many modules (@built, or NULL). */
+size_t module_cache__bytes(const struct module_cache *c, size_t *built);
 
 #endif

@@ -23,6 +23,7 @@ static const char *const failure_names[CID_NR_FAILURES] = {
 	[CID_NO_CFI] = "no_cfi",
 	[CID_CFA_UNSUPPORTED] = "cfa_unsupported",
 	[CID_NO_STACK_BASE] = "no_stack_base",
+	[CID_MODULE_CHANGED] = "module_changed",
 	[CID_SP_OUTSIDE_STACK] = "sp_outside_stack",
 };
 

@@ -28,6 +28,7 @@ enum cid_failure {
 	CID_CFA_UNSUPPORTED,	/* CFA rule needs memory / unknown op */
 	CID_NO_STACK_BASE,	/* stack base unknown: process gone early */
 	CID_SP_OUTSIDE_STACK,	/* sp outside every known stack */
+	CID_MODULE_CHANGED,	/* the file is not the one mapped */
 	CID_NR_FAILURES
 };
 

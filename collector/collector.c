@@ -368,13 +368,15 @@ static int add_mapping(struct collector *c, struct process *p, uint64_t start,
 		       unsigned prot, const char *path)
 {
 	struct mapping m = { .start = start, .end = end, .pgoff = pgoff };
+	const struct module_origin o = { .pid = (int)p->pid, .start = start,
+		.end = end, .dev = dev, .ino = ino };
 
 	/* The kernel maps the executable's segments first after an exec
 	 * (the first one is often not executable). */
 	if (p->exe_pending && path[0] == '/' && !is_anon_path(path)) {
 		p->ignored = refused(c, p->pid, path);
 		p->exe = p->ignored ? NULL :
-			 module_cache__get(c->modules, path, dev, ino);
+			 module_cache__get(c->modules, path, &o);
 		p->exe_pending = false;
 	}
 	if (!strcmp(path, "[stack]")) {
@@ -382,7 +384,7 @@ static int add_mapping(struct collector *c, struct process *p, uint64_t start,
 	} else if (prot & PROT_EXEC) {
 		if (is_module_path(path) && !p->ignored) {
 			m.kind = REGION_MODULE;
-			m.mod = module_cache__get(c->modules, path, dev, ino);
+			m.mod = module_cache__get(c->modules, path, &o);
 			if (!m.mod)
 				return -ENOMEM;
 		} else {
@@ -565,7 +567,8 @@ static enum cid_failure form_cid(struct collector *c,
 		return CID_ANON_CODE;
 	*where = m->mod;
 	if (module__error(m->mod))
-		return CID_MODULE_UNREADABLE;
+		return module__error(m->mod) == -ESTALE ? CID_MODULE_CHANGED :
+		       CID_MODULE_UNREADABLE;
 	if (module__vaddr(m->mod, s->uip - m->start + m->pgoff, &vaddr) ||
 	    module__function(m->mod, vaddr, &f))
 		return CID_NO_CFI;

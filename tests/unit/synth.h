@@ -8,6 +8,8 @@
 #include <linux/perf_event.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 struct synth {
 	uint8_t buf[512];
@@ -82,9 +84,14 @@ synth_mmap2(struct synth *s, uint32_t pid, uint64_t start, uint64_t len,
 	synth_u64(s, start);
 	synth_u64(s, len);
 	synth_u64(s, pgoff);
-	synth_u32(s, 8);	/* maj */
-	synth_u32(s, 1);	/* min */
-	synth_u64(s, 1234);	/* ino */
+	{	/* the file's own device and inode, as the kernel gives */
+		struct stat st;
+		int real = file[0] == '/' && !stat(file, &st);
+
+		synth_u32(s, real ? major(st.st_dev) : 8);
+		synth_u32(s, real ? minor(st.st_dev) : 1);
+		synth_u64(s, real ? st.st_ino : 1234);
+	}
 	synth_u64(s, 0);	/* ino generation */
 	synth_u32(s, prot);
 	synth_u32(s, 2);	/* MAP_PRIVATE */

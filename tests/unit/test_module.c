@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "binary/elfimage.h"
@@ -188,6 +189,97 @@ static void test_crafted(void)
 	unlink(tmp);
 }
 
+/* The file at PATH as a mapping of process @pid would name it. */
+static struct module_origin origin_of(const char *path, int pid)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return (struct module_origin){ 0 };
+	return (struct module_origin){ .pid = pid, .dev = st.st_dev,
+				       .ino = st.st_ino };
+}
+
+/*
+ * The cache opens a mapping's file only when it is the file mapped: a
+ * FIFO (open() blocked the root daemon forever), a symlink swapped in
+ * for the library (to a root-only file), another inode (a process in
+ * another mount namespace) all give -ESTALE without a read.
+ */
+static void test_cache(void)
+{
+	struct module_cache *c = module_cache__new();
+	char dir[] = "/tmp/icppd-cache-XXXXXX", lib[300], fifo[300], link[300];
+	char self[256] = "";
+	struct module_origin o;
+	struct module *a, *b, *d;
+	struct module_func f;
+	size_t built;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n > 0)
+		self[n] = '\0';
+	o = origin_of(self, 0);
+	a = module_cache__get(c, self, &o);
+	b = module_cache__get(c, self, &o);
+	is_int(module__error(a), 0, "cache: the file mapped opens");
+	ok(a && a == b, "cache returns the same module for the same inode");
+	o.ino++;
+	d = module_cache__get(c, self, &o);
+	ok(d && d != a, "another inode is another module");
+	is_int(module__error(d), -ESTALE, "another inode at the path: -ESTALE, not read");
+
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp");
+		return;
+	}
+	snprintf(lib, sizeof(lib), "%s/lib.so", dir);
+	snprintf(fifo, sizeof(fifo), "%s/fifo.so", dir);
+	snprintf(link, sizeof(link), "%s/link.so", dir);
+	mkfifo(fifo, 0600);
+	o = origin_of(fifo, 0);
+	d = module_cache__get(c, fifo, &o);
+	is_int(module__error(d), -ESTALE, "a FIFO at a mapped path: -ESTALE, open never blocks");
+	/* A symlink to a root-only file, with the target's own inode. */
+	symlink("/etc/shadow", link);
+	o = origin_of("/etc/shadow", 0);
+	d = module_cache__get(c, link, &o);
+	is_int(module__error(d), -ESTALE, "a symlink at a mapped path: -ESTALE, never followed");
+	/* Through a live process's root: this one's. */
+	o = origin_of(self, getpid());
+	d = module_cache__get(c, self, &o);
+	ok(d == a, "through /proc/PID: the same module");
+
+	/* Budget: with room for one module's CFI, opening a second
+	 * releases the first; using the first rebuilds it. */
+	{
+		char copy[300], cmd[700];
+
+		snprintf(copy, sizeof(copy), "%s/copy", dir);
+		snprintf(cmd, sizeof(cmd), "cp %s %s", self, copy);
+		if (system(cmd) == 0) {
+			uint64_t v = vaddr_of(a, known_function);
+
+			module_cache__set_budget(c, module_cache__bytes(c, NULL));
+			o = origin_of(copy, 0);
+			b = module_cache__get(c, copy, &o);
+			module_cache__bytes(c, &built);
+			is_int(built, 1, "budget: one module's CFI kept built");
+			ok(module__has_cfi(a), "budget: the released one is rebuilt on use");
+			is_int(module__function(a, v, &f), 0, "budget: and answers as before");
+			is_str(f.name, "known_function", "budget: with its name");
+			module_cache__bytes(c, &built);
+			is_int(built, 1, "budget: the other one released in turn");
+			unlink(copy);
+		}
+	}
+	unlink(lib);
+	unlink(fifo);
+	unlink(link);
+	rmdir(dir);
+	module_cache__free(c);
+}
+
 int main(void)
 {
 	struct module *m = module__open("/proc/self/exe"), *s, *bad;
@@ -259,16 +351,7 @@ int main(void)
 	is_int(module__error(bad), -ENOENT, "a missing file is reported");
 	module__free(bad);
 
-	{
-		struct module_cache *c = module_cache__new();
-		struct module *a = module_cache__get(c, "/proc/self/exe", 1, 2);
-		struct module *b = module_cache__get(c, "/proc/self/exe", 1, 2);
-		struct module *d = module_cache__get(c, "/proc/self/exe", 1, 3);
-
-		ok(a && a == b, "cache returns the same module for the same inode");
-		ok(d && d != a, "another inode is another module");
-		module_cache__free(c);
-	}
+	test_cache();
 	module__free(m);
 	test_crafted();
 	return tap_done();
