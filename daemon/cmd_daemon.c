@@ -44,6 +44,7 @@
 
 #define DAEMON_MAX_KEYS (1u << 20)
 #define MAX_CONFIG_LINE 4096
+#define MAX_CONFIG_BYTES (1 << 20)
 
 struct daemon_opts {
 	const char *config, *db, *socket;
@@ -105,7 +106,7 @@ const struct cli_command daemon_command = {
 struct rules {
 	char **exe;		/* canonical paths */
 	size_t nexe;
-	const char **comm;
+	char **comm;
 	size_t ncomm;
 	uint32_t *pid;
 	size_t npid;
@@ -172,33 +173,88 @@ static char *trim(char *s)
 	return s;
 }
 
+/* A setting's name as the options table spells them: a key that is not
+ * one is never echoed (a config symlinked to /etc/shadow must not print
+ * its first line). */
+static bool setting_name(const char *key)
+{
+	size_t n = strspn(key, "abcdefghijklmnopqrstuvwxyz-");
+
+	return n > 0 && n <= 32 && !key[n];
+}
+
 /*
  * Reads CONFIG into @o: "name value" or "name = value" lines with the
  * long option names, '#' comments.  A bad line is reported as
- * "icppd: CONFIG:LINE: ..." and fails the whole file.
+ * "icppd: CONFIG:LINE: ..." and fails the whole file.  The file is read
+ * whole first, bounded: a regular file (a FIFO would block, a directory
+ * reads as nothing), owned by this user or root and writable by no one
+ * else (it chooses what root reads and where it writes).
  */
 static int load_config(struct daemon *d, const char *path,
 		       struct daemon_opts *o)
 {
-	FILE *f = fopen(path, "re");
-	char line[MAX_CONFIG_LINE], err[300];
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	char err[300], *text = NULL, *line, *next;
+	struct stat st;
 	unsigned no = 0;
-	int ret = 0;
+	ssize_t got = 0;
+	int ret = -1;
 
-	if (!f) {
+	if (fd < 0) {
 		log_error("%s: %s", path, strerror(errno));
 		return -1;
 	}
-	while (!ret && fgets(line, sizeof(line), f)) {
-		char *key, *val, *hash = strchr(line, '#'), *copy;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		log_error("%s: not a regular file%s", path,
+			  S_ISDIR(st.st_mode) ? " (a directory)" : "");
+		goto out;
+	}
+	if ((st.st_uid && st.st_uid != geteuid()) || (st.st_mode & 022)) {
+		log_error("%s: refused: %s", path, st.st_mode & 022 ?
+			  "writable by group or others (chmod go-w)" :
+			  "owned by another user");
+		goto out;
+	}
+	if (st.st_size > MAX_CONFIG_BYTES) {
+		log_error("%s: larger than %d bytes", path, MAX_CONFIG_BYTES);
+		goto out;
+	}
+	text = malloc((size_t)st.st_size + 1);
+	while (text && got < st.st_size) {
+		ssize_t n = read(fd, text + got, (size_t)(st.st_size - got));
 
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	if (!text) {
+		log_error("out of memory");
+		goto out;
+	}
+	text[got] = '\0';
+	if (memchr(text, '\0', (size_t)got)) {
+		no = 1;
+		for (char *c = text; *c; c++)
+			no += *c == '\n';
+		log_error("%s:%u: a NUL byte: not a text file", path, no);
+		goto out;
+	}
+	ret = 0;
+	for (line = text; !ret && line && *line; line = next) {
+		char *key, *val, *hash, *copy;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
 		no++;
-		if (!strchr(line, '\n') && !feof(f)) {
+		if (strlen(line) >= MAX_CONFIG_LINE) {
 			log_error("%s:%u: line longer than %d bytes", path, no,
 				  MAX_CONFIG_LINE - 1);
 			ret = -1;
 			break;
 		}
+		hash = strchr(line, '#');
 		if (hash)
 			*hash = '\0';
 		key = trim(line);
@@ -210,6 +266,11 @@ static int load_config(struct daemon *d, const char *path,
 			val = trim(val);
 			if (*val == '=')
 				val = trim(val + 1);
+		}
+		if (!setting_name(key)) {
+			log_error("%s:%u: not a NAME VALUE setting", path, no);
+			ret = -1;
+			break;
 		}
 		if (!strcmp(key, "config")) {
 			log_error("%s:%u: 'config' is not a setting of the file",
@@ -231,7 +292,9 @@ static int load_config(struct daemon *d, const char *path,
 			ret = -1;
 		}
 	}
-	fclose(f);
+out:
+	free(text);
+	close(fd);
 	return ret;
 }
 
@@ -261,6 +324,8 @@ static void free_rules(struct rules *r)
 {
 	for (size_t i = 0; i < r->nexe; i++)
 		free(r->exe[i]);
+	for (size_t i = 0; i < r->ncomm; i++)
+		free(r->comm[i]);
 	free(r->exe);
 	free(r->comm);
 	free(r->pid);
@@ -285,7 +350,8 @@ static int make_rules(const struct daemon_opts *o, struct rules *r)
 			goto out_nomem;
 	}
 	for (size_t i = 0; i < o->comm.n; i++)
-		r->comm[r->ncomm++] = o->comm.v[i];
+		if (!(r->comm[r->ncomm++] = strdup(o->comm.v[i])))
+			goto out_nomem;
 	for (size_t i = 0; i < o->pid.n; i++) {
 		char *end;
 		unsigned long v = strtoul(o->pid.v[i], &end, 10);
@@ -483,19 +549,10 @@ static int next_segment(struct daemon *d, const struct run_info *ri)
 	return 0;
 }
 
-static void control(struct daemon *d, int lfd)
+static void control(void *arg, const char *req, FILE *out)
 {
-	char req[64];
-	int fd = ctl__accept(lfd, req, sizeof(req));
-	FILE *out;
+	struct daemon *d = arg;
 
-	if (fd < 0)
-		return;
-	out = fdopen(fd, "w");
-	if (!out) {
-		close(fd);
-		return;
-	}
 	if (!strcmp(req, "status")) {
 		status(d, out);
 		fprintf(out, "ok\n");
@@ -507,21 +564,37 @@ static void control(struct daemon *d, int lfd)
 		stop_flag = 1;
 		fprintf(out, "ok\n");
 	} else {
-		fprintf(out, "error: unknown request '%s' (status, flush, stop)\n",
-			req);
+		fprintf(out, "error: unknown request '%s' (status, flush, "
+			"stop)\n", req);
 	}
-	fclose(out);
 }
 
+/* The configuration strings from @from on. */
+static void free_config(struct daemon *d, size_t from)
+{
+	for (size_t i = from; i < d->nconfig; i++)
+		free(d->config_lines[i]);
+	d->nconfig = from;
+}
+
+/* After startup only the rules (their own copies) and the numbers
+ * below outlive a load, so a reload frees the old file's strings. */
 static void reload(struct daemon *d, int argc, char **argv)
 {
 	struct daemon_opts o;
 	struct rules r;
+	size_t old = d->nconfig;
 
 	if (settings(d, argc, argv, &o) || make_rules(&o, &r)) {
+		free_config(d, old);
 		log_error("reload failed: the old settings stay");
 		return;
 	}
+	for (size_t i = 0; i < old; i++)
+		free(d->config_lines[i]);
+	memmove(d->config_lines, d->config_lines + old,
+		(d->nconfig - old) * sizeof(*d->config_lines));
+	d->nconfig -= old;
 	free_rules(&d->rules);
 	d->rules = r;
 	d->o.exe = o.exe;
@@ -614,8 +687,7 @@ static void free_daemon(struct daemon *d)
 	module_cache__free(d->modules);
 	store__close(d->store);
 	free_rules(&d->rules);
-	for (size_t i = 0; i < d->nconfig; i++)
-		free(d->config_lines[i]);
+	free_config(d, 0);
 	free(d->config_lines);
 	free(d->seen);
 }
@@ -630,6 +702,7 @@ int cmd_daemon(int argc, char **argv)
 	pid_t all = -1;
 	char err[600];
 	int ret = 1, lfd = -1, lock = -1, errnum, r;
+	struct ctl_server *ctl = NULL;
 	int64_t last_flush, segment_start;
 
 	r = settings(&d, argc, argv, &d.o);
@@ -718,15 +791,21 @@ int cmd_daemon(int argc, char **argv)
 		log_error("%s", err);
 		goto out_run;
 	}
+	ctl = ctl_server__new(lfd, control, &d);
+	if (!ctl) {
+		log_error("out of memory");
+		goto out_run;
+	}
 	log_info("daemon %d: %s at %llu Hz into %s (run %lld), control at %s",
 		 (int)getpid(), ev.name, (unsigned long long)ev.rate,
 		 d.db_path, (long long)d.run_id, d.sock_path);
 	last_flush = segment_start = mono_ns();
 	while (!stop_flag) {
-		int mask = session__wait(d.sess, lfd, 200);
+		int mask = session__wait(d.sess, lfd,
+					 ctl_server__clients(ctl) ? 20 : 200);
 
-		if (mask > 0 && (mask & SESSION_EXTRA))
-			control(&d, lfd);
+		(void)mask;	/* clients are served either way */
+		ctl_server__service(ctl);
 		if (reload_flag) {
 			reload_flag = 0;
 			if (d.o.config)
@@ -751,6 +830,7 @@ int cmd_daemon(int argc, char **argv)
 out_run:
 	store__end_run(d.store, d.run_id, ret ? "failed" : "finished", -1);
 out_socket:
+	ctl_server__free(ctl);
 	if (lfd >= 0) {
 		close(lfd);
 		unlink(d.sock_path);

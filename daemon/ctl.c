@@ -7,8 +7,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -99,31 +102,145 @@ out_err:
 	return -1;
 }
 
-int ctl__accept(int lfd, char *req, size_t len)
+/* A client: its request as it arrives, then its reply as it leaves. */
+struct ctl_client {
+	int fd;
+	int64_t deadline;	/* CLOCK_MONOTONIC ns */
+	char req[CTL_MAX_REQUEST];
+	size_t got;
+	char *reply;		/* NULL until the request is complete */
+	size_t len, sent;
+};
+
+struct ctl_server {
+	int lfd;
+	struct ctl_client clients[CTL_MAX_CLIENTS];
+	size_t n;
+	ctl_answer_fn answer;
+	void *arg;
+};
+
+static int64_t mono_ns(void)
 {
-	struct pollfd p;
-	size_t got = 0;
-	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	struct timespec t;
 
-	if (fd < 0)
-		return -1;
-	p = (struct pollfd){ .fd = fd, .events = POLLIN };
-	while (got + 1 < len && poll(&p, 1, 1000) == 1) {
-		ssize_t n = read(fd, req + got, len - 1 - got);
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
 
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-		if (memchr(req, '\n', got))
-			break;
+struct ctl_server *ctl_server__new(int lfd, ctl_answer_fn answer, void *arg)
+{
+	struct ctl_server *s = calloc(1, sizeof(*s));
+
+	if (s) {
+		s->lfd = lfd;
+		s->answer = answer;
+		s->arg = arg;
 	}
-	req[got] = '\0';
-	req[strcspn(req, "\r\n")] = '\0';
-	if (!got) {
-		close(fd);
-		return -1;
+	return s;
+}
+
+static void drop(struct ctl_server *s, size_t i)
+{
+	close(s->clients[i].fd);
+	free(s->clients[i].reply);
+	s->clients[i] = s->clients[--s->n];
+}
+
+void ctl_server__free(struct ctl_server *s)
+{
+	if (!s)
+		return;
+	while (s->n)
+		drop(s, 0);
+	free(s);
+}
+
+/* The whole reply in memory, bounded; a reply cut at the bound ends
+ * with an error line instead of "ok". */
+static void answer(struct ctl_server *s, struct ctl_client *c)
+{
+	FILE *out = open_memstream(&c->reply, &c->len);
+
+	if (!out) {
+		c->reply = NULL;
+		c->len = 0;
+		return;
 	}
-	return fd;
+	c->req[strcspn(c->req, "\r\n")] = '\0';
+	s->answer(s->arg, c->req, out);
+	if (fclose(out)) {
+		free(c->reply);
+		c->reply = NULL;
+		c->len = 0;
+	} else if (c->len > CTL_MAX_REPLY) {
+		static const char cut[] = "\nerror: reply too long\n";
+
+		memcpy(c->reply + CTL_MAX_REPLY - (sizeof(cut) - 1), cut,
+		       sizeof(cut) - 1);
+		c->len = CTL_MAX_REPLY;
+	}
+}
+
+/* Moves client @c on as far as it goes without blocking: 1 when done. */
+static int step(struct ctl_server *s, struct ctl_client *c)
+{
+	while (!c->reply) {
+		ssize_t n = read(c->fd, c->req + c->got,
+				 sizeof(c->req) - 1 - c->got);
+
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : 1;
+		c->got += (size_t)n;
+		c->req[c->got] = '\0';
+		if (n == 0 || memchr(c->req, '\n', c->got) ||
+		    c->got == sizeof(c->req) - 1) {
+			if (!c->got)
+				return 1;	/* closed without a word */
+			answer(s, c);
+			if (!c->reply)
+				return 1;
+		}
+	}
+	while (c->sent < c->len) {
+		ssize_t n = send(c->fd, c->reply + c->sent, c->len - c->sent,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : 1;
+		c->sent += (size_t)n;
+	}
+	return 1;
+}
+
+void ctl_server__service(struct ctl_server *s)
+{
+	int64_t now = mono_ns();
+
+	for (;;) {	/* every pending connection, without waiting */
+		int fd = accept4(s->lfd, NULL, NULL,
+				 SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+		if (fd < 0)
+			break;
+		if (s->n == CTL_MAX_CLIENTS) {	/* busy: try again later */
+			close(fd);
+			continue;
+		}
+		s->clients[s->n++] = (struct ctl_client){ .fd = fd,
+			.deadline = now + CTL_TIMEOUT_MS * 1000000LL };
+	}
+	for (size_t i = 0; i < s->n;) {
+		if (step(s, &s->clients[i]) || now > s->clients[i].deadline)
+			drop(s, i);
+		else
+			i++;
+	}
+}
+
+size_t ctl_server__clients(const struct ctl_server *s)
+{
+	return s->n;
 }
 
 int ctl__request(const char *path, const char *request)

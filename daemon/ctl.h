@@ -8,6 +8,7 @@
 #define ICPPD_DAEMON_CTL_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /*
  * Listens on @path: refuses a path where a daemon answers, replaces a
@@ -20,10 +21,33 @@ int ctl__listen(const char *path, char *err, size_t errlen);
  * -1 with "PATH: why" in @err. */
 int ctl__check(const char *path, char *err, size_t errlen);
 
-/* Accepts one connection on @lfd and reads its request line into @req
- * (without the newline).  The connection's fd, or -1 when there was
- * none or it sent nothing within a second. */
-int ctl__accept(int lfd, char *req, size_t len);
+/*
+ * The daemon's side: a server that never blocks.  Any local user of the
+ * socket's owner may connect, so one that never reads its reply, or
+ * sends a byte a second, must not stall sampling: every socket is
+ * non-blocking, each client has its own request and reply buffers, at
+ * most CTL_MAX_CLIENTS are served at once, and a client not done within
+ * CTL_TIMEOUT_MS is dropped.
+ */
+#define CTL_MAX_CLIENTS 8
+#define CTL_TIMEOUT_MS 2000
+#define CTL_MAX_REQUEST 64
+#define CTL_MAX_REPLY (4 << 20)
+
+/* Writes the reply to request @req (without its newline) to @out. */
+typedef void (*ctl_answer_fn)(void *arg, const char *req, FILE *out);
+
+struct ctl_server;
+/* Serves listening socket @lfd (from ctl__listen(), non-blocking). */
+struct ctl_server *ctl_server__new(int lfd, ctl_answer_fn answer, void *arg);
+/* Closes every client, not @lfd. */
+void ctl_server__free(struct ctl_server *s);
+/* Accepts what is pending and moves every client on as far as it goes
+ * without blocking.  Call when @lfd is readable and at least every few
+ * hundred milliseconds. */
+void ctl_server__service(struct ctl_server *s);
+/* Clients connected and not yet done. */
+size_t ctl_server__clients(const struct ctl_server *s);
 
 /* Sends @request to the daemon at @path and copies its answer to
  * stdout.  0 when the answer ends with "ok", else 1 (message on
