@@ -39,6 +39,7 @@
 #include "daemon/commands.h"
 #include "daemon/ctl.h"
 #include "daemon/log.h"
+#include "daemon/profile.h"
 #include "schema/retain.h"
 #include "schema/store.h"
 
@@ -609,17 +610,29 @@ static void reload(struct daemon *d, int argc, char **argv)
 	scan(d);
 }
 
-/* The database: not through a symbolic link, not writable by others. */
+/*
+ * The database, which root fills with every watched process's profile:
+ * not a symbolic link, owned by this user and writable by no one else,
+ * and under folders that only root or this user can change all the way
+ * up (a folder another user can write to, without the sticky bit, lets
+ * that user swap what is below it; a sticky one, as /tmp, does not).
+ */
 static int check_db(const char *path)
 {
-	char dir[PATH_MAX], *slash;
+	char dir[PATH_MAX], real[PATH_MAX], *slash;
 	struct stat st;
 
-	if (!lstat(path, &st) && (S_ISLNK(st.st_mode) || (st.st_mode & 022))) {
-		log_error("%s: refused: %s", path, S_ISLNK(st.st_mode) ?
-			  "a symbolic link" : "writable by group or others "
-			  "(chmod go-w)");
-		return -1;
+	if (!lstat(path, &st)) {
+		if (S_ISLNK(st.st_mode) || !S_ISREG(st.st_mode) ||
+		    (st.st_mode & 022) || st.st_uid != geteuid()) {
+			log_error("%s: refused: %s", path, S_ISLNK(st.st_mode) ?
+				  "a symbolic link" : !S_ISREG(st.st_mode) ?
+				  "not a regular file" : st.st_mode & 022 ?
+				  "writable by group or others (chmod go-w)" :
+				  "owned by another user (it could read every "
+				  "profile)");
+			return -1;
+		}
 	}
 	snprintf(dir, sizeof(dir), "%s", path);
 	slash = strrchr(dir, '/');
@@ -627,10 +640,25 @@ static int check_db(const char *path)
 		*(slash == dir ? slash + 1 : slash) = '\0';
 	else
 		strcpy(dir, ".");
-	if (!stat(dir, &st) && (st.st_mode & 022) && !(st.st_mode & S_ISVTX)) {
-		log_error("%s: refused: its folder %s is writable by group or "
-			  "others", path, dir);
+	if (!realpath(dir, real)) {
+		log_error("%s: %s", dir, strerror(errno));
 		return -1;
+	}
+	for (;;) {
+		if (stat(real, &st))
+			break;
+		if ((st.st_uid && st.st_uid != geteuid()) ||
+		    ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))) {
+			log_error("%s: refused: the folder %s is %s", path, real,
+				  st.st_mode & 022 && !(st.st_mode & S_ISVTX) ?
+				  "writable by group or others" :
+				  "owned by another user");
+			return -1;
+		}
+		if (!strcmp(real, "/"))
+			break;
+		slash = strrchr(real, '/');
+		*(slash == real ? slash + 1 : slash) = '\0';
 	}
 	return 0;
 }
@@ -769,6 +797,7 @@ int cmd_daemon(int argc, char **argv)
 	ri.precise = ev.attr.precise_ip;
 	ri.period = ev.freq ? 0 : ev.rate;
 	ri.frequency = ev.freq ? ev.rate : 0;
+	profile__crash_runs(d.store);
 	if (store__begin_run(d.store, &ri, &d.run_id)) {
 		log_error("%s", store__error(d.store));
 		goto out_socket;

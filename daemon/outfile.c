@@ -1,11 +1,13 @@
 /*
  * outfile.c - a report to standard output or to -o FILE, written whole
- * or not at all (outfile.h).
+ * or not at all when FILE is a regular file, through when it is a
+ * device or FIFO (outfile.h).
  */
 #define _GNU_SOURCE
 #include "daemon/outfile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -26,10 +28,28 @@ int outfile__open(struct outfile *o, const char *path)
 {
 	int fd;
 
+	struct stat st;
+
 	*o = (struct outfile){ .f = stdout, .path = path };
 	if (!path)
 		return 0;
 	o->f = NULL;
+	/* Only a regular file (or nothing yet) is replaced whole; a device,
+	 * FIFO or socket is written through, never renamed over (as root,
+	 * -o /dev/full replaced /dev/full with a file). */
+	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		fd = S_ISDIR(st.st_mode) ? -1 :
+		     open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+			log_error("cannot write %s: %s", path, fd < 0 &&
+				  S_ISDIR(st.st_mode) ? "a directory" :
+				  strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		return 0;
+	}
 	if (asprintf(&o->tmp, "%s.XXXXXX", path) < 0) {
 		o->tmp = NULL;
 		log_error("out of memory");

@@ -2,7 +2,9 @@
  * outfile.h - where a subcommand writes its report: standard output, or
  * the FILE of -o.  A FILE is written as a temporary file beside it and
  * renamed over it only once the whole report is written, so a failed
- * command never leaves half a file or destroys an older one.
+ * command never leaves half a file or destroys an older one.  A FILE
+ * that exists and is not a regular file (/dev/stdout, a FIFO, a device)
+ * is written through and never replaced.
  *
  * -o matters most where the profiled command shares icppd's standard
  * output (validate): the report then stays apart from what the program

@@ -256,6 +256,42 @@ static struct module *target_module(const char *file, uint64_t pid)
 	return module__open(path);
 }
 
+/* A run's writer is alive when it is an icppd process on this host
+ * (a reused pid runs something else); another host's runs are left. */
+static bool writer_alive(void *arg, const char *host, int64_t pid)
+{
+	char path[64], comm[16] = "", me[256] = "";
+	FILE *f;
+
+	(void)arg;
+	gethostname(me, sizeof(me) - 1);
+	if (strcmp(host, me))
+		return true;	/* cannot tell */
+	if (pid <= 0)
+		return false;	/* written before writers were recorded */
+	if (pid == getpid())
+		return true;
+	snprintf(path, sizeof(path), "/proc/%lld/comm", (long long)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = '\0';
+	fclose(f);
+	return !strncmp(comm, "icppd", 5);
+}
+
+void profile__crash_runs(struct store *st)
+{
+	int64_t n;
+
+	if (store__crash_runs(st, writer_alive, NULL, &n))
+		log_warn("%s", store__error(st));
+	else if (n)
+		log_warn("%lld run%s left running by a killed icppd: marked "
+			 "crashed", (long long)n, n > 1 ? "s" : "");
+}
+
 /*
  * Whether the target has a path map in the database.  Validation needs
  * one (1 and a message when it has none); a measurement run only says
@@ -430,6 +466,7 @@ int profile__main(const struct profile_mode *mode, int argc, char **argv)
 	ri.precise = ev.attr.precise_ip;
 	ri.period = ev.freq ? 0 : ev.rate;
 	ri.frequency = ev.freq ? ev.rate : 0;
+	profile__crash_runs(r.store);
 	if (store__begin_run(r.store, &ri, &r.run_id)) {
 		log_error("%s", store__error(r.store));
 		goto out_child;

@@ -100,4 +100,9 @@ int profile__main(const struct profile_mode *mode, int argc, char **argv);
 	PROFILE_OPT(stack_size), "BYTES", "user stack copied per sample, a " \
 	"multiple of 8 (default 16384, at most 65528)", 1, UINT64_MAX }
 
+struct store;
+/* Marks the runs a killed icppd left 'running' as crashed (a warning
+ * says how many). */
+void profile__crash_runs(struct store *st);
+
 #endif

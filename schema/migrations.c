@@ -387,6 +387,27 @@ const struct store_migration icppd_migrations[] = {
 	"  JOIN p ON p.leaf = i.context_id"
 	"  JOIN contexts top ON top.id = p.id AND top.parent_id = 0;"
 	},
+	/* 4 -> 5: runs left 'running' by a killed icppd become 'crashed'
+	 * (owner_pid tells a dead writer from a live one; flushed_ns is
+	 * their end).  A new column, not a new status value: the CHECK on
+	 * status cannot change without rebuilding the table. */
+	{ "ALTER TABLE runs ADD COLUMN owner_pid INTEGER;"
+	"ALTER TABLE runs ADD COLUMN flushed_ns INTEGER;"
+	"ALTER TABLE runs ADD COLUMN crashed INTEGER NOT NULL DEFAULT 0;"
+	"DROP VIEW v_runs;"
+	"CREATE VIEW v_runs AS SELECT"
+	"  id AS run_id, kind, command, target_pid, event, event_canonical,"
+	"  precise, period, frequency,"
+	"  strftime('%Y-%m-%dT%H:%M:%fZ', started_ns / 1e9, 'unixepoch')"
+	"    AS started,"
+	"  strftime('%Y-%m-%dT%H:%M:%fZ', ended_ns / 1e9, 'unixepoch')"
+	"    AS ended,"
+	"  (ended_ns - started_ns) / 1e9 AS duration_s,"
+	"  CASE WHEN crashed THEN 'crashed' ELSE status END AS status,"
+	"  samples, samples - unresolved AS resolved, unresolved,"
+	"  lost, throttled, exit_status, hostname, icppd_version"
+	"  FROM runs;"
+	},
 };
 
 const int icppd_nr_migrations =

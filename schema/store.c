@@ -95,6 +95,42 @@ static int user_version(struct store *st, int *v)
 	return rc == SQLITE_ROW ? 0 : store__db_error(st, "reading the schema version");
 }
 
+static int pragma_int(struct store *st, const char *sql, int *v)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL))
+		return -1;
+	rc = sqlite3_step(s);
+	*v = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : 0;
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+/*
+ * Whether the file is icppd's to write: new (no schema at all), marked
+ * with icppd's application_id, or one written before the mark (id 0,
+ * with icppd's tables).  Checked before anything is written, so that a
+ * foreign database is neither switched to WAL nor migrated.
+ */
+static int ours(struct store *st)
+{
+	int app = 0, objects = 0, tables = 0;
+
+	if (pragma_int(st, "PRAGMA application_id", &app) ||
+	    pragma_int(st, "SELECT count(*) FROM sqlite_schema", &objects) ||
+	    pragma_int(st, "SELECT count(*) FROM sqlite_schema WHERE type ="
+		       " 'table' AND name IN ('runs', 'cid_samples',"
+		       " 'unresolved_samples')", &tables))
+		return store__db_error(st, "opening");
+	if (app == ICPPD_APPLICATION_ID || !objects || (!app && tables == 3))
+		return 0;
+	store__set_error(st, "not an icppd database (application_id %d, %d "
+			 "schema objects): left as it is", app, objects);
+	return -1;
+}
+
 static int migrate(struct store *st, const struct store_migration *migs,
 		   int n)
 {
@@ -119,6 +155,10 @@ static int migrate(struct store *st, const struct store_migration *migs,
 		if (store__exec(st, sql, "upgrading the schema"))
 			goto out_rollback;
 	}
+	snprintf(sql, sizeof(sql), "PRAGMA application_id = %d",
+		 ICPPD_APPLICATION_ID);
+	if (store__exec(st, sql, "upgrading the schema"))
+		goto out_rollback;
 	return store__exec(st, "COMMIT", "upgrading the schema");
 out_rollback:
 	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
@@ -151,7 +191,7 @@ static int prepare(struct store *st)
 		  " DO UPDATE SET comm = excluded.comm" },
 		{ offsetof(struct store, upd_run),
 		  "UPDATE runs SET samples = ?, unresolved = ?, lost = ?,"
-		  " throttled = ? WHERE id = ?" },
+		  " throttled = ?, flushed_ns = ? WHERE id = ?" },
 		{ offsetof(struct store, ins_map),
 		  "INSERT OR IGNORE INTO path_maps (program_id, run_id)"
 		  " VALUES (?, ?)" },
@@ -210,7 +250,8 @@ struct store *store__open_with(const char *path,
 	sqlite3_busy_timeout(st->db, 5000);
 	/* synchronous=NORMAL is durable across a crash of icppd in WAL
 	 * mode; only a power loss can drop the last flushes. */
-	if (store__exec(st, "PRAGMA journal_mode = WAL", "opening") ||
+	if (ours(st) ||
+	    store__exec(st, "PRAGMA journal_mode = WAL", "opening") ||
 	    store__exec(st, "PRAGMA synchronous = NORMAL", "opening") ||
 	    migrate(st, migs, n))
 		goto out_fail;
@@ -344,7 +385,8 @@ int store__begin_run(struct store *st, const struct run_info *ri,
 	if (sqlite3_prepare_v2(st->db,
 	    "INSERT INTO runs (kind, command, target_pid, event, event_canonical,"
 	    " precise, period, frequency, started_ns, status, hostname,"
-	    " icppd_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
+	    " icppd_version, owner_pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
+	    " 'running', ?, ?, ?)",
 	    -1, &s, NULL))
 		return store__db_error(st, "creating the run");
 	sqlite3_bind_text(s, 1, ri->kind, -1, SQLITE_STATIC);
@@ -361,6 +403,7 @@ int store__begin_run(struct store *st, const struct run_info *ri,
 	sqlite3_bind_int64(s, 9, now_ns());
 	sqlite3_bind_text(s, 10, host, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 11, PACKAGE_VERSION, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 12, (int64_t)getpid());
 	rc = sqlite3_step(s);
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
@@ -684,7 +727,8 @@ static int write_batch(struct store *st, int64_t run_id,
 	sqlite3_bind_int64(st->upd_run, 2, (int64_t)tot->unresolved);
 	sqlite3_bind_int64(st->upd_run, 3, (int64_t)tot->lost);
 	sqlite3_bind_int64(st->upd_run, 4, (int64_t)tot->throttled);
-	sqlite3_bind_int64(st->upd_run, 5, run_id);
+	sqlite3_bind_int64(st->upd_run, 5, now_ns());
+	sqlite3_bind_int64(st->upd_run, 6, run_id);
 	return store__step_done(st, st->upd_run, "updating the run");
 }
 
@@ -722,6 +766,46 @@ int store__end_run(struct store *st, int64_t run_id, const char *status,
 	rc = sqlite3_step(s);
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? 0 : store__db_error(st, "finishing the run");
+}
+
+int store__crash_runs(struct store *st,
+		      bool (*alive)(void *arg, const char *host, int64_t pid),
+		      void *arg, int64_t *n)
+{
+	sqlite3_stmt *sel = NULL, *upd = NULL;
+	int rc = SQLITE_OK;
+
+	*n = 0;
+	if (sqlite3_prepare_v2(st->db, "SELECT id, hostname, owner_pid FROM"
+			       " runs WHERE status = 'running'", -1, &sel,
+			       NULL) ||
+	    sqlite3_prepare_v2(st->db, "UPDATE runs SET status ="
+			       " 'interrupted', crashed = 1, ended_ns ="
+			       " coalesce(flushed_ns, started_ns) WHERE id = ?",
+			       -1, &upd, NULL)) {
+		store__db_error(st, "finding crashed runs");
+		goto out;
+	}
+	while ((rc = sqlite3_step(sel)) == SQLITE_ROW) {
+		const char *host = (const char *)sqlite3_column_text(sel, 1);
+
+		if (alive(arg, host ? host : "", sqlite3_column_int64(sel, 2)))
+			continue;
+		sqlite3_bind_int64(upd, 1, sqlite3_column_int64(sel, 0));
+		if (sqlite3_step(upd) != SQLITE_DONE) {
+			store__db_error(st, "marking a crashed run");
+			rc = SQLITE_ERROR;
+			break;
+		}
+		sqlite3_reset(upd);
+		++*n;
+	}
+	if (rc != SQLITE_DONE && rc != SQLITE_ERROR)
+		store__db_error(st, "finding crashed runs");
+out:
+	sqlite3_finalize(sel);
+	sqlite3_finalize(upd);
+	return rc == SQLITE_DONE ? 0 : -1;
 }
 
 /* Prepares @sql for a one-off query; NULL after setting the error. */

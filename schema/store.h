@@ -58,6 +58,17 @@ struct run_info {
 	uint64_t period, frequency;	/* one of them is 0 */
 };
 
+/* icppd's databases say so in PRAGMA application_id ("ICPD"); a
+ * database marked otherwise is never altered. */
+#define ICPPD_APPLICATION_ID 0x49435044
+
+/* Marks the runs left 'running' whose writer @alive says is gone as
+ * crashed (v_runs status 'crashed'), ended at their last flush; their
+ * number in *@n.  @pid is the writer's process (0: not recorded). */
+int store__crash_runs(struct store *st,
+		      bool (*alive)(void *arg, const char *host, int64_t pid),
+		      void *arg, int64_t *n);
+
 /* Inserts a run with status 'running'; its id in *@run_id.  0 or -1. */
 int store__begin_run(struct store *st, const struct run_info *ri,
 		     int64_t *run_id);
