@@ -830,8 +830,10 @@ int cmd_daemon(int argc, char **argv)
 		 d.db_path, (long long)d.run_id, d.sock_path);
 	last_flush = segment_start = mono_ns();
 	while (!stop_flag) {
-		int mask = session__wait(d.sess, lfd,
-					 ctl_server__clients(ctl) ? 20 : 200);
+		/* 20 ms: a new process's mappings are read while it
+		 * still lives (its files are opened through /proc/PID),
+		 * and a pending control client waits no longer. */
+		int mask = session__wait(d.sess, lfd, 20);
 
 		(void)mask;	/* clients are served either way */
 		ctl_server__service(ctl);
