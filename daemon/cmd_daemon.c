@@ -65,7 +65,7 @@ static const struct cli_option daemon_options[] = {
 	{ "database", 'd', CLI_STRING, OPT(db), "FILE",
 	  "profile database (default icppd.db)", 0, 0 },
 	{ "socket", 0, CLI_STRING, OPT(socket), "PATH",
-	  "control socket (default /run/icppd.sock for root)", 0, 0 },
+	  "control socket (default /run/icppd/icppd.sock for root)", 0, 0 },
 	{ "freq", 'F', CLI_UINT, OPT(freq), "HZ",
 	  "samples per second of CPU time (default 99)", 1, 100000 },
 	{ "exe", 0, CLI_LIST, OPT(exe), "PATH",
@@ -689,7 +689,7 @@ static void default_socket(char *buf, size_t len)
 	const char *run = getenv("XDG_RUNTIME_DIR");
 
 	if (!geteuid())
-		snprintf(buf, len, "/run/icppd.sock");
+		snprintf(buf, len, "/run/icppd/icppd.sock");
 	else if (run && *run)
 		snprintf(buf, len, "%s/icppd.sock", run);
 	else
@@ -738,7 +738,9 @@ int cmd_daemon(int argc, char **argv)
 		ret = r == -1 ? 0 : r == -3 ? 1 : 2;	/* -1: --help */
 		goto out;
 	}
-	if (!d.o.exe.n && !d.o.comm.n && !d.o.pid.n) {
+	/* A configuration file may watch nothing yet: the installed one
+	 * does, and a reload adds what to watch. */
+	if (!d.o.exe.n && !d.o.comm.n && !d.o.pid.n && !d.o.config) {
 		fprintf(stderr, "icppd: daemon: nothing to watch: give --exe, "
 			"--comm or --pid (or a configuration file)\n"
 			"Try 'icppd daemon --help'.\n");
@@ -762,6 +764,9 @@ int cmd_daemon(int argc, char **argv)
 		goto out;
 	/* refuse a socket in use now; listen only once sampling runs, so
 	 * that the socket's appearance means the daemon is ready */
+	/* the unit's RuntimeDirectory; made here when run by hand */
+	if (!strcmp(d.sock_path, "/run/icppd/icppd.sock"))
+		mkdir("/run/icppd", 0755);
 	if (ctl__check(d.sock_path, err, sizeof(err))) {
 		log_error("%s", err);
 		goto out;
