@@ -46,8 +46,6 @@ void ctl_server__free(struct ctl_server *s);
  * without blocking.  Call when @lfd is readable and at least every few
  * hundred milliseconds. */
 void ctl_server__service(struct ctl_server *s);
-/* Clients connected and not yet done. */
-size_t ctl_server__clients(const struct ctl_server *s);
 
 /* Sends @request to the daemon at @path and copies its answer to
  * stdout.  0 when the answer ends with "ok", else 1 (message on

@@ -53,7 +53,14 @@ new_id=$(q "SELECT build_id FROM v_arr")
 # Outside the build-id's 20 bytes only the padded immediates differ.
 # (Not "20 + pads bytes in all": two build-ids share a byte at some
 # position one time in 13.)
-id_at=$(LC_ALL=C grep -obUaP "$(printf '%s' "$old_id" | sed 's/../\\x&/g')" "$bin" | head -1 | cut -d: -f1)
+# (Searched in a hex dump: grep works by lines, and one build-id in
+# thirteen holds a newline byte.)
+id_at=$(od -An -v -tx1 "$bin" | tr -d ' \n' | awk -v id="$old_id" '{
+	s = $0; base = 0
+	while ((i = index(s, id)) > 0) {
+		if ((base + i - 1) % 2 == 0) { print (base + i - 1) / 2; exit }
+		s = substr(s, i + 1); base += i
+	} }')
 ok $([ -n "$id_at" ]; echo $?) "the original build-id found in the binary (offset $id_at)"
 is "$(cmp -l "$bin" "$out" | awk -v lo="$((id_at + 1))" -v hi="$((id_at + 20))" '$1 < lo || $1 > hi' | wc -l)" \
 	"$(q "SELECT count(*) FROM v_arr_functions WHERE pad > 0")" \
