@@ -38,6 +38,8 @@
  * comes near these (libc: 3,000 symbols; chromium: 400,000). */
 #define MODULE_MAX_SYMBOLS (4u << 20)
 #define MODULE_MAX_NAME_BYTES (256u << 20)
+/* libelf's own state for an open image, beside the CFI it holds. */
+#define MODULE_ELF_BYTES 4096
 
 struct segment {
 	uint64_t offset, filesz, vaddr;
@@ -66,7 +68,6 @@ struct module {
 	struct module_origin origin;	/* cache key and where to reopen */
 	struct module_cache *cache;	/* NULL: not in a cache */
 	uint64_t last_use;	/* the cache's clock at the last lookup */
-	size_t bytes;		/* what releasing the CFI frees, roughly */
 };
 
 static void read_segments(struct module *m)
@@ -306,7 +307,6 @@ static int analyse(struct module *m)
 		m->debug_elf = NULL;
 	}
 	m->cfi = cfi__open(m->elf);
-	m->bytes = 4096 + cfi__bytes(m->cfi);
 	return 0;
 }
 
@@ -638,7 +638,7 @@ size_t module_cache__bytes(const struct module_cache *c, size_t *built)
 
 	for (size_t i = 0; i < c->n; i++)
 		if (c->mods[i]->cfi) {
-			bytes += c->mods[i]->bytes + cfi__bytes(c->mods[i]->cfi);
+			bytes += MODULE_ELF_BYTES + cfi__bytes(c->mods[i]->cfi);
 			n++;
 		}
 	if (built)
@@ -665,7 +665,7 @@ static void fit_budget(struct module_cache *c, const struct module *keep)
 		}
 		if (!lru)
 			return;
-		bytes -= lru->bytes + cfi__bytes(lru->cfi);
+		bytes -= MODULE_ELF_BYTES + cfi__bytes(lru->cfi);
 		release_cfi(lru);
 		lru->cfi_released = true;
 	}
