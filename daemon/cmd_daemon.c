@@ -242,7 +242,7 @@ static int load_config(struct daemon *d, const char *path,
 		goto out;
 	}
 	ret = 0;
-	for (line = text; !ret && line && *line; line = next) {
+	for (line = text; !ret && line; line = next) {
 		char *key, *val, *hash, *copy;
 
 		next = strchr(line, '\n');

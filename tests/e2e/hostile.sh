@@ -157,6 +157,10 @@ wait $dpid
 dpid=
 
 # The configuration decides what root reads and writes.
+# A blank line once ended the file: line 3 must still be read.
+printf 'exe /bin/true\n\nfrobnicate 3\n' >"$tmp/blank.conf"
+msg=$("$ICPPD" daemon --foreground -c "$tmp/blank.conf" -d "$tmp/n.db" --socket "$tmp/n.sock" 2>&1)
+is "$msg" "icppd: $tmp/blank.conf:3: unknown setting 'frobnicate'" "a blank line: the lines after it are read"
 printf 'exe /bin/true\nflush-interval 1\0\n' >"$tmp/nul.conf"
 msg=$("$ICPPD" daemon --foreground -c "$tmp/nul.conf" -d "$tmp/n.db" --socket "$tmp/n.sock" 2>&1)
 is "$msg" "icppd: $tmp/nul.conf:2: a NUL byte: not a text file" "a NUL byte in the config: says so"
