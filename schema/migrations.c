@@ -42,7 +42,8 @@
  * - cid_samples gains program_id in version 3 (rebuilt, as a primary key
  *   cannot change in place): the executable a process ran picks the path
  *   map that explains its CIDs, also for CIDs in shared libraries and
- *   across an exec.  0: unknown (runs recorded before version 3).
+ *   across an exec.  0: unknown (runs recorded before version 3; version
+ *   6 fills in the program where one trained program explains it).
  * - inferred is a run's inferred calling context tree, as the contexts
  *   it ends in with their (fractional) sample weights.  exact_depth says
  *   how many frames from the leaf are certain: all of them for a precise
@@ -407,6 +408,22 @@ const struct store_migration icppd_migrations[] = {
 	"  samples, samples - unresolved AS resolved, unresolved,"
 	"  lost, throttled, exit_status, hostname, icppd_version"
 	"  FROM runs;"
+	},
+	/* 5 -> 6: CIDs recorded before version 3 name no program, so no
+	 * map explained them although their program was trained.  A
+	 * process whose CIDs lie in exactly one module with a training
+	 * map ran that program (the libraries it also sampled have none);
+	 * the others stay unknown rather than guessed. */
+	{ "UPDATE cid_samples SET program_id = ("
+	"  SELECT CASE COUNT(DISTINCT pm.program_id) WHEN 1"
+	"    THEN MIN(pm.program_id) ELSE 0 END"
+	"  FROM path_maps pm"
+	"  WHERE pm.run_id = 0 AND pm.program_id IN ("
+	"    SELECT f.module_id FROM cid_samples c"
+	"    JOIN functions f ON f.id = c.function_id"
+	"    WHERE c.run_id = cid_samples.run_id AND c.pid = cid_samples.pid))"
+	"  WHERE program_id = 0;"
+	"DELETE FROM inferences;"
 	},
 };
 

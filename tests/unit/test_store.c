@@ -79,7 +79,14 @@ static void test_v3(void)
 		" precise, started_ns, status) VALUES ('record', 'x', 'e', 'e',"
 		" 0, 0, 'finished'); INSERT INTO modules VALUES (1, '/x', '');"
 		" INSERT INTO functions VALUES (1, 1, 16, 'f', 'f');"
-		" INSERT INTO cid_samples VALUES (1, 5, 5, 1, 64, 9)");
+		" INSERT INTO cid_samples VALUES (1, 5, 5, 1, 64, 9);"
+		/* a trained program /t (a library /l beside it) */
+		" INSERT INTO modules VALUES (2, '/t', 'aa'), (3, '/l', 'bb');"
+		" INSERT INTO functions VALUES (2, 2, 16, 'main', 'main'),"
+		" (3, 3, 16, 'memcpy', 'memcpy');"
+		" INSERT INTO path_maps (program_id, run_id) VALUES (2, 0);"
+		" INSERT INTO cid_samples VALUES (1, 6, 6, 2, 32, 4),"
+		" (1, 6, 6, 3, 80, 2)");
 	st = store__open_readonly(db, err, sizeof(err));
 	ok(st == NULL && strstr(err, "schema version 2 is older"),
 	   "read-only open of an old schema refused: %s", err);
@@ -89,6 +96,10 @@ static void test_v3(void)
 	is_int(query(db, "SELECT samples FROM v_cids WHERE function = 'f' AND"
 		     " height = 64 AND program IS NULL"), 9,
 	       "old CID rows kept, program unknown");
+	is_int(query(db, "SELECT SUM(samples) FROM v_cids WHERE pid = 6 AND"
+		     " program = '/t'"), 6,
+	       "version 6: a process whose CIDs one trained program explains "
+	       "ran that program (the one a v2 database was trained on)");
 	st = store__open_readonly(db, err, sizeof(err));
 	ok(st != NULL && store__readonly(st), "read-only open of the current schema");
 	store__close(st);
