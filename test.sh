@@ -1,7 +1,9 @@
 #!/bin/sh
 # The whole test suite on a fresh Debian 12 machine: installs what is
 # needed, builds with -Wall -Wextra -Werror and runs every test, then
-# builds again with AddressSanitizer and UBSan and runs them all again.
+# builds again with AddressSanitizer and UBSan and runs them all again,
+# then builds the libFuzzer harnesses with clang and runs each for a few
+# seconds (tests/fuzz/fuzz.sh; "make fuzz" there runs them longer).
 # The last line is "N passed, N failed[, N skipped]".
 set -u
 cd "$(dirname "$0")"
@@ -12,12 +14,13 @@ sh scripts/deps.sh || { echo "icppd: installing dependencies failed"; echo "0 pa
 [ -f config.status ] && make -s distclean >/dev/null 2>&1
 jobs=$(nproc)
 status=0
-for variant in plain asan; do
+for variant in plain asan fuzz; do
 	dir=$top/build-test-$variant
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	flags=--enable-werror
 	[ $variant = asan ] && flags="$flags --enable-sanitizers"
+	[ $variant = fuzz ] && flags="$flags --enable-fuzzing CC=clang"
 	echo "== $variant build: configure $flags"
 	( cd "$dir" && "$top/configure" -q $flags && make -s -j"$jobs" ) || status=1
 	echo "== $variant build: make check"

@@ -6,6 +6,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,7 +126,7 @@ static int read_folded(const char *path, struct profile_list *l)
 	char *line = NULL;
 	size_t cap = 0;
 	unsigned long no = 0;
-	ssize_t len;
+	double total = 0;
 	int ret = 0;
 
 	if (!f) {
@@ -132,25 +134,23 @@ static int read_folded(const char *path, struct profile_list *l)
 			  "a folded file)", path, strerror(errno));
 		return -1;
 	}
-	while (!ret && (len = getline(&line, &cap, f)) >= 0) {
-		char *sp, *end;
+	while (!ret && getline(&line, &cap, f) >= 0) {
 		double w;
+		int got;
 
 		no++;
-		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-			line[--len] = '\0';
-		if (!len)
+		got = report__folded_line(line, &w);
+		if (got > 0)
 			continue;
-		sp = strrchr(line, ' ');
-		w = sp ? strtod(sp + 1, &end) : 0;
-		if (!sp || end == sp + 1 || *end || !(w >= 0) || sp == line) {
-			log_error("%s:%lu: expected 'frame;...;frame WEIGHT'",
-				  path, no);
+		if (got < 0) {
+			log_error("%s:%lu: expected 'frame;...;frame WEIGHT', "
+				  "WEIGHT a finite number >= 0", path, no);
 			ret = -1;
-			break;
-		}
-		*sp = '\0';
-		if (add_entry(l, line, w)) {
+		} else if (!isfinite(total += w)) {
+			log_error("%s:%lu: the weights add up to more than a "
+				  "double holds", path, no);
+			ret = -1;
+		} else if (add_entry(l, line, w)) {
 			log_error("out of memory");
 			ret = -1;
 		}

@@ -37,6 +37,7 @@
 #include "collector/session.h"
 #include "common/grow.h"
 #include "daemon/commands.h"
+#include "daemon/conffile.h"
 #include "daemon/ctl.h"
 #include "daemon/log.h"
 #include "daemon/profile.h"
@@ -44,17 +45,6 @@
 #include "schema/store.h"
 
 #define DAEMON_MAX_KEYS (1u << 20)
-#define MAX_CONFIG_LINE 4096
-#define MAX_CONFIG_BYTES (1 << 20)
-
-struct daemon_opts {
-	const char *config, *db, *socket;
-	bool foreground;
-	uint64_t freq, mmap_pages;
-	double flush, segment, keep_days;
-	uint64_t max_mb;
-	struct cli_list exe, comm, pid;
-};
 
 #define OPT(f) offsetof(struct daemon_opts, f)
 static const struct cli_option daemon_options[] = {
@@ -124,6 +114,7 @@ struct daemon {
 	struct daemon_opts o;
 	char **config_lines;		/* strings the options point into */
 	size_t nconfig, config_cap;
+	struct daemon_opts *pending;	/* what a file being loaded sets */
 	struct rules rules;
 	struct store *store;
 	struct module_cache *modules;
@@ -156,146 +147,36 @@ static int64_t mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static void defaults(struct daemon_opts *o)
+/* A setting of the file: a copy the options point into, kept until a
+ * reload replaces it. */
+static int set_config(void *arg, const char *key, const char *val,
+		      char *err, size_t errlen)
 {
-	*o = (struct daemon_opts){ .db = "icppd.db", .freq = 99,
-				   .mmap_pages = 64, .flush = 10, .segment = 600 };
+	struct daemon *d = arg;
+	char *copy = strdup(val);
+
+	if (!copy || grow(&d->config_lines, &d->config_cap, d->nconfig + 1,
+			  sizeof(*d->config_lines), 16)) {
+		free(copy);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	d->config_lines[d->nconfig++] = copy;
+	return cli__set(&daemon_command, key, copy, d->pending, err, errlen);
 }
 
-static char *trim(char *s)
-{
-	char *e;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	return s;
-}
-
-/* A setting's name as the options table spells them: a key that is not
- * one is never echoed (a config symlinked to /etc/shadow must not print
- * its first line). */
-static bool setting_name(const char *key)
-{
-	size_t n = strspn(key, "abcdefghijklmnopqrstuvwxyz-");
-
-	return n > 0 && n <= 32 && !key[n];
-}
-
-/*
- * Reads CONFIG into @o: "name value" or "name = value" lines with the
- * long option names, '#' comments.  A bad line is reported as
- * "icppd: CONFIG:LINE: ..." and fails the whole file.  The file is read
- * whole first, bounded: a regular file (a FIFO would block, a directory
- * reads as nothing), owned by this user or root and writable by no one
- * else (it chooses what root reads and where it writes).
- */
 static int load_config(struct daemon *d, const char *path,
 		       struct daemon_opts *o)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	char err[300], *text = NULL, *line, *next;
-	struct stat st;
-	unsigned no = 0;
-	ssize_t got = 0;
-	int ret = -1;
+	char *text;
+	int ret;
 
-	if (fd < 0) {
-		log_error("%s: %s", path, strerror(errno));
+	if (config__read(path, &text))
 		return -1;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		log_error("%s: not a regular file%s", path,
-			  S_ISDIR(st.st_mode) ? " (a directory)" : "");
-		goto out;
-	}
-	if ((st.st_uid && st.st_uid != geteuid()) || (st.st_mode & 022)) {
-		log_error("%s: refused: %s", path, st.st_mode & 022 ?
-			  "writable by group or others (chmod go-w)" :
-			  "owned by another user");
-		goto out;
-	}
-	if (st.st_size > MAX_CONFIG_BYTES) {
-		log_error("%s: larger than %d bytes", path, MAX_CONFIG_BYTES);
-		goto out;
-	}
-	text = malloc((size_t)st.st_size + 1);
-	while (text && got < st.st_size) {
-		ssize_t n = read(fd, text + got, (size_t)(st.st_size - got));
-
-		if (n <= 0)
-			break;
-		got += n;
-	}
-	if (!text) {
-		log_error("out of memory");
-		goto out;
-	}
-	text[got] = '\0';
-	if (memchr(text, '\0', (size_t)got)) {
-		no = 1;
-		for (char *c = text; *c; c++)
-			no += *c == '\n';
-		log_error("%s:%u: a NUL byte: not a text file", path, no);
-		goto out;
-	}
-	ret = 0;
-	for (line = text; !ret && line; line = next) {
-		char *key, *val, *hash, *copy;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		no++;
-		if (strlen(line) >= MAX_CONFIG_LINE) {
-			log_error("%s:%u: line longer than %d bytes", path, no,
-				  MAX_CONFIG_LINE - 1);
-			ret = -1;
-			break;
-		}
-		hash = strchr(line, '#');
-		if (hash)
-			*hash = '\0';
-		key = trim(line);
-		if (!*key)
-			continue;
-		val = key + strcspn(key, " \t=");
-		if (*val) {
-			*val++ = '\0';
-			val = trim(val);
-			if (*val == '=')
-				val = trim(val + 1);
-		}
-		if (!setting_name(key)) {
-			log_error("%s:%u: not a NAME VALUE setting", path, no);
-			ret = -1;
-			break;
-		}
-		if (!strcmp(key, "config")) {
-			log_error("%s:%u: 'config' is not a setting of the file",
-				  path, no);
-			ret = -1;
-			break;
-		}
-		copy = strdup(val);
-		if (!copy || grow(&d->config_lines, &d->config_cap,
-				  d->nconfig + 1, sizeof(*d->config_lines), 16)) {
-			free(copy);
-			log_error("out of memory");
-			ret = -1;
-			break;
-		}
-		d->config_lines[d->nconfig++] = copy;
-		if (cli__set(&daemon_command, key, copy, o, err, sizeof(err))) {
-			log_error("%s:%u: %s", path, no, err);
-			ret = -1;
-		}
-	}
-out:
+	d->pending = o;
+	ret = config__parse(text, path, set_config, d);
+	d->pending = NULL;
 	free(text);
-	close(fd);
 	return ret;
 }
 
@@ -306,7 +187,7 @@ static int settings(struct daemon *d, int argc, char **argv,
 	struct daemon_opts first;
 	int idx;
 
-	defaults(&first);
+	config__defaults(&first);
 	idx = cli__parse(&daemon_command, argc, argv, &first);
 	if (idx < 0)
 		return idx;
@@ -315,7 +196,7 @@ static int settings(struct daemon *d, int argc, char **argv,
 			"Try 'icppd daemon --help'.\n", argv[idx]);
 		return -2;
 	}
-	defaults(o);
+	config__defaults(o);
 	if (first.config && load_config(d, first.config, o))
 		return -3;
 	return cli__parse(&daemon_command, argc, argv, o) < 0 ? -2 : 0;
@@ -344,15 +225,27 @@ static int make_rules(const struct daemon_opts *o, struct rules *r)
 	for (size_t i = 0; i < o->exe.n; i++) {
 		char real[PATH_MAX];
 
+		if (!*o->exe.v[i]) {
+			log_error("--exe: expected an executable's path, not ''");
+			free_rules(r);
+			return -1;
+		}
+
 		/* a path not there yet may appear later, as given */
 		r->exe[r->nexe] = strdup(realpath(o->exe.v[i], real) ?
 					 real : o->exe.v[i]);
 		if (!r->exe[r->nexe++])
 			goto out_nomem;
 	}
-	for (size_t i = 0; i < o->comm.n; i++)
+	for (size_t i = 0; i < o->comm.n; i++) {
+		if (!*o->comm.v[i]) {
+			log_error("--comm: expected a command name, not ''");
+			free_rules(r);
+			return -1;
+		}
 		if (!(r->comm[r->ncomm++] = strdup(o->comm.v[i])))
 			goto out_nomem;
+	}
 	for (size_t i = 0; i < o->pid.n; i++) {
 		char *end;
 		unsigned long v = strtoul(o->pid.v[i], &end, 10);

@@ -190,6 +190,25 @@ static int check_opts(struct report *r)
 	return 0;
 }
 
+int report__folded_line(char *line, double *w)
+{
+	size_t len = strlen(line);
+	char *sp, *end;
+
+	while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		line[--len] = '\0';
+	if (!len)
+		return 1;
+	sp = strrchr(line, ' ');
+	if (!sp || sp == line)
+		return -1;
+	*w = strtod(sp + 1, &end);
+	if (end == sp + 1 || *end || !(*w >= 0) || isinf(*w))
+		return -1;
+	*sp = '\0';
+	return 0;
+}
+
 void report__weight(FILE *out, double w)
 {
 	if (fabs(w - round(w)) < 1e-6)
@@ -826,6 +845,10 @@ int cmd_report(int argc, char **argv)
 	}
 	if ((r.o.since || r.o.until) && r.o.run) {
 		usage("--run and --since/--until choose runs two ways: give one");
+		return 2;
+	}
+	if (r.o.exe && !*r.o.exe) {
+		usage("--exe: expected a program's path or name, not ''");
 		return 2;
 	}
 	sel.pid = (int64_t)r.o.pid;

@@ -28,6 +28,12 @@ int report__folded(struct cct *t, uint32_t k,
 		   int (*fn)(void *arg, const char *key, double weight),
 		   void *arg);
 
+/* One line of a folded file, "frame;...;frame WEIGHT", split in place:
+ * the frames stay in @line, trailing newline and weight cut off.  0 with
+ * the weight (finite, >= 0) in *@w, 1 for a blank line, -1 when the
+ * line is neither. */
+int report__folded_line(char *line, double *w);
+
 /* Prints @w with no decimals when it is whole, else with up to 3. */
 void report__weight(FILE *out, double w);
 

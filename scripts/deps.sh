@@ -5,7 +5,8 @@
 set -e
 pkgs="build-essential autoconf automake pkg-config libpfm4-dev libdwarf-dev
 libelf-dev libsqlite3-dev sqlite3 binutils procps util-linux
-libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libcapstone-dev"
+libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libcapstone-dev
+clang libclang-rt-14-dev"
 [ "${1:-}" = bench ] && pkgs="$pkgs linux-perf xz-utils bzip2 time python3 dpkg-dev"
 missing=
 for p in $pkgs; do

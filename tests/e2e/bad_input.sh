@@ -80,6 +80,17 @@ expect 2 "unknown subcommand" "unknown subcommand 'frobnicate'" -- frobnicate
 expect 2 "--since 280+ years back" "--since: expected now" -- report -d "$db" --since -99999999999999d
 expect 2 "--until far ahead" "--until: expected now" -- report -d "$db" --until 99999999999999
 expect 2 "--until in year 9999" "--until: expected now" -- report -d "$db" --until 9999-12-31
+expect 2 "report --exe ''" "--exe: expected a program's path or name, not ''" -- report -d "$db" --exe ''
+# Folded weights that are not finite numbers printed -nan and invalid JSON.
+printf 'main;f 1\n' >"$tmp/one.folded"
+printf 'main;f inf\n' >"$tmp/inf.folded"
+printf 'main;f 1e308\nmain;g 1e308\n' >"$tmp/huge.folded"
+expect 1 "compare, an inf weight" "inf.folded:1: expected 'frame;...;frame WEIGHT', WEIGHT a finite number" -- compare -f json "$tmp/inf.folded" "$tmp/one.folded"
+is "$(wc -c <"$tmp/out" | tr -d ' ')" 0 "compare, an inf weight: no output"
+expect 1 "compare, weights beyond a double" "huge.folded:2: the weights add up to more than a double holds" -- compare -f json "$tmp/one.folded" "$tmp/huge.folded"
+printf 'main;f 1e300\nmain;g 3\n' >"$tmp/large.folded"
+"$ICPPD" compare -f json "$tmp/large.folded" "$tmp/large.folded" >"$tmp/out" 2>&1
+contains "$(cat "$tmp/out")" '"overlap": 1.000000' "compare: large finite weights still give numbers"
 
 is "$(q "SELECT count(*) || '/' || sum(samples) FROM v_cids")" "$before" \
 	"failed invocations lost nothing already recorded"

@@ -201,6 +201,11 @@ contains "$msg" "$tmp/bad.conf:1: --freq wants a whole number" "a bad value: CON
 ok $([ ! -e "$tmp/b.sock" ] && [ ! -e "$tmp/b.db" ]; echo $?) "a refused configuration creates nothing"
 msg=$("$ICPPD" daemon --foreground -d "$tmp/b.db" 2>&1)
 is $? 2 "nothing to watch: usage error"
+msg=$("$ICPPD" daemon --foreground -d "$tmp/b.db" --socket "$tmp/b.sock" --exe '' 2>&1)
+is $? 1 "--exe '': exit 1"
+is "$msg" "icppd: --exe: expected an executable's path, not ''" "--exe '': says what it wants"
+msg=$("$ICPPD" daemon --foreground -d "$tmp/b.db" --socket "$tmp/b.sock" --comm '' 2>&1)
+is "$msg" "icppd: --comm: expected a command name, not ''" "--comm '': says what it wants"
 touch "$tmp/gw.db"
 chmod 664 "$tmp/gw.db"
 msg=$("$ICPPD" daemon --foreground -d "$tmp/gw.db" --socket "$tmp/g.sock" --exe "$fp" 2>&1)

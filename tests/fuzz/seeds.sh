@@ -1,0 +1,74 @@
+#!/bin/sh
+# Writes the seed corpora of the fuzz harnesses, one folder per harness.
+# Usage: seeds.sh TESTS_SRCDIR OUTDIR   (CC: the compiler, default cc)
+# The ELF seeds are small programs compiled here in the shapes icppd
+# meets: frame pointers or not, PIE or not, a shared library, stripped,
+# DWARF or not; the record seeds are streams written by seed_records.c.
+set -eu
+src=$1
+out=$2
+cc=${CC:-cc}
+tmp=$out/.build
+mkdir -p "$tmp"
+tmp=$(cd "$tmp" && pwd)
+cat >"$tmp/prog.c" <<'PROG'
+#include <stdio.h>
+#include <stdlib.h>
+__attribute__((noinline)) int leaf(int x) { return x * 3 + 1; }
+__attribute__((noinline)) int big(int n)
+{
+	volatile char buf[256];
+	for (int i = 0; i < n && i < 256; i++)
+		buf[i] = (char)leaf(i);
+	return buf[n % 256];
+}
+__attribute__((noinline)) int rec(int n) { return n ? rec(n - 1) + big(n) : 0; }
+int main(int argc, char **argv)
+{
+	(void)argv;
+	printf("%d\n", rec(argc + 3));
+	return 0;
+}
+PROG
+$cc -O2 -g -fno-omit-frame-pointer -o "$tmp/prog-fp" "$tmp/prog.c"
+$cc -O2 -fomit-frame-pointer -o "$tmp/prog-nofp" "$tmp/prog.c"
+$cc -O1 -g -fno-pie -no-pie -o "$tmp/prog-nopie" "$tmp/prog.c"
+$cc -O2 -fPIC -shared -o "$tmp/prog.so" "$tmp/prog.c"
+cp "$tmp/prog-nofp" "$tmp/prog-stripped"
+strip --strip-all "$tmp/prog-stripped"
+for h in module cfi notes elfimage; do
+	mkdir -p "$out/$h"
+	for f in prog-fp prog-nofp prog-nopie prog.so prog-stripped; do
+		cp "$tmp/$f" "$out/$h/$f"
+	done
+done
+mkdir -p "$out/record"
+$cc -I"$src/.." -o "$tmp/seed_records" "$src/fuzz/seed_records.c"
+"$tmp/seed_records" "$tmp/prog-fp" "$out/record"
+mkdir -p "$out/config"
+cp "$src/../systemd/icppd.conf" "$out/config/installed"
+cat >"$out/config/every" <<'CONF'
+# every setting
+database /var/lib/icppd/icppd.db
+socket = /run/icppd/icppd.sock
+freq 99
+exe /usr/bin/python3.11
+exe /usr/bin/make
+comm nginx
+pid 1
+flush-interval 10
+segment = 600
+keep-days 30
+max-size 512
+mmap-pages 64
+
+foreground
+CONF
+mkdir -p "$out/folded"
+cat >"$out/folded/stacks" <<'FOLD'
+_start;__libc_start_main;main;work;leaf 120
+_start;__libc_start_main;main;work 3.5
+_start;__libc_start_main;main;other 0.25
+main;[unknown caller] 7
+FOLD
+printf 'a;b 1\r\nc 2\n\n' >"$out/folded/crlf"
