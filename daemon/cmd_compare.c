@@ -192,10 +192,8 @@ static int load(struct store **st, const char *db, const char *arg,
 	if (ret == 1 && truth)
 		log_error("run %lld has no true paths: only icppd validate "
 			  "records them", id);
-	if (!ret && report__folded(p.cct, l->k, add_entry, l)) {
-		log_error("out of memory");
-		ret = -1;
-	}
+	if (!ret && (ret = report__folded(p.cct, l->k, add_entry, l)))
+		report__forest_error(ret);
 	run_profile__free(&p);
 	return ret ? -1 : 0;
 }

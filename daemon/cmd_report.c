@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "binary/lines.h"
+#include "common/grow.h"
 #include "daemon/commands.h"
 #include "daemon/json.h"
 #include "daemon/log.h"
@@ -245,32 +246,107 @@ static bool shown(const struct report *r, const struct kccf_node *n,
 	return !r->o.similar || 100 * n->weight >= r->similar * root_weight;
 }
 
-static void text_node(struct report *r, const struct kccf *f, uint32_t i,
-		      double parent, double root)
+/*
+ * Deep paths: a crafted database can hold paths of any depth, so trees
+ * are walked without recursion, and indentation stops growing at
+ * INDENT_LEVELS (deeper lines say their level), which keeps the text
+ * linear in the number of lines.
+ */
+#define INDENT_LEVELS 32
+
+static void indent(struct report *r, uint32_t level)
 {
-	const struct kccf_node *n = kccf__node(f, i);
+	if (level <= INDENT_LEVELS)
+		fprintf(r->out, "%*s", 2 * (int)level, "");
+	else
+		fprintf(r->out, "%*s[%u] ", 2 * INDENT_LEVELS, "", level);
+}
+
+static void text_line(struct report *r, const struct kccf *f,
+		      const struct kccf_node *n)
+{
 	char site[512];
 	const char *where;
 
-	if (!shown(r, n, root))
-		return;
 	fprintf(r->out, "%11.1f %6.2f%% ", n->weight, 100 * n->weight / r->total);
-	if (n->parent == KCCF_NONE)
+	if (n->parent == KCCF_NONE) {
 		fprintf(r->out, "%7s ", "");
-	else
+	} else {
+		double parent = kccf__node(f, n->parent)->weight;
+
 		fprintf(r->out, "%6.1f%% ", parent > 0 ? 100 * n->weight / parent
 							: 0.0);
-	fprintf(r->out, "%*s%s%s", 2 * (int)n->level, "",
-		n->level ? "<- " : "", cct__name(r->p.cct, n->frame));
+	}
+	indent(r, n->level);
+	fprintf(r->out, "%s%s", n->level ? "<- " : "",
+		cct__name(r->p.cct, n->frame));
 	where = site_of(r, n, site, sizeof(site));
 	if (where)
 		fprintf(r->out, " (%s)", where);
 	if (n->weight - n->certain > 0.05)
 		fprintf(r->out, "  ~%.1f", n->weight - n->certain);
 	fputc('\n', r->out);
-	for (uint32_t c = n->first_child; c != KCCF_NONE;
-	     c = kccf__node(f, c)->next_sibling)
-		text_node(r, f, c, n->weight, root);
+}
+
+static void json_open(struct report *r, const struct kccf_node *n,
+		      bool *first)
+{
+	char site[512];
+	const char *where;
+
+	fprintf(r->out, "%s{\"function\": ", *first ? "" : ", ");
+	json__string(r->out, cct__name(r->p.cct, n->frame));
+	fprintf(r->out, ", \"samples\": %.6f, \"certain\": %.6f", n->weight,
+		n->certain);
+	where = site_of(r, n, site, sizeof(site));
+	if (where) {
+		fprintf(r->out, ", \"call_site\": ");
+		json__string(r->out, where);
+	}
+	fprintf(r->out, ", \"callers\": [");
+	*first = true;		/* its callers come next */
+}
+
+static void json_close(struct report *r, bool *first)
+{
+	fprintf(r->out, "]}");
+	*first = false;
+}
+
+/* Prints the tree of root @root depth first, as text or (@first: no
+ * element printed yet at this level) JSON, without recursion: a node's
+ * callers are entered only when it is shown, and climbing back up
+ * closes each node passed. */
+static void print_tree(struct report *r, const struct kccf *f, uint32_t root,
+		       bool *first)
+{
+	double root_weight = kccf__node(f, root)->weight;
+	uint32_t i = root;
+
+	for (;;) {
+		const struct kccf_node *n = kccf__node(f, i);
+
+		if (shown(r, n, root_weight)) {
+			if (first)
+				json_open(r, n, first);
+			else
+				text_line(r, f, n);
+			if (n->first_child != KCCF_NONE) {
+				i = n->first_child;
+				continue;
+			}
+			if (first)
+				json_close(r, first);
+		}
+		while (i != root && kccf__node(f, i)->next_sibling == KCCF_NONE) {
+			i = kccf__node(f, i)->parent;
+			if (first)
+				json_close(r, first);
+		}
+		if (i == root)
+			return;
+		i = kccf__node(f, i)->next_sibling;
+	}
 }
 
 static void header(struct report *r)
@@ -306,34 +382,7 @@ static void print_text(struct report *r, const struct kccf *f)
 		"function <- callers");
 	for (uint32_t i = kccf__first_root(f); i != KCCF_NONE;
 	     i = kccf__node(f, i)->next_sibling)
-		text_node(r, f, i, 0, kccf__node(f, i)->weight);
-}
-
-static void json_node(struct report *r, const struct kccf *f, uint32_t i,
-		      double root, bool *first)
-{
-	const struct kccf_node *n = kccf__node(f, i);
-	char site[512];
-	const char *where;
-	bool child_first = true;
-
-	if (!shown(r, n, root))
-		return;
-	fprintf(r->out, "%s{\"function\": ", *first ? "" : ", ");
-	*first = false;
-	json__string(r->out, cct__name(r->p.cct, n->frame));
-	fprintf(r->out, ", \"samples\": %.6f, \"certain\": %.6f", n->weight,
-		n->certain);
-	where = site_of(r, n, site, sizeof(site));
-	if (where) {
-		fprintf(r->out, ", \"call_site\": ");
-		json__string(r->out, where);
-	}
-	fprintf(r->out, ", \"callers\": [");
-	for (uint32_t c = n->first_child; c != KCCF_NONE;
-	     c = kccf__node(f, c)->next_sibling)
-		json_node(r, f, c, root, &child_first);
-	fprintf(r->out, "]}");
+		print_tree(r, f, i, NULL);
 }
 
 static void json_stats(struct report *r)
@@ -362,7 +411,7 @@ static void print_json(struct report *r, const struct kccf *f)
 		r->o.inclusive ? "true" : "false");
 	for (uint32_t i = kccf__first_root(f); i != KCCF_NONE;
 	     i = kccf__node(f, i)->next_sibling)
-		json_node(r, f, i, kccf__node(f, i)->weight, &first);
+		print_tree(r, f, i, &first);
 	fprintf(r->out, "]}\n");
 }
 
@@ -389,11 +438,12 @@ int report__folded(struct cct *t, uint32_t k,
 		   int (*fn)(void *arg, const char *key, double weight),
 		   void *arg)
 {
-	struct kccf *f = kccf__build(t, k, false);
-	int ret = 0;
+	int ret;
+	struct kccf *f = kccf__build(t, k, false, &ret);
 
 	if (!f)
-		return -ENOMEM;
+		return ret;
+	ret = 0;
 	for (uint32_t i = 0; i < kccf__size(f) && !ret; i++) {
 		const struct kccf_node *n = kccf__node(f, i);
 		double self = n->weight;
@@ -425,8 +475,12 @@ static int folded_line(void *arg, const char *key, double weight)
 }
 
 /* --hot: the HCCT, from a Space-Saving pass over the records. */
+#define HOT_NONE UINT32_MAX
 struct hot {
 	uint32_t *nodes;	/* hot nodes and their ancestors, CCT order */
+	/* the tree over positions in nodes[]: parent, first child and
+	 * next sibling (CCT order), HOT_NONE for none */
+	uint32_t *up, *first, *next;
 	double *count, *error;	/* per CCT node: NAN when not monitored */
 	size_t n, ncounters;
 	size_t hot;
@@ -438,6 +492,7 @@ static int hot_build(struct report *r, struct hot *h)
 	const struct cct_record *recs = cct__records(r->p.cct, &nrecs);
 	const struct ss_item *items;
 	struct spacesaving *ss;
+	uint32_t *pos = NULL;
 	bool *mark;
 	int ret = -ENOMEM;
 
@@ -469,22 +524,43 @@ static int hot_build(struct report *r, struct hot *h)
 	for (uint32_t i = 0; i < size; i++)	/* parents come first */
 		if (mark[i])
 			h->nodes[h->n++] = i;
+	h->up = malloc((h->n + 1) * sizeof(*h->up));
+	h->first = malloc((h->n + 1) * sizeof(*h->first));
+	h->next = malloc((h->n + 1) * sizeof(*h->next));
+	pos = malloc(size * sizeof(*pos));	/* CCT node -> position */
+	if (!h->up || !h->first || !h->next || !pos)
+		goto out;
+	for (uint32_t i = 0; i < h->n; i++) {
+		uint32_t parent = cct__node(r->p.cct, h->nodes[i])->parent;
+
+		h->first[i] = h->next[i] = HOT_NONE;
+		h->up[i] = parent == CCT_ROOT ? HOT_NONE : pos[parent];
+		pos[h->nodes[i]] = i;
+	}
+	for (uint32_t i = (uint32_t)h->n; i-- > 0;)
+		if (h->up[i] != HOT_NONE) {
+			h->next[i] = h->first[h->up[i]];
+			h->first[h->up[i]] = i;
+		}
 	ret = 0;
 out:
 	ss__free(ss);
 	free(mark);
+	free(pos);
 	return ret;
 }
 
 static void hot_free(struct hot *h)
 {
 	free(h->nodes);
+	free(h->up);
+	free(h->first);
+	free(h->next);
 	free(h->count);
 	free(h->error);
 }
 
-/* Prints the subtree of hot node h->nodes[i] (depth-first). */
-static void hot_text(struct report *r, const struct hot *h, size_t i)
+static void hot_line(struct report *r, const struct hot *h, uint32_t i)
 {
 	uint32_t node = h->nodes[i];
 	const struct cct_node *n = cct__node(r->p.cct, node);
@@ -494,29 +570,61 @@ static void hot_text(struct report *r, const struct hot *h, size_t i)
 	else
 		fprintf(r->out, "%11.1f %6.2f%% ", h->count[node],
 			100 * h->count[node] / r->total);
-	fprintf(r->out, "%*s%s", 2 * (int)(n->depth - 1), "",
-		cct__name(r->p.cct, n->frame));
+	indent(r, n->depth - 1);
+	fprintf(r->out, "%s", cct__name(r->p.cct, n->frame));
 	if (!isnan(h->error[node]) && h->error[node] > 0 &&
 	    h->count[node] >= r->phi * r->total)
 		fprintf(r->out, "  (+- %.1f)", h->error[node]);
 	fputc('\n', r->out);
-	for (size_t j = i + 1; j < h->n; j++)
-		if (cct__node(r->p.cct, h->nodes[j])->parent == node)
-			hot_text(r, h, j);
 }
 
+/* Prints the tree of hot node h->nodes[@root] depth first, without
+ * recursion (see INDENT_LEVELS). */
+static void hot_tree(struct report *r, const struct hot *h, uint32_t root)
+{
+	uint32_t i = root;
+
+	for (;;) {
+		hot_line(r, h, i);
+		if (h->first[i] != HOT_NONE) {
+			i = h->first[i];
+			continue;
+		}
+		while (i != root && h->next[i] == HOT_NONE)
+			i = h->up[i];
+		if (i == root)
+			return;
+		i = h->next[i];
+	}
+}
+
+/* The frames of CCT node @node, outermost first, joined by ';'. */
 static char *cct_key(const struct cct *t, uint32_t node)
 {
-	const struct cct_node *n = cct__node((struct cct *)t, node);
-	char *up, *key;
+	uint32_t *chain = NULL;
+	size_t n = 0, cap = 0, len = 0;
+	char *buf = NULL;
+	FILE *m;
 
-	if (n->parent == CCT_ROOT)
-		return strdup(cct__name(t, n->frame));
-	up = cct_key(t, n->parent);
-	if (!up || asprintf(&key, "%s;%s", up, cct__name(t, n->frame)) < 0)
-		key = NULL;
-	free(up);
-	return key;
+	for (uint32_t x = node; x != CCT_ROOT;
+	     x = cct__node((struct cct *)t, x)->parent) {
+		if (grow(&chain, &cap, n + 1, sizeof(*chain), 64)) {
+			free(chain);
+			return NULL;
+		}
+		chain[n++] = x;
+	}
+	m = open_memstream(&buf, &len);
+	for (size_t j = n; m && j-- > 0;)
+		fprintf(m, "%s%s", cct__name(t, cct__node((struct cct *)t,
+							  chain[j])->frame),
+			j ? ";" : "");
+	free(chain);
+	if (!m || fclose(m)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
 }
 
 static int print_hot(struct report *r)
@@ -537,9 +645,9 @@ static int print_hot(struct report *r)
 			h.ncounters);
 		fprintf(r->out, "%11s %7s %s\n", "samples", "total",
 			"context (outermost first)");
-		for (size_t i = 0; i < h.n; i++)
-			if (cct__node(r->p.cct, h.nodes[i])->parent == CCT_ROOT)
-				hot_text(r, &h, i);
+		for (uint32_t i = 0; i < h.n; i++)
+			if (h.up[i] == HOT_NONE)
+				hot_tree(r, &h, i);
 	} else {
 		if (r->fmt == FMT_JSON) {
 			json_stats(r);
@@ -792,20 +900,36 @@ static int write_pprof(struct report *r)
 	return ret;
 }
 
+void report__forest_error(int err)
+{
+	if (err == -E2BIG)
+		log_error("report: the contexts of this profile take more than "
+			  "%llu frames to build or %zu to hold (paths that deep, "
+			  "or --inclusive over deep paths): use a smaller --k",
+			  (unsigned long long)KCCF_MAX_STEPS, KCCF_MAX_NODES);
+	else
+		log_error("out of memory");
+}
+
 static int write_report(struct report *r)
 {
 	struct kccf *f;
+	int err;
 
 	r->total = cct__total(r->p.cct);
 	if (r->o.hot)
 		return print_hot(r);
-	if (r->fmt == FMT_FOLDED)
-		return report__folded(r->p.cct, r->k, folded_line, r) ? -1 : 0;
+	if (r->fmt == FMT_FOLDED) {
+		err = report__folded(r->p.cct, r->k, folded_line, r);
+		if (err)
+			report__forest_error(err);
+		return err ? -1 : 0;
+	}
 	if (r->fmt == FMT_PPROF)
 		return write_pprof(r);
-	f = kccf__build(r->p.cct, r->k, r->o.inclusive);
+	f = kccf__build(r->p.cct, r->k, r->o.inclusive, &err);
 	if (!f) {
-		log_error("out of memory");
+		report__forest_error(err);
 		return -1;
 	}
 	if (r->fmt == FMT_JSON)

@@ -23,10 +23,14 @@ int report__parse_k(const char *cmd, const char *arg, uint32_t *k);
 
 /* Calls @fn for every k-context of @t (exclusive weights): @key is its
  * frames, outermost first, joined by ';' (valid in the call).  0, the
- * first non-zero return of @fn, or -ENOMEM. */
+ * first non-zero return of @fn, or kccf__build's -ENOMEM or -E2BIG. */
 int report__folded(struct cct *t, uint32_t k,
 		   int (*fn)(void *arg, const char *key, double weight),
 		   void *arg);
+
+/* Logs why the k-contexts could not be built (-E2BIG: too deep for
+ * that k; else out of memory). */
+void report__forest_error(int err);
 
 /* One line of a folded file, "frame;...;frame WEIGHT", split in place:
  * the frames stay in @line, trailing newline and weight cut off.  0 with

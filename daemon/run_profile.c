@@ -194,31 +194,49 @@ static int infer_cid(void *arg, const struct store_cid *c)
 			  (double)c->samples);
 }
 
-/* The context id of CCT node @i, created in the store if needed; an
- * unknown frame acts as the root.  0 or -1. */
-static int context_of(struct store *st, struct cct *t, uint32_t i,
-		      int64_t *id)
-{
-	struct cct_node *n = cct__node(t, i);
-	int64_t parent = 0;
+struct ctx_chain {
+	uint32_t *v;
+	size_t n, cap;
+};
 
-	if (i == CCT_ROOT || n->frame < 0) {
-		*id = 0;
-		return 0;
+/* The context id of CCT node @i, created in the store if needed; an
+ * unknown frame acts as the root.  Iterative: a crafted path map can be
+ * deeper than any stack.  @chain is scratch space kept across calls.
+ * 0 or -1. */
+static int context_of(struct store *st, struct cct *t, uint32_t i,
+		      struct ctx_chain *chain, int64_t *id)
+{
+	int64_t ctx = 0;
+
+	chain->n = 0;
+	for (uint32_t x = i; x != CCT_ROOT; x = cct__node(t, x)->parent) {
+		const struct cct_node *n = cct__node(t, x);
+
+		if (n->frame < 0)
+			break;
+		if (n->ext) {
+			ctx = n->ext;
+			break;
+		}
+		if (grow(&chain->v, &chain->cap, chain->n + 1,
+			 sizeof(*chain->v), 64))
+			return -1;
+		chain->v[chain->n++] = x;
 	}
-	if (n->ext) {
-		*id = n->ext;
-		return 0;
+	while (chain->n) {
+		uint32_t x = chain->v[--chain->n];
+
+		if (store__context(st, ctx, cct__node(t, x)->frame, &ctx))
+			return -1;
+		cct__node(t, x)->ext = ctx;
 	}
-	if (context_of(st, t, n->parent, &parent) ||
-	    store__context(st, parent, n->frame, id))
-		return -1;
-	cct__node(t, i)->ext = *id;	/* the array may have moved */
+	*id = ctx;
 	return 0;
 }
 
 static int save(struct store *st, struct run_profile *p, int64_t map_samples)
 {
+	struct ctx_chain chain = { 0 };
 	const struct cct_record *recs;
 	size_t n;
 
@@ -231,7 +249,7 @@ static int save(struct store *st, struct run_profile *p, int64_t map_samples)
 		const struct cct_node *up = cct__node(p->cct, cn->parent);
 		int64_t ctx, unknown = 0;
 
-		if (context_of(st, p->cct, r->node, &ctx))
+		if (context_of(st, p->cct, r->node, &chain, &ctx))
 			goto out_rollback;
 		if (up->frame < 0) {
 			const struct cct_frame *f = cct__frame(p->cct, up->frame);
@@ -245,9 +263,11 @@ static int save(struct store *st, struct run_profile *p, int64_t map_samples)
 					r->weight))
 			goto out_rollback;
 	}
+	free(chain.v);
 	return store__inference_commit(st, p->run.id, map_samples,
 				       p->run.samples);
 out_rollback:
+	free(chain.v);
 	store__inference_rollback(st);
 	return -1;
 }

@@ -19,29 +19,36 @@ struct kccf {
 	size_t n, cap;
 	struct hindex index;
 	uint32_t first_root;
+	uint64_t steps;		/* frames walked, against KCCF_MAX_STEPS */
 };
 
-static uint32_t child(struct kccf *f, uint32_t parent, int64_t frame)
+/* The node for @frame under @parent, created when new.  0, -ENOMEM,
+ * or -E2BIG past KCCF_MAX_NODES. */
+static int child(struct kccf *f, uint32_t parent, int64_t frame, uint32_t *out)
 {
 	uint64_t h = hindex__mix(hindex__mix(7, parent), (uint64_t)frame);
 	struct hindex_probe p = { HINDEX_NONE, 0 };
 	uint32_t i;
 
 	while ((i = hindex__next(&f->index, &p, h)) != HINDEX_NONE)
-		if (f->nodes[i].parent == parent && f->nodes[i].frame == frame)
-			return i;
-	if (f->n >= KCCF_NONE - 1 ||
-	    grow(&f->nodes, &f->cap, f->n + 1, sizeof(*f->nodes), 1024))
-		return KCCF_NONE;
+		if (f->nodes[i].parent == parent && f->nodes[i].frame == frame) {
+			*out = i;
+			return 0;
+		}
+	if (f->n >= KCCF_MAX_NODES)
+		return -E2BIG;
+	if (grow(&f->nodes, &f->cap, f->n + 1, sizeof(*f->nodes), 1024))
+		return -ENOMEM;
 	i = (uint32_t)f->n;
 	f->nodes[i] = (struct kccf_node){ .parent = parent,
 		.level = parent == KCCF_NONE ? 0 : f->nodes[parent].level + 1,
 		.first_child = KCCF_NONE, .next_sibling = KCCF_NONE,
 		.frame = frame };
 	if (hindex__insert(&f->index, h, i))
-		return KCCF_NONE;
+		return -ENOMEM;
 	f->n++;
-	return i;
+	*out = i;
+	return 0;
 }
 
 /*
@@ -50,7 +57,7 @@ static uint32_t child(struct kccf *f, uint32_t parent, int64_t frame)
  * going up.  The level-j node is certain when the record's certain
  * suffix reaches its topmost frame (dist + j + 1 frames from the leaf).
  * A node this record already added to (recursion, --inclusive) is not
- * added to again.  0 or -ENOMEM.
+ * added to again.  0, -ENOMEM or -E2BIG.
  */
 static int add_context(struct kccf *f, struct cct *t,
 		       const struct cct_record *r, uint32_t stamp,
@@ -61,10 +68,12 @@ static int add_context(struct kccf *f, struct cct *t,
 	for (uint32_t j = 0; x != CCT_ROOT && (k == KCCF_INF || j <= k); j++) {
 		const struct cct_node *cn = cct__node(t, x);
 		struct kccf_node *n;
+		int err;
 
-		fn = child(f, fn, cn->frame);
-		if (fn == KCCF_NONE)
-			return -ENOMEM;
+		if (++f->steps > KCCF_MAX_STEPS)
+			return -E2BIG;
+		if ((err = child(f, fn, cn->frame, &fn)))
+			return err;
 		n = &f->nodes[fn];
 		if (n->stamp != stamp) {
 			n->stamp = stamp;
@@ -132,12 +141,13 @@ static int sort(struct kccf *f, const struct cct *t)
 	return 0;
 }
 
-struct kccf *kccf__build(struct cct *t, uint32_t k, bool inclusive)
+struct kccf *kccf__build(struct cct *t, uint32_t k, bool inclusive, int *err)
 {
 	struct kccf *f = calloc(1, sizeof(*f));
 	const struct cct_record *recs;
 	size_t nrecs;
 
+	*err = -ENOMEM;
 	if (!f)
 		return NULL;
 	f->first_root = KCCF_NONE;
@@ -149,13 +159,13 @@ struct kccf *kccf__build(struct cct *t, uint32_t k, bool inclusive)
 		if (r->weight == 0)
 			continue;
 		do {
-			if (add_context(f, t, r, stamp, x, dist, k))
+			if ((*err = add_context(f, t, r, stamp, x, dist, k)))
 				goto out_fail;
 			x = cct__node(t, x)->parent;
 			dist++;
 		} while (inclusive && x != CCT_ROOT);
 	}
-	if (sort(f, t))
+	if ((*err = sort(f, t)))
 		goto out_fail;
 	return f;
 out_fail:

@@ -41,10 +41,22 @@ struct kccf_node {
 
 struct kccf;
 
-/* NULL when out of memory.  @k: callers per context, or KCCF_INF.
- * Roots and every node's children are linked by weight descending
- * (ties by name), so output is deterministic. */
-struct kccf *kccf__build(struct cct *t, uint32_t k, bool inclusive);
+/*
+ * Work and memory are bounded: a crafted path map can hold paths of any
+ * depth, and an inclusive forest of full contexts costs depth^2 per
+ * record (and holds as many nodes when the frames differ).  Past
+ * KCCF_MAX_STEPS frames walked or KCCF_MAX_NODES nodes (300 MB) the
+ * build stops: a smaller k bounds both.  A synthetic map of 100,000
+ * paths takes 5 million steps inclusive at k = 3 (bench/report.sh).
+ */
+#define KCCF_MAX_STEPS ((uint64_t)1 << 26)
+#define KCCF_MAX_NODES ((size_t)1 << 22)
+
+/* NULL with -ENOMEM or -E2BIG (past a bound above) in *@err.  @k:
+ * callers per context, or KCCF_INF.  Roots and every node's children
+ * are linked by weight descending (ties by name), so output is
+ * deterministic. */
+struct kccf *kccf__build(struct cct *t, uint32_t k, bool inclusive, int *err);
 void kccf__free(struct kccf *f);
 
 size_t kccf__size(const struct kccf *f);

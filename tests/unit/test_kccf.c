@@ -5,6 +5,7 @@
  * random trees against a brute-force reference.  Also Space-Saving and
  * the overlap metrics.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@ enum { MAIN = 1, A, B, C, D };
 
 /* "c;b;a" for a forest node: its frames from the root (the function)
  * down to it. */
+static int err;
+
 static void key_of(const struct cct *t, const struct kccf *f, uint32_t i,
 		   char *buf, size_t len)
 {
@@ -86,12 +89,12 @@ static void test_paper_example(void)
 	struct cct *t = example();
 	struct kccf *f;
 
-	f = kccf__build(t, 0, false);
+	f = kccf__build(t, 0, false, &err);
 	is_int(kccf__size(f), 1, "k=0: one node, a flat profile");
 	is_int(weight(t, f, "c", NULL), 4, "k=0: c has all 4 samples");
 	kccf__free(f);
 
-	f = kccf__build(t, 1, false);
+	f = kccf__build(t, 1, false, &err);
 	is_int(kccf__size(f), 3, "k=1: c and its two callers");
 	is_int(weight(t, f, "c;b", NULL), 3, "k=1: 3 samples via b");
 	is_int(weight(t, f, "c;d", NULL), 1, "k=1: 1 via d");
@@ -99,20 +102,20 @@ static void test_paper_example(void)
 	       "b", "children sorted by weight: b first");
 	kccf__free(f);
 
-	f = kccf__build(t, 2, false);
+	f = kccf__build(t, 2, false, &err);
 	is_int(kccf__size(f), 5, "k=2: five nodes");
 	is_int(weight(t, f, "c;b;a", NULL), 3, "k=2: c <- b <- a: 3");
 	is_int(weight(t, f, "c;d;main", NULL), 1, "k=2: c <- d <- main: 1");
 	is_int(weight(t, f, "c;b;a;main", NULL), -1, "k=2: no third caller");
 	kccf__free(f);
 
-	f = kccf__build(t, KCCF_INF, false);
+	f = kccf__build(t, KCCF_INF, false, &err);
 	is_int(kccf__size(f), 6, "k=inf: whole contexts");
 	is_int(weight(t, f, "c;b;a;main", NULL), 3, "k=inf: the full path via a-b");
 	is_int(weight(t, f, "c;d;main", NULL), 1, "k=inf: the full path via d");
 	kccf__free(f);
 
-	f = kccf__build(t, 1, true);
+	f = kccf__build(t, 1, true, &err);
 	is_int(weight(t, f, "main", NULL), 4, "inclusive: main holds all 4");
 	is_int(weight(t, f, "b", NULL), 3, "inclusive: b holds 3");
 	is_int(weight(t, f, "b;a", NULL), 3, "inclusive: b <- a: 3");
@@ -134,7 +137,7 @@ static void test_certain(void)
 	cct__add(t, path(t, abc, 4), 2, CCT_AMBIGUOUS, 4.5);
 	cct__add(t, path(t, dbc, 4), 2, CCT_AMBIGUOUS, 1.5);
 	is_int(cct__total(t), 6, "total weight");
-	f = kccf__build(t, 2, false);
+	f = kccf__build(t, 2, false, &err);
 	ok(weight(t, f, "c;b", &certain) == 6 && certain == 6,
 	   "the shared suffix c <- b is certain: 6 of 6");
 	ok(weight(t, f, "c;b;a", &certain) == 4.5 && certain == 0,
@@ -225,7 +228,7 @@ static int random_trees(unsigned seed)
 					       (int)r + 1);
 				}
 		}
-		f = kccf__build(t, k, inclusive);
+		f = kccf__build(t, k, inclusive, &err);
 		if (kccf__size(f) != nbf)
 			bad++;
 		for (size_t i = 0; i < nbf; i++) {
@@ -284,6 +287,31 @@ static void test_metrics(void)
 	ok(fabs(r.overlap - 1) < 1e-9, "a profile overlaps itself fully");
 }
 
+/* A crafted path of 20,000 distinct frames: full contexts are linear,
+ * inclusive full contexts would be 2e8 nodes and stop at the bound. */
+static void test_deep(void)
+{
+	struct cct *t = cct__new();
+	uint32_t node = CCT_ROOT;
+	struct kccf *f;
+
+	for (int i = 0; i < 20000; i++)
+		cct__child(t, node, 1 + i, &node);
+	cct__add(t, node, 1, CCT_PRECISE, 5);
+	f = kccf__build(t, KCCF_INF, false, &err);
+	ok(f && kccf__size(f) == 20000, "20,000 frames deep, k = inf: one "
+	   "chain of 20,000 nodes");
+	kccf__free(f);
+	f = kccf__build(t, 3, true, &err);
+	ok(f && kccf__size(f) == 4 * 20000 - 6, "inclusive, k = 3: four "
+	   "frames per function (%zu nodes)", f ? kccf__size(f) : 0);
+	kccf__free(f);
+	f = kccf__build(t, KCCF_INF, true, &err);
+	ok(!f && err == -E2BIG, "inclusive, k = inf: stops at KCCF_MAX_STEPS "
+	   "with -E2BIG (%d)", err);
+	cct__free(t);
+}
+
 int main(void)
 {
 	test_paper_example();
@@ -291,6 +319,7 @@ int main(void)
 	is_int(random_trees(1), 0, "60 random trees, k = 0..4 and inf, "
 	       "exclusive and inclusive: equal to brute force");
 	is_int(random_trees(2), 0, "60 more, another seed");
+	test_deep();
 	test_space_saving();
 	test_metrics();
 	cct__free(NULL);
