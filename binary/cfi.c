@@ -551,7 +551,9 @@ restore:
 static int build_rows(struct cfi *cfi, struct fde_entry *f)
 {
 	Dwarf_Cie cie;
-	Dwarf_Unsigned bytes, caf, ilen, flen;
+	Dwarf_Unsigned bytes, caf, ilen, flen, fde_len;
+	Dwarf_Ptr fde_bytes;
+	uint32_t len32;
 	Dwarf_Small version;
 	Dwarf_Signed daf;
 	Dwarf_Half ra, offsz;
@@ -572,6 +574,21 @@ static int build_rows(struct cfi *cfi, struct fde_entry *f)
 			dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
 		return -EINVAL;
 	}
+	/* libdwarf 20210528 derives the instruction lengths without
+	 * checking them: a crafted CIE gives one that wraps around.  The
+	 * CIE's instructions lie inside the CIE, the FDE's inside the FDE. */
+	if (dwarf_get_fde_range(f->fde, NULL, NULL, &fde_bytes, &fde_len, NULL,
+				NULL, NULL, &err) != DW_DLV_OK) {
+		if (err)
+			dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
+		return -EINVAL;
+	}
+	memcpy(&len32, fde_bytes, sizeof(len32));
+	fde_len += len32 == 0xffffffff ? 12 : 4;  /* the length field's own */
+	if (ilen > bytes || (uintptr_t)init + ilen < (uintptr_t)init ||
+	    (uintptr_t)fins < (uintptr_t)fde_bytes || flen > fde_len ||
+	    (uintptr_t)fins - (uintptr_t)fde_bytes > fde_len - flen)
+		return -EINVAL;
 	ci = (struct cie_info){ .code_align = caf ? caf : 1, .data_align = daf,
 				.ra_reg = ra, .init = init, .init_len = ilen };
 	/* Registers no instruction mentions keep their caller's value. */

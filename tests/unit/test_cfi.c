@@ -11,8 +11,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libdwarf/dwarf.h>
+#include <gelf.h>
 #include <libdwarf/libdwarf.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -351,6 +353,93 @@ static void test_big_fde(void)
 	free(f.buf);
 }
 
+/*
+ * Every CIE of this test binary with its augmentation data length set
+ * to 144 bytes (ULEB 0x90 0x01) in a CIE of 20, and the pointer encoding
+ * after it uleb128: the shape of the input libFuzzer found through
+ * fuzz_cfi, where libdwarf 20210528 put a CIE's instructions past its
+ * end with a length that wraps around (UBSan: pointer overflow in
+ * build_rows, which now checks both lengths against their entries).
+ * No FDE of those CIEs yields a rule, and nothing is read outside.
+ */
+static void test_lying_cie(void)
+{
+	int fd = open("/proc/self/exe", O_RDONLY);
+	struct stat st;
+	uint8_t *img = NULL;
+	struct cfi_regs regs = { 0x10000, 0, 0 };
+	struct module *m = NULL;
+	int patched = 0, rules = 0;
+	Elf *elf = NULL;
+	Elf_Scn *scn = NULL;
+	Dwarf_Debug dbg;
+	Dwarf_Error err = NULL;
+	Dwarf_Cie *cies;
+	Dwarf_Fde *fdes;
+	Dwarf_Signed ncie, nfde;
+
+	if (fd >= 0 && !fstat(fd, &st) && (img = malloc((size_t)st.st_size)) &&
+	    read(fd, img, (size_t)st.st_size) == st.st_size) {
+		elf_version(EV_CURRENT);
+		elf = elf_memory((char *)img, (size_t)st.st_size);
+	}
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		size_t shstrndx;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || elf_getshdrstrndx(elf, &shstrndx) ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    strcmp(name, ".eh_frame") || sh.sh_size < 24)
+			continue;
+		/* every CIE "zR", code 1, data -8, RA 16, aug length 1 */
+		for (size_t at = 0; at + 24 <= sh.sh_size;) {
+			uint8_t *e = img + sh.sh_offset + at;
+			uint32_t len, id;
+
+			memcpy(&len, e, 4);
+			memcpy(&id, e + 4, 4);
+			if (!len || len == 0xffffffff)
+				break;
+			if (!id && !memcmp(e + 8, "\1zR\0\1\x78\x10\1", 8)) {
+				memcpy(e + 15, "\x90\1\1", 3);
+				patched++;
+			}
+			at += 4 + (size_t)len;
+		}
+	}
+	if (patched)
+		m = module__open_memory("lying-cie", img, (size_t)st.st_size);
+	/* every FDE libdwarf lists, at its first pc */
+	if (m && dwarf_elf_init(elf, DW_DLC_READ, NULL, NULL, &dbg, &err) ==
+	    DW_DLV_OK) {
+		if (dwarf_get_fde_list_eh(dbg, &cies, &ncie, &fdes, &nfde,
+					  &err) == DW_DLV_OK) {
+			for (Dwarf_Signed i = 0; i < nfde; i++) {
+				Dwarf_Addr lo;
+				Dwarf_Unsigned len;
+				uint64_t cfa = 0;
+
+				if (dwarf_get_fde_range(fdes[i], &lo, &len, NULL,
+						NULL, NULL, NULL, NULL, &err) ==
+				    DW_DLV_OK && len)
+					rules += !module__cfa(m, lo, &regs, &cfa);
+			}
+			dwarf_fde_cie_list_dealloc(dbg, cies, ncie, fdes, nfde);
+		}
+		dwarf_finish(dbg, &err);
+	}
+	if (elf)
+		elf_end(elf);
+	ok(patched && m && !rules, "a CIE whose augmentation data overruns "
+	   "it: no rule from its FDEs (%d), nothing read outside the section "
+	   "(ASan, UBSan)", rules);
+	module__free(m);
+	free(img);
+	if (fd >= 0)
+		close(fd);
+}
+
 int main(void)
 {
 	struct module *m = module__open("/proc/self/exe");
@@ -377,6 +466,7 @@ int main(void)
 	test_step(m);
 	module__free(m);
 	test_big_fde();
+	test_lying_cie();
 	{
 		static const char *const paths[] = { "/proc/self/exe",
 			"/lib/x86_64-linux-gnu/libc.so.6" };
