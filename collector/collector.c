@@ -13,7 +13,9 @@
  * one hash update; no allocation once the tables are warm.  Its peek
  * adds one process lookup while some exec's stack base is still to be
  * read (exec_unread; in a daemon, an exec'd process never sampled keeps
- * one pending until it exits).
+ * one pending until it exits).  A process that exits before its first
+ * sample is read would have no base: collector__exec_seen reads it when
+ * the exec is reported, within a millisecond.
  */
 #define _GNU_SOURCE
 #include "collector/collector.h"
@@ -37,6 +39,12 @@
 /* A main-thread SP further than this below startstack is not on it. */
 #define MAIN_STACK_MAX (1ULL << 30)
 #define MAX_BASES 4
+/* Early exec reads (collector__exec_seen): how many wait at once, how
+ * often one is retried (the loops retry every millisecond), and how
+ * far apart the notifier's and the ring's records of one exec may be. */
+#define MAX_EARLY 256
+#define EARLY_TRIES 64
+#define EARLY_NEAR_NS 1000000
 
 enum map_kind { REGION_MODULE, REGION_ANON, REGION_MAIN_STACK };
 
@@ -60,6 +68,9 @@ struct process {
 	struct stack_base bases[MAX_BASES];
 	int nbases;
 	uint64_t next_exec_base;	/* known before its exec record, or 0 */
+	/* read at an early report of an exec (at early_time), for that
+	 * exec's record when the process is gone by the first sample */
+	uint64_t early_base, early_time;
 	/* The time of an exec whose new base is still to be read: read at
 	 * the first sample after it (0: none).  Not at the exec record:
 	 * execve() sets mm->start_stack twice (setup_arg_pages, then lower
@@ -101,6 +112,11 @@ struct collector {
 	void *filter_arg;
 	struct path_frame *frames;	/* ICPPD_MAX_FRAMES, when unwinding */
 	size_t nexec_unread;	/* processes with exec_unread set */
+	struct early {
+		uint32_t pid, tries;
+		uint64_t time;
+	} early[MAX_EARLY];	/* exec reads still waiting for the exec */
+	size_t nearly;
 };
 
 /* ---- tables of processes and threads --------------------------------- */
@@ -836,6 +852,45 @@ static int process_task(struct collector *c, const struct perf_event_header *h)
 	return 0;
 }
 
+/* 0 once done (read, or given up), -EAGAIN to retry. */
+static int try_early(struct collector *c, struct early *e)
+{
+	uint64_t base;
+	struct process *p;
+	int ret = procfs__exec_stack_base((pid_t)e->pid, &base);
+
+	if (ret == -EAGAIN && ++e->tries < EARLY_TRIES)
+		return -EAGAIN;
+	if (!ret && (p = get_proc(c, e->pid))) {
+		p->early_base = base;
+		p->early_time = e->time;
+	}
+	return 0;
+}
+
+void collector__exec_seen(struct collector *c, uint32_t pid, uint64_t time)
+{
+	struct early e = { pid, 0, time };
+
+	if (try_early(c, &e) == -EAGAIN && c->nearly < MAX_EARLY)
+		c->early[c->nearly++] = e;
+}
+
+static void retry_execs(struct collector *c)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < c->nearly; i++)
+		if (try_early(c, &c->early[i]) == -EAGAIN)
+			c->early[kept++] = c->early[i];
+	c->nearly = kept;
+}
+
+size_t collector__execs_waiting(const struct collector *c)
+{
+	return c->nearly;
+}
+
 static int process_comm(struct collector *c, const struct perf_event_header *h)
 {
 	struct rec_comm r;
@@ -854,9 +909,16 @@ static int process_comm(struct collector *c, const struct perf_event_header *h)
 	/* The old image's stack base no longer holds.  When the peek could
 	 * not read the new one (the process was already gone), record that
 	 * it is unknown, rather than let samples fall back on the old one. */
-	if (!has_base_since(p, r.sid.time))
-		add_base(p, r.sid.time, p->next_exec_base);
-	p->next_exec_base = 0;
+	if (!has_base_since(p, r.sid.time)) {
+		uint64_t base = p->next_exec_base, t = r.sid.time;
+
+		if (!base && p->early_base &&
+		    (p->early_time > t ? p->early_time - t : t - p->early_time) <=
+		    EARLY_NEAR_NS)
+			base = p->early_base;
+		add_base(p, t, base);
+	}
+	p->next_exec_base = p->early_base = 0;
 	return 0;
 }
 
@@ -974,7 +1036,15 @@ static int process_record(void *arg, const struct perf_event_header *h)
 	return collector__process(arg, h);
 }
 
+static void exec_reported(void *arg, uint32_t pid, uint64_t time)
+{
+	collector__exec_seen(arg, pid, time);
+}
+
+/* The exec notifier first: its reads must precede the exec records. */
 int collector__read(struct collector *c, struct session *s, bool final)
 {
+	session__execs(s, exec_reported, c);
+	retry_execs(c);
 	return session__read(s, peek_record, process_record, c, final);
 }

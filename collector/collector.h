@@ -107,9 +107,9 @@ void collector__set_filter(struct collector *c, collector_filter_fn fn,
 void collector__peek(struct collector *c, const struct perf_event_header *h);
 
 struct session;
-/* Reads session @s's rings into the collector (peek, then process in
- * time order; everything when @final).  0, -ENOMEM or the first
- * failure of collector__process(). */
+/* Reads session @s's rings into the collector (execs reported early,
+ * then peek, then process in time order; everything when @final).
+ * 0, -ENOMEM or the first failure of collector__process(). */
 int collector__read(struct collector *c, struct session *s, bool final);
 int collector__process(struct collector *c, const struct perf_event_header *h);
 
@@ -121,6 +121,18 @@ int collector__add_running(struct collector *c, pid_t pid);
  * launched command, read right after its exec, and valid from that exec
  * record on. */
 int collector__set_main_base(struct collector *c, pid_t pid, uint64_t base);
+
+/*
+ * An exec reported as it happens (session__execs; collector__read asks
+ * for them first): reads the new image's stack base now, while a
+ * short-lived process still runs, for its exec record to use if the
+ * process is gone by the time that record and its samples are read.
+ * A read that finds the exec still in progress is retried at the next
+ * collector__read; while any wait, collector__execs_waiting() is
+ * non-zero and the caller should read again within a millisecond.
+ */
+void collector__exec_seen(struct collector *c, uint32_t pid, uint64_t time);
+size_t collector__execs_waiting(const struct collector *c);
 
 const struct collector_stats *collector__stats(const struct collector *c);
 

@@ -34,7 +34,7 @@ static int read_file(const char *path, char *buf, size_t len)
 	return total > 0 ? 0 : -ENODATA;
 }
 
-int procfs__parse_startstack(const char *buf, uint64_t *startstack)
+int procfs__parse_stat(const char *buf, struct procfs_stat *st)
 {
 	const char *p = strrchr(buf, ')');
 	int field = 2;		/* the ')' closes field 2 */
@@ -47,19 +47,35 @@ int procfs__parse_startstack(const char *buf, uint64_t *startstack)
 			p++;
 		if (!*p)
 			break;
-		if (++field == 28) {
+		if (++field == 3) {
+			st->state = *p;
+		} else if (field == 27 || field == 28) {
 			char *end;
 			unsigned long long v = strtoull(p, &end, 10);
 
 			if (end == p)
 				return -EINVAL;
-			*startstack = v;
-			return 0;
+			if (field == 27) {
+				st->end_code = v;
+			} else {
+				st->start_stack = v;
+				return 0;
+			}
 		}
 		while (*p && *p != ' ')
 			p++;
 	}
 	return -EINVAL;
+}
+
+int procfs__parse_startstack(const char *buf, uint64_t *startstack)
+{
+	struct procfs_stat st;
+	int ret = procfs__parse_stat(buf, &st);
+
+	if (!ret)
+		*startstack = st.start_stack;
+	return ret;
 }
 
 int procfs__main_stack_base(pid_t pid, uint64_t *base)
@@ -77,6 +93,37 @@ int procfs__main_stack_base(pid_t pid, uint64_t *base)
 	if (!ss)		/* a zombie has no mm any more */
 		return -ESRCH;
 	*base = ss & ~(uint64_t)15;
+	return 0;
+}
+
+/* The new mm of an exec starts zeroed; load_elf_binary sets end_code
+ * and the final start_stack together, after the stack is laid out. */
+int procfs__exec_stack_base(pid_t pid, uint64_t *base)
+{
+	char path[64], buf[1024];
+	struct procfs_stat st, again;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", icppd_procdir, (int)pid);
+	ret = read_file(path, buf, sizeof(buf));
+	if (!ret)
+		ret = procfs__parse_stat(buf, &st);
+	if (ret)
+		return ret;
+	if (st.state == 'Z' || st.state == 'X')
+		return -ESRCH;
+	if (!st.end_code || !st.start_stack)
+		return -EAGAIN;
+	/* end_code is stored just before start_stack: a second read
+	 * that agrees closes that window */
+	ret = read_file(path, buf, sizeof(buf));
+	if (!ret)
+		ret = procfs__parse_stat(buf, &again);
+	if (ret)
+		return ret;
+	if (again.start_stack != st.start_stack)
+		return -EAGAIN;
+	*base = st.start_stack & ~(uint64_t)15;
 	return 0;
 }
 

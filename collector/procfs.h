@@ -16,6 +16,17 @@ struct procfs_map {
 	const char *path;	/* "" for anonymous, "[stack]", "[vdso]"... */
 };
 
+/* What icppd reads of /proc/PID/stat. */
+struct procfs_stat {
+	char state;		/* field 3: R, S, Z... */
+	uint64_t end_code;	/* field 27 */
+	uint64_t start_stack;	/* field 28 */
+};
+
+/* Fields 3, 27 and 28 of a /proc/PID/stat line in @buf (see below).
+ * 0, or -EINVAL. */
+int procfs__parse_stat(const char *buf, struct procfs_stat *st);
+
 /*
  * Field 28 (startstack) of a /proc/PID/stat line in @buf.  The command
  * name may hold spaces and parentheses; parsing starts after the last ')'.
@@ -34,6 +45,13 @@ int procfs__main_stack_base(pid_t pid, uint64_t *base);
  * non-zero value is final.  Polls for up to @timeout_ms.
  */
 int procfs__wait_main_stack_base(pid_t pid, int timeout_ms, uint64_t *base);
+/*
+ * The stack base of a process that has just exec'd, read as early as
+ * possible: -EAGAIN while the exec is still laying out the new image
+ * (end_code not set yet, or startstack changing between two reads),
+ * -ESRCH once it is a zombie (no mm any more).
+ */
+int procfs__exec_stack_base(pid_t pid, uint64_t *base);
 int procfs__comm(pid_t pid, pid_t tid, char *buf, size_t len);
 /* Calls @cb for each mapping; stops at the first non-zero return. */
 int procfs__maps(pid_t pid, int (*cb)(void *arg, const struct procfs_map *m),

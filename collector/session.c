@@ -19,6 +19,10 @@
 #include "collector/sys.h"
 #include "common/grow.h"
 
+/* The notifier's ring: a COMM record is 56 bytes, so 73 execs on one
+ * CPU between two reads; more are lost to the eager read only. */
+#define NOTIFY_PAGES 1
+
 struct pending {
 	uint64_t time;
 	uint64_t seq;		/* read order breaks ties */
@@ -31,6 +35,11 @@ struct session {
 	struct ring *rings;	/* one per CPU */
 	struct pollfd *pfds;
 	size_t nrings;
+	/* The exec notifier: a dummy event per CPU that writes only COMM
+	 * records into a small ring of its own, waking poll at each. */
+	struct ring *xrings;
+	struct pollfd *xpfds;
+	size_t nxrings;
 	/* Ordering queue: copies of records not yet delivered. */
 	uint8_t *arena;
 	size_t arena_len, arena_cap;
@@ -49,6 +58,62 @@ static void describe_failure(char *err, size_t errlen, int e, pid_t pid,
 {
 	snprintf(err, errlen, "perf_event_open (pid %d, cpu %d): %s%s",
 		 (int)pid, cpu, strerror(e), event__hint(e));
+}
+
+/*
+ * The exec notifier (see session__execs): best effort, so a failure
+ * leaves the session without one.  Its fds join s->fds, so enable,
+ * disable and close cover them.
+ */
+static void open_notifier(struct session *s, const struct perf_event_attr *main,
+			  const pid_t *tasks, size_t ntasks, const int *cpus,
+			  size_t ncpus)
+{
+	struct perf_event_attr a = {
+		.size = sizeof(a), .type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		/* the sample_id trailer the decoder reads, nothing more */
+		.sample_type = main->sample_type & (PERF_SAMPLE_IDENTIFIER |
+			PERF_SAMPLE_TID | PERF_SAMPLE_TIME),
+		.sample_id_all = 1,
+		.comm = 1, .comm_exec = 1, .inherit = main->inherit,
+		.disabled = main->disabled,
+		.enable_on_exec = main->enable_on_exec,
+		.exclude_kernel = 1, .exclude_hv = 1,
+		.watermark = 1, .wakeup_watermark = 1 };
+	int *fds = realloc(s->fds, (s->nfds + ncpus * ntasks) * sizeof(*fds));
+
+	if (!fds)
+		return;
+	s->fds = fds;
+	s->xrings = calloc(ncpus, sizeof(*s->xrings));
+	s->xpfds = calloc(ncpus, sizeof(*s->xpfds));
+	if (!s->xrings || !s->xpfds)
+		return;
+	for (size_t c = 0; c < ncpus; c++) {
+		int leader = -1;
+
+		for (size_t t = 0; t < ntasks; t++) {
+			int fd = icppd_sys.perf_event_open(&a, tasks[t], cpus[c],
+					-1, PERF_FLAG_FD_CLOEXEC);
+
+			if (fd < 0)
+				continue;
+			s->fds[s->nfds++] = fd;
+			if (leader < 0) {
+				if (ring__map(&s->xrings[s->nxrings], fd,
+					      NOTIFY_PAGES))
+					continue;
+				s->xpfds[s->nxrings].fd = fd;
+				s->xpfds[s->nxrings].events = POLLIN;
+				s->nxrings++;
+				leader = fd;
+			} else {
+				icppd_sys.ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT,
+						(unsigned long)leader);
+			}
+		}
+	}
 }
 
 struct session *session__open(const struct perf_event_attr *attr,
@@ -126,6 +191,7 @@ struct session *session__open(const struct perf_event_attr *attr,
 		snprintf(err, errlen, "no task left to trace");
 		goto out_close;
 	}
+	open_notifier(s, attr, tasks, ntasks, cpus, ncpus);
 	free(cpus);
 	return s;
 
@@ -144,11 +210,15 @@ void session__close(struct session *s)
 		return;
 	for (size_t i = 0; i < s->nrings; i++)
 		ring__unmap(&s->rings[i]);
+	for (size_t i = 0; i < s->nxrings; i++)
+		ring__unmap(&s->xrings[i]);
 	for (size_t i = 0; i < s->nfds; i++)
 		close(s->fds[i]);
 	free(s->fds);
 	free(s->rings);
 	free(s->pfds);
+	free(s->xrings);
+	free(s->xpfds);
 	free(s->arena);
 	free(s->q);
 	free(s);
@@ -174,11 +244,13 @@ int session__disable(struct session *s)
 
 int session__wait(struct session *s, int extra_fd, int timeout_ms)
 {
-	struct pollfd pfds[s->nrings + 1];
-	size_t n = s->nrings, hup = 0;
+	struct pollfd pfds[s->nrings + s->nxrings + 1];
+	size_t n = s->nrings, hup = 0, x = s->nrings + s->nxrings;
 	int ret, mask = 0;
 
 	memcpy(pfds, s->pfds, n * sizeof(*pfds));
+	memcpy(pfds + n, s->xpfds, s->nxrings * sizeof(*pfds));
+	n = x;
 	if (extra_fd >= 0)
 		pfds[n++] = (struct pollfd){ .fd = extra_fd, .events = POLLIN };
 	ret = poll(pfds, n, timeout_ms);
@@ -190,11 +262,38 @@ int session__wait(struct session *s, int extra_fd, int timeout_ms)
 		if (pfds[i].revents & POLLHUP)
 			hup++;
 	}
+	for (size_t i = s->nrings; i < x; i++)
+		if (pfds[i].revents & POLLIN)
+			mask |= SESSION_EXEC;
 	if (hup == s->nrings)
 		mask |= SESSION_HUP;
-	if (extra_fd >= 0 && (pfds[s->nrings].revents & (POLLIN | POLLHUP)))
+	if (extra_fd >= 0 && (pfds[x].revents & (POLLIN | POLLHUP)))
 		mask |= SESSION_EXTRA;
 	return mask;
+}
+
+struct exec_ctx {
+	session_exec_fn fn;
+	void *arg;
+};
+
+static int notify(void *arg, const struct perf_event_header *h)
+{
+	struct exec_ctx *x = arg;
+	struct rec_comm c;
+
+	if (h->type == PERF_RECORD_COMM && !record__parse_comm(h, &c) &&
+	    c.exec)
+		x->fn(x->arg, c.pid, c.sid.time);
+	return 0;
+}
+
+void session__execs(struct session *s, session_exec_fn fn, void *arg)
+{
+	struct exec_ctx x = { fn, arg };
+
+	for (size_t i = 0; i < s->nxrings; i++)
+		ring__drain(&s->xrings[i], notify, &x);
 }
 
 static int enqueue(void *arg, const struct perf_event_header *h)

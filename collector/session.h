@@ -16,6 +16,7 @@
 #include <linux/perf_event.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct session;
@@ -45,11 +46,24 @@ enum {
 	SESSION_DATA = 1,	/* a ring passed its watermark */
 	SESSION_EXTRA = 2,	/* @extra_fd is readable */
 	SESSION_HUP = 4,	/* every traced task has exited */
+	SESSION_EXEC = 8,	/* the exec notifier has records */
 };
 
 /* Waits up to @timeout_ms for data or @extra_fd (-1 for none).  Returns
  * a mask of SESSION_*, 0 on timeout, or -errno. */
 int session__wait(struct session *s, int extra_fd, int timeout_ms);
+
+/*
+ * Execs as soon as the kernel reports them, for reading a new image's
+ * stack base before a short-lived process is gone: a dummy event per
+ * CPU writes COMM records to a small ring that wakes poll at each
+ * (SESSION_EXEC), while the sampling rings wake only half full.  Calls
+ * @fn for every exec since the last call (pid, record time).  These
+ * records are duplicates: the sampling rings carry the same execs in
+ * order.  A session whose notifier could not be opened has none.
+ */
+typedef void (*session_exec_fn)(void *arg, uint32_t pid, uint64_t time);
+void session__execs(struct session *s, session_exec_fn fn, void *arg);
 
 /* Reads every ring; delivers what is safe to deliver (all of it when
  * @final).  0, -ENOMEM, or the first non-zero @record return. */

@@ -730,8 +730,11 @@ int cmd_daemon(int argc, char **argv)
 	while (!stop_flag) {
 		/* 20 ms: a new process's mappings are read while it
 		 * still lives (its files are opened through /proc/PID),
-		 * and a pending control client waits no longer. */
-		int mask = session__wait(d.sess, lfd, 20);
+		 * and a pending control client waits no longer; 1 ms
+		 * while an exec's stack base waits for the exec to end
+		 * (an exec wakes the poll: session__execs). */
+		int mask = session__wait(d.sess, lfd,
+				collector__execs_waiting(d.col) ? 1 : 20);
 
 		(void)mask;	/* clients are served either way */
 		ctl_server__service(ctl);

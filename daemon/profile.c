@@ -503,7 +503,8 @@ int profile__main(const struct profile_mode *mode, int argc, char **argv)
 	}
 
 	for (;;) {
-		int mask = session__wait(r.sess, sig_pipe[0], POLL_MS);
+		int mask = session__wait(r.sess, sig_pipe[0],
+				collector__execs_waiting(r.col) ? 1 : POLL_MS);
 
 		if (mask < 0) {
 			log_error("poll: %s", strerror(-mask));
