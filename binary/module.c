@@ -63,11 +63,13 @@ struct module {
 	struct symbol *syms;
 	size_t nsyms;
 	char *names;		/* the symbols' names, NUL-separated */
+	size_t names_bytes;
 	struct cfi *cfi;
 	bool cfi_released;	/* cfi freed by the cache; rebuild on use */
 	struct module_origin origin;	/* cache key and where to reopen */
 	struct module_cache *cache;	/* NULL: not in a cache */
 	uint64_t last_use;	/* the cache's clock at the last lookup */
+	uint32_t refs;		/* holders (module_cache__get, module__hold) */
 };
 
 static void read_segments(struct module *m)
@@ -236,6 +238,7 @@ static int sort_symbols(struct module *m)
 	}
 	m->nsyms = kept;
 	m->names = malloc(bytes ? bytes : 1);
+	m->names_bytes = bytes;
 	if (!m->names) {
 		m->nsyms = 0;
 		return -ENOMEM;
@@ -611,6 +614,27 @@ static int open_mapped(const char *path, const struct module_origin *o)
 
 /* ---- the cache ------------------------------------------------------ */
 
+void module__hold(struct module *m)
+{
+	if (m)
+		m->refs++;
+}
+
+void module__release(struct module *m)
+{
+	if (m && m->refs)
+		m->refs--;
+}
+
+/* What a module holds in memory: symbols, names, segments, and the
+ * CFI while it is built. */
+static size_t module_bytes(const struct module *m)
+{
+	return sizeof(*m) + strlen(m->path) + 1 + m->names_bytes +
+	       m->nsyms * sizeof(*m->syms) + m->nsegs * sizeof(*m->segs) +
+	       (m->cfi ? MODULE_ELF_BYTES + cfi__bytes(m->cfi) : 0);
+}
+
 struct module_cache {
 	struct module **mods;
 	size_t n, cap;
@@ -648,7 +672,7 @@ size_t module_cache__bytes(const struct module_cache *c, size_t *built)
 
 /* Releases least recently used CFI (never @keep's) until the cache is
  * within its budget.  Runs when a module is opened or rebuilt, not per
- * sample; names and symbols stay, so no pointer handed out dangles. */
+ * sample; names and symbols stay while the module does. */
 static void fit_budget(struct module_cache *c, const struct module *keep)
 {
 	size_t bytes = module_cache__bytes(c, NULL);
@@ -722,6 +746,7 @@ struct module *module_cache__get(struct module_cache *c, const char *path,
 			m->origin.pid = o->pid;
 			m->origin.start = o->start;
 			m->origin.end = o->end;
+			m->refs++;
 			return m;
 		}
 	}
@@ -742,7 +767,58 @@ struct module *module_cache__get(struct module_cache *c, const char *path,
 	m->origin = *o;
 	m->cache = c;
 	m->last_use = ++c->clock;
+	m->refs = 1;
 	c->mods[c->n++] = m;
 	fit_budget(c, m);
 	return m;
+}
+
+size_t module_cache__evict(struct module_cache *c,
+			   void (*forget)(void *arg, const struct module *const *m,
+					  size_t n),
+			   void *arg)
+{
+	struct module **victims;
+	size_t idle = 0, bytes = 0, nv = 0, kept = 0;
+
+	for (size_t i = 0; i < c->n; i++) {
+		idle += !c->mods[i]->refs;
+		bytes += module_bytes(c->mods[i]);
+	}
+	if (idle <= MODULE_CACHE_IDLE && bytes <= c->max_bytes)
+		return 0;
+	victims = malloc(idle * sizeof(*victims));
+	if (!victims)
+		return 0;
+	/* least recently used first: mark them by taking them out */
+	while (idle && (idle > MODULE_CACHE_IDLE || bytes > c->max_bytes)) {
+		size_t lru = c->n;
+
+		for (size_t i = 0; i < c->n; i++)
+			if (!c->mods[i]->refs && c->mods[i]->cache &&
+			    (lru == c->n ||
+			     c->mods[i]->last_use < c->mods[lru]->last_use))
+				lru = i;
+		if (lru == c->n)
+			break;
+		bytes -= module_bytes(c->mods[lru]);
+		c->mods[lru]->cache = NULL;	/* taken */
+		victims[nv++] = c->mods[lru];
+		idle--;
+	}
+	for (size_t i = 0; i < c->n; i++)
+		if (c->mods[i]->cache)
+			c->mods[kept++] = c->mods[i];
+	c->n = kept;
+	if (forget && nv)
+		forget(arg, (const struct module *const *)victims, nv);
+	for (size_t i = 0; i < nv; i++)
+		module__free(victims[i]);
+	free(victims);
+	return nv;
+}
+
+size_t module_cache__count(const struct module_cache *c)
+{
+	return c->n;
 }

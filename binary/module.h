@@ -77,7 +77,14 @@ int module__step(struct module *m, uint64_t vaddr, struct cfi_regs *regs,
  * No file descriptor is kept open.  The CFI of modules beyond the
  * budget is released least recently used first and rebuilt from the
  * file on demand (-ESTALE then if it has changed); names, symbols and
- * build-ids stay, so pointers handed out stay valid.
+ * build-ids stay while the module is held.
+ *
+ * Whole modules go only when no one holds them: module_cache__get()
+ * returns a module held once for the caller, who releases it when done
+ * (the collector holds one per mapping and per process executable).
+ * module_cache__evict() then frees the least recently used of those
+ * nobody holds, beyond MODULE_CACHE_IDLE of them or the byte budget, so
+ * a user who maps file after file cannot grow the daemon without bound.
  */
 struct module_origin {
 	int pid;		/* the process that mapped it; 0: none */
@@ -85,17 +92,38 @@ struct module_origin {
 	uint64_t dev, ino;	/* as the kernel reported them (makedev) */
 };
 
-/* Default budget for built CFI: a few large C++ programs' worth. */
+/* Default budget for built CFI, and for modules nobody holds: a few
+ * large C++ programs' worth. */
 #define MODULE_CACHE_BYTES ((size_t)256 << 20)
+/* Modules kept while nobody holds them: the libraries of short-lived
+ * processes are parsed once, not once per process. */
+#define MODULE_CACHE_IDLE 256
 
 struct module_cache;
 struct module_cache *module_cache__new(void);
 /* Frees the cache and every module in it. */
 void module_cache__free(struct module_cache *c);
-/* The module for a mapping of @path (dev/ino as the kernel reported them);
- * "[vdso]" gives the vDSO.  NULL only on allocation failure. */
+/* The module for a mapping of @path (dev/ino as the kernel reported them),
+ * held for the caller; "[vdso]" gives the vDSO.  NULL only on allocation
+ * failure. */
 struct module *module_cache__get(struct module_cache *c, const char *path,
 				 const struct module_origin *o);
+/* One more holder of @m, or one fewer (NULL: nothing). */
+void module__hold(struct module *m);
+void module__release(struct module *m);
+/*
+ * Frees modules nobody holds, least recently used first, while more
+ * than MODULE_CACHE_IDLE are idle or the cache exceeds its byte budget.
+ * @forget (may be NULL) is called once with them before they are freed,
+ * for the caller to drop whatever it keyed by their address.  Returns
+ * how many were freed.
+ */
+size_t module_cache__evict(struct module_cache *c,
+			   void (*forget)(void *arg, const struct module *const *m,
+					  size_t n),
+			   void *arg);
+/* Modules in the cache, held or not. */
+size_t module_cache__count(const struct module_cache *c);
 void module_cache__set_budget(struct module_cache *c, size_t max_bytes);
 /* Bytes of CFI built now, and in how many modules (@built, or NULL). */
 size_t module_cache__bytes(const struct module_cache *c, size_t *built);

@@ -78,7 +78,7 @@ struct process {
 	 * gives a base a few KB too high.  A sample after the exec shows
 	 * the process back in user space, its base final. */
 	uint64_t exec_unread;
-	const struct module *exe;	/* the executable, NULL if unknown */
+	struct module *exe;	/* the executable, NULL if unknown; held */
 	bool exe_pending;	/* exec seen: the next file mapped is it */
 	/* The filter refused it: its code is not opened as modules (a
 	 * daemon must not open every library of every process).  Decided
@@ -229,9 +229,29 @@ static void set_exec_unread(struct collector *c, struct process *p,
 	p->exec_unread = time;
 }
 
+/* Module references: every REGION_MODULE mapping and every exe holds
+ * its module, so the daemon can evict modules nobody maps any more
+ * (module_cache__evict). */
+static void release_maps(struct process *p)
+{
+	for (size_t i = 0; i < p->nmaps; i++)
+		if (p->maps[i].kind == REGION_MODULE)
+			module__release(p->maps[i].mod);
+	p->nmaps = 0;
+}
+
+static void set_exe(struct process *p, struct module *m)
+{
+	module__hold(m);
+	module__release(p->exe);
+	p->exe = m;
+}
+
 static void drop_proc(struct collector *c, struct process *p)
 {
 	set_exec_unread(c, p, 0);
+	release_maps(p);
+	set_exe(p, NULL);
 	free(p->maps);
 	table_delete(&c->procs, p);
 }
@@ -257,8 +277,15 @@ void collector__free(struct collector *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; c->procs.slots && i < c->procs.nslots; i++)
-		free(((struct process *)c->procs.slots)[i].maps);
+	for (size_t i = 0; c->procs.slots && i < c->procs.nslots; i++) {
+		struct process *p = (struct process *)c->procs.slots + i;
+
+		if (p->pid) {
+			release_maps(p);
+			set_exe(p, NULL);
+		}
+		free(p->maps);
+	}
 	free(c->procs.slots);
 	free(c->threads.slots);
 	free(c->frames);
@@ -310,6 +337,8 @@ static int cut_range(struct process *p, uint64_t start, uint64_t end)
 
 			right.pgoff += end - o->start;
 			right.start = end;
+			if (right.kind == REGION_MODULE)
+				module__hold(right.mod);
 			o->end = start;
 			memmove(o + 2, o + 1, (p->nmaps - i - 1) * sizeof(*o));
 			o[1] = right;
@@ -322,6 +351,8 @@ static int cut_range(struct process *p, uint64_t start, uint64_t end)
 			o->pgoff += end - o->start;
 			o->start = end;
 		} else {
+			if (o->kind == REGION_MODULE)
+				module__release(o->mod);
 			memmove(o, o + 1, (p->nmaps - i - 1) * sizeof(*o));
 			p->nmaps--;
 			i--;
@@ -386,13 +417,18 @@ static int add_mapping(struct collector *c, struct process *p, uint64_t start,
 	struct mapping m = { .start = start, .end = end, .pgoff = pgoff };
 	const struct module_origin o = { .pid = (int)p->pid, .start = start,
 		.end = end, .dev = dev, .ino = ino };
+	int ret;
 
 	/* The kernel maps the executable's segments first after an exec
 	 * (the first one is often not executable). */
 	if (p->exe_pending && path[0] == '/' && !is_anon_path(path)) {
+		struct module *exe = NULL;
+
 		p->ignored = refused(c, p->pid, path);
-		p->exe = p->ignored ? NULL :
-			 module_cache__get(c->modules, path, &o);
+		if (!p->ignored)
+			exe = module_cache__get(c->modules, path, &o);
+		set_exe(p, exe);
+		module__release(exe);	/* set_exe holds it */
 		p->exe_pending = false;
 	}
 	if (!strcmp(path, "[stack]")) {
@@ -413,7 +449,10 @@ static int add_mapping(struct collector *c, struct process *p, uint64_t start,
 		 * whatever was mapped there before. */
 		return cut_range(p, start, end);
 	}
-	return insert_map(p, &m);
+	ret = insert_map(p, &m);
+	if (ret && m.kind == REGION_MODULE)
+		module__release(m.mod);
+	return ret;
 }
 
 /* ---- stack bases ---------------------------------------------------- */
@@ -832,13 +871,17 @@ static int process_task(struct collector *c, const struct perf_event_header *h)
 	if (!p)
 		return -ENOMEM;
 	if (parent) {
+		release_maps(p);
 		if (reserve_maps(p, parent->nmaps))
 			return -ENOMEM;
 		if (parent->nmaps)	/* a parent without maps has no array */
 			memcpy(p->maps, parent->maps,
 			       parent->nmaps * sizeof(*p->maps));
 		p->nmaps = parent->nmaps;
-		p->exe = parent->exe;
+		for (size_t i = 0; i < p->nmaps; i++)
+			if (p->maps[i].kind == REGION_MODULE)
+				module__hold(p->maps[i].mod);
+		set_exe(p, parent->exe);
 		p->ignored = parent->ignored;
 		for (int i = 0; i < parent->nbases; i++)
 			if (parent->bases[i].since <= r.time)
@@ -903,8 +946,8 @@ static int process_comm(struct collector *c, const struct perf_event_header *h)
 	note_thread(c, r.pid, r.tid, r.comm);
 	if (!r.exec || !(p = get_proc(c, r.pid)))
 		return 0;
-	p->nmaps = 0;	/* a new image: MMAP2 records follow */
-	p->exe = NULL;
+	release_maps(p);	/* a new image: MMAP2 records follow */
+	set_exe(p, NULL);
 	p->exe_pending = true;
 	/* The old image's stack base no longer holds.  When the peek could
 	 * not read the new one (the process was already gone), record that
@@ -991,7 +1034,7 @@ static void find_exe(struct process *p, pid_t pid)
 	path[n] = '\0';
 	for (size_t i = 0; i < p->nmaps; i++)
 		if (p->maps[i].mod && !strcmp(module__path(p->maps[i].mod), path)) {
-			p->exe = p->maps[i].mod;
+			set_exe(p, p->maps[i].mod);
 			return;
 		}
 }

@@ -344,6 +344,12 @@ static void scan(struct daemon *d)
 		closedir(dir);
 }
 
+static void forget_modules(void *arg, const struct module *const *mods,
+			   size_t n)
+{
+	store__forget_modules(arg, mods, n);
+}
+
 static int flush(struct daemon *d)
 {
 	const struct collector_stats *cs = collector__stats(d->col);
@@ -371,6 +377,10 @@ static int flush(struct daemon *d)
 		log_info("flushing again");
 	d->flush_failed = false;
 	aggregate__clear(d->agg);
+	/* Nothing counted refers to a module now: those no process maps
+	 * go beyond the cache's bounds (a user mapping file after file
+	 * must not grow the daemon), and the store forgets their ids. */
+	module_cache__evict(d->modules, forget_modules, d->store);
 	return 0;
 }
 
@@ -401,6 +411,7 @@ static void status(struct daemon *d, FILE *out)
 	fprintf(out, "samples %llu, lost %llu, other processes' samples %llu\n",
 		(unsigned long long)cs->samples, (unsigned long long)cs->lost,
 		(unsigned long long)cs->filtered);
+	fprintf(out, "modules %zu\n", module_cache__count(d->modules));
 }
 
 /* Retention by age and size, at each new segment. */

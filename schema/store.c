@@ -556,6 +556,60 @@ static void drop_caches(struct store *st)
 	st->nfuncs = 0;
 }
 
+static int cmp_ptr(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(const void *const *)a;
+	uintptr_t y = (uintptr_t)*(const void *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool forgotten(const struct module *const *sorted, size_t n,
+		      const struct module *m)
+{
+	return bsearch(&m, sorted, n, sizeof(*sorted), cmp_ptr) != NULL;
+}
+
+void store__forget_modules(struct store *st, const struct module *const *mods,
+			   size_t n)
+{
+	const struct module **sorted = malloc((n ? n : 1) * sizeof(*sorted));
+	size_t kept = 0;
+
+	if (!sorted) {		/* forget everything: always correct */
+		drop_caches(st);
+		return;
+	}
+	memcpy(sorted, mods, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), cmp_ptr);
+	for (size_t i = 0; i < st->nmods; i++)
+		if (!forgotten(sorted, n, st->mods[i].mod))
+			st->mods[kept++] = st->mods[i];
+	st->nmods = kept;
+	/* open addressing: rebuild the table without them */
+	if (st->nfuncs) {
+		struct func_slot *old = st->funcs;
+		size_t cap = st->funcs_cap;
+
+		st->funcs = calloc(cap, sizeof(*st->funcs));
+		if (!st->funcs) {
+			st->funcs = old;
+			free(sorted);
+			drop_caches(st);
+			return;
+		}
+		st->nfuncs = 0;
+		for (size_t i = 0; i < cap; i++)
+			if (old[i].mod && !forgotten(sorted, n, old[i].mod)) {
+				*func_slot(st->funcs, cap, old[i].mod,
+					   old[i].addr) = old[i];
+				st->nfuncs++;
+			}
+		free(old);
+	}
+	free(sorted);
+}
+
 /* Runs an INSERT ... RETURNING id; the id in *@id. */
 int store__returning_id(struct store *st, sqlite3_stmt *s, int64_t *id,
 			const char *what)

@@ -137,4 +137,9 @@ int store__validation(struct store *st, int64_t run_id,
 int store__end_run(struct store *st, int64_t run_id, const char *status,
 		   int exit_status);
 
+/* Drops the ids cached for modules about to be freed (the caches are
+ * keyed by address: module_cache__evict's @forget). */
+void store__forget_modules(struct store *st, const struct module *const *mods,
+			   size_t n);
+
 #endif

@@ -106,6 +106,14 @@ fds=$(ls "/proc/$dpid/fd" | wc -l)
 ok $([ "$fds" -lt 64 ]; echo $?) "1,100 mapped files: the daemon holds $fds descriptors, under 64"
 ok $([ "$(q "SELECT coalesce(sum(samples), 0) FROM v_cids WHERE module = '$mapper'")" -gt 0 ]; echo $?) \
 	"1,100 mapped files: the mapper's samples are recorded"
+# Once it has exited, the modules nobody maps go at the next flushes
+# beyond the 256 kept idle: the cache held all 1,100 for ever before.
+sleep 0.1
+ctl flush >/dev/null
+ctl flush >/dev/null
+mods=$(ctl status | sed -n 's/^modules //p')
+ok $([ -n "$mods" ] && [ "$mods" -le 300 ]; echo $?) \
+	"1,100 mapped files, the mapper gone: $mods modules cached, at most 300"
 
 # Control clients that say nothing, or a byte a second: the daemon must
 # keep sampling and answering others, and drop them within seconds.

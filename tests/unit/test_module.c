@@ -280,6 +280,68 @@ static void test_cache(void)
 	module_cache__free(c);
 }
 
+struct forget_log {
+	size_t calls, n;
+	const struct module *first;
+};
+
+static void log_forget(void *arg, const struct module *const *m, size_t n)
+{
+	struct forget_log *l = arg;
+
+	l->calls++;
+	l->n += n;
+	l->first = n ? m[0] : NULL;
+}
+
+/*
+ * Whole modules go once nobody holds them: 300 files mapped and let go
+ * but for the last 10, so 290 idle; 256 stay (the libraries of short
+ * processes are parsed once), the 34 least recently used are freed, and
+ * their owner is told first.  A user mapping file after file kept every
+ * one in the root daemon for ever.
+ */
+static void test_evict(void)
+{
+	Elf64_Sym syms[2] = { { 0 }, ec_func(1, 0x1000, 16) };
+	char dir[] = "/tmp/icppd-evict-XXXXXX", path[300][64];
+	struct module_cache *c = module_cache__new();
+	struct module *mods[300];
+	struct forget_log log = { 0 };
+	struct module_origin o;
+	size_t held = 0;
+
+	if (!mkdtemp(dir) || !c) {
+		ok(0, "temporary folder");
+		return;
+	}
+	for (int i = 0; i < 300; i++) {
+		snprintf(path[i], sizeof(path[i]), "%s/m%d.so", dir, i);
+		module__free(crafted(syms, 2, sizeof(Elf64_Sym), 0, 20, 0,
+				     path[i]));
+		o = origin_of(path[i], 0);
+		mods[i] = module_cache__get(c, path[i], &o);
+		held += mods[i] && !module__error(mods[i]);
+	}
+	is_int(held, 300, "300 crafted modules opened");
+	for (int i = 0; i < 290; i++)
+		module__release(mods[i]);
+	is_int(module_cache__evict(c, log_forget, &log), 34,
+	       "290 idle: the 34 beyond 256 freed");
+	ok(log.calls == 1 && log.n == 34 && log.first == mods[0],
+	   "the owner is told once, of the least recently used first");
+	is_int(module_cache__count(c), 266, "256 idle and 10 held stay");
+	is_int(module_cache__evict(c, log_forget, &log), 0, "nothing more to free");
+	o = origin_of(path[0], 0);
+	mods[0] = module_cache__get(c, path[0], &o);
+	ok(mods[0] && !module__error(mods[0]) && module__nr_symbols(mods[0]) == 1,
+	   "an evicted module is opened again when mapped again");
+	module_cache__free(c);
+	for (int i = 0; i < 300; i++)
+		unlink(path[i]);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	struct module *m = module__open("/proc/self/exe"), *s, *bad;
@@ -354,5 +416,6 @@ int main(void)
 	test_cache();
 	module__free(m);
 	test_crafted();
+	test_evict();
 	return tap_done();
 }
