@@ -78,21 +78,26 @@ int procfs__parse_startstack(const char *buf, uint64_t *startstack)
 	return ret;
 }
 
-int procfs__main_stack_base(pid_t pid, uint64_t *base)
+static int read_stat(pid_t pid, struct procfs_stat *st)
 {
 	char path[64], buf[1024];
-	uint64_t ss;
 	int ret;
 
 	snprintf(path, sizeof(path), "%s/%d/stat", icppd_procdir, (int)pid);
 	ret = read_file(path, buf, sizeof(buf));
-	if (!ret)
-		ret = procfs__parse_startstack(buf, &ss);
+	return ret ? ret : procfs__parse_stat(buf, st);
+}
+
+int procfs__main_stack_base(pid_t pid, uint64_t *base)
+{
+	struct procfs_stat st;
+	int ret = read_stat(pid, &st);
+
 	if (ret)
 		return ret;
-	if (!ss)		/* a zombie has no mm any more */
+	if (!st.start_stack)	/* a zombie has no mm any more */
 		return -ESRCH;
-	*base = ss & ~(uint64_t)15;
+	*base = st.start_stack & ~(uint64_t)15;
 	return 0;
 }
 
@@ -100,14 +105,9 @@ int procfs__main_stack_base(pid_t pid, uint64_t *base)
  * and the final start_stack together, after the stack is laid out. */
 int procfs__exec_stack_base(pid_t pid, uint64_t *base)
 {
-	char path[64], buf[1024];
 	struct procfs_stat st, again;
-	int ret;
+	int ret = read_stat(pid, &st);
 
-	snprintf(path, sizeof(path), "%s/%d/stat", icppd_procdir, (int)pid);
-	ret = read_file(path, buf, sizeof(buf));
-	if (!ret)
-		ret = procfs__parse_stat(buf, &st);
 	if (ret)
 		return ret;
 	if (st.state == 'Z' || st.state == 'X')
@@ -116,9 +116,7 @@ int procfs__exec_stack_base(pid_t pid, uint64_t *base)
 		return -EAGAIN;
 	/* end_code is stored just before start_stack: a second read
 	 * that agrees closes that window */
-	ret = read_file(path, buf, sizeof(buf));
-	if (!ret)
-		ret = procfs__parse_stat(buf, &again);
+	ret = read_stat(pid, &again);
 	if (ret)
 		return ret;
 	if (again.start_stack != st.start_stack)
