@@ -170,13 +170,15 @@ static int table_rehash(struct table *t, size_t nslots)
 	return 0;
 }
 
-/* The element for @key, zeroed but for its key when new.  Pointers into
- * the table are invalidated by the next insert. */
+/* The element for @key, zeroed but for its key when new; NULL for key
+ * 0, which marks empty slots (a crafted record's pid 0 once took a slot
+ * that looked empty: its maps leaked, and the count grew without end).
+ * Pointers into the table are invalidated by the next insert. */
 static void *table_get(struct table *t, uint32_t key)
 {
-	void *e = table_find(t, key);
+	void *e = key ? table_find(t, key) : NULL;
 
-	if (e)
+	if (e || !key)
 		return e;
 	if (2 * (t->n + 1) > t->nslots && table_rehash(t, 2 * t->nslots))
 		return NULL;
@@ -825,6 +827,10 @@ static int process_mmap2(struct collector *c, const struct perf_event_header *h)
 		c->stats.malformed++;
 		return 0;
 	}
+	if (!r.pid) {		/* no process of ours: crafted */
+		c->stats.malformed++;
+		return 0;
+	}
 	fresh = !find_proc(c, r.pid);
 	p = get_proc(c, r.pid);
 	if (!p)
@@ -866,6 +872,10 @@ static int process_task(struct collector *c, const struct perf_event_header *h)
 	}
 	if (r.pid == r.ppid)	/* a new thread shares the address space */
 		return 0;
+	if (!r.pid) {		/* pid 0 never forks as a child: crafted */
+		c->stats.malformed++;
+		return 0;
+	}
 	p = get_proc(c, r.pid);
 	parent = find_proc(c, r.ppid);	/* after get_proc: it may move */
 	if (!p)

@@ -230,6 +230,18 @@ int main(void)
 	feed(synth_sample(&s, CHILD, CHILD, 31, c.ip, BASE - 4096, 0, 1));
 	is_int(unresolved(agg, CID_NO_MAPPING), 3, "exited process forgotten");
 
+	/* pid 0 is the key of an empty slot: a crafted MMAP2 or FORK of
+	 * pid 0 took a slot that looked empty (fuzz_record: its maps
+	 * leaked, and the table grew with each one). */
+	for (int i = 0; i < 1000; i++)
+		feed(synth_mmap2(&s, 0, 0x400000 + 0x1000 * (uint64_t)i, 0x1000,
+				 0, PROT_READ | PROT_EXEC, self, 40));
+	feed(synth_task(&s, PERF_RECORD_FORK, 0, PID, 0, PID, 41));
+	for (int i = 0; i < 1000; i++)
+		feed(synth_comm(&s, 0, 0, "swapper", 0, 42));
+	is_int(st->malformed, 1 + 1001, "MMAP2 and FORK records of pid 0: "
+	       "malformed, nothing kept (ASan: no leak)");
+
 	collector__free(col);
 	aggregate__free(agg);
 	module_cache__free(mc);
