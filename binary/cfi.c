@@ -401,6 +401,18 @@ static int read_block(const uint8_t **p, const uint8_t *end, struct rule *r,
 	return 0;
 }
 
+/* An offset operand times the data alignment (@u holds a signed LEB's
+ * bits when @sf).  0, or -EINVAL when the product does not fit: a
+ * crafted factor (fuzz_cfi found the signed overflow). */
+static int factored(uint64_t u, bool sf, const struct cie_info *ci,
+		    int64_t *out)
+{
+	if (!sf && u > INT64_MAX)
+		return -EINVAL;
+	return __builtin_mul_overflow((int64_t)u, ci->data_align, out) ?
+	       -EINVAL : 0;
+}
+
 static int run_cfa(struct interp *in, const struct cie_info *ci,
 		   const uint8_t *p, const uint8_t *end)
 {
@@ -416,11 +428,12 @@ static int run_cfa(struct interp *in, const struct cie_info *ci,
 			delta = low;
 			goto advance;
 		case 2:		/* DW_CFA_offset */
-			if (read_leb(&p, end, false, &u))
+			if (read_leb(&p, end, false, &u) ||
+			    factored(u, false, ci, &sv))
 				return -EINVAL;
 			if ((r = column(&in->st, ci, low)))
 				*r = (struct rule){ .kind = RULE_OFFSET,
-					.offset = (int64_t)u * ci->data_align };
+					.offset = sv };
 			continue;
 		case 3:		/* DW_CFA_restore */
 			reg = low;
@@ -449,11 +462,13 @@ advance:
 		case DW_CFA_def_cfa:
 		case DW_CFA_def_cfa_sf:
 			if (read_leb(&p, end, false, &reg) ||
-			    read_leb(&p, end, op == DW_CFA_def_cfa_sf, &u))
+			    read_leb(&p, end, op == DW_CFA_def_cfa_sf, &u) ||
+			    (op == DW_CFA_def_cfa_sf &&
+			     factored(u, true, ci, &sv)))
 				return -EINVAL;
 			set_cfa_reg(&in->st, reg);
-			in->st.cfa.offset = op == DW_CFA_def_cfa_sf ?
-				(int64_t)u * ci->data_align : (int64_t)u;
+			in->st.cfa.offset = op == DW_CFA_def_cfa_sf ? sv :
+					    (int64_t)u;
 			break;
 		case DW_CFA_def_cfa_register:
 			if (read_leb(&p, end, false, &reg))
@@ -463,10 +478,12 @@ advance:
 			break;
 		case DW_CFA_def_cfa_offset:
 		case DW_CFA_def_cfa_offset_sf:
-			if (read_leb(&p, end, op == DW_CFA_def_cfa_offset_sf, &u))
+			if (read_leb(&p, end, op == DW_CFA_def_cfa_offset_sf, &u) ||
+			    (op == DW_CFA_def_cfa_offset_sf &&
+			     factored(u, true, ci, &sv)))
 				return -EINVAL;
-			in->st.cfa.offset = op == DW_CFA_def_cfa_offset_sf ?
-				(int64_t)u * ci->data_align : (int64_t)u;
+			in->st.cfa.offset = op == DW_CFA_def_cfa_offset_sf ? sv :
+					    (int64_t)u;
 			break;
 		case DW_CFA_def_cfa_expression:
 			if (read_block(&p, end, &in->st.cfa, RULE_VAL_EXPR))
@@ -479,11 +496,12 @@ advance:
 		case DW_CFA_GNU_negative_offset_extended:
 			if (read_leb(&p, end, false, &reg) ||
 			    read_leb(&p, end, op == DW_CFA_offset_extended_sf ||
-				     op == DW_CFA_val_offset_sf, &u))
+				     op == DW_CFA_val_offset_sf, &u) ||
+			    factored(u, op == DW_CFA_offset_extended_sf ||
+				     op == DW_CFA_val_offset_sf, ci, &sv) ||
+			    (op == DW_CFA_GNU_negative_offset_extended &&
+			     __builtin_sub_overflow(0, sv, &sv)))
 				return -EINVAL;
-			sv = (int64_t)u * ci->data_align;
-			if (op == DW_CFA_GNU_negative_offset_extended)
-				sv = -sv;
 			if ((r = column(&in->st, ci, reg)))
 				*r = (struct rule){ .kind = op == DW_CFA_val_offset ||
 					op == DW_CFA_val_offset_sf ?

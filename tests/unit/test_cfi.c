@@ -440,6 +440,77 @@ static void test_lying_cie(void)
 		close(fd);
 }
 
+/*
+ * Offsets factored by the data alignment that overflow an int64_t:
+ * DW_CFA_offset_extended_sf with 2^62 (times -8), and
+ * DW_CFA_def_cfa_offset_sf with -2^62 (fuzz_cfi found the signed
+ * overflow; UBSan aborts the ASan build on a relapse).  The FDE yields
+ * no rule.
+ */
+static void test_factored_overflow(void)
+{
+	static const uint8_t cie[] = { 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78,
+		16, 1, 0x03, DW_CFA_def_cfa, 7, 8, 0x80 | 16, 1, 0, 0 };
+	static const uint8_t ops[2][12] = {
+		/* reg 6 at 2^62 * -8 */
+		{ DW_CFA_offset_extended_sf, 6, 0x80, 0x80, 0x80, 0x80, 0x80,
+		  0x80, 0x80, 0x80, 0xc0, 0 },
+		/* CFA offset -2^62 * -8 */
+		{ DW_CFA_def_cfa_offset_sf, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+		  0x80, 0x80, 0x40, DW_CFA_nop, DW_CFA_nop } };
+	static uint8_t eh[128], code[16];
+
+	for (int k = 0; k < 2; k++) {
+		struct ec_section s[2] = {
+			{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR,
+			  0x1000, 0, 0, 0, code, sizeof(code), 0, 0 },
+			{ ".eh_frame", SHT_PROGBITS, SHF_ALLOC, 0x200000, 0, 0,
+			  0, eh, 0, 0, 0 },
+		};
+		struct cfi_regs regs = { 0x10000, 0, 0 };
+		uint64_t cfa = 0;
+		struct module *m;
+		struct ec_file f;
+		uint32_t u32;
+		size_t n, fde;
+
+		u32 = sizeof(cie);
+		memcpy(eh, &u32, 4);
+		memcpy(eh + 4, cie, sizeof(cie));
+		n = fde = 4 + sizeof(cie);
+		n += 4;
+		u32 = (uint32_t)n;		/* back to the CIE */
+		memcpy(eh + n, &u32, 4);
+		n += 4;
+		u32 = 0x1000;			/* pc_begin */
+		memcpy(eh + n, &u32, 4);
+		n += 4;
+		u32 = 16;			/* pc_range */
+		memcpy(eh + n, &u32, 4);
+		n += 4;
+		eh[n++] = 0;			/* augmentation data length */
+		eh[n++] = 0x40 | 4;		/* advance_loc 4 */
+		memcpy(eh + n, ops[k], sizeof(ops[k]));
+		n += sizeof(ops[k]);
+		while ((n - fde) % 4)
+			eh[n++] = DW_CFA_nop;
+		u32 = (uint32_t)(n - fde - 4);
+		memcpy(eh + fde, &u32, 4);
+		memset(eh + n, 0, 4);
+		s[1].size = n + 4;
+		if (ec_build(&f, s, 2)) {
+			ok(0, "crafted FDE built");
+			return;
+		}
+		m = module__open_memory("factor.so", f.buf, f.len);
+		ok(m && module__cfa(m, 0x1008, &regs, &cfa) != 0,
+		   "%s: an offset of 2^62 data-alignment units refused",
+		   k ? "DW_CFA_def_cfa_offset_sf" : "DW_CFA_offset_extended_sf");
+		module__free(m);
+		free(f.buf);
+	}
+}
+
 int main(void)
 {
 	struct module *m = module__open("/proc/self/exe");
@@ -467,6 +538,7 @@ int main(void)
 	module__free(m);
 	test_big_fde();
 	test_lying_cie();
+	test_factored_overflow();
 	{
 		static const char *const paths[] = { "/proc/self/exe",
 			"/lib/x86_64-linux-gnu/libc.so.6" };
