@@ -42,17 +42,18 @@ struct builder {
 	size_t nfuncs, funcs_cap;
 	struct hindex func_index;	/* frame -> function */
 	int64_t *func_frames;
+	size_t func_frames_cap;
 	Location *locs;
 	Location **loc_ptrs;
 	Line *loc_lines;
 	Line **line_ptrs;
 	struct loc_key *loc_keys;
-	size_t nlocs, locs_cap;
+	size_t nlocs, locs_cap, loc_lines_cap, loc_keys_cap;
 	struct hindex loc_index;
 	Mapping *maps;
 	Mapping **map_ptrs;
 	int64_t *map_modules;
-	size_t nmaps, maps_cap;
+	size_t nmaps, maps_cap, map_modules_cap;
 	Sample *samples;
 	Sample **sample_ptrs;
 	uint64_t *ids;			/* location ids of all samples */
@@ -110,13 +111,11 @@ static uint64_t mapping(struct builder *b, int64_t module_id)
 	for (size_t i = 0; i < b->nmaps; i++)
 		if (b->map_modules[i] == module_id)
 			return i + 1;
-	if (grow(&b->maps, &b->maps_cap, b->nmaps + 1, sizeof(*b->maps), 8)) {
-		b->err = -ENOMEM;
-		return 0;
-	}
-	b->map_modules = realloc(b->map_modules, b->maps_cap *
-				 sizeof(*b->map_modules));
-	if (!b->map_modules) {
+	/* the arrays beside one another grow only when full (realloc at
+	 * every insert copied them each time under ASan: quadratic) */
+	if (grow(&b->maps, &b->maps_cap, b->nmaps + 1, sizeof(*b->maps), 8) ||
+	    grow(&b->map_modules, &b->map_modules_cap, b->nmaps + 1,
+		 sizeof(*b->map_modules), 8)) {
 		b->err = -ENOMEM;
 		return 0;
 	}
@@ -158,8 +157,8 @@ static uint64_t function(struct builder *b, int64_t frame)
 		if (b->func_frames[i] == frame)
 			return i + 1;
 	if (grow(&b->funcs, &b->funcs_cap, b->nfuncs + 1, sizeof(*b->funcs), 256) ||
-	    !(b->func_frames = realloc(b->func_frames, b->funcs_cap *
-				       sizeof(*b->func_frames))) ||
+	    grow(&b->func_frames, &b->func_frames_cap, b->nfuncs + 1,
+		 sizeof(*b->func_frames), 256) ||
 	    hindex__insert(&b->func_index, h, (uint32_t)b->nfuncs)) {
 		b->err = -ENOMEM;
 		return 0;
@@ -190,10 +189,10 @@ static uint64_t location(struct builder *b, int64_t frame, uint64_t site)
 		if (b->loc_keys[i].frame == frame && b->loc_keys[i].site == site)
 			return i + 1;
 	if (grow(&b->locs, &b->locs_cap, b->nlocs + 1, sizeof(*b->locs), 256) ||
-	    !(b->loc_keys = realloc(b->loc_keys, b->locs_cap *
-				    sizeof(*b->loc_keys))) ||
-	    !(b->loc_lines = realloc(b->loc_lines, b->locs_cap *
-				     sizeof(*b->loc_lines))) ||
+	    grow(&b->loc_keys, &b->loc_keys_cap, b->nlocs + 1,
+		 sizeof(*b->loc_keys), 256) ||
+	    grow(&b->loc_lines, &b->loc_lines_cap, b->nlocs + 1,
+		 sizeof(*b->loc_lines), 256) ||
 	    hindex__insert(&b->loc_index, h, (uint32_t)b->nlocs)) {
 		b->err = -ENOMEM;
 		return 0;
