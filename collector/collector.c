@@ -41,10 +41,11 @@
 #define MAX_BASES 4
 /* Early exec reads (collector__exec_seen): how many wait at once, how
  * often one is retried (the loops retry every millisecond), and how
- * far apart the notifier's and the ring's records of one exec may be. */
+ * far apart the notifier's and the ring's records of one exec may be
+ * (with the same name: see has_base_since). */
 #define MAX_EARLY 256
 #define EARLY_TRIES 64
-#define EARLY_NEAR_NS 1000000
+#define EARLY_NEAR_NS 500000
 
 enum map_kind { REGION_MODULE, REGION_ANON, REGION_MAIN_STACK };
 
@@ -58,6 +59,9 @@ struct stack_base {
 	uint64_t since;		/* record time from which it holds */
 	uint64_t base;		/* 0: unknown from then on (an exec whose
 				 * new base could not be read) */
+	bool early;		/* read for the notifier's record of an exec
+				 * (collector__exec_seen) ... */
+	uint32_t comm_hash;	/* ... that named the image this */
 };
 
 struct process {
@@ -68,9 +72,6 @@ struct process {
 	struct stack_base bases[MAX_BASES];
 	int nbases;
 	uint64_t next_exec_base;	/* known before its exec record, or 0 */
-	/* read at an early report of an exec (at early_time), for that
-	 * exec's record when the process is gone by the first sample */
-	uint64_t early_base, early_time;
 	/* The time of an exec whose new base is still to be read: read at
 	 * the first sample after it (0: none).  Not at the exec record:
 	 * execve() sets mm->start_stack twice (setup_arg_pages, then lower
@@ -115,7 +116,8 @@ struct collector {
 	struct early {
 		uint32_t pid, tries;
 		uint64_t time;
-	} early[MAX_EARLY];	/* exec reads still waiting for the exec */
+		char comm[16];
+	} early[MAX_EARLY];	/* execs whose base is still to be read */
 	size_t nearly;
 };
 
@@ -459,13 +461,26 @@ static int add_mapping(struct collector *c, struct process *p, uint64_t start,
 
 /* ---- stack bases ---------------------------------------------------- */
 
-static void add_base(struct process *p, uint64_t since, uint64_t base)
+static uint32_t comm_hash(const char *comm)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < 15 && comm[i]; i++)
+		h = (h ^ (unsigned char)comm[i]) * 16777619u;
+	return h;
+}
+
+/* @early: read for the notifier's record of an exec that named the
+ * image @comm (NULL otherwise). */
+static void add_base(struct process *p, uint64_t since, uint64_t base,
+		     const char *early)
 {
 	int i;
 
 	for (i = 0; i < p->nbases; i++)
 		if (p->bases[i].since == since) {
-			p->bases[i].base = base;
+			p->bases[i] = (struct stack_base){ since, base,
+				early != NULL, early ? comm_hash(early) : 0 };
 			return;
 		}
 	if (p->nbases == MAX_BASES) {	/* forget the oldest */
@@ -475,7 +490,8 @@ static void add_base(struct process *p, uint64_t since, uint64_t base)
 	}
 	for (i = p->nbases; i > 0 && p->bases[i - 1].since > since; i--)
 		p->bases[i] = p->bases[i - 1];
-	p->bases[i] = (struct stack_base){ since, base };
+	p->bases[i] = (struct stack_base){ since, base, early != NULL,
+					   early ? comm_hash(early) : 0 };
 	p->nbases++;
 }
 
@@ -491,11 +507,22 @@ static int main_base_at(const struct process *p, uint64_t time,
 	return -1;
 }
 
-static bool has_base_since(const struct process *p, uint64_t since)
+/* A base read for the exec at @since that named the image @comm: the
+ * peek's (at the ring's record time) or an early read's (at the
+ * notifier's record of the same exec: tens of microseconds apart, up to
+ * 90 under load here, and of the same name). */
+static bool has_base_since(const struct process *p, uint64_t since,
+			   const char *comm)
 {
-	for (int i = 0; i < p->nbases; i++)
-		if (p->bases[i].since == since)
+	for (int i = 0; i < p->nbases; i++) {
+		const struct stack_base *b = &p->bases[i];
+
+		if (b->since == since || (b->early && comm &&
+		    b->comm_hash == comm_hash(comm) &&
+		    (b->since > since ? b->since - since : since - b->since) <=
+		    EARLY_NEAR_NS))
 			return true;
+	}
 	return false;
 }
 
@@ -504,7 +531,7 @@ static void read_main_base(struct process *p, uint64_t since)
 	uint64_t base;
 
 	if (!procfs__main_stack_base((pid_t)p->pid, &base))
-		add_base(p, since, base);
+		add_base(p, since, base, NULL);
 }
 
 static int stack_base(struct process *p, uint64_t sp, uint64_t time,
@@ -896,7 +923,7 @@ static int process_task(struct collector *c, const struct perf_event_header *h)
 		for (int i = 0; i < parent->nbases; i++)
 			if (parent->bases[i].since <= r.time)
 				add_base(p, parent->bases[i].since,
-					 parent->bases[i].base);
+					 parent->bases[i].base, NULL);
 		/* the parent's new base, still to be read, is the child's
 		 * too (unless the child's own exec came since) */
 		if (parent->exec_unread && !p->exec_unread)
@@ -905,27 +932,45 @@ static int process_task(struct collector *c, const struct perf_event_header *h)
 	return 0;
 }
 
-/* 0 once done (read, or given up), -EAGAIN to retry. */
+/* 0 once done (read, or given up), -EAGAIN to retry.  The base is the
+ * exec's only while the process runs the name the exec gave it: a
+ * later exec (sh -c "exec prog") would give the next image's. */
 static int try_early(struct collector *c, struct early *e)
 {
 	uint64_t base;
 	struct process *p;
-	int ret = procfs__exec_stack_base((pid_t)e->pid, &base);
+	char comm[16];
+	int ret = procfs__exec_stack_base((pid_t)e->pid, &base, comm);
 
 	if (ret == -EAGAIN && ++e->tries < EARLY_TRIES)
 		return -EAGAIN;
-	if (!ret && (p = get_proc(c, e->pid))) {
-		p->early_base = base;
-		p->early_time = e->time;
+	if (!ret && !strncmp(comm, e->comm, sizeof(comm) - 1) &&
+	    (p = get_proc(c, e->pid))) {
+		add_base(p, e->time, base, e->comm);
+		/* the ring's record of this exec, processed first, said
+		 * "unknown from here": the samples still to come can use it */
+		for (int i = 0; i < p->nbases; i++)
+			if (!p->bases[i].base && p->bases[i].since > e->time &&
+			    p->bases[i].since - e->time <= EARLY_NEAR_NS)
+				p->bases[i].base = base;
 	}
 	return 0;
 }
 
-void collector__exec_seen(struct collector *c, uint32_t pid, uint64_t time)
+/* Queued, not read at once: of several execs of one process reported
+ * together only the last can still be read. */
+void collector__exec_seen(struct collector *c, uint32_t pid, uint64_t time,
+			  const char *comm)
 {
-	struct early e = { pid, 0, time };
+	struct early e = { .pid = pid, .time = time };
+	size_t i;
 
-	if (try_early(c, &e) == -EAGAIN && c->nearly < MAX_EARLY)
+	snprintf(e.comm, sizeof(e.comm), "%s", comm);
+	for (i = 0; i < c->nearly && c->early[i].pid != pid; i++)
+		;
+	if (i < c->nearly)
+		c->early[i] = e;	/* a later exec of the same process */
+	else if (c->nearly < MAX_EARLY)
 		c->early[c->nearly++] = e;
 }
 
@@ -962,16 +1007,9 @@ static int process_comm(struct collector *c, const struct perf_event_header *h)
 	/* The old image's stack base no longer holds.  When the peek could
 	 * not read the new one (the process was already gone), record that
 	 * it is unknown, rather than let samples fall back on the old one. */
-	if (!has_base_since(p, r.sid.time)) {
-		uint64_t base = p->next_exec_base, t = r.sid.time;
-
-		if (!base && p->early_base &&
-		    (p->early_time > t ? p->early_time - t : t - p->early_time) <=
-		    EARLY_NEAR_NS)
-			base = p->early_base;
-		add_base(p, t, base);
-	}
-	p->next_exec_base = p->early_base = 0;
+	if (!has_base_since(p, r.sid.time, r.comm))
+		add_base(p, r.sid.time, p->next_exec_base, NULL);
+	p->next_exec_base = 0;
 	return 0;
 }
 
@@ -1010,7 +1048,7 @@ int collector__set_main_base(struct collector *c, pid_t pid, uint64_t base)
 
 	if (!p)
 		return -ENOMEM;
-	add_base(p, 0, base);
+	add_base(p, 0, base, NULL);
 	p->next_exec_base = base;	/* its exec record is still to come */
 	return 0;
 }
@@ -1089,9 +1127,10 @@ static int process_record(void *arg, const struct perf_event_header *h)
 	return collector__process(arg, h);
 }
 
-static void exec_reported(void *arg, uint32_t pid, uint64_t time)
+static void exec_reported(void *arg, uint32_t pid, uint64_t time,
+			  const char *comm)
 {
-	collector__exec_seen(arg, pid, time);
+	collector__exec_seen(arg, pid, time, comm);
 }
 
 /* The exec notifier first: its reads must precede the exec records. */

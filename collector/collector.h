@@ -126,12 +126,14 @@ int collector__set_main_base(struct collector *c, pid_t pid, uint64_t base);
  * An exec reported as it happens (session__execs; collector__read asks
  * for them first): reads the new image's stack base now, while a
  * short-lived process still runs, for its exec record to use if the
- * process is gone by the time that record and its samples are read.
- * A read that finds the exec still in progress is retried at the next
+ * process is gone by the time that record and its samples are read
+ * (@comm, the name the exec gave, tells it from a later exec).  A read
+ * that finds the exec still in progress is retried at the next
  * collector__read; while any wait, collector__execs_waiting() is
  * non-zero and the caller should read again within a millisecond.
  */
-void collector__exec_seen(struct collector *c, uint32_t pid, uint64_t time);
+void collector__exec_seen(struct collector *c, uint32_t pid, uint64_t time,
+			  const char *comm);
 size_t collector__execs_waiting(const struct collector *c);
 
 const struct collector_stats *collector__stats(const struct collector *c);

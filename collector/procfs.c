@@ -36,11 +36,17 @@ static int read_file(const char *path, char *buf, size_t len)
 
 int procfs__parse_stat(const char *buf, struct procfs_stat *st)
 {
-	const char *p = strrchr(buf, ')');
+	const char *p = strrchr(buf, ')'), *open = strchr(buf, '(');
 	int field = 2;		/* the ')' closes field 2 */
+	size_t n;
 
-	if (!p)
+	if (!p || !open || open > p)
 		return -EINVAL;
+	n = (size_t)(p - open - 1);
+	if (n >= sizeof(st->comm))
+		n = sizeof(st->comm) - 1;
+	memcpy(st->comm, open + 1, n);
+	st->comm[n] = '\0';
 	p++;
 	while (*p) {
 		while (*p == ' ')
@@ -103,7 +109,7 @@ int procfs__main_stack_base(pid_t pid, uint64_t *base)
 
 /* The new mm of an exec starts zeroed; load_elf_binary sets end_code
  * and the final start_stack together, after the stack is laid out. */
-int procfs__exec_stack_base(pid_t pid, uint64_t *base)
+int procfs__exec_stack_base(pid_t pid, uint64_t *base, char comm[16])
 {
 	struct procfs_stat st, again;
 	int ret = read_stat(pid, &st);
@@ -122,6 +128,7 @@ int procfs__exec_stack_base(pid_t pid, uint64_t *base)
 	if (again.start_stack != st.start_stack)
 		return -EAGAIN;
 	*base = st.start_stack & ~(uint64_t)15;
+	memcpy(comm, st.comm, sizeof(st.comm));
 	return 0;
 }
 

@@ -18,12 +18,13 @@ struct procfs_map {
 
 /* What icppd reads of /proc/PID/stat. */
 struct procfs_stat {
+	char comm[16];		/* field 2, without its parentheses */
 	char state;		/* field 3: R, S, Z... */
 	uint64_t end_code;	/* field 27 */
 	uint64_t start_stack;	/* field 28 */
 };
 
-/* Fields 3, 27 and 28 of a /proc/PID/stat line in @buf (see below).
+/* Fields 2, 3, 27 and 28 of a /proc/PID/stat line in @buf (see below).
  * 0, or -EINVAL. */
 int procfs__parse_stat(const char *buf, struct procfs_stat *st);
 
@@ -49,9 +50,10 @@ int procfs__wait_main_stack_base(pid_t pid, int timeout_ms, uint64_t *base);
  * The stack base of a process that has just exec'd, read as early as
  * possible: -EAGAIN while the exec is still laying out the new image
  * (end_code not set yet, or startstack changing between two reads),
- * -ESRCH once it is a zombie (no mm any more).
+ * -ESRCH once it is a zombie (no mm any more).  @comm: the name it runs
+ * under, for the caller to tell this exec from a later one.
  */
-int procfs__exec_stack_base(pid_t pid, uint64_t *base);
+int procfs__exec_stack_base(pid_t pid, uint64_t *base, char comm[16]);
 int procfs__comm(pid_t pid, pid_t tid, char *buf, size_t len);
 /* Calls @cb for each mapping; stops at the first non-zero return. */
 int procfs__maps(pid_t pid, int (*cb)(void *arg, const struct procfs_map *m),

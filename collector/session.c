@@ -284,7 +284,7 @@ static int notify(void *arg, const struct perf_event_header *h)
 
 	if (h->type == PERF_RECORD_COMM && !record__parse_comm(h, &c) &&
 	    c.exec)
-		x->fn(x->arg, c.pid, c.sid.time);
+		x->fn(x->arg, c.pid, c.sid.time, c.comm);
 	return 0;
 }
 

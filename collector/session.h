@@ -58,11 +58,13 @@ int session__wait(struct session *s, int extra_fd, int timeout_ms);
  * stack base before a short-lived process is gone: a dummy event per
  * CPU writes COMM records to a small ring that wakes poll at each
  * (SESSION_EXEC), while the sampling rings wake only half full.  Calls
- * @fn for every exec since the last call (pid, record time).  These
+ * @fn for every exec since the last call (pid, record time, the new
+ * image's command name, valid during the call).  These
  * records are duplicates: the sampling rings carry the same execs in
  * order.  A session whose notifier could not be opened has none.
  */
-typedef void (*session_exec_fn)(void *arg, uint32_t pid, uint64_t time);
+typedef void (*session_exec_fn)(void *arg, uint32_t pid, uint64_t time,
+				const char *comm);
 void session__execs(struct session *s, session_exec_fn fn, void *arg);
 
 /* Reads every ring; delivers what is safe to deliver (all of it when

@@ -21,7 +21,7 @@ static const char stat_line[] =
 
 int main(void)
 {
-	char dir[] = "/tmp/icppd-proc-XXXXXX", path[256], line[256];
+	char dir[] = "/tmp/icppd-proc-XXXXXX", path[256], line[256], comm[16];
 	struct procfs_map m;
 	uint64_t v = 0;
 	int *cpus;
@@ -66,23 +66,24 @@ int main(void)
 	is_int(v % 16, 0, "stack base is 16-byte aligned");
 	is_int(procfs__main_stack_base(4343, &v), -ENOENT, "missing process reported");
 	v = 0;
-	is_int(procfs__exec_stack_base(4242, &v), 0, "an exec that has ended "
-	       "(end_code set): its base");
+	is_int(procfs__exec_stack_base(4242, &v, comm), 0, "an exec that has "
+	       "ended (end_code set): its base");
 	is_int(v, 140737488347000ULL & ~15ULL, "the exec's base is startstack & ~15");
+	is_str(comm, "(a) b (c", "and the name it runs under, parentheses and all");
 	/* mid-exec: the new mm has no end_code yet */
 	f = fopen(path, "w");
 	fputs("4242 (sh) R 1 4242 4242 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 1 "
 	      "0 12345 1000000 200 18446744073709551615 0 0 140737488350000 "
 	      "0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n", f);
 	fclose(f);
-	is_int(procfs__exec_stack_base(4242, &v), -EAGAIN, "mid-exec (end_code 0): "
+	is_int(procfs__exec_stack_base(4242, &v, comm), -EAGAIN, "mid-exec (end_code 0): "
 	       "try again, the base may still move");
 	f = fopen(path, "w");
 	fputs("4242 (sh) Z 1 4242 4242 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 1 "
 	      "0 12345 0 0 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 "
 	      "0 0 0 0\n", f);
 	fclose(f);
-	is_int(procfs__exec_stack_base(4242, &v), -ESRCH, "a zombie: gone");
+	is_int(procfs__exec_stack_base(4242, &v, comm), -ESRCH, "a zombie: gone");
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/4242", dir);
 	rmdir(path);
