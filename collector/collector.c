@@ -19,7 +19,6 @@
  */
 #define _GNU_SOURCE
 #include "collector/collector.h"
-#include "collector/session.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -974,7 +973,7 @@ void collector__exec_seen(struct collector *c, uint32_t pid, uint64_t time,
 		c->early[c->nearly++] = e;
 }
 
-static void retry_execs(struct collector *c)
+void collector__retry_execs(struct collector *c)
 {
 	size_t kept = 0;
 
@@ -1072,14 +1071,10 @@ static int seed_map(void *arg, const struct procfs_map *m)
  * from the file /proc/PID/exe names. */
 static void find_exe(struct process *p, pid_t pid)
 {
-	char link[64], path[4096];
-	ssize_t n;
+	char path[4096];
 
-	snprintf(link, sizeof(link), "%s/%d/exe", icppd_procdir, (int)pid);
-	n = readlink(link, path, sizeof(path) - 1);
-	if (n <= 0)
+	if (procfs__exe(pid, path, sizeof(path)))
 		return;
-	path[n] = '\0';
 	for (size_t i = 0; i < p->nmaps; i++)
 		if (p->maps[i].mod && !strcmp(module__path(p->maps[i].mod), path)) {
 			set_exe(p, p->maps[i].mod);
@@ -1115,28 +1110,4 @@ int collector__add_running(struct collector *c, pid_t pid)
 		free(tids);
 	}
 	return 0;
-}
-
-static void peek_record(void *arg, const struct perf_event_header *h)
-{
-	collector__peek(arg, h);
-}
-
-static int process_record(void *arg, const struct perf_event_header *h)
-{
-	return collector__process(arg, h);
-}
-
-static void exec_reported(void *arg, uint32_t pid, uint64_t time,
-			  const char *comm)
-{
-	collector__exec_seen(arg, pid, time, comm);
-}
-
-/* The exec notifier first: its reads must precede the exec records. */
-int collector__read(struct collector *c, struct session *s, bool final)
-{
-	session__execs(s, exec_reported, c);
-	retry_execs(c);
-	return session__read(s, peek_record, process_record, c, final);
 }

@@ -9,10 +9,11 @@
  * mapping holding SP), and counts height = base - CFA in the aggregate.
  * It knows nothing of SQL or of how records were read.
  *
- * Records must be given in time order (collector__process); the session
- * calls collector__peek on each record as soon as it is read, before
- * ordering, so /proc facts that vanish with a short-lived process (its
- * startstack) are captured while it is still alive.
+ * Records must be given in time order (collector__process); the reader
+ * (record/recorder.c) calls collector__peek on each record as soon as it
+ * is read, before ordering, so /proc facts that vanish with a
+ * short-lived process (its startstack) are captured while it is still
+ * alive.
  */
 #ifndef ICPPD_COLLECTOR_COLLECTOR_H
 #define ICPPD_COLLECTOR_COLLECTOR_H
@@ -106,11 +107,6 @@ void collector__set_filter(struct collector *c, collector_filter_fn fn,
 
 void collector__peek(struct collector *c, const struct perf_event_header *h);
 
-struct session;
-/* Reads session @s's rings into the collector (execs reported early,
- * then peek, then process in time order; everything when @final).
- * 0, -ENOMEM or the first failure of collector__process(). */
-int collector__read(struct collector *c, struct session *s, bool final);
 int collector__process(struct collector *c, const struct perf_event_header *h);
 
 /* Seeds a running process from /proc (attach mode): its mappings, main
@@ -123,17 +119,19 @@ int collector__add_running(struct collector *c, pid_t pid);
 int collector__set_main_base(struct collector *c, pid_t pid, uint64_t base);
 
 /*
- * An exec reported as it happens (session__execs; collector__read asks
- * for them first): reads the new image's stack base now, while a
+ * An exec reported as it happens (session__execs, which the reader asks
+ * before it reads the rings): reads the new image's stack base now, while a
  * short-lived process still runs, for its exec record to use if the
  * process is gone by the time that record and its samples are read
  * (@comm, the name the exec gave, tells it from a later exec).  A read
- * that finds the exec still in progress is retried at the next
- * collector__read; while any wait, collector__execs_waiting() is
- * non-zero and the caller should read again within a millisecond.
+ * that finds the exec still in progress is retried by
+ * collector__retry_execs(), which the reader calls before each read of
+ * the rings; while any wait, collector__execs_waiting() is non-zero and
+ * the reader should read again within a millisecond.
  */
 void collector__exec_seen(struct collector *c, uint32_t pid, uint64_t time,
 			  const char *comm);
+void collector__retry_execs(struct collector *c);
 size_t collector__execs_waiting(const struct collector *c);
 
 const struct collector_stats *collector__stats(const struct collector *c);

@@ -157,6 +157,19 @@ int procfs__comm(pid_t pid, pid_t tid, char *buf, size_t len)
 	return ret;
 }
 
+int procfs__exe(pid_t pid, char *buf, size_t len)
+{
+	char link[80];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "%s/%d/exe", icppd_procdir, (int)pid);
+	n = icppd_sys.readlink(link, buf, len - 1);
+	if (n <= 0)
+		return n < 0 ? -errno : -ENOENT;
+	buf[n] = '\0';
+	return 0;
+}
+
 int procfs__parse_maps_line(char *line, struct procfs_map *m)
 {
 	unsigned long long start, end, off, ino;

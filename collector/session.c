@@ -242,17 +242,18 @@ int session__disable(struct session *s)
 	return ioctl_all(s, PERF_EVENT_IOC_DISABLE);
 }
 
-int session__wait(struct session *s, int extra_fd, int timeout_ms)
+int session__wait(struct session *s, const int *extra, size_t nextra,
+		  int timeout_ms)
 {
-	struct pollfd pfds[s->nrings + s->nxrings + 1];
+	struct pollfd pfds[s->nrings + s->nxrings + nextra + 1];
 	size_t n = s->nrings, hup = 0, x = s->nrings + s->nxrings;
 	int ret, mask = 0;
 
 	memcpy(pfds, s->pfds, n * sizeof(*pfds));
 	memcpy(pfds + n, s->xpfds, s->nxrings * sizeof(*pfds));
 	n = x;
-	if (extra_fd >= 0)
-		pfds[n++] = (struct pollfd){ .fd = extra_fd, .events = POLLIN };
+	for (size_t i = 0; i < nextra; i++)
+		pfds[n++] = (struct pollfd){ .fd = extra[i], .events = POLLIN };
 	ret = poll(pfds, n, timeout_ms);
 	if (ret < 0)
 		return errno == EINTR ? 0 : -errno;
@@ -267,8 +268,9 @@ int session__wait(struct session *s, int extra_fd, int timeout_ms)
 			mask |= SESSION_EXEC;
 	if (hup == s->nrings)
 		mask |= SESSION_HUP;
-	if (extra_fd >= 0 && (pfds[x].revents & (POLLIN | POLLHUP)))
-		mask |= SESSION_EXTRA;
+	for (size_t i = x; i < n; i++)
+		if (pfds[i].revents & (POLLIN | POLLHUP))
+			mask |= SESSION_EXTRA;
 	return mask;
 }
 

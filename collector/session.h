@@ -44,14 +44,16 @@ int session__disable(struct session *s);
 
 enum {
 	SESSION_DATA = 1,	/* a ring passed its watermark */
-	SESSION_EXTRA = 2,	/* @extra_fd is readable */
+	SESSION_EXTRA = 2,	/* one of @extra is readable */
 	SESSION_HUP = 4,	/* every traced task has exited */
 	SESSION_EXEC = 8,	/* the exec notifier has records */
 };
 
-/* Waits up to @timeout_ms for data or @extra_fd (-1 for none).  Returns
- * a mask of SESSION_*, 0 on timeout, or -errno. */
-int session__wait(struct session *s, int extra_fd, int timeout_ms);
+/* Waits up to @timeout_ms for data or one of the @nextra file
+ * descriptors @extra.  Returns a mask of SESSION_*, 0 on timeout, or
+ * -errno. */
+int session__wait(struct session *s, const int *extra, size_t nextra,
+		  int timeout_ms);
 
 /*
  * Execs as soon as the kernel reports them, for reading a new image's

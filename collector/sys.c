@@ -36,11 +36,13 @@ struct icppd_sys icppd_sys = {
 	.munmap = munmap,
 	.ioctl = real_ioctl,
 	.open = real_open,
+	.readlink = readlink,
 };
 
 const char *icppd_procdir = "/proc";
 
-static int fault_perf_event_open, fault_mmap, fault_ioctl, fault_open;
+static int fault_perf_event_open, fault_mmap, fault_ioctl, fault_open,
+	   fault_readlink;
 
 static int failing_perf_event_open(struct perf_event_attr *a, pid_t p, int c,
 				   int g, unsigned long f)
@@ -68,6 +70,13 @@ static int failing_open(const char *p, int f)
 {
 	(void)p; (void)f;
 	errno = fault_open;
+	return -1;
+}
+
+static ssize_t failing_readlink(const char *p, char *b, size_t l)
+{
+	(void)p; (void)b; (void)l;
+	errno = fault_readlink;
 	return -1;
 }
 
@@ -118,6 +127,9 @@ int sys__inject_from_env(void)
 		} else if (!strcmp(item, "open")) {
 			fault_open = err;
 			icppd_sys.open = failing_open;
+		} else if (!strcmp(item, "readlink")) {
+			fault_readlink = err;
+			icppd_sys.readlink = failing_readlink;
 		} else {
 			ret = -EINVAL;
 			break;

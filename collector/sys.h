@@ -20,6 +20,7 @@ struct icppd_sys {
 	int (*munmap)(void *addr, size_t len);
 	int (*ioctl)(int fd, unsigned long request, unsigned long arg);
 	int (*open)(const char *path, int flags);
+	ssize_t (*readlink)(const char *path, char *buf, size_t len);
 };
 
 extern struct icppd_sys icppd_sys;

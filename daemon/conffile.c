@@ -3,6 +3,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,13 +12,7 @@
 #include <unistd.h>
 
 #include "daemon/conffile.h"
-#include "daemon/log.h"
-
-void config__defaults(struct daemon_opts *o)
-{
-	*o = (struct daemon_opts){ .db = "icppd.db", .freq = 99,
-				   .mmap_pages = 64, .flush = 10, .segment = 600 };
-}
+#include "common/log.h"
 
 static char *trim(char *s)
 {

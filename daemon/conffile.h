@@ -12,22 +12,8 @@
 
 #include <stddef.h>
 
-#include "daemon/cli.h"
-
 #define CONFIG_MAX_LINE 4096
 #define CONFIG_MAX_BYTES (1 << 20)
-
-/* icppd daemon's options (daemon_command in commands.h writes them). */
-struct daemon_opts {
-	const char *config, *db, *socket;
-	bool foreground;
-	uint64_t freq, mmap_pages;
-	double flush, segment, keep_days;
-	uint64_t max_mb;
-	struct cli_list exe, comm, pid;
-};
-
-void config__defaults(struct daemon_opts *o);
 
 /* The file at @path, NUL-terminated, in *@text (the caller frees it).
  * 0, or -1 after logging why it was refused. */

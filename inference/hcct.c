@@ -2,14 +2,18 @@
  * hcct.c - Space-Saving with weights: a min-heap of counters by count
  * and a hash index from key to counter.  A new key replaces the
  * minimum counter, inheriting its count as error.  O(log m) an update.
+ * The HCCT keeps the monitored nodes that are hot and their ancestors.
  */
 #include "inference/hcct.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/hindex.h"
+#include "inference/cct.h"
 
 struct spacesaving {
 	struct ss_item *items;
@@ -144,4 +148,102 @@ const struct ss_item *ss__items(const struct spacesaving *ss, size_t *n)
 double ss__total(const struct spacesaving *ss)
 {
 	return ss->total;
+}
+
+/* Marks the hot monitored nodes and their ancestors. */
+static int select_hot(struct cct *t, double phi, struct hcct *h,
+		      bool *mark)
+{
+	size_t nrecs, nitems;
+	const struct cct_record *recs = cct__records(t, &nrecs);
+	const struct ss_item *items;
+	struct spacesaving *ss = ss__new(h->ncounters);
+
+	if (!ss)
+		return -ENOMEM;
+	for (size_t i = 0; i < nrecs; i++)
+		if (recs[i].weight > 0 &&
+		    ss__add(ss, recs[i].node, recs[i].weight)) {
+			ss__free(ss);
+			return -ENOMEM;
+		}
+	items = ss__items(ss, &nitems);
+	h->threshold = phi * ss__total(ss);
+	for (size_t i = 0; i < nitems; i++) {
+		h->count[items[i].key] = items[i].count;
+		h->error[items[i].key] = items[i].error;
+		if (items[i].count < h->threshold)
+			continue;
+		h->hot++;
+		for (uint32_t x = items[i].key; x != CCT_ROOT && !mark[x];
+		     x = cct__node(t, x)->parent)
+			mark[x] = true;
+	}
+	ss__free(ss);
+	return 0;
+}
+
+/* The tree over the positions of nodes[]. */
+static int link_tree(struct cct *t, struct hcct *h, size_t size)
+{
+	uint32_t *pos = malloc(size * sizeof(*pos));	/* node -> position */
+
+	h->up = malloc((h->n + 1) * sizeof(*h->up));
+	h->first = malloc((h->n + 1) * sizeof(*h->first));
+	h->next = malloc((h->n + 1) * sizeof(*h->next));
+	if (!h->up || !h->first || !h->next || !pos) {
+		free(pos);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < h->n; i++) {
+		uint32_t parent = cct__node(t, h->nodes[i])->parent;
+
+		h->first[i] = h->next[i] = HCCT_NONE;
+		h->up[i] = parent == CCT_ROOT ? HCCT_NONE : pos[parent];
+		pos[h->nodes[i]] = i;
+	}
+	for (uint32_t i = (uint32_t)h->n; i-- > 0;)
+		if (h->up[i] != HCCT_NONE) {
+			h->next[i] = h->first[h->up[i]];
+			h->first[h->up[i]] = i;
+		}
+	free(pos);
+	return 0;
+}
+
+int hcct__build(struct cct *t, double phi, struct hcct *h)
+{
+	size_t size = cct__size(t);
+	bool *mark = calloc(size + 1, sizeof(*mark));
+	int ret = -ENOMEM;
+
+	memset(h, 0, sizeof(*h));
+	h->ncounters = hcct__counters(phi);
+	h->count = malloc((size + 1) * sizeof(*h->count));
+	h->error = malloc((size + 1) * sizeof(*h->error));
+	h->nodes = malloc((size + 1) * sizeof(*h->nodes));
+	if (!mark || !h->count || !h->error || !h->nodes)
+		goto out;
+	for (size_t i = 0; i < size; i++)
+		h->count[i] = h->error[i] = NAN;
+	if (select_hot(t, phi, h, mark))
+		goto out;
+	for (uint32_t i = 0; i < size; i++)	/* parents come first */
+		if (mark[i])
+			h->nodes[h->n++] = i;
+	ret = link_tree(t, h, size);
+out:
+	free(mark);
+	return ret;
+}
+
+void hcct__free(struct hcct *h)
+{
+	free(h->nodes);
+	free(h->up);
+	free(h->first);
+	free(h->next);
+	free(h->count);
+	free(h->error);
+	memset(h, 0, sizeof(*h));
 }

@@ -36,4 +36,30 @@ double ss__total(const struct spacesaving *ss);
 /* The number of counters the HCCT uses for @phi in (0, 1]. */
 size_t hcct__counters(double phi);
 
+struct cct;
+
+#define HCCT_NONE UINT32_MAX
+
+/*
+ * The HCCT of a CCT: its hot nodes and their ancestors, from one
+ * Space-Saving pass over the CCT's records.  Positions index nodes[]
+ * (CCT order: a parent before its children); up/first/next give the
+ * tree over positions (HCCT_NONE for none).  count and error are per
+ * CCT node, NAN where the node was not monitored.
+ */
+struct hcct {
+	uint32_t *nodes;
+	uint32_t *up, *first, *next;
+	double *count, *error;
+	size_t n;		/* positions */
+	size_t ncounters;	/* Space-Saving counters used */
+	size_t hot;		/* nodes at least phi of the total */
+	double threshold;	/* phi times the streamed total */
+};
+
+/* Builds the HCCT of @t for @phi in (0, 1] into @h (zeroed first).
+ * 0 or -ENOMEM; hcct__free() either way. */
+int hcct__build(struct cct *t, double phi, struct hcct *h);
+void hcct__free(struct hcct *h);
+
 #endif

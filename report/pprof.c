@@ -15,8 +15,11 @@
 #include "binary/lines.h"
 #include "common/grow.h"
 #include "common/hindex.h"
+#include "common/log.h"
 #include "inference/kccf.h"
 #include "report/profile.pb-c.h"
+#include "report/render.h"
+#include "schema/report_store.h"
 
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__Sample Sample;
@@ -93,7 +96,7 @@ static int64_t str(struct builder *b, const char *s)
 	return (int64_t)b->nstrings++;
 }
 
-static const struct pprof_module *module(const struct builder *b, int64_t id)
+static const struct store_module *module(const struct builder *b, int64_t id)
 {
 	for (size_t i = 0; i < b->in->nmodules; i++)
 		if (b->in->modules[i].id == id)
@@ -103,7 +106,7 @@ static const struct pprof_module *module(const struct builder *b, int64_t id)
 
 static uint64_t mapping(struct builder *b, int64_t module_id)
 {
-	const struct pprof_module *m = module(b, module_id);
+	const struct store_module *m = module(b, module_id);
 	Mapping *mp;
 
 	if (!m)
@@ -134,7 +137,7 @@ static uint64_t mapping(struct builder *b, int64_t module_id)
 static unsigned line_of(struct builder *b, const struct cct_frame *f,
 			uint64_t vaddr, const char **file)
 {
-	const struct pprof_module *m = f ? module(b, f->module_id) : NULL;
+	const struct store_module *m = f ? module(b, f->module_id) : NULL;
 	unsigned line = 0;
 
 	*file = NULL;
@@ -397,4 +400,28 @@ out:
 	free(buf);
 	builder_free(&b);
 	return ret;
+}
+
+/* report__write's pprof: the view's profile with its run's sampling. */
+int render__pprof(const struct render *r)
+{
+	const struct run_row *run = &r->p->run;
+	struct pprof_input in = { .cct = r->p->cct, .k = r->v->k,
+		.modules = r->p->modules, .nmodules = r->p->nmodules,
+		.time_ns = run->started_ns };
+	int ret;
+
+	/* clock events count nanoseconds: a sample is its period */
+	if (!strcmp(run->event, "cpu-clock") || !strcmp(run->event, "task-clock"))
+		in.ns_per_sample = run->period ? run->period :
+				   run->frequency ? 1000000000 / run->frequency
+						  : 0;
+	/* line numbers always, where DWARF has them */
+	in.lines = r->v->lines ? r->v->lines : lines__new();
+	ret = in.lines ? pprof__write(r->out, &in) : -ENOMEM;
+	if (ret)
+		log_error("writing the pprof profile: %s", strerror(-ret));
+	if (in.lines != r->v->lines)
+		lines__free(in.lines);
+	return ret ? -1 : 0;
 }

@@ -19,17 +19,13 @@
 #include "inference/cct.h"
 
 struct lines;
-
-struct pprof_module {
-	int64_t id;
-	const char *path, *build_id;
-};
+struct store_module;
 
 struct pprof_input {
 	struct cct *cct;
 	uint32_t k;			/* KCCF_INF: whole contexts */
 	struct lines *lines;		/* may be NULL: no line numbers */
-	const struct pprof_module *modules;
+	const struct store_module *modules;
 	size_t nmodules;
 	uint64_t ns_per_sample;		/* 0: not a clock event */
 	int64_t time_ns;		/* when the run started */

@@ -6,9 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/commands.h"
+#include "cli/commands.h"
 #include "daemon/conffile.h"
-#include "daemon/log.h"
+#include "daemon/daemon.h"
+#include "common/log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -32,9 +33,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data, size);
 	text[size] = '\0';
 	log__set_level(LOG_ERROR);
-	config__defaults(&o);
+	memset(&o, 0, sizeof(o));
+	cli__defaults(&daemon_command, &o);
 	if (!config__parse(text, "fuzz", set, &o) &&
-	    (o.exe.n > CLI_LIST_MAX || o.freq < 1 || o.freq > 100000))
+	    (o.exe.n > STRLIST_MAX || o.freq < 1 || o.freq > 100000))
 		__builtin_trap();
 	free(text);
 	return 0;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/report.h"
+#include "report/report.h"
 #include "inference/metrics.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

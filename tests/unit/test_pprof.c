@@ -12,6 +12,7 @@
 #include "inference/cct.h"
 #include "inference/kccf.h"
 #include "report/pprof.h"
+#include "schema/report_store.h"
 #include "report/profile.pb-c.h"
 #include "tests/tap.h"
 
@@ -46,7 +47,7 @@ static const char *fname(const Perftools__Profiles__Profile *p, uint64_t loc)
 
 static Perftools__Profiles__Profile *roundtrip(struct cct *t, uint32_t k)
 {
-	struct pprof_module mod = { 1, "/nonexistent/prog", "abcd" };
+	struct store_module mod = { 1, "/nonexistent/prog", "abcd" };
 	struct pprof_input in = { .cct = t, .k = k, .modules = &mod,
 		.nmodules = 1, .ns_per_sample = 1000000, .time_ns = 5 };
 	Perftools__Profiles__Profile *p;

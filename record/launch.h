@@ -6,8 +6,8 @@
  * then it is let go and execs.  Exec failures come back through a
  * close-on-exec pipe.  The child's stdin, stdout and stderr are icppd's.
  */
-#ifndef ICPPD_DAEMON_LAUNCH_H
-#define ICPPD_DAEMON_LAUNCH_H
+#ifndef ICPPD_RECORD_LAUNCH_H
+#define ICPPD_RECORD_LAUNCH_H
 
 #include <stddef.h>
 #include <sys/types.h>

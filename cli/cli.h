@@ -7,27 +7,32 @@
  * what follows is the subcommand's operands (the command to run).  A
  * command with @permute set takes options anywhere among its operands.
  */
-#ifndef ICPPD_DAEMON_CLI_H
-#define ICPPD_DAEMON_CLI_H
+#ifndef ICPPD_CLI_CLI_H
+#define ICPPD_CLI_CLI_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/strlist.h"
+
 enum cli_type {
 	CLI_FLAG,	/* bool */
 	CLI_STRING,	/* const char * (points into argv) */
 	CLI_UINT,	/* uint64_t, >= min, <= max */
 	CLI_SECONDS,	/* double, > 0 */
-	CLI_LIST,	/* struct cli_list: the option may repeat */
+	CLI_LIST,	/* struct strlist: the option may repeat */
+	CLI_DOUBLE,	/* double, in [lo, hi] (lo excluded: CLI_OPEN_LO) */
+	CLI_ENUM,	/* int: the index of the value in @choices */
 };
 
-#define CLI_LIST_MAX 64
-struct cli_list {
-	const char *v[CLI_LIST_MAX];	/* point into argv */
-	size_t n;
+/* cli_option.flags */
+enum {
+	CLI_RELOAD = 1,		/* a daemon's SIGHUP reload applies it */
+	CLI_OPEN_LO = 2,	/* CLI_DOUBLE: lo itself is refused */
 };
+
 
 struct cli_option {
 	const char *name;	/* long name, without "--" */
@@ -37,6 +42,12 @@ struct cli_option {
 	const char *arg;	/* placeholder in help: "FILE" */
 	const char *help;
 	uint64_t min, max;	/* CLI_UINT */
+	const char *dflt;	/* the default as the command line would give
+				 * it (cli__defaults; --help shows it), or
+				 * NULL: zero, or a default the help explains */
+	unsigned flags;		/* CLI_RELOAD, CLI_OPEN_LO */
+	const char *const *choices;	/* CLI_ENUM: NULL-terminated */
+	double lo, hi;		/* CLI_DOUBLE */
 };
 
 struct cli_command {
@@ -51,6 +62,19 @@ struct cli_command {
 	/* Options may follow operands (no command to run after them). */
 	bool permute;
 };
+
+/* Sets every option with a default to it (before a configuration file
+ * and cli__parse). */
+void cli__defaults(const struct cli_command *cmd, void *opts);
+
+/* Copies the CLI_RELOAD options' fields from @from into @to. */
+void cli__copy_reloadable(const struct cli_command *cmd, void *to,
+			  const void *from);
+
+/* "inf" or a whole number below @inf into *@v (@inf for "inf").  0, or
+ * -1 after a usage message for option --@opt of subcommand @cmd. */
+int cli__parse_count(const char *cmd, const char *opt, const char *arg,
+		     uint32_t inf, uint32_t *v);
 
 /*
  * Parses @argv (argv[0] is the subcommand name) into @opts.  Returns the

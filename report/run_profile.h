@@ -5,8 +5,8 @@
  * its samples.  The glue between the store and the inference engine,
  * shared by report and compare.
  */
-#ifndef ICPPD_DAEMON_RUN_PROFILE_H
-#define ICPPD_DAEMON_RUN_PROFILE_H
+#ifndef ICPPD_REPORT_RUN_PROFILE_H
+#define ICPPD_REPORT_RUN_PROFILE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,16 +16,12 @@
 #include "inference/infer.h"
 #include "schema/report_store.h"
 
-struct profile_module {
-	int64_t id;
-	char *path, *build_id;
-};
-
 struct run_profile {
 	struct run_row run;
 	struct cct *cct;		/* owned */
 	struct infer_stats stats;
-	struct profile_module *modules;	/* owned; all of the store's */
+	struct store_module *modules;	/* all of the store's, with
+					 * strings owned here */
 	size_t nmodules, modules_cap;
 	size_t programs, unmapped;	/* programs, those without a map */
 	char unmapped_path[256];	/* one of them ("" when unknown) */
@@ -51,7 +47,7 @@ int run_profile__truth(struct store *st, int64_t run_id,
 void run_profile__free(struct run_profile *p);
 
 /* The module of @id, or NULL. */
-const struct profile_module *run_profile__module(const struct run_profile *p,
+const struct store_module *run_profile__module(const struct run_profile *p,
 						 int64_t id);
 
 #endif

@@ -11,28 +11,30 @@
 
 #include "collector/collector.h"
 #include "common/grow.h"
-#include "daemon/commands.h"
-#include "daemon/json.h"
-#include "daemon/log.h"
-#include "daemon/profile.h"
+#include "cli/commands.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "cli/run_cli.h"
 #include "schema/store.h"
 
 /* Functions listed by the text format; json lists all. */
 #define TEXT_FUNCTIONS 20
 
+static const char *const formats[] = { "text", "json", NULL };
+
 static const struct cli_option validate_options[] = {
-	PROFILE_OPT_DB,
-	{ "format", 0, CLI_STRING, PROFILE_OPT(format), "FMT",
-	  "text (default) or json", 0, 0 },
-	PROFILE_OPT_EVENT,
-	PROFILE_OPT_FREQ("1000"),
-	PROFILE_OPT_PERIOD("1000003"),
-	PROFILE_OPT_STACK,
-	PROFILE_OPT_PID,
-	PROFILE_OPT_DURATION,
-	PROFILE_OPT_MMAP("1024"),
-	PROFILE_OPT_OUTPUT,
-	PROFILE_OPT_QUIET,
+	RUN_OPT_DB,
+	{ "format", 0, CLI_ENUM, RUN_OPT(format), "FMT", "text or json", 0, 0,
+	  .dflt = "text", .choices = formats },
+	RUN_OPT_EVENT,
+	RUN_OPT_FREQ("1000"),
+	RUN_OPT_PERIOD("1000003"),
+	RUN_OPT_STACK,
+	RUN_OPT_PID,
+	RUN_OPT_DURATION,
+	RUN_OPT_MMAP("1024"),
+	RUN_OPT_OUTPUT,
+	RUN_OPT_QUIET,
 };
 
 const struct cli_command validate_command = {
@@ -150,12 +152,12 @@ static double share(uint64_t part, uint64_t whole)
 }
 
 /* Samples with a CID whose truth is unknown, by reason. */
-static uint64_t unscored(const struct profile_result *res, int status)
+static uint64_t unscored(const struct run_result *res, int status)
 {
 	return res->stats->unwind[status];
 }
 
-static void print_json(FILE *out, const struct profile_result *res,
+static void print_json(FILE *out, const struct run_result *res,
 		       const struct scores *sc)
 {
 	const struct collector_stats *cs = res->stats;
@@ -194,7 +196,7 @@ static void print_json(FILE *out, const struct profile_result *res,
 	fprintf(out, "]}\n");
 }
 
-static void print_text(FILE *out, const struct profile_result *res,
+static void print_text(FILE *out, const struct run_result *res,
 		       const struct scores *sc)
 {
 	const struct collector_stats *cs = res->stats;
@@ -237,10 +239,10 @@ static void print_text(FILE *out, const struct profile_result *res,
 			"v_validation view)\n", sc->nfuncs - TEXT_FUNCTIONS);
 }
 
-static int validate_finish(const struct profile_result *res)
+static int validate_finish(const struct run_result *res)
 {
 	struct scores sc = { 0 };
-	bool json = res->opts->format && !strcmp(res->opts->format, "json");
+	bool json = res->opts->format == 1;
 	int ret = 0;
 
 	if (store__score(res->store, res->run_id) ||
@@ -272,27 +274,15 @@ out:
 	return ret;
 }
 
-static int validate_check(const struct profile_opts *o)
-{
-	if (o->format && strcmp(o->format, "text") && strcmp(o->format, "json")) {
-		fprintf(stderr, "icppd: validate: --format: expected text or "
-			"json, not '%s'\nTry 'icppd validate --help'.\n",
-			o->format);
-		return -1;
-	}
-	return 0;
-}
-
-static const struct profile_mode validate_mode = {
-	.cmd = &validate_command,
+static const struct run_mode validate_mode = {
+	.kind = "validate",
 	.unwind = true,
 	.truth = true,
 	.needs_training = true,
-	.check_opts = validate_check,
 	.finish = validate_finish,
 };
 
 int cmd_validate(int argc, char **argv)
 {
-	return profile__main(&validate_mode, argc, argv);
+	return run_cli__main(&validate_command, &validate_mode, argc, argv);
 }

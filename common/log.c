@@ -1,7 +1,7 @@
 /*
  * log.c - leveled messages on stderr.
  */
-#include "daemon/log.h"
+#include "common/log.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -12,11 +12,11 @@
 #include <string.h>
 
 #include "common/grow.h"
-#include "daemon/commands.h"
-#include "daemon/log.h"
-#include "daemon/outfile.h"
-#include "daemon/report.h"
-#include "daemon/run_profile.h"
+#include "cli/commands.h"
+#include "common/log.h"
+#include "common/outfile.h"
+#include "report/report.h"
+#include "report/run_profile.h"
 #include "inference/metrics.h"
 #include "schema/store.h"
 
@@ -227,7 +227,7 @@ int cmd_compare(int argc, char **argv)
 			"A and B" : "--format: expected text or json");
 		return 2;
 	}
-	if (o.k && report__parse_k("compare", o.k, &k))
+	if (o.k && cli__parse_count("compare", "k", o.k, KCCF_INF, &k))
 		return 2;
 	if (o.threshold) {
 		threshold = strtod(o.threshold, &end);

@@ -4,10 +4,10 @@
  * 0 success, 1 failure (after one "icppd: ..." line), 2 usage error;
  * record, train and validate return the profiled command's status.
  */
-#ifndef ICPPD_DAEMON_COMMANDS_H
-#define ICPPD_DAEMON_COMMANDS_H
+#ifndef ICPPD_CLI_COMMANDS_H
+#define ICPPD_CLI_COMMANDS_H
 
-#include "daemon/cli.h"
+#include "cli/cli.h"
 
 extern const struct cli_command record_command, train_command,
 				validate_command, report_command,

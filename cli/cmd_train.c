@@ -9,9 +9,10 @@
 
 #include "binary/module.h"
 #include "collector/collector.h"
-#include "daemon/commands.h"
-#include "daemon/log.h"
-#include "daemon/profile.h"
+#include "cli/commands.h"
+#include "common/log.h"
+#include "cli/run_cli.h"
+#include "record/recorder.h"
 #include "inference/pathmap.h"
 #include "schema/store.h"
 
@@ -19,15 +20,15 @@
 #define TRAIN_RATE_SCALE 4
 
 static const struct cli_option train_options[] = {
-	PROFILE_OPT_DB,
-	PROFILE_OPT_EVENT,
-	PROFILE_OPT_FREQ("4000"),
-	PROFILE_OPT_PERIOD("250001"),
-	PROFILE_OPT_STACK,
-	PROFILE_OPT_PID,
-	PROFILE_OPT_DURATION,
-	PROFILE_OPT_MMAP("1024"),
-	PROFILE_OPT_QUIET,
+	RUN_OPT_DB,
+	RUN_OPT_EVENT,
+	RUN_OPT_FREQ("4000"),
+	RUN_OPT_PERIOD("250001"),
+	RUN_OPT_STACK,
+	RUN_OPT_PID,
+	RUN_OPT_DURATION,
+	RUN_OPT_MMAP("1024"),
+	RUN_OPT_QUIET,
 };
 
 const struct cli_command train_command = {
@@ -43,7 +44,7 @@ const struct cli_command train_command = {
 		  "build gets a new one.  See icppd-train(1).\n",
 };
 
-static int train_finish(const struct profile_result *res)
+static int train_finish(const struct run_result *res)
 {
 	const struct collector_stats *cs = res->stats;
 	char failed[512] = "";
@@ -52,7 +53,7 @@ static int train_finish(const struct profile_result *res)
 
 	for (int i = UNW_TRUNCATED + 1; i < UNW_NR_STATUS; i++) {
 		nfailed += cs->unwind[i];
-		profile__breakdown(failed, sizeof(failed),
+		recorder__breakdown(failed, sizeof(failed),
 				   unwind_status__name(i), cs->unwind[i]);
 	}
 	log_info("training: %llu samples, %llu unwound, %llu truncated "
@@ -91,8 +92,8 @@ static int train_finish(const struct profile_result *res)
 	return ret;
 }
 
-static const struct profile_mode train_mode = {
-	.cmd = &train_command,
+static const struct run_mode train_mode = {
+	.kind = "train",
 	.unwind = true,
 	.rate_scale = TRAIN_RATE_SCALE,
 	.finish = train_finish,
@@ -100,5 +101,5 @@ static const struct profile_mode train_mode = {
 
 int cmd_train(int argc, char **argv)
 {
-	return profile__main(&train_mode, argc, argv);
+	return run_cli__main(&train_command, &train_mode, argc, argv);
 }

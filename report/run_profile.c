@@ -2,7 +2,7 @@
  * run_profile.c - loading a run into the inference engine and its CCT,
  * and storing what it inferred (see run_profile.h).
  */
-#include "daemon/run_profile.h"
+#include "report/run_profile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/grow.h"
-#include "daemon/log.h"
+#include "common/log.h"
 
 static int add_function(void *arg, const struct store_function *f)
 {
@@ -20,19 +20,19 @@ static int add_function(void *arg, const struct store_function *f)
 static int add_module(void *arg, const struct store_module *m)
 {
 	struct run_profile *p = arg;
-	struct profile_module *pm;
+	struct store_module *pm;
 
 	if (grow(&p->modules, &p->modules_cap, p->nmodules + 1,
 		 sizeof(*p->modules), 16))
 		return -ENOMEM;
 	pm = &p->modules[p->nmodules];
-	*pm = (struct profile_module){ m->id, strdup(m->path),
-				       strdup(m->build_id) };
+	*pm = (struct store_module){ m->id, strdup(m->path),
+				     strdup(m->build_id) };
 	p->nmodules++;
 	return pm->path && pm->build_id ? 0 : -ENOMEM;
 }
 
-const struct profile_module *run_profile__module(const struct run_profile *p,
+const struct store_module *run_profile__module(const struct run_profile *p,
 						 int64_t id)
 {
 	for (size_t i = 0; i < p->nmodules; i++)
@@ -292,7 +292,7 @@ int run_profile__infer(struct store *st, const struct store_selection *sel,
 	if (store__run_programs(st, sel, add_program, &ps))
 		goto out_store;
 	for (size_t i = 0; i < ps.n; i++) {
-		const struct profile_module *m = run_profile__module(p, ps.ids[i]);
+		const struct store_module *m = run_profile__module(p, ps.ids[i]);
 		int r;
 
 		p->programs++;
@@ -386,8 +386,8 @@ int run_profile__truth(struct store *st, int64_t run_id,
 void run_profile__free(struct run_profile *p)
 {
 	for (size_t i = 0; i < p->nmodules; i++) {
-		free(p->modules[i].path);
-		free(p->modules[i].build_id);
+		free((char *)p->modules[i].path);
+		free((char *)p->modules[i].build_id);
 	}
 	free(p->modules);
 	cct__free(p->cct);

@@ -2,7 +2,7 @@
  * cli.c - table-driven option parsing with getopt_long.
  */
 #define _GNU_SOURCE
-#include "daemon/cli.h"
+#include "cli/cli.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -57,16 +57,46 @@ static int store_value(const struct cli_option *o, const char *val,
 		return 0;
 	}
 	case CLI_LIST: {
-		struct cli_list *l = field;
+		struct strlist *l = field;
 
-		if (l->n == CLI_LIST_MAX) {
+		if (l->n == STRLIST_MAX) {
 			snprintf(err, errlen, "--%s may be given at most %d "
-				 "times", o->name, CLI_LIST_MAX);
+				 "times", o->name, STRLIST_MAX);
 			return -1;
 		}
 		l->v[l->n++] = val;
 		return 0;
 	}
+	case CLI_DOUBLE: {
+		double v;
+
+		errno = 0;
+		v = strtod(val, &end);
+		if (errno || end == val || *end || !(v <= o->hi) ||
+		    (o->flags & CLI_OPEN_LO ? !(v > o->lo) : !(v >= o->lo))) {
+			snprintf(err, errlen, "--%s: expected a number %s %g "
+				 "and <= %g, not '%s'", o->name,
+				 o->flags & CLI_OPEN_LO ? ">" : ">=", o->lo,
+				 o->hi, val);
+			return -1;
+		}
+		*(double *)field = v;
+		return 0;
+	}
+	case CLI_ENUM:
+		for (int i = 0; o->choices[i]; i++)
+			if (!strcmp(val, o->choices[i])) {
+				*(int *)field = i;
+				return 0;
+			}
+		snprintf(err, errlen, "--%s: expected ", o->name);
+		for (int i = 0; o->choices[i]; i++)
+			snprintf(err + strlen(err), errlen - strlen(err), "%s%s",
+				 o->choices[i], !o->choices[i + 1] ? "" :
+				 !o->choices[i + 2] ? " or " : ", ");
+		snprintf(err + strlen(err), errlen - strlen(err), ", not '%s'",
+			 val);
+		return -1;
 	case CLI_SECONDS: {
 		double v = strtod(val, &end);
 
@@ -81,6 +111,72 @@ static int store_value(const struct cli_option *o, const char *val,
 	}
 	snprintf(err, errlen, "--%s: unknown option type", o->name);
 	return -1;
+}
+
+void cli__defaults(const struct cli_command *cmd, void *opts)
+{
+	char err[256];
+
+	for (size_t i = 0; i < cmd->noptions; i++)
+		if (cmd->options[i].dflt &&
+		    store_value(&cmd->options[i], cmd->options[i].dflt, opts, err,
+				sizeof(err)))
+			abort();	/* a table's own default: a bug */
+}
+
+static size_t field_size(enum cli_type t)
+{
+	switch (t) {
+	case CLI_FLAG:
+		return sizeof(bool);
+	case CLI_STRING:
+		return sizeof(const char *);
+	case CLI_UINT:
+		return sizeof(uint64_t);
+	case CLI_SECONDS:
+	case CLI_DOUBLE:
+		return sizeof(double);
+	case CLI_LIST:
+		return sizeof(struct strlist);
+	case CLI_ENUM:
+		return sizeof(int);
+	}
+	return 0;
+}
+
+void cli__copy_reloadable(const struct cli_command *cmd, void *to,
+			  const void *from)
+{
+	for (size_t i = 0; i < cmd->noptions; i++) {
+		const struct cli_option *o = &cmd->options[i];
+
+		if (o->flags & CLI_RELOAD)
+			memcpy((char *)to + o->offset,
+			       (const char *)from + o->offset,
+			       field_size(o->type));
+	}
+}
+
+int cli__parse_count(const char *cmd, const char *opt, const char *arg,
+		     uint32_t inf, uint32_t *v)
+{
+	char *end;
+	long long n;
+
+	if (!strcmp(arg, "inf") || !strcmp(arg, "infinity")) {
+		*v = inf;
+		return 0;
+	}
+	errno = 0;
+	n = strtoll(arg, &end, 10);
+	if (errno || end == arg || *end || n < 0 || n >= inf) {
+		fprintf(stderr, "icppd: %s: --%s: expected a whole number >= 0 "
+			"or inf, not '%s'\nTry 'icppd %s --help'.\n", cmd, opt,
+			arg, cmd);
+		return -1;
+	}
+	*v = (uint32_t)n;
+	return 0;
 }
 
 int cli__set(const struct cli_command *cmd, const char *name,
@@ -179,7 +275,10 @@ void cli__help(const struct cli_command *cmd, FILE *out)
 			 o->short_name ? o->short_name : ' ',
 			 o->short_name ? ", " : "  ", o->name,
 			 o->arg ? " " : "", o->arg ? o->arg : "");
-		fprintf(out, "  %-26s %s\n", left, o->help);
+		fprintf(out, "  %-26s %s", left, o->help);
+		if (o->dflt)
+			fprintf(out, " (default %s)", o->dflt);
+		fputc('\n', out);
 	}
 	fprintf(out, "  %-26s %s\n", "-h, --help", "show this help and exit");
 	if (cmd->epilog)

@@ -3,19 +3,19 @@
  */
 #include <stddef.h>
 
-#include "daemon/commands.h"
-#include "daemon/profile.h"
-#include "daemon/run_profile.h"
+#include "cli/commands.h"
+#include "cli/run_cli.h"
+#include "report/run_profile.h"
 
 static const struct cli_option record_options[] = {
-	PROFILE_OPT_DB,
-	PROFILE_OPT_EVENT,
-	PROFILE_OPT_FREQ("1000"),
-	PROFILE_OPT_PERIOD("1000003"),
-	PROFILE_OPT_PID,
-	PROFILE_OPT_DURATION,
-	PROFILE_OPT_MMAP("64"),
-	PROFILE_OPT_QUIET,
+	RUN_OPT_DB,
+	RUN_OPT_EVENT,
+	RUN_OPT_FREQ("1000"),
+	RUN_OPT_PERIOD("1000003"),
+	RUN_OPT_PID,
+	RUN_OPT_DURATION,
+	RUN_OPT_MMAP("64"),
+	RUN_OPT_QUIET,
 };
 
 const struct cli_command record_command = {
@@ -35,7 +35,7 @@ const struct cli_command record_command = {
 /* The inferred contexts are stored with the samples, so the v_inferred
  * and v_kccf views answer as soon as the run ends.  A failure costs
  * only that: report infers again. */
-static int record_finish(const struct profile_result *res)
+static int record_finish(const struct run_result *res)
 {
 	struct store_selection sel = { .run_id = res->run_id };
 	struct run_profile p;
@@ -45,12 +45,12 @@ static int record_finish(const struct profile_result *res)
 	return 0;
 }
 
-static const struct profile_mode record_mode = {
-	.cmd = &record_command,
+static const struct run_mode record_mode = {
+	.kind = "record",
 	.finish = record_finish,
 };
 
 int cmd_record(int argc, char **argv)
 {
-	return profile__main(&record_mode, argc, argv);
+	return run_cli__main(&record_command, &record_mode, argc, argv);
 }

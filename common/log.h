@@ -3,8 +3,8 @@
  * Every line starts with "icppd: ".  Errors always print; info unless
  * quiet; debug when ICPPD_DEBUG is set in the environment.
  */
-#ifndef ICPPD_DAEMON_LOG_H
-#define ICPPD_DAEMON_LOG_H
+#ifndef ICPPD_COMMON_LOG_H
+#define ICPPD_COMMON_LOG_H
 
 enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 

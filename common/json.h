@@ -2,8 +2,8 @@
  * json.h - writing a JSON string, the one piece of JSON encoding the
  * subcommands share (their objects are fixed printf formats).
  */
-#ifndef ICPPD_DAEMON_JSON_H
-#define ICPPD_DAEMON_JSON_H
+#ifndef ICPPD_COMMON_JSON_H
+#define ICPPD_COMMON_JSON_H
 
 #include <stdio.h>
 

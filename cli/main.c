@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "daemon/commands.h"
+#include "cli/commands.h"
 
 static const struct {
 	const struct cli_command *cmd;

@@ -4,7 +4,7 @@
  * device or FIFO (outfile.h).
  */
 #define _GNU_SOURCE
-#include "daemon/outfile.h"
+#include "common/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/log.h"
+#include "common/log.h"
 
 /* The process's umask (umask() can only be read by setting it). */
 static mode_t umask_now(void)

@@ -2,7 +2,7 @@
  * launch.c - fork, hold, exec.
  */
 #define _GNU_SOURCE
-#include "daemon/launch.h"
+#include "record/launch.h"
 
 #include <elf.h>
 #include <errno.h>

@@ -10,8 +10,8 @@
  * output (validate): the report then stays apart from what the program
  * prints.
  */
-#ifndef ICPPD_DAEMON_OUTFILE_H
-#define ICPPD_DAEMON_OUTFILE_H
+#ifndef ICPPD_COMMON_OUTFILE_H
+#define ICPPD_COMMON_OUTFILE_H
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -1,0 +1,181 @@
+/*
+ * cmd_daemon.c - "icppd daemon": its options, read from the command line
+ * and the configuration file (defaults, then the file, then argv), and
+ * reread on SIGHUP for the options marked CLI_RELOAD.  The service is
+ * daemon/daemon.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "common/grow.h"
+#include "common/log.h"
+#include "daemon/conffile.h"
+#include "daemon/daemon.h"
+
+#define OPT(f) offsetof(struct daemon_opts, f)
+static const struct cli_option daemon_options[] = {
+	{ "config", 'c', CLI_STRING, OPT(config), "FILE",
+	  "read settings from FILE (see icppd.conf(5))", 0, 0 },
+	{ "foreground", 0, CLI_FLAG, OPT(foreground), NULL,
+	  "stay in the foreground (systemd, tests)", 0, 0 },
+	{ "database", 'd', CLI_STRING, OPT(db), "FILE",
+	  "profile database", 0, 0, .dflt = "icppd.db" },
+	{ "socket", 0, CLI_STRING, OPT(socket), "PATH",
+	  "control socket (default /run/icppd/icppd.sock for root)", 0, 0 },
+	{ "freq", 'F', CLI_UINT, OPT(freq), "HZ",
+	  "samples per second of CPU time", 1, 100000, .dflt = "99" },
+	{ "exe", 0, CLI_LIST, OPT(exe), "PATH",
+	  "watch processes running this executable (repeatable)", 0, 0,
+	  .flags = CLI_RELOAD },
+	{ "comm", 0, CLI_LIST, OPT(comm), "NAME",
+	  "watch processes with this command name (repeatable)", 0, 0,
+	  .flags = CLI_RELOAD },
+	{ "pid", 'p', CLI_LIST, OPT(pid), "PID",
+	  "watch this process (repeatable)", 0, 0, .flags = CLI_RELOAD },
+	{ "flush-interval", 0, CLI_SECONDS, OPT(flush), "S",
+	  "write to the database every S seconds", 0, 0, .dflt = "10",
+	  .flags = CLI_RELOAD },
+	{ "segment", 0, CLI_SECONDS, OPT(segment), "S",
+	  "start a new run every S seconds: the time step of report "
+	  "--since/--until", 0, 0, .dflt = "600", .flags = CLI_RELOAD },
+	{ "keep-days", 0, CLI_SECONDS, OPT(keep_days), "D",
+	  "delete the daemon's runs older than D days (default: keep)",
+	  0, 0, .flags = CLI_RELOAD },
+	{ "max-size", 0, CLI_UINT, OPT(max_mb), "MB",
+	  "delete the oldest daemon runs while the database uses more than "
+	  "MB megabytes (default: no limit)", 1, 1u << 30,
+	  .flags = CLI_RELOAD },
+	{ "mmap-pages", 'm', CLI_UINT, OPT(mmap_pages), "N",
+	  "ring buffer pages per CPU, a power of two", 1, 65536,
+	  .dflt = "64" },
+};
+
+const struct cli_command daemon_command = {
+	.name = "daemon",
+	.synopsis = "[-c CONFIG] [--foreground] [-d DB] [--socket PATH] [-F HZ]\n"
+		    "       [--exe PATH]... [--comm NAME]... [--pid PID]...",
+	.brief = "continuous, low-overhead call-path profiling of running processes",
+	.summary = "Profile the watched processes continuously, at a low rate,\n"
+		   "into the database; control it with icppd ctl.",
+	.options = daemon_options,
+	.noptions = sizeof(daemon_options) / sizeof(daemon_options[0]),
+	.permute = true,
+	.epilog = "Needs permission to sample every CPU (root, or CAP_PERFMON).\n"
+		  "See icppd-daemon(8), icppd.conf(5) and icppd-ctl(1).\n",
+};
+
+/*
+ * The strings of the configuration file, which the options point into:
+ * those of the settings in force, then those of a load in progress.  A
+ * reload that succeeds frees the old ones; one that fails, its own.
+ */
+struct settings {
+	int argc;
+	char **argv;
+	char **lines;
+	size_t n, cap;
+	size_t live;			/* lines[0, live): in force */
+	struct daemon_opts *pending;	/* what a file being loaded sets */
+};
+
+static int set_config(void *arg, const char *key, const char *val,
+		      char *err, size_t errlen)
+{
+	struct settings *s = arg;
+	char *copy = strdup(val);
+
+	if (!copy || grow(&s->lines, &s->cap, s->n + 1, sizeof(*s->lines), 16)) {
+		free(copy);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	s->lines[s->n++] = copy;
+	return cli__set(&daemon_command, key, copy, s->pending, err, errlen);
+}
+
+/* Frees lines [from, to) and closes the gap. */
+static void drop_lines(struct settings *s, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++)
+		free(s->lines[i]);
+	memmove(s->lines + from, s->lines + to, (s->n - to) * sizeof(*s->lines));
+	s->n -= to - from;
+}
+
+/* Defaults, then the configuration file, then argv into @o.  0; -1
+ * after --help; -2 after a usage error; -3 after a bad file. */
+static int load(struct settings *s, struct daemon_opts *o)
+{
+	struct daemon_opts first = { 0 };
+	char *text;
+	int idx, ret;
+
+	cli__defaults(&daemon_command, &first);
+	idx = cli__parse(&daemon_command, s->argc, s->argv, &first);
+	if (idx < 0)
+		return idx;
+	if (idx < s->argc) {
+		fprintf(stderr, "icppd: daemon: unexpected argument '%s'\n"
+			"Try 'icppd daemon --help'.\n", s->argv[idx]);
+		return -2;
+	}
+	memset(o, 0, sizeof(*o));
+	cli__defaults(&daemon_command, o);
+	if (first.config) {
+		if (config__read(first.config, &text))
+			return -3;
+		s->pending = o;
+		ret = config__parse(text, first.config, set_config, s);
+		s->pending = NULL;
+		free(text);
+		if (ret)
+			return -3;
+	}
+	return cli__parse(&daemon_command, s->argc, s->argv, o) < 0 ? -2 : 0;
+}
+
+/* SIGHUP (daemon_reload_fn). */
+static int reload(void *arg, struct daemon_opts *o)
+{
+	struct settings *s = arg;
+	struct daemon_opts next;
+
+	if (load(s, &next) || daemon__check_rules(&next)) {
+		drop_lines(s, s->live, s->n);
+		return -1;
+	}
+	drop_lines(s, 0, s->live);
+	s->live = s->n;
+	cli__copy_reloadable(&daemon_command, o, &next);
+	return 0;
+}
+
+int cmd_daemon(int argc, char **argv)
+{
+	struct settings s = { .argc = argc, .argv = argv };
+	struct daemon_opts o;
+	int ret = load(&s, &o);
+
+	s.live = s.n;
+	if (ret) {
+		ret = ret == -1 ? 0 : ret == -3 ? 1 : 2;	/* -1: --help */
+	} else if (!o.exe.n && !o.comm.n && !o.pid.n && !o.config) {
+		/* A configuration file may watch nothing yet: the
+		 * installed one does, and a reload adds what to watch. */
+		fprintf(stderr, "icppd: daemon: nothing to watch: give --exe, "
+			"--comm or --pid (or a configuration file)\n"
+			"Try 'icppd daemon --help'.\n");
+		ret = 2;
+	} else if (o.mmap_pages & (o.mmap_pages - 1)) {
+		fprintf(stderr, "icppd: daemon: --mmap-pages must be a power of "
+			"two\n");
+		ret = 2;
+	} else {
+		ret = daemon__run(&o, reload, &s);
+	}
+	drop_lines(&s, 0, s.n);
+	free(s.lines);
+	return ret;
+}

@@ -1,0 +1,249 @@
+/*
+ * cmd_report.c - "icppd report": its options, and the glue from them
+ * to report/: choose the runs, infer them (report/run_profile.h), show
+ * the result (report/report.h).
+ */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "binary/lines.h"
+#include "cli/commands.h"
+#include "common/outfile.h"
+#include "report/report.h"
+#include "schema/store.h"
+
+struct report_opts {
+	const char *db, *k, *output, *since, *until, *exe;
+	uint64_t run, pid;
+	double min_percent, similar, hot;
+	int format;
+	bool inclusive, lines;
+};
+
+#define OPT(f) offsetof(struct report_opts, f)
+static const struct cli_option report_options[] = {
+	{ "database", 'd', CLI_STRING, OPT(db), "FILE",
+	  "profile database", 0, 0, .dflt = "icppd.db" },
+	{ "run", 0, CLI_UINT, OPT(run), "ID",
+	  "the run to report (default: the latest that is not training)",
+	  1, INT64_MAX },
+	{ "since", 0, CLI_STRING, OPT(since), "T",
+	  "the runs (daemon segments) from time T: -10m, -2h, -1d, "
+	  "2026-11-22T07:00:00 (UTC) or seconds since 1970", 0, 0 },
+	{ "until", 0, CLI_STRING, OPT(until), "T",
+	  "... up to time T (default now)", 0, 0 },
+	{ "exe", 0, CLI_STRING, OPT(exe), "PROGRAM",
+	  "only the samples of processes running PROGRAM (a path, or a "
+	  "name such as cc1)", 0, 0 },
+	{ "pid", 'p', CLI_UINT, OPT(pid), "PID",
+	  "only the samples of process PID", 1, INT32_MAX },
+	{ "k", 'k', CLI_STRING, OPT(k), "K",
+	  "callers per context: 0 flat, 1 edges, ..., inf (default 3)", 0, 0 },
+	{ "inclusive", 0, CLI_FLAG, OPT(inclusive), NULL,
+	  "weigh a context by the samples anywhere below it", 0, 0 },
+	{ "min-percent", 0, CLI_DOUBLE, OPT(min_percent), "P",
+	  "hide contexts under P % of all samples (default 0.5 for text, "
+	  "else 0)", 0, 0, .lo = 0, .hi = 100 },
+	{ "similar", 0, CLI_DOUBLE, OPT(similar), "X",
+	  "keep the X%-similar part: contexts with at least X % of their "
+	  "function's samples", 0, 0, .lo = 0, .hi = 100 },
+	{ "hot", 0, CLI_DOUBLE, OPT(hot), "PHI",
+	  "the hot calling context tree: contexts with at least PHI of "
+	  "all samples (0 < PHI <= 1), and their callers", 0, 0,
+	  .flags = CLI_OPEN_LO, .lo = 0, .hi = 1 },
+	{ "format", 'f', CLI_ENUM, OPT(format), "FMT",
+	  "text, folded, json or pprof", 0, 0, .dflt = "text",
+	  .choices = report_format_names },
+	{ "output", 'o', CLI_STRING, OPT(output), "FILE",
+	  "write to FILE instead of standard output", 0, 0 },
+	{ "lines", 0, CLI_FLAG, OPT(lines), NULL,
+	  "show each caller's call site as file:line (DWARF)", 0, 0 },
+};
+
+const struct cli_command report_command = {
+	.name = "report",
+	.synopsis = "[options]",
+	.brief = "call paths of a run: k-calling-context forests, hot contexts",
+	.summary = "Show a run's call paths: for each function, its hottest\n"
+		   "calling contexts of up to K callers, inferred from the\n"
+		   "context identifiers through the training path maps.",
+	.options = report_options,
+	.noptions = sizeof(report_options) / sizeof(report_options[0]),
+	.permute = true,
+	.epilog = "Weights marked '~' are partly apportioned among ambiguous\n"
+		  "candidates or found by search, not certain.  See\n"
+		  "icppd-report(1), and the v_inferred and v_kccf views.\n",
+};
+
+#define TEXT_MIN_PERCENT 0.5
+
+static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "icppd: report: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'icppd report --help'.\n");
+	return -1;
+}
+
+/* @s as nanoseconds since 1970: "now", -Ns/-Nm/-Nh/-Nd before now,
+ * seconds since 1970, or an ISO 8601 UTC date and time. */
+static int parse_time(const char *s, int64_t *ns)
+{
+	struct timespec now;
+	static const char *const formats[] = { "%Y-%m-%dT%H:%M:%S",
+		"%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d" };
+	char *end;
+	double v;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (!strcmp(s, "now")) {
+		*ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+		return 0;
+	}
+	if (s[0] == '-') {
+		v = strtod(s + 1, &end);
+		if (end != s + 1 && v >= 0 && end[0] && !end[1] &&
+		    strchr("smhd", end[0])) {
+			double unit = end[0] == 's' ? 1 : end[0] == 'm' ? 60 :
+				      end[0] == 'h' ? 3600 : 86400;
+
+			/* Up to 280 years back, so that no conversion or
+			 * subtraction below overflows an int64_t. */
+			if (!(v * unit <= 9e9 - (double)now.tv_sec))
+				return -1;
+			*ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec -
+			      (int64_t)(v * unit * 1e9);
+			return 0;
+		}
+		return -1;
+	}
+	v = strtod(s, &end);
+	if (end != s && !*end && v >= 0 && v <= 9e9) {
+		*ns = (int64_t)(v * 1e9);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+		struct tm tm = { 0 };
+		const char *e = strptime(s, formats[i], &tm);
+
+		time_t t = e && !*e ? timegm(&tm) : -1;
+
+		if (t >= 0 && t <= 9000000000) {	/* year 2255 */
+			*ns = (int64_t)t * 1000000000;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+
+/* The view and the selection the options ask for; -1 after a usage
+ * message. */
+static int check_opts(const struct report_opts *o, struct report_view *v,
+		      struct store_selection *sel)
+{
+	v->fmt = (enum report_format)o->format;
+	v->k = 3;
+	if (o->k && cli__parse_count("report", "k", o->k, KCCF_INF, &v->k))
+		return -1;
+	v->inclusive = o->inclusive;
+	v->min_percent = !isnan(o->min_percent) ? o->min_percent :
+			 v->fmt == REPORT_TEXT ? TEXT_MIN_PERCENT : 0;
+	v->similar = o->similar;
+	v->phi = o->hot;
+	if (o->hot && (o->k || o->similar || o->inclusive))
+		return usage("--hot shows whole contexts: it takes no --k, "
+			     "--similar or --inclusive");
+	if (o->inclusive && (v->fmt == REPORT_FOLDED || v->fmt == REPORT_PPROF))
+		return usage("--inclusive: %s output carries self weights "
+			     "(its tools add them up)",
+			     report_format_names[v->fmt]);
+	if (o->since && parse_time(o->since, &sel->since_ns))
+		return usage("--since: expected now, -10m (s, m, h, d), seconds "
+			     "since 1970 or 2026-11-22T07:00:00, not '%s'",
+			     o->since);
+	if (o->until && parse_time(o->until, &sel->until_ns))
+		return usage("--until: expected now, -10m (s, m, h, d), seconds "
+			     "since 1970 or 2026-11-22T07:00:00, not '%s'",
+			     o->until);
+	if ((o->since || o->until) && o->run)
+		return usage("--run and --since/--until choose runs two ways: "
+			     "give one");
+	if (o->exe && !*o->exe)
+		return usage("--exe: expected a program's path or name, not ''");
+	if (v->fmt == REPORT_PPROF && o->hot)
+		return usage("--hot: pprof holds whole samples; use --k inf "
+			     "instead");
+	sel->pid = (int64_t)o->pid;
+	return 0;
+}
+
+/* The run, program and window to infer; -1 after logging why. */
+static int select_runs(struct store *st, const struct report_opts *o,
+		       struct store_selection *sel, char *exe, size_t len)
+{
+	if (o->exe && report__resolve_exe(st, o->db, o->exe, exe, len))
+		return -1;
+	sel->program = o->exe ? exe : NULL;
+	if (o->since || o->until)
+		sel->run_id = 0;	/* the window */
+	else if (o->run)
+		sel->run_id = (int64_t)o->run;
+	else if (report__latest_run(st, o->db, &sel->run_id))
+		return -1;
+	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_opts o = { .min_percent = NAN };
+	struct report_view v = { 0 };
+	struct run_profile p = { 0 };
+	struct store_selection sel = { .until_ns = INT64_MAX };
+	struct store *st = NULL;
+	struct outfile out = { 0 };
+	char exe_path[PATH_MAX];
+	int idx, ret = 1;
+
+	cli__defaults(&report_command, &o);
+	idx = cli__parse(&report_command, argc, argv, &o);
+	if (idx < 0)
+		return idx == -1 ? 0 : 2;
+	if (idx < argc) {
+		usage("unexpected argument '%s'", argv[idx]);
+		return 2;
+	}
+	if (check_opts(&o, &v, &sel))
+		return 2;
+	if (outfile__open(&out, o.output))
+		return 1;
+	v.out = out.f;
+	v.p = &p;
+	st = report__open(o.db);
+	if (!st || select_runs(st, &o, &sel, exe_path, sizeof(exe_path)) ||
+	    run_profile__infer(st, &sel, true, &p) ||
+	    report__check(&p, o.db, o.pid || o.exe, v.k))
+		goto out;
+	if (o.lines && !(v.lines = lines__new()))
+		goto out;
+	if (report__write(&v))
+		goto out;
+	ret = 0;
+out:
+	lines__free(v.lines);
+	run_profile__free(&p);
+	store__close(st);
+	if (outfile__close(&out, !ret))
+		ret = 1;
+	return ret;
+}

@@ -1,0 +1,57 @@
+/*
+ * run_cli.c - parsing and checking what record, train and validate
+ * share (see run_cli.h).
+ */
+#include "cli/run_cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "common/log.h"
+
+static int usage(const struct cli_command *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int usage(const struct cli_command *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "icppd: %s: ", cmd->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'icppd %s --help'.\n", cmd->name);
+	return -1;
+}
+
+static int check(const struct cli_command *cmd, const struct run_mode *mode,
+		 const struct run_opts *o, bool attach, bool command)
+{
+	if (attach == command)
+		return usage(cmd, "give either -p PID or -- COMMAND");
+	if (o->freq && o->period)
+		return usage(cmd, "-F and -c exclude each other");
+	if (!o->mmap_pages || (o->mmap_pages & (o->mmap_pages - 1)))
+		return usage(cmd, "--mmap-pages must be a power of two");
+	if (mode->unwind && (o->stack_size % 8 || o->stack_size < 64 ||
+			     o->stack_size > RUN_MAX_STACK))
+		return usage(cmd, "--stack-size must be a multiple of 8 from 64 "
+			     "to %u", RUN_MAX_STACK);
+	return 0;
+}
+
+int run_cli__main(const struct cli_command *cmd, const struct run_mode *mode,
+		  int argc, char **argv)
+{
+	struct run_opts o = { 0 };
+	int first;
+
+	cli__defaults(cmd, &o);
+	first = cli__parse(cmd, argc, argv, &o);
+	if (first < 0)
+		return first == -1 ? 0 : 2;
+	if (o.quiet)
+		log__set_level(LOG_WARN);
+	if (check(cmd, mode, &o, o.pid != 0, first < argc))
+		return 2;
+	return run__main(mode, &o, o.pid ? NULL : argv + first);
+}

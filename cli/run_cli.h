@@ -1,0 +1,48 @@
+/*
+ * run_cli.h - the options record, train and validate share, and their
+ * checks, in front of record/run.h.
+ */
+#ifndef ICPPD_CLI_RUN_CLI_H
+#define ICPPD_CLI_RUN_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cli/cli.h"
+#include "record/run.h"
+
+/* Parses @argv for @cmd (its options write a struct run_opts), checks
+ * them, and runs @mode.  The exit status. */
+int run_cli__main(const struct cli_command *cmd, const struct run_mode *mode,
+		  int argc, char **argv);
+
+/* Option table entries the subcommands share. */
+#define RUN_OPT(f) offsetof(struct run_opts, f)
+#define RUN_OPT_DB { "database", 'd', CLI_STRING, RUN_OPT(db), "FILE", \
+	"profile database", 0, 0, .dflt = "icppd.db" }
+#define RUN_OPT_EVENT { "event", 'e', CLI_STRING, RUN_OPT(event), \
+	"EVENT", "libpfm4 event to sample (default: a precise event, else " \
+	"cpu-clock)", 0, 0 }
+#define RUN_OPT_FREQ(d) { "freq", 'F', CLI_UINT, RUN_OPT(freq), \
+	"HZ", "samples per second of CPU time (default " d \
+	" for cpu-clock)", 1, 100000 }
+#define RUN_OPT_PERIOD(d) { "period", 'c', CLI_UINT, RUN_OPT(period), \
+	"N", "one sample every N events (default " d " for precise " \
+	"events)", 1, UINT64_MAX }
+#define RUN_OPT_MMAP(d) { "mmap-pages", 'm', CLI_UINT, \
+	RUN_OPT(mmap_pages), "N", "ring buffer pages per CPU, a power of " \
+	"two", 1, 65536, .dflt = d }
+#define RUN_OPT_PID { "pid", 'p', CLI_UINT, RUN_OPT(pid), "PID", \
+	"attach to a running process and all its threads", 1, INT32_MAX }
+#define RUN_OPT_DURATION { "duration", 0, CLI_SECONDS, RUN_OPT(duration), \
+	"S", "stop after S seconds", 0, 0 }
+#define RUN_OPT_OUTPUT { "output", 'o', CLI_STRING, RUN_OPT(output), \
+	"FILE", "write the report to FILE, not to standard output (which " \
+	"the command shares)", 0, 0 }
+#define RUN_OPT_QUIET { "quiet", 'q', CLI_FLAG, RUN_OPT(quiet), NULL, \
+	"print errors only", 0, 0 }
+#define RUN_OPT_STACK { "stack-size", 0, CLI_UINT, RUN_OPT(stack_size), \
+	"BYTES", "user stack copied per sample, a multiple of 8, at most " \
+	"65528", 1, UINT64_MAX, .dflt = "16384" }
+
+#endif

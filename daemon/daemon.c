@@ -1,0 +1,586 @@
+/*
+ * daemon.c - the service (see daemon.h).
+ *
+ * One system-wide session (every CPU, every task) feeds the recorder; a
+ * filter keeps the samples of watched processes only, so a process that
+ * starts, or execs a watched executable, is profiled from its first
+ * sample without any per-process setup.  Processes that were running
+ * before the daemon, or that the kernel's records did not describe, are
+ * seeded from /proc by a scan once per flush interval.  Counts are
+ * flushed to SQLite (WAL: reports read while it writes) in one
+ * transaction per interval.  The recorder's signal model: SIGTERM and
+ * SIGINT flush and exit 0, SIGHUP reloads the settings.
+ */
+#define _GNU_SOURCE
+#include "daemon/daemon.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "collector/collector.h"
+#include "collector/event.h"
+#include "collector/procfs.h"
+#include "collector/sys.h"
+#include "common/clock.h"
+#include "common/grow.h"
+#include "common/log.h"
+#include "daemon/ctl.h"
+#include "record/recorder.h"
+#include "schema/retain.h"
+#include "schema/store.h"
+
+#define DAEMON_MAX_KEYS (1u << 20)
+/* 20 ms: a new process's mappings are read while it still lives (its
+ * files are opened through /proc/PID), and a pending control client
+ * waits no longer. */
+#define DAEMON_POLL_MS 20
+
+/* What the daemon watches, resolved. */
+struct rules {
+	char **exe;		/* canonical paths */
+	size_t nexe;
+	char **comm;
+	size_t ncomm;
+	uint32_t *pid;
+	size_t npid;
+};
+
+/* A watched process, for status. */
+struct watched {
+	uint32_t pid;
+	char comm[16];
+	char exe[256];
+};
+
+struct daemon {
+	struct daemon_opts o;		/* strings: only until started */
+	daemon_reload_fn reload;
+	void *reload_arg;
+	struct rules rules;
+	struct store *store;
+	struct recorder *rec;
+	struct watched *seen;		/* processes seeded or matched */
+	size_t nseen, seen_cap;
+	bool stop;
+	char db_path[PATH_MAX], sock_path[PATH_MAX];
+};
+
+static void free_rules(struct rules *r)
+{
+	for (size_t i = 0; i < r->nexe; i++)
+		free(r->exe[i]);
+	for (size_t i = 0; i < r->ncomm; i++)
+		free(r->comm[i]);
+	free(r->exe);
+	free(r->comm);
+	free(r->pid);
+	memset(r, 0, sizeof(*r));
+}
+
+static int make_rules(const struct daemon_opts *o, struct rules *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->exe = calloc(o->exe.n + 1, sizeof(*r->exe));
+	r->comm = calloc(o->comm.n + 1, sizeof(*r->comm));
+	r->pid = calloc(o->pid.n + 1, sizeof(*r->pid));
+	if (!r->exe || !r->comm || !r->pid)
+		goto out_nomem;
+	for (size_t i = 0; i < o->exe.n; i++) {
+		char real[PATH_MAX];
+
+		if (!*o->exe.v[i]) {
+			log_error("--exe: expected an executable's path, not ''");
+			free_rules(r);
+			return -1;
+		}
+
+		/* a path not there yet may appear later, as given */
+		r->exe[r->nexe] = strdup(realpath(o->exe.v[i], real) ?
+					 real : o->exe.v[i]);
+		if (!r->exe[r->nexe++])
+			goto out_nomem;
+	}
+	for (size_t i = 0; i < o->comm.n; i++) {
+		if (!*o->comm.v[i]) {
+			log_error("--comm: expected a command name, not ''");
+			free_rules(r);
+			return -1;
+		}
+		if (!(r->comm[r->ncomm++] = strdup(o->comm.v[i])))
+			goto out_nomem;
+	}
+	for (size_t i = 0; i < o->pid.n; i++) {
+		char *end;
+		unsigned long v = strtoul(o->pid.v[i], &end, 10);
+
+		if (end == o->pid.v[i] || *end || !v || v > INT32_MAX) {
+			log_error("--pid: not a process id: '%s'", o->pid.v[i]);
+			free_rules(r);
+			return -1;
+		}
+		r->pid[r->npid++] = (uint32_t)v;
+	}
+	return 0;
+out_nomem:
+	free_rules(r);
+	log_error("out of memory");
+	return -1;
+}
+
+int daemon__check_rules(const struct daemon_opts *o)
+{
+	struct rules r;
+
+	if (make_rules(o, &r))
+		return -1;
+	free_rules(&r);
+	return 0;
+}
+
+static bool matches(const struct rules *r, uint32_t pid, const char *exe,
+		    const char *comm)
+{
+	for (size_t i = 0; i < r->npid; i++)
+		if (r->pid[i] == pid)
+			return true;
+	for (size_t i = 0; exe && i < r->nexe; i++)
+		if (!strcmp(r->exe[i], exe))
+			return true;
+	for (size_t i = 0; comm && *comm && i < r->ncomm; i++)
+		if (!strncmp(r->comm[i], comm, 15))
+			return true;
+	return false;
+}
+
+static bool filter(void *arg, uint32_t pid, const char *exe, const char *comm)
+{
+	return matches(&((struct daemon *)arg)->rules, pid, exe, comm);
+}
+
+static struct watched *find_seen(struct daemon *d, uint32_t pid)
+{
+	for (size_t i = 0; i < d->nseen; i++)
+		if (d->seen[i].pid == pid)
+			return &d->seen[i];
+	return NULL;
+}
+
+/*
+ * Seeds every running process that matches and was not seeded yet from
+ * /proc (its mappings, stack base, thread names); forgets those gone.
+ */
+static void scan(struct daemon *d)
+{
+	DIR *dir = opendir(icppd_procdir);
+	struct dirent *e;
+	size_t kept = 0;
+
+	for (size_t i = 0; i < d->nseen; i++) {
+		char p[64];
+
+		snprintf(p, sizeof(p), "%s/%u", icppd_procdir, d->seen[i].pid);
+		if (!access(p, F_OK))
+			d->seen[kept++] = d->seen[i];
+	}
+	d->nseen = kept;
+	while (dir && (e = readdir(dir))) {
+		char exe[PATH_MAX] = "", comm[16] = "";
+		bool known;
+		uint32_t pid;
+
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		pid = (uint32_t)strtoul(e->d_name, NULL, 10);
+		if (!pid || (pid_t)pid == getpid() || find_seen(d, pid))
+			continue;
+		known = !procfs__exe((pid_t)pid, exe, sizeof(exe));
+		procfs__comm((pid_t)pid, (pid_t)pid, comm, sizeof(comm));
+		if (!matches(&d->rules, pid, known ? exe : NULL, comm))
+			continue;
+		if (grow(&d->seen, &d->seen_cap, d->nseen + 1, sizeof(*d->seen),
+			 16))
+			break;
+		memset(&d->seen[d->nseen], 0, sizeof(*d->seen));
+		d->seen[d->nseen].pid = pid;
+		memcpy(d->seen[d->nseen].comm, comm, sizeof(comm));
+		memcpy(d->seen[d->nseen].exe, exe,
+		       strnlen(exe, sizeof(d->seen->exe) - 1));
+		d->nseen++;
+		if (collector__add_running(recorder__collector(d->rec),
+					   (pid_t)pid))
+			log_warn("process %u: cannot read its memory map", pid);
+		else
+			log_info("watching process %u (%s, %s)", pid, comm, exe);
+	}
+	if (dir)
+		closedir(dir);
+}
+
+/* The recorder's flush: the daemon's counters. */
+static size_t counters(void *arg, const struct collector_stats *run,
+		       struct store_counter *c, size_t max)
+{
+	struct daemon *d = arg;
+
+	if (max < 2)
+		return 0;
+	c[0] = (struct store_counter){ "daemon.filtered", (int64_t)run->filtered };
+	c[1] = (struct store_counter){ "daemon.watched_processes",
+				       (int64_t)d->nseen };
+	return 2;
+}
+
+static int64_t file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? -1 : (int64_t)st.st_size;
+}
+
+static void status(struct daemon *d, FILE *out)
+{
+	const struct collector_stats *cs = recorder__totals(d->rec);
+
+	fprintf(out, "daemon %d, run %lld\n", (int)getpid(),
+		(long long)recorder__run_id(d->rec));
+	fprintf(out, "database %s (%lld bytes)\n", d->db_path,
+		(long long)file_size(d->db_path));
+	for (size_t i = 0; i < d->rules.nexe; i++)
+		fprintf(out, "watch exe %s\n", d->rules.exe[i]);
+	for (size_t i = 0; i < d->rules.ncomm; i++)
+		fprintf(out, "watch comm %s\n", d->rules.comm[i]);
+	for (size_t i = 0; i < d->rules.npid; i++)
+		fprintf(out, "watch pid %u\n", d->rules.pid[i]);
+	for (size_t i = 0; i < d->nseen; i++)
+		fprintf(out, "process %u %s %s\n", d->seen[i].pid,
+			d->seen[i].comm, d->seen[i].exe);
+	fprintf(out, "samples %llu, lost %llu, other processes' samples %llu\n",
+		(unsigned long long)cs->samples, (unsigned long long)cs->lost,
+		(unsigned long long)cs->filtered);
+	fprintf(out, "modules %zu\n", recorder__modules(d->rec));
+}
+
+/* Retention by age and size, at each new segment. */
+static void retain(struct daemon *d)
+{
+	int64_t deleted, before = 0;
+
+	if (!d->o.keep_days && !d->o.max_mb)
+		return;
+	if (d->o.keep_days)
+		before = clock__real_ns() - (int64_t)(d->o.keep_days * 86400e9);
+	if (store__retain(d->store, recorder__run_id(d->rec), before,
+			  (int64_t)d->o.max_mb << 20, &deleted))
+		log_error("retention: %s", store__error(d->store));
+	else if (deleted)
+		log_info("retention: deleted %lld old run%s", (long long)deleted,
+			 deleted > 1 ? "s" : "");
+}
+
+static void control(void *arg, const char *req, FILE *out)
+{
+	struct daemon *d = arg;
+
+	if (!strcmp(req, "status")) {
+		status(d, out);
+		fprintf(out, "ok\n");
+	} else if (!strcmp(req, "flush")) {
+		fprintf(out, recorder__flush(d->rec) ? "error: %s\n" : "ok\n",
+			store__error(d->store));
+	} else if (!strcmp(req, "stop")) {
+		d->stop = true;
+		fprintf(out, "ok\n");
+	} else {
+		fprintf(out, "error: unknown request '%s' (status, flush, "
+			"stop)\n", req);
+	}
+}
+
+/* SIGHUP: the reloadable settings, and the rules they give. */
+static void reload(struct daemon *d)
+{
+	struct daemon_opts o = d->o;
+	struct rules r;
+
+	if (!d->reload || d->reload(d->reload_arg, &o) || make_rules(&o, &r)) {
+		log_error("reload failed: the old settings stay");
+		return;
+	}
+	free_rules(&d->rules);
+	d->rules = r;
+	d->o = o;
+	recorder__set_flush_ns(d->rec, (int64_t)(d->o.flush * 1e9));
+	log_info("reloaded: %zu executables, %zu names, %zu pids watched",
+		 r.nexe, r.ncomm, r.npid);
+	scan(d);
+}
+
+/*
+ * The database, which root fills with every watched process's profile:
+ * not a symbolic link, owned by this user and writable by no one else,
+ * and under folders that only root or this user can change all the way
+ * up (a folder another user can write to, without the sticky bit, lets
+ * that user swap what is below it; a sticky one, as /tmp, does not).
+ */
+static int check_db(const char *path)
+{
+	char dir[PATH_MAX], real[PATH_MAX], *slash;
+	struct stat st;
+
+	if (!lstat(path, &st)) {
+		if (S_ISLNK(st.st_mode) || !S_ISREG(st.st_mode) ||
+		    (st.st_mode & 022) || st.st_uid != geteuid()) {
+			log_error("%s: refused: %s", path, S_ISLNK(st.st_mode) ?
+				  "a symbolic link" : !S_ISREG(st.st_mode) ?
+				  "not a regular file" : st.st_mode & 022 ?
+				  "writable by group or others (chmod go-w)" :
+				  "owned by another user (it could read every "
+				  "profile)");
+			return -1;
+		}
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	else
+		strcpy(dir, ".");
+	if (!realpath(dir, real)) {
+		log_error("%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		if (stat(real, &st))
+			break;
+		if ((st.st_uid && st.st_uid != geteuid()) ||
+		    ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))) {
+			log_error("%s: refused: the folder %s is %s", path, real,
+				  st.st_mode & 022 && !(st.st_mode & S_ISVTX) ?
+				  "writable by group or others" :
+				  "owned by another user");
+			return -1;
+		}
+		if (!strcmp(real, "/"))
+			break;
+		slash = strrchr(real, '/');
+		*(slash == real ? slash + 1 : slash) = '\0';
+	}
+	return 0;
+}
+
+/* One daemon per database: a lock held while it runs. */
+static int lock_db(const char *db)
+{
+	char path[PATH_MAX + 16];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s-daemon.lock", db);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		log_error("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		log_error("%s: another icppd daemon is using this database",
+			  db);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+void daemon__default_socket(char *buf, size_t len)
+{
+	const char *run = getenv("XDG_RUNTIME_DIR");
+
+	if (!geteuid())
+		snprintf(buf, len, "/run/icppd/icppd.sock");
+	else if (run && *run)
+		snprintf(buf, len, "%s/icppd.sock", run);
+	else
+		snprintf(buf, len, "/tmp/icppd-%u.sock", (unsigned)geteuid());
+}
+
+static int absolute(const char *path, char *out, size_t len)
+{
+	char cwd[PATH_MAX];
+
+	if (path[0] == '/')
+		return snprintf(out, len, "%s", path) >= (int)len ? -1 : 0;
+	if (!getcwd(cwd, sizeof(cwd)))
+		return -1;
+	return snprintf(out, len, "%s/%s", cwd, path) >= (int)len ? -1 : 0;
+}
+
+/* Paths made absolute (the daemon may chdir), the rules, the database
+ * checked and locked, the socket free.  The lock's descriptor, or -1
+ * after logging why. */
+static int claim(struct daemon *d)
+{
+	char err[600];
+	int lock;
+
+	if (absolute(d->o.db, d->db_path, sizeof(d->db_path)) ||
+	    (d->o.socket ? absolute(d->o.socket, d->sock_path,
+				    sizeof(d->sock_path))
+			 : (daemon__default_socket(d->sock_path,
+						   sizeof(d->sock_path)), 0))) {
+		log_error("path too long");
+		return -1;
+	}
+	if (make_rules(&d->o, &d->rules) || check_db(d->db_path) ||
+	    (lock = lock_db(d->db_path)) < 0)
+		return -1;
+	/* the unit's RuntimeDirectory; made here when run by hand */
+	if (!strcmp(d->sock_path, "/run/icppd/icppd.sock"))
+		mkdir("/run/icppd", 0755);
+	/* refuse a socket in use now; listen only once sampling runs, so
+	 * that the socket's appearance means the daemon is ready */
+	if (ctl__check(d->sock_path, err, sizeof(err))) {
+		log_error("%s", err);
+		close(lock);
+		return -1;
+	}
+	return lock;
+}
+
+/* The store, the event and the recorder's session on every CPU, and
+ * the first run.  0, or -1 after logging why. */
+static int start_recording(struct daemon *d, struct run_info *ri,
+			   struct event_choice *ev)
+{
+	struct recorder_opts ro = { .max_keys = DAEMON_MAX_KEYS,
+		.flush_ns = (int64_t)(d->o.flush * 1e9),
+		.poll_ms = DAEMON_POLL_MS, .filter = filter, .filter_arg = d,
+		.counters = counters, .counters_arg = d };
+	pid_t all = -1;
+	char err[600];
+	int errnum;
+
+	umask(077);	/* a new database is the owner's only */
+	d->store = store__open(d->db_path, err, sizeof(err));
+	if (!d->store) {
+		log_error("%s", err);
+		return -1;
+	}
+	if (event__choose(NULL, d->o.freq, 0, ev, err, sizeof(err))) {
+		log_error("%s", err);
+		return -1;
+	}
+	d->rec = recorder__new(d->store, &ro);
+	if (!d->rec || recorder__catch_signals()) {
+		log_error("out of memory");
+		return -1;
+	}
+	if (recorder__open(d->rec, &ev->attr, &all, 1, (size_t)d->o.mmap_pages,
+			   err, sizeof(err), &errnum)) {
+		log_error("%s: %s%s", ev->name, err, errnum == EACCES ||
+			  errnum == EPERM ? " (sampling every CPU needs root or "
+			  "CAP_PERFMON)" : "");
+		return -1;
+	}
+	*ri = (struct run_info){ .kind = "daemon", .command = "icppd daemon",
+		.target_pid = -1, .event = ev->name,
+		.event_canonical = ev->canonical,
+		.precise = ev->attr.precise_ip,
+		.period = ev->freq ? 0 : ev->rate,
+		.frequency = ev->freq ? ev->rate : 0 };
+	return recorder__begin(d->rec, ri);
+}
+
+/* The loop: samples, control clients, reloads, scans and segments,
+ * until a stop. */
+static void serve(struct daemon *d, struct ctl_server *ctl, int lfd,
+		  const struct run_info *ri)
+{
+	int64_t last_scan = clock__mono_ns(), segment_start = last_scan;
+
+	while (!d->stop) {
+		int seen = recorder__step(d->rec, lfd);
+
+		if (seen < 0)
+			seen = 0;	/* logged; sampling goes on */
+		ctl_server__service(ctl);
+		if (seen & RECORDER_STOP)
+			break;
+		if ((seen & RECORDER_HUP) && d->o.config)
+			reload(d);
+		if (clock__mono_ns() - last_scan >= (int64_t)(d->o.flush * 1e9)) {
+			scan(d);
+			last_scan = clock__mono_ns();
+		}
+		if (clock__mono_ns() - segment_start >=
+		    (int64_t)(d->o.segment * 1e9) &&
+		    !recorder__next_run(d->rec, ri)) {
+			segment_start = clock__mono_ns();
+			retain(d);
+		}
+	}
+}
+
+static void free_daemon(struct daemon *d)
+{
+	recorder__free(d->rec);
+	store__close(d->store);
+	free_rules(&d->rules);
+	free(d->seen);
+}
+
+int daemon__run(const struct daemon_opts *o, daemon_reload_fn reload_fn,
+		void *arg)
+{
+	struct daemon d = { .o = *o, .reload = reload_fn, .reload_arg = arg };
+	struct ctl_server *ctl = NULL;
+	struct event_choice ev;
+	struct run_info ri;
+	char err[600];
+	int ret = 1, lfd = -1, lock = claim(&d);
+
+	if (lock < 0)
+		goto out;
+	if (start_recording(&d, &ri, &ev))
+		goto out_socket;
+	if (!d.o.foreground && daemon(0, 1)) {
+		log_error("cannot detach: %s", strerror(errno));
+		goto out_run;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	scan(&d);
+	if (recorder__enable(d.rec)) {
+		log_error("enabling the events: %s", strerror(errno));
+		goto out_run;
+	}
+	lfd = ctl__listen(d.sock_path, err, sizeof(err));
+	if (lfd < 0 || !(ctl = ctl_server__new(lfd, control, &d))) {
+		log_error("%s", lfd < 0 ? err : "out of memory");
+		goto out_run;
+	}
+	log_info("daemon %d: %s at %llu Hz into %s (run %lld), control at %s",
+		 (int)getpid(), ev.name, (unsigned long long)ev.rate,
+		 d.db_path, (long long)recorder__run_id(d.rec), d.sock_path);
+	serve(&d, ctl, lfd, &ri);
+	ret = recorder__drain(d.rec) ? 1 : 0;
+	log_info("stopped: run %lld flushed", (long long)recorder__run_id(d.rec));
+out_run:
+	recorder__end(d.rec, ret ? "failed" : "finished", -1);
+out_socket:
+	ctl_server__free(ctl);
+	if (lfd >= 0) {
+		close(lfd);
+		unlink(d.sock_path);
+	}
+	close(lock);
+out:
+	free_daemon(&d);
+	return ret;
+}

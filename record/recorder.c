@@ -1,0 +1,463 @@
+/*
+ * recorder.c - the one recorder (see recorder.h).
+ *
+ * The collector knows nothing of sessions: the recorder reads the rings
+ * and hands each record to it (exec notices first, then every record as
+ * soon as it is read, then records in time order), and owns the flush.
+ */
+#define _GNU_SOURCE
+#include "record/recorder.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "binary/module.h"
+#include "collector/aggregate.h"
+#include "collector/procfs.h"
+#include "collector/session.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "inference/pathmap.h"
+#include "schema/store.h"
+
+/* Distinct paths kept in memory; beyond, samples are counted as
+ * "map_full" (a program with millions of distinct contexts). */
+#define PATHMAP_MAX_NODES (4u << 20)
+/* Counters a flush writes: unwinding's, the recorder's, the caller's. */
+#define MAX_COUNTERS (UNW_NR_STATUS + 8)
+
+struct recorder {
+	struct recorder_opts o;
+	struct store *store;
+	struct module_cache *modules;
+	struct aggregate *agg;
+	struct collector *col;
+	struct session *sess;
+	struct pathmap *paths;		/* unwinding */
+	uint64_t map_full;		/* complete paths the map had no room for */
+	uint64_t dropped;		/* samples dropped: store full */
+	struct collector_stats base;	/* totals when this run began */
+	int64_t run_id;
+	int64_t last_flush;
+	bool flush_failed;
+};
+
+/* ---- signals ------------------------------------------------------------ */
+
+static int sig_pipe[2] = { -1, -1 };
+static volatile sig_atomic_t sig_seen;	/* RECORDER_STOP | HUP | CHILD */
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+	char c = (char)sig;
+
+	sig_seen |= sig == SIGCHLD ? RECORDER_CHILD : sig == SIGHUP ?
+		    RECORDER_HUP : RECORDER_STOP;
+	if (write(sig_pipe[1], &c, 1) < 0) {
+		/* The pipe is full: the loop is awake already. */
+	}
+	errno = saved;
+}
+
+int recorder__catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
+
+	if (sig_pipe[0] < 0 && pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK))
+		return -errno;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+	return 0;
+}
+
+/* The signals since the last call. */
+static int take_signals(void)
+{
+	char buf[64];
+	int seen;
+
+	if (sig_pipe[0] >= 0)
+		while (read(sig_pipe[0], buf, sizeof(buf)) > 0)
+			;
+	seen = sig_seen;
+	sig_seen = 0;
+	return seen;
+}
+
+/* ---- setup -------------------------------------------------------------- */
+
+static int path_cb(void *arg, const struct collector_path *p)
+{
+	struct recorder *r = arg;
+	int ret = pathmap__add(r->paths, p->program, p->frames, p->n, NULL);
+
+	if (ret == -ENOSPC) {
+		r->map_full++;
+		return 0;
+	}
+	return ret;
+}
+
+struct recorder *recorder__new(struct store *st, const struct recorder_opts *o)
+{
+	struct recorder *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->o = *o;
+	r->store = st;
+	r->modules = module_cache__new();
+	r->agg = aggregate__new(o->max_keys);
+	r->col = r->modules && r->agg ? collector__new(r->modules, r->agg) : NULL;
+	if (r->col && o->unwind &&
+	    (!(r->paths = pathmap__new(PATHMAP_MAX_NODES)) ||
+	     collector__set_unwind(r->col, path_cb, r)))
+		collector__free(r->col), r->col = NULL;
+	if (!r->col) {
+		recorder__free(r);
+		return NULL;
+	}
+	if (o->filter)
+		collector__set_filter(r->col, o->filter, o->filter_arg);
+	return r;
+}
+
+void recorder__free(struct recorder *r)
+{
+	if (!r)
+		return;
+	session__close(r->sess);
+	collector__free(r->col);
+	pathmap__free(r->paths);
+	aggregate__free(r->agg);
+	module_cache__free(r->modules);
+	free(r);
+}
+
+struct collector *recorder__collector(struct recorder *r)
+{
+	return r->col;
+}
+
+int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
+		   const pid_t *tasks, size_t ntasks, size_t ring_pages,
+		   char *err, size_t errlen, int *errnum)
+{
+	r->sess = session__open(attr, tasks, ntasks, ring_pages, err, errlen,
+				errnum);
+	return r->sess ? 0 : -1;
+}
+
+/* A run's writer is alive when it is an icppd process on this host
+ * (a reused pid runs something else); another host's runs are left. */
+static bool writer_alive(void *arg, const char *host, int64_t pid)
+{
+	char comm[16] = "", me[256] = "";
+
+	(void)arg;
+	gethostname(me, sizeof(me) - 1);
+	if (strcmp(host, me))
+		return true;	/* cannot tell */
+	if (pid <= 0 || pid > INT32_MAX)
+		return false;	/* written before writers were recorded */
+	if (pid == getpid())
+		return true;
+	if (procfs__comm((pid_t)pid, (pid_t)pid, comm, sizeof(comm)))
+		return false;
+	return !strncmp(comm, "icppd", 5);
+}
+
+int recorder__begin(struct recorder *r, const struct run_info *ri)
+{
+	int64_t n;
+
+	if (store__crash_runs(r->store, writer_alive, NULL, &n))
+		log_warn("%s", store__error(r->store));
+	else if (n)
+		log_warn("%lld run%s left running by a killed icppd: marked "
+			 "crashed", (long long)n, n > 1 ? "s" : "");
+	if (store__begin_run(r->store, ri, &r->run_id)) {
+		log_error("%s", store__error(r->store));
+		return -1;
+	}
+	r->last_flush = clock__mono_ns();
+	return 0;
+}
+
+int64_t recorder__run_id(const struct recorder *r)
+{
+	return r->run_id;
+}
+
+int recorder__enable(struct recorder *r)
+{
+	return session__enable(r->sess) ? -errno : 0;
+}
+
+/* ---- reading and flushing ----------------------------------------------- */
+
+static void peek_record(void *arg, const struct perf_event_header *h)
+{
+	collector__peek(arg, h);
+}
+
+static int process_record(void *arg, const struct perf_event_header *h)
+{
+	return collector__process(arg, h);
+}
+
+static void exec_reported(void *arg, uint32_t pid, uint64_t time,
+			  const char *comm)
+{
+	collector__exec_seen(arg, pid, time, comm);
+}
+
+/* The exec notifier first: its reads must precede the exec records. */
+static int read_rings(struct recorder *r, bool final)
+{
+	int ret;
+
+	session__execs(r->sess, exec_reported, r->col);
+	collector__retry_execs(r->col);
+	ret = session__read(r->sess, peek_record, process_record, r->col, final);
+	if (ret)
+		log_error("reading samples: %s", strerror(-ret));
+	return ret ? -1 : 0;
+}
+
+void recorder__stats(const struct recorder *r, struct collector_stats *out)
+{
+	const struct collector_stats *cs = collector__stats(r->col);
+
+	*out = *cs;
+	out->samples -= r->base.samples;
+	out->cids -= r->base.cids;
+	out->unresolved -= r->base.unresolved;
+	out->lost -= r->base.lost;
+	out->throttled -= r->base.throttled;
+	out->malformed -= r->base.malformed;
+	out->filtered -= r->base.filtered;
+	for (int i = 0; i < CID_NR_FAILURES; i++)
+		out->by_reason[i] -= r->base.by_reason[i];
+	for (int i = 0; i < UNW_NR_STATUS; i++)
+		out->unwind[i] -= r->base.unwind[i];
+}
+
+static size_t counters(const struct recorder *r,
+		       const struct collector_stats *cs,
+		       struct store_counter *c)
+{
+	static char names[UNW_NR_STATUS][32];
+	size_t n = 0;
+
+	if (r->paths) {
+		for (int i = 0; i < UNW_NR_STATUS; i++) {
+			snprintf(names[i], sizeof(names[i]), "unwind.%s",
+				 unwind_status__name(i));
+			c[n++] = (struct store_counter){ names[i],
+							 (int64_t)cs->unwind[i] };
+		}
+		c[n++] = (struct store_counter){ "unwind.map_full",
+						 (int64_t)r->map_full };
+	}
+	if (r->dropped)
+		c[n++] = (struct store_counter){ "recorder.dropped",
+						 (int64_t)r->dropped };
+	if (r->o.counters)
+		n += r->o.counters(r->o.counters_arg, cs, c + n,
+				    MAX_COUNTERS - n);
+	return n;
+}
+
+/* The samples the aggregate holds, before it is dropped. */
+static uint64_t held_samples(const struct aggregate *agg)
+{
+	size_t n, nu;
+	const struct cid_count *c = aggregate__cids(agg, &n);
+	const struct unresolved_count *u = aggregate__unresolved(agg, &nu);
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < n; i++)
+		sum += c[i].samples;
+	for (size_t i = 0; i < nu; i++)
+		sum += u[i].samples;
+	return sum;
+}
+
+static void forget_modules(void *arg, const struct module *const *mods,
+			   size_t n)
+{
+	store__forget_modules(arg, mods, n);
+}
+
+static int flush(struct recorder *r)
+{
+	struct collector_stats cs;
+	struct store_counter c[MAX_COUNTERS];
+	struct store_batch b = { .agg = r->agg, .paths = r->paths,
+				 .truth = r->o.truth, .counters = c };
+
+	recorder__stats(r, &cs);
+	b.tot = (struct run_totals){ cs.samples, cs.unresolved, cs.lost,
+				     cs.throttled };
+	b.ncounters = counters(r, &cs, c);
+	r->last_flush = clock__mono_ns();
+	if (store__flush(r->store, r->run_id, &b)) {
+		if (!r->flush_failed)
+			log_error("flush failed, counts kept for the next one: "
+				  "%s", store__error(r->store));
+		r->flush_failed = true;
+		if (aggregate__full(r->agg)) {	/* bounded memory */
+			uint64_t lost = held_samples(r->agg);
+
+			if (!r->dropped)
+				log_warn("the database refuses writes and the "
+					 "counts fill memory: dropping samples "
+					 "until it takes them again");
+			r->dropped += lost;
+			aggregate__clear(r->agg);
+		}
+		return -1;
+	}
+	if (r->flush_failed)
+		log_info("flushing again");
+	r->flush_failed = false;
+	aggregate__clear(r->agg);
+	/* Nothing counted refers to a module now: those no process maps
+	 * go beyond the cache's bounds (a user mapping file after file
+	 * must not grow the daemon), and the store forgets their ids.  A
+	 * path map keeps pointers to its modules: not while unwinding. */
+	if (!r->paths)
+		module_cache__evict(r->modules, forget_modules, r->store);
+	return 0;
+}
+
+int recorder__flush(struct recorder *r)
+{
+	read_rings(r, false);
+	return flush(r);
+}
+
+int recorder__step(struct recorder *r, int extra_fd)
+{
+	int fds[2] = { sig_pipe[0], extra_fd }, mask, seen;
+	int wait = collector__execs_waiting(r->col) ? 1 : r->o.poll_ms;
+
+	mask = session__wait(r->sess, fds, extra_fd >= 0 ? 2 : 1, wait);
+	if (mask < 0) {
+		log_error("poll: %s", strerror(-mask));
+		return -1;
+	}
+	seen = take_signals();
+	if (extra_fd >= 0 && (mask & SESSION_EXTRA))
+		seen |= RECORDER_EXTRA;
+	if (mask & SESSION_HUP)
+		seen |= RECORDER_GONE;
+	if (read_rings(r, false))
+		return -1;
+	if (aggregate__full(r->agg) ||
+	    clock__mono_ns() - r->last_flush >= r->o.flush_ns)
+		flush(r);
+	return seen;
+}
+
+int recorder__next_run(struct recorder *r, const struct run_info *ri)
+{
+	int64_t next;
+
+	if (recorder__flush(r) || store__begin_run(r->store, ri, &next))
+		return -1;
+	store__end_run(r->store, r->run_id, "finished", -1);
+	r->run_id = next;
+	r->base = *collector__stats(r->col);
+	r->dropped = 0;
+	return 0;
+}
+
+int recorder__drain(struct recorder *r)
+{
+	session__disable(r->sess);
+	read_rings(r, true);
+	return flush(r);
+}
+
+void recorder__end(struct recorder *r, const char *status, int exit_status)
+{
+	store__end_run(r->store, r->run_id, status, exit_status);
+}
+
+const struct collector_stats *recorder__totals(const struct recorder *r)
+{
+	return collector__stats(r->col);
+}
+
+void recorder__set_flush_ns(struct recorder *r, int64_t ns)
+{
+	r->o.flush_ns = ns;
+}
+
+size_t recorder__modules(const struct recorder *r)
+{
+	return module_cache__count(r->modules);
+}
+
+struct pathmap *recorder__paths(const struct recorder *r)
+{
+	return r->paths;
+}
+
+uint64_t recorder__map_full(const struct recorder *r)
+{
+	return r->map_full;
+}
+
+void recorder__breakdown(char *buf, size_t len, const char *name,
+			 uint64_t count)
+{
+	size_t used = strlen(buf);
+
+	if (!count || used + 1 >= len)
+		return;
+	if (used)
+		buf[used - 1] = '\0';	/* reopen the list: drop ")" */
+	snprintf(buf + strlen(buf), len - strlen(buf), "%s%s %llu)",
+		 used ? ", " : " (", name, (unsigned long long)count);
+}
+
+void recorder__summary(const struct recorder *r)
+{
+	struct collector_stats cs;
+	char reasons[512] = "";
+
+	recorder__stats(r, &cs);
+	for (int i = 0; i < CID_NR_FAILURES; i++)
+		recorder__breakdown(reasons, sizeof(reasons),
+				    cid_failure__name(i), cs.by_reason[i]);
+	log_info("run %lld: %llu samples, %llu with a context identifier, "
+		 "%llu unresolved%s, %llu lost, %llu throttled",
+		 (long long)r->run_id, (unsigned long long)cs.samples,
+		 (unsigned long long)cs.cids,
+		 (unsigned long long)cs.unresolved, reasons,
+		 (unsigned long long)cs.lost,
+		 (unsigned long long)cs.throttled);
+	if (cs.lost)
+		log_warn("%llu samples lost: the ring buffers filled faster than "
+			 "icppd read them; raise --mmap-pages or lower the rate",
+			 (unsigned long long)cs.lost);
+	if (r->dropped)
+		log_warn("%llu samples dropped: the database refused them while "
+			 "memory for counts was full", (unsigned long long)r->dropped);
+	if (cs.malformed || session__corrupt(r->sess))
+		log_warn("%llu malformed records, %lu ring resets",
+			 (unsigned long long)cs.malformed,
+			 session__corrupt(r->sess));
+}

@@ -1,0 +1,136 @@
+/*
+ * recorder.h - the one recorder: a perf_event session's records go to
+ * the collector (CIDs, and, when unwinding, whole paths into a path
+ * map), its counts to the aggregate, and the aggregate to a run of the
+ * store.  record, train, validate (record/run.h) and the daemon all
+ * sample through it; they differ in what they open, what they do
+ * between steps and when they stop.
+ *
+ * One flush policy.  Counts are written once per flush interval and
+ * whenever the aggregate fills.  A failed flush keeps them for the next
+ * one (a busy or briefly full disk loses nothing); only when the
+ * aggregate is full and the store still refuses them are they dropped,
+ * so memory stays bounded and sampling goes on.  Dropped samples are
+ * said once and counted (the run's recorder.dropped counter).
+ *
+ * One signal model.  SIGINT, SIGTERM, SIGHUP and SIGCHLD only write to
+ * a self-pipe that recorder__step polls with the rings; the step says
+ * what arrived, and the caller decides what it means (record stops on
+ * SIGHUP, the daemon reloads).
+ */
+#ifndef ICPPD_RECORD_RECORDER_H
+#define ICPPD_RECORD_RECORDER_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "collector/collector.h"
+
+struct pathmap;
+struct run_info;
+struct store;
+struct store_counter;
+
+struct recorder_opts {
+	size_t max_keys;	/* distinct counts held between flushes */
+	int64_t flush_ns;	/* flush interval */
+	int poll_ms;		/* longest wait of one step */
+	bool unwind;		/* sample stack copies into a path map */
+	bool truth;		/* the paths are the run's own truth
+				 * (validate), not training */
+	/* Keeps the samples of the processes it accepts (collector.h). */
+	collector_filter_fn filter;
+	void *filter_arg;
+	/* More counters for each flush (the daemon's), from the run's
+	 * counts @run: appends at most @max to @c, returns how many. */
+	size_t (*counters)(void *arg, const struct collector_stats *run,
+			   struct store_counter *c, size_t max);
+	void *counters_arg;
+};
+
+struct recorder;
+
+/* A recorder writing to @st (borrowed).  NULL when out of memory. */
+struct recorder *recorder__new(struct store *st, const struct recorder_opts *o);
+void recorder__free(struct recorder *r);
+
+/* The collector, for seeding processes (collector__add_running, ...). */
+struct collector *recorder__collector(struct recorder *r);
+
+/* Opens the session (session__open's arguments and failures). */
+int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
+		   const pid_t *tasks, size_t ntasks, size_t ring_pages,
+		   char *err, size_t errlen, int *errnum);
+
+/* Marks the runs a killed icppd left 'running' as crashed, then starts
+ * run @ri.  0, or -1 after logging why. */
+int recorder__begin(struct recorder *r, const struct run_info *ri);
+int64_t recorder__run_id(const struct recorder *r);
+
+/* Installs the signal handlers (see above).  0 or -errno. */
+int recorder__catch_signals(void);
+
+/* Enables the events (attach and system-wide sessions; a launched
+ * command's start with enable_on_exec).  0 or -errno. */
+int recorder__enable(struct recorder *r);
+
+/* What a step saw. */
+enum {
+	RECORDER_STOP = 1,	/* SIGINT or SIGTERM */
+	RECORDER_HUP = 2,	/* SIGHUP */
+	RECORDER_CHILD = 4,	/* SIGCHLD */
+	RECORDER_EXTRA = 8,	/* @extra_fd is readable */
+	RECORDER_GONE = 16,	/* every traced task has exited */
+};
+
+/*
+ * One turn of the loop: waits for data, a signal or @extra_fd (-1: none)
+ * up to poll_ms (1 ms while an exec's stack base waits), reads the
+ * rings into the collector, and flushes when one is due.  The mask of
+ * what it saw, or -1 after logging a failure that ends the recording.
+ */
+int recorder__step(struct recorder *r, int extra_fd);
+
+/* Reads what the rings hold and flushes now.  0, or -1 (logged once
+ * while flushes keep failing; the counts are kept). */
+int recorder__flush(struct recorder *r);
+
+/* Flushes, then ends the current run and starts @ri, whose counts start
+ * from zero (the daemon's segments).  0, or -1: the old run goes on. */
+int recorder__next_run(struct recorder *r, const struct run_info *ri);
+
+/* Disables the events, reads everything left and flushes.  0 or -1. */
+int recorder__drain(struct recorder *r);
+
+/* Ends the run: "finished", "interrupted", "failed"; @exit_status of the
+ * profiled command, -1 for none. */
+void recorder__end(struct recorder *r, const char *status, int exit_status);
+
+/* The current run's counts (since recorder__begin or next_run). */
+void recorder__stats(const struct recorder *r, struct collector_stats *out);
+/* Since the recorder started, across runs. */
+const struct collector_stats *recorder__totals(const struct recorder *r);
+
+/* A new flush interval (a daemon's reload). */
+void recorder__set_flush_ns(struct recorder *r, int64_t ns);
+/* Modules in the recorder's cache. */
+size_t recorder__modules(const struct recorder *r);
+
+/* The path map (unwinding only, else NULL) and the complete paths it
+ * had no room for. */
+struct pathmap *recorder__paths(const struct recorder *r);
+uint64_t recorder__map_full(const struct recorder *r);
+
+/* Logs the run's summary line, and warnings for lost and malformed
+ * records. */
+void recorder__summary(const struct recorder *r);
+
+/* Appends "NAME COUNT" to a " (a 1, b 2)" list in @buf (a string of
+ * @len bytes, "" to start); nothing when @count is 0. */
+void recorder__breakdown(char *buf, size_t len, const char *name,
+			 uint64_t count);
+
+#endif

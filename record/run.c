@@ -1,0 +1,372 @@
+/*
+ * run.c - what record, train and validate share: profiling a launched
+ * command or an attached process into a run of the database, through
+ * the recorder.  Training and validation also unwind each sample's
+ * stack copy into a path map (inference/pathmap.h) that the recorder
+ * flushes with the counts.
+ */
+#define _GNU_SOURCE
+#include "record/run.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "binary/module.h"
+#include "collector/collector.h"
+#include "collector/event.h"
+#include "collector/procfs.h"
+#include "collector/sys.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/outfile.h"
+#include "record/launch.h"
+#include "record/recorder.h"
+#include "schema/store.h"
+
+#define FLUSH_INTERVAL_NS 1000000000LL
+/* Bounds the delay before a new descendant's /proc entry is read: one
+ * that exits sooner has no known stack base (counted as no_stack_base). */
+#define POLL_MS 10
+/* How long the launched command may take to finish its exec. */
+#define EXEC_WAIT_MS 2000
+#define AGGREGATE_MAX_KEYS 65536
+
+struct run {
+	const struct run_mode *mode;
+	const struct run_opts *o;
+	char **command;			/* NULL: attached to o->pid */
+	struct store *store;
+	struct recorder *rec;
+	struct launch child;
+	struct event_choice ev;
+	struct run_info ri;
+	char attach_cmd[32];
+	char *command_line;
+	int status;			/* the child's wait status */
+	int stop;			/* RECORDER_STOP | HUP: interrupted */
+	bool child_done;
+};
+
+static char *join_argv(char **argv)
+{
+	size_t len = 1;
+	char *s;
+
+	for (char **a = argv; *a; a++)
+		len += strlen(*a) + 1;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	for (char **a = argv; *a; a++) {
+		if (a != argv)
+			strcat(s, " ");
+		strcat(s, *a);
+	}
+	return s;
+}
+
+static int exit_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+/* The executable the run starts with, for the path-map check. */
+static struct module *target_module(const struct run *r)
+{
+	char path[4096];
+
+	if (!r->command) {
+		if (procfs__exe((pid_t)r->o->pid, path, sizeof(path)))
+			return NULL;
+	} else if (launch__resolve(r->command[0], path, sizeof(path))) {
+		return NULL;
+	}
+	return module__open(path);
+}
+
+/*
+ * Whether the target has a path map in the database.  Validation needs
+ * one (-1 and a message when it has none); a measurement run only says
+ * what it lacks.  Scripts (#!) and unreadable targets are not checked:
+ * the process that runs is not the file named.
+ */
+static int check_training(const struct run *r)
+{
+	const struct run_mode *mode = r->mode;
+	struct module *m = target_module(r);
+	const char *file = r->command ? r->command[0] : NULL, *path;
+	char other[64] = "";
+	int t;
+
+	if (!m || module__error(m)) {
+		module__free(m);
+		return 0;
+	}
+	path = module__path(m);
+	if (!file)
+		file = path;
+	t = store__training(r->store, path, module__build_id(m), other,
+			    sizeof(other));
+	if (t == STORE_OTHER_BUILD && mode->needs_training)
+		log_error("%s: the database holds training for another build"
+			  " of it (build-id %s; this one is %s): run 'icppd"
+			  " train -- %s' again", path, other,
+			  module__build_id(m)[0] ? module__build_id(m) : "none",
+			  file);
+	else if (t == STORE_UNTRAINED && mode->needs_training)
+		log_error("%s: no training in the database for it: run 'icppd"
+			  " train -- %s' first", path, file);
+	else if (t == STORE_OTHER_BUILD)
+		log_info("note: %s was trained as another build (%s): samples"
+			 " are kept as context identifiers; train again to"
+			 " infer call paths", path, other);
+	else if (t == STORE_UNTRAINED && !mode->unwind)
+		log_info("note: %s has no training yet: samples are kept as"
+			 " context identifiers; 'icppd train -- %s' learns the"
+			 " call paths", path, file);
+	else if (t < 0)
+		log_error("%s", store__error(r->store));
+	module__free(m);
+	return mode->needs_training && t != STORE_TRAINED ? -1 : 0;
+}
+
+/* The event, the recorder and its signals.  0, or -1 after logging. */
+static int prepare(struct run *r)
+{
+	const struct run_opts *o = r->o;
+	struct recorder_opts ro = { .max_keys = AGGREGATE_MAX_KEYS,
+		.flush_ns = FLUSH_INTERVAL_NS, .poll_ms = POLL_MS,
+		.unwind = r->mode->unwind, .truth = r->mode->truth };
+	char err[512];
+
+	if (event__choose(o->event, o->freq, o->period, &r->ev, err,
+			  sizeof(err))) {
+		log_error("%s", err);
+		return -1;
+	}
+	if (r->mode->unwind)
+		event__add_stack(&r->ev, (uint32_t)o->stack_size);
+	if (r->mode->rate_scale > 1 && !o->freq && !o->period)
+		event__scale_rate(&r->ev, r->mode->rate_scale);
+	r->rec = recorder__new(r->store, &ro);
+	if (!r->rec || recorder__catch_signals()) {
+		log_error("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* Forks the command (stopped before its exec) or lists the process's
+ * threads, then opens the session on them.  0, or -1 after logging. */
+static int open_target(struct run *r)
+{
+	pid_t *tasks = NULL;
+	size_t ntasks = 0;
+	char err[512];
+	int errnum, ret;
+
+	if (!r->command) {
+		if (procfs__tasks((pid_t)r->o->pid, &tasks, &ntasks)) {
+			log_error("process %llu: cannot list its threads in /proc",
+				  (unsigned long long)r->o->pid);
+			return -1;
+		}
+		if (collector__add_running(recorder__collector(r->rec),
+					   (pid_t)r->o->pid))
+			log_warn("process %llu: cannot read its memory map; "
+				 "samples may stay unresolved",
+				 (unsigned long long)r->o->pid);
+	} else {
+		if (launch__fork(r->command, &r->child, err, sizeof(err))) {
+			log_error("%s", err);
+			return -1;
+		}
+		r->ev.attr.enable_on_exec = 1;
+	}
+	ret = recorder__open(r->rec, &r->ev.attr, tasks ? tasks : &r->child.pid,
+			     tasks ? ntasks : 1, (size_t)r->o->mmap_pages, err,
+			     sizeof(err), &errnum);
+	free(tasks);
+	if (ret)
+		log_error("%s: %s", r->ev.name, err);
+	return ret;
+}
+
+/* The run's row, begun.  0, or -1 after logging. */
+static int begin_run(struct run *r)
+{
+	const struct event_choice *ev = &r->ev;
+
+	snprintf(r->attach_cmd, sizeof(r->attach_cmd), "pid %llu",
+		 (unsigned long long)r->o->pid);
+	r->command_line = r->command ? join_argv(r->command)
+				     : strdup(r->attach_cmd);
+	r->ri = (struct run_info){ .kind = r->mode->kind,
+		.command = r->command_line ? r->command_line : "?",
+		.target_pid = r->command ? r->child.pid : (int64_t)r->o->pid,
+		.event = ev->name, .event_canonical = ev->canonical,
+		.precise = ev->attr.precise_ip,
+		.period = ev->freq ? 0 : ev->rate,
+		.frequency = ev->freq ? ev->rate : 0 };
+	if (recorder__begin(r->rec, &r->ri))
+		return -1;
+	if (ev->note[0])
+		log_info("%s; using cpu-clock", ev->note);
+	log_info("recording %s with %s%s, %s %llu, into %s (run %lld)",
+		 r->ri.command, ev->name, ev->precise ? " (precise)" : "",
+		 ev->freq ? "frequency (Hz)" : "period",
+		 (unsigned long long)ev->rate, r->o->db,
+		 (long long)recorder__run_id(r->rec));
+	return 0;
+}
+
+/* Enables the events, or lets the command exec.  0, 127 when the
+ * command could not start, or -1 after logging. */
+static int go(struct run *r)
+{
+	char err[512];
+	uint64_t base;
+
+	if (!r->command) {
+		if (!recorder__enable(r->rec))
+			return 0;
+		log_error("enabling the events: %s", strerror(errno));
+		return -1;
+	}
+	if (launch__go(&r->child, err, sizeof(err))) {
+		log_error("%s: %s", r->command[0], err);
+		r->child.pid = -1;
+		return 127;
+	}
+	if (procfs__wait_main_stack_base(r->child.pid, EXEC_WAIT_MS, &base))
+		log_warn("%s: cannot read its stack base; samples of its main "
+			 "thread may stay unresolved", r->command[0]);
+	else
+		collector__set_main_base(recorder__collector(r->rec),
+					 r->child.pid, base);
+	return 0;
+}
+
+/* Samples until the command ends, the process goes, a signal or the
+ * deadline. */
+static void loop(struct run *r)
+{
+	int64_t deadline = r->o->duration > 0 ? clock__mono_ns() +
+			   (int64_t)(r->o->duration * 1e9) : 0;
+
+	for (;;) {
+		int seen = recorder__step(r->rec, -1);
+
+		if (r->command && !r->child_done &&
+		    waitpid(r->child.pid, &r->status, WNOHANG) == r->child.pid)
+			r->child_done = true;
+		if (seen < 0 || r->child_done)
+			break;
+		r->stop |= seen & (RECORDER_STOP | RECORDER_HUP);
+		if (r->stop || (deadline && clock__mono_ns() >= deadline))
+			break;
+		if (!r->command && ((seen & RECORDER_GONE) ||
+		    (kill((pid_t)r->o->pid, 0) && errno == ESRCH)))
+			break;
+	}
+}
+
+/* The last counts, the summary and the mode's finish; waits for the
+ * command.  The exit status. */
+static int finish(struct run *r, struct outfile *out)
+{
+	struct collector_stats cs;
+	bool failed = false;
+	int ret;
+
+	recorder__drain(r->rec);
+	recorder__summary(r->rec);
+	if (!r->mode->unwind)
+		check_training(r);
+	recorder__stats(r->rec, &cs);
+	if (r->mode->finish) {
+		struct run_result res = { .store = r->store,
+			.run_id = recorder__run_id(r->rec), .opts = r->o,
+			.stats = &cs, .paths = recorder__paths(r->rec),
+			.map_full = recorder__map_full(r->rec), .out = out->f };
+
+		failed = r->mode->finish(&res) != 0;
+	}
+	if (r->command && !r->child_done) {
+		/* Ctrl-C at a terminal reached the child too; a signal sent
+		 * to icppd alone is passed on. */
+		if (r->stop)
+			kill(r->child.pid, SIGTERM);
+		while (waitpid(r->child.pid, &r->status, 0) < 0 && errno == EINTR)
+			;
+	}
+	r->child.pid = -1;
+	ret = r->command ? exit_code(r->status) : 0;
+	if (failed && !ret)
+		ret = 1;
+	recorder__end(r->rec, r->stop ? "interrupted" : "finished",
+		      r->command ? ret : -1);
+	if (outfile__close(out, !failed) && !ret)
+		ret = 1;
+	return ret;
+}
+
+int run__main(const struct run_mode *mode, const struct run_opts *o,
+	      char **command)
+{
+	struct run r = { .mode = mode, .o = o, .command = command,
+		.child = { .pid = -1, .go_fd = -1, .err_fd = -1 } };
+	struct outfile out = { 0 };
+	char err[512];
+	int ret = 1, started;
+
+	if (sys__inject_from_env()) {
+		log_error("ICPPD_INJECT_FAULT: expected CALL:ERRNO[,...]");
+		return 2;
+	}
+	if (command && launch__check(command[0], err, sizeof(err))) {
+		log_error("%s", err);
+		return 1;
+	}
+	if (!command && kill((pid_t)o->pid, 0) && errno == ESRCH) {
+		log_error("process %llu: no such process",
+			  (unsigned long long)o->pid);
+		return 1;
+	}
+	r.store = store__open(o->db, err, sizeof(err));
+	if (!r.store) {
+		log_error("%s", err);
+		return 1;
+	}
+	/* before the command runs: an unwritable -o fails at once.
+	 * Validation cannot start without a path map; a measurement run
+	 * says what it lacks once it is done, after its summary. */
+	if (outfile__open(&out, o->output) ||
+	    (mode->needs_training && check_training(&r)) ||
+	    prepare(&r) || open_target(&r) || begin_run(&r))
+		goto out;
+	started = go(&r);
+	if (started) {
+		recorder__end(r.rec, "failed", started == 127 ? 127 : -1);
+		ret = started == 127 ? 127 : 1;
+		goto out;
+	}
+	loop(&r);
+	ret = finish(&r, &out);
+out:
+	if (r.command && r.child.pid > 0)
+		launch__abort(&r.child);
+	recorder__free(r.rec);
+	free(r.command_line);
+	outfile__close(&out, false);
+	store__close(r.store);
+	return ret;
+}

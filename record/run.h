@@ -1,0 +1,66 @@
+/*
+ * run.h - a run of record, train or validate: launch COMMAND or attach
+ * to PID, sample it through the recorder (record/recorder.h), end the
+ * run with the command's status.  Each subcommand is a run_mode: what
+ * it samples and what it does once the last counts are flushed.
+ */
+#ifndef ICPPD_RECORD_RUN_H
+#define ICPPD_RECORD_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct collector_stats;
+struct pathmap;
+struct store;
+
+/* Bytes of user stack copied with each training sample.  perf's own
+ * default is 8192; 16 KiB holds the whole stack of most programs. */
+#define RUN_DEFAULT_STACK 16384
+/* The kernel's limit: the record size is a u16. */
+#define RUN_MAX_STACK 65528
+
+/* Every option any of the three subcommands takes. */
+struct run_opts {
+	const char *db;
+	const char *event;
+	uint64_t freq, period, pid, mmap_pages, stack_size;
+	double duration;
+	bool quiet;
+	int format;		/* validate: text or json */
+	const char *output;	/* validate: -o FILE, NULL for stdout */
+};
+
+struct run_result {
+	struct store *store;
+	int64_t run_id;
+	const struct run_opts *opts;
+	const struct collector_stats *stats;	/* the run's */
+	struct pathmap *paths;	/* NULL for record */
+	uint64_t map_full;	/* complete paths the map had no room for */
+	FILE *out;		/* the report: stdout or -o FILE (opened
+				 * before the command starts, kept only if
+				 * finish succeeds) */
+};
+
+struct run_mode {
+	const char *kind;	/* the run's kind: "record", "train", ... */
+	bool unwind;		/* sample stack copies and unwind them */
+	bool truth;		/* paths are the run's own truth (validate),
+				 * not training for the program's map */
+	bool needs_training;	/* refuse a target without a path map */
+	unsigned rate_scale;	/* default sampling rate multiplier */
+	/* After the last flush: summaries, scores.  Non-zero fails the run
+	 * (exit status 1 unless the command's own status is non-zero). */
+	int (*finish)(const struct run_result *res);
+};
+
+/* Runs @mode on @command (NULL-terminated argv) or, when @command is
+ * NULL, on process @o->pid.  The options are checked already.  The exit
+ * status: the command's, 1 after a failure, 127 when it cannot start. */
+int run__main(const struct run_mode *mode, const struct run_opts *o,
+	      char **command);
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * json.c - the k-calling-context forests as one JSON object: each
+ * function with its callers nested below it.
+ */
+#include "common/json.h"
+#include "report/render.h"
+
+struct json_walk {
+	const struct render *r;
+	bool first;		/* no element printed yet at this level */
+};
+
+static void json_open(void *arg, const struct kccf *f,
+		      const struct kccf_node *n)
+{
+	struct json_walk *j = arg;
+	const struct render *r = j->r;
+	char site[512];
+	const char *where;
+
+	(void)f;
+	fprintf(r->out, "%s{\"function\": ", j->first ? "" : ", ");
+	json__string(r->out, cct__name(r->p->cct, n->frame));
+	fprintf(r->out, ", \"samples\": %.6f, \"certain\": %.6f", n->weight,
+		n->certain);
+	where = render__site(r, n, site, sizeof(site));
+	if (where) {
+		fprintf(r->out, ", \"call_site\": ");
+		json__string(r->out, where);
+	}
+	fprintf(r->out, ", \"callers\": [");
+	j->first = true;	/* its callers come next */
+}
+
+static void json_close(void *arg)
+{
+	struct json_walk *j = arg;
+
+	fprintf(j->r->out, "]}");
+	j->first = false;
+}
+
+void render__json(const struct render *r, const struct kccf *f)
+{
+	struct json_walk j = { .r = r, .first = true };
+	const struct render_walk w = { json_open, json_close, &j };
+
+	render__json_stats(r);
+	fprintf(r->out, ", \"k\": ");
+	if (r->v->k == KCCF_INF)
+		fprintf(r->out, "\"inf\"");
+	else
+		fprintf(r->out, "%u", r->v->k);
+	fprintf(r->out, ", \"inclusive\": %s, \"functions\": [",
+		r->v->inclusive ? "true" : "false");
+	for (uint32_t i = kccf__first_root(f); i != KCCF_NONE;
+	     i = kccf__node(f, i)->next_sibling)
+		render__walk(r, f, i, &w);
+	fprintf(r->out, "]}\n");
+}

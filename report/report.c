@@ -1,0 +1,261 @@
+/*
+ * report.c - what the renderers share (render.h), report__write's
+ * dispatch, and choosing what to report.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "binary/lines.h"
+#include "common/log.h"
+#include "report/render.h"
+#include "schema/store.h"
+
+const char *const report_format_names[] = { "text", "folded", "json", "pprof",
+					    NULL };
+
+int report__write(const struct report_view *v)
+{
+	struct render r = { .v = v, .p = v->p, .out = v->out,
+			    .total = cct__total(v->p->cct) };
+	struct kccf *f;
+	int err;
+
+	if (v->phi > 0)
+		return render__hot(&r);
+	if (v->fmt == REPORT_FOLDED)
+		return render__folded(&r);
+	if (v->fmt == REPORT_PPROF)
+		return render__pprof(&r);
+	f = kccf__build(v->p->cct, v->k, v->inclusive, &err);
+	if (!f) {
+		report__forest_error(err);
+		return -1;
+	}
+	if (v->fmt == REPORT_JSON)
+		render__json(&r, f);
+	else
+		render__text(&r, f);
+	kccf__free(f);
+	return 0;
+}
+
+void report__forest_error(int err)
+{
+	if (err == -E2BIG)
+		log_error("report: the contexts of this profile take more than "
+			  "%llu frames to build or %zu to hold (paths that deep, "
+			  "or --inclusive over deep paths): use a smaller --k",
+			  (unsigned long long)KCCF_MAX_STEPS, KCCF_MAX_NODES);
+	else
+		log_error("out of memory");
+}
+
+const char *render__site(const struct render *r, const struct kccf_node *n,
+			 char *buf, size_t len)
+{
+	const struct store_module *m;
+	const char *file;
+	unsigned line;
+
+	if (!r->v->lines || !n->call_site || !n->site_module)
+		return NULL;
+	m = run_profile__module(r->p, n->site_module);
+	/* a return address: the call is the instruction before it */
+	if (!m || lines__find(r->v->lines, m->path, m->build_id,
+			      n->call_site - 1, &file, &line))
+		return NULL;
+	snprintf(buf, len, "%s:%u", file, line);
+	return buf;
+}
+
+bool render__shown(const struct render *r, const struct kccf_node *n,
+		   double root_weight)
+{
+	if (r->total <= 0 || 100 * n->weight / r->total < r->v->min_percent)
+		return false;
+	return !r->v->similar || 100 * n->weight >= r->v->similar * root_weight;
+}
+
+void render__indent(const struct render *r, uint32_t level)
+{
+	if (level <= RENDER_INDENT_LEVELS)
+		fprintf(r->out, "%*s", 2 * (int)level, "");
+	else
+		fprintf(r->out, "%*s[%u] ", 2 * RENDER_INDENT_LEVELS, "", level);
+}
+
+void render__walk(const struct render *r, const struct kccf *f,
+		  uint32_t root, const struct render_walk *w)
+{
+	double root_weight = kccf__node(f, root)->weight;
+	uint32_t i = root;
+
+	for (;;) {
+		const struct kccf_node *n = kccf__node(f, i);
+
+		if (render__shown(r, n, root_weight)) {
+			w->open(w->arg, f, n);
+			if (n->first_child != KCCF_NONE) {
+				i = n->first_child;
+				continue;
+			}
+			if (w->close)
+				w->close(w->arg);
+		}
+		while (i != root && kccf__node(f, i)->next_sibling == KCCF_NONE) {
+			i = kccf__node(f, i)->parent;
+			if (w->close)
+				w->close(w->arg);
+		}
+		if (i == root)
+			return;
+		i = kccf__node(f, i)->next_sibling;
+	}
+}
+
+void render__header(const struct render *r)
+{
+	const struct infer_stats *s = &r->p->stats;
+	double n = s->samples > 0 ? s->samples : 1;
+
+	fprintf(r->out, "run %lld (%s, %s): %.0f samples with a context "
+		"identifier, %lld without\n", (long long)r->p->run.id,
+		r->p->run.kind, r->p->run.command, s->samples,
+		(long long)r->p->run.unresolved);
+	fprintf(r->out, "inferred: %.1f%% precise, %.1f%% ambiguous "
+		"(apportioned), %.1f%% searched, %.1f%% unknown callers\n",
+		100 * s->by_how[CCT_PRECISE] / n,
+		100 * s->by_how[CCT_AMBIGUOUS] / n,
+		100 * s->by_how[CCT_SEARCHED] / n,
+		100 * s->by_how[CCT_UNKNOWN] / n);
+}
+
+void render__json_stats(const struct render *r)
+{
+	const struct infer_stats *s = &r->p->stats;
+
+	fprintf(r->out, "{\"run_id\": %lld, \"samples\": %.6f, \"inference\": "
+		"{", (long long)r->p->run.id, s->samples);
+	for (int h = 0; h < CCT_NR_HOW; h++)
+		fprintf(r->out, "%s\"%s\": %.6f", h ? ", " : "",
+			cct_how__name((enum cct_how)h), s->by_how[h]);
+	fprintf(r->out, "}");
+}
+
+struct store *report__open(const char *path)
+{
+	char err[600];
+	struct store *st;
+
+	if (access(path, F_OK)) {
+		log_error("%s: no such database (record a run first: icppd "
+			  "record -d %s -- COMMAND)", path, path);
+		return NULL;
+	}
+	st = store__writable(path) ? store__open(path, err, sizeof(err)) :
+	     store__open_readonly(path, err, sizeof(err));
+	if (!st)
+		log_error("%s", err);
+	return st;
+}
+
+int report__latest_run(struct store *st, const char *db, int64_t *id)
+{
+	int ret = store__latest_run(st, id);
+
+	if (ret > 0)
+		log_error("%s: no measurement run to report (icppd record -d "
+			  "%s -- COMMAND)", db, db);
+	else if (ret < 0)
+		log_error("%s", store__error(st));
+	return ret ? -1 : 0;
+}
+
+/* What --exe matched, for report__resolve_exe(). */
+struct exe_matches {
+	char first[PATH_MAX];
+	char list[640];		/* "PATH, PATH, ..." */
+	size_t n;
+};
+
+static int add_match(void *arg, const char *path)
+{
+	struct exe_matches *m = arg;
+	size_t used = strlen(m->list);
+
+	if (!m->n++)
+		snprintf(m->first, sizeof(m->first), "%s", path);
+	if (m->n <= 8)
+		snprintf(m->list + used, sizeof(m->list) - used, "%s%s",
+			 used ? ", " : "", path);
+	else if (m->n == 9)
+		snprintf(m->list + used, sizeof(m->list) - used, ", ...");
+	return 0;
+}
+
+int report__resolve_exe(struct store *st, const char *db, const char *exe,
+			char *out, size_t len)
+{
+	struct exe_matches m = { .n = 0 };
+	const char *name = exe;
+	char real[PATH_MAX];
+
+	if (strchr(name, '/') && realpath(name, real))
+		name = real;
+	if (store__programs_named(st, name, add_match, &m)) {
+		log_error("%s", store__error(st));
+		return -1;
+	}
+	if (m.n == 1) {
+		snprintf(out, len, "%s", m.first);
+		return 0;
+	}
+	if (m.n > 1) {
+		log_error("--exe %s: %zu programs of that name have samples in "
+			  "%s: %s; give the path of one", exe, m.n, db, m.list);
+		return -1;
+	}
+	if (store__programs_named(st, NULL, add_match, &m))
+		m.n = 0;
+	log_error("--exe %s: no program of that name has samples in %s%s%s%s",
+		  exe, db, m.n ? " (programs with samples: " : "",
+		  m.n ? m.list : "", m.n ? ")" : "");
+	return -1;
+}
+
+int report__check(const struct run_profile *p, const char *db, bool filtered,
+		  uint32_t k)
+{
+	if (p->stats.samples <= 0) {
+		if (p->run.id)
+			log_error("run %lld has no samples with a context "
+				  "identifier%s (%lld samples, %lld unresolved: "
+				  "see v_unresolved)", (long long)p->run.id,
+				  filtered ? " for that process" : "",
+				  (long long)p->run.samples,
+				  (long long)p->run.unresolved);
+		else
+			log_error("no samples with a context identifier in that "
+				  "window%s (%s)", filtered ?
+				  " for that process" : "", p->run.command);
+		return -1;
+	}
+	if (p->unmapped && p->unmapped == p->programs && k != 0) {
+		log_error("%s: no path map for %s: its call paths cannot be "
+			  "inferred; train first (icppd train -d %s -- %s ...), "
+			  "or use --k 0 for a flat profile", db,
+			  p->unmapped_path[0] ? p->unmapped_path : "the run's "
+			  "programs", db, p->unmapped_path[0] ?
+			  p->unmapped_path : "COMMAND");
+		return -1;
+	}
+	if (p->unmapped)
+		log_warn("%zu of %zu programs have no path map (%s): their "
+			 "samples appear under [unknown callers ...]",
+			 p->unmapped, p->programs, p->unmapped_path);
+	return 0;
+}

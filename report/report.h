@@ -1,0 +1,90 @@
+/*
+ * report.h - showing an inferred profile (report/run_profile.h): its
+ * k-calling-context forests or its hot calling context tree, as text,
+ * folded stacks, JSON or pprof, all behind one view; and what report
+ * and compare share: opening a database for reading, choosing what to
+ * report, the folded lines of a profile.
+ *
+ * One file per renderer: text.c, json.c, folded.c, hot.c (the HCCT in
+ * each format) and pprof.c; report.c holds what they share.
+ */
+#ifndef ICPPD_REPORT_REPORT_H
+#define ICPPD_REPORT_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "inference/cct.h"
+#include "inference/kccf.h"
+#include "report/run_profile.h"
+
+struct lines;
+struct store;
+
+enum report_format { REPORT_TEXT, REPORT_FOLDED, REPORT_JSON, REPORT_PPROF,
+		     REPORT_NR_FORMATS };
+
+/* "text", "folded", "json", "pprof", then NULL: the -f choices. */
+extern const char *const report_format_names[];
+
+/* What to show of a profile, and where. */
+struct report_view {
+	const struct run_profile *p;
+	enum report_format fmt;
+	uint32_t k;		/* callers per context; KCCF_INF: all */
+	bool inclusive;		/* weigh a context by all below it */
+	double min_percent;	/* hide contexts under this % of the total */
+	double similar;		/* > 0: hide contexts under this % of their
+				 * function's weight */
+	double phi;		/* > 0: the HCCT of contexts >= phi instead */
+	struct lines *lines;	/* call sites as file:line; NULL: none */
+	FILE *out;
+};
+
+/* Writes @v's profile.  0, or -1 after logging why. */
+int report__write(const struct report_view *v);
+
+/* Opens an existing database: writable when the file and its folder
+ * are, else read-only.  NULL after logging why. */
+struct store *report__open(const char *path);
+
+/* The latest measurement run of @st (@db names it in messages).  0, or
+ * -1 after logging that there is none. */
+int report__latest_run(struct store *st, const char *db, int64_t *id);
+
+/* The one program with samples in @st that @exe names (a path, made
+ * canonical when it exists, or a bare name such as cc1), into @out.
+ * 0, or -1 after a line that lists the matches (several) or the
+ * programs there are (none). */
+int report__resolve_exe(struct store *st, const char *db, const char *exe,
+			char *out, size_t len);
+
+/* Refuses what cannot be shown with k = @k: no samples, or contexts
+ * without any path map (-1 after logging why; @filtered: the samples
+ * were chosen by process).  Names the programs without a map. */
+int report__check(const struct run_profile *p, const char *db,
+		  bool filtered, uint32_t k);
+
+/* Calls @fn for every k-context of @t (exclusive weights): @key is its
+ * frames, outermost first, joined by ';' (valid in the call).  0, the
+ * first non-zero return of @fn, or kccf__build's -ENOMEM or -E2BIG. */
+int report__folded(struct cct *t, uint32_t k,
+		   int (*fn)(void *arg, const char *key, double weight),
+		   void *arg);
+
+/* Logs why the k-contexts could not be built (-E2BIG: too deep for
+ * that k; else out of memory). */
+void report__forest_error(int err);
+
+/* One line of a folded file, "frame;...;frame WEIGHT", split in place:
+ * the frames stay in @line, trailing newline and weight cut off.  0 with
+ * the weight (finite, >= 0) in *@w, 1 for a blank line, -1 when the
+ * line is neither. */
+int report__folded_line(char *line, double *w);
+
+/* Prints @w with no decimals when it is whole, else with up to 3. */
+void report__weight(FILE *out, double w);
+
+#endif
