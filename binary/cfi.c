@@ -413,20 +413,176 @@ static int factored(uint64_t u, bool sf, const struct cie_info *ci,
 	       -EINVAL : 0;
 }
 
+/* DW_CFA_advance_loc*: the row so far holds up to pc + delta. */
+static int advance(struct interp *in, const struct cie_info *ci,
+		   uint64_t delta)
+{
+	if (!in->initial)	/* a CIE does not advance */
+		return -EINVAL;
+	delta *= ci->code_align;
+	if (delta > in->hi - in->pc)
+		delta = in->hi - in->pc;
+	return emit_row(in, in->pc + delta);
+}
+
+/* DW_CFA_restore*: @reg's rule as the CIE left it. */
+static int restore(struct interp *in, const struct cie_info *ci, uint64_t reg)
+{
+	struct rule *r;
+
+	if (!in->initial)
+		return -EINVAL;
+	if ((r = column(&in->st, ci, reg)))
+		*r = *column(in->initial, ci, reg);
+	return 0;
+}
+
+/* The instructions that move the row or define the CFA.  0, -errno,
+ * or 1 when @op is not one of them. */
+static int cfa_op(struct interp *in, const struct cie_info *ci, uint8_t op,
+		  const uint8_t **p, const uint8_t *end)
+{
+	uint64_t reg = 0, u = 0;
+	int64_t sv = 0;
+	bool sf = op == DW_CFA_def_cfa_sf || op == DW_CFA_def_cfa_offset_sf;
+
+	switch (op) {
+	case DW_CFA_advance_loc1:
+	case DW_CFA_advance_loc2:
+	case DW_CFA_advance_loc4:
+		if (read_fixed(p, end, op == DW_CFA_advance_loc1 ? 1 :
+			       op == DW_CFA_advance_loc2 ? 2 : 4, false, &u))
+			return -EINVAL;
+		return advance(in, ci, u);
+	case DW_CFA_def_cfa:
+	case DW_CFA_def_cfa_sf:
+		if (read_leb(p, end, false, &reg) || read_leb(p, end, sf, &u) ||
+		    (sf && factored(u, true, ci, &sv)))
+			return -EINVAL;
+		set_cfa_reg(&in->st, reg);
+		in->st.cfa.offset = sf ? sv : (int64_t)u;
+		return 0;
+	case DW_CFA_def_cfa_register:
+		if (read_leb(p, end, false, &reg))
+			return -EINVAL;
+		if (in->st.cfa.kind != RULE_VAL_EXPR)
+			set_cfa_reg(&in->st, reg);
+		return 0;
+	case DW_CFA_def_cfa_offset:
+	case DW_CFA_def_cfa_offset_sf:
+		if (read_leb(p, end, sf, &u) || (sf && factored(u, true, ci, &sv)))
+			return -EINVAL;
+		in->st.cfa.offset = sf ? sv : (int64_t)u;
+		return 0;
+	case DW_CFA_def_cfa_expression:
+		return read_block(p, end, &in->st.cfa, RULE_VAL_EXPR) ? -EINVAL : 0;
+	}
+	return 1;
+}
+
+/* The extended instructions that set a register's rule.  0, -errno, or
+ * 1 when @op is not one of them. */
+static int register_op(struct interp *in, const struct cie_info *ci,
+		       uint8_t op, const uint8_t **p, const uint8_t *end)
+{
+	uint64_t reg = 0, u = 0;
+	int64_t sv = 0;
+	bool sf = op == DW_CFA_offset_extended_sf || op == DW_CFA_val_offset_sf;
+	struct rule *r;
+
+	switch (op) {
+	case DW_CFA_offset_extended:
+	case DW_CFA_offset_extended_sf:
+	case DW_CFA_val_offset:
+	case DW_CFA_val_offset_sf:
+	case DW_CFA_GNU_negative_offset_extended:
+		if (read_leb(p, end, false, &reg) || read_leb(p, end, sf, &u) ||
+		    factored(u, sf, ci, &sv) ||
+		    (op == DW_CFA_GNU_negative_offset_extended &&
+		     __builtin_sub_overflow(0, sv, &sv)))
+			return -EINVAL;
+		if ((r = column(&in->st, ci, reg)))
+			*r = (struct rule){ .kind = op == DW_CFA_val_offset ||
+				op == DW_CFA_val_offset_sf ? RULE_VAL_OFFSET :
+				RULE_OFFSET, .offset = sv };
+		return 0;
+	case DW_CFA_restore_extended:
+		if (read_leb(p, end, false, &reg))
+			return -EINVAL;
+		return restore(in, ci, reg);
+	case DW_CFA_undefined:
+	case DW_CFA_same_value:
+		if (read_leb(p, end, false, &reg))
+			return -EINVAL;
+		if ((r = column(&in->st, ci, reg)))
+			*r = (struct rule){ .kind = op == DW_CFA_undefined ?
+					    RULE_UNDEF : RULE_SAME };
+		return 0;
+	case DW_CFA_register:
+		if (read_leb(p, end, false, &reg) || read_leb(p, end, false, &u))
+			return -EINVAL;
+		if ((r = column(&in->st, ci, reg)))
+			*r = u == reg ? (struct rule){ .kind = RULE_SAME } :
+			     u < 128 ? (struct rule){ .kind = RULE_REG_OFFSET,
+					.reg = (uint16_t)u } :
+			     (struct rule){ .kind = RULE_UNSUPPORTED };
+		return 0;
+	case DW_CFA_expression:
+	case DW_CFA_val_expression:
+		if (read_leb(p, end, false, &reg) ||
+		    read_block(p, end, column(&in->st, ci, reg),
+			       op == DW_CFA_expression ? RULE_EXPR :
+			       RULE_VAL_EXPR))
+			return -EINVAL;
+		return 0;
+	}
+	return 1;
+}
+
+/* The rest: no-ops and the state stack.  0 or -errno (an unknown op:
+ * DW_CFA_set_loc and vendor ops give up). */
+static int state_op(struct interp *in, uint8_t op, const uint8_t **p,
+		    const uint8_t *end)
+{
+	uint64_t u;
+
+	switch (op) {
+	case DW_CFA_nop:
+		return 0;
+	case DW_CFA_remember_state:
+		if (in->depth == STATE_STACK_MAX)
+			return -E2BIG;
+		in->stack[in->depth++] = in->st;
+		return 0;
+	case DW_CFA_restore_state:
+		if (!in->depth)
+			return -EINVAL;
+		/* The CFA rule is part of the saved state, as in libgcc's
+		 * unwinder (GCC's epilogues rely on it). */
+		in->st = in->stack[--in->depth];
+		return 0;
+	case DW_CFA_GNU_args_size:
+		return read_leb(p, end, false, &u) ? -EINVAL : 0;
+	}
+	return -EINVAL;
+}
+
+/* Runs CFA instructions [@p, @end): the three primary opcodes (the
+ * operand in the low six bits), then the extended ones. */
 static int run_cfa(struct interp *in, const struct cie_info *ci,
 		   const uint8_t *p, const uint8_t *end)
 {
 	while (p < end) {
 		uint8_t op = *p++, low = op & 0x3f;
-		uint64_t reg = 0, u = 0, delta = 0;
+		uint64_t u = 0;
 		int64_t sv = 0;
 		struct rule *r;
 		int ret;
 
 		switch (op >> 6) {
 		case 1:		/* DW_CFA_advance_loc */
-			delta = low;
-			goto advance;
+			ret = advance(in, ci, low);
+			break;
 		case 2:		/* DW_CFA_offset */
 			if (read_leb(&p, end, false, &u) ||
 			    factored(u, false, ci, &sv))
@@ -434,134 +590,20 @@ static int run_cfa(struct interp *in, const struct cie_info *ci,
 			if ((r = column(&in->st, ci, low)))
 				*r = (struct rule){ .kind = RULE_OFFSET,
 					.offset = sv };
-			continue;
+			ret = 0;
+			break;
 		case 3:		/* DW_CFA_restore */
-			reg = low;
-			goto restore;
+			ret = restore(in, ci, low);
+			break;
+		default:
+			ret = cfa_op(in, ci, op, &p, end);
+			if (ret == 1)
+				ret = register_op(in, ci, op, &p, end);
+			if (ret == 1)
+				ret = state_op(in, op, &p, end);
 		}
-		switch (op) {
-		case DW_CFA_nop:
-			break;
-		case DW_CFA_advance_loc1:
-		case DW_CFA_advance_loc2:
-		case DW_CFA_advance_loc4:
-			if (read_fixed(&p, end, op == DW_CFA_advance_loc1 ? 1 :
-				       op == DW_CFA_advance_loc2 ? 2 : 4, false,
-				       &delta))
-				return -EINVAL;
-advance:
-			if (!in->initial)	/* a CIE does not advance */
-				return -EINVAL;
-			delta *= ci->code_align;
-			if (delta > in->hi - in->pc)
-				delta = in->hi - in->pc;
-			ret = emit_row(in, in->pc + delta);
-			if (ret)
-				return ret;
-			break;
-		case DW_CFA_def_cfa:
-		case DW_CFA_def_cfa_sf:
-			if (read_leb(&p, end, false, &reg) ||
-			    read_leb(&p, end, op == DW_CFA_def_cfa_sf, &u) ||
-			    (op == DW_CFA_def_cfa_sf &&
-			     factored(u, true, ci, &sv)))
-				return -EINVAL;
-			set_cfa_reg(&in->st, reg);
-			in->st.cfa.offset = op == DW_CFA_def_cfa_sf ? sv :
-					    (int64_t)u;
-			break;
-		case DW_CFA_def_cfa_register:
-			if (read_leb(&p, end, false, &reg))
-				return -EINVAL;
-			if (in->st.cfa.kind != RULE_VAL_EXPR)
-				set_cfa_reg(&in->st, reg);
-			break;
-		case DW_CFA_def_cfa_offset:
-		case DW_CFA_def_cfa_offset_sf:
-			if (read_leb(&p, end, op == DW_CFA_def_cfa_offset_sf, &u) ||
-			    (op == DW_CFA_def_cfa_offset_sf &&
-			     factored(u, true, ci, &sv)))
-				return -EINVAL;
-			in->st.cfa.offset = op == DW_CFA_def_cfa_offset_sf ? sv :
-					    (int64_t)u;
-			break;
-		case DW_CFA_def_cfa_expression:
-			if (read_block(&p, end, &in->st.cfa, RULE_VAL_EXPR))
-				return -EINVAL;
-			break;
-		case DW_CFA_offset_extended:
-		case DW_CFA_offset_extended_sf:
-		case DW_CFA_val_offset:
-		case DW_CFA_val_offset_sf:
-		case DW_CFA_GNU_negative_offset_extended:
-			if (read_leb(&p, end, false, &reg) ||
-			    read_leb(&p, end, op == DW_CFA_offset_extended_sf ||
-				     op == DW_CFA_val_offset_sf, &u) ||
-			    factored(u, op == DW_CFA_offset_extended_sf ||
-				     op == DW_CFA_val_offset_sf, ci, &sv) ||
-			    (op == DW_CFA_GNU_negative_offset_extended &&
-			     __builtin_sub_overflow(0, sv, &sv)))
-				return -EINVAL;
-			if ((r = column(&in->st, ci, reg)))
-				*r = (struct rule){ .kind = op == DW_CFA_val_offset ||
-					op == DW_CFA_val_offset_sf ?
-					RULE_VAL_OFFSET : RULE_OFFSET,
-					.offset = sv };
-			break;
-		case DW_CFA_restore_extended:
-			if (read_leb(&p, end, false, &reg))
-				return -EINVAL;
-restore:
-			if (!in->initial)
-				return -EINVAL;
-			if ((r = column(&in->st, ci, reg)))
-				*r = *column(in->initial, ci, reg);
-			break;
-		case DW_CFA_undefined:
-		case DW_CFA_same_value:
-			if (read_leb(&p, end, false, &reg))
-				return -EINVAL;
-			if ((r = column(&in->st, ci, reg)))
-				*r = (struct rule){ .kind = op == DW_CFA_undefined ?
-						    RULE_UNDEF : RULE_SAME };
-			break;
-		case DW_CFA_register:
-			if (read_leb(&p, end, false, &reg) ||
-			    read_leb(&p, end, false, &u))
-				return -EINVAL;
-			if ((r = column(&in->st, ci, reg)))
-				*r = u == reg ? (struct rule){ .kind = RULE_SAME } :
-				     u < 128 ? (struct rule){ .kind = RULE_REG_OFFSET,
-						.reg = (uint16_t)u } :
-				     (struct rule){ .kind = RULE_UNSUPPORTED };
-			break;
-		case DW_CFA_expression:
-		case DW_CFA_val_expression:
-			if (read_leb(&p, end, false, &reg) ||
-			    read_block(&p, end, column(&in->st, ci, reg),
-				       op == DW_CFA_expression ? RULE_EXPR :
-				       RULE_VAL_EXPR))
-				return -EINVAL;
-			break;
-		case DW_CFA_remember_state:
-			if (in->depth == STATE_STACK_MAX)
-				return -E2BIG;
-			in->stack[in->depth++] = in->st;
-			break;
-		case DW_CFA_restore_state:
-			if (!in->depth)
-				return -EINVAL;
-			/* The CFA rule is part of the saved state, as in
-			 * libgcc's unwinder (GCC's epilogues rely on it). */
-			in->st = in->stack[--in->depth];
-			break;
-		case DW_CFA_GNU_args_size:
-			if (read_leb(&p, end, false, &u))
-				return -EINVAL;
-			break;
-		default:	/* DW_CFA_set_loc and vendor ops: give up */
-			return -EINVAL;
-		}
+		if (ret)
+			return ret;
 	}
 	return 0;
 }

@@ -28,21 +28,23 @@
 #include "schema/store.h"
 
 struct arr_cli {
-	const char *db, *output, *growth, *target;
+	const char *db, *output;
+	double growth, target;
 	uint64_t seed;
 };
 
 #define OPT(f) offsetof(struct arr_cli, f)
 static const struct cli_option arr_options[] = {
 	{ "database", 'd', CLI_STRING, OPT(db), "FILE",
-	  "profile database (default icppd.db)", 0, 0 },
+	  "profile database", 0, 0, .dflt = "icppd.db" },
 	{ "output", 'o', CLI_STRING, OPT(output), "OUT",
 	  "the rewritten binary to write (required)", 0, 0 },
-	{ "max-stack-growth", 0, CLI_STRING, OPT(growth), "F",
-	  "deepest training stack may grow F times (default 1.25)", 0, 0 },
-	{ "target", 0, CLI_STRING, OPT(target), "P",
-	  "stop when P % of the training samples are precise (default 97)",
-	  0, 0 },
+	{ "max-stack-growth", 0, CLI_DOUBLE, OPT(growth), "F",
+	  "deepest training stack may grow F times", 0, 0, .dflt = "1.25",
+	  .lo = 1, .hi = 100 },
+	{ "target", 0, CLI_DOUBLE, OPT(target), "P",
+	  "stop when P % of the training samples are precise", 0, 0,
+	  .dflt = "97", .lo = 0, .hi = 100 },
 	{ "seed", 0, CLI_UINT, OPT(seed), "N",
 	  "seed of the search (default 1): the same seed, the same pads",
 	  0, UINT32_MAX },
@@ -393,16 +395,63 @@ static bool same_file(const char *a, const char *b)
 	       x.st_ino == y.st_ino;
 }
 
-static int parse_share(const char *opt, const char *arg, double lo, double hi,
-		       double *v)
+/* The build's training (path map and functions) into @j.  0, or -1
+ * after logging why. */
+static int load_training(struct job *j, const char *bin,
+			 const struct module *mod)
 {
-	char *end;
+	char err[600];
+	int r;
 
-	*v = strtod(arg, &end);
-	if (end == arg || *end || !(*v >= lo) || *v > hi) {
-		fprintf(stderr, "icppd: arr: --%s: expected a number from %g to "
-			"%g, not '%s'\nTry 'icppd arr --help'.\n", opt, lo, hi,
-			arg);
+	j->st = store__open(j->o.db, err, sizeof(err));
+	if (!j->st) {
+		log_error("%s", err);
+		return -1;
+	}
+	r = store__module_by_build(j->st, module__build_id(mod), &j->prog);
+	if (!r)
+		r = store__map_nodes(j->st, j->prog, 0, add_node, j);
+	if (r < 0 && r != -ENOMEM) {
+		log_error("%s", store__error(j->st));
+		return -1;
+	}
+	if (r > 0 || !j->n) {
+		log_error("%s: no training for this build (build-id %s) in %s: "
+			  "run 'icppd train -d %s -- %s' first", bin,
+			  module__build_id(mod), j->o.db, j->o.db, bin);
+		return -1;
+	}
+	if (r || load_functions(j)) {
+		log_error("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* BINARY and its ELF image and module; -1 after logging why. */
+static int open_binary(const struct job *j, const char *arg, char *bin,
+		       struct elf_image **img, struct module **mod)
+{
+	char err[600];
+
+	if (!realpath(arg, bin)) {
+		log_error("%s: %s", arg, strerror(errno));
+		return -1;
+	}
+	if (same_file(bin, j->o.output)) {
+		log_error("%s: OUT is BINARY itself: icppd arr writes a new file "
+			  "and keeps the original", j->o.output);
+		return -1;
+	}
+	*img = elf_image__open(bin, err, sizeof(err));
+	if (!*img) {
+		log_error("%s", err);
+		return -1;
+	}
+	*mod = module__open(bin);
+	if (!*mod || module__error(*mod) || !module__build_id(*mod)[0]) {
+		log_error("%s: no GNU build-id: icppd tells builds apart by it "
+			  "(link with -Wl,--build-id)", bin);
 		return -1;
 	}
 	return 0;
@@ -410,69 +459,27 @@ static int parse_share(const char *opt, const char *arg, double lo, double hi,
 
 int cmd_arr(int argc, char **argv)
 {
-	struct job j = { .o = { .db = "icppd.db" } };
+	struct job j = { 0 };
 	struct elf_image *img = NULL;
 	struct module *mod = NULL;
-	char err[600], bin[PATH_MAX], out[PATH_MAX];
-	double growth = 1.25, target = 97;
+	char bin[PATH_MAX], out[PATH_MAX];
 	int64_t again;
-	int idx = cli__parse(&arr_command, argc, argv, &j.o), ret = 1, r;
+	int idx, ret = 1, r = 0;
 
+	cli__defaults(&arr_command, &j.o);
+	idx = cli__parse(&arr_command, argc, argv, &j.o);
 	if (idx < 0)
 		return idx == -1 ? 0 : 2;
 	if (argc - idx != 1)
 		return usage("expected one BINARY", "");
 	if (!j.o.output)
 		return usage("-o OUT is required: arr writes a new file", "");
-	if ((j.o.growth && parse_share("max-stack-growth", j.o.growth, 1, 100,
-				       &growth)) ||
-	    (j.o.target && parse_share("target", j.o.target, 0, 100, &target)))
-		return 2;
-	if (!realpath(argv[idx], bin)) {
-		log_error("%s: %s", argv[idx], strerror(errno));
-		return 1;
-	}
-	if (same_file(bin, j.o.output)) {
-		log_error("%s: OUT is BINARY itself: icppd arr writes a new file "
-			  "and keeps the original", j.o.output);
-		return 1;
-	}
-	img = elf_image__open(bin, err, sizeof(err));
-	if (!img) {
-		log_error("%s", err);
-		return 1;
-	}
-	mod = module__open(bin);
-	if (!mod || module__error(mod) || !module__build_id(mod)[0]) {
-		log_error("%s: no GNU build-id: icppd tells builds apart by it "
-			  "(link with -Wl,--build-id)", bin);
+	if (open_binary(&j, argv[idx], bin, &img, &mod) ||
+	    load_training(&j, bin, mod))
 		goto out;
-	}
-	j.st = store__open(j.o.db, err, sizeof(err));
-	if (!j.st) {
-		log_error("%s", err);
-		goto out;
-	}
-	r = store__module_by_build(j.st, module__build_id(mod), &j.prog);
-	if (!r)
-		r = store__map_nodes(j.st, j.prog, 0, add_node, &j);
-	if (r < 0 && r != -ENOMEM) {
-		log_error("%s", store__error(j.st));
-		goto out;
-	}
-	if (r > 0 || !j.n) {
-		log_error("%s: no training for this build (build-id %s) in %s: "
-			  "run 'icppd train -d %s -- %s' first", bin,
-			  module__build_id(mod), j.o.db, j.o.db, bin);
-		goto out;
-	}
-	if (r || load_functions(&j)) {
-		log_error("out of memory");
-		goto out;
-	}
 	analyse(&j, img);
-	j.growth = growth;
-	if (search(&j, growth, target / 100)) {
+	j.growth = j.o.growth;
+	if (search(&j, j.o.growth, j.o.target / 100)) {
 		log_error("out of memory, or a corrupt path map");
 		goto out;
 	}

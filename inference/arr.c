@@ -223,6 +223,56 @@ void arr__result_free(struct arr_result *r)
 	r->inseparable_node = NULL;
 }
 
+/* Grows function @f's pad in steps of 16 bytes until the score gets
+ * better than *@now (or, after enough fruitless tries, just moves, to
+ * leave a plateau) within the depth @limit; a step that does neither is
+ * undone. */
+static void try_pads(struct state *s, uint32_t f, int64_t *cur, int64_t limit,
+		     struct score *now, unsigned *fruitless)
+{
+	for (int k = 1; k <= PAD_STEPS; k++) {
+		int64_t old = cur[f];
+		struct score sc;
+
+		cur[f] = old + 16 * k;
+		if (cur[f] > s->funcs[f].max_pad) {
+			cur[f] = old;
+			return;
+		}
+		sc = evaluate(s, cur);
+		if (sc.deepest <= limit && better(&sc, now)) {
+			*now = sc;
+			return;
+		}
+		if (sc.deepest <= limit &&
+		    ++*fruitless >= FRUITLESS_BEFORE_ACCEPT) {
+			*now = sc;	/* accept, to leave a plateau */
+			*fruitless = 0;
+			return;
+		}
+		cur[f] = old;
+	}
+}
+
+/* Drops the pads that do not help, then shrinks the rest. */
+static void shrink_pads(struct state *s, int64_t *pads, size_t nfuncs,
+			struct score *best)
+{
+	for (size_t f = 0; f < nfuncs; f++) {
+		while (pads[f] > 0) {
+			struct score sc;
+
+			pads[f] -= 16;
+			sc = evaluate(s, pads);
+			if (better(best, &sc)) {
+				pads[f] += 16;
+				break;
+			}
+			*best = sc;
+		}
+	}
+}
+
 int arr__search(const struct arr_node *nodes, size_t n,
 		const struct arr_func *funcs, size_t nfuncs,
 		const struct arr_opts *o, struct arr_result *r)
@@ -267,7 +317,6 @@ int arr__search(const struct arr_node *nodes, size_t n,
 	       best.weight < o->target * r->total - 1e-9) {
 		uint32_t a, b, f, cand[64];
 		size_t nc;
-		bool improved = false;
 
 		r->steps++;
 		evaluate(&s, cur);
@@ -284,28 +333,7 @@ int arr__search(const struct arr_node *nodes, size_t n,
 			nc = 64;
 		memcpy(cand, tmp, nc * sizeof(*cand));
 		f = cand[next(&s) % nc];
-		for (int k = 1; k <= PAD_STEPS && !improved; k++) {
-			int64_t old = cur[f];
-			struct score sc;
-
-			cur[f] = old + 16 * k;
-			if (cur[f] > funcs[f].max_pad) {
-				cur[f] = old;
-				break;
-			}
-			sc = evaluate(&s, cur);
-			if (sc.deepest <= limit && better(&sc, &now)) {
-				now = sc;
-				improved = true;
-			} else if (sc.deepest <= limit &&
-				   ++fruitless >= FRUITLESS_BEFORE_ACCEPT) {
-				now = sc;	/* accept, to leave a plateau */
-				fruitless = 0;
-				improved = true;
-			} else {
-				cur[f] = old;
-			}
-		}
+		try_pads(&s, f, cur, limit, &now, &fruitless);
 		if (better(&now, &best)) {
 			best = now;
 			memcpy(r->pads, cur, nfuncs * sizeof(*cur));
@@ -314,20 +342,7 @@ int arr__search(const struct arr_node *nodes, size_t n,
 			stale++;
 		}
 	}
-	/* drop pads that do not help, then shrink the rest */
-	for (size_t f = 0; f < nfuncs; f++) {
-		while (r->pads[f] > 0) {
-			struct score sc;
-
-			r->pads[f] -= 16;
-			sc = evaluate(&s, r->pads);
-			if (better(&best, &sc)) {
-				r->pads[f] += 16;
-				break;
-			}
-			best = sc;
-		}
-	}
+	shrink_pads(&s, r->pads, nfuncs, &best);
 	best = evaluate(&s, r->pads);
 	r->precise_after = best.weight;
 	r->unique_after = best.unique;

@@ -1,0 +1,203 @@
+/*
+ * test_recorder.c - the one recorder (record/recorder.h), driven the way
+ * record drives it (one task, its own events) and the way the daemon
+ * does (every task on every CPU, a filter, its own counters), on a child
+ * that burns CPU time: both runs must reach the database through the
+ * same flushes, with the same totals.
+ *
+ * Sized by CPU time: the child burns BURN_MS of CPU, which at 1000 Hz of
+ * cpu-clock is about BURN_MS samples; the checks want a third.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../tap.h"
+#include "dbquery.h"
+#include "collector/event.h"
+#include "record/recorder.h"
+#include "schema/store.h"
+
+#define BURN_MS 300
+#define MIN_SAMPLES (BURN_MS / 3)
+
+static volatile unsigned long sink;
+
+static void burn(void)
+{
+	struct timespec ts;
+
+	do {
+		for (int i = 0; i < 100000; i++)
+			sink += (unsigned long)i;
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	} while (ts.tv_sec * 1000 + ts.tv_nsec / 1000000 < BURN_MS);
+}
+
+/* A child held at a pipe until @go is written to; then it burns. */
+static pid_t spawn(int *go)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		close(fds[1]);
+		if (read(fds[0], &c, 1) == 1)
+			burn();
+		_exit(0);
+	}
+	close(fds[0]);
+	*go = fds[1];
+	return pid;
+}
+
+static pid_t watched;
+
+static bool only_child(void *arg, uint32_t pid, const char *exe,
+		       const char *comm)
+{
+	(void)arg; (void)exe; (void)comm;
+	return (pid_t)pid == watched;
+}
+
+static size_t extra_counters(void *arg, const struct collector_stats *run,
+			     struct store_counter *c, size_t max)
+{
+	(void)arg;
+	if (!max)
+		return 0;
+	c[0] = (struct store_counter){ "test.filtered", (int64_t)run->filtered };
+	return 1;
+}
+
+/* One run through the recorder; the run id, or -1 (skipped: @why). */
+static int64_t one_run(const char *db, struct store *st, bool system_wide,
+		       struct collector_stats *stats, const char **why)
+{
+	struct recorder_opts o = { .max_keys = 64, .flush_ns = 50000000,
+				   .poll_ms = 10 };
+	struct run_info ri = { .kind = system_wide ? "daemon" : "record",
+			       .command = "test", .event = "cpu-clock",
+			       .event_canonical = "cpu-clock", .frequency = 1000 };
+	struct event_choice ev;
+	struct recorder *r;
+	char err[512];
+	int go = -1, errnum, status;
+	pid_t all = -1, child;
+	int64_t id = -1;
+
+	(void)db;
+	if (system_wide) {
+		o.filter = only_child;
+		o.counters = extra_counters;
+	}
+	if (event__choose("cpu-clock", 1000, 0, &ev, err, sizeof(err)) ||
+	    !(r = recorder__new(st, &o))) {
+		*why = "no cpu-clock event";
+		return -1;
+	}
+	child = spawn(&go);
+	watched = child;
+	if (recorder__open(r, &ev.attr, system_wide ? &all : &child, 1, 64,
+			   err, sizeof(err), &errnum)) {
+		*why = "perf_event_open refused (system-wide needs root or "
+		       "CAP_PERFMON)";
+		goto out;
+	}
+	/* seeded from /proc, as record -p and the daemon's scan do */
+	if (collector__add_running(recorder__collector(r), child) ||
+	    recorder__begin(r, &ri) || recorder__enable(r)) {
+		*why = "cannot start the run";
+		goto out;
+	}
+	if (write(go, "g", 1) != 1) {
+		*why = "cannot start the child";
+		goto out;
+	}
+	while (waitpid(child, &status, WNOHANG) != child)
+		if (recorder__step(r, -1) < 0)
+			break;
+	child = -1;
+	recorder__drain(r);
+	recorder__end(r, "finished", 0);
+	recorder__stats(r, stats);
+	id = recorder__run_id(r);
+out:
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, &status, 0);
+	}
+	if (go >= 0)
+		close(go);
+	recorder__free(r);
+	return id;
+}
+
+static void check(const char *db, struct store *st, bool system_wide)
+{
+	const char *name = system_wide ? "daemon-style" : "record-style";
+	struct collector_stats cs;
+	const char *why = NULL;
+	char sql[256];
+	int64_t id = one_run(db, st, system_wide, &cs, &why);
+
+	if (id < 0) {
+		skip(why, "%s run", name);
+		return;
+	}
+	ok(cs.cids >= MIN_SAMPLES, "%s: %llu samples with a CID from %d ms of "
+	   "CPU at 1000 Hz (want >= %d)", name, (unsigned long long)cs.cids,
+	   BURN_MS, MIN_SAMPLES);
+	snprintf(sql, sizeof(sql), "SELECT samples FROM v_runs WHERE run_id = "
+		 "%lld", (long long)id);
+	is_int(query(db, sql), cs.samples, "%s: the run's samples in the "
+	       "database are the recorder's", name);
+	snprintf(sql, sizeof(sql), "SELECT sum(samples) FROM v_cids WHERE "
+		 "run_id = %lld", (long long)id);
+	is_int(query(db, sql), cs.cids, "%s: every CID count was flushed",
+	       name);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM v_cids WHERE run_id = "
+		 "%lld AND pid != %d", (long long)id, (int)watched);
+	is_int(query(db, sql), 0, "%s: only the child's samples", name);
+	snprintf(sql, sizeof(sql), "SELECT value FROM v_run_counters WHERE "
+		 "run_id = %lld AND name = 'test.filtered'", (long long)id);
+	if (system_wide)
+		is_int(query(db, sql), cs.filtered, "%s: the caller's counters "
+		       "written with each flush", name);
+	else
+		is_int(query(db, sql), -1, "%s: no counters asked, none "
+		       "written", name);
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/icppd-recorder.XXXXXX", db[64], err[512];
+	struct store *st;
+
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(db, sizeof(db), "%s/r.db", dir);
+	st = store__open(db, err, sizeof(err));
+	ok(st != NULL, "store opens: %s", st ? "yes" : err);
+	if (st) {
+		check(db, st, false);
+		check(db, st, true);
+		store__close(st);
+	}
+	unlink(db);
+	snprintf(err, sizeof(err), "%s/r.db-wal", dir);
+	unlink(err);
+	snprintf(err, sizeof(err), "%s/r.db-shm", dir);
+	unlink(err);
+	rmdir(dir);
+	return tap_done();
+}
