@@ -11,10 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int usage_error(const struct cli_command *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int usage_error(const struct cli_command *cmd, const char *fmt, ...)
+int cli__usage(const struct cli_command *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -242,10 +239,10 @@ int cli__parse(const struct cli_command *cmd, int argc, char **argv,
 			return -1;
 		}
 		if (c == '?')
-			return usage_error(cmd, "unknown option '%s'",
+			return cli__usage(cmd, "unknown option '%s'",
 					   argv[optind - 1]);
 		if (c == ':')
-			return usage_error(cmd, "option '%s' needs a value",
+			return cli__usage(cmd, "option '%s' needs a value",
 					   argv[optind - 1]);
 		if (c >= 256) {
 			o = &cmd->options[c - 256];
@@ -257,7 +254,7 @@ int cli__parse(const struct cli_command *cmd, int argc, char **argv,
 		if (!o)
 			return -2;
 		if (store_value(o, optarg, opts, err, sizeof(err)))
-			return usage_error(cmd, "%s", err);
+			return cli__usage(cmd, "%s", err);
 	}
 	return optind;
 }

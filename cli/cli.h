@@ -85,6 +85,10 @@ int cli__parse(const struct cli_command *cmd, int argc, char **argv,
 	       void *opts);
 void cli__help(const struct cli_command *cmd, FILE *out);
 
+/* Prints "icppd NAME: what is wrong" and the --help hint.  -2. */
+int cli__usage(const struct cli_command *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* Sets option @name (long name, no dashes) to @val as the command line
  * would (configuration files); @val must outlive @opts.  0, or -1 with
  * "unknown setting 'x'" or what is wrong with the value in @err. */

@@ -6,7 +6,6 @@
 #define _GNU_SOURCE
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -82,18 +81,7 @@ const struct cli_command report_command = {
 
 #define TEXT_MIN_PERCENT 0.5
 
-static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "icppd: report: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'icppd report --help'.\n");
-	return -1;
-}
+#define usage(...) cli__usage(&report_command, __VA_ARGS__)
 
 /* @s as nanoseconds since 1970: "now", -Ns/-Nm/-Nh/-Nd before now,
  * seconds since 1970, or an ISO 8601 UTC date and time. */

@@ -4,37 +4,22 @@
  */
 #include "cli/run_cli.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 
 #include "common/log.h"
-
-static int usage(const struct cli_command *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static int usage(const struct cli_command *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "icppd: %s: ", cmd->name);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'icppd %s --help'.\n", cmd->name);
-	return -1;
-}
 
 static int check(const struct cli_command *cmd, const struct run_mode *mode,
 		 const struct run_opts *o, bool attach, bool command)
 {
 	if (attach == command)
-		return usage(cmd, "give either -p PID or -- COMMAND");
+		return cli__usage(cmd, "give either -p PID or -- COMMAND");
 	if (o->freq && o->period)
-		return usage(cmd, "-F and -c exclude each other");
+		return cli__usage(cmd, "-F and -c exclude each other");
 	if (!o->mmap_pages || (o->mmap_pages & (o->mmap_pages - 1)))
-		return usage(cmd, "--mmap-pages must be a power of two");
+		return cli__usage(cmd, "--mmap-pages must be a power of two");
 	if (mode->unwind && (o->stack_size % 8 || o->stack_size < 64 ||
 			     o->stack_size > RUN_MAX_STACK))
-		return usage(cmd, "--stack-size must be a multiple of 8 from 64 "
+		return cli__usage(cmd, "--stack-size must be a multiple of 8 from 64 "
 			     "to %u", RUN_MAX_STACK);
 	return 0;
 }
