@@ -98,6 +98,8 @@ static int set_config(void *arg, const char *key, const char *val,
 /* Frees lines [from, to) and closes the gap. */
 static void drop_lines(struct settings *s, size_t from, size_t to)
 {
+	if (from == to)
+		return;
 	for (size_t i = from; i < to; i++)
 		free(s->lines[i]);
 	memmove(s->lines + from, s->lines + to, (s->n - to) * sizeof(*s->lines));
