@@ -79,8 +79,7 @@ int recorder__catch_signals(void)
 	return 0;
 }
 
-/* The signals since the last call. */
-static int take_signals(void)
+int recorder__signals(void)
 {
 	char buf[64];
 	int seen;
@@ -357,7 +356,7 @@ int recorder__step(struct recorder *r, int extra_fd)
 		log_error("poll: %s", strerror(-mask));
 		return -1;
 	}
-	seen = take_signals();
+	seen = recorder__signals();
 	if (extra_fd >= 0 && (mask & SESSION_EXTRA))
 		seen |= RECORDER_EXTRA;
 	if (mask & SESSION_HUP)

@@ -72,6 +72,9 @@ int64_t recorder__run_id(const struct recorder *r);
 
 /* Installs the signal handlers (see above).  0 or -errno. */
 int recorder__catch_signals(void);
+/* The RECORDER_STOP, HUP and CHILD signals caught since the last step
+ * or call (a step takes them too). */
+int recorder__signals(void);
 
 /* Enables the events (attach and system-wide sessions; a launched
  * command's start with enable_on_exec).  0 or -errno. */

@@ -265,18 +265,21 @@ static void loop(struct run *r)
 	for (;;) {
 		int seen = recorder__step(r->rec, -1);
 
+		if (seen > 0)
+			r->stop |= seen & (RECORDER_STOP | RECORDER_HUP);
 		if (r->command && !r->child_done &&
 		    waitpid(r->child.pid, &r->status, WNOHANG) == r->child.pid)
 			r->child_done = true;
 		if (seen < 0 || r->child_done)
 			break;
-		r->stop |= seen & (RECORDER_STOP | RECORDER_HUP);
 		if (r->stop || (deadline && clock__mono_ns() >= deadline))
 			break;
 		if (!r->command && ((seen & RECORDER_GONE) ||
 		    (kill((pid_t)r->o->pid, 0) && errno == ESRCH)))
 			break;
 	}
+	/* a Ctrl-C that ended the command with icppd, after the last step */
+	r->stop |= recorder__signals() & (RECORDER_STOP | RECORDER_HUP);
 }
 
 /* The last counts, the summary and the mode's finish; waits for the
