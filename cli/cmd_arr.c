@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "binary/elfimage.h"
 #include "binary/frame.h"
 #include "binary/module.h"
@@ -203,18 +204,10 @@ static int64_t node_index(const struct job *j, int64_t id)
 	return lo < j->n && j->nodes[lo].id == id ? (int64_t)lo : -1;
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static int search(struct job *j, double growth, double target)
 {
 	struct arr_opts ao = { j->o.seed ? j->o.seed : 1, target, growth, 0 };
-	double t0;
+	int64_t t0;
 
 	j->an = calloc(j->n + 1, sizeof(*j->an));
 	j->af = calloc(j->nfuncs + 1, sizeof(*j->af));
@@ -234,10 +227,10 @@ static int search(struct job *j, double growth, double target)
 	for (size_t i = 0; i < j->nfuncs; i++)
 		j->af[i] = (struct arr_func){ !j->funcs[i].why,
 					      j->funcs[i].frame.max_pad };
-	t0 = now_ms();
+	t0 = clock__mono_ns();
 	if (arr__search(j->an, j->n, j->af, j->nfuncs, &ao, &j->res))
 		return -ENOMEM;
-	j->search_ms = now_ms() - t0;
+	j->search_ms = (double)(clock__mono_ns() - t0) / 1e6;
 	arr__heights(j->an, j->n, j->res.pads, j->heights);
 	return 0;
 }

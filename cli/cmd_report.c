@@ -12,6 +12,7 @@
 
 #include "binary/lines.h"
 #include "cli/commands.h"
+#include "common/clock.h"
 #include "common/outfile.h"
 #include "report/report.h"
 #include "schema/store.h"
@@ -87,15 +88,14 @@ const struct cli_command report_command = {
  * seconds since 1970, or an ISO 8601 UTC date and time. */
 static int parse_time(const char *s, int64_t *ns)
 {
-	struct timespec now;
+	int64_t now = clock__real_ns();
 	static const char *const formats[] = { "%Y-%m-%dT%H:%M:%S",
 		"%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d" };
 	char *end;
 	double v;
 
-	clock_gettime(CLOCK_REALTIME, &now);
 	if (!strcmp(s, "now")) {
-		*ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+		*ns = now;
 		return 0;
 	}
 	if (s[0] == '-') {
@@ -107,10 +107,9 @@ static int parse_time(const char *s, int64_t *ns)
 
 			/* Up to 280 years back, so that no conversion or
 			 * subtraction below overflows an int64_t. */
-			if (!(v * unit <= 9e9 - (double)now.tv_sec))
+			if (!(v * unit <= 9e9 - (double)(now / 1000000000)))
 				return -1;
-			*ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec -
-			      (int64_t)(v * unit * 1e9);
+			*ns = now - (int64_t)(v * unit * 1e9);
 			return 0;
 		}
 		return -1;

@@ -2,6 +2,7 @@
  * ctl.c - the control socket (see ctl.h).
  */
 #define _GNU_SOURCE
+#include "common/clock.h"
 #include "daemon/ctl.h"
 
 #include <errno.h>
@@ -120,14 +121,6 @@ struct ctl_server {
 	void *arg;
 };
 
-static int64_t mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 struct ctl_server *ctl_server__new(int lfd, ctl_answer_fn answer, void *arg)
 {
 	struct ctl_server *s = calloc(1, sizeof(*s));
@@ -215,7 +208,7 @@ static int step(struct ctl_server *s, struct ctl_client *c)
 
 void ctl_server__service(struct ctl_server *s)
 {
-	int64_t now = mono_ns();
+	int64_t now = clock__mono_ns();
 
 	for (;;) {	/* every pending connection, without waiting */
 		int fd = accept4(s->lfd, NULL, NULL,

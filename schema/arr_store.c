@@ -3,6 +3,7 @@
  * arr_store.h).  Statements are prepared per call: an ARR run writes a
  * few thousand rows once.
  */
+#include "common/clock.h"
 #include "schema/arr_store.h"
 
 #include <sqlite3.h>
@@ -145,14 +146,11 @@ int store__arr_inseparable(struct store *st, int64_t module, int64_t context,
 
 int store__arr_build(struct store *st, const struct arr_build_row *b)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
 	return run(st, NULL, "INSERT INTO arr_builds VALUES (?, ?, ?, ?, ?, ?,"
 		   " ?, ?, ?, ?, ?, ?, ?, ?, ?)", "iiiddddiiiiiddi",
 		   b->module_id, b->original_id, b->seed, b->max_growth,
 		   b->samples, b->precise_before, b->precise_after, b->paths,
 		   b->paths_before, b->paths_after, b->deepest_before,
 		   b->deepest_after, b->inseparable, b->search_ms,
-		   (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+		   clock__real_ns());
 }

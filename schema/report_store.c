@@ -7,6 +7,7 @@
  * per-row statements once per transaction.
  */
 #define _GNU_SOURCE
+#include "common/clock.h"
 #include "schema/report_store.h"
 
 #include <sqlite3.h>
@@ -443,11 +444,10 @@ int store__inferred_row(struct store *st, int64_t run_id, int64_t context_id,
 int store__inference_commit(struct store *st, int64_t run_id,
 			    int64_t map_samples, int64_t run_samples)
 {
-	struct timespec ts;
+	int64_t now = clock__real_ns();
 	sqlite3_stmt *s;
 	int ret;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
 	if (sqlite3_prepare_v2(st->db, "INSERT INTO inferences VALUES"
 			       " (?, ?, ?, ?)", -1, &s, NULL)) {
 		store__db_error(st, "storing the inference");
@@ -456,7 +456,7 @@ int store__inference_commit(struct store *st, int64_t run_id,
 	sqlite3_bind_int64(s, 1, run_id);
 	sqlite3_bind_int64(s, 2, map_samples);
 	sqlite3_bind_int64(s, 3, run_samples);
-	sqlite3_bind_int64(s, 4, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+	sqlite3_bind_int64(s, 4, now);
 	ret = store__step_done(st, s, "storing the inference");
 	sqlite3_finalize(s);
 	if (ret || store__exec(st, "COMMIT", "storing the inference"))

@@ -7,6 +7,7 @@
  * rolls back, since the ids it assigned are void then.
  */
 #define _GNU_SOURCE
+#include "common/clock.h"
 #include "schema/store.h"
 
 #include <errno.h>
@@ -366,14 +367,6 @@ const char *store__error(const struct store *st)
 	return st->err;
 }
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 int store__begin_run(struct store *st, const struct run_info *ri,
 		     int64_t *run_id)
 {
@@ -400,7 +393,7 @@ int store__begin_run(struct store *st, const struct run_info *ri,
 		sqlite3_bind_int64(s, 7, (int64_t)ri->period);
 	if (ri->frequency)
 		sqlite3_bind_int64(s, 8, (int64_t)ri->frequency);
-	sqlite3_bind_int64(s, 9, now_ns());
+	sqlite3_bind_int64(s, 9, clock__real_ns());
 	sqlite3_bind_text(s, 10, host, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 11, PACKAGE_VERSION, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 12, (int64_t)getpid());
@@ -781,7 +774,7 @@ static int write_batch(struct store *st, int64_t run_id,
 	sqlite3_bind_int64(st->upd_run, 2, (int64_t)tot->unresolved);
 	sqlite3_bind_int64(st->upd_run, 3, (int64_t)tot->lost);
 	sqlite3_bind_int64(st->upd_run, 4, (int64_t)tot->throttled);
-	sqlite3_bind_int64(st->upd_run, 5, now_ns());
+	sqlite3_bind_int64(st->upd_run, 5, clock__real_ns());
 	sqlite3_bind_int64(st->upd_run, 6, run_id);
 	return store__step_done(st, st->upd_run, "updating the run");
 }
@@ -813,7 +806,7 @@ int store__end_run(struct store *st, int64_t run_id, const char *status,
 			       -1, &s, NULL))
 		return store__db_error(st, "finishing the run");
 	sqlite3_bind_text(s, 1, status, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, now_ns());
+	sqlite3_bind_int64(s, 2, clock__real_ns());
 	if (exit_status >= 0)
 		sqlite3_bind_int(s, 3, exit_status);
 	sqlite3_bind_int64(s, 4, run_id);

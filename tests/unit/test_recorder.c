@@ -80,7 +80,7 @@ static size_t extra_counters(void *arg, const struct collector_stats *run,
 }
 
 /* One run through the recorder; the run id, or -1 (skipped: @why). */
-static int64_t one_run(const char *db, struct store *st, bool system_wide,
+static int64_t one_run(struct store *st, bool system_wide,
 		       struct collector_stats *stats, const char **why)
 {
 	struct recorder_opts o = { .max_keys = 64, .flush_ns = 50000000,
@@ -95,7 +95,6 @@ static int64_t one_run(const char *db, struct store *st, bool system_wide,
 	pid_t all = -1, child;
 	int64_t id = -1;
 
-	(void)db;
 	if (system_wide) {
 		o.filter = only_child;
 		o.counters = extra_counters;
@@ -148,7 +147,7 @@ static void check(const char *db, struct store *st, bool system_wide)
 	struct collector_stats cs;
 	const char *why = NULL;
 	char sql[256];
-	int64_t id = one_run(db, st, system_wide, &cs, &why);
+	int64_t id = one_run(st, system_wide, &cs, &why);
 
 	if (id < 0) {
 		skip(why, "%s run", name);
