@@ -404,7 +404,7 @@ static int load_training(struct job *j, const char *bin,
 	r = store__module_by_build(j->st, module__build_id(mod), &j->prog);
 	if (!r)
 		r = store__map_nodes(j->st, j->prog, 0, add_node, j);
-	if (r < 0 && r != -ENOMEM) {
+	if (r < 0) {
 		log_error("%s", store__error(j->st));
 		return -1;
 	}
@@ -414,11 +414,11 @@ static int load_training(struct job *j, const char *bin,
 			  module__build_id(mod), j->o.db, j->o.db, bin);
 		return -1;
 	}
-	if (r || load_functions(j)) {
-		log_error("out of memory");
-		return -1;
-	}
-	return 0;
+	r = load_functions(j);
+	if (r)
+		log_error("%s", r == -ENOMEM ? "out of memory" :
+			  store__error(j->st));
+	return r ? -1 : 0;
 }
 
 /* BINARY and its ELF image and module; -1 after logging why. */

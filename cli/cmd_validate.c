@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "cli/run_cli.h"
 #include "schema/store.h"
+#include "schema/validation.h"
 
 /* Functions listed by the text format; json lists all. */
 #define TEXT_FUNCTIONS 20

@@ -301,15 +301,15 @@ int run_profile__infer(struct store *st, const struct store_selection *sel,
 		if (infer__begin_map(inf, ps.ids[i]))
 			goto out_nomem;
 		r = store__map_nodes(st, ps.ids[i], 0, load_node, &ml);
-		if (r == -EINVAL) {
+		if (r < 0 && store__stopped(st) == -EINVAL) {
 			log_error("the path map of %s is corrupt (a node "
 				  "without its parent)", m ? m->path : "?");
 			goto out;
 		}
-		if (r == -ENOMEM || infer__end_map(inf))
-			goto out_nomem;
 		if (r < 0)
 			goto out_store;
+		if (infer__end_map(inf))
+			goto out_nomem;
 		if (!ml.n) {
 			p->unmapped++;
 			snprintf(p->unmapped_path, sizeof(p->unmapped_path),

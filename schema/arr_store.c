@@ -6,77 +6,36 @@
 #include "common/clock.h"
 #include "schema/arr_store.h"
 
-#include <sqlite3.h>
-#include <stdarg.h>
 #include <string.h>
 #include <time.h>
 
 #include "schema/report_store.h"
 #include "schema/store_int.h"
 
-/*
- * Runs @sql with arguments typed by @types ('i' int64, 'd' double, 't'
- * text or NULL).  The first column of the first row, if any, in *@out
- * (may be NULL).  0, 1 (no row, when @out wants one), -1.
- */
-static int run(struct store *st, int64_t *out, const char *sql,
-	       const char *types, ...)
-{
-	sqlite3_stmt *s;
-	va_list ap;
-	int rc, ret;
-
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL))
-		return store__db_error(st, "registering the rewritten binary");
-	va_start(ap, types);
-	for (int i = 0; types[i]; i++) {
-		if (types[i] == 'i') {
-			sqlite3_bind_int64(s, i + 1, va_arg(ap, int64_t));
-		} else if (types[i] == 'd') {
-			sqlite3_bind_double(s, i + 1, va_arg(ap, double));
-		} else {
-			const char *t = va_arg(ap, const char *);
-
-			if (t)
-				sqlite3_bind_text(s, i + 1, t, -1, SQLITE_TRANSIENT);
-		}
-	}
-	va_end(ap);
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW && out)
-		*out = sqlite3_column_int64(s, 0);
-	while (rc == SQLITE_ROW)
-		rc = sqlite3_step(s);
-	ret = rc == SQLITE_DONE ? 0 :
-	      store__db_error(st, "registering the rewritten binary");
-	sqlite3_finalize(s);
-	return ret;
-}
+#define WHAT "registering the rewritten binary"
 
 int store__module_by_build(struct store *st, const char *build_id,
 			   int64_t *id)
 {
 	*id = 0;
-	if (run(st, id, "SELECT MIN(id) FROM modules WHERE build_id = ?"
-		" HAVING MIN(id) IS NOT NULL", "t", build_id))
-		return -1;
-	return *id ? 0 : 1;
+	return store__ints(st, WHAT, id, 1, "SELECT MIN(id) FROM modules"
+			   " WHERE build_id = ? HAVING MIN(id) IS NOT NULL", "t",
+			   build_id);
 }
 
 int store__arr_begin(struct store *st)
 {
-	return store__exec(st, "BEGIN IMMEDIATE", "registering the rewritten "
-			   "binary");
+	return store__begin(st, WHAT);
 }
 
 int store__arr_commit(struct store *st)
 {
-	return store__exec(st, "COMMIT", "registering the rewritten binary");
+	return store__end(st, 0, WHAT);
 }
 
 void store__arr_rollback(struct store *st)
 {
-	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	store__end(st, -1, WHAT);
 }
 
 int store__arr_module(struct store *st, int64_t from, const char *path,
@@ -89,10 +48,10 @@ int store__arr_module(struct store *st, int64_t from, const char *path,
 				 "(module %lld)", build_id, (long long)old);
 		return -1;
 	}
-	if (run(st, id, "INSERT INTO modules (path, build_id) VALUES (?, ?)"
-		" RETURNING id", "tt", path, build_id))
+	if (store__ints(st, WHAT, id, 1, "INSERT INTO modules (path, build_id)"
+			" VALUES (?, ?) RETURNING id", "tt", path, build_id))
 		return -1;
-	return run(st, NULL, "INSERT INTO functions (module_id, address, name,"
+	return store__sql(st, WHAT, NULL, NULL, "INSERT INTO functions (module_id, address, name,"
 		   " symbol) SELECT ?, address, name, symbol FROM functions"
 		   " WHERE module_id = ?", "ii", *id, from);
 }
@@ -100,22 +59,29 @@ int store__arr_module(struct store *st, int64_t from, const char *path,
 int store__function_at(struct store *st, int64_t module, uint64_t address,
 		       int64_t *id)
 {
-	int ret = run(st, id, "SELECT id FROM functions WHERE module_id = ?"
-		      " AND address = ?", "ii", module, (int64_t)address);
+	int ret = store__ints(st, WHAT, id, 1, "SELECT id FROM functions"
+			      " WHERE module_id = ? AND address = ?", "ii",
+			      module, (int64_t)address);
 
+	if (ret > 0) {
+		store__set_error(st, "%s: no function at %#llx in module %lld",
+				 WHAT, (unsigned long long)address,
+				 (long long)module);
+		ret = -1;
+	}
 	return ret;
 }
 
 int store__arr_map(struct store *st, int64_t module, int64_t *map)
 {
-	return run(st, map, "INSERT INTO path_maps (program_id, run_id)"
+	return store__ints(st, WHAT, map, 1, "INSERT INTO path_maps (program_id, run_id)"
 		   " VALUES (?, 0) RETURNING id", "i", module);
 }
 
 int store__arr_node(struct store *st, int64_t map, const struct store_node *n,
 		    int64_t depth, int64_t *id)
 {
-	return run(st, id, "INSERT INTO path_nodes (map_id, parent_id,"
+	return store__ints(st, WHAT, id, 1, "INSERT INTO path_nodes (map_id, parent_id,"
 		   " function_id, context_id, call_site, height, depth, self,"
 		   " total) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO"
 		   " UPDATE SET self = self + excluded.self, total = total +"
@@ -128,17 +94,17 @@ int store__arr_function(struct store *st, int64_t module, int64_t function,
 			int64_t frame, int64_t pad, const char *reason)
 {
 	if (frame < 0)
-		return run(st, NULL, "INSERT OR REPLACE INTO arr_functions"
+		return store__sql(st, WHAT, NULL, NULL, "INSERT OR REPLACE INTO arr_functions"
 			   " VALUES (?, ?, NULL, 0, ?)", "iit", module,
 			   function, reason);
-	return run(st, NULL, "INSERT OR REPLACE INTO arr_functions VALUES"
+	return store__sql(st, WHAT, NULL, NULL, "INSERT OR REPLACE INTO arr_functions VALUES"
 		   " (?, ?, ?, ?, NULL)", "iiii", module, function, frame, pad);
 }
 
 int store__arr_inseparable(struct store *st, int64_t module, int64_t context,
 			   int64_t height, double samples)
 {
-	return run(st, NULL, "INSERT INTO arr_inseparable VALUES (?, ?, ?, ?)"
+	return store__sql(st, WHAT, NULL, NULL, "INSERT INTO arr_inseparable VALUES (?, ?, ?, ?)"
 		   " ON CONFLICT DO UPDATE SET samples = samples +"
 		   " excluded.samples", "iiid", module, context, height,
 		   samples);
@@ -146,7 +112,7 @@ int store__arr_inseparable(struct store *st, int64_t module, int64_t context,
 
 int store__arr_build(struct store *st, const struct arr_build_row *b)
 {
-	return run(st, NULL, "INSERT INTO arr_builds VALUES (?, ?, ?, ?, ?, ?,"
+	return store__sql(st, WHAT, NULL, NULL, "INSERT INTO arr_builds VALUES (?, ?, ?, ?, ?, ?,"
 		   " ?, ?, ?, ?, ?, ?, ?, ?, ?)", "iiiddddiiiiiddi",
 		   b->module_id, b->original_id, b->seed, b->max_growth,
 		   b->samples, b->precise_before, b->precise_after, b->paths,

@@ -17,68 +17,6 @@
 
 #include "schema/store_int.h"
 
-/* Steps the prepared @s, calling @row per result row, and finalizes it.
- * A non-zero @row return stops and is returned. */
-static int run_rows(struct store *st, sqlite3_stmt *s, const char *what,
-		    int (*row)(sqlite3_stmt *s, void *ctx), void *ctx)
-{
-	int rc, ret = 0;
-
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-		if ((ret = row(s, ctx)))
-			break;
-	if (!ret && rc != SQLITE_DONE)
-		ret = store__db_error(st, what);
-	sqlite3_finalize(s);
-	return ret;
-}
-
-/* Prepares @sql, binds the int64 arguments, calls @row per result row. */
-static int query(struct store *st, const char *sql, const char *what,
-		 const int64_t *args, int nargs,
-		 int (*row)(sqlite3_stmt *s, void *ctx), void *ctx)
-{
-	sqlite3_stmt *s;
-
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL))
-		return store__db_error(st, what);
-	for (int i = 0; i < nargs; i++)
-		sqlite3_bind_int64(s, i + 1, args[i]);
-	return run_rows(st, s, what, row, ctx);
-}
-
-static const char *text(sqlite3_stmt *s, int col)
-{
-	const unsigned char *t = sqlite3_column_text(s, col);
-
-	return t ? (const char *)t : "";
-}
-
-struct ints {
-	int64_t *v;
-	int n;
-};
-
-static int first_row(sqlite3_stmt *s, void *ctx)
-{
-	struct ints *r = ctx;
-
-	for (int i = 0; i < r->n && i < sqlite3_column_count(s); i++)
-		r->v[i] = sqlite3_column_int64(s, i);
-	return 2;	/* found: stop */
-}
-
-/* The first row's first @nv columns in @v[0, nv): 0 when the query
- * returns a row, 1 when none, -1 on error. */
-static int select_ints(struct store *st, const char *sql, const char *what,
-		       const int64_t *args, int nargs, int64_t *v, int nv)
-{
-	struct ints r = { v, nv };
-	int ret = query(st, sql, what, args, nargs, first_row, &r);
-
-	return ret == 2 ? 0 : ret == 0 ? 1 : -1;
-}
-
 /* Runs a report shows unless told otherwise: measurement runs.  Training
  * and validation runs sample stack copies at other rates; they are
  * reported only by --run ID. */
@@ -86,17 +24,17 @@ static int select_ints(struct store *st, const char *sql, const char *what,
 
 int store__latest_run(struct store *st, int64_t *id)
 {
-	return select_ints(st, "SELECT MAX(id) FROM runs WHERE " MEASUREMENT
-			   " HAVING MAX(id) IS NOT NULL", "finding the latest run",
-			   NULL, 0, id, 1);
+	return store__ints(st, "finding the latest run", id, 1,
+			   "SELECT MAX(id) FROM runs WHERE " MEASUREMENT
+			   " HAVING MAX(id) IS NOT NULL", NULL);
 }
 
 int store__run_range(struct store *st, int64_t *lo, int64_t *hi)
 {
 	int64_t v[2] = { 0, 0 };
-	int ret = select_ints(st, "SELECT COALESCE(MIN(id), 0),"
-			      " COALESCE(MAX(id), 0) FROM runs",
-			      "reading runs", NULL, 0, v, 2);
+	int ret = store__ints(st, "reading runs", v, 2,
+			      "SELECT COALESCE(MIN(id), 0), COALESCE(MAX(id), 0)"
+			      " FROM runs", NULL);
 
 	*lo = v[0];
 	*hi = v[1];
@@ -113,17 +51,17 @@ static int run_row(sqlite3_stmt *s, void *ctx)
 	struct run_row *r = ctx;
 
 	r->id = sqlite3_column_int64(s, 0);
-	copy(r->kind, sizeof(r->kind), text(s, 1));
-	copy(r->status, sizeof(r->status), text(s, 2));
-	copy(r->event, sizeof(r->event), text(s, 3));
-	copy(r->command, sizeof(r->command), text(s, 4));
+	copy(r->kind, sizeof(r->kind), store__text(s, 1));
+	copy(r->status, sizeof(r->status), store__text(s, 2));
+	copy(r->event, sizeof(r->event), store__text(s, 3));
+	copy(r->command, sizeof(r->command), store__text(s, 4));
 	r->samples = sqlite3_column_int64(s, 5);
 	r->unresolved = sqlite3_column_int64(s, 6);
 	r->lost = sqlite3_column_int64(s, 7);
 	r->period = (uint64_t)sqlite3_column_int64(s, 8);
 	r->frequency = (uint64_t)sqlite3_column_int64(s, 9);
 	r->started_ns = sqlite3_column_int64(s, 10);
-	return 2;
+	return 1;
 }
 
 int store__run(struct store *st, int64_t id, struct run_row *out)
@@ -131,58 +69,64 @@ int store__run(struct store *st, int64_t id, struct run_row *out)
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	ret = query(st, "SELECT id, kind, status, event, command, samples,"
-		    " unresolved, lost, COALESCE(period, 0),"
-		    " COALESCE(frequency, 0), started_ns FROM runs WHERE id = ?",
-		    "reading the run", &id, 1, run_row, out);
-	return ret == 2 ? 0 : ret == 0 ? 1 : -1;
+	ret = store__sql(st, "reading the run", run_row, out,
+			 "SELECT id, kind, status, event, command, samples,"
+			 " unresolved, lost, COALESCE(period, 0),"
+			 " COALESCE(frequency, 0), started_ns FROM runs"
+			 " WHERE id = ?", "i", id);
+	return ret == 1 ? 0 : ret == 0 ? 1 : -1;
 }
 
+/* A caller's typed row callback, behind the store's untyped one. */
 struct cb {
-	void *fn, *arg;
+	union {
+		int (*module)(void *arg, const struct store_module *m);
+		int (*path)(void *arg, const char *path);
+		int (*function)(void *arg, const struct store_function *f);
+		int (*program)(void *arg, int64_t program_id);
+		int (*cid)(void *arg, const struct store_cid *c);
+		int (*node)(void *arg, const struct store_node *n);
+	} fn;
+	void *arg;
 };
 
 static int module_row(sqlite3_stmt *s, void *ctx)
 {
 	struct cb *c = ctx;
-	struct store_module m = { sqlite3_column_int64(s, 0), text(s, 1),
-				  text(s, 2) };
+	struct store_module m = { sqlite3_column_int64(s, 0),
+				  store__text(s, 1), store__text(s, 2) };
 
-	return ((int (*)(void *, const struct store_module *))c->fn)(c->arg, &m);
+	return c->fn.module(c->arg, &m);
 }
 
 int store__modules(struct store *st,
 		   int (*fn)(void *arg, const struct store_module *m),
 		   void *arg)
 {
-	struct cb c = { (void *)fn, arg };
+	struct cb c = { .fn.module = fn, .arg = arg };
 
-	return query(st, "SELECT id, path, build_id FROM modules",
-		     "reading modules", NULL, 0, module_row, &c);
+	return store__sql(st, "reading modules", module_row, &c,
+			  "SELECT id, path, build_id FROM modules", NULL);
 }
 
 static int path_row(sqlite3_stmt *s, void *ctx)
 {
 	struct cb *c = ctx;
 
-	return ((int (*)(void *, const char *))c->fn)(c->arg, text(s, 0));
+	return c->fn.path(c->arg, store__text(s, 0));
 }
 
 int store__programs_named(struct store *st, const char *name,
 			  int (*fn)(void *arg, const char *path), void *arg)
 {
-	struct cb c = { (void *)fn, arg };
-	sqlite3_stmt *s;
+	struct cb c = { .fn.path = fn, .arg = arg };
 
-	if (sqlite3_prepare_v2(st->db,
-	    "SELECT path FROM modules WHERE id IN"
-	    " (SELECT DISTINCT program_id FROM cid_samples)"
-	    " AND (?1 IS NULL OR path = ?1 OR (instr(?1, '/') = 0"
-	    "      AND substr(path, -length(?1) - 1) = '/' || ?1))"
-	    " ORDER BY path", -1, &s, NULL))
-		return store__db_error(st, "finding programs");
-	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-	return run_rows(st, s, "finding programs", path_row, &c);
+	return store__sql(st, "finding programs", path_row, &c,
+			  "SELECT path FROM modules WHERE id IN"
+			  " (SELECT DISTINCT program_id FROM cid_samples)"
+			  " AND (?1 IS NULL OR path = ?1 OR (instr(?1, '/') = 0"
+			  "      AND substr(path, -length(?1) - 1) = '/' || ?1))"
+			  " ORDER BY path", "t", name);
 }
 
 static int function_row(sqlite3_stmt *s, void *ctx)
@@ -190,28 +134,27 @@ static int function_row(sqlite3_stmt *s, void *ctx)
 	struct cb *c = ctx;
 	struct store_function f = { sqlite3_column_int64(s, 0),
 		sqlite3_column_int64(s, 1), (uint64_t)sqlite3_column_int64(s, 2),
-		text(s, 3) };
+		store__text(s, 3) };
 
-	return ((int (*)(void *, const struct store_function *))c->fn)(c->arg,
-									 &f);
+	return c->fn.function(c->arg, &f);
 }
 
 int store__functions(struct store *st,
 		     int (*fn)(void *arg, const struct store_function *f),
 		     void *arg)
 {
-	struct cb c = { (void *)fn, arg };
+	struct cb c = { .fn.function = fn, .arg = arg };
 
-	return query(st, "SELECT id, module_id, address, name FROM functions",
-		     "reading functions", NULL, 0, function_row, &c);
+	return store__sql(st, "reading functions", function_row, &c,
+			  "SELECT id, module_id, address, name FROM functions",
+			  NULL);
 }
 
 static int program_row(sqlite3_stmt *s, void *ctx)
 {
 	struct cb *c = ctx;
 
-	return ((int (*)(void *, int64_t))c->fn)(c->arg,
-						sqlite3_column_int64(s, 0));
+	return c->fn.program(c->arg, sqlite3_column_int64(s, 0));
 }
 
 static int cid_row(sqlite3_stmt *s, void *ctx)
@@ -221,46 +164,33 @@ static int cid_row(sqlite3_stmt *s, void *ctx)
 		sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
 		sqlite3_column_int64(s, 3) };
 
-	return ((int (*)(void *, const struct store_cid *))c->fn)(c->arg, &k);
+	return c->fn.cid(c->arg, &k);
 }
 
+/* The runs of a selection, parameters ?1-?3. */
+#define SELECTED_RUNS \
+	"SELECT id FROM runs WHERE (?1 > 0 AND id = ?1)" \
+	"  OR (?1 = 0 AND " MEASUREMENT " AND started_ns <= ?3" \
+	"      AND COALESCE(ended_ns, ?3) >= ?2)"
 /* The WHERE clause of a selection over cid_samples c, parameters ?1-?5. */
 #define SELECTION \
-	" WHERE c.run_id IN (SELECT id FROM runs WHERE (?1 > 0 AND id = ?1)" \
-	"  OR (?1 = 0 AND " MEASUREMENT " AND started_ns <= ?3" \
-	"      AND COALESCE(ended_ns, ?3) >= ?2))" \
+	" WHERE c.run_id IN (" SELECTED_RUNS ")" \
 	" AND (?4 = 0 OR c.pid = ?4)" \
 	" AND (?5 IS NULL OR c.program_id IN" \
 	"      (SELECT id FROM modules WHERE path = ?5))"
 
 static int selection(struct store *st, const char *sql, const char *what,
-		     const struct store_selection *sel,
-		     int (*row)(sqlite3_stmt *s, void *ctx), void *ctx)
+		     const struct store_selection *sel, store_row_fn row,
+		     void *ctx)
 {
-	sqlite3_stmt *s;
-	int rc, ret = 0;
-
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL))
-		return store__db_error(st, what);
-	sqlite3_bind_int64(s, 1, sel->run_id);
-	sqlite3_bind_int64(s, 2, sel->since_ns);
-	sqlite3_bind_int64(s, 3, sel->until_ns);
-	sqlite3_bind_int64(s, 4, sel->pid);
-	if (sel->program)
-		sqlite3_bind_text(s, 5, sel->program, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-		if ((ret = row(s, ctx)))
-			break;
-	if (!ret && rc != SQLITE_DONE)
-		ret = store__db_error(st, what);
-	sqlite3_finalize(s);
-	return ret;
+	return store__sql(st, what, row, ctx, sql, "iiiit", sel->run_id,
+			  sel->since_ns, sel->until_ns, sel->pid, sel->program);
 }
 
 int store__run_programs(struct store *st, const struct store_selection *sel,
 			int (*fn)(void *arg, int64_t program_id), void *arg)
 {
-	struct cb c = { (void *)fn, arg };
+	struct cb c = { .fn.program = fn, .arg = arg };
 
 	return selection(st, "SELECT DISTINCT c.program_id FROM cid_samples c"
 			 SELECTION, "reading the run's programs", sel,
@@ -270,7 +200,7 @@ int store__run_programs(struct store *st, const struct store_selection *sel,
 int store__run_cids(struct store *st, const struct store_selection *sel,
 		    int (*fn)(void *arg, const struct store_cid *c), void *arg)
 {
-	struct cb c = { (void *)fn, arg };
+	struct cb c = { .fn.cid = fn, .arg = arg };
 
 	return selection(st, "SELECT c.program_id, c.function_id, c.height,"
 			 " SUM(c.samples) FROM cid_samples c" SELECTION
@@ -278,35 +208,24 @@ int store__run_cids(struct store *st, const struct store_selection *sel,
 			 "reading the run's samples", sel, cid_row, &c);
 }
 
-static int window_row(sqlite3_stmt *s, void *ctx)
-{
-	int64_t *v = ctx;
-
-	for (int i = 0; i < 5; i++)
-		v[i] = sqlite3_column_int64(s, i);
-	return 0;
-}
-
 int store__window_runs(struct store *st, const struct store_selection *sel,
 		       int64_t *nruns, int64_t *first, int64_t *last,
 		       int64_t *samples, int64_t *unresolved)
 {
 	int64_t v[5] = { 0 };
-	int ret = selection(st, "SELECT COUNT(*), COALESCE(MIN(id), 0),"
+	int ret = store__ints(st, "reading runs", v, 5,
+		"SELECT COUNT(*), COALESCE(MIN(id), 0),"
 		" COALESCE(MAX(id), 0), COALESCE(SUM(samples), 0),"
 		" COALESCE(SUM(unresolved), 0) FROM runs WHERE id IN"
-		" (SELECT id FROM runs WHERE (?1 > 0 AND id = ?1)"
-		"  OR (?1 = 0 AND " MEASUREMENT " AND started_ns <= ?3"
-		"      AND COALESCE(ended_ns, ?3) >= ?2))"
-		" AND ?4 = ?4 AND (?5 IS NULL OR ?5 = ?5)",
-		"reading runs", sel, window_row, v);
+		" (" SELECTED_RUNS ")", "iii", sel->run_id, sel->since_ns,
+		sel->until_ns);
 
 	*nruns = v[0];
 	*first = v[1];
 	*last = v[2];
 	*samples = v[3];
 	*unresolved = v[4];
-	return ret;
+	return ret < 0 ? -1 : 0;
 }
 
 static int node_row(sqlite3_stmt *s, void *ctx)
@@ -318,44 +237,45 @@ static int node_row(sqlite3_stmt *s, void *ctx)
 		sqlite3_column_int64(s, 5), sqlite3_column_int64(s, 6),
 		sqlite3_column_int64(s, 7) };
 
-	return ((int (*)(void *, const struct store_node *))c->fn)(c->arg, &n);
+	return c->fn.node(c->arg, &n);
 }
 
 int store__map_nodes(struct store *st, int64_t program_id, int64_t map_run,
 		     int (*fn)(void *arg, const struct store_node *n),
 		     void *arg)
 {
-	int64_t args[2] = { program_id, map_run }, map = 0;
-	struct cb c = { (void *)fn, arg };
+	struct cb c = { .fn.node = fn, .arg = arg };
+	int64_t map = 0;
 	int ret;
 
-	ret = select_ints(st, "SELECT id FROM path_maps WHERE program_id = ?"
-			  " AND run_id = ?", "reading path maps", args, 2, &map, 1);
+	ret = store__ints(st, "reading path maps", &map, 1,
+			  "SELECT id FROM path_maps WHERE program_id = ?"
+			  " AND run_id = ?", "ii", program_id, map_run);
 	if (ret)
 		return ret;
 	/* ids grow with insertion and a parent is always written before
 	 * its children: id order is parents first */
-	return query(st, "SELECT id, parent_id, function_id, context_id,"
-		     " height, call_site, self, total FROM path_nodes"
-		     " WHERE map_id = ? ORDER BY id", "reading the path map",
-		     &map, 1, node_row, &c);
+	return store__sql(st, "reading the path map", node_row, &c,
+			  "SELECT id, parent_id, function_id, context_id,"
+			  " height, call_site, self, total FROM path_nodes"
+			  " WHERE map_id = ? ORDER BY id", "i", map);
 }
 
 int store__map_samples(struct store *st, int64_t *samples)
 {
-	return select_ints(st, "SELECT COALESCE(SUM(n.self), 0) FROM"
-			   " path_nodes n JOIN path_maps m ON m.id = n.map_id"
-			   " WHERE m.run_id = 0", "reading path maps", NULL, 0,
-			   samples, 1) < 0 ? -1 : 0;
+	return store__ints(st, "reading path maps", samples, 1,
+			   "SELECT COALESCE(SUM(n.self), 0) FROM path_nodes n"
+			   " JOIN path_maps m ON m.id = n.map_id"
+			   " WHERE m.run_id = 0", NULL) < 0 ? -1 : 0;
 }
 
 int store__inference_stamp(struct store *st, int64_t run_id,
 			   int64_t *map_samples, int64_t *run_samples)
 {
 	int64_t v[2] = { 0, 0 };
-	int ret = select_ints(st, "SELECT map_samples, run_samples FROM"
-			      " inferences WHERE run_id = ?",
-			      "reading the inference", &run_id, 1, v, 2);
+	int ret = store__ints(st, "reading the inference", v, 2,
+			      "SELECT map_samples, run_samples FROM inferences"
+			      " WHERE run_id = ?", "i", run_id);
 
 	*map_samples = v[0];
 	*run_samples = v[1];
@@ -364,28 +284,16 @@ int store__inference_stamp(struct store *st, int64_t run_id,
 
 int store__inference_begin(struct store *st, int64_t run_id)
 {
-	sqlite3_stmt *s;
-	int ret = -1;
+	const char *what = "storing the inference";
+	int ret;
 
-	if (store__exec(st, "BEGIN IMMEDIATE", "storing the inference"))
+	if (store__begin(st, what))
 		return -1;
-	for (int i = 0; i < 2; i++) {
-		if (sqlite3_prepare_v2(st->db, i ?
-		    "DELETE FROM inferences WHERE run_id = ?" :
-		    "DELETE FROM inferred WHERE run_id = ?", -1, &s, NULL))
-			goto out_rollback;
-		sqlite3_bind_int64(s, 1, run_id);
-		ret = store__step_done(st, s, "storing the inference");
-		sqlite3_finalize(s);
-		if (ret)
-			goto out_rollback;
-	}
-	return 0;
-out_rollback:
-	if (!ret)
-		store__db_error(st, "storing the inference");
-	store__inference_rollback(st);
-	return -1;
+	ret = store__sql(st, what, NULL, NULL, "DELETE FROM inferred"
+			 " WHERE run_id = ?", "i", run_id) ||
+	      store__sql(st, what, NULL, NULL, "DELETE FROM inferences"
+			 " WHERE run_id = ?", "i", run_id);
+	return ret ? store__end(st, -1, what) : 0;
 }
 
 /* A statement kept for the rows of one inference. */
@@ -444,30 +352,16 @@ int store__inferred_row(struct store *st, int64_t run_id, int64_t context_id,
 int store__inference_commit(struct store *st, int64_t run_id,
 			    int64_t map_samples, int64_t run_samples)
 {
-	int64_t now = clock__real_ns();
-	sqlite3_stmt *s;
-	int ret;
+	const char *what = "storing the inference";
 
-	if (sqlite3_prepare_v2(st->db, "INSERT INTO inferences VALUES"
-			       " (?, ?, ?, ?)", -1, &s, NULL)) {
-		store__db_error(st, "storing the inference");
-		goto out_rollback;
-	}
-	sqlite3_bind_int64(s, 1, run_id);
-	sqlite3_bind_int64(s, 2, map_samples);
-	sqlite3_bind_int64(s, 3, run_samples);
-	sqlite3_bind_int64(s, 4, now);
-	ret = store__step_done(st, s, "storing the inference");
-	sqlite3_finalize(s);
-	if (ret || store__exec(st, "COMMIT", "storing the inference"))
-		goto out_rollback;
-	return 0;
-out_rollback:
-	store__inference_rollback(st);
-	return -1;
+	return store__end(st, store__sql(st, what, NULL, NULL,
+					 "INSERT INTO inferences VALUES"
+					 " (?, ?, ?, ?)", "iiii", run_id,
+					 map_samples, run_samples,
+					 clock__real_ns()), what);
 }
 
 void store__inference_rollback(struct store *st)
 {
-	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	store__end(st, -1, "storing the inference");
 }

@@ -3,9 +3,11 @@
  * how a run's inferred calling context tree is written back to it.
  *
  * Reads go through callbacks, one row at a time, so the caller keeps
- * only what it builds.  A non-zero return from a callback stops the
- * query and is returned.  Otherwise these return 0, or -1 with
- * store__error() set.
+ * only what it builds.  The store's one convention: 0 when done, -1 with
+ * store__error() set when anything failed.  A callback returns 0 to go
+ * on, a positive value to stop (the walk returns it), or a negative
+ * errno to fail: the walk returns -1, store__error() says "what: why"
+ * and store__stopped() gives the errno.
  */
 #ifndef ICPPD_SCHEMA_REPORT_STORE_H
 #define ICPPD_SCHEMA_REPORT_STORE_H
@@ -43,8 +45,7 @@ int store__modules(struct store *st,
 
 /* The programs (executables) with samples in the database whose path is
  * @name or, for a @name without '/', whose last component is @name (NULL:
- * every program with samples), by path.  @path is valid in the callback;
- * a non-zero return stops and is returned. */
+ * every program with samples), by path.  @path is valid in the callback. */
 int store__programs_named(struct store *st, const char *name,
 			  int (*fn)(void *arg, const char *path), void *arg);
 

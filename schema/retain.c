@@ -4,39 +4,19 @@
  */
 #include "schema/retain.h"
 
-#include <sqlite3.h>
 #include <stdio.h>
 
 #include "schema/store_int.h"
 
-static int int_query(struct store *st, const char *sql, int64_t a, int64_t b,
-		     int64_t *out)
-{
-	sqlite3_stmt *s;
-	int rc;
-
-	*out = 0;
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL))
-		return store__db_error(st, "retention");
-	sqlite3_bind_int64(s, 1, a);
-	sqlite3_bind_int64(s, 2, b);
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW)
-		*out = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 :
-	       store__db_error(st, "retention");
-}
-
 int store__used_bytes(struct store *st, int64_t *bytes)
 {
-	int64_t pages, free_pages, size;
+	int64_t v[3] = { 0, 0, 0 };
 
-	if (int_query(st, "PRAGMA page_count", 0, 0, &pages) ||
-	    int_query(st, "PRAGMA freelist_count", 0, 0, &free_pages) ||
-	    int_query(st, "PRAGMA page_size", 0, 0, &size))
+	if (store__ints(st, "retention", v, 3, "SELECT page_count,"
+			" freelist_count, page_size FROM pragma_page_count,"
+			" pragma_freelist_count, pragma_page_size", NULL))
 		return -1;
-	*bytes = (pages - free_pages) * size;
+	*bytes = (v[0] - v[1]) * v[2];
 	return 0;
 }
 
@@ -44,35 +24,31 @@ static int delete_run(struct store *st, int64_t run)
 {
 	static const char *const tables[] = { "cid_samples",
 		"unresolved_samples", "threads", "run_counters", "inferred",
-		"inferences", "validation" };
+		"inferences", "validation", "runs" };
 	char sql[96];
+	int ret = 0;
 
-	if (store__exec(st, "BEGIN IMMEDIATE", "retention"))
+	if (store__begin(st, "retention"))
 		return -1;
-	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
-		sqlite3_stmt *s;
-		int rc;
-
-		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE run_id = ?",
-			 tables[i]);
-		if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL))
-			goto out_rollback;
-		sqlite3_bind_int64(s, 1, run);
-		rc = sqlite3_step(s);
-		sqlite3_finalize(s);
-		if (rc != SQLITE_DONE)
-			goto out_rollback;
+	for (size_t i = 0; !ret && i < sizeof(tables) / sizeof(tables[0]); i++) {
+		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE %s = ?",
+			 tables[i], i + 1 < sizeof(tables) / sizeof(tables[0]) ?
+			 "run_id" : "id");
+		ret = store__sql(st, "retention", NULL, NULL, sql, "i", run);
 	}
-	snprintf(sql, sizeof(sql), "DELETE FROM runs WHERE id = %lld",
-		 (long long)run);
-	if (store__exec(st, sql, "retention") ||
-	    store__exec(st, "COMMIT", "retention"))
-		goto out_rollback;
-	return 0;
-out_rollback:
-	store__db_error(st, "retention");
-	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-	return -1;
+	return store__end(st, ret, "retention");
+}
+
+/* The oldest daemon run that retention may delete, other than @keep:
+ * ended before @before_ns, or any when @before_ns is 0.  0: none. */
+static int oldest(struct store *st, int64_t keep, int64_t before_ns,
+		  int64_t *run)
+{
+	*run = 0;
+	return store__ints(st, "retention", run, 1, "SELECT MIN(id) FROM runs"
+			   " WHERE kind = 'daemon' AND id != ?1 AND (?2 = 0 OR"
+			   " (ended_ns IS NOT NULL AND ended_ns < ?2))", "ii",
+			   keep, before_ns) < 0 ? -1 : 0;
 }
 
 int store__retain(struct store *st, int64_t keep, int64_t before_ns,
@@ -82,9 +58,7 @@ int store__retain(struct store *st, int64_t keep, int64_t before_ns,
 
 	*deleted = 0;
 	while (before_ns > 0) {
-		if (int_query(st, "SELECT MIN(id) FROM runs WHERE kind = 'daemon'"
-			      " AND id != ? AND ended_ns IS NOT NULL"
-			      " AND ended_ns < ?", keep, before_ns, &run))
+		if (oldest(st, keep, before_ns, &run))
 			return -1;
 		if (!run)
 			break;
@@ -97,8 +71,7 @@ int store__retain(struct store *st, int64_t keep, int64_t before_ns,
 			return -1;
 		if (used <= max_bytes)
 			break;
-		if (int_query(st, "SELECT MIN(id) FROM runs WHERE kind = 'daemon'"
-			      " AND id != ? AND ?2 = ?2", keep, 0, &run))
+		if (oldest(st, keep, 0, &run))
 			return -1;
 		if (!run)
 			break;		/* only the current run is left */

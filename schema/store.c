@@ -10,9 +10,7 @@
 #include "common/clock.h"
 #include "schema/store.h"
 
-#include <errno.h>
 #include <sqlite3.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,80 +31,14 @@ int store__schema_version(void)
 	return icppd_nr_migrations;
 }
 
-void store__set_error(struct store *st, const char *fmt, ...)
+static int pragma_int(struct store *st, const char *what, const char *sql,
+		      int *v)
 {
-	va_list ap;
-	int n = snprintf(st->err, sizeof(st->err), "%s: ", st->path);
+	int64_t x = 0;
+	int ret = store__ints(st, what, &x, 1, sql, NULL);
 
-	va_start(ap, fmt);
-	vsnprintf(st->err + n, sizeof(st->err) - (size_t)n, fmt, ap);
-	va_end(ap);
-}
-
-/* WAL needs the database and its directory writable (-wal, -shm). */
-bool store__writable(const char *path)
-{
-	char dir[4096];
-	char *slash;
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash)
-		*(slash == dir ? slash + 1 : slash) = '\0';
-	else
-		strcpy(dir, ".");
-	return !access(path, W_OK) && !access(dir, W_OK);
-}
-
-int store__db_error(struct store *st, const char *what)
-{
-	int code = sqlite3_extended_errcode(st->db);
-	const char *hint = "";
-
-	if ((code & 0xff) == SQLITE_READONLY ||
-	    ((code & 0xff) == SQLITE_CANTOPEN && !store__writable(st->path)))
-		hint = " (the database or its directory is read-only)";
-	else if ((code & 0xff) == SQLITE_NOTADB || (code & 0xff) == SQLITE_CORRUPT)
-		hint = " (not an icppd database, or corrupt: use another -d)";
-	else if ((code & 0xff) == SQLITE_FULL)
-		hint = " (disk full)";
-	else if ((code & 0xff) == SQLITE_BUSY)
-		hint = " (another process holds a lock on it)";
-	store__set_error(st, "%s: %s%s", what, sqlite3_errmsg(st->db), hint);
-	return -1;
-}
-
-int store__exec(struct store *st, const char *sql, const char *what)
-{
-	return sqlite3_exec(st->db, sql, NULL, NULL, NULL) == SQLITE_OK ?
-	       0 : store__db_error(st, what);
-}
-
-static int user_version(struct store *st, int *v)
-{
-	sqlite3_stmt *s;
-	int rc;
-
-	if (sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &s, NULL))
-		return store__db_error(st, "reading the schema version");
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW)
-		*v = sqlite3_column_int(s, 0);
-	sqlite3_finalize(s);
-	return rc == SQLITE_ROW ? 0 : store__db_error(st, "reading the schema version");
-}
-
-static int pragma_int(struct store *st, const char *sql, int *v)
-{
-	sqlite3_stmt *s;
-	int rc;
-
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL))
-		return -1;
-	rc = sqlite3_step(s);
-	*v = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : 0;
-	sqlite3_finalize(s);
-	return rc == SQLITE_ROW ? 0 : -1;
+	*v = (int)x;
+	return ret;
 }
 
 /*
@@ -119,12 +51,14 @@ static int ours(struct store *st)
 {
 	int app = 0, objects = 0, tables = 0;
 
-	if (pragma_int(st, "PRAGMA application_id", &app) ||
-	    pragma_int(st, "SELECT count(*) FROM sqlite_schema", &objects) ||
-	    pragma_int(st, "SELECT count(*) FROM sqlite_schema WHERE type ="
+	if (pragma_int(st, "opening", "PRAGMA application_id", &app) ||
+	    pragma_int(st, "opening", "SELECT count(*) FROM sqlite_schema",
+		       &objects) ||
+	    pragma_int(st, "opening", "SELECT count(*) FROM sqlite_schema"
+		       " WHERE type ="
 		       " 'table' AND name IN ('runs', 'cid_samples',"
 		       " 'unresolved_samples')", &tables))
-		return store__db_error(st, "opening");
+		return -1;
 	if (app == ICPPD_APPLICATION_ID || !objects || (!app && tables == 3))
 		return 0;
 	store__set_error(st, "not an icppd database (application_id %d, %d "
@@ -135,35 +69,31 @@ static int ours(struct store *st)
 static int migrate(struct store *st, const struct store_migration *migs,
 		   int n)
 {
+	const char *what = "upgrading the schema";
 	char sql[64];
-	int v = 0;
+	int v = 0, ret;
 
-	/* IMMEDIATE: take the write lock now, so a read-only or locked
-	 * database fails here, before anything is launched. */
-	if (store__exec(st, "BEGIN IMMEDIATE", "opening for writing"))
+	/* the write lock now, so a read-only or locked database fails
+	 * here, before anything is launched */
+	if (store__begin(st, "opening for writing"))
 		return -1;
-	if (user_version(st, &v))
-		goto out_rollback;
-	if (v > n) {
+	ret = pragma_int(st, "reading the schema version",
+			 "PRAGMA user_version", &v);
+	if (!ret && v > n) {
 		store__set_error(st, "schema version %d is newer than this icppd "
 			  "supports (%d): upgrade icppd", v, n);
-		goto out_rollback;
+		ret = -1;
 	}
-	for (; v < n; v++) {
-		if (store__exec(st, migs[v].sql, "upgrading the schema"))
-			goto out_rollback;
+	for (; !ret && v < n; v++) {
 		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", v + 1);
-		if (store__exec(st, sql, "upgrading the schema"))
-			goto out_rollback;
+		ret = store__exec(st, migs[v].sql, what) ||
+		      store__exec(st, sql, what) ? -1 : 0;
 	}
 	snprintf(sql, sizeof(sql), "PRAGMA application_id = %d",
 		 ICPPD_APPLICATION_ID);
-	if (store__exec(st, sql, "upgrading the schema"))
-		goto out_rollback;
-	return store__exec(st, "COMMIT", "upgrading the schema");
-out_rollback:
-	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-	return -1;
+	if (!ret)
+		ret = store__exec(st, sql, what);
+	return store__end(st, ret, what);
 }
 
 static int prepare(struct store *st)
@@ -314,7 +244,8 @@ struct store *store__open_readonly(const char *path, char *err,
 		}
 		sqlite3_extended_result_codes(st->db, 1);
 		sqlite3_busy_timeout(st->db, 5000);
-		if (!user_version(st, &v))
+		if (!pragma_int(st, "reading the schema version",
+				"PRAGMA user_version", &v))
 			break;
 		rc = sqlite3_errcode(st->db) & 0xff;
 		if (immutable || (rc != SQLITE_READONLY && rc != SQLITE_CANTOPEN))
@@ -362,68 +293,25 @@ void store__close(struct store *st)
 	free(st);
 }
 
-const char *store__error(const struct store *st)
-{
-	return st->err;
-}
-
 int store__begin_run(struct store *st, const struct run_info *ri,
 		     int64_t *run_id)
 {
-	sqlite3_stmt *s;
 	char host[256] = "";
-	int rc;
 
 	gethostname(host, sizeof(host) - 1);
-	if (sqlite3_prepare_v2(st->db,
+	if (store__sql(st, "creating the run", NULL, NULL,
 	    "INSERT INTO runs (kind, command, target_pid, event, event_canonical,"
 	    " precise, period, frequency, started_ns, status, hostname,"
 	    " icppd_version, owner_pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
-	    " 'running', ?, ?, ?)",
-	    -1, &s, NULL))
-		return store__db_error(st, "creating the run");
-	sqlite3_bind_text(s, 1, ri->kind, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, ri->command, -1, SQLITE_STATIC);
-	if (ri->target_pid > 0)
-		sqlite3_bind_int64(s, 3, ri->target_pid);
-	sqlite3_bind_text(s, 4, ri->event, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 5, ri->event_canonical, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 6, ri->precise);
-	if (ri->period)
-		sqlite3_bind_int64(s, 7, (int64_t)ri->period);
-	if (ri->frequency)
-		sqlite3_bind_int64(s, 8, (int64_t)ri->frequency);
-	sqlite3_bind_int64(s, 9, clock__real_ns());
-	sqlite3_bind_text(s, 10, host, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 11, PACKAGE_VERSION, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 12, (int64_t)getpid());
-	rc = sqlite3_step(s);
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE)
-		return store__db_error(st, "creating the run");
+	    " 'running', ?, ?, ?)", "ttnttinnitti", ri->kind, ri->command,
+	    (int64_t)(ri->target_pid > 0 ? ri->target_pid : -1), ri->event,
+	    ri->event_canonical, (int64_t)ri->precise,
+	    (int64_t)(ri->period ? (int64_t)ri->period : -1),
+	    (int64_t)(ri->frequency ? (int64_t)ri->frequency : -1),
+	    clock__real_ns(), host, PACKAGE_VERSION, (int64_t)getpid()))
+		return -1;
 	*run_id = sqlite3_last_insert_rowid(st->db);
 	return 0;
-}
-
-/* Runs a prepared statement that returns nothing; resets it. */
-int store__step_done(struct store *st, sqlite3_stmt *s, const char *what)
-{
-	int rc = sqlite3_step(s);
-
-	sqlite3_reset(s);
-	sqlite3_clear_bindings(s);
-	return rc == SQLITE_DONE ? 0 : store__db_error(st, what);
-}
-
-int store__select_id(struct store *st, sqlite3_stmt *s, int64_t *id)
-{
-	int rc = sqlite3_step(s);
-
-	if (rc == SQLITE_ROW)
-		*id = sqlite3_column_int64(s, 0);
-	sqlite3_reset(s);
-	sqlite3_clear_bindings(s);
-	return rc == SQLITE_ROW ? 0 : store__db_error(st, "looking up an id");
 }
 
 /* 0 when a module with @m's build-id exists, 1 when none, -1 on error. */
@@ -603,22 +491,6 @@ void store__forget_modules(struct store *st, const struct module *const *mods,
 	free(sorted);
 }
 
-/* Runs an INSERT ... RETURNING id; the id in *@id. */
-int store__returning_id(struct store *st, sqlite3_stmt *s, int64_t *id,
-			const char *what)
-{
-	int rc = sqlite3_step(s);
-
-	*id = 0;
-	if (rc == SQLITE_ROW)
-		*id = sqlite3_column_int64(s, 0);
-	while (rc == SQLITE_ROW)
-		rc = sqlite3_step(s);
-	sqlite3_reset(s);
-	sqlite3_clear_bindings(s);
-	return rc == SQLITE_DONE && *id ? 0 : store__db_error(st, what);
-}
-
 /* The id of @prog's map for @run_id (0: training), created if needed. */
 static int map_id(struct store *st, const struct module *prog, int64_t run_id,
 		  int64_t *id)
@@ -781,10 +653,9 @@ static int write_batch(struct store *st, int64_t run_id,
 
 int store__flush(struct store *st, int64_t run_id, const struct store_batch *b)
 {
-	if (store__exec(st, "BEGIN IMMEDIATE", "flushing"))
+	if (store__begin(st, "flushing"))
 		return -1;
-	if (write_batch(st, run_id, b) || store__exec(st, "COMMIT", "flushing")) {
-		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	if (store__end(st, write_batch(st, run_id, b), "flushing")) {
 		drop_caches(st);
 		if (b->paths)
 			pathmap__clear_ext_ids(b->paths);
@@ -798,225 +669,100 @@ int store__flush(struct store *st, int64_t run_id, const struct store_batch *b)
 int store__end_run(struct store *st, int64_t run_id, const char *status,
 		   int exit_status)
 {
-	sqlite3_stmt *s;
-	int rc;
+	return store__sql(st, "finishing the run", NULL, NULL,
+			  "UPDATE runs SET status = ?, ended_ns = ?,"
+			  " exit_status = ? WHERE id = ?", "tini", status,
+			  clock__real_ns(), (int64_t)exit_status, run_id);
+}
 
-	if (sqlite3_prepare_v2(st->db, "UPDATE runs SET status = ?,"
-			       " ended_ns = ?, exit_status = ? WHERE id = ?",
-			       -1, &s, NULL))
-		return store__db_error(st, "finishing the run");
-	sqlite3_bind_text(s, 1, status, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, clock__real_ns());
-	if (exit_status >= 0)
-		sqlite3_bind_int(s, 3, exit_status);
-	sqlite3_bind_int64(s, 4, run_id);
-	rc = sqlite3_step(s);
-	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? 0 : store__db_error(st, "finishing the run");
+struct crash_sweep {
+	struct store *st;
+	bool (*alive)(void *arg, const char *host, int64_t pid);
+	void *arg;
+	int64_t n;
+};
+
+static int crash_row(sqlite3_stmt *s, void *ctx)
+{
+	struct crash_sweep *c = ctx;
+
+	if (c->alive(c->arg, store__text(s, 1), sqlite3_column_int64(s, 2)))
+		return 0;
+	if (store__sql(c->st, "marking a crashed run", NULL, NULL,
+		       "UPDATE runs SET status = 'interrupted', crashed = 1,"
+		       " ended_ns = coalesce(flushed_ns, started_ns)"
+		       " WHERE id = ?", "i", sqlite3_column_int64(s, 0)))
+		return 2;	/* stop: the error is set */
+	c->n++;
+	return 0;
 }
 
 int store__crash_runs(struct store *st,
 		      bool (*alive)(void *arg, const char *host, int64_t pid),
 		      void *arg, int64_t *n)
 {
-	sqlite3_stmt *sel = NULL, *upd = NULL;
-	int rc = SQLITE_OK;
+	struct crash_sweep c = { st, alive, arg, 0 };
+	int ret = store__sql(st, "finding crashed runs", crash_row, &c,
+			     "SELECT id, hostname, owner_pid FROM runs"
+			     " WHERE status = 'running'", NULL);
 
-	*n = 0;
-	if (sqlite3_prepare_v2(st->db, "SELECT id, hostname, owner_pid FROM"
-			       " runs WHERE status = 'running'", -1, &sel,
-			       NULL) ||
-	    sqlite3_prepare_v2(st->db, "UPDATE runs SET status ="
-			       " 'interrupted', crashed = 1, ended_ns ="
-			       " coalesce(flushed_ns, started_ns) WHERE id = ?",
-			       -1, &upd, NULL)) {
-		store__db_error(st, "finding crashed runs");
-		goto out;
-	}
-	while ((rc = sqlite3_step(sel)) == SQLITE_ROW) {
-		const char *host = (const char *)sqlite3_column_text(sel, 1);
-
-		if (alive(arg, host ? host : "", sqlite3_column_int64(sel, 2)))
-			continue;
-		sqlite3_bind_int64(upd, 1, sqlite3_column_int64(sel, 0));
-		if (sqlite3_step(upd) != SQLITE_DONE) {
-			store__db_error(st, "marking a crashed run");
-			rc = SQLITE_ERROR;
-			break;
-		}
-		sqlite3_reset(upd);
-		++*n;
-	}
-	if (rc != SQLITE_DONE && rc != SQLITE_ERROR)
-		store__db_error(st, "finding crashed runs");
-out:
-	sqlite3_finalize(sel);
-	sqlite3_finalize(upd);
-	return rc == SQLITE_DONE ? 0 : -1;
+	*n = c.n;
+	return ret ? -1 : 0;
 }
 
-/* Prepares @sql for a one-off query; NULL after setting the error. */
-static sqlite3_stmt *query(struct store *st, const char *sql, const char *what)
-{
-	sqlite3_stmt *s = NULL;
+struct text_out {
+	char *buf;
+	size_t len;
+};
 
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
-		store__db_error(st, what);
-		sqlite3_finalize(s);
-		return NULL;
-	}
-	return s;
+static int copy_text(sqlite3_stmt *s, void *ctx)
+{
+	struct text_out *out = ctx;
+
+	snprintf(out->buf, out->len, "%s", store__text(s, 0));
+	return 1;
 }
 
 int store__training(struct store *st, const char *path, const char *build_id,
 		    char *other, size_t otherlen)
 {
-	static const char *const sql[] = {
-		/* this build, anywhere: modules are matched by build-id */
-		"SELECT 1 FROM path_maps pm JOIN modules m"
-		" ON m.id = pm.program_id WHERE pm.run_id = 0 AND"
-		" m.build_id = ?1 AND (?1 <> '' OR m.path = ?2) LIMIT 1",
-		/* another build at the same path */
-		"SELECT m.build_id FROM path_maps pm JOIN modules m"
-		" ON m.id = pm.program_id WHERE pm.run_id = 0 AND"
-		" m.path = ?2 ORDER BY pm.id DESC LIMIT 1",
-	};
-	int result = STORE_UNTRAINED;
+	struct text_out out = { other, otherlen };
+	int64_t one;
+	int ret;
 
-	for (int k = 0; k < 2 && result == STORE_UNTRAINED; k++) {
-		sqlite3_stmt *s = query(st, sql[k], "looking up the path map");
-		int rc;
-
-		if (!s)
-			return -1;
-		sqlite3_bind_text(s, 1, build_id, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, path, -1, SQLITE_STATIC);
-		rc = sqlite3_step(s);
-		if (rc == SQLITE_ROW) {
-			result = k ? STORE_OTHER_BUILD : STORE_TRAINED;
-			if (k)
-				snprintf(other, otherlen, "%s",
-					 (const char *)sqlite3_column_text(s, 0));
-		}
-		sqlite3_finalize(s);
-		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-			return store__db_error(st, "looking up the path map");
-	}
-	return result;
+	/* this build, anywhere: modules are matched by build-id */
+	ret = store__ints(st, "looking up the path map", &one, 1,
+			  "SELECT 1 FROM path_maps pm JOIN modules m"
+			  " ON m.id = pm.program_id WHERE pm.run_id = 0 AND"
+			  " m.build_id = ?1 AND (?1 <> '' OR m.path = ?2)"
+			  " LIMIT 1", "tt", build_id, path);
+	if (ret <= 0)
+		return ret ? -1 : STORE_TRAINED;
+	/* another build at the same path */
+	ret = store__sql(st, "looking up the path map", copy_text, &out,
+			 "SELECT m.build_id FROM path_maps pm JOIN modules m"
+			 " ON m.id = pm.program_id WHERE pm.run_id = 0 AND"
+			 " m.path = ? ORDER BY pm.id DESC LIMIT 1", "t", path);
+	return ret < 0 ? -1 : ret ? STORE_OTHER_BUILD : STORE_UNTRAINED;
 }
 
 int store__map_summary(struct store *st, const struct module *prog,
 		       struct store_map_summary *out)
 {
-	sqlite3_stmt *s;
-	int64_t mid;
-	int rc;
+	int64_t mid, v[4] = { 0 };
 
 	memset(out, 0, sizeof(*out));
-	if (module_id(st, prog, &mid))
+	if (module_id(st, prog, &mid) ||
+	    store__ints(st, "reading the path map", v, 4,
+			"SELECT paths, cids, ambiguous_cids, samples"
+			" FROM v_path_maps v JOIN path_maps pm"
+			" ON pm.id = v.map_id"
+			" WHERE pm.program_id = ? AND pm.run_id = 0", "i",
+			mid) < 0)
 		return -1;
-	s = query(st, "SELECT paths, cids, ambiguous_cids, samples"
-		  " FROM v_path_maps v JOIN path_maps pm ON pm.id = v.map_id"
-		  " WHERE pm.program_id = ? AND pm.run_id = 0",
-		  "reading the path map");
-	if (!s)
-		return -1;
-	sqlite3_bind_int64(s, 1, mid);
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		out->paths = sqlite3_column_int64(s, 0);
-		out->cids = sqlite3_column_int64(s, 1);
-		out->ambiguous_cids = sqlite3_column_int64(s, 2);
-		out->samples = sqlite3_column_int64(s, 3);
-	}
-	sqlite3_finalize(s);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0
-	       : store__db_error(st, "reading the path map");
-}
-
-/*
- * Scoring, in SQL so that it is the query a user can read in the man
- * page.  A true leaf's CID has as candidates the contexts (function
- * sequences) of every training node with its (function, height) in the
- * same program's map: none is "missing"; the true context not among
- * them is "incorrect"; one candidate context, the truth, is "precise";
- * several with the truth among them, "ambiguous".  Nodes that differ
- * only in call sites are one context, as a report shows them.
- */
-static const char score_sql[] =
-	"WITH truth AS (SELECT n.*, pm.program_id FROM path_nodes n"
-	"   JOIN path_maps pm ON pm.id = n.map_id"
-	"   WHERE pm.run_id = ?1 AND n.self > 0),"
-	" train AS (SELECT n.function_id, n.height, n.context_id, pm.program_id"
-	"   FROM path_nodes n JOIN path_maps pm ON pm.id = n.map_id"
-	"   WHERE pm.run_id = 0 AND pm.program_id IN"
-	"   (SELECT program_id FROM path_maps WHERE run_id = ?1)),"
-	" cands AS (SELECT program_id, function_id, height,"
-	"   COUNT(DISTINCT context_id) AS k FROM train"
-	"   GROUP BY program_id, function_id, height)"
-	" INSERT INTO validation (run_id, program_id, function_id, outcome,"
-	"   candidates, samples)"
-	" SELECT ?1, t.program_id, t.function_id,"
-	"   CASE WHEN c.k IS NULL THEN 'missing'"
-	"        WHEN NOT EXISTS (SELECT 1 FROM train n"
-	"          WHERE n.program_id = t.program_id"
-	"          AND n.function_id = t.function_id AND n.height = t.height"
-	"          AND n.context_id = t.context_id) THEN 'incorrect'"
-	"        WHEN c.k = 1 THEN 'precise' ELSE 'ambiguous' END,"
-	"   COALESCE(c.k, 0), SUM(t.self)"
-	" FROM truth t LEFT JOIN cands c ON c.program_id = t.program_id"
-	"   AND c.function_id = t.function_id AND c.height = t.height"
-	" WHERE true GROUP BY 1, 2, 3, 4, 5"
-	" ON CONFLICT DO UPDATE SET samples = excluded.samples";
-
-int store__score(struct store *st, int64_t run_id)
-{
-	sqlite3_stmt *s;
-	int rc;
-
-	if (store__exec(st, "BEGIN IMMEDIATE", "scoring"))
-		return -1;
-	s = query(st, score_sql, "scoring");
-	if (!s)
-		goto out_rollback;
-	sqlite3_bind_int64(s, 1, run_id);
-	rc = sqlite3_step(s);
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		store__db_error(st, "scoring");
-		goto out_rollback;
-	}
-	return store__exec(st, "COMMIT", "scoring");
-out_rollback:
-	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-	return -1;
-}
-
-int store__validation(struct store *st, int64_t run_id,
-		      int (*fn)(void *arg, const struct validation_row *r),
-		      void *arg)
-{
-	sqlite3_stmt *s = query(st, "SELECT program, function, outcome,"
-				" candidates, samples FROM v_validation"
-				" WHERE run_id = ? ORDER BY samples DESC,"
-				" function, outcome", "reading the scores");
-	int rc;
-
-	if (!s)
-		return -1;
-	sqlite3_bind_int64(s, 1, run_id);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		struct validation_row r = {
-			(const char *)sqlite3_column_text(s, 0),
-			(const char *)sqlite3_column_text(s, 1),
-			(const char *)sqlite3_column_text(s, 2),
-			sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4) };
-
-		if (fn(arg, &r)) {
-			rc = SQLITE_DONE;
-			break;
-		}
-	}
-	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? 0 : store__db_error(st, "reading the scores");
+	out->paths = v[0];
+	out->cids = v[1];
+	out->ambiguous_cids = v[2];
+	out->samples = v[3];
+	return 0;
 }

@@ -47,6 +47,9 @@ void store__close(struct store *st);
 
 /* "PATH: reason" for the last failed call. */
 const char *store__error(const struct store *st);
+/* The negative errno with which a caller's row callback stopped the
+ * last walk (that walk returned -1), or 0 when none did. */
+int store__stopped(const struct store *st);
 
 struct run_info {
 	const char *kind;	/* "record" */
@@ -116,21 +119,6 @@ struct store_map_summary {
 };
 int store__map_summary(struct store *st, const struct module *prog,
 		       struct store_map_summary *out);
-
-/* Scores validation run @run_id: compares its true paths with the
- * training maps of the same programs and fills the validation table.
- * 0 or -1. */
-int store__score(struct store *st, int64_t run_id);
-
-struct validation_row {
-	const char *program, *function, *outcome;	/* valid in the call */
-	int64_t candidates, samples;
-};
-/* Calls @fn for every row of run @run_id's scores, biggest first;
- * non-zero from @fn stops.  0 or -1. */
-int store__validation(struct store *st, int64_t run_id,
-		      int (*fn)(void *arg, const struct validation_row *r),
-		      void *arg);
 
 /* Sets status ("finished", "interrupted", "failed"), end time and exit
  * status (negative: none). */

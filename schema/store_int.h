@@ -1,12 +1,14 @@
 /*
  * store_int.h - what the files of the store share: the handle and the
  * helpers that turn SQLite errors into "PATH: what: why" messages.
- * Not part of the store's contract (store.h, profile_store.h).
+ * Not part of the store's contract (store.h, report_store.h, arr_store.h,
+ * retain.h).
  */
 #ifndef ICPPD_SCHEMA_STORE_INT_H
 #define ICPPD_SCHEMA_STORE_INT_H
 
 #include <sqlite3.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -23,6 +25,7 @@ struct store {
 	bool readonly;		/* opened by store__open_readonly() */
 	char *path;
 	char err[512];
+	int stopped;		/* a row callback's errno: store__stopped() */
 	struct mod_slot {		/* module pointer -> id cache */
 		const struct module *mod;
 		int64_t id;
@@ -41,8 +44,40 @@ void store__set_error(struct store *st, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Sets the error from SQLite's last one, with a hint; returns -1. */
 int store__db_error(struct store *st, const char *what);
-/* Runs @sql (no rows).  0 or -1. */
+/* Runs @sql (no rows, no parameters).  0 or -1. */
 int store__exec(struct store *st, const char *sql, const char *what);
+
+/*
+ * The one statement runner.  Prepares @sql, binds one argument per
+ * letter of @types from the variadic list ('i' int64_t; 'n' int64_t,
+ * SQL NULL when negative; 'd' double; 't' a string, NULL for SQL NULL), steps it and calls @row (may be
+ * NULL) for each result row, then finalizes it.
+ *
+ * The convention every store function follows: 0 when done, -1 when
+ * it failed with store__error() saying why.  A @row callback returns
+ * 0 to go on, a positive value to stop (returned as it is: "found"),
+ * or a negative errno to fail (-1, with "WHAT: strerror" as the error
+ * and the errno in store__stopped()).
+ */
+typedef int (*store_row_fn)(sqlite3_stmt *s, void *ctx);
+int store__sql(struct store *st, const char *what, store_row_fn row,
+	       void *ctx, const char *sql, const char *types, ...);
+/* The same with the arguments in @ap. */
+int store__vsql(struct store *st, const char *what, store_row_fn row,
+		void *ctx, const char *sql, const char *types, va_list ap);
+/* The first row's first @nv int64 columns into @v: 0 when there is a
+ * row, 1 when none, -1 on error.  Arguments as store__sql's. */
+int store__ints(struct store *st, const char *what, int64_t *v, int nv,
+		const char *sql, const char *types, ...);
+/* Column @col as a string, "" for NULL. */
+const char *store__text(sqlite3_stmt *s, int col);
+
+/* The one transaction helper: begin takes the write lock at once
+ * (IMMEDIATE), so a locked or read-only database fails before any work;
+ * end commits when @ret is 0 and rolls back otherwise (or when the
+ * commit fails).  end returns 0 or -1. */
+int store__begin(struct store *st, const char *what);
+int store__end(struct store *st, int ret, const char *what);
 /* Steps a prepared statement that returns nothing; resets it. */
 int store__step_done(struct store *st, sqlite3_stmt *s, const char *what);
 /* Steps a SELECT of one id; resets it. */

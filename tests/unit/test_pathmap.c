@@ -12,6 +12,7 @@
 #include "binary/module.h"
 #include "inference/pathmap.h"
 #include "schema/store.h"
+#include "schema/validation.h"
 #include "tests/tap.h"
 #include "tests/unit/dbquery.h"
 

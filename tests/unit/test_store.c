@@ -1,14 +1,19 @@
 /*
  * test_store.c - schema creation and migration, refusal of newer and
- * corrupt databases, unwritable paths, and batched upserts.
+ * corrupt databases, unwritable paths, batched upserts, and the one
+ * error convention of row walks.
  */
+#include <errno.h>
 #include <sqlite3.h>
+#include <stdbool.h>
+#include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "binary/module.h"
 #include "collector/aggregate.h"
 #include "schema/migrations.h"
+#include "schema/report_store.h"
 #include "schema/retain.h"
 #include "schema/store.h"
 #include "tests/tap.h"
@@ -235,6 +240,75 @@ static void test_retain(void)
 	       "the training run stays");
 }
 
+static int stop_with(void *arg, const struct store_module *m)
+{
+	int *calls = arg;
+
+	(void)m;
+	++*calls;
+	return calls[1];	/* what the test asks the callback to return */
+}
+
+static bool all_dead(void *arg, const char *host, int64_t pid)
+{
+	(void)arg;
+	(void)host;
+	(void)pid;
+	return false;
+}
+
+/* Walks return 0 when done, a callback's positive stop as it is, and -1
+ * with "what: why" and store__stopped() for a callback's -errno: never
+ * the errno itself, which -1 (-EPERM) would make ambiguous. */
+static void test_walks(void)
+{
+	char err[512];
+	char *db = path_in("walks.db");
+	struct store *st = store__open(db, err, sizeof(err));
+	struct run_info ri = { "record", "x", -1, "cpu-clock",
+			       "perf::cpu-clock", 0, 0, 99 };
+	int calls[2];
+	int64_t run, n = -1;
+
+	ok(st != NULL, "database for walks");
+	store__close(st);
+	run_sql(db, "INSERT INTO modules (path, build_id) VALUES ('/a', 'aa'),"
+		" ('/b', 'bb')");
+	st = store__open(db, err, sizeof(err));
+	calls[0] = 0;
+	calls[1] = 0;
+	is_int(store__modules(st, stop_with, calls), 0, "a full walk: 0");
+	is_int(calls[0], 2, "both modules seen");
+	calls[0] = 0;
+	calls[1] = 7;
+	is_int(store__modules(st, stop_with, calls), 7,
+	       "a positive stop is returned as it is");
+	is_int(calls[0], 1, "and stops at the first row");
+	calls[1] = -ENOMEM;
+	is_int(store__modules(st, stop_with, calls), -1,
+	       "a callback's -ENOMEM: the walk fails with -1");
+	is_int(store__stopped(st), -ENOMEM, "store__stopped() has the errno");
+	ok(strstr(store__error(st), "reading modules: Cannot allocate memory"),
+	   "and the error says what and why: %s", store__error(st));
+	calls[1] = -EPERM;
+	is_int(store__modules(st, stop_with, calls), -1, "-EPERM: also -1");
+	is_int(store__stopped(st), -EPERM, "told apart by store__stopped()");
+	calls[1] = 0;
+	is_int(store__modules(st, stop_with, calls), 0, "walks again");
+	is_int(store__stopped(st), 0, "a later walk clears the stop");
+
+	is_int(store__begin_run(st, &ri, &run), 0, "a run to sweep");
+	is_int(store__crash_runs(st, all_dead, NULL, &n), 0, "crash sweep");
+	is_int(n, 1, "one run's owner is gone");
+	store__close(st);
+	is_int(query(db, "SELECT count(*) FROM runs WHERE status ="
+		     " 'interrupted' AND crashed = 1"), 1,
+	       "it is marked interrupted and crashed");
+	is_int(query(db, "SELECT count(*) FROM runs WHERE target_pid IS NULL"
+		     " AND period IS NULL AND frequency = 99"), 1,
+	       "unset numbers are stored as NULL, set ones as given");
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir))
@@ -244,6 +318,7 @@ int main(void)
 	test_bad_files();
 	test_flush();
 	test_retain();
+	test_walks();
 	{
 		char cmd[300];
 
