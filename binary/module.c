@@ -445,6 +445,16 @@ void module__free(struct module *m)
 
 const char *module__path(const struct module *m) { return m->path; }
 const char *module__name(const struct module *m) { return m->name; }
+
+void module__func_label(const struct module *m, uint64_t addr,
+			const char *sym, char *buf, size_t len)
+{
+	if (sym)
+		snprintf(buf, len, "%s", sym);
+	else
+		snprintf(buf, len, "%s+0x%llx", m->name,
+			 (unsigned long long)addr);
+}
 const char *module__build_id(const struct module *m) { return m->build_id; }
 int module__error(const struct module *m) { return m->error; }
 size_t module__nr_symbols(const struct module *m) { return m->nsyms; }

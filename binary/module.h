@@ -44,6 +44,10 @@ void module__free(struct module *m);
 const char *module__path(const struct module *m);
 /* Last path component, for display ("libc.so.6"). */
 const char *module__name(const struct module *m);
+/* The name the function at @addr is shown by: its symbol @sym, or
+ * "MODULE+0xADDR" when it has none (stripped code). */
+void module__func_label(const struct module *m, uint64_t addr,
+			const char *sym, char *buf, size_t len);
 /* Lower-case hex GNU build-id, or "" when the image has none. */
 const char *module__build_id(const struct module *m);
 /* 0, or -errno / -ENOEXEC (not ELF) / -EPROTO (not x86-64) */

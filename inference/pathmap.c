@@ -20,15 +20,25 @@ struct pathmap {
 	size_t path_cap;
 	uint32_t *slots;	/* node index + 1; 0 = empty */
 	size_t nslots;		/* a power of two */
+	uint64_t serial;
 };
 
 struct pathmap *pathmap__new(size_t max_nodes)
 {
+	static uint64_t next_serial;
 	struct pathmap *pm = calloc(1, sizeof(*pm));
 
-	if (pm)
+	if (pm) {
 		pm->max = max_nodes;
+		pm->serial = __atomic_add_fetch(&next_serial, 1,
+						__ATOMIC_RELAXED);
+	}
 	return pm;
+}
+
+uint64_t pathmap__serial(const struct pathmap *pm)
+{
+	return pm->serial;
 }
 
 void pathmap__free(struct pathmap *pm)
@@ -170,10 +180,4 @@ void pathmap__clear_counts(struct pathmap *pm)
 {
 	for (size_t i = 0; i < pm->n; i++)
 		pm->nodes[i].self = pm->nodes[i].total = 0;
-}
-
-void pathmap__clear_ext_ids(struct pathmap *pm)
-{
-	for (size_t i = 0; i < pm->n; i++)
-		pm->nodes[i].ext_id = pm->nodes[i].ext_ctx = 0;
 }

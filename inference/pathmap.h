@@ -38,8 +38,6 @@ struct pm_node {
 	uint64_t call_site;	/* the parent's pc; 0 under a root */
 	int64_t height;
 	uint64_t self, total;	/* since the last clear */
-	int64_t ext_id;		/* the store's id for the node, 0 = none */
-	int64_t ext_ctx;	/* the store's id for its context */
 };
 
 struct pathmap;
@@ -62,8 +60,8 @@ struct pm_node *pathmap__node(struct pathmap *pm, uint32_t i);
 
 /* Zeroes every count (after they were stored). */
 void pathmap__clear_counts(struct pathmap *pm);
-/* Forgets every ext_id and ext_ctx (after a store transaction rolled
- * back). */
-void pathmap__clear_ext_ids(struct pathmap *pm);
+/* A number no other map of this process has had: what a writer keys
+ * its own per-node state by (an address may be reused). */
+uint64_t pathmap__serial(const struct pathmap *pm);
 
 #endif

@@ -289,6 +289,7 @@ void store__close(struct store *st)
 	sqlite3_close(st->db);
 	free(st->mods);
 	free(st->funcs);
+	free(st->nodes.v);
 	free(st->path);
 	free(st);
 }
@@ -408,11 +409,7 @@ static int function_id(struct store *st, const struct module *m, uint64_t addr,
 	}
 	if (module_id(st, m, &mid))
 		return -1;
-	if (name)
-		snprintf(display, sizeof(display), "%s", name);
-	else
-		snprintf(display, sizeof(display), "%s+0x%llx", module__name(m),
-			 (unsigned long long)addr);
+	module__func_label(m, addr, name, display, sizeof(display));
 	sqlite3_bind_int64(st->ins_func, 1, mid);
 	sqlite3_bind_int64(st->ins_func, 2, (int64_t)addr);
 	sqlite3_bind_text(st->ins_func, 3, display, -1, SQLITE_TRANSIENT);
@@ -435,6 +432,7 @@ static void drop_caches(struct store *st)
 	if (st->funcs)
 		memset(st->funcs, 0, st->funcs_cap * sizeof(*st->funcs));
 	st->nfuncs = 0;
+	st->nodes.serial = 0;
 }
 
 static int cmp_ptr(const void *a, const void *b)
@@ -510,57 +508,88 @@ static int map_id(struct store *st, const struct module *prog, int64_t run_id,
 	return 0;
 }
 
+/* The ids of @pm's nodes for @run_id: kept from the last flush of the
+ * same map and run, zero for nodes not written yet.  NULL: no memory. */
+static struct node_row *node_ids(struct store *st, const struct pathmap *pm,
+				 int64_t run_id)
+{
+	struct node_ids *c = &st->nodes;
+	size_t n = pathmap__size(pm), old = c->cap;
+
+	if (c->serial != pathmap__serial(pm) || c->run_id != run_id) {
+		if (c->v)
+			memset(c->v, 0, c->cap * sizeof(*c->v));
+		c->serial = pathmap__serial(pm);
+		c->run_id = run_id;
+	}
+	if (n > c->cap) {
+		if (grow(&c->v, &c->cap, n, sizeof(*c->v), 1024))
+			return NULL;
+		memset(c->v + old, 0, (c->cap - old) * sizeof(*c->v));
+	}
+	return c->v;
+}
+
 /*
  * Adds the counts of @pm's nodes to the database.  Nodes come parents
  * first, so a parent's row id is known when its children are written.
- * A root's ext_id is its map's id; a node seen before is one UPDATE, a
- * new one an upsert that returns its id (another training run may have
- * created the row already).
+ * A root's id is its map's; a node seen before is one UPDATE, a new one
+ * an upsert that returns its id (another training run may have created
+ * the row already).
  */
 static int write_paths(struct store *st, int64_t run_id, struct pathmap *pm)
 {
+	struct node_row *ids;
+
+	if (!pathmap__size(pm))
+		return 0;
+	ids = node_ids(st, pm, run_id);
+	if (!ids) {
+		store__set_error(st, "writing the path map: out of memory");
+		return -1;
+	}
 	for (uint32_t i = 0; i < pathmap__size(pm); i++) {
-		struct pm_node *n = pathmap__node(pm, i);
-		const struct pm_node *parent, *root;
+		const struct pm_node *n = pathmap__node(pm, i);
+		struct node_row *r = &ids[i], *parent, *root;
 		sqlite3_stmt *s;
 		int64_t fid;
 
 		if (n->parent == PM_NONE) {
-			if (!n->ext_id && map_id(st, n->mod, run_id, &n->ext_id))
+			if (!r->id && map_id(st, n->mod, run_id, &r->id))
 				return -1;
 			continue;
 		}
-		if (n->ext_id && !n->self && !n->total)
+		if (r->id && !n->self && !n->total)
 			continue;
-		if (n->ext_id) {
+		if (r->id) {
 			s = st->upd_node;
 			sqlite3_bind_int64(s, 1, (int64_t)n->self);
 			sqlite3_bind_int64(s, 2, (int64_t)n->total);
-			sqlite3_bind_int64(s, 3, n->ext_id);
+			sqlite3_bind_int64(s, 3, r->id);
 			if (store__step_done(st, s, "writing the path map"))
 				return -1;
 			continue;
 		}
-		parent = pathmap__node(pm, n->parent);
-		root = pathmap__node(pm, n->root);
+		parent = &ids[n->parent];
+		root = &ids[n->root];
 		if (function_id(st, n->mod, n->func, n->name, &fid))
 			return -1;
 		s = st->ins_ctx;
-		sqlite3_bind_int64(s, 1, parent == root ? 0 : parent->ext_ctx);
+		sqlite3_bind_int64(s, 1, parent == root ? 0 : parent->ctx);
 		sqlite3_bind_int64(s, 2, fid);
-		if (store__returning_id(st, s, &n->ext_ctx, "writing the path map"))
+		if (store__returning_id(st, s, &r->ctx, "writing the path map"))
 			return -1;
 		s = st->ins_node;
-		sqlite3_bind_int64(s, 1, root->ext_id);
-		sqlite3_bind_int64(s, 2, parent == root ? 0 : parent->ext_id);
+		sqlite3_bind_int64(s, 1, root->id);
+		sqlite3_bind_int64(s, 2, parent == root ? 0 : parent->id);
 		sqlite3_bind_int64(s, 3, fid);
 		sqlite3_bind_int64(s, 4, (int64_t)n->call_site);
 		sqlite3_bind_int64(s, 5, n->height);
 		sqlite3_bind_int64(s, 6, n->depth);
 		sqlite3_bind_int64(s, 7, (int64_t)n->self);
 		sqlite3_bind_int64(s, 8, (int64_t)n->total);
-		sqlite3_bind_int64(s, 9, n->ext_ctx);
-		if (store__returning_id(st, s, &n->ext_id, "writing the path map"))
+		sqlite3_bind_int64(s, 9, r->ctx);
+		if (store__returning_id(st, s, &r->id, "writing the path map"))
 			return -1;
 	}
 	return 0;
@@ -657,8 +686,6 @@ int store__flush(struct store *st, int64_t run_id, const struct store_batch *b)
 		return -1;
 	if (store__end(st, write_batch(st, run_id, b), "flushing")) {
 		drop_caches(st);
-		if (b->paths)
-			pathmap__clear_ext_ids(b->paths);
 		return -1;
 	}
 	if (b->paths)

@@ -93,7 +93,7 @@ struct store_batch {
 	/* Paths whose counts are added to the database (training: the
 	 * program's path map; validation with @truth: the run's own map of
 	 * true paths).  NULL: none.  On success their counts are cleared;
-	 * the store keeps its row ids in the nodes' ext_id. */
+	 * the store remembers the nodes' row ids for the next flush. */
 	struct pathmap *paths;
 	bool truth;
 	const struct store_counter *counters;

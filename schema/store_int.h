@@ -33,6 +33,15 @@ struct store {
 	size_t nmods, mods_cap;
 	struct func_slot *funcs;	/* (module, address) -> id */
 	size_t nfuncs, funcs_cap;	/* funcs_cap: power of two */
+	/* the row and context ids of the path map last written, by node
+	 * index: the store's own, so that it writes nothing back into the
+	 * map */
+	struct node_ids {
+		uint64_t serial;	/* pathmap__serial(); 0: none */
+		int64_t run_id;
+		struct node_row { int64_t id, ctx; } *v;
+		size_t cap;
+	} nodes;
 	sqlite3_stmt *ins_module, *sel_module, *sel_build, *ins_func, *sel_func,
 		     *ins_cid, *ins_unres, *ins_thread, *upd_run, *ins_map,
 		     *sel_map, *ins_ctx, *ins_node, *upd_node, *ins_counter;
