@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/sys.h"
+
 struct elf_image {
 	uint8_t *data;		/* the whole file; patched in place */
 	uint8_t *orig;		/* a copy libelf parses */
@@ -26,7 +28,7 @@ struct elf_image {
 
 static int read_all(const char *path, uint8_t **data, size_t *size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = sys__open(path, O_RDONLY, 0);
 	struct stat st;
 	size_t got = 0;
 	int ret = 0;
@@ -219,7 +221,7 @@ size_t elf_image__build_id(const struct elf_image *img, uint8_t **id)
 
 int elf_image__write(const struct elf_image *img, const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+	int fd = sys__open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
 		      O_CLOEXEC, 0755);
 	size_t done = 0;
 	int ret = 0;

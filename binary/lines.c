@@ -19,6 +19,7 @@
 
 #include "binary/module.h"
 #include "common/grow.h"
+#include "common/sys.h"
 
 struct line_row {
 	uint64_t addr;
@@ -123,7 +124,7 @@ static int read_file(const char *path, struct line_module *m)
 	Dwarf_Debug dbg;
 	Dwarf_Unsigned next;
 	Dwarf_Half type;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = -ENOENT;
+	int fd = sys__open(path, O_RDONLY, 0), ret = -ENOENT;
 	Elf *elf;
 
 	if (fd < 0)

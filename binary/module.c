@@ -34,6 +34,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "common/sys.h"
+
 /* Work and memory per module are bounded: no x86-64 binary Debian ships
  * comes near these (libc: 3,000 symbols; chromium: 400,000). */
 #define MODULE_MAX_SYMBOLS (4u << 20)
@@ -267,7 +269,7 @@ static void open_debug_file(struct module *m)
 		return;
 	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
 		 m->build_id, m->build_id + 2);
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	fd = sys__open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW, 0);
 	if (fd < 0)
 		return;
 	if (!fstat(fd, &st) && S_ISREG(st.st_mode))
@@ -346,7 +348,7 @@ static struct module *module_alloc(const char *path)
 static int open_regular(const char *path)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int fd = sys__open(path, O_RDONLY | O_NONBLOCK, 0);
 
 	if (fd < 0)
 		return -errno;
@@ -401,7 +403,7 @@ struct module *module__open_vdso(void)
 	FILE *f;
 	struct module *m = NULL;
 
-	f = fopen("/proc/self/maps", "re");
+	f = sys__fopen("/proc/self/maps");
 	if (!base || !f)
 		goto out;
 	while (fgets(line, sizeof(line), f)) {
@@ -565,7 +567,7 @@ static int reopen_checked(int pfd, const struct module_origin *o,
 
 	if (!ret) {
 		snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-		fd = open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		fd = sys__open(self, O_RDONLY | O_NONBLOCK, 0);
 		ret = fd < 0 ? -errno : same_file(fd, o, want_dev);
 	}
 	close(pfd);
@@ -582,11 +584,11 @@ static int open_path(int dirfd, const char *path, bool in_root)
 	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
 		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
 			   (in_root ? RESOLVE_IN_ROOT : 0) };
-	long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	long fd = icppd_sys.openat2(dirfd, path, &how, sizeof(how));
 
 	if (fd < 0 && errno == ENOSYS)	/* before Linux 5.6 */
-		fd = openat(dirfd, in_root ? path + 1 : path,
-			    O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		fd = icppd_sys.openat(dirfd, in_root ? path + 1 : path,
+				      O_PATH | O_NOFOLLOW, 0);
 	return fd < 0 ? (errno == ELOOP ? -ESTALE : -errno) : (int)fd;
 }
 
@@ -605,13 +607,13 @@ static int open_mapped(const char *path, const struct module_origin *o)
 		snprintf(p, sizeof(p), "/proc/%d/map_files/%llx-%llx", o->pid,
 			 (unsigned long long)o->start,
 			 (unsigned long long)o->end);
-		pfd = open(p, O_PATH | O_CLOEXEC);
+		pfd = sys__open(p, O_PATH, 0);
 		if (pfd >= 0)
 			return reopen_checked(pfd, o, false);
 	}
 	if (o->pid > 0) {
 		snprintf(p, sizeof(p), "/proc/%d/root", o->pid);
-		root = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		root = sys__open(p, O_PATH | O_DIRECTORY, 0);
 		if (root >= 0) {
 			pfd = open_path(root, path, true);
 			close(root);

@@ -11,13 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/grow.h"
 #include "cli/commands.h"
+#include "common/grow.h"
 #include "common/log.h"
 #include "common/outfile.h"
+#include "common/sys.h"
+#include "inference/metrics.h"
 #include "report/report.h"
 #include "report/run_profile.h"
-#include "inference/metrics.h"
 #include "schema/store.h"
 
 struct compare_opts {
@@ -122,7 +123,7 @@ static void merge(struct profile_list *l)
 
 static int read_folded(const char *path, struct profile_list *l)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = sys__fopen(path);
 	char *line = NULL;
 	size_t cap = 0;
 	unsigned long no = 0;

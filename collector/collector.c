@@ -33,7 +33,7 @@
 #include "common/grow.h"
 #include "collector/procfs.h"
 #include "collector/record.h"
-#include "collector/sys.h"
+#include "common/sys.h"
 
 /* A main-thread SP further than this below startstack is not on it. */
 #define MAIN_STACK_MAX (1ULL << 30)

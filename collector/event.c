@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "collector/record.h"
-#include "collector/sys.h"
+#include "common/sys.h"
 
 /* Tried in order; the first that perf_event_open accepts is used. */
 static const char *const precise_candidates[] = {
@@ -170,7 +170,7 @@ const char *event__hint(int err)
 	switch (err) {
 	case EACCES:
 	case EPERM:
-		f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+		f = sys__fopen("/proc/sys/kernel/perf_event_paranoid");
 		if (f) {
 			if (!fgets(val, sizeof(val), f))
 				strcpy(val, "?");

@@ -16,12 +16,12 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "collector/sys.h"
+#include "common/sys.h"
 #include "common/grow.h"
 
 static int read_file(const char *path, char *buf, size_t len)
 {
-	int fd = icppd_sys.open(path, O_RDONLY);
+	int fd = sys__open(path, O_RDONLY, 0);
 	ssize_t n, total = 0;
 
 	if (fd < 0)
@@ -202,7 +202,7 @@ int procfs__maps(pid_t pid, int (*cb)(void *arg, const struct procfs_map *m),
 	int fd, ret = 0;
 
 	snprintf(path, sizeof(path), "%s/%d/maps", icppd_procdir, (int)pid);
-	fd = icppd_sys.open(path, O_RDONLY);
+	fd = sys__open(path, O_RDONLY, 0);
 	if (fd < 0)
 		return -errno;
 	f = fdopen(fd, "r");
@@ -229,7 +229,7 @@ int procfs__tasks(pid_t pid, pid_t **tids, size_t *n)
 	size_t cap = 0;
 
 	snprintf(path, sizeof(path), "%s/%d/task", icppd_procdir, (int)pid);
-	d = opendir(path);
+	d = sys__opendir(path);
 	if (!d)
 		return -errno;
 	*n = 0;

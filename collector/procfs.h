@@ -1,5 +1,5 @@
 /*
- * procfs.h - what the collector reads from /proc (through icppd_sys.open
+ * procfs.h - what the collector reads from /proc (through common/sys.h
  * and icppd_procdir, so tests can fake both): a process's stack start,
  * its memory map, its threads, its command name, and the online CPUs.
  */

@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "collector/sys.h"
+#include "common/sys.h"
 
 int ring__map(struct ring *r, int fd, size_t data_pages)
 {

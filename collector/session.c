@@ -16,7 +16,7 @@
 #include "collector/procfs.h"
 #include "collector/record.h"
 #include "collector/ring.h"
-#include "collector/sys.h"
+#include "common/sys.h"
 #include "common/grow.h"
 
 /* The notifier's ring: a COMM record is 56 bytes, so 73 execs on one

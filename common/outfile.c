@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/sys.h"
 
 /* The process's umask (umask() can only be read by setting it). */
 static mode_t umask_now(void)
@@ -39,7 +40,7 @@ int outfile__open(struct outfile *o, const char *path)
 	 * -o /dev/full replaced /dev/full with a file). */
 	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
 		fd = S_ISDIR(st.st_mode) ? -1 :
-		     open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+		     sys__open(path, O_WRONLY | O_NOCTTY, 0);
 		if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
 			log_error("cannot write %s: %s", path, fd < 0 &&
 				  S_ISDIR(st.st_mode) ? "a directory" :

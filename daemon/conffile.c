@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/sys.h"
 #include "daemon/conffile.h"
 #include "common/log.h"
 
@@ -40,7 +41,7 @@ static bool setting_name(const char *key)
  * regular file, opened without blocking. */
 int config__read(const char *path, char **text)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int fd = sys__open(path, O_RDONLY | O_NONBLOCK, 0);
 	struct stat st;
 	ssize_t got = 0;
 	unsigned no;

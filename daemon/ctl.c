@@ -18,6 +18,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/sys.h"
+
 static int address(const char *path, struct sockaddr_un *sa)
 {
 	memset(sa, 0, sizeof(*sa));
@@ -35,7 +37,7 @@ static int connect_to(const char *path)
 
 	if (address(path, &sa))
 		return -1;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = icppd_sys.socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
@@ -82,7 +84,8 @@ int ctl__listen(const char *path, char *err, size_t errlen)
 		return -1;
 	address(path, &sa);
 	unlink(path);	/* stale: its daemon is gone */
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	fd = icppd_sys.socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
+			      SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		goto out_err;
 	old = umask(077);	/* never wider than 0700, even for a moment */

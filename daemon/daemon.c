@@ -30,7 +30,7 @@
 #include "collector/collector.h"
 #include "collector/event.h"
 #include "collector/procfs.h"
-#include "collector/sys.h"
+#include "common/sys.h"
 #include "common/clock.h"
 #include "common/grow.h"
 #include "common/log.h"
@@ -181,7 +181,7 @@ static struct watched *find_seen(struct daemon *d, uint32_t pid)
  */
 static void scan(struct daemon *d)
 {
-	DIR *dir = opendir(icppd_procdir);
+	DIR *dir = sys__opendir(icppd_procdir);
 	struct dirent *e;
 	size_t kept = 0;
 
@@ -385,7 +385,7 @@ static int lock_db(const char *db)
 	int fd;
 
 	snprintf(path, sizeof(path), "%s-daemon.lock", db);
-	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = sys__open(path, O_RDWR | O_CREAT | O_NOFOLLOW, 0600);
 	if (fd < 0) {
 		log_error("%s: %s", path, strerror(errno));
 		return -1;

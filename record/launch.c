@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/sys.h"
+
 static int check_file(const char *path, const char *shown, char *err,
 		      size_t errlen)
 {
@@ -36,7 +38,7 @@ static int check_file(const char *path, const char *shown, char *err,
 			 strerror(errno));
 		return -1;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = sys__open(path, O_RDONLY, 0);
 	if (fd < 0 || read(fd, magic, sizeof(magic)) < 4) {
 		snprintf(err, errlen, "%s: cannot read it: %s", shown,
 			 fd < 0 ? strerror(errno) : "file too short");

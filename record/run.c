@@ -19,7 +19,7 @@
 #include "collector/collector.h"
 #include "collector/event.h"
 #include "collector/procfs.h"
-#include "collector/sys.h"
+#include "common/sys.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/outfile.h"

@@ -56,6 +56,17 @@ ok $([ ! -e "$tmp/ran" ]; echo $?) "perf_event_open refused: the command never r
 contains "$(cat "$tmp/err")" "Permission denied" "perf_event_open refused: says Permission denied"
 ICPPD_INJECT_FAULT=mmap:ENOMEM \
 	expect 1 "ring buffer mmap refused" "mmap of the perf ring buffer" -- record -d "$db" -- true
+# The binary cannot be opened (injected for its directory only): the
+# command is refused before it runs, and says why.
+ICPPD_INJECT_FAULT=open:EACCES:$PROGS/ \
+	expect 1 "binary unreadable" "cannot read it: Permission denied" -- record -d "$db" -- "$PROGS/heights-nofp" 1
+# /proc cannot be read: the run is recorded, and every sample is counted
+# as unresolved with the reason rather than dropped.
+ICPPD_INJECT_FAULT=open:EACCES:/proc/ "$ICPPD" record -d "$tmp/noproc.db" -- "$PROGS/heights-nofp" 5 \
+	>/dev/null 2>"$tmp/err"
+contains "$(cat "$tmp/err")" "cannot read its stack base" "/proc unreadable: the stack base warning says so"
+is "$(q "SELECT samples = unresolved AND samples > 0 FROM v_runs" "$tmp/noproc.db")" 1 \
+	"/proc unreadable: every sample is kept, as unresolved"
 
 # A read-only database, where this machine lets us mount one.
 mkdir "$tmp/ro"

@@ -12,7 +12,7 @@
 
 #include "binary/module.h"
 #include "collector/collector.h"
-#include "collector/sys.h"
+#include "common/sys.h"
 #include "tests/tap.h"
 #include "tests/unit/selfregs.h"
 #include "tests/unit/synth.h"

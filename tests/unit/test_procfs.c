@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "collector/procfs.h"
-#include "collector/sys.h"
+#include "common/sys.h"
 #include "tests/tap.h"
 
 /* A stat line: comm "(a) b (c", startstack 140737488347000 (not aligned). */

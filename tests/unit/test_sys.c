@@ -1,18 +1,80 @@
 /*
- * test_sys.c - event choice, the PEBS probe, and injected failures of
- * perf_event_open and mmap through the syscall table.
+ * test_sys.c - event choice, the PEBS probe, and injected failures
+ * through the syscall table: perf_event_open, mmap, opens by path
+ * prefix (binaries, /proc, the configuration) and sockets.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include "binary/module.h"
 #include "collector/event.h"
 #include "collector/session.h"
-#include "collector/sys.h"
+#include "common/sys.h"
+#include "daemon/conffile.h"
 #include "tests/tap.h"
+
+/* Opens fail by path prefix; other paths and other calls are left be. */
+static void test_open_faults(void)
+{
+	char dir[] = "/tmp/icppd-sys-XXXXXX", conf[64], *text = NULL;
+	struct module *m;
+	FILE *f;
+	DIR *d;
+
+	if (!mkdtemp(dir))
+		return;
+	snprintf(conf, sizeof(conf), "%s/icppd.conf", dir);
+	f = fopen(conf, "w");
+	fputs("frequency = 99\n", f);
+	fclose(f);
+	is_int(config__read(conf, &text), 0, "the configuration reads");
+	free(text);
+	text = NULL;
+
+	setenv("ICPPD_INJECT_FAULT", "open:EACCES:/tmp/icppd-sys-", 1);
+	is_int(sys__inject_from_env(), 0, "an open fault for one prefix");
+	is_int(config__read(conf, &text), -1,
+	       "the configuration's open fails (and says why on stderr)");
+	ok(!sys__opendir(dir), "opendir under the prefix fails too");
+	is_int(errno, EACCES, "with EACCES");
+	m = module__open(conf);
+	is_int(m ? module__error(m) : 0, -EACCES,
+	       "a binary's open fails: the module says why");
+	module__free(m);
+	d = sys__opendir("/proc/self/fd");
+	ok(d != NULL, "paths outside the prefix open as before");
+	if (d)
+		closedir(d);
+	m = module__open("/proc/self/exe");
+	ok(m && !module__error(m), "a binary outside the prefix opens");
+	module__free(m);
+
+	setenv("ICPPD_INJECT_FAULT", "socket:EMFILE", 1);
+	is_int(sys__inject_from_env(), 0, "a socket fault");
+	is_int(icppd_sys.socket(AF_UNIX, SOCK_STREAM, 0), -1, "socket fails");
+	is_int(errno, EMFILE, "with EMFILE");
+	setenv("ICPPD_INJECT_FAULT", "mmap:EACCES:/x", 1);
+	is_int(sys__inject_from_env(), -EINVAL,
+	       "a path prefix on a call that takes no path is refused");
+
+	setenv("ICPPD_INJECT_FAULT", "open:ENOENT:/", 1);
+	is_int(sys__inject_from_env(), 0, "every open fails");
+	f = sys__fopen(conf);
+	ok(!f && errno == ENOENT, "fopen through the table fails");
+	setenv("ICPPD_INJECT_FAULT", "open:ENOENT:/nonexistent-prefix/", 1);
+	sys__inject_from_env();
+	unlink(conf);
+	rmdir(dir);
+}
 
 int main(void)
 {
+	test_open_faults();
+
 	struct event_choice ev;
 	struct session *s;
 	char err[512];

@@ -2,7 +2,7 @@
  * sys.c - default system-call table and fault injection.
  */
 #define _GNU_SOURCE
-#include "collector/sys.h"
+#include "common/sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -25,9 +26,40 @@ static int real_ioctl(int fd, unsigned long request, unsigned long arg)
 	return ioctl(fd, request, arg);
 }
 
-static int real_open(const char *path, int flags)
+static int real_openat(int dirfd, const char *path, int flags, mode_t mode)
 {
-	return open(path, flags | O_CLOEXEC);
+	return openat(dirfd, path, flags | O_CLOEXEC, mode);
+}
+
+static long real_openat2(int dirfd, const char *path, void *how,
+			 size_t size)
+{
+	return syscall(SYS_openat2, dirfd, path, how, size);
+}
+
+int sys__open(const char *path, int flags, mode_t mode)
+{
+	return icppd_sys.openat(AT_FDCWD, path, flags, mode);
+}
+
+FILE *sys__fopen(const char *path)
+{
+	int fd = sys__open(path, O_RDONLY, 0);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "r");
+
+	if (fd >= 0 && !f)
+		close(fd);
+	return f;
+}
+
+DIR *sys__opendir(const char *path)
+{
+	int fd = sys__open(path, O_RDONLY | O_DIRECTORY, 0);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+
+	if (fd >= 0 && !d)
+		close(fd);
+	return d;
 }
 
 struct icppd_sys icppd_sys = {
@@ -35,14 +67,17 @@ struct icppd_sys icppd_sys = {
 	.mmap = mmap,
 	.munmap = munmap,
 	.ioctl = real_ioctl,
-	.open = real_open,
+	.openat = real_openat,
+	.openat2 = real_openat2,
 	.readlink = readlink,
+	.socket = socket,
 };
 
 const char *icppd_procdir = "/proc";
 
 static int fault_perf_event_open, fault_mmap, fault_ioctl, fault_open,
-	   fault_readlink;
+	   fault_readlink, fault_socket;
+static char *fault_open_prefix;	/* NULL: every open fails */
 
 static int failing_perf_event_open(struct perf_event_attr *a, pid_t p, int c,
 				   int g, unsigned long f)
@@ -66,10 +101,28 @@ static int failing_ioctl(int fd, unsigned long r, unsigned long a)
 	return -1;
 }
 
-static int failing_open(const char *p, int f)
+static int failing_openat(int dirfd, const char *p, int f, mode_t m)
 {
-	(void)p; (void)f;
+	if (fault_open_prefix &&
+	    strncmp(p, fault_open_prefix, strlen(fault_open_prefix)))
+		return real_openat(dirfd, p, f, m);
 	errno = fault_open;
+	return -1;
+}
+
+static long failing_openat2(int dirfd, const char *p, void *how, size_t size)
+{
+	if (fault_open_prefix &&
+	    strncmp(p, fault_open_prefix, strlen(fault_open_prefix)))
+		return real_openat2(dirfd, p, how, size);
+	errno = fault_open;
+	return -1;
+}
+
+static int failing_socket(int d, int t, int p)
+{
+	(void)d; (void)t; (void)p;
+	errno = fault_socket;
 	return -1;
 }
 
@@ -100,7 +153,7 @@ int sys__inject_from_env(void)
 		return -ENOMEM;
 	for (item = strtok_r(copy, ",", &save); item;
 	     item = strtok_r(NULL, ",", &save)) {
-		char *colon = strchr(item, ':');
+		char *colon = strchr(item, ':'), *prefix;
 		int err = 0;
 
 		if (!colon) {
@@ -108,6 +161,13 @@ int sys__inject_from_env(void)
 			break;
 		}
 		*colon = '\0';
+		prefix = strchr(colon + 1, ':');
+		if (prefix)
+			*prefix++ = '\0';
+		if (prefix && strcmp(item, "open")) {
+			ret = -EINVAL;	/* only opens are told by path */
+			break;
+		}
 		for (size_t i = 0; i < sizeof(errnos) / sizeof(errnos[0]); i++)
 			if (!strcmp(colon + 1, errnos[i].name))
 				err = errnos[i].value;
@@ -126,7 +186,17 @@ int sys__inject_from_env(void)
 			icppd_sys.ioctl = failing_ioctl;
 		} else if (!strcmp(item, "open")) {
 			fault_open = err;
-			icppd_sys.open = failing_open;
+			free(fault_open_prefix);
+			fault_open_prefix = prefix ? strdup(prefix) : NULL;
+			if (prefix && !fault_open_prefix) {
+				ret = -ENOMEM;
+				break;
+			}
+			icppd_sys.openat = failing_openat;
+			icppd_sys.openat2 = failing_openat2;
+		} else if (!strcmp(item, "socket")) {
+			fault_socket = err;
+			icppd_sys.socket = failing_socket;
 		} else if (!strcmp(item, "readlink")) {
 			fault_readlink = err;
 			icppd_sys.readlink = failing_readlink;
