@@ -1,10 +1,9 @@
 /*
- * aggregate.c - open-addressing hash of CID counts.
+ * aggregate.c - CID counts.
  *
- * Entries live in a dense array (what the store iterates); the hash table
- * holds indexes into it (0 = empty, i + 1 = entry i), linear probing, load
- * kept under 1/2.  Tuned for the sample loop: one hash and usually one
- * probe per sample, no allocation except when the table grows.
+ * Entries live in a dense array (what the store iterates), found by a
+ * common/hindex.h index.  Tuned for the sample loop: one hash and usually
+ * one probe per sample, no allocation except when the table grows.
  * Unresolved counts and thread names are few: linear arrays.
  */
 #include "collector/aggregate.h"
@@ -14,6 +13,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/hindex.h"
 
 static const char *const failure_names[CID_NR_FAILURES] = {
 	[CID_NO_USER_REGS] = "no_user_regs",
@@ -35,8 +35,7 @@ const char *cid_failure__name(enum cid_failure f)
 struct aggregate {
 	struct cid_count *cids;
 	size_t ncids, cap;
-	uint32_t *slots;	/* entry index + 1, 0 = empty */
-	size_t nslots;		/* power of two */
+	struct hindex index;	/* over cids */
 	size_t max_keys;
 	struct unresolved_count *unres;
 	size_t nunres, unres_cap;
@@ -51,12 +50,6 @@ struct aggregate *aggregate__new(size_t max_keys)
 	if (!a)
 		return NULL;
 	a->max_keys = max_keys ? max_keys : 1;
-	a->nslots = 1024;
-	a->slots = calloc(a->nslots, sizeof(*a->slots));
-	if (!a->slots) {
-		free(a);
-		return NULL;
-	}
 	return a;
 }
 
@@ -65,27 +58,20 @@ void aggregate__free(struct aggregate *a)
 	if (!a)
 		return;
 	free(a->cids);
-	free(a->slots);
+	hindex__free(&a->index);
 	free(a->unres);
 	free(a->threads);
 	free(a);
 }
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	return h * 0xff51afd7ed558ccdULL;
-}
-
 static uint64_t hash_key(const struct cid_key *k)
 {
-	uint64_t h = mix(0, (uintptr_t)k->mod);
+	uint64_t h = hindex__mix(0, (uintptr_t)k->mod);
 
-	h = mix(h, k->func);
-	h = mix(h, (uint64_t)k->height);
-	h = mix(h, ((uint64_t)k->pid << 32) | k->tid);
-	h = mix(h, (uintptr_t)k->prog);
-	return h ^ (h >> 29);
+	h = hindex__mix(h, k->func);
+	h = hindex__mix(h, (uint64_t)k->height);
+	h = hindex__mix(h, ((uint64_t)k->pid << 32) | k->tid);
+	return hindex__mix(h, (uintptr_t)k->prog);
 }
 
 static bool same_key(const struct cid_key *a, const struct cid_key *b)
@@ -95,46 +81,22 @@ static bool same_key(const struct cid_key *a, const struct cid_key *b)
 	       a->prog == b->prog;
 }
 
-static int grow_slots(struct aggregate *a)
-{
-	size_t n = a->nslots * 2;
-	uint32_t *s = calloc(n, sizeof(*s));
-
-	if (!s)
-		return -ENOMEM;
-	for (size_t i = 0; i < a->ncids; i++) {
-		size_t j = hash_key(&a->cids[i].key) & (n - 1);
-
-		while (s[j])
-			j = (j + 1) & (n - 1);
-		s[j] = (uint32_t)(i + 1);
-	}
-	free(a->slots);
-	a->slots = s;
-	a->nslots = n;
-	return 0;
-}
-
 int aggregate__add_cid(struct aggregate *a, const struct cid_key *k,
 		       const char *func_name)
 {
-	size_t mask = a->nslots - 1, j = hash_key(k) & mask;
+	uint64_t h = hash_key(k);
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	uint32_t i;
 
-	while (a->slots[j]) {
-		struct cid_count *c = &a->cids[a->slots[j] - 1];
-
-		if (same_key(&c->key, k)) {
-			c->samples++;
+	while ((i = hindex__next(&a->index, &p, h)) != HINDEX_NONE)
+		if (same_key(&a->cids[i].key, k)) {
+			a->cids[i].samples++;
 			return 0;
 		}
-		j = (j + 1) & mask;
-	}
-	if (grow(&a->cids, &a->cap, a->ncids + 1, sizeof(*a->cids), 256))
+	if (grow(&a->cids, &a->cap, a->ncids + 1, sizeof(*a->cids), 256) ||
+	    hindex__insert(&a->index, h, (uint32_t)a->ncids))
 		return -ENOMEM;
-	a->cids[a->ncids] = (struct cid_count){ *k, func_name, 1 };
-	a->slots[j] = (uint32_t)++a->ncids;
-	if (2 * a->ncids > a->nslots)
-		return grow_slots(a);
+	a->cids[a->ncids++] = (struct cid_count){ *k, func_name, 1 };
 	return 0;
 }
 
@@ -190,8 +152,7 @@ bool aggregate__empty(const struct aggregate *a)
 
 void aggregate__clear(struct aggregate *a)
 {
-	if (a->ncids)
-		memset(a->slots, 0, a->nslots * sizeof(*a->slots));
+	hindex__clear(&a->index);
 	a->ncids = a->nunres = a->nthreads = 0;
 }
 

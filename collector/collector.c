@@ -93,7 +93,11 @@ struct thread {
 };
 
 /* Open addressing with linear probing, keyed by the uint32_t that starts
- * each element (pid or tid; 0 never names a user task). */
+ * each element (pid or tid; 0 never names a user task).  Not
+ * common/hindex.h, on purpose: processes and threads come and go with
+ * every exit, so the elements live in the slots themselves and leave by
+ * backward shift; an index over a dense array would have to compact
+ * that array (and move every process) on each exit. */
 struct table {
 	void *slots;
 	size_t n, nslots;	/* nslots: a power of two */

@@ -4,7 +4,8 @@
  *
  * A slot holds an entry's index + 1 (0 = empty) and the high 32 bits of
  * its hash, which also pick the slot: a probe compares entries only when
- * those bits match, and growing needs no callback (at most 2^32 slots).  Linear probing, load kept under 1/2.  The caller
+ * those bits match, and growing needs no callback (at most 2^32 slots).
+ * Linear probing, load kept under 1/2.  The caller
  * decides equality: hindex__find() walks the probe sequence of @hash and
  * returns each candidate in turn through a cursor.
  */
@@ -14,6 +15,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define HINDEX_NONE UINT32_MAX
 
@@ -42,6 +44,14 @@ static inline void hindex__free(struct hindex *h)
 {
 	free(h->slots);
 	*h = (struct hindex){ 0 };
+}
+
+/* Empties the index, keeping its slots for reuse. */
+static inline void hindex__clear(struct hindex *h)
+{
+	if (h->count)
+		memset(h->slots, 0, (h->mask + 1) * sizeof(*h->slots));
+	h->count = 0;
 }
 
 /* A probe: set pos to HINDEX_NONE before the first hindex__next(). */

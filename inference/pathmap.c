@@ -12,14 +12,14 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/hindex.h"
 
 struct pathmap {
 	struct pm_node *nodes;
 	size_t n, cap, max;
 	uint32_t *path;		/* scratch: node of each frame being added */
 	size_t path_cap;
-	uint32_t *slots;	/* node index + 1; 0 = empty */
-	size_t nslots;		/* a power of two */
+	struct hindex index;	/* over nodes */
 	uint64_t serial;
 };
 
@@ -47,24 +47,18 @@ void pathmap__free(struct pathmap *pm)
 		return;
 	free(pm->nodes);
 	free(pm->path);
-	free(pm->slots);
+	hindex__free(&pm->index);
 	free(pm);
-}
-
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	return h * 0xff51afd7ed558ccdULL;
 }
 
 static uint64_t hash(uint32_t parent, const struct module *mod, uint64_t func,
 		     uint64_t call_site, int64_t height)
 {
-	uint64_t h = mix(parent, (uintptr_t)mod);
+	uint64_t h = hindex__mix(parent, (uintptr_t)mod);
 
-	h = mix(h, func);
-	h = mix(h, call_site);
-	return mix(h, (uint64_t)height);
+	h = hindex__mix(h, func);
+	h = hindex__mix(h, call_site);
+	return hindex__mix(h, (uint64_t)height);
 }
 
 static bool same(const struct pm_node *x, uint32_t parent,
@@ -75,56 +69,27 @@ static bool same(const struct pm_node *x, uint32_t parent,
 	       x->call_site == call_site && x->height == height;
 }
 
-static size_t slot_of(const struct pathmap *pm, const struct pm_node *x)
-{
-	return hash(x->parent, x->mod, x->func, x->call_site, x->height) &
-	       (pm->nslots - 1);
-}
-
-static int rehash(struct pathmap *pm)
-{
-	size_t nslots = pm->nslots ? 2 * pm->nslots : 1024;
-	uint32_t *slots = calloc(nslots, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	free(pm->slots);
-	pm->slots = slots;
-	pm->nslots = nslots;
-	for (size_t i = 0; i < pm->n; i++) {
-		size_t s = slot_of(pm, &pm->nodes[i]);
-
-		while (slots[s])
-			s = (s + 1) & (nslots - 1);
-		slots[s] = (uint32_t)i + 1;
-	}
-	return 0;
-}
-
 /* The node for the key, created when absent.  PM_NONE on failure, with
  * *@err set. */
 static uint32_t get(struct pathmap *pm, uint32_t parent,
 		    const struct module *mod, uint64_t func, const char *name,
 		    uint64_t call_site, int64_t height, int *err)
 {
-	size_t s;
+	uint64_t h = hash(parent, mod, func, call_site, height);
+	struct hindex_probe p = { HINDEX_NONE, 0 };
 	struct pm_node *x;
+	uint32_t i;
 
-	if (2 * (pm->n + 1) > pm->nslots && (*err = rehash(pm)))
-		return PM_NONE;
-	s = hash(parent, mod, func, call_site, height) & (pm->nslots - 1);
-	for (; pm->slots[s]; s = (s + 1) & (pm->nslots - 1)) {
-		uint32_t i = pm->slots[s] - 1;
-
+	while ((i = hindex__next(&pm->index, &p, h)) != HINDEX_NONE)
 		if (same(&pm->nodes[i], parent, mod, func, call_site, height))
 			return i;
-	}
 	if (pm->n >= pm->max) {
 		*err = -ENOSPC;
 		return PM_NONE;
 	}
 	if ((*err = grow(&pm->nodes, &pm->cap, pm->n + 1, sizeof(*pm->nodes),
-			 256)))
+			 256)) ||
+	    (*err = hindex__insert(&pm->index, h, (uint32_t)pm->n)))
 		return PM_NONE;
 	x = &pm->nodes[pm->n];
 	*x = (struct pm_node){ .parent = parent, .mod = mod, .func = func,
@@ -135,7 +100,6 @@ static uint32_t get(struct pathmap *pm, uint32_t parent,
 		x->root = pm->nodes[parent].root;
 		x->depth = pm->nodes[parent].depth + 1;
 	}
-	pm->slots[s] = (uint32_t)pm->n + 1;
 	return (uint32_t)pm->n++;
 }
 

@@ -21,6 +21,7 @@
 #include "binary/module.h"
 #include "collector/aggregate.h"
 #include "common/grow.h"
+#include "common/hindex.h"
 #include "config.h"
 #include "inference/pathmap.h"
 #include "schema/migrations.h"
@@ -289,6 +290,7 @@ void store__close(struct store *st)
 	sqlite3_close(st->db);
 	free(st->mods);
 	free(st->funcs);
+	hindex__free(&st->func_index);
 	free(st->nodes.v);
 	free(st->path);
 	free(st);
@@ -365,48 +367,37 @@ static int module_id(struct store *st, const struct module *m, int64_t *id)
 	return 0;
 }
 
-static struct func_slot *func_slot(struct func_slot *tab, size_t cap,
-				   const struct module *m, uint64_t addr)
+static uint64_t func_hash(const struct module *m, uint64_t addr)
 {
-	size_t i = (((uintptr_t)m >> 4) ^ (addr * 0x9e3779b97f4a7c15ULL)) &
-		   (cap - 1);
-
-	while (tab[i].mod && (tab[i].mod != m || tab[i].addr != addr))
-		i = (i + 1) & (cap - 1);
-	return &tab[i];
+	return hindex__mix(hindex__mix(0, (uintptr_t)m), addr);
 }
 
-static int grow_funcs(struct store *st)
+/* Adds @f to the cache and its index. */
+static int cache_func(struct store *st, const struct func_slot *f)
 {
-	size_t cap = st->funcs_cap ? 2 * st->funcs_cap : 1024;
-	struct func_slot *t = calloc(cap, sizeof(*t));
-
-	if (!t)
+	if (grow(&st->funcs, &st->funcs_cap, st->nfuncs + 1,
+		 sizeof(*st->funcs), 1024) ||
+	    hindex__insert(&st->func_index, func_hash(f->mod, f->addr),
+			   (uint32_t)st->nfuncs))
 		return -1;
-	for (size_t i = 0; i < st->funcs_cap; i++)
-		if (st->funcs[i].mod)
-			*func_slot(t, cap, st->funcs[i].mod,
-				   st->funcs[i].addr) = st->funcs[i];
-	free(st->funcs);
-	st->funcs = t;
-	st->funcs_cap = cap;
+	st->funcs[st->nfuncs++] = *f;
 	return 0;
 }
 
 static int function_id(struct store *st, const struct module *m, uint64_t addr,
 		       const char *name, int64_t *id)
 {
-	struct func_slot *slot;
+	struct hindex_probe p = { HINDEX_NONE, 0 };
 	char display[512];
 	int64_t mid;
+	uint32_t i;
 
-	if (2 * (st->nfuncs + 1) > st->funcs_cap && grow_funcs(st))
-		return -1;
-	slot = func_slot(st->funcs, st->funcs_cap, m, addr);
-	if (slot->mod) {
-		*id = slot->id;
-		return 0;
-	}
+	while ((i = hindex__next(&st->func_index, &p, func_hash(m, addr))) !=
+	       HINDEX_NONE)
+		if (st->funcs[i].mod == m && st->funcs[i].addr == addr) {
+			*id = st->funcs[i].id;
+			return 0;
+		}
 	if (module_id(st, m, &mid))
 		return -1;
 	module__func_label(m, addr, name, display, sizeof(display));
@@ -421,17 +412,18 @@ static int function_id(struct store *st, const struct module *m, uint64_t addr,
 	sqlite3_bind_int64(st->sel_func, 2, (int64_t)addr);
 	if (store__select_id(st, st->sel_func, id))
 		return -1;
-	*slot = (struct func_slot){ m, addr, *id };
-	st->nfuncs++;
+	if (cache_func(st, &(struct func_slot){ m, addr, *id })) {
+		store__set_error(st, "adding a function: out of memory");
+		return -1;
+	}
 	return 0;
 }
 
 static void drop_caches(struct store *st)
 {
 	st->nmods = 0;
-	if (st->funcs)
-		memset(st->funcs, 0, st->funcs_cap * sizeof(*st->funcs));
 	st->nfuncs = 0;
+	hindex__clear(&st->func_index);
 	st->nodes.serial = 0;
 }
 
@@ -465,26 +457,22 @@ void store__forget_modules(struct store *st, const struct module *const *mods,
 		if (!forgotten(sorted, n, st->mods[i].mod))
 			st->mods[kept++] = st->mods[i];
 	st->nmods = kept;
-	/* open addressing: rebuild the table without them */
-	if (st->nfuncs) {
-		struct func_slot *old = st->funcs;
-		size_t cap = st->funcs_cap;
+	/* compact the cache and index it anew */
+	kept = 0;
+	for (size_t i = 0; i < st->nfuncs; i++)
+		if (!forgotten(sorted, n, st->funcs[i].mod))
+			st->funcs[kept++] = st->funcs[i];
+	st->nfuncs = 0;
+	hindex__clear(&st->func_index);
+	for (size_t i = 0; i < kept; i++) {
+		struct func_slot f = st->funcs[i];
 
-		st->funcs = calloc(cap, sizeof(*st->funcs));
-		if (!st->funcs) {
-			st->funcs = old;
-			free(sorted);
+		if (hindex__insert(&st->func_index, func_hash(f.mod, f.addr),
+				   (uint32_t)i)) {
 			drop_caches(st);
-			return;
+			break;
 		}
-		st->nfuncs = 0;
-		for (size_t i = 0; i < cap; i++)
-			if (old[i].mod && !forgotten(sorted, n, old[i].mod)) {
-				*func_slot(st->funcs, cap, old[i].mod,
-					   old[i].addr) = old[i];
-				st->nfuncs++;
-			}
-		free(old);
+		st->nfuncs++;
 	}
 	free(sorted);
 }

@@ -12,10 +12,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/hindex.h"
 #include "schema/store.h"
 
 struct func_slot {
-	const struct module *mod;	/* NULL = empty */
+	const struct module *mod;
 	uint64_t addr;
 	int64_t id;
 };
@@ -32,7 +33,8 @@ struct store {
 	} *mods;
 	size_t nmods, mods_cap;
 	struct func_slot *funcs;	/* (module, address) -> id */
-	size_t nfuncs, funcs_cap;	/* funcs_cap: power of two */
+	size_t nfuncs, funcs_cap;
+	struct hindex func_index;	/* over funcs */
 	/* the row and context ids of the path map last written, by node
 	 * index: the store's own, so that it writes nothing back into the
 	 * map */
