@@ -71,6 +71,12 @@ static int store_value(const struct cli_option *o, const char *val,
 		v = strtod(val, &end);
 		if (errno || end == val || *end || !(v <= o->hi) ||
 		    (o->flags & CLI_OPEN_LO ? !(v > o->lo) : !(v >= o->lo))) {
+			if (o->flags & CLI_IN_SECONDS) {
+				snprintf(err, errlen, "--%s: expected a positive "
+					 "number of seconds, not '%s'", o->name,
+					 val);
+				return -1;
+			}
 			snprintf(err, errlen, "--%s: expected a number %s %g "
 				 "and <= %g, not '%s'", o->name,
 				 o->flags & CLI_OPEN_LO ? ">" : ">=", o->lo,
@@ -94,17 +100,6 @@ static int store_value(const struct cli_option *o, const char *val,
 		snprintf(err + strlen(err), errlen - strlen(err), ", not '%s'",
 			 val);
 		return -1;
-	case CLI_SECONDS: {
-		double v = strtod(val, &end);
-
-		if (end == val || *end || !(v > 0) || v > 1e9) {
-			snprintf(err, errlen, "--%s wants a positive number, "
-				 "not '%s'", o->name, val);
-			return -1;
-		}
-		*(double *)field = v;
-		return 0;
-	}
 	}
 	snprintf(err, errlen, "--%s: unknown option type", o->name);
 	return -1;
@@ -130,7 +125,6 @@ static size_t field_size(enum cli_type t)
 		return sizeof(const char *);
 	case CLI_UINT:
 		return sizeof(uint64_t);
-	case CLI_SECONDS:
 	case CLI_DOUBLE:
 		return sizeof(double);
 	case CLI_LIST:

@@ -21,16 +21,23 @@ enum cli_type {
 	CLI_FLAG,	/* bool */
 	CLI_STRING,	/* const char * (points into argv) */
 	CLI_UINT,	/* uint64_t, >= min, <= max */
-	CLI_SECONDS,	/* double, > 0 */
 	CLI_LIST,	/* struct strlist: the option may repeat */
 	CLI_DOUBLE,	/* double, in [lo, hi] (lo excluded: CLI_OPEN_LO) */
 	CLI_ENUM,	/* int: the index of the value in @choices */
 };
 
+/* A duration in seconds is a CLI_DOUBLE above 0 (and below ~31 years):
+ * end its option with CLI_SECONDS(flags); its errors say "seconds". */
+#define CLI_SECONDS_MAX 1e9
+#define CLI_SECONDS(more_flags) \
+	.flags = CLI_OPEN_LO | CLI_IN_SECONDS | (more_flags), \
+	.lo = 0, .hi = CLI_SECONDS_MAX
+
 /* cli_option.flags */
 enum {
 	CLI_RELOAD = 1,		/* a daemon's SIGHUP reload applies it */
 	CLI_OPEN_LO = 2,	/* CLI_DOUBLE: lo itself is refused */
+	CLI_IN_SECONDS = 4,	/* CLI_DOUBLE: a duration (CLI_SECONDS) */
 };
 
 
@@ -45,7 +52,7 @@ struct cli_option {
 	const char *dflt;	/* the default as the command line would give
 				 * it (cli__defaults; --help shows it), or
 				 * NULL: zero, or a default the help explains */
-	unsigned flags;		/* CLI_RELOAD, CLI_OPEN_LO */
+	unsigned flags;		/* CLI_RELOAD, CLI_OPEN_LO, CLI_IN_SECONDS */
 	const char *const *choices;	/* CLI_ENUM: NULL-terminated */
 	double lo, hi;		/* CLI_DOUBLE */
 };

@@ -34,8 +34,8 @@ int run_cli__main(const struct cli_command *cmd, const struct run_mode *mode,
 	"two", 1, 65536, .dflt = d }
 #define RUN_OPT_PID { "pid", 'p', CLI_UINT, RUN_OPT(pid), "PID", \
 	"attach to a running process and all its threads", 1, INT32_MAX }
-#define RUN_OPT_DURATION { "duration", 0, CLI_SECONDS, RUN_OPT(duration), \
-	"S", "stop after S seconds", 0, 0 }
+#define RUN_OPT_DURATION { "duration", 0, CLI_DOUBLE, RUN_OPT(duration), \
+	"S", "stop after S seconds", 0, 0, CLI_SECONDS(0) }
 #define RUN_OPT_OUTPUT { "output", 'o', CLI_STRING, RUN_OPT(output), \
 	"FILE", "write the report to FILE, not to standard output (which " \
 	"the command shares)", 0, 0 }
