@@ -44,51 +44,53 @@ void ring__unmap(struct ring *r)
 	r->map_len = 0;
 }
 
-int ring__drain(struct ring *r, ring_cb cb, void *arg)
+void ring__read_begin(struct ring *r, struct ring_read *rd)
 {
-	uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = r->meta->data_tail;
-	size_t mask = r->size - 1;
-	int count = 0, ret = 0;
-
-	if (head - tail > r->size) {	/* the kernel never lets this happen */
+	rd->head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	rd->tail = r->meta->data_tail;
+	if (rd->head - rd->tail > r->size) {	/* the kernel never lets this happen */
 		r->corrupt++;
-		tail = head;
+		rd->tail = rd->head;
 	}
-	while (tail < head && !ret) {
-		struct perf_event_header hdr;
-		const struct perf_event_header *h;
-		size_t off = tail & mask;
-		uint64_t avail = head - tail;
+}
 
-		if (avail < sizeof(hdr))
-			break;
-		if (off + sizeof(hdr) <= r->size) {
-			memcpy(&hdr, r->data + off, sizeof(hdr));
-		} else {
-			size_t first = r->size - off;
+const struct perf_event_header *ring__read_next(struct ring *r,
+						struct ring_read *rd)
+{
+	struct perf_event_header hdr;
+	size_t mask = r->size - 1, off = rd->tail & mask;
+	uint64_t avail = rd->head - rd->tail;
+	const struct perf_event_header *h;
 
-			memcpy(&hdr, r->data + off, first);
-			memcpy((uint8_t *)&hdr + first, r->data, sizeof(hdr) - first);
-		}
-		if (hdr.size < sizeof(hdr) || hdr.size > avail) {
-			r->corrupt++;
-			tail = head;
-			break;
-		}
-		if (off + hdr.size <= r->size) {
-			h = (const void *)(r->data + off);
-		} else {
-			size_t first = r->size - off;
+	if (avail < sizeof(hdr))
+		return NULL;
+	if (off + sizeof(hdr) <= r->size) {
+		memcpy(&hdr, r->data + off, sizeof(hdr));
+	} else {
+		size_t first = r->size - off;
 
-			memcpy(r->bounce, r->data + off, first);
-			memcpy(r->bounce + first, r->data, hdr.size - first);
-			h = (const void *)r->bounce;
-		}
-		tail += hdr.size;
-		count++;
-		ret = cb(arg, h);
+		memcpy(&hdr, r->data + off, first);
+		memcpy((uint8_t *)&hdr + first, r->data, sizeof(hdr) - first);
 	}
-	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
-	return ret ? ret : count;
+	if (hdr.size < sizeof(hdr) || hdr.size > avail) {
+		r->corrupt++;
+		rd->tail = rd->head;
+		return NULL;
+	}
+	if (off + hdr.size <= r->size) {
+		h = (const void *)(r->data + off);
+	} else {
+		size_t first = r->size - off;
+
+		memcpy(r->bounce, r->data + off, first);
+		memcpy(r->bounce + first, r->data, hdr.size - first);
+		h = (const void *)r->bounce;
+	}
+	rd->tail += hdr.size;
+	return h;
+}
+
+void ring__read_end(struct ring *r, const struct ring_read *rd)
+{
+	__atomic_store_n(&r->meta->data_tail, rd->tail, __ATOMIC_RELEASE);
 }

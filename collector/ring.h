@@ -3,9 +3,10 @@
  *
  * The kernel writes records at data_head; we read from data_tail.
  * Protocol (tools/lib/perf/mmap.c): acquire-load data_head, copy out
- * records, release-store data_tail.  Records that wrap around the end of
- * the buffer are copied into a bounce buffer so the callback always sees
- * a contiguous record.  A header whose size is below the header size or
+ * records, release-store data_tail.  The reader pulls records itself, as
+ * perf does (perf_mmap__read_init, read_event, read_done).  Records that
+ * wrap around the end of the buffer are copied into a bounce buffer so
+ * the reader always sees a contiguous record.  A header whose size is below the header size or
  * beyond the bytes available means the ring is corrupt: the reader skips
  * to data_head and counts it, rather than read garbage.
  */
@@ -31,12 +32,18 @@ int ring__map(struct ring *r, int fd, size_t data_pages);
 void ring__init(struct ring *r, void *mem, size_t data_size);
 void ring__unmap(struct ring *r);
 
-/* Called for each record; a non-zero return stops the drain early (the
- * record counts as consumed). */
-typedef int (*ring_cb)(void *arg, const struct perf_event_header *h);
-
-/* Delivers every complete record; returns how many, or the callback's
- * non-zero value. */
-int ring__drain(struct ring *r, ring_cb cb, void *arg);
+/* One pass over the records written so far. */
+struct ring_read {
+	uint64_t head, tail;
+};
+/* Takes the kernel's head: the pass reads up to there. */
+void ring__read_begin(struct ring *r, struct ring_read *rd);
+/* The next whole record, or NULL at the end of the pass (or at a
+ * corrupt header: the pass then skips to the head and counts it).  Valid
+ * until the next call. */
+const struct perf_event_header *ring__read_next(struct ring *r,
+						struct ring_read *rd);
+/* Gives what was read back to the kernel. */
+void ring__read_end(struct ring *r, const struct ring_read *rd);
 
 #endif

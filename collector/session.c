@@ -47,10 +47,13 @@ struct session {
 	size_t nq, qcap;
 	uint64_t seq;
 	uint64_t prev_round_max, round_max;
-	/* Scratch for read callbacks. */
-	session_peek_fn peek;
-	void *peek_arg;
-	int oom;
+	size_t fresh;		/* q index of the first record of this fill */
+	size_t next;		/* q index of the next record to deliver */
+	uint64_t limit;		/* deliver records up to this time */
+	/* The exec notifier's pass: ring xi, read state xrd (xopen). */
+	size_t xi;
+	struct ring_read xrd;
+	bool xopen;
 };
 
 static void describe_failure(char *err, size_t errlen, int e, pid_t pid,
@@ -274,37 +277,37 @@ int session__wait(struct session *s, const int *extra, size_t nextra,
 	return mask;
 }
 
-struct exec_ctx {
-	session_exec_fn fn;
-	void *arg;
-};
-
-static int notify(void *arg, const struct perf_event_header *h)
+bool session__next_exec(struct session *s, struct session_exec *e)
 {
-	struct exec_ctx *x = arg;
-	struct rec_comm c;
+	while (s->xi < s->nxrings) {
+		struct ring *r = &s->xrings[s->xi];
+		const struct perf_event_header *h;
+		struct rec_comm c;
 
-	if (h->type == PERF_RECORD_COMM && !record__parse_comm(h, &c) &&
-	    c.exec)
-		x->fn(x->arg, c.pid, c.sid.time, c.comm);
-	return 0;
+		if (!s->xopen) {
+			ring__read_begin(r, &s->xrd);
+			s->xopen = true;
+		}
+		while ((h = ring__read_next(r, &s->xrd)))
+			if (h->type == PERF_RECORD_COMM &&
+			    !record__parse_comm(h, &c) && c.exec) {
+				*e = (struct session_exec){ c.pid, c.sid.time };
+				snprintf(e->comm, sizeof(e->comm), "%s", c.comm);
+				return true;
+			}
+		ring__read_end(r, &s->xrd);
+		s->xopen = false;
+		s->xi++;
+	}
+	s->xi = 0;		/* the next call starts a new pass */
+	return false;
 }
 
-void session__execs(struct session *s, session_exec_fn fn, void *arg)
+/* Copies @h to the ordering queue. */
+static int enqueue(struct session *s, const struct perf_event_header *h)
 {
-	struct exec_ctx x = { fn, arg };
-
-	for (size_t i = 0; i < s->nxrings; i++)
-		ring__drain(&s->xrings[i], notify, &x);
-}
-
-static int enqueue(void *arg, const struct perf_event_header *h)
-{
-	struct session *s = arg;
 	uint64_t time;
 
-	if (s->peek)
-		s->peek(s->peek_arg, h);
 	/* A record without a time stamp cannot be ordered: deliver it at
 	 * the front (the collector counts it as malformed). */
 	if (record__time(h, &time))
@@ -312,7 +315,7 @@ static int enqueue(void *arg, const struct perf_event_header *h)
 	if (grow(&s->arena, &s->arena_cap, s->arena_len + h->size, 1,
 		 1 << 16) ||
 	    grow(&s->q, &s->qcap, s->nq + 1, sizeof(*s->q), 1024))
-		return s->oom = -ENOMEM;
+		return -ENOMEM;
 	memcpy(s->arena + s->arena_len, h, h->size);
 	s->q[s->nq++] = (struct pending){ time, s->seq++, s->arena_len };
 	s->arena_len += h->size;
@@ -330,29 +333,51 @@ static int cmp_pending(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-int session__read(struct session *s, session_peek_fn peek,
-		  session_record_fn record, void *arg, bool final)
+int session__fill(struct session *s)
 {
-	uint64_t limit;
-	size_t done = 0, keep_len = 0;
 	int ret = 0;
 
-	s->peek = peek;
-	s->peek_arg = arg;
-	s->oom = 0;
-	for (size_t i = 0; i < s->nrings && !s->oom; i++)
-		ring__drain(&s->rings[i], enqueue, s);
-	if (s->oom)
-		return s->oom;
-	limit = final ? UINT64_MAX : s->prev_round_max;
+	s->fresh = s->nq;
+	for (size_t i = 0; i < s->nrings && !ret; i++) {
+		struct ring_read rd;
+		const struct perf_event_header *h;
+
+		ring__read_begin(&s->rings[i], &rd);
+		while (!ret && (h = ring__read_next(&s->rings[i], &rd)))
+			ret = enqueue(s, h);
+		ring__read_end(&s->rings[i], &rd);
+	}
+	return ret ? ret : (int)(s->nq - s->fresh);
+}
+
+const struct perf_event_header *session__fresh(const struct session *s,
+					       size_t i)
+{
+	return (const void *)(s->arena + s->q[s->fresh + i].off);
+}
+
+void session__order(struct session *s, bool final)
+{
+	s->limit = final ? UINT64_MAX : s->prev_round_max;
 	s->prev_round_max = s->round_max;
 	if (s->nq)	/* an idle round has no queue yet */
 		qsort(s->q, s->nq, sizeof(*s->q), cmp_pending);
-	while (done < s->nq && s->q[done].time <= limit && !ret)
-		ret = record(arg, (const void *)(s->arena + s->q[done++].off));
-	/* Compact what is left, in order, to the front of the arena. */
+	s->next = 0;
+}
+
+const struct perf_event_header *session__next(struct session *s)
+{
+	if (s->next >= s->nq || s->q[s->next].time > s->limit)
+		return NULL;
+	return (const void *)(s->arena + s->q[s->next++].off);
+}
+
+int session__keep_rest(struct session *s)
+{
+	size_t done = s->next, keep_len = 0;
 	uint8_t *tmp = NULL;
 
+	/* Compact what is left, in order, to the front of the arena. */
 	for (size_t i = done; i < s->nq; i++)
 		keep_len += ((const struct perf_event_header *)
 			     (s->arena + s->q[i].off))->size;
@@ -372,8 +397,9 @@ int session__read(struct session *s, session_peek_fn peek,
 		memcpy(s->arena, tmp, keep_len);
 	free(tmp);
 	s->nq -= done;
+	s->next = 0;
 	s->arena_len = keep_len;
-	return ret;
+	return 0;
 }
 
 unsigned long session__corrupt(const struct session *s)

@@ -21,10 +21,6 @@
 
 struct session;
 
-/* Called for every record as soon as it is read (unordered). */
-typedef void (*session_peek_fn)(void *arg, const struct perf_event_header *h);
-/* Called for records in time order; non-zero stops and is returned. */
-typedef int (*session_record_fn)(void *arg, const struct perf_event_header *h);
 
 /*
  * Opens @attr on each online CPU for each of @tasks (tasks that vanish
@@ -59,20 +55,41 @@ int session__wait(struct session *s, const int *extra, size_t nextra,
  * Execs as soon as the kernel reports them, for reading a new image's
  * stack base before a short-lived process is gone: a dummy event per
  * CPU writes COMM records to a small ring that wakes poll at each
- * (SESSION_EXEC), while the sampling rings wake only half full.  Calls
- * @fn for every exec since the last call (pid, record time, the new
- * image's command name, valid during the call).  These
- * records are duplicates: the sampling rings carry the same execs in
- * order.  A session whose notifier could not be opened has none.
+ * (SESSION_EXEC), while the sampling rings wake only half full.
+ * session__next_exec() gives the next exec since the last pass, or
+ * false at the end of one.  These records are duplicates: the sampling
+ * rings carry the same execs in order.  A session whose notifier could
+ * not be opened has none.
  */
-typedef void (*session_exec_fn)(void *arg, uint32_t pid, uint64_t time,
-				const char *comm);
-void session__execs(struct session *s, session_exec_fn fn, void *arg);
+struct session_exec {
+	uint32_t pid;
+	uint64_t time;
+	char comm[16];		/* the new image's command name */
+};
+bool session__next_exec(struct session *s, struct session_exec *e);
 
-/* Reads every ring; delivers what is safe to deliver (all of it when
- * @final).  0, -ENOMEM, or the first non-zero @record return. */
-int session__read(struct session *s, session_peek_fn peek,
-		  session_record_fn record, void *arg, bool final);
+/*
+ * Reading the sampling rings, one round at a time, pulled by the caller
+ * (the recorder), as perf reads its mmaps:
+ *
+ *   n = session__fill(s);        every ring into the ordering queue;
+ *   session__fresh(s, 0..n-1)    the records just read, in ring order,
+ *                                for a look before any is delivered;
+ *   session__order(s, final);    what is safe to deliver (all when
+ *                                @final: records of a later round may
+ *                                still be older than this round's last);
+ *   while ((h = session__next(s)))   ...those, in time order;
+ *   session__keep_rest(s);       the rest waits for the next round.
+ *
+ * fill returns the count or -ENOMEM; keep_rest 0 or -ENOMEM.  A record
+ * is valid until keep_rest.
+ */
+int session__fill(struct session *s);
+const struct perf_event_header *session__fresh(const struct session *s,
+					       size_t i);
+void session__order(struct session *s, bool final);
+const struct perf_event_header *session__next(struct session *s);
+int session__keep_rest(struct session *s);
 
 /* Ring corruption events seen (records skipped). */
 unsigned long session__corrupt(const struct session *s);

@@ -204,30 +204,32 @@ int recorder__enable(struct recorder *r)
 
 /* ---- reading and flushing ----------------------------------------------- */
 
-static void peek_record(void *arg, const struct perf_event_header *h)
-{
-	collector__peek(arg, h);
-}
-
-static int process_record(void *arg, const struct perf_event_header *h)
-{
-	return collector__process(arg, h);
-}
-
-static void exec_reported(void *arg, uint32_t pid, uint64_t time,
-			  const char *comm)
-{
-	collector__exec_seen(arg, pid, time, comm);
-}
-
-/* The exec notifier first: its reads must precede the exec records. */
+/*
+ * One round: the exec notifier first (its reads must precede the exec
+ * records), then every new record is peeked at in ring order (execs and
+ * forks whose stack base must be read now), then the records that are
+ * safe are processed in time order.
+ */
 static int read_rings(struct recorder *r, bool final)
 {
-	int ret;
+	const struct perf_event_header *h;
+	struct session_exec e;
+	int n, keep, ret = 0;
 
-	session__execs(r->sess, exec_reported, r->col);
+	while (session__next_exec(r->sess, &e))
+		collector__exec_seen(r->col, e.pid, e.time, e.comm);
 	collector__retry_execs(r->col);
-	ret = session__read(r->sess, peek_record, process_record, r->col, final);
+	n = session__fill(r->sess);
+	for (int i = 0; i < n; i++)
+		collector__peek(r->col, session__fresh(r->sess, (size_t)i));
+	session__order(r->sess, final);
+	while (!ret && (h = session__next(r->sess)))
+		ret = collector__process(r->col, h);
+	keep = session__keep_rest(r->sess);
+	if (n < 0)
+		ret = n;
+	else if (!ret)
+		ret = keep;
 	if (ret)
 		log_error("reading samples: %s", strerror(-ret));
 	return ret ? -1 : 0;
