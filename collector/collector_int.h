@@ -1,0 +1,164 @@
+/*
+ * collector_int.h - what the files of the collector share: the process,
+ * thread and mapping model, and the functions each file offers the
+ * others.  Not part of the collector's contract (collector.h).
+ *
+ *   space.c      the tables of processes and threads, address spaces
+ *   stackbase.c  main-thread stack bases (by time, across execs)
+ *   unwind.c     the CFI unwinder of training and validation
+ *   collector.c  records, CID formation, attach
+ */
+#ifndef ICPPD_COLLECTOR_COLLECTOR_INT_H
+#define ICPPD_COLLECTOR_COLLECTOR_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collector/collector.h"
+#include "collector/record.h"
+
+/* A main-thread SP further than this below startstack is not on it. */
+#define MAIN_STACK_MAX (1ULL << 30)
+#define MAX_BASES 4
+/* Early exec reads (collector__exec_seen): how many wait at once, how
+ * often one is retried (the loops retry every millisecond), and how
+ * far apart the notifier's and the ring's records of one exec may be
+ * (with the same name: see stack__has_base_since). */
+#define MAX_EARLY 256
+#define EARLY_TRIES 64
+#define EARLY_NEAR_NS 500000
+
+enum map_kind { REGION_MODULE, REGION_ANON, REGION_MAIN_STACK };
+
+struct mapping {
+	uint64_t start, end, pgoff;
+	struct module *mod;	/* REGION_MODULE only */
+	enum map_kind kind;
+};
+
+struct stack_base {
+	uint64_t since;		/* record time from which it holds */
+	uint64_t base;		/* 0: unknown from then on (an exec whose
+				 * new base could not be read) */
+	bool early;		/* read for the notifier's record of an exec
+				 * (collector__exec_seen) ... */
+	uint32_t comm_hash;	/* ... that named the image this */
+};
+
+struct process {
+	uint32_t pid;		/* first: the table key; 0 = empty slot */
+	bool base_tried;	/* a /proc read was attempted for t = 0 */
+	struct mapping *maps;
+	size_t nmaps, cap;
+	struct stack_base bases[MAX_BASES];
+	int nbases;
+	uint64_t next_exec_base;	/* known before its exec record, or 0 */
+	/* The time of an exec whose new base is still to be read: read at
+	 * the first sample after it (0: none).  Not at the exec record:
+	 * execve() sets mm->start_stack twice (setup_arg_pages, then lower
+	 * once argv, envp and auxv are pushed), and a read between the two
+	 * gives a base a few KB too high.  A sample after the exec shows
+	 * the process back in user space, its base final. */
+	uint64_t exec_unread;
+	struct module *exe;	/* the executable, NULL if unknown; held */
+	bool exe_pending;	/* exec seen: the next file mapped is it */
+	/* The filter refused it: its code is not opened as modules (a
+	 * daemon must not open every library of every process).  Decided
+	 * at its exec (by path) or when first seen; cleared by
+	 * collector__add_running(). */
+	bool ignored;
+};
+
+struct thread {
+	uint32_t tid;		/* first: the table key; 0 = empty slot */
+	char comm[16];
+};
+
+/* Open addressing with linear probing, keyed by the uint32_t that starts
+ * each element (pid or tid; 0 never names a user task).  Not
+ * common/hindex.h, on purpose: processes and threads come and go with
+ * every exit, so the elements live in the slots themselves and leave by
+ * backward shift; an index over a dense array would have to compact
+ * that array (and move every process) on each exit. */
+struct table {
+	void *slots;
+	size_t n, nslots;	/* nslots: a power of two */
+	size_t size;		/* of one element */
+};
+
+struct collector {
+	struct module_cache *modules;
+	struct aggregate *agg;
+	struct collector_stats stats;
+	struct table procs;	/* struct process by pid */
+	struct table threads;	/* struct thread by tid: names known */
+	collector_path_fn path_fn;	/* NULL: no unwinding */
+	void *path_arg;
+	collector_filter_fn filter;	/* NULL: every process */
+	void *filter_arg;
+	struct path_frame *frames;	/* ICPPD_MAX_FRAMES, when unwinding */
+	size_t nexec_unread;	/* processes with exec_unread set */
+	struct early {
+		uint32_t pid, tries;
+		uint64_t time;
+		char comm[16];
+	} early[MAX_EARLY];	/* execs whose base is still to be read */
+	size_t nearly;
+};
+
+/* ---- space.c ---- */
+struct process *space__find_proc(struct collector *c, uint32_t pid);
+struct process *space__get_proc(struct collector *c, uint32_t pid);
+void *space__table_find(const struct table *t, uint32_t key);
+/* The element for @key, zeroed but for its key when new; NULL for key
+ * 0, which marks empty slots (a crafted record's pid 0 once took a slot
+ * that looked empty: its maps leaked, and the count grew without end).
+ * Pointers into the table are invalidated by the next insert. */
+void *space__table_get(struct table *t, uint32_t key);
+int space__table_init(struct table *t, size_t size);
+/* Sets p->exec_unread, counting the processes that have one. */
+void space__set_exec_unread(struct collector *c, struct process *p,
+			    uint64_t time);
+/* Module references: every REGION_MODULE mapping and every exe holds
+ * its module, so the daemon can evict modules nobody maps any more
+ * (module_cache__evict). */
+void space__release_maps(struct process *p);
+void space__set_exe(struct process *p, struct module *m);
+void space__drop_proc(struct collector *c, struct process *p);
+/* Index of the mapping containing @addr, or -1. */
+long space__find_map(const struct process *p, uint64_t addr);
+int space__add_mapping(struct collector *c, struct process *p, uint64_t start,
+		       uint64_t end, uint64_t pgoff, uint64_t dev, uint64_t ino,
+		       unsigned prot, const char *path);
+/* Whether the filter refuses process @pid running @exe (NULL: not known). */
+bool space__refused(struct collector *c, uint32_t pid, const char *exe);
+/* Removes element @e (backward shift). */
+void space__table_delete(struct table *t, void *e);
+/* Room for @extra more mappings.  0 or -ENOMEM. */
+int space__reserve_maps(struct process *p, size_t extra);
+
+/* ---- stackbase.c ---- */
+/* @early: read for the notifier's record of an exec that named the
+ * image @comm (NULL otherwise). */
+void stack__add_base(struct process *p, uint64_t since, uint64_t base,
+		     const char *early);
+/* A base read for the exec at @since that named the image @comm: the
+ * peek's (at the ring's record time) or an early read's (at the
+ * notifier's record of the same exec: tens of microseconds apart, up to
+ * 90 under load here, and of the same name). */
+bool stack__has_base_since(const struct process *p, uint64_t since,
+			   const char *comm);
+/* Reads the main thread's base from /proc, to hold from @since. */
+void stack__read_main_base(struct process *p, uint64_t since);
+/* The base of the stack that @sp is on at @time: 0 with *@base, or the
+ * cid_failure that says why there is none. */
+int stack__base(struct process *p, uint64_t sp, uint64_t time,
+		uint64_t *base);
+
+/* ---- unwind.c ---- */
+/* @base: the stack base form_cid() found for the sample. */
+int unwind__sample(struct collector *c, const struct perf_sample *s,
+		   uint64_t base);
+
+#endif
