@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "daemon/conffile.h"
 #include "tests/tap.h"
+#include "tests/unit/tmpdir.h"
 
 struct opts {
 	bool flag;
@@ -229,14 +230,11 @@ static void test_config(void)
 
 int main(void)
 {
-	char rm[160];
-
 	if (!mkdtemp(dir))
 		return 1;
 	test_options();
 	test_config();
-	snprintf(rm, sizeof(rm), "rm -rf %s", dir);
-	if (system(rm))
+	if (tmpdir_remove(dir))
 		return 1;
 	return tap_done();
 }

@@ -20,6 +20,7 @@
 #include "common/clock.h"
 #include "daemon/ctl.h"
 #include "tests/tap.h"
+#include "tests/unit/tmpdir.h"
 
 static char dir[] = "/tmp/icppd-ctl-XXXXXX";
 static char sock[96], out[128];
@@ -146,15 +147,12 @@ static void test_protocol(void)
 
 int main(void)
 {
-	char rm[160];
-
 	if (!mkdtemp(dir))
 		return 1;
 	snprintf(sock, sizeof(sock), "%s/ctl.sock", dir);
 	snprintf(out, sizeof(out), "%s/reply", dir);
 	test_protocol();
-	snprintf(rm, sizeof(rm), "rm -rf %s", dir);
-	if (system(rm))
+	if (tmpdir_remove(dir))
 		return 1;
 	return tap_done();
 }

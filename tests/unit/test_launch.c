@@ -15,6 +15,7 @@
 
 #include "record/launch.h"
 #include "tests/tap.h"
+#include "tests/unit/tmpdir.h"
 
 static char dir[] = "/tmp/icppd-launch-XXXXXX";
 
@@ -93,14 +94,11 @@ static void test_fork(void)
 
 int main(void)
 {
-	char rm[160];
-
 	if (!mkdtemp(dir))
 		return 1;
 	test_check();
 	test_fork();
-	snprintf(rm, sizeof(rm), "rm -rf %s", dir);
-	if (system(rm))
+	if (tmpdir_remove(dir))
 		return 1;
 	return tap_done();
 }

@@ -18,6 +18,7 @@
 #include "schema/store.h"
 #include "tests/tap.h"
 #include "tests/unit/dbquery.h"
+#include "tests/unit/tmpdir.h"
 
 static char dir[] = "/tmp/icppd-store-XXXXXX";
 
@@ -319,12 +320,7 @@ int main(void)
 	test_flush();
 	test_retain();
 	test_walks();
-	{
-		char cmd[300];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-		if (system(cmd))
-			return 1;
-	}
+	if (tmpdir_remove(dir))
+		return 1;
 	return tap_done();
 }
