@@ -4,7 +4,10 @@
 #
 # Modes: no profiler; perf record (same event and rate, no call graph);
 # perf record --call-graph fp; perf record --call-graph dwarf; icppd
-# record.  Every mode runs REPS times, interleaved (mode order rotates
+# record --no-learn (identifiers only); icppd record (learning call
+# paths in bursts, the default: 250 Hz while on); icppd record
+# --learn-freq 1000 (a denser learning event: the cost side of the
+# rate curve).  Every mode runs REPS times, interleaved (mode order rotates
 # each repetition), and the table shows medians of: CPU time of the whole
 # process tree (profiler included, user + system), wall time, and bytes
 # stored per sample (perf.data size, or the growth of a fresh icppd
@@ -33,13 +36,15 @@ run() {
 	perf) prof="perf record -q -e $event:u -F $freq -o $work/perf.data --" ;;
 	perf-fp) prof="perf record -q -e $event:u -F $freq --call-graph fp -o $work/perf.data --" ;;
 	perf-dwarf) prof="perf record -q -e $event:u -F $freq --call-graph dwarf -o $work/perf.data --" ;;
+	icppd-nolearn) prof="$icppd record -q --no-learn -e $event -F $freq -d $work/b.db --" ;;
 	icppd) prof="$icppd record -q -e $event -F $freq -d $work/b.db --" ;;
+	icppd-l1000) prof="$icppd record -q --learn-freq 1000 -e $event -F $freq -d $work/b.db --" ;;
 	esac
 	/usr/bin/time -f '%U %S %e' -o "$work/time" $prof "$@" >/dev/null 2>"$out" || true
 	read -r u s e <"$work/time"
 	case $mode in
 	none) bytes=0 samples=0 ;;
-	icppd)
+	icppd*)
 		bytes=$(stat -c %s "$work/b.db")
 		samples=$(sqlite3 "$work/b.db" "SELECT samples FROM v_runs") ;;
 	*)
@@ -49,9 +54,9 @@ run() {
 	echo "$u $s $e $bytes $samples" | awk '{ printf "%.3f %.3f %d %d\n", $1 + $2, $3, $4, $5 }'
 }
 
-modes="none perf perf-fp perf-dwarf icppd"
+modes="none perf perf-fp perf-dwarf icppd-nolearn icppd icppd-l1000"
 printf '# %s, %s Hz, %s repetitions, interleaved; medians; %s\n' "$event" "$freq" "$reps" "$(nproc) CPUs"
-printf '%-8s %-11s %8s %8s %9s %9s %10s %8s\n' workload mode cpu_s wall_s cpu/none cpu/perf bytes/smp samples
+printf '%-8s %-13s %8s %8s %9s %9s %10s %8s\n' workload mode cpu_s wall_s cpu/none cpu/perf bytes/smp samples
 while [ $# -gt 0 ]; do
 	name=$1 cmd=$2
 	shift 2
@@ -63,7 +68,7 @@ while [ $# -gt 0 ]; do
 		wall=$(col "$name" "$m" 2)
 		smp=$(col "$name" "$m" 4)
 		bps=$(awk '{ if ($4 > 0) print $3 / $4; else print 0 }' "$work/$name.$m" | median)
-		printf '%-8s %-11s %8.3f %8.3f %9.3f %9.3f %10.1f %8d\n' "$name" "$m" "$cpu" "$wall" \
+		printf '%-8s %-13s %8.3f %8.3f %9.3f %9.3f %10.1f %8d\n' "$name" "$m" "$cpu" "$wall" \
 			"$(echo "$cpu $base" | awk '{ print $1 / $2 }')" \
 			"$(echo "$cpu $perfc" | awk '{ print $1 / $2 }')" "$bps" "$smp"
 	done

@@ -1,5 +1,6 @@
 /*
- * cmd_record.c - "icppd record": the measurement run (CIDs only).
+ * cmd_record.c - "icppd record": the measurement run: CIDs, and the
+ * call paths a sparse learning event unwinds meanwhile.
  */
 #include <stddef.h>
 
@@ -16,6 +17,12 @@ static const struct cli_option record_options[] = {
 	RUN_OPT_DURATION,
 	RUN_OPT_MMAP("64"),
 	RUN_OPT_QUIET,
+	{ "no-learn", 0, CLI_FLAG, RUN_OPT(no_learn), NULL,
+	  "CIDs only: learn no call paths during the run", 0, 0 },
+	{ "learn-freq", 0, CLI_UINT, RUN_OPT(learn_freq), "HZ",
+	  "samples per second of the learning event while it is on", 1,
+	  10000, .dflt = "250" },
+	RUN_OPT_STACK,
 };
 
 const struct cli_command record_command = {
@@ -24,7 +31,10 @@ const struct cli_command record_command = {
 	.brief = "the measurement run: sample stack pointer and program counter",
 	.summary = "Sample the stack pointer and program counter of COMMAND (or of\n"
 		   "a running process) and store context identifiers (function,\n"
-		   "stack height) in the profile database.",
+		   "stack height) in the profile database.  Meanwhile a sparse\n"
+		   "learning event copies stacks, in bursts while some context\n"
+		   "identifiers are not yet explained, and the call paths it\n"
+		   "unwinds join the path map of each program's build.",
 	.options = record_options,
 	.noptions = sizeof(record_options) / sizeof(record_options[0]),
 	.epilog = "With a COMMAND, icppd exits with its exit status (128+N when it\n"
@@ -47,6 +57,7 @@ static int record_finish(const struct run_result *res)
 
 static const struct run_mode record_mode = {
 	.kind = "record",
+	.learn = true,
 	.finish = record_finish,
 };
 

@@ -17,8 +17,9 @@ static int check(const struct cli_command *cmd, const struct run_mode *mode,
 		return cli__usage(cmd, "-F and -c exclude each other");
 	if (!o->mmap_pages || (o->mmap_pages & (o->mmap_pages - 1)))
 		return cli__usage(cmd, "--mmap-pages must be a power of two");
-	if (mode->unwind && (o->stack_size % 8 || o->stack_size < 64 ||
-			     o->stack_size > RUN_MAX_STACK))
+	if ((mode->unwind || (mode->learn && !o->no_learn)) &&
+	    (o->stack_size % 8 || o->stack_size < 64 ||
+	     o->stack_size > RUN_MAX_STACK))
 		return cli__usage(cmd, "--stack-size must be a multiple of 8 from 64 "
 			     "to %u", RUN_MAX_STACK);
 	return 0;

@@ -183,6 +183,13 @@ static enum cid_failure form_cid(struct collector *c,
 	return CID_NR_FAILURES;	/* success */
 }
 
+void collector__set_learning(struct collector *c, collector_known_fn known,
+			     void *arg)
+{
+	c->known = known;
+	c->known_arg = arg;
+}
+
 void collector__set_filter(struct collector *c, collector_filter_fn fn,
 			   void *arg)
 {
@@ -217,14 +224,21 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 		c->stats.filtered++;
 		return 0;
 	}
+	if (c->known && s.has_stack) {	/* the learner's: a path only */
+		c->stats.learn_samples++;
+		why = form_cid(c, &s, &key, &name, &where, &base);
+		return why == CID_NR_FAILURES ? unwind__sample(c, &s, base) : 0;
+	}
 	c->stats.samples++;
 	why = form_cid(c, &s, &key, &name, &where, &base);
 	if (why == CID_NR_FAILURES) {
 		int ret;
 
 		c->stats.cids++;
+		if (c->known && !c->known(c->known_arg, &key))
+			c->stats.learn_unknown++;
 		ret = aggregate__add_cid(c->agg, &key, name);
-		if (!ret && c->path_fn)
+		if (!ret && c->path_fn && !c->known)
 			ret = unwind__sample(c, &s, base);
 		return ret;
 	}

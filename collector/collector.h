@@ -73,8 +73,12 @@ struct collector_stats {
 	uint64_t malformed;	/* records that failed to decode */
 	uint64_t filtered;	/* samples of processes the filter refused */
 	/* Samples with a CID, by what unwinding their stack gave (only
-	 * when unwinding is on). */
+	 * when unwinding is on; when learning, the learner's samples). */
 	uint64_t unwind[UNW_NR_STATUS];
+	/* Learning (collector__set_learning): the learner's samples, not
+	 * in @samples; and the CIDs the map learned so far did not explain
+	 * when they were counted. */
+	uint64_t learn_samples, learn_unknown;
 };
 
 struct collector;
@@ -91,6 +95,20 @@ void collector__free(struct collector *c);
  */
 int collector__set_unwind(struct collector *c, collector_path_fn fn,
 			  void *arg);
+
+/*
+ * Learning during measurement (record; the path map grows as the run
+ * goes): the session also carries a sparse learning event whose samples
+ * have a stack copy (has_stack).  Those are unwound (collector__set_unwind
+ * must be on) for their paths only, and counted in stats.learn_samples,
+ * not as samples; every other sample forms its CID as always, and
+ * @known tells whether the paths learned so far explain it (those it
+ * does not are counted in stats.learn_unknown).
+ */
+struct cid_key;
+typedef bool (*collector_known_fn)(void *arg, const struct cid_key *k);
+void collector__set_learning(struct collector *c, collector_known_fn known,
+			     void *arg);
 
 /*
  * Keeps only the samples of processes @fn accepts (the daemon's watch

@@ -95,6 +95,8 @@ struct collector {
 	struct table threads;	/* struct thread by tid: names known */
 	collector_path_fn path_fn;	/* NULL: no unwinding */
 	void *path_arg;
+	collector_known_fn known;	/* NULL: not learning */
+	void *known_arg;
 	collector_filter_fn filter;	/* NULL: every process */
 	void *filter_arg;
 	struct path_frame *frames;	/* ICPPD_MAX_FRAMES, when unwinding */

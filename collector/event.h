@@ -45,6 +45,16 @@ int event__choose(const char *name, uint64_t freq, uint64_t period,
  * @bytes (a multiple of 8, at most 65528) of the user stack from SP up. */
 void event__add_stack(struct event_choice *ev, uint32_t bytes);
 
+/*
+ * The learning event of a measurement run whose main event is @main
+ * (its tasks, inheritance and enable_on_exec): cpu-clock at @hz, the
+ * same sample format plus a copy of @bytes of the user stack (which is
+ * how its samples are told apart in the shared rings), and no side
+ * records of its own.
+ */
+void event__learner(const struct perf_event_attr *main, uint32_t bytes,
+		    uint64_t hz, struct perf_event_attr *out);
+
 /* Samples @factor times as often (a frequency times @factor, a period
  * divided by it): training's denser default. */
 void event__scale_rate(struct event_choice *ev, unsigned factor);

@@ -34,7 +34,11 @@ struct session {
 	size_t nfds;
 	struct ring *rings;	/* one per CPU */
 	struct pollfd *pfds;
+	int *ring_cpu;		/* the CPU of each ring */
 	size_t nrings;
+	/* The learning event's fds (session__add_learner), also in fds. */
+	int *lfds;
+	size_t nlfds;
 	/* The exec notifier: a dummy event per CPU that writes only COMM
 	 * records into a small ring of its own, waking poll at each. */
 	struct ring *xrings;
@@ -144,7 +148,8 @@ struct session *session__open(const struct perf_event_attr *attr,
 	s->fds = calloc(ncpus * ntasks, sizeof(*s->fds));
 	s->rings = calloc(ncpus, sizeof(*s->rings));
 	s->pfds = calloc(ncpus, sizeof(*s->pfds));
-	if (!s->fds || !s->rings || !s->pfds)
+	s->ring_cpu = calloc(ncpus, sizeof(*s->ring_cpu));
+	if (!s->fds || !s->rings || !s->pfds || !s->ring_cpu)
 		goto out_close;
 	/* Wake when half the ring is full; the poll timeout bounds latency. */
 	a.wakeup_watermark = (uint32_t)(ring_pages * pg / 2);
@@ -178,6 +183,7 @@ struct session *session__open(const struct perf_event_attr *attr,
 				}
 				s->pfds[s->nrings].fd = fd;
 				s->pfds[s->nrings].events = POLLIN;
+				s->ring_cpu[s->nrings] = cpus[c];
 				s->nrings++;
 				leader = fd;
 			} else if (icppd_sys.ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT,
@@ -220,6 +226,8 @@ void session__close(struct session *s)
 	free(s->fds);
 	free(s->rings);
 	free(s->pfds);
+	free(s->ring_cpu);
+	free(s->lfds);
 	free(s->xrings);
 	free(s->xpfds);
 	free(s->arena);
@@ -231,6 +239,55 @@ static int ioctl_all(struct session *s, unsigned long req)
 {
 	for (size_t i = 0; i < s->nfds; i++)
 		if (icppd_sys.ioctl(s->fds[i], req, 0))
+			return -errno;
+	return 0;
+}
+
+int session__add_learner(struct session *s, const struct perf_event_attr *attr,
+			 const pid_t *tasks, size_t ntasks, char *err,
+			 size_t errlen)
+{
+	size_t n = s->nrings * ntasks;
+	int *fds = realloc(s->fds, (s->nfds + n) * sizeof(*s->fds));
+
+	if (!fds || !(s->lfds = calloc(n ? n : 1, sizeof(*s->lfds)))) {
+		if (fds)
+			s->fds = fds;
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	s->fds = fds;
+	for (size_t r = 0; r < s->nrings; r++)
+		for (size_t t = 0; t < ntasks; t++) {
+			int fd = icppd_sys.perf_event_open(
+				(struct perf_event_attr *)attr, tasks[t],
+				s->ring_cpu[r], -1, PERF_FLAG_FD_CLOEXEC);
+
+			if (fd < 0 && errno == ESRCH && ntasks > 1)
+				continue;	/* thread gone */
+			if (fd < 0 || icppd_sys.ioctl(fd,
+			    PERF_EVENT_IOC_SET_OUTPUT,
+			    (unsigned long)s->pfds[r].fd)) {
+				int e = errno;
+
+				if (fd >= 0)
+					close(fd);
+				describe_failure(err, errlen, e, tasks[t],
+						 s->ring_cpu[r]);
+				return -e;
+			}
+			s->fds[s->nfds++] = fd;
+			s->lfds[s->nlfds++] = fd;
+		}
+	return 0;
+}
+
+int session__learn(struct session *s, bool on)
+{
+	unsigned long req = on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE;
+
+	for (size_t i = 0; i < s->nlfds; i++)
+		if (icppd_sys.ioctl(s->lfds[i], req, 0))
 			return -errno;
 	return 0;
 }

@@ -34,6 +34,21 @@ struct session *session__open(const struct perf_event_attr *attr,
 			      int *errnum);
 void session__close(struct session *s);
 
+/*
+ * Learning during measurement: a second, sparse event with a stack copy
+ * (@attr: its sample format is the main event's plus
+ * PERF_SAMPLE_STACK_USER, which is how its records are told apart), on
+ * the same tasks and CPUs, writing into the same rings.  0, or -errno
+ * with a one-line reason in @err (the session is unchanged but for
+ * what it had opened, which it closes with the rest).
+ */
+int session__add_learner(struct session *s, const struct perf_event_attr *attr,
+			 const pid_t *tasks, size_t ntasks, char *err,
+			 size_t errlen);
+/* Turns the learning event on or off, for inherited (child) events too:
+ * how the recorder makes bursts.  0 or -errno. */
+int session__learn(struct session *s, bool on);
+
 /* Enables every event (attach mode; launch mode uses enable_on_exec). */
 int session__enable(struct session *s);
 int session__disable(struct session *s);

@@ -20,6 +20,7 @@ struct pathmap {
 	uint32_t *path;		/* scratch: node of each frame being added */
 	size_t path_cap;
 	struct hindex index;	/* over nodes */
+	struct hindex cids;	/* one node per distinct (mod, func, height) */
 	uint64_t serial;
 };
 
@@ -48,6 +49,7 @@ void pathmap__free(struct pathmap *pm)
 	free(pm->nodes);
 	free(pm->path);
 	hindex__free(&pm->index);
+	hindex__free(&pm->cids);
 	free(pm);
 }
 
@@ -59,6 +61,33 @@ static uint64_t hash(uint32_t parent, const struct module *mod, uint64_t func,
 	h = hindex__mix(h, func);
 	h = hindex__mix(h, call_site);
 	return hindex__mix(h, (uint64_t)height);
+}
+
+static uint64_t cid_hash(const struct module *mod, uint64_t func,
+			 int64_t height)
+{
+	return hindex__mix(hindex__mix((uintptr_t)mod, func), (uint64_t)height);
+}
+
+/* The first node of CID (@mod, @func, @height), or PM_NONE. */
+static uint32_t find_cid(const struct pathmap *pm, const struct module *mod,
+			 uint64_t func, int64_t height)
+{
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	uint32_t i;
+
+	while ((i = hindex__next(&pm->cids, &p, cid_hash(mod, func, height))) !=
+	       HINDEX_NONE)
+		if (pm->nodes[i].mod == mod && pm->nodes[i].func == func &&
+		    pm->nodes[i].height == height)
+			return i;
+	return PM_NONE;
+}
+
+bool pathmap__has_cid(const struct pathmap *pm, const struct module *mod,
+		      uint64_t func, int64_t height)
+{
+	return find_cid(pm, mod, func, height) != PM_NONE;
 }
 
 static bool same(const struct pm_node *x, uint32_t parent,
@@ -99,6 +128,11 @@ static uint32_t get(struct pathmap *pm, uint32_t parent,
 	} else {
 		x->root = pm->nodes[parent].root;
 		x->depth = pm->nodes[parent].depth + 1;
+		if (find_cid(pm, mod, func, height) == PM_NONE &&
+		    (*err = hindex__insert(&pm->cids,
+					   cid_hash(mod, func, height),
+					   (uint32_t)pm->n)))
+			return PM_NONE;
 	}
 	return (uint32_t)pm->n++;
 }

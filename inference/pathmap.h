@@ -22,6 +22,7 @@
 #define ICPPD_INFERENCE_PATHMAP_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/path.h"
@@ -53,6 +54,11 @@ void pathmap__free(struct pathmap *pm);
  */
 int pathmap__add(struct pathmap *pm, const struct module *prog,
 		 const struct path_frame *frames, size_t n, uint32_t *leaf);
+
+/* Whether some path has a frame of function @func of @mod at @height:
+ * a sample with that CID is explained by the map.  One probe. */
+bool pathmap__has_cid(const struct pathmap *pm, const struct module *mod,
+		      uint64_t func, int64_t height);
 
 /* Nodes in creation order: a parent always comes before its children. */
 size_t pathmap__size(const struct pathmap *pm);

@@ -18,6 +18,7 @@
 
 #include "binary/module.h"
 #include "collector/aggregate.h"
+#include "collector/event.h"
 #include "collector/procfs.h"
 #include "collector/session.h"
 #include "common/clock.h"
@@ -29,7 +30,24 @@
  * "map_full" (a program with millions of distinct contexts). */
 #define PATHMAP_MAX_NODES (4u << 20)
 /* Counters a flush writes: unwinding's, the recorder's, the caller's. */
-#define MAX_COUNTERS (UNW_NR_STATUS + 8)
+#define MAX_COUNTERS (UNW_NR_STATUS + 16)
+
+/*
+ * Learning in bursts (the adaptive bursting of Zhuang et al., PLDI 2006,
+ * and ICPP section 6.4).  Every sample's CID is looked up in the paths
+ * learned so far as it is counted: a window in which more than
+ * LEARN_UNKNOWN of the CIDs are unexplained starts (or prolongs) a burst,
+ * with the learning event on all the time; LEARN_QUIET windows in a row
+ * nearly all explained end it.  Between bursts the event trickles, on
+ * LEARN_TRICKLE_ON_NS of every LEARN_TRICKLE_NS, so paths that are rare
+ * but whose CIDs collide with known ones are still learned.
+ */
+#define LEARN_WINDOW_NS 250000000LL
+#define LEARN_UNKNOWN 0.02
+#define LEARN_MIN_CIDS 20
+#define LEARN_QUIET 4
+#define LEARN_TRICKLE_NS 1000000000LL
+#define LEARN_TRICKLE_ON_NS 20000000LL
 
 struct recorder {
 	struct recorder_opts o;
@@ -45,6 +63,17 @@ struct recorder {
 	int64_t run_id;
 	int64_t last_flush;
 	bool flush_failed;
+	struct learn {
+		bool active;		/* the run learns */
+		bool on;		/* the learning event is on */
+		bool burst;
+		int quiet;		/* windows nearly all explained */
+		int64_t window, since;	/* start of the window, of on */
+		uint64_t cids, unknown;	/* collector totals at the window */
+		uint64_t bursts;
+		int64_t on_ns;
+		struct recorder_learning base;	/* when the run began */
+	} learn;
 };
 
 /* ---- signals ------------------------------------------------------------ */
@@ -106,6 +135,13 @@ static int path_cb(void *arg, const struct collector_path *p)
 	return ret;
 }
 
+static bool known_cid(void *arg, const struct cid_key *k)
+{
+	const struct recorder *r = arg;
+
+	return pathmap__has_cid(r->paths, k->mod, k->func, k->height);
+}
+
 struct recorder *recorder__new(struct store *st, const struct recorder_opts *o)
 {
 	struct recorder *r = calloc(1, sizeof(*r));
@@ -127,6 +163,8 @@ struct recorder *recorder__new(struct store *st, const struct recorder_opts *o)
 	}
 	if (o->filter)
 		collector__set_filter(r->col, o->filter, o->filter_arg);
+	if (o->learn_hz && r->paths)
+		collector__set_learning(r->col, known_cid, r);
 	return r;
 }
 
@@ -151,9 +189,93 @@ int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 		   const pid_t *tasks, size_t ntasks, size_t ring_pages,
 		   char *err, size_t errlen, int *errnum)
 {
+	struct perf_event_attr la;
+	int ret;
+
 	r->sess = session__open(attr, tasks, ntasks, ring_pages, err, errlen,
 				errnum);
-	return r->sess ? 0 : -1;
+	if (!r->sess || !r->o.learn_hz || !r->paths)
+		return r->sess ? 0 : -1;
+	event__learner(attr, r->o.learn_stack, r->o.learn_hz, &la);
+	ret = session__add_learner(r->sess, &la, tasks, ntasks, err, errlen);
+	if (ret) {
+		*errnum = -ret;
+		return -1;
+	}
+	/* on from the start (with the main event: enable_on_exec, or
+	 * recorder__enable): a burst */
+	r->learn = (struct learn){ .active = true, .on = true, .burst = true,
+		.bursts = 1, .window = clock__mono_ns() };
+	r->learn.since = r->learn.window;
+	return 0;
+}
+
+static void learn_switch(struct recorder *r, bool on, int64_t now)
+{
+	struct learn *l = &r->learn;
+
+	if (on == l->on)
+		return;
+	if (session__learn(r->sess, on))
+		return;		/* stays as it is; tried again next step */
+	if (!on)
+		l->on_ns += now - l->since;
+	l->since = now;
+	l->on = on;
+}
+
+/* After each read: closes a window when one is over, and moves the
+ * learning event on or off (see LEARN_*). */
+static void learn_step(struct recorder *r)
+{
+	const struct collector_stats *cs = collector__stats(r->col);
+	struct learn *l = &r->learn;
+	int64_t now = clock__mono_ns();
+
+	if (!l->active)
+		return;
+	if (now - l->window >= LEARN_WINDOW_NS) {
+		uint64_t cids = cs->cids - l->cids;
+		uint64_t unknown = cs->learn_unknown - l->unknown;
+
+		if (cids >= LEARN_MIN_CIDS) {
+			bool busy = (double)unknown > LEARN_UNKNOWN * (double)cids;
+
+			l->quiet = busy ? 0 : l->quiet + 1;
+			if (busy && !l->burst)
+				l->bursts++;
+			l->burst = busy || (l->burst && l->quiet < LEARN_QUIET);
+		}
+		l->window = now;
+		l->cids = cs->cids;
+		l->unknown = cs->learn_unknown;
+	}
+	learn_switch(r, l->burst || now % LEARN_TRICKLE_NS <
+			LEARN_TRICKLE_ON_NS, now);
+}
+
+/* What learning did since the recorder began. */
+static void learning_totals(const struct recorder *r,
+			    struct recorder_learning *l)
+{
+	const struct collector_stats *cs = collector__stats(r->col);
+	const struct learn *s = &r->learn;
+
+	*l = (struct recorder_learning){ cs->learn_samples,
+		cs->unwind[UNW_COMPLETE], cs->learn_unknown, s->bursts,
+		s->on_ns + (s->on ? clock__mono_ns() - s->since : 0) };
+}
+
+void recorder__learning(const struct recorder *r, struct recorder_learning *l)
+{
+	const struct learn *s = &r->learn;
+
+	learning_totals(r, l);
+	l->samples -= s->base.samples;
+	l->paths -= s->base.paths;
+	l->unknown -= s->base.unknown;
+	l->bursts -= s->base.bursts;
+	l->on_ns -= s->base.on_ns;
 }
 
 /* A run's writer is alive when it is an icppd process on this host
@@ -273,6 +395,21 @@ static size_t counters(const struct recorder *r,
 	if (r->dropped)
 		c[n++] = (struct store_counter){ "recorder.dropped",
 						 (int64_t)r->dropped };
+	if (r->learn.active) {
+		struct recorder_learning l;
+
+		recorder__learning(r, &l);
+		c[n++] = (struct store_counter){ "learn.samples",
+						 (int64_t)l.samples };
+		c[n++] = (struct store_counter){ "learn.paths",
+						 (int64_t)l.paths };
+		c[n++] = (struct store_counter){ "learn.unknown_cids",
+						 (int64_t)l.unknown };
+		c[n++] = (struct store_counter){ "learn.bursts",
+						 (int64_t)l.bursts };
+		c[n++] = (struct store_counter){ "learn.on_ms",
+						 l.on_ns / 1000000 };
+	}
 	if (r->o.counters)
 		n += r->o.counters(r->o.counters_arg, cs, c + n,
 				    MAX_COUNTERS - n);
@@ -365,6 +502,7 @@ int recorder__step(struct recorder *r, int extra_fd)
 		seen |= RECORDER_GONE;
 	if (read_rings(r, false))
 		return -1;
+	learn_step(r);
 	if (aggregate__full(r->agg) ||
 	    clock__mono_ns() - r->last_flush >= r->o.flush_ns)
 		flush(r);
@@ -380,6 +518,7 @@ int recorder__next_run(struct recorder *r, const struct run_info *ri)
 	store__end_run(r->store, r->run_id, "finished", -1);
 	r->run_id = next;
 	r->base = *collector__stats(r->col);
+	learning_totals(r, &r->learn.base);
 	r->dropped = 0;
 	return 0;
 }

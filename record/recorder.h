@@ -41,6 +41,12 @@ struct recorder_opts {
 	bool unwind;		/* sample stack copies into a path map */
 	bool truth;		/* the paths are the run's own truth
 				 * (validate), not training */
+	/* Learning during measurement (record): a learning event at
+	 * @learn_hz with @learn_stack bytes of stack, in bursts (see
+	 * recorder.c); its paths go to the training map of each program's
+	 * build.  Needs @unwind, not @truth.  0: off. */
+	uint64_t learn_hz;
+	uint32_t learn_stack;
 	/* Keeps the samples of the processes it accepts (collector.h). */
 	collector_filter_fn filter;
 	void *filter_arg;
@@ -60,10 +66,22 @@ void recorder__free(struct recorder *r);
 /* The collector, for seeding processes (collector__add_running, ...). */
 struct collector *recorder__collector(struct recorder *r);
 
-/* Opens the session (session__open's arguments and failures). */
+/* Opens the session (session__open's arguments and failures), with
+ * the learning event when the options ask for it. */
 int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 		   const pid_t *tasks, size_t ntasks, size_t ring_pages,
 		   char *err, size_t errlen, int *errnum);
+
+/* What learning did in the current run. */
+struct recorder_learning {
+	uint64_t samples;	/* the learning event's samples */
+	uint64_t paths;		/* of those, unwound to a whole path */
+	uint64_t unknown;	/* CIDs the paths learned so far did not
+				 * explain when counted */
+	uint64_t bursts;
+	int64_t on_ns;		/* the learning event was on this long */
+};
+void recorder__learning(const struct recorder *r, struct recorder_learning *l);
 
 /* Marks the runs a killed icppd left 'running' as crashed, then starts
  * run @ri.  0, or -1 after logging why. */

@@ -47,6 +47,7 @@ struct run {
 	char attach_cmd[32];
 	char *command_line;
 	int status;			/* the child's wait status */
+	int64_t started;		/* clock__mono_ns() at the start */
 	int stop;			/* RECORDER_STOP | HUP: interrupted */
 	bool child_done;
 };
@@ -138,6 +139,28 @@ static int check_training(const struct run *r)
 	return mode->needs_training && t != STORE_TRAINED ? -1 : 0;
 }
 
+static bool learning(const struct run *r)
+{
+	return r->mode->learn && !r->o->no_learn;
+}
+
+/* What learning did, in one line. */
+static void learn_summary(const struct run *r)
+{
+	struct recorder_learning l;
+	int64_t ran = clock__mono_ns() - r->started;
+
+	recorder__learning(r->rec, &l);
+	log_info("learned %llu call paths from %llu stack samples (%llu "
+		 "burst%s; the learning event was on %.0f%% of the run)",
+		 (unsigned long long)l.paths, (unsigned long long)l.samples,
+		 (unsigned long long)l.bursts, l.bursts == 1 ? "" : "s",
+		 ran > 0 ? 100.0 * (double)l.on_ns / (double)ran : 0.0);
+	if (!l.paths)
+		log_warn("no call path learned: the program ran too briefly, or "
+			 "its stack did not unwind (see v_run_counters: unwind.*)");
+}
+
 /* The event, the recorder and its signals.  0, or -1 after logging. */
 static int prepare(struct run *r)
 {
@@ -147,6 +170,11 @@ static int prepare(struct run *r)
 		.unwind = r->mode->unwind, .truth = r->mode->truth };
 	char err[512];
 
+	if (r->mode->learn && !o->no_learn) {
+		ro.unwind = true;
+		ro.learn_hz = o->learn_freq;
+		ro.learn_stack = (uint32_t)o->stack_size;
+	}
 	if (event__choose(o->event, o->freq, o->period, &r->ev, err,
 			  sizeof(err))) {
 		log_error("%s", err);
@@ -235,6 +263,7 @@ static int go(struct run *r)
 	char err[512];
 	uint64_t base;
 
+	r->started = clock__mono_ns();
 	if (!r->command) {
 		if (!recorder__enable(r->rec))
 			return 0;
@@ -292,7 +321,9 @@ static int finish(struct run *r, struct outfile *out)
 
 	recorder__drain(r->rec);
 	recorder__summary(r->rec);
-	if (!r->mode->unwind)
+	if (learning(r))
+		learn_summary(r);
+	else if (!r->mode->unwind)
 		check_training(r);
 	recorder__stats(r->rec, &cs);
 	if (r->mode->finish) {

@@ -27,8 +27,10 @@ struct run_opts {
 	const char *db;
 	const char *event;
 	uint64_t freq, period, pid, mmap_pages, stack_size;
+	uint64_t learn_freq;	/* record: the learning event's rate */
 	double duration;
 	bool quiet;
+	bool no_learn;		/* record: CIDs only */
 	int format;		/* validate: text or json */
 	const char *output;	/* validate: -o FILE, NULL for stdout */
 };
@@ -51,6 +53,8 @@ struct run_mode {
 	bool truth;		/* paths are the run's own truth (validate),
 				 * not training for the program's map */
 	bool needs_training;	/* refuse a target without a path map */
+	bool learn;		/* learn paths while measuring (unless
+				 * --no-learn): record */
 	unsigned rate_scale;	/* default sampling rate multiplier */
 	/* After the last flush: summaries, scores.  Non-zero fails the run
 	 * (exit status 1 unless the command's own status is non-zero). */

@@ -425,6 +425,29 @@ const struct store_migration icppd_migrations[] = {
 	"  WHERE program_id = 0;"
 	"DELETE FROM inferences;"
 	},
+	/* 6 -> 7: learning during measurement.  What a run learned is in
+	 * run_counters (learn.*); v_runs shows it next to the samples:
+	 * NULL for runs that did not learn. */
+	{ "DROP VIEW v_runs;"
+	"CREATE VIEW v_runs AS SELECT"
+	"  id AS run_id, kind, command, target_pid, event, event_canonical,"
+	"  precise, period, frequency,"
+	"  strftime('%Y-%m-%dT%H:%M:%fZ', started_ns / 1e9, 'unixepoch')"
+	"    AS started,"
+	"  strftime('%Y-%m-%dT%H:%M:%fZ', ended_ns / 1e9, 'unixepoch')"
+	"    AS ended,"
+	"  (ended_ns - started_ns) / 1e9 AS duration_s,"
+	"  CASE WHEN crashed THEN 'crashed' ELSE status END AS status,"
+	"  samples, samples - unresolved AS resolved, unresolved,"
+	"  lost, throttled, exit_status, hostname, icppd_version,"
+	"  (SELECT value FROM run_counters WHERE run_id = runs.id"
+	"    AND name = 'learn.samples') AS learn_samples,"
+	"  (SELECT value FROM run_counters WHERE run_id = runs.id"
+	"    AND name = 'learn.paths') AS learned_paths,"
+	"  (SELECT value FROM run_counters WHERE run_id = runs.id"
+	"    AND name = 'learn.unknown_cids') AS unexplained_when_seen"
+	"  FROM runs;"
+	},
 };
 
 const int icppd_nr_migrations =

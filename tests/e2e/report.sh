@@ -22,8 +22,8 @@ is $? 2 "--hot 0: usage error"
 out=$("$ICPPD" report -d "$db" --inclusive --format folded 2>&1)
 is $? 2 "--inclusive with folded: usage error"
 
-# A run without training: no path map.
-"$ICPPD" record -q -d "$db" -- "$PROGS/heights-nofp" 10 >/dev/null 2>&1
+# A run without training, learning nothing: no path map.
+"$ICPPD" record -q --no-learn -d "$db" -- "$PROGS/heights-nofp" 10 >/dev/null 2>&1
 out=$("$ICPPD" report -d "$db" 2>&1)
 is $? 1 "no path map: exit 1"
 contains "$out" "no path map for $PROGS/heights-nofp: its call paths cannot be inferred; train first" \
@@ -201,10 +201,11 @@ is "$(q "SELECT round(sum(certain)) FROM v_kccf WHERE run_id = $crun
 text=$("$ICPPD" report -d "$tmp/c.db" --k 1)
 contains "$text" "<- via_a  ~" "ambiguous: via_a marked ~ in the text"
 contains "$text" "ambiguous (apportioned)" "the header gives the ambiguous share"
-# Trained on a only, run through c: via_c's CID was never seen and no
-# chain of known edges explains it: an unknown frame, never a guess.
+# Trained on a only, run through c without learning: via_c's CID was
+# never seen and no chain of known edges explains it: an unknown frame,
+# never a guess.
 "$ICPPD" train $TRAIN_OPTS -q -d "$tmp/m.db" -- "$PROGS/collide" a 40 >/dev/null
-"$ICPPD" record -q -d "$tmp/m.db" -- "$PROGS/collide" c 40 >/dev/null
+"$ICPPD" record -q --no-learn -d "$tmp/m.db" -- "$PROGS/collide" c 40 >/dev/null
 text=$("$ICPPD" report -d "$tmp/m.db" --k 1 --min-percent 0)
 contains "$text" "<- [unknown callers of via_c at height" "missing: via_c under an unknown frame"
 printf '%s\n' "$text" | grep -A1 '^ .* via_c$' | grep -q '<- main'

@@ -22,7 +22,7 @@ is $? 1 "validate before training: exit status 1"
 contains "$out" "no training in the database for it: run 'icppd train -- $PROGS/heights-nofp' first" \
 	"validate before training: says what to run"
 is "$(q "SELECT count(*) FROM v_runs")" 0 "validate before training: no run started"
-out=$("$ICPPD" record -d "$db" -- "$PROGS/heights-nofp" 10 2>&1 >/dev/null)
+out=$("$ICPPD" record --no-learn -d "$db" -- "$PROGS/heights-nofp" 10 2>&1 >/dev/null)
 is $? 0 "record before training still records"
 contains "$out" "has no training yet" "record before training: says what is missing"
 
@@ -100,7 +100,7 @@ cp "$PROGS/heights-fp" "$tmp/bin/prog"
 out=$("$ICPPD" validate -d "$db" -- "$tmp/bin/prog" 1 2>&1)
 is $? 1 "validate on another build: exit status 1"
 contains "$out" "holds training for another build of it" "validate on another build: says so"
-out=$("$ICPPD" record -d "$db" -- "$tmp/bin/prog" 1 2>&1 >/dev/null)
+out=$("$ICPPD" record --no-learn -d "$db" -- "$tmp/bin/prog" 1 2>&1 >/dev/null)
 contains "$out" "was trained as another build" "record on another build: says so"
 
 # Usage errors.

@@ -1,0 +1,59 @@
+#!/bin/sh
+# icppd record learns call paths while it measures: a plain record of a
+# program never trained shows its call paths; a phase training never saw
+# is explained after one record; the learning event works in bursts
+# (on while CIDs are unexplained, a trickle once nearly all are); and
+# --no-learn learns nothing.
+. "$TESTS_SRCDIR/e2e/lib.sh"
+require_perf
+
+db=$tmp/learn.db
+# 40 ms of CPU per burn: 40 main samples per path at 1000 Hz, and 10 of
+# the learning event's at its 250 Hz while a burst is on.
+out=$("$ICPPD" record -d "$db" -- "$PROGS/heights-nofp" 40 2>&1 >/dev/null)
+is $? 0 "record with no training: exit 0"
+contains "$out" "learned " "the summary says what was learned"
+paths=$(q "SELECT learned_paths FROM v_runs")
+ok $([ "${paths:-0}" -gt 0 ]; echo $?) "v_runs shows the learned paths ($paths)"
+folded=$("$ICPPD" report -d "$db" --format folded --k inf 2>/dev/null)
+is $? 0 "report after one plain record: exit 0"
+contains "$folded" ";main;path_b;leaf " "call path main -> path_b -> leaf, from record alone"
+contains "$folded" ";main;path_a;work " "call path main -> path_a -> work"
+contains "$folded" ";main;recurse;recurse;recurse " "recursion, from record alone"
+unknown=$(q "SELECT COALESCE(SUM(samples), 0) FROM v_inferred WHERE how = 'unknown'")
+total=$(q "SELECT SUM(samples) FROM v_inferred")
+ok $(awk -v u="$unknown" -v t="$total" 'BEGIN { exit !(t > 0 && u <= 0.05 * t) }'; echo $?) \
+	"at most 5% of the samples without known callers ($unknown of $total)"
+
+# --no-learn: CIDs only; nothing learned, nothing in the path maps.
+nl=$tmp/nolearn.db
+out=$("$ICPPD" record --no-learn -d "$nl" -- "$PROGS/heights-nofp" 10 2>&1 >/dev/null)
+is $? 0 "--no-learn: exit 0"
+is "$(q "SELECT count(*) FROM path_maps" "$nl")" 0 "--no-learn: no path map"
+is "$(q "SELECT learned_paths IS NULL FROM v_runs" "$nl")" 1 "--no-learn: v_runs shows no learning"
+case $out in *learned*) ok 1 "--no-learn: no learning line" ;; *) ok 0 "--no-learn: no learning line" ;; esac
+
+# A phase training never saw: trained on via_a alone, recorded through
+# via_c.  One record explains via_c with its real caller.
+ph=$tmp/phase.db
+"$ICPPD" train $TRAIN_OPTS -q -d "$ph" -- "$PROGS/collide" a 40 >/dev/null
+"$ICPPD" record -q -d "$ph" -- "$PROGS/collide" c 40 >/dev/null
+text=$("$ICPPD" report -d "$ph" --k 1 --min-percent 0)
+printf '%s\n' "$text" | grep -A1 '^ .* via_c$' | grep -q '<- main'
+ok $? "the untrained phase: via_c <- main after one record"
+case $text in *"unknown callers of via_c"*) ok 1 "via_c has no unknown-callers frame" ;;
+	*) ok 0 "via_c has no unknown-callers frame" ;; esac
+is "$(q "SELECT count(*) FROM path_maps WHERE run_id = 0" "$ph")" 1 \
+	"what record learned joined the one training map of the build"
+
+# Bursts: a program whose CIDs stay the same for seconds (4 s of CPU in
+# one function) is learned early; then the learning event trickles.
+sp=$tmp/spin.db
+"$ICPPD" record -q -d "$sp" -- "$PROGS/heights-nofp" 20 spin 4 >/dev/null 2>&1
+on=$(q "SELECT value FROM v_run_counters WHERE name = 'learn.on_ms'" "$sp")
+ran=$(q "SELECT CAST(duration_s * 1000 AS INTEGER) FROM v_runs" "$sp")
+ok $([ "${on:-999999}" -lt $((ran * 7 / 10)) ]; echo $?) \
+	"the learning event was on for less than 70% of a steady run ($on of $ran ms)"
+ok $([ "$(q "SELECT value FROM v_run_counters WHERE name = 'learn.bursts'" "$sp")" -ge 1 ]; echo $?) \
+	"at least one burst"
+done_testing
