@@ -74,6 +74,31 @@ synth_sample(struct synth *s, uint32_t pid, uint32_t tid, uint64_t time,
 	return synth_end(s);
 }
 
+/* A learning event's sample: regs, then a stack trailer of @size bytes
+ * (zeros) of which the kernel copied @dyn. */
+static inline struct perf_event_header *
+synth_sample_stack(struct synth *s, uint32_t pid, uint32_t tid, uint64_t time,
+		   uint64_t ip, uint64_t sp, uint64_t bp, uint64_t size,
+		   uint64_t dyn)
+{
+	synth_begin(s, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	synth_u64(s, 43);	/* identifier */
+	synth_u64(s, ip);
+	synth_u32(s, pid);
+	synth_u32(s, tid);
+	synth_u64(s, time);
+	synth_u64(s, PERF_SAMPLE_REGS_ABI_64);
+	synth_u64(s, bp);
+	synth_u64(s, sp);
+	synth_u64(s, ip);
+	synth_u64(s, size);
+	for (uint64_t i = 0; i < size; i += 8)
+		synth_u64(s, 0);
+	if (size)
+		synth_u64(s, dyn);
+	return synth_end(s);
+}
+
 static inline struct perf_event_header *
 synth_mmap2(struct synth *s, uint32_t pid, uint64_t start, uint64_t len,
 	    uint64_t pgoff, uint32_t prot, const char *file, uint64_t time)

@@ -3,7 +3,7 @@
  * test binary serves as the module, a fake /proc gives the main stack
  * base, and registers are captured from a real function so the CFI rule
  * is real.  Checks heights for the main thread and a thread stack, fork,
- * exec, and every reason a sample can stay unresolved.
+ * exec, every reason a sample can stay unresolved, and learning mode.
  */
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -37,6 +37,20 @@ __attribute__((noinline)) static void sampled(struct capture *c)
 	pad[0] = 1;
 	CAPTURE(c);
 	sink += pad[0];
+}
+
+static int no_path(void *arg, const struct collector_path *p)
+{
+	(void)arg;
+	(void)p;
+	return 0;
+}
+
+static bool known_none(void *arg, const struct cid_key *k)
+{
+	(void)arg;
+	(void)k;
+	return false;
 }
 
 static struct collector *col;
@@ -148,6 +162,29 @@ int main(void)
 		is_str(cc[0].func_name, "sampled", "function named from the symbol table");
 	}
 
+	/* Learning: the learning event's samples (a stack trailer) are
+	 * unwound only, never counted; every other sample's CID is looked
+	 * up in what was learned. */
+	st = collector__stats(col);
+	{
+		uint64_t samples = st->samples, cids = st->cids;
+
+		is_int(collector__set_unwind(col, no_path, NULL), 0, "unwinding on");
+		collector__set_learning(col, known_none, NULL);
+		sp = BASE - 4096;
+		bp = sp + (c.bp - c.sp);
+		feed(synth_sample_stack(&s, PID, PID, 50, c.ip, sp, bp, 64, 0));
+		is_int(st->learn_samples, 1, "learning sample counted as such");
+		is_int(st->samples, samples, "and not as a sample");
+		is_int(st->unwind[UNW_NO_STACK], 1,
+		       "unwound (its copy was empty: no_stack)");
+		feed(synth_sample(&s, PID, PID, 51, c.ip, sp, bp, 1));
+		is_int(st->cids, cids + 1, "a main sample still forms its CID");
+		is_int(st->learn_unknown, 1, "and is counted unexplained");
+		is_int(st->unwind[UNW_NO_STACK], 1, "but is not unwound");
+		collector__set_learning(col, NULL, NULL);
+	}
+
 	feed(synth_sample(&s, PID, PID, 12, c.ip, 0, 0, 0));
 	is_int(unresolved(agg, CID_NO_USER_REGS), 1, "no_user_regs counted");
 	feed(synth_sample(&s, PID, PID, 12, 0x1234, BASE - 64, 0, 1));
@@ -217,7 +254,7 @@ int main(void)
 	feed(synth_lost(&s, 7, 22));
 	st = collector__stats(col);
 	is_int(st->lost, 7, "lost samples counted");
-	is_int(st->samples, 18, "every sample counted");
+	is_int(st->samples, 19, "every sample counted (learning samples are not)");
 	is_int(st->cids + st->unresolved, st->samples, "cids + unresolved = samples");
 
 	synth_sample(&s, PID, PID, 23, 1, 2, 3, 1);
