@@ -64,6 +64,20 @@
  */
 #include "schema/migrations.h"
 
+/* v_runs as version 5 made it; version 7 adds the learning columns. */
+#define V_RUNS_SINCE_5 \
+	"CREATE VIEW v_runs AS SELECT" \
+	"  id AS run_id, kind, command, target_pid, event, event_canonical," \
+	"  precise, period, frequency," \
+	"  strftime('%Y-%m-%dT%H:%M:%fZ', started_ns / 1e9, 'unixepoch')" \
+	"    AS started," \
+	"  strftime('%Y-%m-%dT%H:%M:%fZ', ended_ns / 1e9, 'unixepoch')" \
+	"    AS ended," \
+	"  (ended_ns - started_ns) / 1e9 AS duration_s," \
+	"  CASE WHEN crashed THEN 'crashed' ELSE status END AS status," \
+	"  samples, samples - unresolved AS resolved, unresolved," \
+	"  lost, throttled, exit_status, hostname, icppd_version"
+
 const struct store_migration icppd_migrations[] = {
 	{ /* 0 -> 1: the measurement run */
 	"CREATE TABLE runs ("
@@ -396,17 +410,7 @@ const struct store_migration icppd_migrations[] = {
 	"ALTER TABLE runs ADD COLUMN flushed_ns INTEGER;"
 	"ALTER TABLE runs ADD COLUMN crashed INTEGER NOT NULL DEFAULT 0;"
 	"DROP VIEW v_runs;"
-	"CREATE VIEW v_runs AS SELECT"
-	"  id AS run_id, kind, command, target_pid, event, event_canonical,"
-	"  precise, period, frequency,"
-	"  strftime('%Y-%m-%dT%H:%M:%fZ', started_ns / 1e9, 'unixepoch')"
-	"    AS started,"
-	"  strftime('%Y-%m-%dT%H:%M:%fZ', ended_ns / 1e9, 'unixepoch')"
-	"    AS ended,"
-	"  (ended_ns - started_ns) / 1e9 AS duration_s,"
-	"  CASE WHEN crashed THEN 'crashed' ELSE status END AS status,"
-	"  samples, samples - unresolved AS resolved, unresolved,"
-	"  lost, throttled, exit_status, hostname, icppd_version"
+	V_RUNS_SINCE_5
 	"  FROM runs;"
 	},
 	/* 5 -> 6: CIDs recorded before version 3 name no program, so no
@@ -429,17 +433,7 @@ const struct store_migration icppd_migrations[] = {
 	 * run_counters (learn.*); v_runs shows it next to the samples:
 	 * NULL for runs that did not learn. */
 	{ "DROP VIEW v_runs;"
-	"CREATE VIEW v_runs AS SELECT"
-	"  id AS run_id, kind, command, target_pid, event, event_canonical,"
-	"  precise, period, frequency,"
-	"  strftime('%Y-%m-%dT%H:%M:%fZ', started_ns / 1e9, 'unixepoch')"
-	"    AS started,"
-	"  strftime('%Y-%m-%dT%H:%M:%fZ', ended_ns / 1e9, 'unixepoch')"
-	"    AS ended,"
-	"  (ended_ns - started_ns) / 1e9 AS duration_s,"
-	"  CASE WHEN crashed THEN 'crashed' ELSE status END AS status,"
-	"  samples, samples - unresolved AS resolved, unresolved,"
-	"  lost, throttled, exit_status, hostname, icppd_version,"
+	V_RUNS_SINCE_5 ","
 	"  (SELECT value FROM run_counters WHERE run_id = runs.id"
 	"    AND name = 'learn.samples') AS learn_samples,"
 	"  (SELECT value FROM run_counters WHERE run_id = runs.id"

@@ -53,12 +53,13 @@ static inline void synth_trailer(struct synth *s, uint32_t pid, uint32_t tid,
 	synth_u64(s, 42);	/* identifier */
 }
 
-static inline struct perf_event_header *
-synth_sample(struct synth *s, uint32_t pid, uint32_t tid, uint64_t time,
-	     uint64_t ip, uint64_t sp, uint64_t bp, int with_regs)
+/* A sample's fields up to the registers (open: the caller ends it). */
+static inline void synth_sample_head(struct synth *s, uint64_t id, uint32_t pid,
+				     uint32_t tid, uint64_t time, uint64_t ip,
+				     uint64_t sp, uint64_t bp, int with_regs)
 {
 	synth_begin(s, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
-	synth_u64(s, 42);	/* identifier */
+	synth_u64(s, id);	/* identifier */
 	synth_u64(s, ip);
 	synth_u32(s, pid);
 	synth_u32(s, tid);
@@ -71,6 +72,13 @@ synth_sample(struct synth *s, uint32_t pid, uint32_t tid, uint64_t time,
 	} else {
 		synth_u64(s, PERF_SAMPLE_REGS_ABI_NONE);
 	}
+}
+
+static inline struct perf_event_header *
+synth_sample(struct synth *s, uint32_t pid, uint32_t tid, uint64_t time,
+	     uint64_t ip, uint64_t sp, uint64_t bp, int with_regs)
+{
+	synth_sample_head(s, 42, pid, tid, time, ip, sp, bp, with_regs);
 	return synth_end(s);
 }
 
@@ -81,16 +89,7 @@ synth_sample_stack(struct synth *s, uint32_t pid, uint32_t tid, uint64_t time,
 		   uint64_t ip, uint64_t sp, uint64_t bp, uint64_t size,
 		   uint64_t dyn)
 {
-	synth_begin(s, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
-	synth_u64(s, 43);	/* identifier */
-	synth_u64(s, ip);
-	synth_u32(s, pid);
-	synth_u32(s, tid);
-	synth_u64(s, time);
-	synth_u64(s, PERF_SAMPLE_REGS_ABI_64);
-	synth_u64(s, bp);
-	synth_u64(s, sp);
-	synth_u64(s, ip);
+	synth_sample_head(s, 43, pid, tid, time, ip, sp, bp, 1);
 	synth_u64(s, size);
 	for (uint64_t i = 0; i < size; i += 8)
 		synth_u64(s, 0);
