@@ -199,8 +199,11 @@ int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 	event__learner(attr, r->o.learn_stack, r->o.learn_hz, &la);
 	ret = session__add_learner(r->sess, &la, tasks, ntasks, err, errlen);
 	if (ret) {
-		*errnum = -ret;
-		return -1;
+		/* the run is still a run: identifiers only */
+		log_warn("learning is off for this run: %s", err);
+		collector__set_learning(r->col, NULL, NULL);
+		collector__set_unwind(r->col, NULL, NULL);
+		return 0;
 	}
 	/* on from the start (with the main event: enable_on_exec, or
 	 * recorder__enable): a burst */
