@@ -15,7 +15,9 @@ static const struct cli_option record_options[] = {
 	RUN_OPT_PERIOD("1000003"),
 	RUN_OPT_PID,
 	RUN_OPT_DURATION,
-	RUN_OPT_MMAP("64"),
+	{ "mmap-pages", 'm', CLI_UINT, RUN_OPT(mmap_pages), "N",
+	  "ring buffer pages per CPU, a power of two (default 256 while "
+	  "learning, else 64)", 1, 65536 },
 	RUN_OPT_QUIET,
 	{ "no-learn", 0, CLI_FLAG, RUN_OPT(no_learn), NULL,
 	  "CIDs only: learn no call paths during the run", 0, 0 },

@@ -15,7 +15,7 @@ static int check(const struct cli_command *cmd, const struct run_mode *mode,
 		return cli__usage(cmd, "give either -p PID or -- COMMAND");
 	if (o->freq && o->period)
 		return cli__usage(cmd, "-F and -c exclude each other");
-	if (!o->mmap_pages || (o->mmap_pages & (o->mmap_pages - 1)))
+	if (o->mmap_pages & (o->mmap_pages - 1))	/* 0: the mode's default */
 		return cli__usage(cmd, "--mmap-pages must be a power of two");
 	if ((mode->unwind || (mode->learn && !o->no_learn)) &&
 	    (o->stack_size % 8 || o->stack_size < 64 ||

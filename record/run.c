@@ -192,6 +192,14 @@ static int prepare(struct run *r)
 	return 0;
 }
 
+/* -m, or the default: larger while learning. */
+static size_t ring_pages(const struct run *r)
+{
+	if (r->o->mmap_pages)
+		return (size_t)r->o->mmap_pages;
+	return learning(r) ? RUN_RING_PAGES_LEARNING : RUN_RING_PAGES;
+}
+
 /* Forks the command (stopped before its exec) or lists the process's
  * threads, then opens the session on them.  0, or -1 after logging. */
 static int open_target(struct run *r)
@@ -220,7 +228,7 @@ static int open_target(struct run *r)
 		r->ev.attr.enable_on_exec = 1;
 	}
 	ret = recorder__open(r->rec, &r->ev.attr, tasks ? tasks : &r->child.pid,
-			     tasks ? ntasks : 1, (size_t)r->o->mmap_pages, err,
+			     tasks ? ntasks : 1, ring_pages(r), err,
 			     sizeof(err), &errnum);
 	free(tasks);
 	if (ret)

@@ -19,6 +19,11 @@ struct store;
 /* Bytes of user stack copied with each training sample.  perf's own
  * default is 8192; 16 KiB holds the whole stack of most programs. */
 #define RUN_DEFAULT_STACK 16384
+/* Ring pages per CPU when -m is not given: the learning event's stack
+ * copies need room to wait for a reader that the machine's load
+ * delays (64 of them of 16 KiB). */
+#define RUN_RING_PAGES 64
+#define RUN_RING_PAGES_LEARNING 256
 /* The kernel's limit: the record size is a u16. */
 #define RUN_MAX_STACK 65528
 
