@@ -8,13 +8,15 @@
 require_perf
 
 db=$tmp/learn.db
-# 40 ms of CPU per burn: 40 main samples per path at 1000 Hz, and 10 of
-# the learning event's at its 250 Hz while a burst is on.
-out=$("$ICPPD" record -d "$db" -- "$PROGS/heights-nofp" 40 2>&1 >/dev/null)
+# 60 ms of CPU per burn: 60 main samples per path at 1000 Hz, and 15 of
+# the learning event's at its 250 Hz while a burst is on (none at all
+# for a path: e^-15).
+out=$("$ICPPD" record -d "$db" -- "$PROGS/heights-nofp" 60 2>&1 >/dev/null)
 is $? 0 "record with no training: exit 0"
 contains "$out" "learned " "the summary says what was learned"
 paths=$(q "SELECT learned_paths FROM v_runs")
 ok $([ "${paths:-0}" -gt 0 ]; echo $?) "v_runs shows the learned paths ($paths)"
+is "$(q "SELECT lost FROM v_runs")" 0 "no sample lost: the ring holds the stack copies"
 folded=$("$ICPPD" report -d "$db" --format folded --k inf 2>/dev/null)
 is $? 0 "report after one plain record: exit 0"
 contains "$folded" ";main;path_b;leaf " "call path main -> path_b -> leaf, from record alone"
