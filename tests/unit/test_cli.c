@@ -156,18 +156,7 @@ static int collect(void *arg, const char *key, const char *val, char *err,
 
 static const char *write_file(const char *name, const char *text, mode_t mode)
 {
-	static char path[128];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	unlink(path);
-	f = fopen(path, "w");
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-	chmod(path, mode);
-	return path;
+	return tmpdir_file(dir, name, text, mode);
 }
 
 static void test_config(void)

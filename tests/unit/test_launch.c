@@ -21,17 +21,7 @@ static char dir[] = "/tmp/icppd-launch-XXXXXX";
 
 static const char *file(const char *name, const char *text, mode_t mode)
 {
-	static char path[160];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-	chmod(path, mode);
-	return path;
+	return tmpdir_file(dir, name, text, mode);
 }
 
 static void test_check(void)
