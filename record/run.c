@@ -151,9 +151,9 @@ static void learn_summary(const struct run *r)
 	int64_t ran = clock__mono_ns() - r->started;
 
 	recorder__learning(r->rec, &l);
-	log_info("learned %llu call paths from %llu stack samples (%llu "
-		 "burst%s; the learning event was on %.0f%% of the run)",
-		 (unsigned long long)l.paths, (unsigned long long)l.samples,
+	log_info("learning: %llu of %llu stack samples unwound to whole call "
+		 "paths (%llu burst%s; the learning event was on %.0f%% of the "
+		 "run)", (unsigned long long)l.paths, (unsigned long long)l.samples,
 		 (unsigned long long)l.bursts, l.bursts == 1 ? "" : "s",
 		 ran > 0 ? 100.0 * (double)l.on_ns / (double)ran : 0.0);
 	if (!l.paths)
