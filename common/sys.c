@@ -5,6 +5,7 @@
 #include "common/sys.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,10 +102,17 @@ static int failing_ioctl(int fd, unsigned long r, unsigned long a)
 	return -1;
 }
 
+/* Whether the injected open fault covers @p (every path, or those
+ * under the prefix). */
+static bool open_fails(const char *p)
+{
+	return !fault_open_prefix ||
+	       !strncmp(p, fault_open_prefix, strlen(fault_open_prefix));
+}
+
 static int failing_openat(int dirfd, const char *p, int f, mode_t m)
 {
-	if (fault_open_prefix &&
-	    strncmp(p, fault_open_prefix, strlen(fault_open_prefix)))
+	if (!open_fails(p))
 		return real_openat(dirfd, p, f, m);
 	errno = fault_open;
 	return -1;
@@ -112,8 +120,7 @@ static int failing_openat(int dirfd, const char *p, int f, mode_t m)
 
 static long failing_openat2(int dirfd, const char *p, void *how, size_t size)
 {
-	if (fault_open_prefix &&
-	    strncmp(p, fault_open_prefix, strlen(fault_open_prefix)))
+	if (!open_fails(p))
 		return real_openat2(dirfd, p, how, size);
 	errno = fault_open;
 	return -1;
