@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "binary/module.h"
+#include "common/clock.h"
 #include "common/grow.h"
 #include "collector/collector_int.h"
 #include "collector/procfs.h"
@@ -345,10 +346,11 @@ static int try_early(struct collector *c, struct early *e)
 	char comm[16];
 	int ret = procfs__exec_stack_base((pid_t)e->pid, &base, comm);
 
-	if (ret == -EAGAIN && ++e->tries < EARLY_TRIES)
+	if (ret == -EAGAIN && clock__mono_ns() - e->seen < EARLY_WAIT_NS)
 		return -EAGAIN;
 	if (!ret && !strncmp(comm, e->comm, sizeof(comm) - 1) &&
 	    (p = space__get_proc(c, e->pid))) {
+		c->stats.execs_read++;
 		stack__add_base(p, e->time, base, e->comm);
 		/* the ring's record of this exec, processed first, said
 		 * "unknown from here": the samples still to come can use it */
@@ -365,9 +367,11 @@ static int try_early(struct collector *c, struct early *e)
 void collector__exec_seen(struct collector *c, uint32_t pid, uint64_t time,
 			  const char *comm)
 {
-	struct early e = { .pid = pid, .time = time };
+	struct early e = { .pid = pid, .time = time,
+			   .seen = clock__mono_ns() };
 	size_t i;
 
+	c->stats.execs_seen++;
 	snprintf(e.comm, sizeof(e.comm), "%s", comm);
 	for (i = 0; i < c->nearly && c->early[i].pid != pid; i++)
 		;

@@ -79,6 +79,9 @@ struct collector_stats {
 	 * in @samples; and the CIDs the map learned so far did not explain
 	 * when they were counted. */
 	uint64_t learn_samples, learn_unknown;
+	/* Execs reported as they happen (collector__exec_seen), and of
+	 * those, whose new stack base was read while the process ran. */
+	uint64_t execs_seen, execs_read;
 };
 
 struct collector;
@@ -144,8 +147,9 @@ int collector__set_main_base(struct collector *c, pid_t pid, uint64_t base);
  * (@comm, the name the exec gave, tells it from a later exec).  A read
  * that finds the exec still in progress is retried by
  * collector__retry_execs(), which the reader calls before each read of
- * the rings; while any wait, collector__execs_waiting() is non-zero and
- * the reader should read again within a millisecond.
+ * the rings and between batches of records; while any wait,
+ * collector__execs_waiting() is non-zero and the reader should read
+ * again within a millisecond.
  */
 void collector__exec_seen(struct collector *c, uint32_t pid, uint64_t time,
 			  const char *comm);

@@ -22,11 +22,13 @@
 #define MAIN_STACK_MAX (1ULL << 30)
 #define MAX_BASES 4
 /* Early exec reads (collector__exec_seen): how many wait at once, how
- * often one is retried (the loops retry every millisecond), and how
- * far apart the notifier's and the ring's records of one exec may be
- * (with the same name: see stack__has_base_since). */
+ * long one is retried (an exec installs its stack a little after it
+ * reports its name; the reader retries every millisecond, and more
+ * often while it works through a full ring), and how far apart the
+ * notifier's and the ring's records of one exec may be (with the same
+ * name: see stack__has_base_since). */
 #define MAX_EARLY 256
-#define EARLY_TRIES 64
+#define EARLY_WAIT_NS 64000000
 #define EARLY_NEAR_NS 500000
 
 enum map_kind { REGION_MODULE, REGION_ANON, REGION_MAIN_STACK };
@@ -102,8 +104,9 @@ struct collector {
 	struct path_frame *frames;	/* ICPPD_MAX_FRAMES, when unwinding */
 	size_t nexec_unread;	/* processes with exec_unread set */
 	struct early {
-		uint32_t pid, tries;
+		uint32_t pid;
 		uint64_t time;
+		int64_t seen;	/* clock__mono_ns() when reported */
 		char comm[16];
 	} early[MAX_EARLY];	/* execs whose base is still to be read */
 	size_t nearly;

@@ -329,27 +329,43 @@ int recorder__enable(struct recorder *r)
 
 /* ---- reading and flushing ----------------------------------------------- */
 
-/*
- * One round: the exec notifier first (its reads must precede the exec
- * records), then every new record is peeked at in ring order (execs and
- * forks whose stack base must be read now), then the records that are
- * safe are processed in time order.
- */
-static int read_rings(struct recorder *r, bool final)
+/* Records processed between two looks at the exec notifier: a full
+ * ring of stack samples takes tens of milliseconds to unwind, longer
+ * than a short-lived process lives (processes.sh runs 400 of them). */
+#define EXEC_BATCH 64
+
+static void take_execs(struct recorder *r)
 {
-	const struct perf_event_header *h;
 	struct session_exec e;
-	int n, keep, ret = 0;
 
 	while (session__next_exec(r->sess, &e))
 		collector__exec_seen(r->col, e.pid, e.time, e.comm);
 	collector__retry_execs(r->col);
+}
+
+/*
+ * One round: the exec notifier first (its reads must precede the exec
+ * records), then every new record is peeked at in ring order (execs and
+ * forks whose stack base must be read now), then the records that are
+ * safe are processed in time order, with a look at the notifier after
+ * each batch.
+ */
+static int read_rings(struct recorder *r, bool final)
+{
+	const struct perf_event_header *h;
+	int n, keep, ret = 0;
+	unsigned done = 0;
+
+	take_execs(r);
 	n = session__fill(r->sess);
 	for (int i = 0; i < n; i++)
 		collector__peek(r->col, session__fresh(r->sess, (size_t)i));
 	session__order(r->sess, final);
-	while (!ret && (h = session__next(r->sess)))
+	while (!ret && (h = session__next(r->sess))) {
 		ret = collector__process(r->col, h);
+		if (++done % EXEC_BATCH == 0)
+			take_execs(r);
+	}
 	keep = session__keep_rest(r->sess);
 	if (n < 0)
 		ret = n;
@@ -372,6 +388,10 @@ void recorder__stats(const struct recorder *r, struct collector_stats *out)
 	out->throttled -= r->base.throttled;
 	out->malformed -= r->base.malformed;
 	out->filtered -= r->base.filtered;
+	out->learn_samples -= r->base.learn_samples;
+	out->learn_unknown -= r->base.learn_unknown;
+	out->execs_seen -= r->base.execs_seen;
+	out->execs_read -= r->base.execs_read;
 	for (int i = 0; i < CID_NR_FAILURES; i++)
 		out->by_reason[i] -= r->base.by_reason[i];
 	for (int i = 0; i < UNW_NR_STATUS; i++)
@@ -394,6 +414,12 @@ static size_t counters(const struct recorder *r,
 		}
 		c[n++] = (struct store_counter){ "unwind.map_full",
 						 (int64_t)r->map_full };
+	}
+	if (cs->execs_seen) {
+		c[n++] = (struct store_counter){ "exec.seen",
+						 (int64_t)cs->execs_seen };
+		c[n++] = (struct store_counter){ "exec.base_read",
+						 (int64_t)cs->execs_read };
 	}
 	if (r->dropped)
 		c[n++] = (struct store_counter){ "recorder.dropped",

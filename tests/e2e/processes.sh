@@ -29,9 +29,11 @@ total=$(q "SELECT count(*) || ' ' || coalesce(sum(samples), 0) FROM v_cids
 	WHERE run_id = $run AND module LIKE '%/heights-nofp'")
 nobase=$(q "SELECT coalesce(sum(samples), 0) FROM v_unresolved
 	WHERE run_id = $run AND reason = 'no_stack_base'")
+execs=$(q "SELECT group_concat(name || ' ' || value, ', ') FROM v_run_counters
+	WHERE run_id = $run AND name LIKE 'exec.%'")
 set -- $total
 ok $([ "$2" -gt 0 ] && [ $((nobase * 10)) -lt "$2" ]; echo $?) \
-	"short-lived processes: under 10 % as many samples without a stack base as with a CID in heights ($nobase vs $2)"
+	"short-lived processes: under 10 % as many samples without a stack base as with a CID in heights ($nobase vs $2; $execs)"
 wrong=$(q "SELECT coalesce(sum(c.samples), 0) FROM v_cids c WHERE c.run_id = $run
 	AND c.module LIKE '%/heights-nofp' AND c.function IN (SELECT function FROM truth)
 	AND NOT EXISTS (SELECT 1 FROM truth t WHERE t.pid = c.pid AND t.tid = c.tid
