@@ -624,6 +624,52 @@ static int open_mapped(const char *path, const struct module_origin *o)
 	return pfd < 0 ? pfd : reopen_checked(pfd, o, true);
 }
 
+static int each_code_section(Elf *elf, module_code_fn fn, void *arg)
+{
+	Elf_Scn *scn = NULL;
+	int ret = 0;
+
+	while (!ret && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || !sh.sh_size)
+			continue;
+		/* libelf checks the section lies within the file */
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size > sh.sh_size)
+			continue;
+		ret = fn(arg, sh.sh_addr, d->d_buf, d->d_size);
+	}
+	return ret;
+}
+
+int module__code(struct module *m, module_code_fn fn, void *arg)
+{
+	struct module again = { .path = m->path };
+	int fd, ret;
+
+	if (m->error)
+		return m->error;
+	if (m->image)		/* in memory: every section is there */
+		return each_code_section(m->elf, fn, arg);
+	fd = m->cache ? open_mapped(m->path, &m->origin) : open_regular(m->path);
+	if (fd < 0)
+		return fd;
+	again.elf = elf_begin(fd, ELF_C_READ, NULL);
+	ret = is_elf64(again.elf);
+	if (!ret) {
+		read_build_id(&again);
+		ret = strcmp(again.build_id, m->build_id) ? -ESTALE :
+		      each_code_section(again.elf, fn, arg);
+	}
+	if (again.elf)
+		elf_end(again.elf);
+	close(fd);
+	return ret;
+}
+
 /* ---- the cache ------------------------------------------------------ */
 
 void module__hold(struct module *m)

@@ -69,6 +69,18 @@ int module__step(struct module *m, uint64_t vaddr, struct cfi_regs *regs,
 		 const struct cfi_mem *mem, struct cfi_step *out);
 
 /*
+ * Calls @fn with the bytes of each executable section (SHT_PROGBITS with
+ * SHF_EXECINSTR) and its link-time address, read again from the file
+ * the module was analysed from (no descriptor is kept: see module.c)
+ * and let go when this returns.  0, the first non-zero value @fn
+ * returns, or -errno: -ESTALE when the file is no longer the module's
+ * (another build-id, or for a cached module another inode).
+ */
+typedef int (*module_code_fn)(void *arg, uint64_t vaddr, const uint8_t *code,
+			      size_t size);
+int module__code(struct module *m, module_code_fn fn, void *arg);
+
+/*
  * Cache of modules by path and inode.
  *
  * A mapping's file is opened as the kernel mapped it, through

@@ -11,7 +11,7 @@
 
 extern const struct cli_command record_command, train_command,
 				validate_command, report_command,
-				compare_command, arr_command,
+				compare_command, arr_command, sites_command,
 				daemon_command, ctl_command;
 int cmd_record(int argc, char **argv);
 int cmd_train(int argc, char **argv);
@@ -19,6 +19,7 @@ int cmd_validate(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_arr(int argc, char **argv);
+int cmd_sites(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
 

@@ -17,6 +17,7 @@ static const struct {
 	{ &report_command, cmd_report },
 	{ &compare_command, cmd_compare },
 	{ &arr_command, cmd_arr },
+	{ &sites_command, cmd_sites },
 	{ &daemon_command, cmd_daemon },
 	{ &ctl_command, cmd_ctl },
 };

@@ -1,11 +1,13 @@
 /*
  * fuzz_module.c - the module loader (binary/module.h) on any bytes: what
  * the root daemon does with every file a watched process maps.  Symbol
- * lookup, file offsets and the build-id of whatever loads.
+ * lookup, file offsets and the build-id of whatever loads, and its
+ * call sites (binary/callsites.h) as `icppd sites` decodes them.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "binary/callsites.h"
 #include "binary/module.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -38,6 +40,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)module__vaddr(m, probe[i], &vaddr);
 	}
 	(void)module__nr_symbols(m);
+	/* every site: a call at least 2 bytes long inside its caller, a
+	 * callee below the caller's frame, found again by its address */
+	{
+		struct callsites cs;
+
+		if (!callsites__scan(m, &cs)) {
+			for (size_t i = 0; i < cs.n; i++) {
+				const struct callsite *c = &cs.v[i];
+
+				if (c->delta < 8 || c->ret < c->caller + 2 ||
+				    (i && cs.v[i - 1].ret > c->ret) ||
+				    !callsites__find(&cs, c->ret))
+					__builtin_trap();
+			}
+			callsites__free(&cs);
+		}
+	}
 	module__free(m);
 	return 0;
 }

@@ -1,0 +1,429 @@
+/*
+ * callsites.c - a linear sweep of the code with Capstone, tracking
+ * RSP and RBP relative to the function's CFA (see callsites.h).
+ *
+ * The sweep is linear: compilers lay a function out as one range.  Each
+ * jump to a fixed address leaves its state at the target, merged with
+ * every other jump's there (two different heights: unknown), and an
+ * instruction that is a target merges that with what falls through; a
+ * block after an exit (ret, jmp) starts from its jumps' state alone, or
+ * when no jump to it is known, from the state before the stack last
+ * shrank (an epilogue's add, pop or leave).  Jumps backwards (a loop's
+ * exit into code already swept, with an alloca'd stack) are only seen
+ * after their target: so a section is swept again, up to SWEEP_PASSES
+ * times, until no target's state changes, and the last pass's sites
+ * stand.  The CFI corrects the tracked RSP at every call it describes
+ * by RSP, so tracking matters only where the rule is RBP's.
+ */
+#include "binary/callsites.h"
+
+#include <capstone/capstone.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "common/grow.h"
+#include "common/hindex.h"
+
+/* Two register values far apart, to tell an RSP rule from an RBP one. */
+#define PROBE_SP 0x7f0000100000ULL
+#define PROBE_BP0 0x7f0000200000ULL
+#define PROBE_BP1 0x7f0000300000ULL
+/* States only ever go from known to unknown, so passes converge; these
+ * many suffice for any code GCC or Clang lays out (libc: 2). */
+#define SWEEP_PASSES 6
+
+/* RSP and RBP as offsets from the CFA, where known. */
+struct regs_state {
+	bool sp_ok, bp_ok;
+	int64_t sp, bp;
+};
+
+struct sweep {
+	struct module *m;
+	struct callsites *out;
+	size_t cap;
+	csh cs;
+	uint64_t func;		/* start of the current function; 0: none */
+	bool in_func;
+	struct regs_state st, body;
+	bool after_exit;	/* the last instruction was an exit */
+	bool guessed;		/* since then, no jump reached the sweep */
+	bool changed;		/* a target's state changed in this pass */
+	/* the state the jumps to each target leave there, merged, by
+	 * address (the section's, across passes) */
+	struct target {
+		uint64_t addr;
+		struct regs_state st;
+	} *targets;
+	size_t ntargets, targets_cap;
+	struct hindex target_index;
+};
+
+static bool is_reg(const cs_x86_op *op, x86_reg r)
+{
+	return op->type == X86_OP_REG && op->reg == r;
+}
+
+static bool writes_reg(const cs_insn *in, x86_reg r)
+{
+	const cs_detail *d = in->detail;
+
+	for (int i = 0; i < d->regs_write_count; i++)
+		if (d->regs_write[i] == r)
+			return true;
+	for (int i = 0; i < d->x86.op_count; i++)
+		if (is_reg(&d->x86.operands[i], r) &&
+		    (d->x86.operands[i].access & CS_AC_WRITE))
+			return true;
+	return false;
+}
+
+/* The effect of @in (not a call or an exit) on RSP and RBP. */
+static void step(struct regs_state *st, const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const cs_x86_op *a = &x->operands[0], *b = &x->operands[1];
+	bool two = x->op_count == 2;
+
+	switch (in->id) {
+	case X86_INS_PUSH:
+	case X86_INS_PUSHFQ:
+		st->sp -= 8;
+		return;
+	case X86_INS_POP:
+	case X86_INS_POPFQ:
+		st->sp += 8;
+		if (x->op_count == 1 && is_reg(a, X86_REG_RBP))
+			st->bp_ok = false;
+		return;
+	case X86_INS_LEAVE:
+		st->sp = st->bp + 8;
+		st->sp_ok = st->bp_ok;
+		st->bp_ok = false;
+		return;
+	case X86_INS_SUB:
+	case X86_INS_ADD:
+		if (two && is_reg(a, X86_REG_RSP) && b->type == X86_OP_IMM) {
+			st->sp += in->id == X86_INS_ADD ? b->imm : -b->imm;
+			return;
+		}
+		break;
+	case X86_INS_MOV:
+		if (two && is_reg(a, X86_REG_RBP) && is_reg(b, X86_REG_RSP)) {
+			st->bp = st->sp;
+			st->bp_ok = st->sp_ok;
+			return;
+		}
+		if (two && is_reg(a, X86_REG_RSP) && is_reg(b, X86_REG_RBP)) {
+			st->sp = st->bp;
+			st->sp_ok = st->bp_ok;
+			return;
+		}
+		break;
+	case X86_INS_LEA:
+		if (two && b->type == X86_OP_MEM &&
+		    b->mem.index == X86_REG_INVALID &&
+		    b->mem.segment == X86_REG_INVALID) {
+			const struct regs_state from = *st;
+
+			if (is_reg(a, X86_REG_RSP) &&
+			    b->mem.base == X86_REG_RBP) {
+				st->sp = from.bp + b->mem.disp;
+				st->sp_ok = from.bp_ok;
+				return;
+			}
+			if (is_reg(a, X86_REG_RSP) &&
+			    b->mem.base == X86_REG_RSP) {
+				st->sp += b->mem.disp;
+				return;
+			}
+			if (is_reg(a, X86_REG_RBP) &&
+			    b->mem.base == X86_REG_RSP) {
+				st->bp = from.sp + b->mem.disp;
+				st->bp_ok = from.sp_ok;
+				return;
+			}
+		}
+		break;
+	default:
+		break;
+	}
+	if (writes_reg(in, X86_REG_RSP))	/* and $-16,%rsp; mov (..),%rsp */
+		st->sp_ok = false;
+	if (writes_reg(in, X86_REG_RBP))
+		st->bp_ok = false;
+}
+
+static struct target *find_target(const struct sweep *w, uint64_t addr)
+{
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	uint32_t i;
+
+	while ((i = hindex__next(&w->target_index, &p,
+				 hindex__mix(7, addr))) != HINDEX_NONE)
+		if (w->targets[i].addr == addr)
+			return &w->targets[i];
+	return NULL;
+}
+
+/* @a merged with @b: a register they disagree on is unknown. */
+static struct regs_state merge(struct regs_state a, struct regs_state b)
+{
+	a.sp_ok = a.sp_ok && b.sp_ok && a.sp == b.sp;
+	a.bp_ok = a.bp_ok && b.bp_ok && a.bp == b.bp;
+	return a;
+}
+
+static bool same(const struct regs_state *a, const struct regs_state *b)
+{
+	return a->sp_ok == b->sp_ok && a->bp_ok == b->bp_ok &&
+	       (!a->sp_ok || a->sp == b->sp) && (!a->bp_ok || a->bp == b->bp);
+}
+
+/* A jump of @in to a fixed address leaves its state there. */
+static int note_jump(struct sweep *w, const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+	struct target *t;
+	uint64_t to;
+
+	if (x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
+		return 0;
+	to = (uint64_t)x->operands[0].imm;
+	if ((t = find_target(w, to))) {
+		struct regs_state m = merge(t->st, w->st);
+
+		if (!same(&m, &t->st)) {
+			t->st = m;
+			w->changed = true;
+		}
+		return 0;
+	}
+	if (grow(&w->targets, &w->targets_cap, w->ntargets + 1,
+		 sizeof(*w->targets), 64) ||
+	    hindex__insert(&w->target_index, hindex__mix(7, to),
+			   (uint32_t)w->ntargets))
+		return -ENOMEM;
+	w->targets[w->ntargets++] = (struct target){ to, w->st };
+	w->changed = true;
+	return 0;
+}
+
+static bool is_jump(const cs_insn *in)
+{
+	for (int g = 0; g < in->detail->groups_count; g++)
+		if (in->detail->groups[g] == CS_GRP_JUMP)
+			return true;
+	return false;
+}
+
+static bool is_exit(const cs_insn *in)
+{
+	return in->id == X86_INS_RET || in->id == X86_INS_JMP ||
+	       in->id == X86_INS_HLT || in->id == X86_INS_UD2;
+}
+
+/* The height change at the call at @addr: 0, or -ENOENT. */
+static int call_delta(struct sweep *w, uint64_t addr, int64_t *delta)
+{
+	struct cfi_regs r0 = { PROBE_SP, PROBE_BP0, addr };
+	struct cfi_regs r1 = { PROBE_SP, PROBE_BP1, addr };
+	uint64_t c0, c1;
+	struct regs_state *st = &w->st;
+
+	if (!module__cfa(w->m, addr, &r0, &c0) &&
+	    !module__cfa(w->m, addr, &r1, &c1)) {
+		if (c0 == c1) {			/* CFA = RSP + n */
+			*delta = (int64_t)(c0 - PROBE_SP);
+			st->sp = -*delta;
+			st->sp_ok = true;
+		} else if (c0 - PROBE_BP0 == c1 - PROBE_BP1) {	/* RBP + k */
+			int64_t bp = -(int64_t)(c0 - PROBE_BP0);
+
+			if (st->bp_ok && st->bp != bp)
+				st->sp_ok = false;	/* lost track */
+			st->bp = bp;
+			st->bp_ok = true;
+			if (!st->sp_ok)
+				return -ENOENT;
+			*delta = -st->sp;
+		} else {
+			return -ENOENT;
+		}
+	} else if (st->sp_ok) {			/* no CFI: tracking alone */
+		*delta = -st->sp;
+	} else {
+		return -ENOENT;
+	}
+	/* a callee's CFA lies below its caller's by at least the return
+	 * address; anything else is code this sweep misread */
+	return *delta >= 8 ? 0 : -ENOENT;
+}
+
+static int add_site(struct sweep *w, const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+	uint64_t ret = in->address + in->size;
+	int64_t delta;
+
+	if (x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
+		return 0;			/* indirect */
+	if ((uint64_t)x->operands[0].imm == ret)
+		return 0;			/* call next: a PC thunk */
+	if (!w->in_func || call_delta(w, in->address, &delta)) {
+		w->out->unknown++;
+		return 0;
+	}
+	if (grow(&w->out->v, &w->cap, w->out->n + 1, sizeof(*w->out->v),
+		 1024))
+		return -ENOMEM;
+	w->out->v[w->out->n++] = (struct callsite){ ret, w->func,
+		(uint64_t)x->operands[0].imm, delta };
+	return 0;
+}
+
+/* Function boundaries: the state restarts at each function's entry. */
+static void enter(struct sweep *w, uint64_t addr)
+{
+	struct module_func f;
+
+	if (module__function(w->m, addr, &f)) {
+		w->in_func = false;
+		return;
+	}
+	if (w->in_func && f.start == w->func)
+		return;
+	w->in_func = true;
+	w->func = f.start;
+	w->st = (struct regs_state){ .sp_ok = addr == f.start, .sp = -8 };
+	w->body = (struct regs_state){ 0 };
+	w->after_exit = w->guessed = false;
+}
+
+static int sweep_pass(struct sweep *w, cs_insn *in, uint64_t vaddr,
+		      const uint8_t *code, size_t size)
+{
+	const uint8_t *p = code;
+	uint64_t addr = vaddr;
+	struct target *t;
+	int ret = 0;
+
+	w->in_func = false;
+	w->changed = false;
+	while (!ret && size) {
+		if (!cs_disasm_iter(w->cs, &p, &size, &addr, in)) {
+			p++;		/* padding or data: resynchronise */
+			size--;
+			addr++;
+			w->in_func = false;
+			continue;
+		}
+		enter(w, in->address);
+		if (!w->in_func)
+			continue;
+		/* a function's entry starts afresh, whatever jumps there */
+		t = in->address == w->func ? NULL : find_target(w, in->address);
+		if (t && (w->after_exit || w->guessed))
+			w->st = t->st;
+		else if (t)
+			w->st = merge(w->st, t->st);
+		else if (w->after_exit)
+			w->st = w->body;
+		/* a block after an exit that no jump is known to reach
+		 * (padding, a loop entered from below): the body's state,
+		 * until a target says otherwise */
+		w->guessed = !t && (w->after_exit || w->guessed);
+		w->after_exit = false;
+		if (is_jump(in) && (ret = note_jump(w, in)))
+			break;
+		if (in->id == X86_INS_CALL) {
+			ret = add_site(w, in);
+			w->body = w->st;
+		} else if (is_exit(in)) {
+			w->after_exit = true;
+		} else {
+			struct regs_state before = w->st;
+
+			step(&w->st, in);
+			/* the body's state: as long as the stack does not
+			 * shrink (an epilogue's pop, add, leave) */
+			if (w->st.sp_ok && before.sp_ok &&
+			    w->st.sp <= before.sp)
+				w->body = w->st;
+		}
+	}
+	return ret;
+}
+
+static int sweep_section(void *arg, uint64_t vaddr, const uint8_t *code,
+			 size_t size)
+{
+	struct sweep *w = arg;
+	size_t n = w->out->n, unknown = w->out->unknown;
+	cs_insn *in = cs_malloc(w->cs);
+	int ret = 0;
+
+	if (!in)
+		return -ENOMEM;
+	for (int pass = 0; pass < SWEEP_PASSES && !ret; pass++) {
+		w->out->n = n;		/* the last pass's sites stand */
+		w->out->unknown = unknown;
+		ret = sweep_pass(w, in, vaddr, code, size);
+		if (!w->changed)
+			break;
+	}
+	cs_free(in, 1);
+	return ret;
+}
+
+static int cmp_site(const void *a, const void *b)
+{
+	const struct callsite *x = a, *y = b;
+
+	return x->ret < y->ret ? -1 : x->ret > y->ret;
+}
+
+int callsites__scan(struct module *m, struct callsites *out)
+{
+	struct sweep w = { .m = m, .out = out };
+	int ret;
+
+	*out = (struct callsites){ 0 };
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &w.cs) != CS_ERR_OK)
+		return -ENOTSUP;
+	cs_option(w.cs, CS_OPT_DETAIL, CS_OPT_ON);
+	ret = module__code(m, sweep_section, &w);
+	cs_close(&w.cs);
+	free(w.targets);
+	hindex__free(&w.target_index);
+	if (ret) {
+		callsites__free(out);
+		return ret;
+	}
+	if (out->n)
+		qsort(out->v, out->n, sizeof(*out->v), cmp_site);
+	return 0;
+}
+
+void callsites__free(struct callsites *cs)
+{
+	free(cs->v);
+	*cs = (struct callsites){ 0 };
+}
+
+const struct callsite *callsites__find(const struct callsites *cs,
+				       uint64_t ret)
+{
+	size_t lo = 0, hi = cs->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cs->v[mid].ret < ret)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < cs->n && cs->v[lo].ret == ret ? &cs->v[lo] : NULL;
+}
