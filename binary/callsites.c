@@ -175,12 +175,6 @@ static struct regs_state merge(struct regs_state a, struct regs_state b)
 	return a;
 }
 
-static bool same(const struct regs_state *a, const struct regs_state *b)
-{
-	return a->sp_ok == b->sp_ok && a->bp_ok == b->bp_ok &&
-	       (!a->sp_ok || a->sp == b->sp) && (!a->bp_ok || a->bp == b->bp);
-}
-
 /* A jump of @in to a fixed address leaves its state there. */
 static int note_jump(struct sweep *w, const cs_insn *in)
 {
@@ -194,7 +188,8 @@ static int note_jump(struct sweep *w, const cs_insn *in)
 	if ((t = find_target(w, to))) {
 		struct regs_state m = merge(t->st, w->st);
 
-		if (!same(&m, &t->st)) {
+		/* a merge only makes known registers unknown */
+		if (m.sp_ok != t->st.sp_ok || m.bp_ok != t->st.bp_ok) {
 			t->st = m;
 			w->changed = true;
 		}
