@@ -14,6 +14,11 @@
  * times, until no target's state changes, and the last pass's sites
  * stand.  The CFI corrects the tracked RSP at every call it describes
  * by RSP, so tracking matters only where the rule is RBP's.
+ *
+ * Calls through the GOT are linked by name: the first pass notes every
+ * "jmp *slot(%rip)" (a PLT stub's, at its start or after its endbr64),
+ * and a call to one, or a "call *slot(%rip)" (-fno-plt), names the
+ * symbol the module's relocations bind to that slot.
  */
 #include "binary/callsites.h"
 
@@ -21,6 +26,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/grow.h"
 #include "common/hindex.h"
@@ -32,6 +38,9 @@
 /* States only ever go from known to unknown, so passes converge; these
  * many suffice for any code GCC or Clang lays out (libc: 2). */
 #define SWEEP_PASSES 6
+
+/* A name longer than this is cut: no linker writes one. */
+#define NAME_MAX_BYTES 4096
 
 /* RSP and RBP as offsets from the CFA, where known. */
 struct regs_state {
@@ -58,6 +67,20 @@ struct sweep {
 	} *targets;
 	size_t ntargets, targets_cap;
 	struct hindex target_index;
+	int pass;
+	uint64_t endbr_end;	/* where the last endbr64 ended */
+	/* address -> value: jumps through a GOT slot (first pass) to
+	 * their slot; imported slots and exports to their names' offsets */
+	struct slot_ref {
+		uint64_t addr, val;
+	} *stubs;
+	size_t nstubs, stubs_cap;
+	uint64_t *got;		/* per site: the slot a call reads; 0: none */
+	size_t got_cap;
+	struct slot_ref *imports, *exports;
+	size_t nimports, imports_cap, nexports, exports_cap;
+	char *names;
+	size_t names_len, names_cap;
 };
 
 static bool is_reg(const cs_x86_op *op, x86_reg r)
@@ -205,6 +228,44 @@ static int note_jump(struct sweep *w, const cs_insn *in)
 	return 0;
 }
 
+/* The GOT slot a "jmp/call *disp(%rip)" reads, or 0. */
+static uint64_t rip_slot(const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const cs_x86_op *a = &x->operands[0];
+
+	if (x->op_count != 1 || a->type != X86_OP_MEM ||
+	    a->mem.base != X86_REG_RIP || a->mem.index != X86_REG_INVALID ||
+	    a->mem.segment != X86_REG_INVALID)
+		return 0;
+	return in->address + in->size + (uint64_t)a->mem.disp;
+}
+
+static int add_ref(struct slot_ref **v, size_t *n, size_t *cap, uint64_t a,
+		   uint64_t b)
+{
+	if (grow(v, cap, *n + 1, sizeof(**v), 64))
+		return -ENOMEM;
+	(*v)[(*n)++] = (struct slot_ref){ a, b };
+	return 0;
+}
+
+/* A jump through a GOT slot: a PLT stub's, reached at its address, or
+ * at its endbr64's. */
+static int note_stub(struct sweep *w, const cs_insn *in)
+{
+	uint64_t slot = rip_slot(in);
+	int ret;
+
+	if (!slot)
+		return 0;
+	ret = add_ref(&w->stubs, &w->nstubs, &w->stubs_cap, in->address, slot);
+	if (!ret && w->endbr_end == in->address)
+		ret = add_ref(&w->stubs, &w->nstubs, &w->stubs_cap,
+			      in->address - 4, slot);
+	return ret;
+}
+
 static bool is_jump(const cs_insn *in)
 {
 	for (int g = 0; g < in->detail->groups_count; g++)
@@ -259,22 +320,24 @@ static int call_delta(struct sweep *w, uint64_t addr, int64_t *delta)
 static int add_site(struct sweep *w, const cs_insn *in)
 {
 	const cs_x86 *x = &in->detail->x86;
-	uint64_t ret = in->address + in->size;
+	uint64_t ret = in->address + in->size, slot = rip_slot(in);
 	int64_t delta;
 
-	if (x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
+	if (!slot && (x->op_count != 1 || x->operands[0].type != X86_OP_IMM))
 		return 0;			/* indirect */
-	if ((uint64_t)x->operands[0].imm == ret)
+	if (!slot && (uint64_t)x->operands[0].imm == ret)
 		return 0;			/* call next: a PC thunk */
 	if (!w->in_func || call_delta(w, in->address, &delta)) {
 		w->out->unknown++;
 		return 0;
 	}
 	if (grow(&w->out->v, &w->cap, w->out->n + 1, sizeof(*w->out->v),
-		 1024))
+		 1024) ||
+	    grow(&w->got, &w->got_cap, w->out->n + 1, sizeof(*w->got), 1024))
 		return -ENOMEM;
+	w->got[w->out->n] = slot;
 	w->out->v[w->out->n++] = (struct callsite){ ret, w->func,
-		(uint64_t)x->operands[0].imm, delta };
+		slot ? 0 : (uint64_t)x->operands[0].imm, delta, NULL };
 	return 0;
 }
 
@@ -314,6 +377,11 @@ static int sweep_pass(struct sweep *w, cs_insn *in, uint64_t vaddr,
 			w->in_func = false;
 			continue;
 		}
+		if (in->id == X86_INS_ENDBR64)
+			w->endbr_end = in->address + in->size;
+		else if (!w->pass && in->id == X86_INS_JMP &&
+			 (ret = note_stub(w, in)))
+			break;
 		enter(w, in->address);
 		if (!w->in_func)
 			continue;
@@ -364,6 +432,7 @@ static int sweep_section(void *arg, uint64_t vaddr, const uint8_t *code,
 	for (int pass = 0; pass < SWEEP_PASSES && !ret; pass++) {
 		w->out->n = n;		/* the last pass's sites stand */
 		w->out->unknown = unknown;
+		w->pass = pass;
 		ret = sweep_pass(w, in, vaddr, code, size);
 		if (!w->changed)
 			break;
@@ -379,6 +448,101 @@ static int cmp_site(const void *a, const void *b)
 	return x->ret < y->ret ? -1 : x->ret > y->ret;
 }
 
+static int cmp_ref(const void *a, const void *b)
+{
+	const struct slot_ref *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static const struct slot_ref *find_ref(const struct slot_ref *v, size_t n,
+				       uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].addr == addr ? &v[lo] : NULL;
+}
+
+static int on_dynamic(void *arg, enum module_dyn kind, uint64_t addr,
+		      const char *name)
+{
+	struct sweep *w = arg;
+	size_t len = strnlen(name, NAME_MAX_BYTES - 1);
+	int ret;
+
+	if (grow(&w->names, &w->names_cap, w->names_len + len + 1, 1, 4096))
+		return -ENOMEM;
+	ret = kind == MODULE_IMPORT ?
+	      add_ref(&w->imports, &w->nimports, &w->imports_cap, addr,
+		      w->names_len) :
+	      add_ref(&w->exports, &w->nexports, &w->exports_cap, addr,
+		      w->names_len);
+	if (ret)
+		return ret;
+	memcpy(w->names + w->names_len, name, len);
+	w->names[w->names_len + len] = '\0';
+	w->names_len += len + 1;
+	return 0;
+}
+
+static int cmp_export(const void *a, const void *b)
+{
+	const struct callsite_export *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+/* Names the symbol of each call through a GOT slot, drops the calls
+ * through a slot no relocation names (a function pointer), and lists
+ * the exports. */
+static int link_names(struct sweep *w, struct callsites *out)
+{
+	size_t kept = 0;
+
+	if (w->nstubs)
+		qsort(w->stubs, w->nstubs, sizeof(*w->stubs), cmp_ref);
+	if (w->nimports)
+		qsort(w->imports, w->nimports, sizeof(*w->imports), cmp_ref);
+	for (size_t i = 0; i < out->n; i++) {
+		struct callsite c = out->v[i];
+		uint64_t slot = w->got[i];
+		const struct slot_ref *r;
+
+		if (!slot && (r = find_ref(w->stubs, w->nstubs, c.callee)))
+			slot = r->val;
+		r = slot ? find_ref(w->imports, w->nimports, slot) : NULL;
+		if (r)
+			c.import = w->names + r->val;
+		else if (w->got[i])
+			continue;
+		out->v[kept++] = c;
+	}
+	out->n = kept;
+	out->exports = malloc((w->nexports ? w->nexports : 1) *
+			      sizeof(*out->exports));
+	if (!out->exports)
+		return -ENOMEM;
+	for (size_t i = 0; i < w->nexports; i++)
+		out->exports[i] = (struct callsite_export){
+			w->exports[i].addr, w->names + w->exports[i].val };
+	out->nexports = w->nexports;
+	if (out->nexports)
+		qsort(out->exports, out->nexports, sizeof(*out->exports),
+		      cmp_export);
+	out->names = w->names;
+	w->names = NULL;
+	return 0;
+}
+
 int callsites__scan(struct module *m, struct callsites *out)
 {
 	struct sweep w = { .m = m, .out = out };
@@ -390,8 +554,17 @@ int callsites__scan(struct module *m, struct callsites *out)
 	cs_option(w.cs, CS_OPT_DETAIL, CS_OPT_ON);
 	ret = module__code(m, sweep_section, &w);
 	cs_close(&w.cs);
+	if (!ret)
+		ret = module__dynamic(m, on_dynamic, &w);
+	if (!ret)
+		ret = link_names(&w, out);
 	free(w.targets);
 	hindex__free(&w.target_index);
+	free(w.stubs);
+	free(w.got);
+	free(w.imports);
+	free(w.exports);
+	free(w.names);
 	if (ret) {
 		callsites__free(out);
 		return ret;
@@ -401,9 +574,30 @@ int callsites__scan(struct module *m, struct callsites *out)
 	return 0;
 }
 
+int callsites__export(const struct callsites *cs, const char *name,
+		      uint64_t *addr)
+{
+	size_t lo = 0, hi = cs->nexports;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(cs->exports[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == cs->nexports || strcmp(cs->exports[lo].name, name))
+		return -ENOENT;
+	*addr = cs->exports[lo].addr;
+	return 0;
+}
+
 void callsites__free(struct callsites *cs)
 {
 	free(cs->v);
+	free(cs->exports);
+	free(cs->names);
 	*cs = (struct callsites){ 0 };
 }
 

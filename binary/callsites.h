@@ -11,8 +11,11 @@
  * and lea of RSP, "mov %rsp,%rbp", "leave".  A site whose n neither
  * gives (stack realignment, RSP from memory) is left out, never guessed.
  *
- * Indirect calls have no static callee and are not listed; a call to a
- * PLT stub lists the stub (the library function is learned).
+ * Indirect calls have no static callee and are not listed.  A call to a
+ * PLT stub (a "jmp *slot(%rip)", after an endbr64 or not) names the
+ * symbol the dynamic relocations bind that slot to, and the module's
+ * exports are listed, so that a program's modules can be linked by
+ * name as the dynamic linker does (see callsites__export()).
  */
 #ifndef ICPPD_BINARY_CALLSITES_H
 #define ICPPD_BINARY_CALLSITES_H
@@ -27,6 +30,12 @@ struct callsite {
 	uint64_t caller;	/* start of the calling function */
 	uint64_t callee;	/* the call's target */
 	int64_t delta;		/* callee height - caller height (n) */
+	const char *import;	/* a PLT stub's symbol, or NULL */
+};
+
+struct callsite_export {
+	uint64_t addr;		/* link-time */
+	const char *name;
 };
 
 struct callsites {
@@ -35,15 +44,23 @@ struct callsites {
 	/* direct calls left out: no function known at the site, or no
 	 * height change that holds on every path */
 	size_t unknown;
+	struct callsite_export *exports;	/* sorted by name */
+	size_t nexports;
+	char *names;		/* what import and name point into */
 };
 
 /*
- * Decodes the executable sections of @m (module__code).  0, or -errno
- * (-ENOMEM; what module__code returns; -ENOTSUP when Capstone cannot
- * be opened).  Work is linear in the code's size.
+ * Decodes the executable sections of @m (module__code) and reads its
+ * dynamic symbols (module__dynamic).  0, or -errno (-ENOMEM; what those
+ * return; -ENOTSUP when Capstone cannot be opened).  Work is linear in
+ * the code's size and the symbols'.
  */
 int callsites__scan(struct module *m, struct callsites *out);
 void callsites__free(struct callsites *cs);
+
+/* The address of the function @m exports as @name: 0, or -ENOENT. */
+int callsites__export(const struct callsites *cs, const char *name,
+		      uint64_t *addr);
 
 /* The site whose return address is @ret, or NULL. */
 const struct callsite *callsites__find(const struct callsites *cs,

@@ -645,29 +645,119 @@ static int each_code_section(Elf *elf, module_code_fn fn, void *arg)
 	return ret;
 }
 
-int module__code(struct module *m, module_code_fn fn, void *arg)
+/* Each dynamic symbol of @elf's table @dynsym that names a function it
+ * defines (not an IFUNC: its value is the resolver, not the code that
+ * runs), then each relocation of a GOT slot to a named symbol. */
+static int each_dynamic(Elf *elf, module_dynamic_fn fn, void *arg)
+{
+	Elf_Scn *scn = NULL;
+	int ret = 0;
+
+	while (!ret && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh, link;
+		Elf_Scn *ls;
+		Elf_Data *d, *syms;
+		size_t count;
+
+		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
+		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_RELA))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf)
+			continue;
+		/* as in add_symbols: what the data holds, whatever the
+		 * header claims */
+		count = d->d_size / (sh.sh_type == SHT_RELA ?
+				     sizeof(Elf64_Rela) : sizeof(Elf64_Sym));
+		if (sh.sh_size / sh.sh_entsize < count)
+			count = sh.sh_size / sh.sh_entsize;
+		if (sh.sh_type == SHT_DYNSYM) {
+			for (size_t i = 0; i < count && !ret; i++) {
+				GElf_Sym s;
+				const char *name;
+
+				if (!gelf_getsym(d, (int)i, &s))
+					break;
+				if (GELF_ST_TYPE(s.st_info) != STT_FUNC ||
+				    s.st_shndx == SHN_UNDEF || !s.st_value)
+					continue;
+				name = elf_strptr(elf, sh.sh_link, s.st_name);
+				if (name && *name)
+					ret = fn(arg, MODULE_EXPORT, s.st_value,
+						 name);
+			}
+			continue;
+		}
+		/* a RELA section's symbols: the table its sh_link names */
+		ls = elf_getscn(elf, sh.sh_link);
+		if (!ls || !gelf_getshdr(ls, &link) ||
+		    link.sh_type != SHT_DYNSYM ||
+		    !(syms = elf_getdata(ls, NULL)))
+			continue;
+		for (size_t i = 0; i < count && !ret; i++) {
+			GElf_Rela r;
+			GElf_Sym s;
+			const char *name;
+			uint64_t type;
+
+			if (!gelf_getrela(d, (int)i, &r))
+				break;
+			type = GELF_R_TYPE(r.r_info);
+			if ((type != R_X86_64_JUMP_SLOT &&
+			     type != R_X86_64_GLOB_DAT) ||
+			    !GELF_R_SYM(r.r_info) ||
+			    !gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &s))
+				continue;
+			name = elf_strptr(elf, link.sh_link, s.st_name);
+			if (name && *name)
+				ret = fn(arg, MODULE_IMPORT, r.r_offset, name);
+		}
+	}
+	return ret;
+}
+
+/* Opens the module's file again (build-id checked), for @code or
+ * @dynamic (one of them). */
+static int reread(struct module *m, module_code_fn code,
+		  module_dynamic_fn dynamic, void *arg)
 {
 	struct module again = { .path = m->path };
-	int fd, ret;
+	Elf *elf = m->elf;
+	int fd = -1, ret = 0;
 
 	if (m->error)
 		return m->error;
-	if (m->image)		/* in memory: every section is there */
-		return each_code_section(m->elf, fn, arg);
-	fd = m->cache ? open_mapped(m->path, &m->origin) : open_regular(m->path);
-	if (fd < 0)
-		return fd;
-	again.elf = elf_begin(fd, ELF_C_READ, NULL);
-	ret = is_elf64(again.elf);
-	if (!ret) {
-		read_build_id(&again);
-		ret = strcmp(again.build_id, m->build_id) ? -ESTALE :
-		      each_code_section(again.elf, fn, arg);
+	if (!m->image) {	/* in memory: every section is there */
+		fd = m->cache ? open_mapped(m->path, &m->origin) :
+				open_regular(m->path);
+		if (fd < 0)
+			return fd;
+		elf = again.elf = elf_begin(fd, ELF_C_READ, NULL);
+		ret = is_elf64(elf);
+		if (!ret) {
+			read_build_id(&again);
+			if (strcmp(again.build_id, m->build_id))
+				ret = -ESTALE;
+		}
 	}
+	if (!ret)
+		ret = code ? each_code_section(elf, code, arg) :
+			     each_dynamic(elf, dynamic, arg);
 	if (again.elf)
 		elf_end(again.elf);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return ret;
+}
+
+int module__code(struct module *m, module_code_fn fn, void *arg)
+{
+	return reread(m, fn, NULL, arg);
+}
+
+int module__dynamic(struct module *m, module_dynamic_fn fn, void *arg)
+{
+	return reread(m, NULL, fn, arg);
 }
 
 /* ---- the cache ------------------------------------------------------ */

@@ -81,6 +81,18 @@ typedef int (*module_code_fn)(void *arg, uint64_t vaddr, const uint8_t *code,
 int module__code(struct module *m, module_code_fn fn, void *arg);
 
 /*
+ * The dynamic linking of @m, read again from the file as module__code()
+ * does: each function it exports (@addr: its link-time address) and each
+ * GOT slot it imports a symbol through (@addr: the slot's address; the
+ * PLT stubs jump through these), with the symbol's name (valid during
+ * the call).  IFUNC symbols are not exports: their value is a resolver.
+ */
+enum module_dyn { MODULE_EXPORT, MODULE_IMPORT };
+typedef int (*module_dynamic_fn)(void *arg, enum module_dyn kind,
+				 uint64_t addr, const char *name);
+int module__dynamic(struct module *m, module_dynamic_fn fn, void *arg);
+
+/*
  * Cache of modules by path and inode.
  *
  * A mapping's file is opened as the kernel mapped it, through

@@ -188,7 +188,7 @@ static int load(struct store **st, const char *db, const char *arg,
 	} else {
 		struct store_selection sel = { .run_id = id };
 
-		ret = run_profile__infer(*st, &sel, false, &p);
+		ret = run_profile__infer(*st, &sel, RUN_PROFILE_STATIC, &p);
 	}
 	if (ret == 1 && truth)
 		log_error("run %lld has no true paths: only icppd validate "

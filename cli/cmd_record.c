@@ -46,13 +46,16 @@ const struct cli_command record_command = {
 
 /* The inferred contexts are stored with the samples, so the v_inferred
  * and v_kccf views answer as soon as the run ends.  A failure costs
- * only that: report infers again. */
+ * only that: report infers again.  From the path maps alone: reading
+ * the binaries' direct calls costs about a second of CPU per 2 MB of
+ * code, which the run's cost should not carry; report reads them and
+ * stores its inference in place of this one. */
 static int record_finish(const struct run_result *res)
 {
 	struct store_selection sel = { .run_id = res->run_id };
 	struct run_profile p;
 
-	run_profile__infer(res->store, &sel, true, &p);
+	run_profile__infer(res->store, &sel, RUN_PROFILE_SAVE, &p);
 	run_profile__free(&p);
 	return 0;
 }

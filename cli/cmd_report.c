@@ -218,7 +218,8 @@ int cmd_report(int argc, char **argv)
 	v.p = &p;
 	st = report__open(o.db);
 	if (!st || select_runs(st, &o, &sel, exe_path, sizeof(exe_path)) ||
-	    run_profile__infer(st, &sel, true, &p) ||
+	    run_profile__infer(st, &sel, RUN_PROFILE_SAVE | RUN_PROFILE_STATIC,
+			       &p) ||
 	    report__check(&p, o.db, o.pid || o.exe, v.k))
 		goto out;
 	if (o.lines && !(v.lines = lines__new()))

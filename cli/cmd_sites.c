@@ -87,7 +87,10 @@ int cmd_sites(int argc, char **argv)
 		label(m, c->caller, caller, sizeof(caller));
 		if (o.function && strcmp(caller, o.function))
 			continue;
-		label(m, c->callee, callee, sizeof(callee));
+		if (c->import)
+			snprintf(callee, sizeof(callee), "%s@plt", c->import);
+		else
+			label(m, c->callee, callee, sizeof(callee));
 		printf("0x%llx\t%s\t%s\t%lld\n", (unsigned long long)c->ret,
 		       caller, callee, (long long)c->delta);
 		shown++;

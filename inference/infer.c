@@ -1,23 +1,43 @@
 /*
  * infer.c - the inference engine (see infer.h for the rules).
  *
- * Per program: the map's nodes, then three tables built once by
+ * Per program: the map's nodes, then tables built once by
  * infer__end_map() from sorted copies - CIDs with their candidate
- * ranges, call-graph edges grouped by callee, and the memo of searches.
- * A lookup is one hash probe and a compare of (function, height).
+ * ranges, and call-graph edges grouped by callee - and the memos of
+ * searches.  A lookup is one hash probe and a compare of (function,
+ * height).  Calls the binary proves (infer__add_call) join the edges
+ * when the next CID is attributed; the memos start afresh then.
+ *
+ * The search for a missing CID (f, h) counts the chains of edges from it
+ * up to a known CID: N(f, h) = the sum over edges g -> f of size d of
+ * N(g, h - d), where a known CID counts its candidates.  Sizes are
+ * positive, so heights fall along a chain and the recursion ends; N is
+ * memoised per (function, height) for the whole map, so a state is
+ * counted once whatever CID reaches it.  Before searching, each
+ * function's lowest possible height (from the known CIDs down the
+ * edges, Dijkstra) prunes every state below it: most of a big program's
+ * static call graph cannot reach a sample's height from any root.  The
+ * chains are then listed, following only states that lead somewhere,
+ * up to max_solutions.
  */
+#define _GNU_SOURCE
 #include "inference/infer.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/grow.h"
 
-#define DEFAULT_MAX_EDGES 6
-#define DEFAULT_MAX_STATES 4096
+#define DEFAULT_MAX_EDGES 24
+#define DEFAULT_MAX_STATES 65536
 #define DEFAULT_MAX_SOLUTIONS 64
-#define MAX_EDGES_LIMIT 32
+#define MAX_EDGES_LIMIT 64
+/* The weight of a call the binary proves but no learned path took, in
+ * samples: learned edges outweigh it as soon as one sample took them. */
+#define PROVEN_PRIOR 0.25
+#define NO_HEIGHT INT64_MAX
 
 struct mnode {
 	int64_t func, height;
@@ -34,7 +54,8 @@ struct cid_entry {
 
 struct edge {
 	int64_t callee, caller, delta;
-	double count;
+	double count;		/* learned samples through it */
+	bool proven;		/* a call the binary shows */
 };
 
 struct callee {
@@ -51,7 +72,21 @@ struct solution {
 struct memo {
 	int64_t func, height;
 	uint32_t first, n;	/* range of sols */
+	uint32_t exact;
 	enum cct_how how;
+};
+
+/* A searched state: the chains from it to known CIDs. */
+struct state {
+	int64_t func, height;
+	double chains;
+};
+
+/* A function of the call graph: its lowest possible height and its
+ * edges as a caller (indexes into the map's by_caller). */
+struct fnode {
+	int64_t func, hmin;
+	uint32_t first, n;
 };
 
 struct map {
@@ -64,10 +99,18 @@ struct map {
 	size_t ncands;
 	struct hindex cid_index;
 	struct edge *edges;
-	size_t nedges;
+	size_t nedges, edges_cap;
+	bool dirty;		/* edges added since the tables were built */
 	struct callee *callees;
 	size_t ncallees;
 	struct hindex callee_index;
+	struct fnode *fnodes;
+	size_t nfnodes;
+	struct hindex fnode_index;
+	uint32_t *by_caller;	/* edge indexes, by caller */
+	struct state *states;
+	size_t nstates, states_cap;
+	struct hindex state_index;
 	struct memo *memos;
 	size_t nmemos, memos_cap;
 	struct hindex memo_index;
@@ -113,6 +156,11 @@ static void map_free(struct map *m)
 	free(m->edges);
 	free(m->callees);
 	hindex__free(&m->callee_index);
+	free(m->fnodes);
+	hindex__free(&m->fnode_index);
+	free(m->by_caller);
+	free(m->states);
+	hindex__free(&m->state_index);
 	free(m->memos);
 	hindex__free(&m->memo_index);
 	free(m->sols);
@@ -189,16 +237,12 @@ static int cmp_mnode(const void *a, const void *b)
 	return x->cct < y->cct ? -1 : x->cct > y->cct;
 }
 
-/* Frames the candidates cands[0, n) share from the leaf up. */
-static uint32_t shared_suffix(struct cct *t, const struct infer_cand *c,
-			      uint32_t n)
+/* Frames the contexts cur[0, n) share from the leaf up (at least the
+ * leaf); @cur is scratch, walked up in place. */
+static uint32_t shared_suffix(struct cct *t, uint32_t *cur, uint32_t n)
 {
-	uint32_t *cur = malloc(n * sizeof(*cur)), exact = 0;
+	uint32_t exact = 0;
 
-	if (!cur)
-		return 1;	/* the leaf is always shared */
-	for (uint32_t i = 0; i < n; i++)
-		cur[i] = c[i].node;
 	for (;;) {
 		int64_t f = cct__node(t, cur[0])->frame;
 		uint32_t i;
@@ -214,8 +258,22 @@ static uint32_t shared_suffix(struct cct *t, const struct infer_cand *c,
 		for (i = 0; i < n; i++)
 			cur[i] = cct__node(t, cur[i])->parent;
 	}
-	free(cur);
 	return exact ? exact : 1;
+}
+
+/* The same for candidates. */
+static uint32_t cands_suffix(struct cct *t, const struct infer_cand *c,
+			     uint32_t n)
+{
+	uint32_t *cur = malloc(n * sizeof(*cur)), exact;
+
+	if (!cur)
+		return 1;	/* the leaf is always shared */
+	for (uint32_t i = 0; i < n; i++)
+		cur[i] = c[i].node;
+	exact = shared_suffix(t, cur, n);
+	free(cur);
+	return exact;
 }
 
 static int build_cids(struct infer *inf, struct map *m)
@@ -259,7 +317,7 @@ static int build_cids(struct infer *inf, struct map *m)
 		}
 		c->exact = c->n == 1 ?
 			cct__node(inf->cct, m->cands[c->first].node)->depth :
-			shared_suffix(inf->cct, &m->cands[c->first], c->n);
+			cands_suffix(inf->cct, &m->cands[c->first], c->n);
 		if (hindex__insert(&m->cid_index, cid_hash(c->func, c->height),
 				   (uint32_t)m->ncids))
 			return -ENOMEM;
@@ -279,53 +337,223 @@ static int cmp_edge(const void *a, const void *b)
 	return x->delta < y->delta ? -1 : x->delta > y->delta;
 }
 
-/* The call graph: one edge per (caller, callee, frame size) with the
- * training samples that passed through it. */
-static int build_edges(struct map *m)
+static double weight(const struct edge *e)
 {
-	size_t n = 0;
+	return e->count + (e->proven ? PROVEN_PRIOR : 0);
+}
 
-	m->edges = malloc((m->nnodes ? m->nnodes : 1) * sizeof(*m->edges));
-	if (!m->edges)
-		return -ENOMEM;
+/* The learned call graph: one edge per parent -> child of the map,
+ * with the training samples that passed through it. */
+static int learned_edges(struct map *m)
+{
 	for (size_t i = 0; i < m->nnodes; i++) {
 		const struct mnode *c = &m->nodes[i], *p;
 
 		if (c->parent == CCT_NONE)
 			continue;
 		p = &m->nodes[c->parent];
-		m->edges[n++] = (struct edge){ c->func, p->func,
-			c->height - p->height, (double)c->total };
+		if (grow(&m->edges, &m->edges_cap, m->nedges + 1,
+			 sizeof(*m->edges), 1024))
+			return -ENOMEM;
+		m->edges[m->nedges++] = (struct edge){ c->func, p->func,
+			c->height - p->height, (double)c->total, false };
 	}
-	qsort(m->edges, n, sizeof(*m->edges), cmp_edge);
+	return 0;
+}
+
+static struct fnode *find_fnode(const struct map *m, int64_t func)
+{
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	uint32_t i;
+
+	while ((i = hindex__next(&m->fnode_index, &p,
+				 hindex__mix(8, (uint64_t)func))) != HINDEX_NONE)
+		if (m->fnodes[i].func == func)
+			return &m->fnodes[i];
+	return NULL;
+}
+
+static int add_fnode(struct map *m, int64_t func, size_t *cap)
+{
+	if (find_fnode(m, func))
+		return 0;
+	if (grow(&m->fnodes, cap, m->nfnodes + 1, sizeof(*m->fnodes), 1024) ||
+	    hindex__insert(&m->fnode_index, hindex__mix(8, (uint64_t)func),
+			   (uint32_t)m->nfnodes))
+		return -ENOMEM;
+	m->fnodes[m->nfnodes++] = (struct fnode){ func, NO_HEIGHT, 0, 0 };
+	return 0;
+}
+
+static int cmp_by_caller(const void *a, const void *b, void *arg)
+{
+	const struct edge *e = arg;
+	int64_t x = e[*(const uint32_t *)a].caller;
+	int64_t y = e[*(const uint32_t *)b].caller;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A binary heap of (height, fnode) for Dijkstra; stale entries are
+ * skipped when popped. */
+struct heap {
+	struct hitem { int64_t h; uint32_t f; } *v;
+	size_t n, cap;
+};
+
+static int heap_push(struct heap *q, int64_t h, uint32_t f)
+{
+	size_t i;
+
+	if (grow(&q->v, &q->cap, q->n + 1, sizeof(*q->v), 1024))
+		return -ENOMEM;
+	for (i = q->n++; i && q->v[(i - 1) / 2].h > h; i = (i - 1) / 2)
+		q->v[i] = q->v[(i - 1) / 2];
+	q->v[i] = (struct hitem){ h, f };
+	return 0;
+}
+
+static struct hitem heap_pop(struct heap *q)
+{
+	struct hitem top = q->v[0], last = q->v[--q->n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= q->n)
+			break;
+		if (c + 1 < q->n && q->v[c + 1].h < q->v[c].h)
+			c++;
+		if (q->v[c].h >= last.h)
+			break;
+		q->v[i] = q->v[c];
+		i = c;
+	}
+	if (q->n)
+		q->v[i] = last;
+	return top;
+}
+
+/*
+ * Each function's lowest possible height: a known CID's height, or a
+ * caller's lowest plus the edge's size, whichever is lower (Dijkstra:
+ * sizes are positive).  A function no known CID reaches keeps
+ * NO_HEIGHT, and a search never enters it.
+ */
+static int lowest_heights(struct map *m)
+{
+	struct heap q = { 0 };
+	size_t cap = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < m->nedges && !ret; i++)
+		ret = add_fnode(m, m->edges[i].caller, &cap) ||
+		      add_fnode(m, m->edges[i].callee, &cap) ? -ENOMEM : 0;
+	for (size_t i = 0; i < m->ncids && !ret; i++)
+		ret = add_fnode(m, m->cids[i].func, &cap);
+	m->by_caller = malloc((m->nedges ? m->nedges : 1) * sizeof(uint32_t));
+	if (ret || !m->by_caller)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nedges; i++)
+		m->by_caller[i] = (uint32_t)i;
+	qsort_r(m->by_caller, m->nedges, sizeof(uint32_t), cmp_by_caller,
+		m->edges);
+	for (size_t i = 0; i < m->nedges;) {
+		struct fnode *f = find_fnode(m, m->edges[m->by_caller[i]].caller);
+
+		f->first = (uint32_t)i;
+		while (i < m->nedges &&
+		       m->edges[m->by_caller[i]].caller == f->func)
+			i++;
+		f->n = (uint32_t)i - f->first;
+	}
+	for (size_t i = 0; i < m->ncids && !ret; i++) {
+		struct fnode *f = find_fnode(m, m->cids[i].func);
+
+		if (m->cids[i].height < f->hmin) {
+			f->hmin = m->cids[i].height;
+			ret = heap_push(&q, f->hmin, (uint32_t)(f - m->fnodes));
+		}
+	}
+	while (!ret && q.n) {
+		struct hitem it = heap_pop(&q);
+		const struct fnode *f = &m->fnodes[it.f];
+
+		if (it.h != f->hmin)
+			continue;
+		for (uint32_t j = 0; j < f->n && !ret; j++) {
+			const struct edge *e = &m->edges[m->by_caller[f->first + j]];
+			struct fnode *to = find_fnode(m, e->callee);
+
+			if (e->delta > 0 && it.h + e->delta < to->hmin) {
+				to->hmin = it.h + e->delta;
+				ret = heap_push(&q, to->hmin,
+						(uint32_t)(to - m->fnodes));
+			}
+		}
+	}
+	free(q.v);
+	return ret;
+}
+
+/*
+ * The call graph's tables from m->edges (learned and proven, in any
+ * order, repeats allowed): one edge per (caller, callee, size), grouped
+ * by callee, and the lowest heights.  Searches made before are
+ * forgotten: the graph they searched has changed.
+ */
+static int index_edges(struct map *m)
+{
+	size_t n = 0;
+
+	m->dirty = false;
+	free(m->callees);
+	hindex__free(&m->callee_index);
+	free(m->fnodes);
+	m->fnodes = NULL;
+	m->nfnodes = 0;
+	hindex__free(&m->fnode_index);
+	free(m->by_caller);
+	m->by_caller = NULL;
+	m->ncallees = m->nstates = m->nmemos = 0;
+	hindex__clear(&m->state_index);
+	hindex__clear(&m->memo_index);
+	if (m->nedges)
+		qsort(m->edges, m->nedges, sizeof(*m->edges), cmp_edge);
+	for (size_t i = 0; i < m->nedges; i++) {
+		struct edge *e = &m->edges[i];
+
+		if (e->delta <= 0)	/* a crafted map: no chain ends */
+			continue;
+		if (n && m->edges[n - 1].callee == e->callee &&
+		    m->edges[n - 1].caller == e->caller &&
+		    m->edges[n - 1].delta == e->delta) {
+			m->edges[n - 1].count += e->count;
+			m->edges[n - 1].proven |= e->proven;
+		} else {
+			m->edges[n++] = *e;
+		}
+	}
+	m->nedges = n;
 	m->callees = malloc((n ? n : 1) * sizeof(*m->callees));
 	if (!m->callees)
 		return -ENOMEM;
 	for (size_t i = 0; i < n;) {
 		struct callee *c = &m->callees[m->ncallees];
-		size_t first = m->nedges;
 
-		*c = (struct callee){ m->edges[i].callee, (uint32_t)first, 0, 0 };
+		*c = (struct callee){ m->edges[i].callee, (uint32_t)i, 0, 0 };
 		for (; i < n && m->edges[i].callee == c->func; i++) {
-			struct edge *e = &m->edges[m->nedges];
-
-			if (m->nedges > first && e[-1].caller == m->edges[i].caller &&
-			    e[-1].delta == m->edges[i].delta) {
-				e[-1].count += m->edges[i].count;
-			} else {
-				*e = m->edges[i];
-				m->nedges++;
-			}
-			c->sum += m->edges[i].count;
+			c->sum += weight(&m->edges[i]);
+			c->n++;
 		}
-		c->n = (uint32_t)(m->nedges - first);
 		if (hindex__insert(&m->callee_index,
 				   hindex__mix(5, (uint64_t)c->func),
 				   (uint32_t)m->ncallees))
 			return -ENOMEM;
 		m->ncallees++;
 	}
-	return 0;
+	return lowest_heights(m);
 }
 
 int infer__end_map(struct infer *inf)
@@ -338,14 +566,32 @@ int infer__end_map(struct infer *inf)
 	inf->building = NULL;
 	/* edges need the nodes in their order (parent indexes); the CID
 	 * table then sorts them in place */
-	ret = build_edges(m);
+	ret = learned_edges(m);
 	if (!ret)
 		ret = build_cids(inf, m);
+	if (!ret)
+		ret = index_edges(m);
 	/* the tables hold all that lookups and searches need */
 	free(m->nodes);
 	m->nodes = NULL;
 	m->nnodes = m->nodes_cap = 0;
 	return ret;
+}
+
+int infer__add_call(struct infer *inf, int64_t program_id, int64_t caller,
+		    int64_t callee, int64_t delta)
+{
+	struct map *m = find_map(inf, program_id);
+
+	if (!m || m == inf->building || delta <= 0)
+		return -EINVAL;
+	if (grow(&m->edges, &m->edges_cap, m->nedges + 1, sizeof(*m->edges),
+		 1024))
+		return -ENOMEM;
+	m->edges[m->nedges++] = (struct edge){ callee, caller, delta, 0, true };
+	m->dirty = true;
+	inf->stats.calls++;
+	return 0;
 }
 
 static const struct cid_entry *find_cid(const struct map *m, int64_t func,
@@ -386,15 +632,97 @@ static const struct callee *find_callee(const struct map *m, int64_t func)
 	return NULL;
 }
 
+static uint64_t state_hash(int64_t func, int64_t height)
+{
+	return hindex__mix(hindex__mix(9, (uint64_t)func), (uint64_t)height);
+}
+
+static const struct state *find_state(const struct map *m, int64_t func,
+				      int64_t height)
+{
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	uint32_t i;
+
+	while ((i = hindex__next(&m->state_index, &p,
+				 state_hash(func, height))) != HINDEX_NONE)
+		if (m->states[i].func == func && m->states[i].height == height)
+			return &m->states[i];
+	return NULL;
+}
+
 /* One search: the chain below the current state, from the leaf up. */
 struct search {
 	struct infer *inf;
 	struct map *m;
 	int64_t chain[MAX_EDGES_LIMIT + 1];
 	unsigned states;
+	bool cut;		/* a bound cut the search short */
 	size_t first;		/* this search's solutions: m->sols[first..] */
 	int err;
 };
+
+/* Can the frame of @e's caller at @up lie on a chain to a known CID? */
+static bool feasible(const struct map *m, const struct edge *e, int64_t up)
+{
+	const struct fnode *f;
+
+	if (up <= 0)
+		return false;
+	f = find_fnode(m, e->caller);
+	return f && up >= f->hmin;
+}
+
+/*
+ * The chains from frame chain[depth] at height @h (not a known CID) up
+ * to known CIDs, each of which counts its candidates.  Memoised when no
+ * bound cut the count short: then it holds whatever the depth.
+ */
+static double count_chains(struct search *s, int64_t h, unsigned depth)
+{
+	struct map *m = s->m;
+	const struct infer_limits *lim = &s->inf->lim;
+	const struct callee *c = find_callee(m, s->chain[depth]);
+	const struct state *st = find_state(m, s->chain[depth], h);
+	bool cut = s->cut;
+	double chains = 0;
+
+	if (st)
+		return st->chains;
+	if (++s->states > lim->max_states) {
+		s->cut = true;
+		return 0;
+	}
+	s->cut = false;
+	for (uint32_t i = 0; c && i < c->n && !s->err; i++) {
+		const struct edge *e = &m->edges[c->first + i];
+		const struct cid_entry *k;
+		int64_t up = h - e->delta;
+
+		if (!feasible(m, e, up))
+			continue;
+		if ((k = find_cid(m, e->caller, up))) {
+			chains += k->n;
+		} else if (depth + 1 < lim->max_edges) {
+			s->chain[depth + 1] = e->caller;
+			chains += count_chains(s, up, depth + 1);
+		} else {
+			s->cut = true;
+		}
+	}
+	if (!s->cut && !s->err) {
+		if (grow(&m->states, &m->states_cap, m->nstates + 1,
+			 sizeof(*m->states), 1024) ||
+		    hindex__insert(&m->state_index,
+				   state_hash(s->chain[depth], h),
+				   (uint32_t)m->nstates))
+			s->err = -ENOMEM;
+		else
+			m->states[m->nstates++] = (struct state){
+				s->chain[depth], h, chains };
+	}
+	s->cut = s->cut || cut;
+	return chains;
+}
 
 /* A solution: the anchor context, then chain[depth] ... chain[0]. */
 static void add_solution(struct search *s, uint32_t anchor, unsigned depth,
@@ -413,38 +741,44 @@ static void add_solution(struct search *s, uint32_t anchor, unsigned depth,
 }
 
 /*
- * Explains frame chain[depth] at height @h: every edge into it from a
- * caller G whose frame ends at h - delta.  A known CID there anchors a
- * solution (its candidates by training frequency); else go on up.
- * Depth-first, bounded by edges, states and solutions.
+ * Lists the chains from frame chain[depth] at height @h, each weighted
+ * by the probability of its path walking up from the leaf: each edge's
+ * share of its callee's callers (learned samples, a proven call's
+ * prior), times the anchor's share of its CID.  Follows only states
+ * that lead to a known CID; bounded by states and solutions.
  */
-static void search(struct search *s, int64_t h, unsigned depth, double p)
+static void list_chains(struct search *s, int64_t h, unsigned depth, double p)
 {
-	const struct callee *c = find_callee(s->m, s->chain[depth]);
+	struct map *m = s->m;
 	const struct infer_limits *lim = &s->inf->lim;
+	const struct callee *c = find_callee(m, s->chain[depth]);
 
 	for (uint32_t i = 0; c && i < c->n && !s->err; i++) {
-		const struct edge *e = &s->m->edges[c->first + i];
+		const struct edge *e = &m->edges[c->first + i];
 		const struct cid_entry *k;
-		double pe = p * e->count / c->sum;
+		const struct state *st;
+		double pe = p * weight(e) / c->sum;
 		int64_t up = h - e->delta;
 
 		if (++s->states > lim->max_states ||
-		    s->m->nsols - s->first >= lim->max_solutions)
+		    m->nsols - s->first >= lim->max_solutions) {
+			s->cut = true;
 			return;
-		if (up <= 0)
+		}
+		if (!feasible(m, e, up))
 			continue;
-		k = find_cid(s->m, e->caller, up);
-		if (k) {
+		if ((k = find_cid(m, e->caller, up))) {
 			for (uint32_t j = 0; j < k->n && !s->err; j++) {
 				const struct infer_cand *a =
-					&s->m->cands[k->first + j];
+					&m->cands[k->first + j];
 
-				add_solution(s, a->node, depth, a->total * pe);
+				add_solution(s, a->node, depth, a->share * pe);
 			}
-		} else if (depth + 1 < lim->max_edges) {
+		} else if (depth + 1 < lim->max_edges &&
+			   (!(st = find_state(m, e->caller, up)) ||
+			    st->chains > 0)) {
 			s->chain[depth + 1] = e->caller;
-			search(s, up, depth + 1, pe);
+			list_chains(s, up, depth + 1, pe);
 		}
 	}
 }
@@ -468,6 +802,34 @@ static int unknown_node(struct infer *inf, int64_t func, int64_t height,
 	return ret ? ret : cct__child(inf->cct, up, func, node);
 }
 
+/* How a search's solutions are shown: one chain, counted without a cut,
+ * is precise (every frame certain); all of several, ambiguous (the
+ * frames they share certain); a list a bound cut short, searched (only
+ * the leaf certain). */
+static void classify(struct infer *inf, struct map *m, struct memo *mo,
+		     double chains, bool cut)
+{
+	uint32_t *cur;
+
+	mo->how = CCT_SEARCHED;
+	mo->exact = 1;
+	if (cut || chains != mo->n)
+		return;
+	if (mo->n == 1) {
+		mo->how = CCT_PRECISE;
+		mo->exact = cct__node(inf->cct, m->sols[mo->first].node)->depth;
+		return;
+	}
+	cur = malloc(mo->n * sizeof(*cur));
+	if (!cur)
+		return;
+	for (uint32_t i = 0; i < mo->n; i++)
+		cur[i] = m->sols[mo->first + i].node;
+	mo->how = CCT_AMBIGUOUS;
+	mo->exact = shared_suffix(inf->cct, cur, mo->n);
+	free(cur);
+}
+
 /* The memo entry of CID (func, height) in @m, made by a search if
  * needed; NULL on error. */
 static const struct memo *explain(struct infer *inf, struct map *m,
@@ -478,7 +840,8 @@ static const struct memo *explain(struct infer *inf, struct map *m,
 	struct hindex_probe p = { HINDEX_NONE, 0 };
 	struct search s = { .inf = inf, .m = m, .first = m->nsols };
 	struct memo *mo;
-	double sum = 0;
+	double sum = 0, chains;
+	bool cut;
 	uint32_t i;
 
 	while ((i = hindex__next(&m->memo_index, &p, h)) != HINDEX_NONE)
@@ -486,7 +849,12 @@ static const struct memo *explain(struct infer *inf, struct map *m,
 			return &m->memos[i];
 	inf->stats.searches++;
 	s.chain[0] = func;
-	search(&s, height, 0, 1.0);
+	chains = count_chains(&s, height, 0);
+	cut = s.cut;
+	inf->stats.search_states += s.states;
+	s.states = 0;
+	if (chains > 0 && !s.err)
+		list_chains(&s, height, 0, 1.0);
 	inf->stats.search_states += s.states;
 	if (s.err)
 		return NULL;
@@ -495,14 +863,17 @@ static const struct memo *explain(struct infer *inf, struct map *m,
 		return NULL;
 	mo = &m->memos[m->nmemos];
 	*mo = (struct memo){ func, height, (uint32_t)s.first,
-		(uint32_t)(m->nsols - s.first), CCT_SEARCHED };
+		(uint32_t)(m->nsols - s.first), 1, CCT_SEARCHED };
 	for (i = 0; i < mo->n; i++)
 		sum += m->sols[mo->first + i].share;
 	for (i = 0; i < mo->n; i++)
 		m->sols[mo->first + i].share = sum > 0 ?
 			m->sols[mo->first + i].share / sum : 1.0 / mo->n;
-	if (!mo->n) {
+	if (mo->n) {
+		classify(inf, m, mo, chains, cut || s.cut);
+	} else {
 		mo->how = CCT_UNKNOWN;
+		mo->exact = UNKNOWN_EXACT;
 		if (unknown_node(inf, func, height, &i) ||
 		    grow(&m->sols, &m->sols_cap, m->nsols + 1,
 			 sizeof(*m->sols), 64))
@@ -519,13 +890,16 @@ int infer__cid(struct infer *inf, int64_t program_id, int64_t func,
 	       int64_t height, double samples)
 {
 	struct map *m = find_map(inf, program_id);
-	const struct cid_entry *e = m ? find_cid(m, func, height) : NULL;
+	const struct cid_entry *e;
 	const struct memo *mo;
 	uint32_t node;
 	int ret;
 
 	inf->stats.cids++;
 	inf->stats.samples += samples;
+	if (m && m->dirty && index_edges(m))
+		return -ENOMEM;
+	e = m ? find_cid(m, func, height) : NULL;
 	if (e && e->n == 1) {
 		inf->stats.by_how[CCT_PRECISE] += samples;
 		return cct__add(inf->cct, m->cands[e->first].node, e->exact,
@@ -556,8 +930,8 @@ int infer__cid(struct infer *inf, int64_t program_id, int64_t func,
 	for (uint32_t i = 0; i < mo->n; i++) {
 		const struct solution *so = &m->sols[mo->first + i];
 
-		ret = cct__add(inf->cct, so->node, mo->how == CCT_UNKNOWN ?
-			       UNKNOWN_EXACT : 1, mo->how, samples * so->share);
+		ret = cct__add(inf->cct, so->node, mo->exact, mo->how,
+			       samples * so->share);
 		if (ret)
 			return ret;
 	}

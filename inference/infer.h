@@ -7,19 +7,24 @@
  * - CID -> candidates: (function, height) to the distinct contexts that
  *   training saw with that frame, with their training frequencies; a
  *   hash lookup, one probe in the common case.
- * - the dynamic call graph: caller -> callee edges with the frame size
- *   between them (callee height - caller height) and their counts, for
- *   the search that explains CIDs training never saw.
+ * - the call graph: caller -> callee edges with the frame size between
+ *   them (callee height - caller height): the map's, with their counts,
+ *   and the direct calls the binaries prove (infer__add_call), for the
+ *   search that explains CIDs training never saw.
  *
  * infer__cid() then attributes a measurement's samples of one CID:
  * - one candidate: all weight to it, every frame certain (precise);
  * - several: the suffix they share is certain, the weight is split by
  *   training frequency (self samples, else total) (ambiguous);
- * - none: a bounded search up the call graph for a chain of edges
- *   whose frame sizes add up to the height, from a known CID; the
- *   solutions share the weight by their anchor's frequency times the
- *   edges' probabilities, and only the leaf is certain (searched);
- *   results are memoised per CID;
+ * - none: a search up the call graph counts the chains of edges whose
+ *   frame sizes add up to the height, from a known CID (memoised per
+ *   function and height).  One chain is precise, every frame certain;
+ *   several are ambiguous, the frames they share certain; both as
+ *   above.  The chains share the weight by the probability of walking
+ *   up each: every edge's share of its callee's callers (learned
+ *   samples; a proven call no sample took weighs a quarter of one),
+ *   times the anchor's share of its CID.  When a bound cut the search
+ *   short, the chains it found are "searched": only the leaf certain.
  * - still nothing: the context "[unknown callers of F at height H]; F"
  *   (unknown), never dropped.
  */
@@ -50,8 +55,8 @@ struct infer_cand {
 
 /* Bounds of the search for missing CIDs (0: the default). */
 struct infer_limits {
-	unsigned max_edges;	/* chain length; default 6 */
-	unsigned max_states;	/* states visited per CID; default 4096 */
+	unsigned max_edges;	/* chain length; default 24, at most 64 */
+	unsigned max_states;	/* states visited per CID; default 65536 */
 	unsigned max_solutions;	/* default 64 */
 };
 
@@ -59,6 +64,7 @@ struct infer_stats {
 	uint64_t cids;		/* infer__cid() calls */
 	uint64_t searches;	/* CIDs searched (memo misses) */
 	uint64_t search_states;
+	uint64_t calls;		/* infer__add_call() calls */
 	double samples, by_how[CCT_NR_HOW];
 };
 
@@ -73,6 +79,13 @@ void infer__free(struct infer *inf);
 int infer__begin_map(struct infer *inf, int64_t program_id);
 int infer__add_node(struct infer *inf, const struct infer_node *n);
 int infer__end_map(struct infer *inf);
+
+/* A direct call the binary shows: @caller calls @callee, whose frame
+ * lies @delta bytes below the caller's (> 0).  After the map of
+ * @program_id is built; the next infer__cid() rebuilds the call graph
+ * and forgets earlier searches.  0, -EINVAL or -ENOMEM. */
+int infer__add_call(struct infer *inf, int64_t program_id, int64_t caller,
+		    int64_t callee, int64_t delta);
 
 /* The candidates of CID (@func, @height) of @program_id: their number,
  * the array in *@c (valid until the next map is added). */

@@ -132,6 +132,23 @@ void render__header(const struct render *r)
 		100 * s->by_how[CCT_AMBIGUOUS] / n,
 		100 * s->by_how[CCT_SEARCHED] / n,
 		100 * s->by_how[CCT_UNKNOWN] / n);
+	if (r->p->calls) {
+		const struct static_calls_stats *c =
+			static_calls__stats(r->p->calls);
+
+		if (c->modules)
+			fprintf(r->out, "%llu direct calls read from %u "
+				"binar%s, for samples the path maps do not "
+				"explain\n", (unsigned long long)c->calls,
+				c->modules, c->modules > 1 ? "ies" : "y");
+		if (c->unreadable)
+			fprintf(r->out, "%u binar%s not readable (gone, or "
+				"another build now), so %s callers may stay "
+				"unknown: %s\n", c->unreadable,
+				c->unreadable > 1 ? "ies" : "y",
+				c->unreadable > 1 ? "their" : "its",
+				c->unreadable_path);
+	}
 }
 
 void render__json_stats(const struct render *r)

@@ -14,7 +14,13 @@
 
 static int add_function(void *arg, const struct store_function *f)
 {
-	return cct__define(arg, f->id, f->name, f->module_id, f->address);
+	struct run_profile *p = arg;
+	int ret = cct__define(p->cct, f->id, f->name, f->module_id,
+			      f->address);
+
+	return ret || !p->calls ? ret :
+	       static_calls__function(p->calls, f->id, f->module_id,
+				      f->address);
 }
 
 static int add_module(void *arg, const struct store_module *m)
@@ -61,9 +67,10 @@ static int open_window(struct store *st, const struct store_selection *sel,
 	return 0;
 }
 
-/* The store's rows into a fresh CCT with every function named. */
+/* The store's rows into a fresh CCT with every function named (and
+ * known to the static calls, with @calls). */
 static int open_profile(struct store *st, const struct store_selection *sel,
-			struct run_profile *p)
+			bool calls, struct run_profile *p)
 {
 	int64_t run_id = sel->run_id;
 	int ret;
@@ -95,7 +102,10 @@ static int open_profile(struct store *st, const struct store_selection *sel,
 		goto out_fail;
 out_cct:
 	p->cct = cct__new();
-	if (!p->cct || store__functions(st, add_function, p->cct) ||
+	if (p->cct && calls)
+		p->calls = static_calls__new(p->cct);
+	if (!p->cct || (calls && !p->calls) ||
+	    store__functions(st, add_function, p) ||
 	    store__modules(st, add_module, p))
 		goto out_fail;
 	return 0;
@@ -188,6 +198,86 @@ static int load_node(void *arg, const struct store_node *n)
 	return 0;
 }
 
+/* The modules whose functions have samples the path maps do not
+ * explain, by program: their direct calls are worth reading. */
+struct unexplained {
+	struct infer *inf;
+	struct cct *cct;
+	struct prog_modules {
+		int64_t program;
+		int64_t *ids;
+		size_t n, cap;
+	} *progs;
+	size_t nprogs, cap;
+};
+
+static int add_id(int64_t **v, size_t *n, size_t *cap, int64_t id)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*v)[i] == id)
+			return 0;
+	if (grow(v, cap, *n + 1, sizeof(**v), 8))
+		return -ENOMEM;
+	(*v)[(*n)++] = id;
+	return 0;
+}
+
+static int note_unexplained(void *arg, const struct store_cid *c)
+{
+	struct unexplained *u = arg;
+	const struct infer_cand *cands;
+	const struct cct_frame *f;
+	struct prog_modules *pm = NULL;
+
+	if (!c->program_id ||
+	    infer__lookup(u->inf, c->program_id, c->function_id, c->height,
+			  &cands) ||
+	    !(f = cct__frame(u->cct, c->function_id)) || !f->module_id)
+		return 0;
+	for (size_t i = 0; i < u->nprogs && !pm; i++)
+		if (u->progs[i].program == c->program_id)
+			pm = &u->progs[i];
+	if (!pm) {
+		if (grow(&u->progs, &u->cap, u->nprogs + 1, sizeof(*u->progs),
+			 4))
+			return -ENOMEM;
+		pm = &u->progs[u->nprogs++];
+		*pm = (struct prog_modules){ c->program_id, NULL, 0, 0 };
+		/* the executable: its calls reach the libraries' exports */
+		if (add_id(&pm->ids, &pm->n, &pm->cap, c->program_id))
+			return -ENOMEM;
+	}
+	return add_id(&pm->ids, &pm->n, &pm->cap, f->module_id);
+}
+
+/*
+ * The direct calls of the binaries where samples went unexplained (and
+ * of each such program's executable), into @inf.  Only those: reading
+ * a binary costs about a second per 2 MB of code, and the other
+ * modules' calls matter only to chains that pass through them.  0, -1.
+ */
+static int load_static(struct store *st, const struct store_selection *sel,
+		       struct run_profile *p, struct infer *inf)
+{
+	struct unexplained u = { inf, p->cct, NULL, 0, 0 };
+	int ret = store__run_cids(st, sel, note_unexplained, &u);
+
+	if (ret)
+		log_error("%s", store__error(st));
+	for (size_t i = 0; i < u.nprogs; i++) {
+		if (!ret && static_calls__program(p->calls, inf,
+						  u.progs[i].program,
+						  u.progs[i].ids, u.progs[i].n,
+						  p->modules, p->nmodules)) {
+			log_error("out of memory");
+			ret = -1;
+		}
+		free(u.progs[i].ids);
+	}
+	free(u.progs);
+	return ret;
+}
+
 static int infer_cid(void *arg, const struct store_cid *c)
 {
 	return infer__cid(arg, c->program_id, c->function_id, c->height,
@@ -203,9 +293,10 @@ struct ctx_chain {
  * unknown frame acts as the root.  Iterative: a crafted path map can be
  * deeper than any stack.  @chain is scratch space kept across calls.
  * 0 or -1. */
-static int context_of(struct store *st, struct cct *t, uint32_t i,
-		      struct ctx_chain *chain, int64_t *id)
+static int context_of(struct store *st, const struct run_profile *p,
+		      uint32_t i, struct ctx_chain *chain, int64_t *id)
 {
+	struct cct *t = p->cct;
 	int64_t ctx = 0;
 
 	chain->n = 0;
@@ -225,8 +316,11 @@ static int context_of(struct store *st, struct cct *t, uint32_t i,
 	}
 	while (chain->n) {
 		uint32_t x = chain->v[--chain->n];
+		int64_t func = cct__node(t, x)->frame;
 
-		if (store__context(st, ctx, cct__node(t, x)->frame, &ctx))
+		if ((p->calls &&
+		     static_calls__store_id(p->calls, st, func, &func)) ||
+		    store__context(st, ctx, func, &ctx))
 			return -1;
 		cct__node(t, x)->ext = ctx;
 	}
@@ -234,7 +328,8 @@ static int context_of(struct store *st, struct cct *t, uint32_t i,
 	return 0;
 }
 
-static int save(struct store *st, struct run_profile *p, int64_t map_samples)
+static int save(struct store *st, struct run_profile *p,
+		const struct inference_stamp *stamp)
 {
 	struct ctx_chain chain = { 0 };
 	const struct cct_record *recs;
@@ -249,7 +344,7 @@ static int save(struct store *st, struct run_profile *p, int64_t map_samples)
 		const struct cct_node *up = cct__node(p->cct, cn->parent);
 		int64_t ctx, unknown = 0;
 
-		if (context_of(st, p->cct, r->node, &chain, &ctx))
+		if (context_of(st, p, r->node, &chain, &ctx))
 			goto out_rollback;
 		if (up->frame < 0) {
 			const struct cct_frame *f = cct__frame(p->cct, up->frame);
@@ -264,8 +359,7 @@ static int save(struct store *st, struct run_profile *p, int64_t map_samples)
 			goto out_rollback;
 	}
 	free(chain.v);
-	return store__inference_commit(st, p->run.id, map_samples,
-				       p->run.samples);
+	return store__inference_commit(st, p->run.id, stamp);
 out_rollback:
 	free(chain.v);
 	store__inference_rollback(st);
@@ -273,13 +367,14 @@ out_rollback:
 }
 
 int run_profile__infer(struct store *st, const struct store_selection *sel,
-		       bool save_it, struct run_profile *p)
+		       unsigned flags, struct run_profile *p)
 {
 	struct programs ps = { 0 };
 	struct map_load ml = { 0 };
 	struct infer *inf = NULL;
-	int64_t map_samples = 0, old_map, old_run, run_id = sel->run_id;
-	int ret = open_profile(st, sel, p);
+	struct inference_stamp old, now = { 0 };
+	int64_t run_id = sel->run_id;
+	int ret = open_profile(st, sel, flags & RUN_PROFILE_STATIC, p);
 
 	if (ret)
 		return ret;
@@ -316,17 +411,21 @@ int run_profile__infer(struct store *st, const struct store_selection *sel,
 				 "%s", m ? m->path : "");
 		}
 	}
+	if (p->calls && load_static(st, sel, p, inf))
+		goto out;
 	if (store__run_cids(st, sel, infer_cid, inf))
 		goto out_store;
 	p->stats = *infer__stats(inf);
 	/* only whole runs are stored: a window or one process is a view */
-	if (save_it && run_id && !sel->pid && !sel->program &&
-	    !store__readonly(st)) {
-		if (store__map_samples(st, &map_samples))
+	if ((flags & RUN_PROFILE_SAVE) && run_id && !sel->pid &&
+	    !sel->program && !store__readonly(st)) {
+		now.run_samples = p->run.samples;
+		now.static_calls = (int64_t)p->stats.calls;
+		if (store__map_samples(st, &now.map_samples))
 			goto out_store;
-		if (store__inference_stamp(st, run_id, &old_map, &old_run) ||
-		    old_map != map_samples || old_run != p->run.samples) {
-			if (save(st, p, map_samples))
+		if (store__inference_stamp(st, run_id, &old) ||
+		    memcmp(&old, &now, sizeof(now))) {
+			if (save(st, p, &now))
 				log_warn("%s: the inferred contexts are not "
 					 "stored; the report is complete",
 					 store__error(st));
@@ -353,7 +452,7 @@ int run_profile__truth(struct store *st, int64_t run_id,
 {
 	struct store_selection sel = { .run_id = run_id };
 	struct programs ps = { 0 };
-	int ret = open_profile(st, &sel, p), found = 0;
+	int ret = open_profile(st, &sel, false, p), found = 0;
 
 	if (ret)
 		return ret;
@@ -390,6 +489,7 @@ void run_profile__free(struct run_profile *p)
 		free((char *)p->modules[i].build_id);
 	}
 	free(p->modules);
+	static_calls__free(p->calls);
 	cct__free(p->cct);
 	memset(p, 0, sizeof(*p));
 }

@@ -14,6 +14,7 @@
 
 #include "inference/cct.h"
 #include "inference/infer.h"
+#include "report/static_calls.h"
 #include "schema/report_store.h"
 
 struct run_profile {
@@ -26,18 +27,31 @@ struct run_profile {
 	size_t programs, unmapped;	/* programs, those without a map */
 	char unmapped_path[256];	/* one of them ("" when unknown) */
 	bool saved;			/* the inferred table was updated */
+	struct static_calls *calls;	/* the binaries' direct calls, when
+					 * read; owned */
+};
+
+/* What run_profile__infer() does besides inferring. */
+enum {
+	/* store the result (a whole run, a writable store; only when its
+	 * inputs grew since the stored one) */
+	RUN_PROFILE_SAVE = 1,
+	/* read the direct calls of the binaries whose samples the path
+	 * maps do not explain (static_calls.h) */
+	RUN_PROFILE_STATIC = 2,
 };
 
 /*
  * Infers the samples @sel selects (a run, or a time window of runs,
- * optionally one process or program) into @p.  With @save, a whole run
- * and a writable store, the result replaces the run's rows in the
- * inferred table when the training maps or the run grew since they were
- * written.  0, or -1 after logging why; 1 (logged) when the run does not
- * exist or the window holds none.
+ * optionally one process or program) into @p, as @flags say.  With
+ * RUN_PROFILE_SAVE, a whole run and a writable store, the result
+ * replaces the run's rows in the inferred table when the training maps,
+ * the run or the proven calls used grew since they were written.  0, or
+ * -1 after logging why; 1 (logged) when the run does not exist or the
+ * window holds none.
  */
 int run_profile__infer(struct store *st, const struct store_selection *sel,
-		       bool save, struct run_profile *p);
+		       unsigned flags, struct run_profile *p);
 
 /* The true paths that validation run @run_id unwound, as a profile:
  * every record precise.  0, 1 when the run has no true paths, -1. */

@@ -442,6 +442,13 @@ const struct store_migration icppd_migrations[] = {
 	"    AND name = 'learn.unknown_cids') AS unexplained_when_seen"
 	"  FROM runs;"
 	},
+	/* 7 -> 8: the static call graph.  An inference that used the
+	 * binaries' direct calls says how many, so a report that can read
+	 * them replaces one stored without (record stores its inference
+	 * from the path maps alone, at no cost to the run). */
+	{ "ALTER TABLE inferences ADD COLUMN static_calls INTEGER NOT NULL"
+	"  DEFAULT 0;"
+	},
 };
 
 const int icppd_nr_migrations =

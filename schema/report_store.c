@@ -270,15 +270,14 @@ int store__map_samples(struct store *st, int64_t *samples)
 }
 
 int store__inference_stamp(struct store *st, int64_t run_id,
-			   int64_t *map_samples, int64_t *run_samples)
+			   struct inference_stamp *out)
 {
-	int64_t v[2] = { 0, 0 };
-	int ret = store__ints(st, "reading the inference", v, 2,
-			      "SELECT map_samples, run_samples FROM inferences"
-			      " WHERE run_id = ?", "i", run_id);
+	int64_t v[3] = { 0, 0, 0 };
+	int ret = store__ints(st, "reading the inference", v, 3,
+			      "SELECT map_samples, run_samples, static_calls"
+			      " FROM inferences WHERE run_id = ?", "i", run_id);
 
-	*map_samples = v[0];
-	*run_samples = v[1];
+	*out = (struct inference_stamp){ v[0], v[1], v[2] };
 	return ret;
 }
 
@@ -316,6 +315,27 @@ int store__context(struct store *st, int64_t parent_id, int64_t function_id,
 	return store__returning_id(st, s, id, "storing the inference");
 }
 
+int store__function_row(struct store *st, int64_t module_id,
+			uint64_t address, const char *name, const char *symbol,
+			int64_t *id)
+{
+	sqlite3_stmt *s = cached(st, &st->ins_function,
+		"INSERT INTO functions (module_id, address, name, symbol)"
+		" VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
+		" name = name RETURNING id");
+
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, module_id);
+	sqlite3_bind_int64(s, 2, (int64_t)address);
+	sqlite3_bind_text(s, 3, name, -1, SQLITE_STATIC);
+	if (symbol)
+		sqlite3_bind_text(s, 4, symbol, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 4);
+	return store__returning_id(st, s, id, "storing the inference");
+}
+
 int store__unknown_frame(struct store *st, int64_t function_id,
 			 int64_t height, int64_t *id)
 {
@@ -350,15 +370,16 @@ int store__inferred_row(struct store *st, int64_t run_id, int64_t context_id,
 }
 
 int store__inference_commit(struct store *st, int64_t run_id,
-			    int64_t map_samples, int64_t run_samples)
+			    const struct inference_stamp *stamp)
 {
 	const char *what = "storing the inference";
 
 	return store__end(st, store__sql(st, what, NULL, NULL,
 					 "INSERT INTO inferences VALUES"
-					 " (?, ?, ?, ?)", "iiii", run_id,
-					 map_samples, run_samples,
-					 clock__real_ns()), what);
+					 " (?, ?, ?, ?, ?)", "iiiii", run_id,
+					 stamp->map_samples, stamp->run_samples,
+					 clock__real_ns(), stamp->static_calls),
+			  what);
 }
 
 void store__inference_rollback(struct store *st)

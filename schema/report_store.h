@@ -103,9 +103,15 @@ int store__map_nodes(struct store *st, int64_t program_id, int64_t map_run,
 /* Training samples in all path maps: grows with every training run. */
 int store__map_samples(struct store *st, int64_t *samples);
 
+/* What a run's stored inference was computed from: the training
+ * samples of all maps, the run's samples, the proven calls it used. */
+struct inference_stamp {
+	int64_t map_samples, run_samples, static_calls;
+};
+
 /* The stamp of run @run_id's stored inference; 1 when there is none. */
 int store__inference_stamp(struct store *st, int64_t run_id,
-			   int64_t *map_samples, int64_t *run_samples);
+			   struct inference_stamp *out);
 
 /* Writing an inference, in one transaction: begin (drops the run's old
  * rows), contexts and unknown frames as needed, rows, then commit (or
@@ -113,13 +119,18 @@ int store__inference_stamp(struct store *st, int64_t run_id,
 int store__inference_begin(struct store *st, int64_t run_id);
 int store__context(struct store *st, int64_t parent_id, int64_t function_id,
 		   int64_t *id);
+/* The function (@module_id, @address), added with @name (display) and
+ * @symbol (may be NULL) if it has no row yet. */
+int store__function_row(struct store *st, int64_t module_id,
+			uint64_t address, const char *name, const char *symbol,
+			int64_t *id);
 int store__unknown_frame(struct store *st, int64_t function_id,
 			 int64_t height, int64_t *id);
 int store__inferred_row(struct store *st, int64_t run_id, int64_t context_id,
 			int64_t unknown_id, const char *how, int64_t exact,
 			double samples);
 int store__inference_commit(struct store *st, int64_t run_id,
-			    int64_t map_samples, int64_t run_samples);
+			    const struct inference_stamp *stamp);
 void store__inference_rollback(struct store *st);
 
 #endif

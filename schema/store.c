@@ -283,7 +283,7 @@ void store__close(struct store *st)
 		st->ins_func, st->sel_func, st->ins_cid, st->ins_unres,
 		st->ins_thread, st->upd_run, st->ins_map, st->sel_map,
 		st->ins_ctx, st->ins_node, st->upd_node, st->ins_counter,
-		st->ins_unknown, st->ins_inferred };
+		st->ins_unknown, st->ins_inferred, st->ins_function };
 
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
 		sqlite3_finalize(stmts[i]);

@@ -202,12 +202,28 @@ text=$("$ICPPD" report -d "$tmp/c.db" --k 1)
 contains "$text" "<- via_a  ~" "ambiguous: via_a marked ~ in the text"
 contains "$text" "ambiguous (apportioned)" "the header gives the ambiguous share"
 # Trained on a only, run through c without learning: via_c's CID was
-# never seen and no chain of known edges explains it: an unknown frame,
-# never a guess.
-"$ICPPD" train $TRAIN_OPTS -q -d "$tmp/m.db" -- "$PROGS/collide" a 40 >/dev/null
-"$ICPPD" record -q --no-learn -d "$tmp/m.db" -- "$PROGS/collide" c 40 >/dev/null
+# never seen, and only the binary's direct call main -> via_c explains
+# it: main;via_c, main certain.  With the binary gone (trained and
+# recorded from a copy, then removed: no file has its build-id), the
+# same run has nothing to explain it with: an
+# unknown frame, never a guess.
+cp "$PROGS/collide" "$tmp/collide"
+"$ICPPD" train $TRAIN_OPTS -q -d "$tmp/m.db" -- "$tmp/collide" a 40 >/dev/null
+"$ICPPD" record -q --no-learn -d "$tmp/m.db" -- "$tmp/collide" c 40 >/dev/null
 text=$("$ICPPD" report -d "$tmp/m.db" --k 1 --min-percent 0)
-contains "$text" "<- [unknown callers of via_c at height" "missing: via_c under an unknown frame"
+printf '%s\n' "$text" | grep -A1 '^ .* via_c$' | grep -q '<- main$'
+ok $? "missing: the binary's direct call gives via_c's caller, main, certain"
+is "$(q "SELECT static_calls > 0 FROM inferences WHERE run_id = 2" "$tmp/m.db")" 1 \
+	"the stored inference says it used the binary's calls"
+cp "$PROGS/collide" "$tmp/collide2"
+"$ICPPD" train $TRAIN_OPTS -q -d "$tmp/m2.db" -- "$tmp/collide2" a 40 >/dev/null
+"$ICPPD" record -q --no-learn -d "$tmp/m2.db" -- "$tmp/collide2" c 40 >/dev/null
+rm "$tmp/collide2"
+text=$("$ICPPD" report -d "$tmp/m2.db" --k 1 --min-percent 0 2>"$tmp/err")
+contains "$text" "<- [unknown callers of via_c at height" \
+	"binary gone: via_c under an unknown frame"
+contains "$text" "1 binary not readable (gone, or another build now), so its callers may stay unknown: $tmp/collide2" \
+	"binary gone: the header says which binary could not be read"
 printf '%s\n' "$text" | grep -A1 '^ .* via_c$' | grep -q '<- main'
-ok $((! $?)) "missing: no confident caller for via_c"
+ok $((! $?)) "binary gone: no confident caller for via_c"
 done_testing

@@ -3,7 +3,10 @@
  * ambiguous (apportioned by training frequency, shared suffix certain),
  * missing CIDs explained by a search of one and of two call-graph
  * edges, unexplained ones under an unknown frame, memoised searches,
- * and a program without a map.
+ * and a program without a map.  Then calls the binary proves: a chain
+ * only they explain (precise), two chains (ambiguous, apportioned by
+ * learned weight), a recursive function (the search is bounded and
+ * memoised), and the bounds.
  */
 #include <math.h>
 #include <stdio.h>
@@ -13,9 +16,10 @@
 #include "inference/infer.h"
 #include "tests/tap.h"
 
-enum { MAIN = 1, A, B, T, S, C, U, W, X, Y, Z, NFUNCS };
+enum { MAIN = 1, A, B, T, S, C, U, W, X, Y, Z, P, Q, L, R1, R2, M, R, G,
+	H, NFUNCS };
 static const char *const names[NFUNCS] = { "", "main", "a", "b", "t", "s",
-	"c", "u", "w", "x", "y", "z" };
+	"c", "u", "w", "x", "y", "z", "p", "q", "l", "r1", "r2", "m", "r", "g", "h" };
 
 #define PROG 42
 
@@ -71,6 +75,123 @@ static const struct infer_node map[] = {
 	{ 12, Z, 112, 0x71, 1, 1, 0 },	/* 13 main;x;y;z: edge y->z, 32 */
 };
 
+/*
+ * Learned: main at 16, main;r1, and main;c;r1;m (4 samples: the edge
+ * r1 -> m, 40).  Proven: main -> p (32) -> q (48) -> l (16);
+ * main -> r1 (32), main -> r2 (32), r1 -> m (40), r2 -> m (40);
+ * main -> r (32), r -> r (16); main -> g, h (32) and g, h -> g, h (16).
+ */
+static void proven_calls(void)
+{
+	static const struct infer_node learned[] = {
+		{ -1, MAIN, 16, 0, 2, 9, 0 },
+		{ 0, R1, 48, 0x10, 3, 3, 0 },
+		{ 0, C, 40, 0x11, 0, 4, 0 },
+		{ 2, R1, 72, 0x12, 0, 4, 0 },
+		{ 3, M, 112, 0x13, 4, 4, 0 },
+	};
+	static const int64_t calls[][3] = {
+		{ MAIN, P, 32 }, { P, Q, 48 }, { Q, L, 16 }, { MAIN, R1, 32 },
+		{ MAIN, R2, 32 }, { R1, M, 40 }, { R2, M, 40 }, { MAIN, R, 32 },
+		{ R, R, 16 }, { MAIN, G, 32 }, { MAIN, H, 32 }, { G, G, 16 },
+		{ G, H, 16 }, { H, G, 16 }, { H, H, 16 },
+	};
+	struct cct *t = cct__new();
+	struct infer *inf = infer__new(t, &(struct infer_limits){
+		.max_states = 512 });
+	const struct infer_stats *st;
+	enum cct_how how;
+	uint32_t exact;
+	uint64_t states;
+	size_t nrec;
+	double w1, w2;
+
+	for (int f = 1; f < NFUNCS; f++)
+		cct__define(t, f, names[f], 1, 0x1000 * (unsigned)f);
+	infer__begin_map(inf, PROG);
+	for (size_t i = 0; i < sizeof(learned) / sizeof(learned[0]); i++)
+		infer__add_node(inf, &learned[i]);
+	is_int(infer__add_call(inf, PROG, MAIN, P, 32), -22,
+	       "a call before the map is built: -EINVAL");
+	infer__end_map(inf);
+	is_int(infer__add_call(inf, PROG, MAIN, P, 0), -22,
+	       "a call that adds no height: -EINVAL");
+	is_int(infer__add_call(inf, PROG + 1, MAIN, P, 8), -22,
+	       "a call in a program without a map: -EINVAL");
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		infer__add_call(inf, PROG, calls[i][0], calls[i][1], calls[i][2]);
+	st = infer__stats(inf);
+	is_int(st->calls, 15, "15 calls added");
+
+	/* (l, 112): only main;p;q;l adds up (16 + 32 + 48 + 16) */
+	is_int(infer__cid(inf, PROG, L, 112, 10), 0, "a CID only proven calls explain");
+	w1 = record(t, "main;p;q;l", &exact, &how);
+	ok(w1 == 10 && exact == 4 && how == CCT_PRECISE,
+	   "one chain of proven calls: precise, all 4 frames certain");
+	is_int(infer__cid(inf, PROG, L, 120, 1), 0, "8 bytes off");
+	ok(record(t, "[unknown callers of l at height 120];l", &exact, &how) == 1 &&
+	   how == CCT_UNKNOWN, "no chain adds up: unknown");
+
+	/* (m, 88): main;r1;m (r1 at 48 is known; r1 -> m learned) and
+	 * main;r2;m (r2 -> m only proven) */
+	is_int(infer__cid(inf, PROG, M, 88, 8), 0, "a CID two chains explain");
+	w1 = record(t, "main;r1;m", &exact, &how);
+	ok(how == CCT_AMBIGUOUS && exact == 1, "two chains: ambiguous, the leaf certain");
+	w2 = record(t, "main;r2;m", &exact, &how);
+	ok(w1 > 0 && w2 > 0 && fabs(w1 + w2 - 8) < 1e-9,
+	   "both chains get weight, 8 in all");
+	ok(w1 > 2 * w2, "the learned chain outweighs the proven-only one "
+	   "(%.3f vs %.3f)", w1, w2);
+
+	/* r calls itself: (r, 48 + 16 * 5) is main;r then 5 more r */
+	is_int(infer__cid(inf, PROG, R, 128, 1), 0, "a recursive CID");
+	ok(record(t, "main;r;r;r;r;r;r", &exact, &how) == 1 &&
+	   how == CCT_PRECISE && exact == 7, "recursion: one chain, 7 frames");
+	states = st->search_states;
+	is_int(infer__cid(inf, PROG, R, 48 + 16 * 1000, 1), 0,
+	       "recursion deeper than the chain bound");
+	ok(record(t, "[unknown callers of r at height 16048];r", &exact, &how) == 1 &&
+	   how == CCT_UNKNOWN, "beyond the bound: unknown, not a guess");
+	ok(st->search_states - states <= 2 * 512 + 2,
+	   "the search stayed within its bound (%llu states)",
+	   (unsigned long long)(st->search_states - states));
+
+	/* g and h call each other: 2^21 chains reach (g, 48 + 16 * 20),
+	 * counted within 512 states only because states are memoised */
+	states = st->search_states;
+	is_int(infer__cid(inf, PROG, G, 48 + 16 * 20, 1), 0,
+	       "a CID with 2^21 chains");
+	{
+		const struct cct_record *r = cct__records(t, &nrec);
+		size_t listed = 0;
+		double sum = 0;
+
+		for (size_t i = 0; i < nrec; i++)
+			if (r[i].how == CCT_SEARCHED) {
+				listed++;
+				sum += r[i].weight;
+				how = r[i].how;
+				exact = r[i].exact;
+			}
+		ok(listed == 64 && fabs(sum - 1) < 1e-9,
+		   "64 chains listed (max_solutions), the sample's weight "
+		   "shared among them (%zu, %.3f)", listed, sum);
+	}
+	ok(how == CCT_SEARCHED && exact == 1,
+	   "more chains than are listed: searched, only the leaf certain");
+	ok(st->search_states - states <= 2 * 512,
+	   "counted and listed within the bounds (%llu states)",
+	   (unsigned long long)(st->search_states - states));
+
+	/* a new call rebuilds the graph: (l, 112) gains a second chain */
+	infer__add_call(inf, PROG, R1, L, 64);
+	is_int(infer__cid(inf, PROG, L, 112, 2), 0, "the same CID after a new call");
+	ok(record(t, "main;r1;l", &exact, &how) > 0 && how == CCT_AMBIGUOUS,
+	   "the new call makes it ambiguous");
+	infer__free(inf);
+	cct__free(t);
+}
+
 int main(void)
 {
 	struct cct *t = cct__new();
@@ -107,16 +228,18 @@ int main(void)
 	w = record(t, "main;b;t", &exact, &how);
 	ok(w == 2 && how == CCT_AMBIGUOUS, "ambiguous: 1/4 of 8 to main;b;t");
 
-	/* (u, 80): no candidate; edge a->u (32) reaches the known (a, 48) */
+	/* (u, 80): no candidate; edge a->u (32) reaches the known (a, 48),
+	 * and nothing else: one chain */
 	is_int(infer__cid(inf, PROG, U, 80, 4), 0, "missing CID, one edge");
 	w = record(t, "main;a;u", &exact, &how);
-	ok(w == 4 && exact == 1 && how == CCT_SEARCHED,
-	   "searched: main;a;u, only the leaf certain");
+	ok(w == 4 && exact == 3 && how == CCT_PRECISE,
+	   "one chain: main;a;u, precise, every frame certain");
 
 	/* (z, 136): y at 104 unknown, then x->y reaches the known (x, 72) */
 	is_int(infer__cid(inf, PROG, Z, 136, 2), 0, "missing CID, two edges");
 	w = record(t, "main;w;x;y;z", &exact, &how);
-	ok(w == 2 && how == CCT_SEARCHED, "searched: main;w;x;y;z");
+	ok(w == 2 && exact == 5 && how == CCT_PRECISE,
+	   "one chain of two edges: main;w;x;y;z, precise");
 
 	is_int(infer__cid(inf, PROG, U, 9999, 3), 0, "unexplained CID");
 	w = record(t, "[unknown callers of u at height 9999];u", &exact, &how);
@@ -132,14 +255,15 @@ int main(void)
 
 	ok(fabs(infer__stats(inf)->samples - 30) < 1e-9, "30 samples attributed");
 	ok(fabs(cct__total(t) - 30) < 1e-9, "the CCT holds all 30");
-	ok(fabs(infer__stats(inf)->by_how[CCT_PRECISE] - 5) < 1e-9 &&
+	ok(fabs(infer__stats(inf)->by_how[CCT_PRECISE] - 11) < 1e-9 &&
 	   fabs(infer__stats(inf)->by_how[CCT_AMBIGUOUS] - 8) < 1e-9 &&
-	   fabs(infer__stats(inf)->by_how[CCT_SEARCHED] - 6) < 1e-9 &&
+	   fabs(infer__stats(inf)->by_how[CCT_SEARCHED]) < 1e-9 &&
 	   fabs(infer__stats(inf)->by_how[CCT_UNKNOWN] - 11) < 1e-9,
-	   "by how: 5 precise, 8 ambiguous, 6 searched, 11 unknown");
+	   "by how: 11 precise, 8 ambiguous, 0 searched, 11 unknown");
 	is_int(infer__begin_map(inf, PROG), -22, "a second map for one program refused");
 	infer__free(inf);
 	cct__free(t);
+	proven_calls();
 	infer__free(NULL);
 	return tap_done();
 }

@@ -1,0 +1,286 @@
+/*
+ * static_calls.c - a program's direct calls, from its binaries, into
+ * the inference engine (see static_calls.h).
+ */
+#include "report/static_calls.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "binary/callsites.h"
+#include "binary/module.h"
+#include "common/grow.h"
+#include "common/hindex.h"
+
+struct fkey {
+	int64_t module;
+	uint64_t addr;
+	int64_t id;
+};
+
+/* A function only the binary knows, by provisional id. */
+struct provisional {
+	int64_t module;
+	uint64_t addr;
+	char *name, *symbol;
+	int64_t stored;		/* its store id once saved; 0: not yet */
+};
+
+struct scanned {
+	int64_t module_id;
+	struct module *m;
+	struct callsites cs;
+	bool ok;
+};
+
+struct static_calls {
+	struct cct *t;
+	int64_t first_free;	/* the first provisional id */
+	struct fkey *funcs;
+	size_t nfuncs, funcs_cap;
+	struct hindex index;
+	struct provisional *prov;
+	size_t nprov, prov_cap;
+	struct scanned *mods;
+	size_t nmods, mods_cap;
+	struct static_calls_stats stats;
+};
+
+struct static_calls *static_calls__new(struct cct *t)
+{
+	struct static_calls *sc = calloc(1, sizeof(*sc));
+
+	if (sc) {
+		sc->t = t;
+		sc->first_free = 1;
+	}
+	return sc;
+}
+
+void static_calls__free(struct static_calls *sc)
+{
+	if (!sc)
+		return;
+	for (size_t i = 0; i < sc->nprov; i++) {
+		free(sc->prov[i].name);
+		free(sc->prov[i].symbol);
+	}
+	for (size_t i = 0; i < sc->nmods; i++) {
+		callsites__free(&sc->mods[i].cs);
+		module__free(sc->mods[i].m);
+	}
+	free(sc->prov);
+	free(sc->mods);
+	free(sc->funcs);
+	hindex__free(&sc->index);
+	free(sc);
+}
+
+static uint64_t fhash(int64_t module, uint64_t addr)
+{
+	return hindex__mix(hindex__mix(10, (uint64_t)module), addr);
+}
+
+int static_calls__function(struct static_calls *sc, int64_t id,
+			   int64_t module_id, uint64_t address)
+{
+	if (grow(&sc->funcs, &sc->funcs_cap, sc->nfuncs + 1, sizeof(*sc->funcs),
+		 1024) ||
+	    hindex__insert(&sc->index, fhash(module_id, address),
+			   (uint32_t)sc->nfuncs))
+		return -ENOMEM;
+	sc->funcs[sc->nfuncs++] = (struct fkey){ module_id, address, id };
+	if (!sc->nprov && id >= sc->first_free)
+		sc->first_free = id + 1;
+	return 0;
+}
+
+/* The id of the function starting at @addr in @x: the store's, or a
+ * provisional one.  0, -ENOENT (no function starts there), -ENOMEM. */
+static int function_id(struct static_calls *sc, const struct scanned *x,
+		       uint64_t addr, int64_t *id)
+{
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	struct module_func f;
+	struct provisional *pv;
+	char label[512];
+	uint32_t i;
+
+	while ((i = hindex__next(&sc->index, &p, fhash(x->module_id, addr))) !=
+	       HINDEX_NONE)
+		if (sc->funcs[i].module == x->module_id &&
+		    sc->funcs[i].addr == addr) {
+			*id = sc->funcs[i].id;
+			return 0;
+		}
+	if (module__function(x->m, addr, &f) || f.start != addr)
+		return -ENOENT;
+	if (grow(&sc->prov, &sc->prov_cap, sc->nprov + 1, sizeof(*sc->prov),
+		 256))
+		return -ENOMEM;
+	module__func_label(x->m, addr, f.name, label, sizeof(label));
+	pv = &sc->prov[sc->nprov];
+	*pv = (struct provisional){ x->module_id, addr, strdup(label),
+		f.name ? strdup(f.name) : NULL, 0 };
+	if (!pv->name || (f.name && !pv->symbol)) {
+		free(pv->name);
+		free(pv->symbol);
+		return -ENOMEM;
+	}
+	*id = sc->first_free + (int64_t)sc->nprov++;
+	if (cct__define(sc->t, *id, label, x->module_id, addr))
+		return -ENOMEM;
+	return static_calls__function(sc, *id, x->module_id, addr);
+}
+
+static const struct store_module *store_module(const struct store_module *mods,
+					       size_t n, int64_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (mods[i].id == id)
+			return &mods[i];
+	return NULL;
+}
+
+/* Module @id, read once: NULL when out of memory. */
+static struct scanned *scan(struct static_calls *sc, int64_t id,
+			    const struct store_module *mods, size_t nmods)
+{
+	const struct store_module *sm = store_module(mods, nmods, id);
+	struct scanned *x;
+
+	for (size_t i = 0; i < sc->nmods; i++)
+		if (sc->mods[i].module_id == id)
+			return &sc->mods[i];
+	if (grow(&sc->mods, &sc->mods_cap, sc->nmods + 1, sizeof(*sc->mods), 8))
+		return NULL;
+	x = &sc->mods[sc->nmods++];
+	*x = (struct scanned){ .module_id = id };
+	if (!sm)
+		return x;
+	x->m = module__open(sm->path);
+	if (!x->m)
+		return NULL;
+	if (!module__error(x->m) &&
+	    !strcmp(module__build_id(x->m), sm->build_id)) {
+		int ret = callsites__scan(x->m, &x->cs);
+
+		if (ret == -ENOMEM)
+			return NULL;
+		x->ok = !ret;
+	}
+	if (x->ok) {
+		sc->stats.modules++;
+	} else {
+		sc->stats.unreadable++;
+		snprintf(sc->stats.unreadable_path,
+			 sizeof(sc->stats.unreadable_path), "%s", sm->path);
+	}
+	return x;
+}
+
+/* The function @name resolves to from @importer: the program's
+ * executable first, then the other modules, the importer last. */
+static int resolve(struct static_calls *sc, struct scanned *const *xs,
+		   size_t n, const struct scanned *importer, const char *name,
+		   int64_t *id)
+{
+	for (int last = 0; last < 2; last++)
+		for (size_t i = 0; i < n; i++) {
+			uint64_t addr;
+
+			if ((xs[i] == importer) != last || !xs[i]->ok ||
+			    callsites__export(&xs[i]->cs, name, &addr))
+				continue;
+			return function_id(sc, xs[i], addr, id);
+		}
+	return -ENOENT;
+}
+
+static int add_calls(struct static_calls *sc, struct infer *inf,
+		     int64_t program_id, struct scanned *const *xs, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		const struct scanned *x = xs[k];
+
+		for (size_t i = 0; x->ok && i < x->cs.n; i++) {
+			const struct callsite *c = &x->cs.v[i];
+			int64_t caller, callee;
+			int ret = function_id(sc, x, c->caller, &caller);
+
+			if (!ret)
+				ret = c->import ?
+				      resolve(sc, xs, n, x, c->import, &callee) :
+				      function_id(sc, x, c->callee, &callee);
+			if (!ret)
+				ret = infer__add_call(inf, program_id, caller,
+						      callee, c->delta);
+			if (ret == -ENOMEM)
+				return ret;
+			sc->stats.calls += !ret;
+		}
+	}
+	return 0;
+}
+
+int static_calls__program(struct static_calls *sc, struct infer *inf,
+			  int64_t program_id, const int64_t *ids, size_t n,
+			  const struct store_module *mods, size_t nmods)
+{
+	struct scanned **xs = malloc((n ? n : 1) * sizeof(*xs));
+	int64_t *order = malloc((n ? n : 1) * sizeof(*order));
+	size_t m = 0;
+	int ret = 0;
+
+	if (!xs || !order) {
+		free(xs);
+		free(order);
+		return -ENOMEM;
+	}
+	/* the program first: resolve() looks in this order */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < n && !ret; i++) {
+			if ((ids[i] == program_id) != !pass)
+				continue;
+			if (!scan(sc, ids[i], mods, nmods))
+				ret = -ENOMEM;
+			order[m++] = ids[i];
+		}
+	/* scanning moves the array: pointers are taken once it is done */
+	for (size_t i = 0; i < m && !ret; i++)
+		for (size_t j = 0; j < sc->nmods; j++)
+			if (sc->mods[j].module_id == order[i])
+				xs[i] = &sc->mods[j];
+	free(order);
+	if (!ret)
+		ret = add_calls(sc, inf, program_id, xs, m);
+	free(xs);
+	return ret;
+}
+
+int static_calls__store_id(struct static_calls *sc, struct store *st,
+			   int64_t id, int64_t *out)
+{
+	struct provisional *pv;
+
+	if (id < sc->first_free ||
+	    id - sc->first_free >= (int64_t)sc->nprov) {
+		*out = id;
+		return 0;
+	}
+	pv = &sc->prov[id - sc->first_free];
+	if (!pv->stored &&
+	    store__function_row(st, pv->module, pv->addr, pv->name, pv->symbol,
+				&pv->stored))
+		return -1;
+	*out = pv->stored;
+	return 0;
+}
+
+const struct static_calls_stats *static_calls__stats(
+	const struct static_calls *sc)
+{
+	return &sc->stats;
+}

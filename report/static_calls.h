@@ -1,0 +1,64 @@
+/*
+ * static_calls.h - the direct calls of a program's binaries, read from
+ * their files (binary/callsites.h), as proven edges of the inference
+ * engine's call graph.
+ *
+ * Edges join functions by the store's ids.  A function no sample and no
+ * path map named yet (a caller the search may need) gets a provisional
+ * id above the store's, defined in the CCT under its symbol; when an
+ * inference is saved, static_calls__store_id() gives it a row of the
+ * store's functions table.  Calls through a PLT stub or the GOT are
+ * linked by symbol name to the function the program's other modules
+ * export (the executable first, as the dynamic linker looks).
+ *
+ * A module is read only when its file still has the build-id the store
+ * recorded; otherwise its calls are left out and counted.
+ */
+#ifndef ICPPD_REPORT_STATIC_CALLS_H
+#define ICPPD_REPORT_STATIC_CALLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "inference/cct.h"
+#include "inference/infer.h"
+#include "schema/report_store.h"
+
+struct static_calls;
+
+struct static_calls_stats {
+	unsigned modules;	/* read */
+	unsigned unreadable;	/* gone, unreadable, or another build now */
+	uint64_t calls;		/* edges given to the engine */
+	char unreadable_path[256];	/* one of them */
+};
+
+/* Functions are defined into @t, which it borrows; provisional ids lie
+ * above every id given to static_calls__function(), which must all
+ * come first.  NULL when out of memory. */
+struct static_calls *static_calls__new(struct cct *t);
+void static_calls__free(struct static_calls *sc);
+
+/* The store's function @id is (@module_id, @address).  0 or -ENOMEM. */
+int static_calls__function(struct static_calls *sc, int64_t id,
+			   int64_t module_id, uint64_t address);
+
+/*
+ * Gives @inf the direct calls of modules @ids[0, n) (the store's), for
+ * program @program_id (itself a module, and the first looked in for an
+ * imported symbol).  @mods/@nmods: the store's modules.  Each module is
+ * read once per object.  0 or -ENOMEM.
+ */
+int static_calls__program(struct static_calls *sc, struct infer *inf,
+			  int64_t program_id, const int64_t *ids, size_t n,
+			  const struct store_module *mods, size_t nmods);
+
+/* The store's id for frame @id: itself unless provisional, else a new
+ * row of the functions table.  0 or -1 (store__error()). */
+int static_calls__store_id(struct static_calls *sc, struct store *st,
+			   int64_t id, int64_t *out);
+
+const struct static_calls_stats *static_calls__stats(
+	const struct static_calls *sc);
+
+#endif
