@@ -53,7 +53,8 @@
  *   context of its function alone, below a pseudo frame "[unknown
  *   callers of F at height H]" (unknown_frames).  inferences stamps each
  *   run's rows with the training samples and run samples they were
- *   computed from, so a report recomputes them only when either grew.
+ *   computed from, and (version 8) the binaries' direct calls they
+ *   used, so a report stores them again only when one of these changed.
  * - arr_builds is one rewritten binary (modules row of its new build-id)
  *   with the original it came from and what the search predicted;
  *   arr_functions the frame, pad and (when it cannot be padded) reason
