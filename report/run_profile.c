@@ -265,14 +265,23 @@ static int load_static(struct store *st, const struct store_selection *sel,
 	if (ret)
 		log_error("%s", store__error(st));
 	for (size_t i = 0; i < u.nprogs; i++) {
-		if (!ret && static_calls__program(p->calls, inf,
-						  u.progs[i].program,
-						  u.progs[i].ids, u.progs[i].n,
-						  p->modules, p->nmodules)) {
+		const struct prog_modules *pm = &u.progs[i];
+		const struct store_module **mods =
+			malloc((pm->n ? pm->n : 1) * sizeof(*mods));
+		size_t n = 0;
+
+		/* ids[0] is the program's executable: it stays first */
+		for (size_t j = 0; mods && j < pm->n; j++)
+			if ((mods[n] = run_profile__module(p, pm->ids[j])))
+				n++;
+		if (!ret && (!mods ||
+			     static_calls__program(p->calls, inf, pm->program,
+						   mods, n))) {
 			log_error("out of memory");
 			ret = -1;
 		}
-		free(u.progs[i].ids);
+		free(mods);
+		free(pm->ids);
 	}
 	free(u.progs);
 	return ret;

@@ -135,31 +135,17 @@ static int function_id(struct static_calls *sc, const struct scanned *x,
 	return static_calls__function(sc, *id, x->module_id, addr);
 }
 
-static const struct store_module *store_module(const struct store_module *mods,
-					       size_t n, int64_t id)
+/* Module @sm, read once (the caller has made room for it in sc->mods). */
+static struct scanned *scan(struct static_calls *sc,
+			    const struct store_module *sm)
 {
-	for (size_t i = 0; i < n; i++)
-		if (mods[i].id == id)
-			return &mods[i];
-	return NULL;
-}
-
-/* Module @id, read once: NULL when out of memory. */
-static struct scanned *scan(struct static_calls *sc, int64_t id,
-			    const struct store_module *mods, size_t nmods)
-{
-	const struct store_module *sm = store_module(mods, nmods, id);
 	struct scanned *x;
 
 	for (size_t i = 0; i < sc->nmods; i++)
-		if (sc->mods[i].module_id == id)
+		if (sc->mods[i].module_id == sm->id)
 			return &sc->mods[i];
-	if (grow(&sc->mods, &sc->mods_cap, sc->nmods + 1, sizeof(*sc->mods), 8))
-		return NULL;
 	x = &sc->mods[sc->nmods++];
-	*x = (struct scanned){ .module_id = id };
-	if (!sm)
-		return x;
+	*x = (struct scanned){ .module_id = sm->id };
 	x->m = module__open(sm->path);
 	if (!x->m)
 		return NULL;
@@ -226,36 +212,22 @@ static int add_calls(struct static_calls *sc, struct infer *inf,
 }
 
 int static_calls__program(struct static_calls *sc, struct infer *inf,
-			  int64_t program_id, const int64_t *ids, size_t n,
-			  const struct store_module *mods, size_t nmods)
+			  int64_t program_id,
+			  const struct store_module *const *mods, size_t n)
 {
-	struct scanned **xs = malloc((n ? n : 1) * sizeof(*xs));
-	int64_t *order = malloc((n ? n : 1) * sizeof(*order));
-	size_t m = 0;
+	struct scanned **xs;
 	int ret = 0;
 
-	if (!xs || !order) {
-		free(xs);
-		free(order);
+	/* room for every module first: the pointers in xs stay valid */
+	if (grow(&sc->mods, &sc->mods_cap, sc->nmods + n, sizeof(*sc->mods),
+		 8) ||
+	    !(xs = malloc((n ? n : 1) * sizeof(*xs))))
 		return -ENOMEM;
-	}
-	/* the program first: resolve() looks in this order */
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < n && !ret; i++) {
-			if ((ids[i] == program_id) != !pass)
-				continue;
-			if (!scan(sc, ids[i], mods, nmods))
-				ret = -ENOMEM;
-			order[m++] = ids[i];
-		}
-	/* scanning moves the array: pointers are taken once it is done */
-	for (size_t i = 0; i < m && !ret; i++)
-		for (size_t j = 0; j < sc->nmods; j++)
-			if (sc->mods[j].module_id == order[i])
-				xs[i] = &sc->mods[j];
-	free(order);
+	for (size_t i = 0; i < n && !ret; i++)
+		if (!(xs[i] = scan(sc, mods[i])))
+			ret = -ENOMEM;
 	if (!ret)
-		ret = add_calls(sc, inf, program_id, xs, m);
+		ret = add_calls(sc, inf, program_id, xs, n);
 	free(xs);
 	return ret;
 }

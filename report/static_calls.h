@@ -44,14 +44,14 @@ int static_calls__function(struct static_calls *sc, int64_t id,
 			   int64_t module_id, uint64_t address);
 
 /*
- * Gives @inf the direct calls of modules @ids[0, n) (the store's), for
- * program @program_id (itself a module, and the first looked in for an
- * imported symbol).  @mods/@nmods: the store's modules.  Each module is
- * read once per object.  0 or -ENOMEM.
+ * Gives @inf the direct calls of modules @mods[0, n) (the store's, no
+ * two alike) for program @program_id; @mods[0] is the program's own
+ * executable, the first looked in for an imported symbol.  Each module
+ * is read once per object.  0 or -ENOMEM.
  */
 int static_calls__program(struct static_calls *sc, struct infer *inf,
-			  int64_t program_id, const int64_t *ids, size_t n,
-			  const struct store_module *mods, size_t nmods);
+			  int64_t program_id,
+			  const struct store_module *const *mods, size_t n);
 
 /* The store's id for frame @id: itself unless provisional, else a new
  * row of the functions table.  0 or -1 (store__error()). */
