@@ -20,7 +20,7 @@ is "$(q "SELECT count(*) FROM v_cids WHERE run_id = $run AND function = 'recurse
 # when the exec is reported (session__execs).  Before that, 46 % of
 # such samples here had no stack base; now few, and every height is
 # the one the process itself reports.  How few depends on the load
-# (the suite runs two tests per core): 1 % alone, 10.8 % and 13 % in
+# (the suite runs two tests per core): 10.8 % and 13 % in
 # full suites (127 vs 1174, 142 vs 1089).  So the bound is a quarter,
 # which the 46 % before the fix fails by far; part 4 of issue 14 (many
 # processes) is to bring it down everywhere.
