@@ -38,6 +38,14 @@ for log in "$top"/build-test-*/test-suite.log; do
 	fail=$((fail + ${f:-0} + ${e:-0} + ${x:-0}))
 	skip=$((skip + ${s:-0}))
 done
+# Each test that did not pass, with the end of its log: CI shows only
+# the end of this script's output, and a flaky failure must be
+# diagnosable from that alone.
+for trs in $(grep -l -s -E '^:global-test-result: (FAIL|ERROR|XPASS)' \
+	$(find "$top"/build-test-* -name '*.trs' 2>/dev/null)); do
+	echo "== ${trs#"$top"/} did not pass; the end of its log:"
+	grep -v -E "^(ok [0-9]|PASS: )" "${trs%.trs}.log" | tail -n 20 | sed "s/^/   /"
+done
 [ $fail -eq 0 ] && [ $pass -eq 0 ] && fail=1	# nothing ran
 [ $fail -ne 0 ] && status=1
 if [ $skip -gt 0 ]; then
