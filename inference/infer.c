@@ -64,11 +64,6 @@ struct callee {
 	double sum;
 };
 
-struct solution {
-	uint32_t node;
-	double share;
-};
-
 struct memo {
 	int64_t func, height;
 	uint32_t first, n;	/* range of sols */
@@ -114,7 +109,7 @@ struct map {
 	struct memo *memos;
 	size_t nmemos, memos_cap;
 	struct hindex memo_index;
-	struct solution *sols;
+	struct infer_solution *sols;
 	size_t nsols, sols_cap;
 };
 
@@ -124,6 +119,8 @@ struct infer {
 	struct map *maps;
 	size_t nmaps, maps_cap;
 	struct map *building;
+	struct infer_solution *scratch;	/* infer__explain() of candidates */
+	size_t scratch_cap;
 	struct infer_stats stats;
 };
 
@@ -173,6 +170,7 @@ void infer__free(struct infer *inf)
 	for (size_t i = 0; i < inf->nmaps; i++)
 		map_free(&inf->maps[i]);
 	free(inf->maps);
+	free(inf->scratch);
 	free(inf);
 }
 
@@ -737,7 +735,7 @@ static void add_solution(struct search *s, uint32_t anchor, unsigned depth,
 	if ((s->err = grow(&m->sols, &m->sols_cap, m->nsols + 1,
 			   sizeof(*m->sols), 64)))
 		return;
-	m->sols[m->nsols++] = (struct solution){ node, weight };
+	m->sols[m->nsols++] = (struct infer_solution){ node, weight };
 }
 
 /*
@@ -832,8 +830,8 @@ static void classify(struct infer *inf, struct map *m, struct memo *mo,
 
 /* The memo entry of CID (func, height) in @m, made by a search if
  * needed; NULL on error. */
-static const struct memo *explain(struct infer *inf, struct map *m,
-				  int64_t func, int64_t height)
+static const struct memo *search_memo(struct infer *inf, struct map *m,
+				      int64_t func, int64_t height)
 {
 	uint64_t h = hindex__mix(hindex__mix(6, (uint64_t)func),
 				 (uint64_t)height);
@@ -878,7 +876,7 @@ static const struct memo *explain(struct infer *inf, struct map *m,
 		    grow(&m->sols, &m->sols_cap, m->nsols + 1,
 			 sizeof(*m->sols), 64))
 			return NULL;
-		m->sols[m->nsols++] = (struct solution){ i, 1.0 };
+		m->sols[m->nsols++] = (struct infer_solution){ i, 1.0 };
 		mo->n = 1;
 	}
 	if (hindex__insert(&m->memo_index, h, (uint32_t)m->nmemos))
@@ -886,52 +884,67 @@ static const struct memo *explain(struct infer *inf, struct map *m,
 	return &m->memos[m->nmemos++];
 }
 
-int infer__cid(struct infer *inf, int64_t program_id, int64_t func,
-	       int64_t height, double samples)
+/* @n solutions in the scratch array; NULL when out of memory. */
+static struct infer_solution *scratch(struct infer *inf, size_t n)
+{
+	return grow(&inf->scratch, &inf->scratch_cap, n, sizeof(*inf->scratch),
+		    16) ? NULL : inf->scratch;
+}
+
+int infer__explain(struct infer *inf, int64_t program_id, int64_t func,
+		   int64_t height, struct infer_outcome *out)
 {
 	struct map *m = find_map(inf, program_id);
 	const struct cid_entry *e;
 	const struct memo *mo;
-	uint32_t node;
-	int ret;
+	struct infer_solution *v;
 
-	inf->stats.cids++;
-	inf->stats.samples += samples;
 	if (m && m->dirty && index_edges(m))
 		return -ENOMEM;
 	e = m ? find_cid(m, func, height) : NULL;
-	if (e && e->n == 1) {
-		inf->stats.by_how[CCT_PRECISE] += samples;
-		return cct__add(inf->cct, m->cands[e->first].node, e->exact,
-				CCT_PRECISE, samples);
-	}
 	if (e) {
-		inf->stats.by_how[CCT_AMBIGUOUS] += samples;
-		for (uint32_t i = 0; i < e->n; i++) {
-			const struct infer_cand *c = &m->cands[e->first + i];
-
-			ret = cct__add(inf->cct, c->node, e->exact,
-				       CCT_AMBIGUOUS, samples * c->share);
-			if (ret)
-				return ret;
-		}
+		if (!(v = scratch(inf, e->n)))
+			return -ENOMEM;
+		for (uint32_t i = 0; i < e->n; i++)
+			v[i] = (struct infer_solution){
+				m->cands[e->first + i].node,
+				e->n == 1 ? 1.0 : m->cands[e->first + i].share };
+		*out = (struct infer_outcome){
+			e->n == 1 ? CCT_PRECISE : CCT_AMBIGUOUS, e->exact,
+			e->n, v };
 		return 0;
 	}
 	if (!m) {
-		inf->stats.by_how[CCT_UNKNOWN] += samples;
-		ret = unknown_node(inf, func, height, &node);
-		return ret ? ret : cct__add(inf->cct, node, UNKNOWN_EXACT,
-					    CCT_UNKNOWN, samples);
+		if (!(v = scratch(inf, 1)) ||
+		    unknown_node(inf, func, height, &v[0].node))
+			return -ENOMEM;
+		v[0].share = 1.0;
+		*out = (struct infer_outcome){ CCT_UNKNOWN, UNKNOWN_EXACT, 1,
+					       v };
+		return 0;
 	}
-	mo = explain(inf, m, func, height);
+	mo = search_memo(inf, m, func, height);
 	if (!mo)
 		return -ENOMEM;
-	inf->stats.by_how[mo->how] += samples;
-	for (uint32_t i = 0; i < mo->n; i++) {
-		const struct solution *so = &m->sols[mo->first + i];
+	*out = (struct infer_outcome){ mo->how, mo->exact, mo->n,
+				       &m->sols[mo->first] };
+	return 0;
+}
 
-		ret = cct__add(inf->cct, so->node, mo->exact, mo->how,
-			       samples * so->share);
+int infer__cid(struct infer *inf, int64_t program_id, int64_t func,
+	       int64_t height, double samples)
+{
+	struct infer_outcome o;
+	int ret = infer__explain(inf, program_id, func, height, &o);
+
+	inf->stats.cids++;
+	inf->stats.samples += samples;
+	if (ret)
+		return ret;
+	inf->stats.by_how[o.how] += samples;
+	for (size_t i = 0; i < o.n; i++) {
+		ret = cct__add(inf->cct, o.sols[i].node, o.exact, o.how,
+			       samples * o.sols[i].share);
 		if (ret)
 			return ret;
 	}

@@ -93,6 +93,28 @@ size_t infer__lookup(const struct infer *inf, int64_t program_id,
 		     int64_t func, int64_t height,
 		     const struct infer_cand **c);
 
+/* A context a CID's samples go to: a leaf of the CCT, with its share. */
+struct infer_solution {
+	uint32_t node;
+	double share;
+};
+
+/* How the samples of one CID are attributed. */
+struct infer_outcome {
+	enum cct_how how;
+	uint32_t exact;		/* frames from the leaf that are certain */
+	size_t n;
+	const struct infer_solution *sols;	/* shares sum to 1; valid
+						 * until the next call */
+};
+
+/* What infer__cid() would do with CID (@func, @height) of @program_id,
+ * without adding weight: for validation, which compares it with the
+ * truth.  Unknown callers get their pseudo context in the CCT.  0 or
+ * -ENOMEM. */
+int infer__explain(struct infer *inf, int64_t program_id, int64_t func,
+		   int64_t height, struct infer_outcome *out);
+
 /* Attributes @samples of CID (@func, @height) measured in @program_id.
  * @func must be defined in the CCT (its name heads unknown frames).
  * 0 or -ENOMEM. */

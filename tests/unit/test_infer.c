@@ -253,6 +253,26 @@ int main(void)
 	w = record(t, "[unknown callers of s at height 40];s", &exact, &how);
 	ok(w == 7 && how == CCT_UNKNOWN, "no map: unknown callers");
 
+	/* explain: what infer__cid() does, without weight */
+	{
+		struct infer_outcome o;
+		char path[128];
+
+		is_int(infer__explain(inf, PROG, T, 96, &o), 0, "explain (t, 96)");
+		ok(o.how == CCT_AMBIGUOUS && o.n == 2 && o.exact == 1 &&
+		   fabs(o.sols[0].share + o.sols[1].share - 1) < 1e-9,
+		   "explain: ambiguous, two solutions whose shares add up to 1");
+		path_of(t, o.sols[o.sols[0].share > o.sols[1].share ? 0 : 1].node,
+			path, sizeof(path));
+		is_str(path, "main;a;t", "explain: the bigger share is main;a;t's");
+		is_int(infer__explain(inf, PROG, Z, 136, &o), 0, "explain (z, 136)");
+		path_of(t, o.sols[0].node, path, sizeof(path));
+		ok(o.how == CCT_PRECISE && o.n == 1 && o.sols[0].share == 1 &&
+		   !strcmp(path, "main;w;x;y;z"),
+		   "explain: a searched CID's one chain (%s)", path);
+		is_int(infer__explain(inf, PROG + 1, S, 40, &o), 0, "explain without a map");
+		ok(o.how == CCT_UNKNOWN && o.n == 1, "explain: unknown callers");
+	}
 	ok(fabs(infer__stats(inf)->samples - 30) < 1e-9, "30 samples attributed");
 	ok(fabs(cct__total(t) - 30) < 1e-9, "the CCT holds all 30");
 	ok(fabs(infer__stats(inf)->by_how[CCT_PRECISE] - 11) < 1e-9 &&
