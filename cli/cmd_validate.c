@@ -1,10 +1,11 @@
 /*
  * cmd_validate.c - "icppd validate": a measurement run that also unwinds
- * each sample's stack copy to learn its true path, then scores what the
- * path map infers from the CID alone: precise, ambiguous, incorrect,
- * missing (the outcomes of the ICPP paper), the degree of ambiguity and
- * the shares by function.  Scores are stored (v_validation) and printed
- * by report/validation.c.
+ * each sample's stack copy to learn its true path, then scores what a
+ * report of the run shows (correct and incorrect weight by outcome,
+ * v_accuracy), and what the path map infers from the CID alone:
+ * precise, ambiguous, incorrect, missing (the outcomes of the ICPP
+ * paper), the degree of ambiguity and the shares by function
+ * (v_validation).  Scores are stored and printed by report/validation.c.
  */
 #include "cli/commands.h"
 #include "cli/run_cli.h"
@@ -34,8 +35,9 @@ const struct cli_command validate_command = {
 	.synopsis = "[options] -- COMMAND [ARGS...]\n       icppd validate [options] -p PID",
 	.brief = "score call-path inference against the true stacks",
 	.summary = "Score inference: record COMMAND with the true stack of each\n"
-		   "sample, and compare the paths the path map gives for each\n"
-		   "context identifier with the truth.",
+		   "sample, and compare with the truth what a report of the run\n"
+		   "shows, and what the path map alone gives, for each context\n"
+		   "identifier.",
 	.options = validate_options,
 	.noptions = sizeof(validate_options) / sizeof(validate_options[0]),
 	.epilog = "Needs a training run of the same build first (icppd train).\n"

@@ -117,6 +117,53 @@ void render__walk(const struct render *r, const struct kccf *f,
 	}
 }
 
+double report__expected_correct(const struct run_profile *p, bool *partial)
+{
+	const struct infer_stats *s = &p->stats;
+	double correct = 0;
+
+	*partial = false;
+	if (!p->validated_run || s->samples <= 0)
+		return -1;
+	for (int h = 0; h < CCT_UNKNOWN; h++) {
+		if (p->validated[h] > 0)
+			correct += s->by_how[h] * p->validated_correct[h] /
+				   p->validated[h];
+		else if (s->by_how[h] > 0)
+			*partial = true;
+	}
+	return correct / s->samples;
+}
+
+/* The line that says how much of the profile to trust: what validation
+ * measured for these builds, applied to this profile's outcomes, or
+ * that nothing was measured. */
+static void print_expected(const struct render *r)
+{
+	const struct run_profile *p = r->p;
+	bool partial;
+	double e = report__expected_correct(p, &partial);
+	const char *sep = " (";
+
+	if (e < 0) {
+		fprintf(r->out, "expected correct: not measured for this "
+			"build (icppd validate -- COMMAND measures it)\n");
+		return;
+	}
+	fprintf(r->out, "expected correct: %s%.1f%%, by the rates validation "
+		"run %lld measured", partial ? "at least " : "", 100 * e,
+		(long long)p->validated_run);
+	for (int h = 0; h < CCT_UNKNOWN; h++) {
+		if (p->validated[h] <= 0)
+			continue;
+		fprintf(r->out, "%s%s %.1f%%", sep,
+			cct_how__name((enum cct_how)h),
+			100 * p->validated_correct[h] / p->validated[h]);
+		sep = ", ";
+	}
+	fprintf(r->out, "%s\n", *sep == ',' ? ")" : "");
+}
+
 void render__header(const struct render *r)
 {
 	const struct infer_stats *s = &r->p->stats;
@@ -126,12 +173,14 @@ void render__header(const struct render *r)
 		"identifier, %lld without\n", (long long)r->p->run.id,
 		r->p->run.kind, r->p->run.command, s->samples,
 		(long long)r->p->run.unresolved);
-	fprintf(r->out, "inferred: %.1f%% precise, %.1f%% ambiguous "
-		"(apportioned), %.1f%% searched, %.1f%% unknown callers\n",
+	fprintf(r->out, "inferred: %.1f%% one path fits (precise), %.1f%% "
+		"apportioned among several (ambiguous), %.1f%% by call-graph "
+		"search (searched), %.1f%% unknown callers\n",
 		100 * s->by_how[CCT_PRECISE] / n,
 		100 * s->by_how[CCT_AMBIGUOUS] / n,
 		100 * s->by_how[CCT_SEARCHED] / n,
 		100 * s->by_how[CCT_UNKNOWN] / n);
+	print_expected(r);
 	if (r->p->calls) {
 		const struct static_calls_stats *c =
 			static_calls__stats(r->p->calls);
@@ -154,13 +203,22 @@ void render__header(const struct render *r)
 void render__json_stats(const struct render *r)
 {
 	const struct infer_stats *s = &r->p->stats;
+	bool partial;
+	double e = report__expected_correct(r->p, &partial);
 
 	fprintf(r->out, "{\"run_id\": %lld, \"samples\": %.6f, \"inference\": "
 		"{", (long long)r->p->run.id, s->samples);
 	for (int h = 0; h < CCT_NR_HOW; h++)
 		fprintf(r->out, "%s\"%s\": %.6f", h ? ", " : "",
 			cct_how__name((enum cct_how)h), s->by_how[h]);
-	fprintf(r->out, "}");
+	fprintf(r->out, "}, \"expected_correct\": ");
+	if (e < 0)
+		fprintf(r->out, "null");
+	else
+		fprintf(r->out, "{\"share\": %.6f, \"at_least\": %s, "
+			"\"validation_run\": %lld}", e,
+			partial ? "true" : "false",
+			(long long)r->p->validated_run);
 }
 
 struct store *report__open(const char *path)

@@ -11,6 +11,7 @@
 
 #include "common/grow.h"
 #include "common/log.h"
+#include "schema/validation.h"
 
 static int add_function(void *arg, const struct store_function *f)
 {
@@ -132,6 +133,13 @@ static int add_program(void *arg, int64_t id)
 	return 0;
 }
 
+/* A true path with samples ending in it, for scoring. */
+struct truth_leaf {
+	uint32_t node;			/* in the CCT */
+	int64_t func, height;
+	int64_t samples;
+};
+
 /* Store node ids of the map being read, in order, to find parents. */
 struct map_load {
 	struct infer *inf;		/* inference: nodes into the engine */
@@ -139,6 +147,10 @@ struct map_load {
 	int64_t *ids;
 	uint32_t *cct_nodes;		/* truth */
 	size_t n, cap, cap2;
+	bool collect;			/* truth: leaves into @leaves, not
+					 * weight into the CCT */
+	struct truth_leaf *leaves;
+	size_t nleaves, leaves_cap;
 };
 
 static int64_t index_of(const struct map_load *ml, int64_t id)
@@ -187,7 +199,15 @@ static int load_node(void *arg, const struct store_node *n)
 			ml->cct_nodes[ml->n] = node;
 			cct__set_site(ml->cct, node, (uint64_t)n->call_site,
 				      (double)n->total);
-			if (n->self)
+			if (n->self && ml->collect)
+				ret = grow(&ml->leaves, &ml->leaves_cap,
+					   ml->nleaves + 1,
+					   sizeof(*ml->leaves), 256);
+			if (n->self && ml->collect && !ret)
+				ml->leaves[ml->nleaves++] = (struct truth_leaf){
+					node, n->function_id, n->height,
+					n->self };
+			else if (n->self && !ret)
 				ret = cct__add(ml->cct, node, cn->depth,
 					       CCT_PRECISE, (double)n->self);
 		}
@@ -375,20 +395,49 @@ out_rollback:
 	return -1;
 }
 
-int run_profile__infer(struct store *st, const struct store_selection *sel,
-		       unsigned flags, struct run_profile *p)
+static int add_rate(void *arg, const char *outcome, int64_t samples,
+		    double correct)
+{
+	struct run_profile *p = arg;
+
+	for (int h = 0; h < CCT_NR_HOW; h++)
+		if (!strcmp(outcome, cct_how__name((enum cct_how)h))) {
+			p->validated[h] += (double)samples;
+			p->validated_correct[h] += correct;
+		}
+	return 0;
+}
+
+/* Pools the rates the latest validation of program @id measured. */
+static int add_rates(struct store *st, struct run_profile *p, int64_t id)
+{
+	int64_t run;
+
+	if (store__accuracy_rates(st, id, &run, add_rate, p))
+		return -1;
+	if (run > p->validated_run)
+		p->validated_run = run;
+	return 0;
+}
+
+/* Opens @sel's profile with the path maps of its programs in a new
+ * engine (*@infp, the caller's to free), and the binaries' direct calls
+ * with RUN_PROFILE_STATIC in @flags.  0, 1 (logged) when there is
+ * nothing to infer, -1 after logging why. */
+static int open_inference(struct store *st, const struct store_selection *sel,
+			  unsigned flags, struct run_profile *p,
+			  struct infer **infp)
 {
 	struct programs ps = { 0 };
 	struct map_load ml = { 0 };
-	struct infer *inf = NULL;
-	struct inference_stamp old, now = { 0 };
-	int64_t run_id = sel->run_id;
+	struct infer *inf;
 	int ret = open_profile(st, sel, flags & RUN_PROFILE_STATIC, p);
 
+	*infp = NULL;
 	if (ret)
 		return ret;
 	ret = -1;
-	inf = infer__new(p->cct, NULL);
+	*infp = inf = infer__new(p->cct, NULL);
 	if (!inf) {
 		log_error("out of memory");
 		goto out;
@@ -414,6 +463,8 @@ int run_profile__infer(struct store *st, const struct store_selection *sel,
 			goto out_store;
 		if (infer__end_map(inf))
 			goto out_nomem;
+		if (add_rates(st, p, ps.ids[i]))
+			goto out_store;
 		if (!ml.n) {
 			p->unmapped++;
 			snprintf(p->unmapped_path, sizeof(p->unmapped_path),
@@ -422,6 +473,30 @@ int run_profile__infer(struct store *st, const struct store_selection *sel,
 	}
 	if (p->calls && load_static(st, sel, p, inf))
 		goto out;
+	ret = 0;
+	goto out;
+out_nomem:
+	log_error("out of memory");
+	goto out;
+out_store:
+	log_error("%s", store__error(st));
+out:
+	free(ml.ids);
+	free(ps.ids);
+	return ret;
+}
+
+int run_profile__infer(struct store *st, const struct store_selection *sel,
+		       unsigned flags, struct run_profile *p)
+{
+	struct infer *inf;
+	struct inference_stamp old, now = { 0 };
+	int64_t run_id = sel->run_id;
+	int ret = open_inference(st, sel, flags, p, &inf);
+
+	if (ret)
+		goto out;
+	ret = -1;
 	if (store__run_cids(st, sel, infer_cid, inf))
 		goto out_store;
 	p->stats = *infer__stats(inf);
@@ -444,16 +519,82 @@ int run_profile__infer(struct store *st, const struct store_selection *sel,
 	}
 	ret = 0;
 	goto out;
-out_nomem:
-	log_error("out of memory");
-	goto out;
 out_store:
 	log_error("%s", store__error(st));
 out:
-	free(ml.ids);
-	free(ps.ids);
 	infer__free(inf);
 	return ret;
+}
+
+/* Scores one program's true leaves (@ml) with @inf, for @fn. */
+static int score_leaves(struct run_profile *p, struct infer *inf,
+			int64_t program, const struct map_load *ml,
+			int (*fn)(void *arg, const struct run_score *s),
+			void *arg)
+{
+	const struct store_module *m = run_profile__module(p, program);
+
+	for (size_t i = 0; i < ml->nleaves; i++) {
+		const struct truth_leaf *l = &ml->leaves[i];
+		struct infer_outcome o;
+		struct run_score sc = { m ? m->path : "?", program, l->func,
+			cct__name(p->cct, l->func), 0, 0, (double)l->samples,
+			0 };
+		int ret = infer__explain(inf, program, l->func, l->height, &o);
+
+		if (ret)
+			return ret;
+		sc.how = o.how;
+		sc.solutions = o.n;
+		for (size_t j = 0; j < o.n && o.how != CCT_UNKNOWN; j++)
+			if (o.sols[j].node == l->node)
+				sc.correct += sc.samples * o.sols[j].share;
+		if ((ret = fn(arg, &sc)))
+			return ret;
+	}
+	return 0;
+}
+
+int run_profile__score(struct store *st, int64_t run_id,
+		       int (*fn)(void *arg, const struct run_score *s),
+		       void *arg)
+{
+	struct store_selection sel = { .run_id = run_id };
+	struct run_profile p;
+	struct programs ps = { 0 };
+	struct infer *inf;
+	int ret = open_inference(st, &sel, RUN_PROFILE_STATIC, &p, &inf),
+	    found = 0;
+
+	if (!ret && store__run_programs(st, &sel, add_program, &ps)) {
+		log_error("%s", store__error(st));
+		ret = -1;
+	}
+	/* the true paths join the CCT after the maps: a true context and
+	 * an inferred one are the same node when their frames are */
+	for (size_t i = 0; !ret && i < ps.n; i++) {
+		struct map_load ml = { .cct = p.cct, .collect = true };
+		int r = store__map_nodes(st, ps.ids[i], run_id, load_node, &ml);
+
+		if (r < 0) {
+			log_error("%s", store__error(st));
+			ret = -1;
+		} else if (!r) {
+			found = 1;
+			r = score_leaves(&p, inf, ps.ids[i], &ml, fn, arg);
+			if (r < 0)
+				log_error("out of memory");
+			if (r)
+				ret = -1;
+		}
+		free(ml.ids);
+		free(ml.cct_nodes);
+		free(ml.leaves);
+	}
+	free(ps.ids);
+	infer__free(inf);
+	run_profile__free(&p);
+	return !ret && !found ? 1 : ret;
 }
 
 int run_profile__truth(struct store *st, int64_t run_id,

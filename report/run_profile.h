@@ -29,6 +29,10 @@ struct run_profile {
 	bool saved;			/* the inferred table was updated */
 	struct static_calls *calls;	/* the binaries' direct calls, when
 					 * read; owned */
+	/* What the latest validation of each program measured, pooled
+	 * (validated_run: the latest of them; 0: none) */
+	int64_t validated_run;
+	double validated[CCT_NR_HOW], validated_correct[CCT_NR_HOW];
 };
 
 /* What run_profile__infer() does besides inferring. */
@@ -57,6 +61,30 @@ int run_profile__infer(struct store *st, const struct store_selection *sel,
  * every record precise.  0, 1 when the run has no true paths, -1. */
 int run_profile__truth(struct store *st, int64_t run_id,
 		       struct run_profile *p);
+
+/* What a report of a validation run shows for one of its true paths. */
+struct run_score {
+	const char *program;		/* valid in the call */
+	int64_t program_id, function_id;
+	const char *function;		/* the leaf; valid in the call */
+	enum cct_how how;
+	size_t solutions;		/* contexts the samples are split over */
+	double samples;			/* ending in this true path */
+	double correct;			/* the weight the true context got */
+};
+
+/*
+ * Scores validation run @run_id by what a report of it would show: each
+ * of its true paths (its own map) has its CID inferred as
+ * run_profile__infer() with RUN_PROFILE_STATIC does, from the training
+ * and learned maps and the binaries' direct calls, never from the run's
+ * own true paths; @fn gets each, with the weight the true context got.
+ * A non-zero return from @fn (-ENOMEM) stops.  0, 1 (logged by nobody)
+ * when the run has no true paths, -1 after logging why.
+ */
+int run_profile__score(struct store *st, int64_t run_id,
+		       int (*fn)(void *arg, const struct run_score *s),
+		       void *arg);
 
 void run_profile__free(struct run_profile *p);
 

@@ -1,8 +1,15 @@
 /*
- * validation.c - the scores of a validation run, as users read them:
- * outcome shares (precise, ambiguous, incorrect, missing: the outcomes
- * of the ICPP paper), the degree of ambiguity, and the shares by
- * function, in text or JSON (see report/validation.h).
+ * validation.c - the scores of a validation run, as users read them, in
+ * text or JSON (see report/validation.h):
+ * - what a report of the run shows (report/run_profile.h scores it):
+ *   by outcome (precise, ambiguous, searched, unknown), the weight the
+ *   true context got (correct) and the rest (incorrect), and the
+ *   functions with the most incorrect weight; stored in the accuracy
+ *   table, whose rates report headers quote;
+ * - the path map alone, the outcomes of the ICPP paper (precise,
+ *   ambiguous, incorrect, missing: is the true path among the map's
+ *   candidates for the CID), the degree of ambiguity, and the shares by
+ *   function; stored in the validation table.
  */
 #include "report/validation.h"
 
@@ -13,10 +20,13 @@
 #include "common/grow.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "report/run_profile.h"
 #include "schema/validation.h"
 
 /* Functions listed by the text format; json lists all. */
 #define TEXT_FUNCTIONS 20
+/* Functions with the most incorrect weight, listed by the text format. */
+#define TEXT_WRONG 10
 
 enum outcome { PRECISE, AMBIGUOUS, INCORRECT, MISSING, NR_OUTCOMES };
 static const char *const outcome_names[NR_OUTCOMES] = {
@@ -111,9 +121,9 @@ static int cmp_func(const void *a, const void *b)
 	return strcmp(x->function, y->function);
 }
 
-static double share(uint64_t part, uint64_t whole)
+static double share(double part, double whole)
 {
-	return whole ? (double)part / (double)whole : 0.0;
+	return whole > 0 ? part / whole : 0.0;
 }
 
 /* Samples not scored for reason @name (0 when none is given). */
@@ -125,8 +135,190 @@ static uint64_t unscored(const struct validation_input *in, const char *name)
 	return 0;
 }
 
+/* What a report shows, from run_profile__score(): one entry per true
+ * path, then merged by group. */
+struct acc_entry {
+	int64_t program_id, function_id;
+	char *function;
+	enum cct_how how;
+	size_t solutions;
+	double samples, correct;
+	double wrong;		/* incorrect(), summed by function */
+};
+
+struct accuracy {
+	struct acc_entry *v;
+	size_t n, cap;
+	double samples, by[CCT_NR_HOW], correct[CCT_NR_HOW];
+};
+
+static int add_score(void *arg, const struct run_score *r)
+{
+	struct accuracy *a = arg;
+	struct acc_entry *e;
+
+	if (grow(&a->v, &a->cap, a->n + 1, sizeof(*a->v), 256))
+		return -ENOMEM;
+	e = &a->v[a->n];
+	*e = (struct acc_entry){ r->program_id, r->function_id,
+		strdup(r->function), r->how, r->solutions, r->samples,
+		r->correct, 0 };
+	if (!e->function)
+		return -ENOMEM;
+	a->n++;
+	a->samples += r->samples;
+	a->by[r->how] += r->samples;
+	a->correct[r->how] += r->correct;
+	return 0;
+}
+
+static int cmp_entry(const void *x, const void *y)
+{
+	const struct acc_entry *a = x, *b = y;
+
+	if (a->program_id != b->program_id)
+		return a->program_id < b->program_id ? -1 : 1;
+	if (a->function_id != b->function_id)
+		return a->function_id < b->function_id ? -1 : 1;
+	if (a->how != b->how)
+		return a->how < b->how ? -1 : 1;
+	if (a->solutions != b->solutions)
+		return a->solutions < b->solutions ? -1 : 1;
+	return 0;
+}
+
+/* Weight a report gives to other contexts than the true one (shares
+ * that add up to 1 only up to rounding leave crumbs: not weight). */
+static double incorrect(const struct acc_entry *e)
+{
+	double w = e->samples - e->correct;
+
+	return e->how == CCT_UNKNOWN || w < 1e-6 * e->samples ? 0 : w;
+}
+
+static int cmp_wrong(const void *x, const void *y)
+{
+	const struct acc_entry *a = x, *b = y;
+
+	return a->wrong != b->wrong ? (a->wrong > b->wrong ? -1 : 1) : 0;
+}
+
+/* Merges the entries by group and stores them; then merges them by
+ * function, most incorrect first, for the text format.  0, or -1 after
+ * logging why. */
+static int store_accuracy(struct store *st, int64_t run_id,
+			  struct accuracy *a)
+{
+	struct accuracy_row *rows = NULL;
+	size_t n = 0, k = 0;
+	int ret;
+
+	qsort(a->v, a->n, sizeof(*a->v), cmp_entry);
+	if (a->n && !(rows = malloc(a->n * sizeof(*rows)))) {
+		log_error("out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < a->n; i++) {
+		const struct acc_entry *e = &a->v[i];
+
+		if (n && !cmp_entry(e, &a->v[i - 1])) {
+			rows[n - 1].samples += (int64_t)e->samples;
+			rows[n - 1].correct += e->correct;
+			continue;
+		}
+		rows[n++] = (struct accuracy_row){ e->program_id,
+			e->function_id, cct_how__name(e->how),
+			(int64_t)e->solutions, (int64_t)e->samples, e->correct };
+	}
+	ret = store__accuracy(st, run_id, rows, n);
+	free(rows);
+	if (ret)
+		log_error("%s", store__error(st));
+	for (size_t i = 0; i < a->n; i++) {
+		struct acc_entry *e = &a->v[i];
+
+		e->wrong = incorrect(e);
+		if (k && a->v[k - 1].program_id == e->program_id &&
+		    a->v[k - 1].function_id == e->function_id) {
+			a->v[k - 1].samples += e->samples;
+			a->v[k - 1].wrong += e->wrong;
+			free(e->function);
+			continue;
+		}
+		a->v[k++] = *e;
+	}
+	a->n = k;
+	qsort(a->v, a->n, sizeof(*a->v), cmp_wrong);
+	return ret;
+}
+
+static void print_accuracy_text(FILE *out, const struct accuracy *a)
+{
+	double wrong = 0, right = 0;
+
+	fprintf(out, "what a report of this run shows, against the true "
+		"stacks:\n");
+	fprintf(out, "  %-10s %10s %8s %8s %9s\n", "outcome", "samples",
+		"share", "correct", "incorrect");
+	for (int h = 0; h < CCT_NR_HOW; h++) {
+		fprintf(out, "  %-10s %10.0f %7.1f%%", cct_how__name(h),
+			a->by[h], 100 * (a->samples ? a->by[h] / a->samples : 0));
+		if (h == CCT_UNKNOWN || !a->by[h]) {
+			fprintf(out, " %8s %9s\n", "-", "-");
+			continue;
+		}
+		right += a->correct[h];
+		wrong += a->by[h] - a->correct[h];
+		fprintf(out, " %7.1f%% %8.1f%%\n",
+			100 * a->correct[h] / a->by[h],
+			100 * (a->by[h] - a->correct[h]) / a->by[h]);
+	}
+	fprintf(out, "  %-10s %10.0f %7.1f%% %7.1f%% %8.1f%%\n", "all",
+		a->samples, a->samples ? 100.0 : 0.0,
+		100 * (a->samples ? right / a->samples : 0),
+		100 * (a->samples ? wrong / a->samples : 0));
+	if (!a->n || a->v[0].wrong <= 0)
+		return;
+	fprintf(out, "\n  %-32s %9s %9s\n", "most incorrect", "samples",
+		"incorrect");
+	for (size_t i = 0; i < a->n && i < TEXT_WRONG; i++) {
+		const struct acc_entry *e = &a->v[i];
+
+		if (e->wrong <= 0)
+			break;
+		fprintf(out, "  %-32.32s %9.0f %8.1f%%\n", e->function,
+			e->samples, 100 * e->wrong / e->samples);
+	}
+}
+
+static void print_accuracy_json(FILE *out, const struct accuracy *a)
+{
+	double wrong = 0, right = 0;
+
+	for (int h = 0; h < CCT_UNKNOWN; h++) {
+		right += a->correct[h];
+		wrong += a->by[h] - a->correct[h];
+	}
+	fprintf(out, ",\n \"report\": {\"samples\": %.0f, \"correct\": %.6f, "
+		"\"incorrect\": %.6f, \"unknown\": %.6f, \"outcomes\": {",
+		a->samples, share(right, a->samples), share(wrong, a->samples),
+		share(a->by[CCT_UNKNOWN], a->samples));
+	for (int h = 0; h < CCT_NR_HOW; h++)
+		fprintf(out, "%s\"%s\": {\"samples\": %.0f, \"correct\": %.6f}",
+			h ? ", " : "", cct_how__name(h), a->by[h],
+			h == CCT_UNKNOWN ? 0 : share(a->correct[h], a->by[h]));
+	fprintf(out, "}}");
+}
+
+static void free_accuracy(struct accuracy *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		free(a->v[i].function);
+	free(a->v);
+}
+
 static void print_json(FILE *out, const struct validation_input *in,
-		       const struct scores *sc)
+		       const struct scores *sc, const struct accuracy *a)
 {
 	fprintf(out, "{\"run_id\": %lld, \"samples\": %llu",
 		(long long)in->run_id, (unsigned long long)sc->samples);
@@ -158,11 +350,13 @@ static void print_json(FILE *out, const struct validation_input *in,
 				share(f->by[o], f->samples));
 		fputc('}', out);
 	}
-	fprintf(out, "]}\n");
+	fprintf(out, "]");
+	print_accuracy_json(out, a);
+	fprintf(out, "}\n");
 }
 
 static void print_text(FILE *out, const struct validation_input *in,
-		       const struct scores *sc)
+		       const struct scores *sc, const struct accuracy *a)
 {
 	uint64_t other = 0, truncated = unscored(in, "truncated");
 
@@ -175,6 +369,9 @@ static void print_text(FILE *out, const struct validation_input *in,
 		(unsigned long long)(truncated + in->unresolved + other),
 		(unsigned long long)truncated,
 		(unsigned long long)in->unresolved, (unsigned long long)other);
+	print_accuracy_text(out, a);
+	fprintf(out, "\nthe path map alone (is the true path among the "
+		"CID's candidates):\n");
 	fprintf(out, "  %-10s %10s %8s\n", "outcome", "samples", "share");
 	for (int o = 0; o < NR_OUTCOMES; o++)
 		fprintf(out, "  %-10s %10llu %7.1f%%\n", outcome_names[o],
@@ -216,20 +413,28 @@ int report__validation(struct store *st, FILE *out, bool json,
 		       const struct validation_input *in, uint64_t *scored)
 {
 	struct scores sc = { 0 };
+	struct accuracy a = { 0 };
+	int ret = -1;
 
 	*scored = 0;
+	if (run_profile__score(st, in->run_id, add_score, &a) < 0)
+		goto out;
+	if (store_accuracy(st, in->run_id, &a))
+		goto out;
 	if (store__score(st, in->run_id) ||
 	    store__validation(st, in->run_id, add_row, &sc)) {
 		log_error("%s", store__error(st));
-		free_scores(&sc);
-		return -1;
+		goto out;
 	}
 	qsort(sc.funcs, sc.nfuncs, sizeof(*sc.funcs), cmp_func);
 	if (json)
-		print_json(out, in, &sc);
+		print_json(out, in, &sc, &a);
 	else
-		print_text(out, in, &sc);
+		print_text(out, in, &sc, &a);
 	*scored = sc.samples;
+	ret = 0;
+out:
+	free_accuracy(&a);
 	free_scores(&sc);
-	return 0;
+	return ret;
 }

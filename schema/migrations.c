@@ -39,6 +39,15 @@
  * - validation holds a validation run's scores grouped by program,
  *   function, outcome and number of candidates: every table icppd
  *   validate prints is a GROUP BY over it.
+ * - accuracy (version 9) scores what a report of a validation run
+ *   shows: each true leaf's CID inferred as a report would (training
+ *   map, learned paths, the binaries' direct calls), grouped by
+ *   program, function, outcome (precise, ambiguous, searched, unknown)
+ *   and number of solutions, with the weight the inference gave the
+ *   true context (correct: fractional, as an ambiguous CID's samples are
+ *   apportioned).  validation keeps the path map's own score (the ICPP
+ *   paper's outcomes).  Reports read the rates per outcome of the
+ *   latest validation of a build to state their expected correctness.
  * - cid_samples gains program_id in version 3 (rebuilt, as a primary key
  *   cannot change in place): the executable a process ran picks the path
  *   map that explains its CIDs, also for CIDs in shared libraries and
@@ -449,6 +458,34 @@ const struct store_migration icppd_migrations[] = {
 	 * from the path maps alone, at no cost to the run). */
 	{ "ALTER TABLE inferences ADD COLUMN static_calls INTEGER NOT NULL"
 	"  DEFAULT 0;"
+	},
+	/* 8 -> 9: validation scores what a report shows (accuracy). */
+	{ "CREATE TABLE accuracy ("
+	"  run_id INTEGER NOT NULL REFERENCES runs(id),"
+	"  program_id INTEGER NOT NULL REFERENCES modules(id),"
+	"  function_id INTEGER NOT NULL REFERENCES functions(id),"
+	"  outcome TEXT NOT NULL CHECK (outcome IN"
+	"    ('precise', 'ambiguous', 'searched', 'unknown')),"
+	"  solutions INTEGER NOT NULL,"
+	"  samples INTEGER NOT NULL,"
+	"  correct REAL NOT NULL,"
+	"  PRIMARY KEY (run_id, program_id, function_id, outcome, solutions))"
+	"  WITHOUT ROWID;"
+	"CREATE VIEW v_accuracy AS SELECT"
+	"  a.run_id, pr.path AS program, pr.build_id, m.path AS module,"
+	"  f.name AS function, a.outcome, a.solutions, a.samples, a.correct,"
+	"  CASE a.outcome WHEN 'unknown' THEN 0 ELSE a.samples - a.correct END"
+	"    AS incorrect"
+	"  FROM accuracy a JOIN functions f ON f.id = a.function_id"
+	"  JOIN modules m ON m.id = f.module_id"
+	"  JOIN modules pr ON pr.id = a.program_id;"
+	"CREATE VIEW v_accuracy_summary AS SELECT"
+	"  run_id, SUM(samples) AS samples,"
+	"  SUM(correct) / SUM(samples) AS correct,"
+	"  1.0 * SUM(CASE outcome WHEN 'unknown' THEN 0"
+	"    ELSE samples - correct END) / SUM(samples) AS incorrect,"
+	"  1.0 * SUM(samples * (outcome = 'unknown')) / SUM(samples) AS unknown"
+	"  FROM accuracy GROUP BY run_id;"
 	},
 };
 

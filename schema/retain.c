@@ -24,7 +24,7 @@ static int delete_run(struct store *st, int64_t run)
 {
 	static const char *const tables[] = { "cid_samples",
 		"unresolved_samples", "threads", "run_counters", "inferred",
-		"inferences", "validation", "runs" };
+		"inferences", "validation", "accuracy", "runs" };
 	char sql[96];
 	int ret = 0;
 

@@ -78,3 +78,57 @@ int store__validation(struct store *st, int64_t run_id,
 			  " ORDER BY samples DESC, function, outcome", "i",
 			  run_id) < 0 ? -1 : 0;
 }
+
+int store__accuracy(struct store *st, int64_t run_id,
+		    const struct accuracy_row *rows, size_t n)
+{
+	int ret;
+
+	if (store__begin(st, "storing the accuracy"))
+		return -1;
+	ret = store__sql(st, "storing the accuracy", NULL, NULL,
+			 "DELETE FROM accuracy WHERE run_id = ?", "i", run_id);
+	for (size_t i = 0; !ret && i < n; i++)
+		ret = store__sql(st, "storing the accuracy", NULL, NULL,
+				 "INSERT INTO accuracy (run_id, program_id,"
+				 " function_id, outcome, solutions, samples,"
+				 " correct) VALUES (?, ?, ?, ?, ?, ?, ?)",
+				 "iiitiid", run_id, rows[i].program_id,
+				 rows[i].function_id, rows[i].outcome,
+				 rows[i].solutions, rows[i].samples,
+				 rows[i].correct);
+	return store__end(st, ret, "storing the accuracy");
+}
+
+struct rates_cb {
+	int (*fn)(void *arg, const char *outcome, int64_t samples,
+		  double correct);
+	void *arg;
+	int64_t *run_id;
+};
+
+static int rate_row(sqlite3_stmt *s, void *ctx)
+{
+	struct rates_cb *c = ctx;
+
+	*c->run_id = sqlite3_column_int64(s, 0);
+	return c->fn(c->arg, store__text(s, 1), sqlite3_column_int64(s, 2),
+		     sqlite3_column_double(s, 3));
+}
+
+int store__accuracy_rates(struct store *st, int64_t program_id,
+			  int64_t *run_id,
+			  int (*fn)(void *arg, const char *outcome,
+				    int64_t samples, double correct),
+			  void *arg)
+{
+	struct rates_cb c = { fn, arg, run_id };
+
+	*run_id = 0;
+	return store__sql(st, "reading the validated accuracy", rate_row, &c,
+			  "SELECT run_id, outcome, SUM(samples), SUM(correct)"
+			  " FROM accuracy WHERE program_id = ?1 AND run_id ="
+			  " (SELECT MAX(run_id) FROM accuracy"
+			  "  WHERE program_id = ?1)"
+			  " GROUP BY outcome", "i", program_id) < 0 ? -1 : 0;
+}

@@ -6,6 +6,7 @@
 #ifndef ICPPD_SCHEMA_VALIDATION_H
 #define ICPPD_SCHEMA_VALIDATION_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "schema/store.h"
@@ -24,5 +25,28 @@ struct validation_row {
 int store__validation(struct store *st, int64_t run_id,
 		      int (*fn)(void *arg, const struct validation_row *r),
 		      void *arg);
+
+/* One group of a validation run's accuracy: the true paths of one
+ * function that a report infers alike. */
+struct accuracy_row {
+	int64_t program_id, function_id;
+	const char *outcome;	/* "precise", "ambiguous", "searched",
+				 * "unknown" */
+	int64_t solutions, samples;
+	double correct;		/* the weight the true contexts got */
+};
+/* Replaces run @run_id's accuracy rows with @rows.  0 or -1. */
+int store__accuracy(struct store *st, int64_t run_id,
+		    const struct accuracy_row *rows, size_t n);
+
+/* Calls @fn with the samples and correct weight per outcome of the
+ * latest validation run scored for program @program_id (a build: the
+ * module of its build-id), whose id goes to *@run_id (0: none).  0 or
+ * -1. */
+int store__accuracy_rates(struct store *st, int64_t program_id,
+			  int64_t *run_id,
+			  int (*fn)(void *arg, const char *outcome,
+				    int64_t samples, double correct),
+			  void *arg);
 
 #endif

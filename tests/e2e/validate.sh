@@ -91,6 +91,39 @@ is "$(q "SELECT count(*) FROM v_validation WHERE run_id = $run AND function IN (
 	"trained on a, run on c: nothing of the untrained path is called precise"
 ok $(awk -v p="$(json_num "$json" precise)" 'BEGIN { exit !(p < 0.5) }'; echo $?) \
 	"trained on a, run on c: precise share below 0.5 ($(json_num "$json" precise))"
+# What a report shows: target's CID has one candidate, the trained path
+# through via_a, so the report puts all of target under via_a: wrong.
+# via_c was never trained, but main's direct call to it proves its one
+# chain: right.  (The crafted collision: the incorrect share is
+# target's, 40 ms of the program's 50 ms, and perhaps a rare startup
+# sample a search got wrong: a tenth leaves room for 5 of them.)
+is "$(q "SELECT outcome || ' ' || correct FROM v_accuracy WHERE run_id = $run AND function = 'target'")" \
+	"precise 0.0" "report scoring: target shown under via_a, none of its weight correct"
+is "$(q "SELECT group_concat(DISTINCT outcome) || ' ' || sum(incorrect) FROM v_accuracy WHERE run_id = $run AND function = 'via_c'")" \
+	"precise 0.0" "report scoring: via_c found by the binary's calls, all correct"
+jq_num() {	# jq_num FILE PATH: a JSON value, by SQLite's json_extract
+	sqlite3 :memory: "SELECT json_extract(readfile('$1'), '$2')"
+}
+wrong=$(jq_num "$tmp/c.json" '$.report.incorrect')
+ok $(awk -v w="$wrong" -v t="$(q "SELECT 1.0 * sum(samples) / (SELECT samples FROM v_accuracy_summary WHERE run_id = $run) FROM v_accuracy WHERE run_id = $run AND function = 'target'")" \
+	'BEGIN { exit !(w > 0.5 && w - t > -0.0001 && w - t < 0.1) }'; echo $?) \
+	"json: report.incorrect is target's share, give or take a startup sample ($wrong)"
+is "$(jq_num "$tmp/c.json" '$.report.samples')" "$(json_num "$json" samples)" \
+	"json: the report is scored on the same samples as the map"
+is "$(q "SELECT printf('%.4f', correct + incorrect + unknown) FROM v_accuracy_summary WHERE run_id = $run")" \
+	1.0000 "v_accuracy_summary: correct, incorrect and unknown add up"
+text=$("$ICPPD" validate -q -d "$db" -- "$PROGS/collide" c 40 | grep -v '^TRUTH')
+contains "$text" "what a report of this run shows, against the true stacks:" \
+	"text: the report's accuracy first"
+contains "$(printf '%s\n' "$text" | grep -A1 'most incorrect')" "target" \
+	"text: target heads the functions the report gets wrong"
+# A report of a run of this build quotes the validated rates.
+"$ICPPD" record --no-learn -q -d "$db" -- "$PROGS/collide" a 40 >/dev/null
+vrun=$(q "SELECT max(run_id) FROM v_accuracy_summary")
+contains "$("$ICPPD" report -d "$db" | sed -n 3p)" "by the rates validation run $vrun measured (precise" \
+	"report header: the expected correctness from the latest validation of the build"
+is "$("$ICPPD" report -d "$db" -f json | grep -o '"expected_correct": {[^}]*}' | grep -o '"validation_run": [0-9]*')" \
+	"\"validation_run\": $vrun" "report json: expected_correct names the validation run"
 
 # Another build at the same path.
 mkdir "$tmp/bin"
