@@ -61,7 +61,7 @@ static int train_finish(const struct run_result *res)
 		 (unsigned long long)cs->samples,
 		 (unsigned long long)cs->unwind[UNW_COMPLETE],
 		 (unsigned long long)cs->unwind[UNW_TRUNCATED],
-		 (unsigned long long)res->opts->stack_size,
+		 (unsigned long long)res->stack_size,
 		 (unsigned long long)nfailed, failed);
 	if (res->map_full)
 		log_warn("%llu unwound samples not learned: the path map in "

@@ -18,6 +18,7 @@ static int check(const struct cli_command *cmd, const struct run_mode *mode,
 	if (o->mmap_pages & (o->mmap_pages - 1))	/* 0: the mode's default */
 		return cli__usage(cmd, "--mmap-pages must be a power of two");
 	if ((mode->unwind || (mode->learn && !o->no_learn)) &&
+	    o->stack_size &&	/* 0: not given */
 	    (o->stack_size % 8 || o->stack_size < 64 ||
 	     o->stack_size > RUN_MAX_STACK))
 		return cli__usage(cmd, "--stack-size must be a multiple of 8 from 64 "

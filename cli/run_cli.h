@@ -43,6 +43,7 @@ int run_cli__main(const struct cli_command *cmd, const struct run_mode *mode,
 	"print errors only", 0, 0 }
 #define RUN_OPT_STACK { "stack-size", 0, CLI_UINT, RUN_OPT(stack_size), \
 	"BYTES", "user stack copied per sample, a multiple of 8, at most " \
-	"65528", 1, UINT64_MAX, .dflt = "16384" }
+	"65528 (default 16384, more when earlier runs of the build " \
+	"sampled deeper stacks)", 1, UINT64_MAX }
 
 #endif

@@ -50,6 +50,7 @@ struct run {
 	int64_t started;		/* clock__mono_ns() at the start */
 	int stop;			/* RECORDER_STOP | HUP: interrupted */
 	bool child_done;
+	uint32_t stack_size;		/* bytes per stack copy */
 };
 
 static char *join_argv(char **argv)
@@ -161,6 +162,41 @@ static void learn_summary(const struct run *r)
 			 "its stack did not unwind (see v_run_counters: unwind.*)");
 }
 
+/*
+ * The stack copy, when --stack-size is not given: RUN_DEFAULT_STACK, or
+ * enough for 99.5 % of the samples of the target's build in the last
+ * runs (the height of a sample is the stack its whole unwind needs), up
+ * to the largest copy perf takes.  So a program whose copies were
+ * truncated gets larger ones from its next run on, and a shallow one
+ * never pays for more than the default.
+ */
+#define STACK_PER_MILLE 995
+#define STACK_MARGIN 512	/* above the outermost frame's CFA */
+static uint32_t stack_size(const struct run *r)
+{
+	struct module *m;
+	int64_t h = 0;
+	uint64_t size;
+
+	if (r->o->stack_size)
+		return (uint32_t)r->o->stack_size;
+	m = target_module(r);
+	if (m && !module__error(m) &&
+	    store__height_quantile(r->store, module__path(m),
+				   module__build_id(m), STACK_PER_MILLE, &h))
+		log_warn("%s: the stack copy stays at %u bytes",
+			 store__error(r->store), RUN_DEFAULT_STACK);
+	module__free(m);
+	size = ((uint64_t)h + STACK_MARGIN + 4095) / 4096 * 4096;
+	if (size <= RUN_DEFAULT_STACK)
+		return RUN_DEFAULT_STACK;
+	size = size < RUN_MAX_STACK ? size : RUN_MAX_STACK;
+	log_info("stack copies of %llu bytes: earlier runs of this build "
+		 "sampled stacks %lld bytes deep (--stack-size sets it)",
+		 (unsigned long long)size, (long long)h);
+	return (uint32_t)size;
+}
+
 /* The event, the recorder and its signals.  0, or -1 after logging. */
 static int prepare(struct run *r)
 {
@@ -170,10 +206,12 @@ static int prepare(struct run *r)
 		.unwind = r->mode->unwind, .truth = r->mode->truth };
 	char err[512];
 
+	if (r->mode->unwind || (r->mode->learn && !o->no_learn))
+		r->stack_size = stack_size(r);
 	if (r->mode->learn && !o->no_learn) {
 		ro.unwind = true;
 		ro.learn_hz = o->learn_freq;
-		ro.learn_stack = (uint32_t)o->stack_size;
+		ro.learn_stack = r->stack_size;
 	}
 	if (event__choose(o->event, o->freq, o->period, &r->ev, err,
 			  sizeof(err))) {
@@ -181,7 +219,7 @@ static int prepare(struct run *r)
 		return -1;
 	}
 	if (r->mode->unwind)
-		event__add_stack(&r->ev, (uint32_t)o->stack_size);
+		event__add_stack(&r->ev, r->stack_size);
 	if (r->mode->rate_scale > 1 && !o->freq && !o->period)
 		event__scale_rate(&r->ev, r->mode->rate_scale);
 	r->rec = recorder__new(r->store, &ro);
@@ -192,12 +230,20 @@ static int prepare(struct run *r)
 	return 0;
 }
 
-/* -m, or the default: larger while learning. */
+/* -m, or the default: larger while learning, and with the stack copies
+ * when they grew past the default (the same number of them fits). */
 static size_t ring_pages(const struct run *r)
 {
+	size_t pages = RUN_RING_PAGES_LEARNING;
+
 	if (r->o->mmap_pages)
 		return (size_t)r->o->mmap_pages;
-	return learning(r) ? RUN_RING_PAGES_LEARNING : RUN_RING_PAGES;
+	if (!learning(r))
+		return RUN_RING_PAGES;
+	while (pages * RUN_DEFAULT_STACK < RUN_RING_PAGES_LEARNING *
+	       (size_t)r->stack_size)
+		pages *= 2;
+	return pages;
 }
 
 /* Forks the command (stopped before its exec) or lists the process's
@@ -338,7 +384,8 @@ static int finish(struct run *r, struct outfile *out)
 		struct run_result res = { .store = r->store,
 			.run_id = recorder__run_id(r->rec), .opts = r->o,
 			.stats = &cs, .paths = recorder__paths(r->rec),
-			.map_full = recorder__map_full(r->rec), .out = out->f };
+			.map_full = recorder__map_full(r->rec),
+			.stack_size = r->stack_size, .out = out->f };
 
 		failed = r->mode->finish(&res) != 0;
 	}

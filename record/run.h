@@ -16,8 +16,10 @@ struct collector_stats;
 struct pathmap;
 struct store;
 
-/* Bytes of user stack copied with each training sample.  perf's own
- * default is 8192; 16 KiB holds the whole stack of most programs. */
+/* Bytes of user stack copied with each training sample when
+ * --stack-size is not given (0), unless earlier runs of the build
+ * sampled deeper stacks (run.c).  perf's own default is 8192; 16 KiB
+ * holds the whole stack of most programs. */
 #define RUN_DEFAULT_STACK 16384
 /* Ring pages per CPU when -m is not given: the learning event's stack
  * copies need room to wait for a reader that the machine's load
@@ -47,6 +49,7 @@ struct run_result {
 	const struct collector_stats *stats;	/* the run's */
 	struct pathmap *paths;	/* NULL for record */
 	uint64_t map_full;	/* complete paths the map had no room for */
+	uint32_t stack_size;	/* bytes copied per stack sample */
 	FILE *out;		/* the report: stdout or -o FILE (opened
 				 * before the command starts, kept only if
 				 * finish succeeds) */

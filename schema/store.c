@@ -761,6 +761,30 @@ int store__training(struct store *st, const char *path, const char *build_id,
 	return ret < 0 ? -1 : ret ? STORE_OTHER_BUILD : STORE_UNTRAINED;
 }
 
+int store__height_quantile(struct store *st, const char *path,
+			   const char *build_id, int per_mille,
+			   int64_t *height)
+{
+	int ret;
+
+	*height = 0;
+	/* the run range first: cid_samples' key starts with run_id, so the
+	 * scan stays within the last runs however big the database is */
+	ret = store__ints(st, "reading stack heights", height, 1,
+			  "WITH h AS (SELECT c.height, SUM(c.samples) AS s"
+			  "  FROM cid_samples c JOIN modules m"
+			  "  ON m.id = c.program_id"
+			  "  WHERE c.run_id > (SELECT MAX(id) FROM runs) - ?3"
+			  "  AND m.build_id = ?1 AND (?1 <> '' OR m.path = ?2)"
+			  "  GROUP BY c.height),"
+			  " q AS (SELECT height, SUM(s) OVER (ORDER BY height)"
+			  "  AS cum, SUM(s) OVER () AS total FROM h)"
+			  " SELECT height FROM q WHERE 1000 * cum >= ?4 * total"
+			  " ORDER BY height LIMIT 1", "ttii", build_id, path,
+			  (int64_t)STORE_HEIGHT_RUNS, (int64_t)per_mille);
+	return ret < 0 ? -1 : 0;
+}
+
 int store__map_summary(struct store *st, const struct module *prog,
 		       struct store_map_summary *out)
 {

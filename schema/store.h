@@ -110,6 +110,16 @@ enum store_training { STORE_TRAINED, STORE_UNTRAINED, STORE_OTHER_BUILD };
 int store__training(struct store *st, const char *path, const char *build_id,
 		    char *other, size_t otherlen);
 
+/* The stack height (bytes) at or under which @per_mille of the samples
+ * of the executable @build_id (or, with no build-id, at @path) fell in
+ * the last STORE_HEIGHT_RUNS runs, in *@height; 0 when it has none.
+ * Stack copies that size unwind that share of its samples whole.  0 or
+ * -1. */
+#define STORE_HEIGHT_RUNS 20
+int store__height_quantile(struct store *st, const char *path,
+			   const char *build_id, int per_mille,
+			   int64_t *height);
+
 /* Size of the training path map of @prog. */
 struct store_map_summary {
 	int64_t paths;		/* nodes: distinct paths and prefixes */

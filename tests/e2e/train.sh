@@ -123,5 +123,31 @@ contains "$out" "$trunc truncated" "--stack-size 64: summary says how many were 
 is "$(q "SELECT count(*) FROM v_paths WHERE function = 'recurse'" "$tmp/short.db")" 0 \
 	"--stack-size 64: no partial path of the deep recursion passed off as whole"
 
+# A stack deeper than the default copy: deep_leaf runs under 24 KiB.
+# The first run (default copy) truncates its samples; the next run of
+# the build copies enough for the heights it sampled, and unwinds them.
+deep_trunc() {	# deep_trunc DB: truncated samples of the latest run
+	q "SELECT coalesce(max(value), 0) FROM v_run_counters WHERE name = 'unwind.truncated'
+		AND run_id = (SELECT max(run_id) FROM v_runs)" "$1"
+}
+"$ICPPD" train $TRAIN_OPTS -q -d "$tmp/deep.db" -- "$PROGS/heights-nofp" 30 deep 24 >/dev/null
+trunc=$(deep_trunc "$tmp/deep.db")
+ok $([ "$trunc" -ge "$(min_samples 30)" ]; echo $?) \
+	"deep stack, default copy: deep_leaf's samples truncated ($trunc)"
+out=$("$ICPPD" train $TRAIN_OPTS -d "$tmp/deep.db" -- "$PROGS/heights-nofp" 30 deep 24 2>&1 >/dev/null)
+size=$(printf '%s\n' "$out" | sed -n 's/^icppd: stack copies of \([0-9]*\) bytes: earlier runs of this build sampled stacks [0-9]* bytes deep.*/\1/p')
+ok $([ "${size:-0}" -gt 24576 ] && [ "$size" -le 65528 ]; echo $?) \
+	"the next run copies more, and says why (${size:-none} bytes)"
+contains "$out" "(stack copies of ${size:-?} bytes)" "the summary gives the copy it used"
+# (A sample may still be truncated while deep() touches its pages: the
+# kernel's copy ends at the first page not touched yet.)
+again=$(deep_trunc "$tmp/deep.db")
+ok $([ "$again" -lt $((trunc / 3)) ]; echo $?) \
+	"the larger copy unwinds deep_leaf: truncated $trunc -> $again"
+is "$(q "SELECT count(*) FROM v_paths WHERE function = 'deep_leaf'" "$tmp/deep.db")" 1 \
+	"deep_leaf's path learned"
+out=$("$ICPPD" train $TRAIN_OPTS -d "$tmp/deep.db" --stack-size 8192 -- "$PROGS/heights-nofp" 1 2>&1 >/dev/null)
+contains "$out" "(stack copies of 8192 bytes)" "--stack-size given: used as given"
+
 is "$(integrity)" ok "database passes integrity_check"
 done_testing

@@ -4,11 +4,13 @@
  * (recurse, one height per depth), a call through a function pointer
  * (indirect), a leaf that needs no frame (leaf), and main itself.
  *
- * Usage: heights [MS [spin SECONDS | kill SIGNAL]]
+ * Usage: heights [MS [spin SECONDS | kill SIGNAL | deep KIB]]
  *   MS        CPU milliseconds per burn (default 20); nine burns in all
  *   spin S    then burn in spin_forever() for S seconds of CPU, saying
  *             "CPU ... spin_forever MS" every 100 ms of it (signal tests)
  *   kill N    then raise signal N
+ *   deep K    then burn MS more in deep(), under a frame of K KiB (a
+ *             stack deeper than the default stack copy)
  */
 #include "truth.h"
 
@@ -83,6 +85,27 @@ NOINLINE static void indirect(uintptr_t *cfa)
 
 static void (*volatile fnptr)(uintptr_t *) = indirect;
 
+NOINLINE static void deep_leaf(uintptr_t *cfa)
+{
+	CFA_OF(*cfa);
+	BURN();
+	sink += 3;	/* not leaf's code: not folded into it */
+}
+
+NOINLINE static void deep(size_t kib)
+{
+	volatile char pad[kib * 1024];
+	uintptr_t c;
+
+	/* every page touched: the kernel copies a sample's stack without
+	 * faulting, so a page never touched would end the copy there */
+	for (size_t i = 0; i < kib * 1024; i += 512)
+		pad[i] = 1;
+	deep_leaf(&c);
+	truth("deep_leaf", c);
+	sink += pad[0];
+}
+
 NOINLINE static void spin_forever(double seconds)
 {
 	uint64_t spun = 0;
@@ -113,6 +136,8 @@ int main(int argc, char **argv)
 	truth("indirect", c);
 	if (argc > 3 && !strcmp(argv[2], "spin"))
 		spin_forever(atof(argv[3]));
+	if (argc > 3 && !strcmp(argv[2], "deep") && atoi(argv[3]) > 0)
+		deep((size_t)atoi(argv[3]));
 	truth_process_cpu();
 	if (argc > 3 && !strcmp(argv[2], "kill"))
 		raise(atoi(argv[3]));
