@@ -117,7 +117,11 @@ void render__walk(const struct render *r, const struct kccf *f,
 	}
 }
 
-double report__expected_correct(const struct run_profile *p, bool *partial)
+/* The share of @p's samples expected in their true context: each
+ * outcome's share times the correct rate the latest validations of its
+ * programs measured for that outcome; -1 when none was validated.
+ * *@partial: some outcome of @p had no validated rate (counted as 0). */
+static double expected_correct(const struct run_profile *p, bool *partial)
 {
 	const struct infer_stats *s = &p->stats;
 	double correct = 0;
@@ -142,7 +146,7 @@ static void print_expected(const struct render *r)
 {
 	const struct run_profile *p = r->p;
 	bool partial;
-	double e = report__expected_correct(p, &partial);
+	double e = expected_correct(p, &partial);
 	const char *sep = " (";
 
 	if (e < 0) {
@@ -204,7 +208,7 @@ void render__json_stats(const struct render *r)
 {
 	const struct infer_stats *s = &r->p->stats;
 	bool partial;
-	double e = report__expected_correct(r->p, &partial);
+	double e = expected_correct(r->p, &partial);
 
 	fprintf(r->out, "{\"run_id\": %lld, \"samples\": %.6f, \"inference\": "
 		"{", (long long)r->p->run.id, s->samples);

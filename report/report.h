@@ -84,12 +84,6 @@ void report__forest_error(int err);
  * line is neither. */
 int report__folded_line(char *line, double *w);
 
-/* The share of @p's samples expected in their true context: each
- * outcome's share times the correct rate the latest validations of its
- * programs measured for that outcome; -1 when none was validated.
- * *@partial: some outcome of @p had no validated rate (counted as 0). */
-double report__expected_correct(const struct run_profile *p, bool *partial);
-
 /* Prints @w with no decimals when it is whole, else with up to 3. */
 void report__weight(FILE *out, double w);
 

@@ -168,6 +168,17 @@ static int64_t index_of(const struct map_load *ml, int64_t id)
 	return lo < ml->n && ml->ids[lo] == id ? (int64_t)lo : -2;
 }
 
+static int add_leaf(struct map_load *ml, uint32_t node,
+		    const struct store_node *n)
+{
+	if (grow(&ml->leaves, &ml->leaves_cap, ml->nleaves + 1,
+		 sizeof(*ml->leaves), 256))
+		return -ENOMEM;
+	ml->leaves[ml->nleaves++] = (struct truth_leaf){ node,
+		n->function_id, n->height, n->self };
+	return 0;
+}
+
 static int load_node(void *arg, const struct store_node *n)
 {
 	struct map_load *ml = arg;
@@ -200,14 +211,8 @@ static int load_node(void *arg, const struct store_node *n)
 			cct__set_site(ml->cct, node, (uint64_t)n->call_site,
 				      (double)n->total);
 			if (n->self && ml->collect)
-				ret = grow(&ml->leaves, &ml->leaves_cap,
-					   ml->nleaves + 1,
-					   sizeof(*ml->leaves), 256);
-			if (n->self && ml->collect && !ret)
-				ml->leaves[ml->nleaves++] = (struct truth_leaf){
-					node, n->function_id, n->height,
-					n->self };
-			else if (n->self && !ret)
+				ret = add_leaf(ml, node, n);
+			else if (n->self)
 				ret = cct__add(ml->cct, node, cn->depth,
 					       CCT_PRECISE, (double)n->self);
 		}

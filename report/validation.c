@@ -143,7 +143,7 @@ struct acc_entry {
 	enum cct_how how;
 	size_t solutions;
 	double samples, correct;
-	double wrong;		/* incorrect(), summed by function */
+	double wrong;		/* incorrect() weight, summed by function */
 };
 
 struct accuracy {
@@ -187,13 +187,14 @@ static int cmp_entry(const void *x, const void *y)
 	return 0;
 }
 
-/* Weight a report gives to other contexts than the true one (shares
- * that add up to 1 only up to rounding leave crumbs: not weight). */
-static double incorrect(const struct acc_entry *e)
+/* Weight a report gives to other contexts than the true one: none for
+ * unknown callers, which claim no context; shares that add up to 1 only
+ * up to rounding leave crumbs, not weight. */
+static double incorrect(enum cct_how how, double samples, double correct)
 {
-	double w = e->samples - e->correct;
+	double w = samples - correct;
 
-	return e->how == CCT_UNKNOWN || w < 1e-6 * e->samples ? 0 : w;
+	return how == CCT_UNKNOWN || w < 1e-6 * samples ? 0 : w;
 }
 
 static int cmp_wrong(const void *x, const void *y)
@@ -203,14 +204,13 @@ static int cmp_wrong(const void *x, const void *y)
 	return a->wrong != b->wrong ? (a->wrong > b->wrong ? -1 : 1) : 0;
 }
 
-/* Merges the entries by group and stores them; then merges them by
- * function, most incorrect first, for the text format.  0, or -1 after
- * logging why. */
+/* Sorts the entries by group, merges each group into a row and stores
+ * the rows.  0, or -1 after logging why. */
 static int store_accuracy(struct store *st, int64_t run_id,
 			  struct accuracy *a)
 {
 	struct accuracy_row *rows = NULL;
-	size_t n = 0, k = 0;
+	size_t n = 0;
 	int ret;
 
 	qsort(a->v, a->n, sizeof(*a->v), cmp_entry);
@@ -234,10 +234,19 @@ static int store_accuracy(struct store *st, int64_t run_id,
 	free(rows);
 	if (ret)
 		log_error("%s", store__error(st));
+	return ret;
+}
+
+/* Merges the sorted entries by function, most incorrect first: the
+ * text format's list. */
+static void by_function(struct accuracy *a)
+{
+	size_t k = 0;
+
 	for (size_t i = 0; i < a->n; i++) {
 		struct acc_entry *e = &a->v[i];
 
-		e->wrong = incorrect(e);
+		e->wrong = incorrect(e->how, e->samples, e->correct);
 		if (k && a->v[k - 1].program_id == e->program_id &&
 		    a->v[k - 1].function_id == e->function_id) {
 			a->v[k - 1].samples += e->samples;
@@ -249,34 +258,46 @@ static int store_accuracy(struct store *st, int64_t run_id,
 	}
 	a->n = k;
 	qsort(a->v, a->n, sizeof(*a->v), cmp_wrong);
-	return ret;
+}
+
+static double wrong_of(const struct accuracy *a, int h)
+{
+	return incorrect((enum cct_how)h, a->by[h], a->correct[h]);
+}
+
+/* Correct and incorrect weight over all outcomes. */
+static void totals(const struct accuracy *a, double *right, double *wrong)
+{
+	*right = *wrong = 0;
+	for (int h = 0; h < CCT_UNKNOWN; h++) {
+		*right += a->correct[h];
+		*wrong += wrong_of(a, h);
+	}
 }
 
 static void print_accuracy_text(FILE *out, const struct accuracy *a)
 {
-	double wrong = 0, right = 0;
+	double wrong, right;
 
+	totals(a, &right, &wrong);
 	fprintf(out, "what a report of this run shows, against the true "
 		"stacks:\n");
 	fprintf(out, "  %-10s %10s %8s %8s %9s\n", "outcome", "samples",
 		"share", "correct", "incorrect");
 	for (int h = 0; h < CCT_NR_HOW; h++) {
 		fprintf(out, "  %-10s %10.0f %7.1f%%", cct_how__name(h),
-			a->by[h], 100 * (a->samples ? a->by[h] / a->samples : 0));
+			a->by[h], 100 * share(a->by[h], a->samples));
 		if (h == CCT_UNKNOWN || !a->by[h]) {
 			fprintf(out, " %8s %9s\n", "-", "-");
 			continue;
 		}
-		right += a->correct[h];
-		wrong += a->by[h] - a->correct[h];
 		fprintf(out, " %7.1f%% %8.1f%%\n",
 			100 * a->correct[h] / a->by[h],
-			100 * (a->by[h] - a->correct[h]) / a->by[h]);
+			100 * wrong_of(a, h) / a->by[h]);
 	}
 	fprintf(out, "  %-10s %10.0f %7.1f%% %7.1f%% %8.1f%%\n", "all",
 		a->samples, a->samples ? 100.0 : 0.0,
-		100 * (a->samples ? right / a->samples : 0),
-		100 * (a->samples ? wrong / a->samples : 0));
+		100 * share(right, a->samples), 100 * share(wrong, a->samples));
 	if (!a->n || a->v[0].wrong <= 0)
 		return;
 	fprintf(out, "\n  %-32s %9s %9s\n", "most incorrect", "samples",
@@ -293,12 +314,9 @@ static void print_accuracy_text(FILE *out, const struct accuracy *a)
 
 static void print_accuracy_json(FILE *out, const struct accuracy *a)
 {
-	double wrong = 0, right = 0;
+	double wrong, right;
 
-	for (int h = 0; h < CCT_UNKNOWN; h++) {
-		right += a->correct[h];
-		wrong += a->by[h] - a->correct[h];
-	}
+	totals(a, &right, &wrong);
 	fprintf(out, ",\n \"report\": {\"samples\": %.0f, \"correct\": %.6f, "
 		"\"incorrect\": %.6f, \"unknown\": %.6f, \"outcomes\": {",
 		a->samples, share(right, a->samples), share(wrong, a->samples),
@@ -421,6 +439,7 @@ int report__validation(struct store *st, FILE *out, bool json,
 		goto out;
 	if (store_accuracy(st, in->run_id, &a))
 		goto out;
+	by_function(&a);
 	if (store__score(st, in->run_id) ||
 	    store__validation(st, in->run_id, add_row, &sc)) {
 		log_error("%s", store__error(st));
