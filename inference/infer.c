@@ -17,8 +17,10 @@
  * function's lowest possible height (from the known CIDs down the
  * edges, Dijkstra) prunes every state below it: most of a big program's
  * static call graph cannot reach a sample's height from any root.  The
- * chains are then listed, following only states that lead somewhere,
- * up to max_solutions.
+ * chains are then listed the most probable first (best-first, bounded
+ * by each state's reach), following only states that lead somewhere,
+ * up to max_solutions: where a bound cuts the list, what is shown is
+ * the likeliest part of it.
  */
 #define _GNU_SOURCE
 #include "inference/infer.h"
@@ -71,10 +73,12 @@ struct memo {
 	enum cct_how how;
 };
 
-/* A searched state: the chains from it to known CIDs. */
+/* A searched state: the chains from it to known CIDs, and the
+ * probability that a walk up from it ends at one (each step taking an
+ * edge by its share of the callee's callers). */
 struct state {
 	int64_t func, height;
-	double chains;
+	double chains, reach;
 };
 
 /* A function of the call graph: its lowest possible height and its
@@ -672,23 +676,25 @@ static bool feasible(const struct map *m, const struct edge *e, int64_t up)
 
 /*
  * The chains from frame chain[depth] at height @h (not a known CID) up
- * to known CIDs, each of which counts its candidates.  Memoised when no
- * bound cut the count short: then it holds whatever the depth.
+ * to known CIDs, each of which counts its candidates, and the state's
+ * reach.  Memoised when no bound cut the count short: then it holds
+ * whatever the depth.
  */
-static double count_chains(struct search *s, int64_t h, unsigned depth)
+static struct state count_chains(struct search *s, int64_t h,
+				 unsigned depth)
 {
 	struct map *m = s->m;
 	const struct infer_limits *lim = &s->inf->lim;
 	const struct callee *c = find_callee(m, s->chain[depth]);
 	const struct state *st = find_state(m, s->chain[depth], h);
+	struct state r = { s->chain[depth], h, 0, 0 };
 	bool cut = s->cut;
-	double chains = 0;
 
 	if (st)
-		return st->chains;
+		return *st;
 	if (++s->states > lim->max_states) {
 		s->cut = true;
-		return 0;
+		return r;
 	}
 	s->cut = false;
 	for (uint32_t i = 0; c && i < c->n && !s->err; i++) {
@@ -699,10 +705,15 @@ static double count_chains(struct search *s, int64_t h, unsigned depth)
 		if (!feasible(m, e, up))
 			continue;
 		if ((k = find_cid(m, e->caller, up))) {
-			chains += k->n;
+			r.chains += k->n;
+			r.reach += weight(e) / c->sum;
 		} else if (depth + 1 < lim->max_edges) {
+			struct state above;
+
 			s->chain[depth + 1] = e->caller;
-			chains += count_chains(s, up, depth + 1);
+			above = count_chains(s, up, depth + 1);
+			r.chains += above.chains;
+			r.reach += weight(e) / c->sum * above.reach;
 		} else {
 			s->cut = true;
 		}
@@ -715,11 +726,10 @@ static double count_chains(struct search *s, int64_t h, unsigned depth)
 				   (uint32_t)m->nstates))
 			s->err = -ENOMEM;
 		else
-			m->states[m->nstates++] = (struct state){
-				s->chain[depth], h, chains };
+			m->states[m->nstates++] = r;
 	}
 	s->cut = s->cut || cut;
-	return chains;
+	return r;
 }
 
 /* A solution: the anchor context, then chain[depth] ... chain[0]. */
@@ -739,46 +749,165 @@ static void add_solution(struct search *s, uint32_t anchor, unsigned depth,
 }
 
 /*
- * Lists the chains from frame chain[depth] at height @h, each weighted
- * by the probability of its path walking up from the leaf: each edge's
- * share of its callee's callers (learned samples, a proven call's
- * prior), times the anchor's share of its CID.  Follows only states
- * that lead to a known CID; bounded by states and solutions.
+ * A chain being listed: its top frame @func at @height, the item below
+ * it (@below; the leaf has none), and the probability @p of the path
+ * walking up from the leaf.  A finished item (@anchor set) is a known
+ * CID's candidate on top of the chain @below; its @bound is @p.  An
+ * open one's @bound is @p times its state's reach: the probability of
+ * all the chains that finish it, so no one of them is more probable.
  */
-static void list_chains(struct search *s, int64_t h, unsigned depth, double p)
+struct bitem {
+	int64_t func, height;
+	uint32_t below, anchor, depth;
+	bool expanded;
+	double p, bound;
+};
+
+struct best {
+	struct bitem *v;
+	size_t n, cap;
+	uint32_t *heap;		/* item indexes, the highest bound first */
+	size_t hn, hcap;
+};
+
+static bool higher(const struct best *b, uint32_t x, uint32_t y)
+{
+	return b->v[x].bound > b->v[y].bound;
+}
+
+static int best_push(struct best *b, struct bitem it)
+{
+	size_t i;
+
+	if (grow(&b->v, &b->cap, b->n + 1, sizeof(*b->v), 256) ||
+	    grow(&b->heap, &b->hcap, b->hn + 1, sizeof(*b->heap), 256))
+		return -ENOMEM;
+	b->v[b->n] = it;
+	for (i = b->hn++; i && higher(b, (uint32_t)b->n, b->heap[(i - 1) / 2]);
+	     i = (i - 1) / 2)
+		b->heap[i] = b->heap[(i - 1) / 2];
+	b->heap[i] = (uint32_t)b->n++;
+	return 0;
+}
+
+static uint32_t best_pop(struct best *b)
+{
+	uint32_t top = b->heap[0], last = b->heap[--b->hn];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= b->hn)
+			break;
+		if (c + 1 < b->hn && higher(b, b->heap[c + 1], b->heap[c]))
+			c++;
+		if (!higher(b, b->heap[c], last))
+			break;
+		b->heap[i] = b->heap[c];
+		i = c;
+	}
+	if (b->hn)
+		b->heap[i] = last;
+	return top;
+}
+
+/*
+ * Pushes what lies one edge above open item @i: a known CID's
+ * candidates as finished chains, the caller's frame as an open one.
+ * Returns the open item to dive into next - the one with the highest
+ * bound, when no chain finished here - or UINT32_MAX.
+ */
+static uint32_t best_expand(struct search *s, struct best *b, uint32_t i)
 {
 	struct map *m = s->m;
-	const struct infer_limits *lim = &s->inf->lim;
-	const struct callee *c = find_callee(m, s->chain[depth]);
+	const struct bitem it = b->v[i];
+	const struct callee *c = find_callee(m, it.func);
+	uint32_t dive = UINT32_MAX;
+	bool finished = false;
 
-	for (uint32_t i = 0; c && i < c->n && !s->err; i++) {
-		const struct edge *e = &m->edges[c->first + i];
+	b->v[i].expanded = true;
+	for (uint32_t j = 0; c && j < c->n && !s->err; j++) {
+		const struct edge *e = &m->edges[c->first + j];
 		const struct cid_entry *k;
 		const struct state *st;
-		double pe = p * weight(e) / c->sum;
-		int64_t up = h - e->delta;
+		double pe = it.p * weight(e) / c->sum;
+		int64_t up = it.height - e->delta;
 
-		if (++s->states > lim->max_states ||
-		    m->nsols - s->first >= lim->max_solutions) {
-			s->cut = true;
-			return;
-		}
 		if (!feasible(m, e, up))
 			continue;
 		if ((k = find_cid(m, e->caller, up))) {
-			for (uint32_t j = 0; j < k->n && !s->err; j++) {
-				const struct infer_cand *a =
-					&m->cands[k->first + j];
+			for (uint32_t a = 0; a < k->n && !s->err; a++) {
+				const struct infer_cand *x =
+					&m->cands[k->first + a];
 
-				add_solution(s, a->node, depth, a->share * pe);
+				s->err = best_push(b, (struct bitem){ e->caller,
+					up, i, x->node, it.depth, false,
+					pe * x->share, pe * x->share });
 			}
-		} else if (depth + 1 < lim->max_edges &&
-			   (!(st = find_state(m, e->caller, up)) ||
-			    st->chains > 0)) {
-			s->chain[depth + 1] = e->caller;
-			list_chains(s, up, depth + 1, pe);
+			finished = true;
+		} else if (it.depth + 1 >= s->inf->lim.max_edges) {
+			s->cut = true;
+		} else if (!(st = find_state(m, e->caller, up)) ||
+			   st->chains > 0) {
+			/* a state the count did not reach (a bound cut
+			 * it): bounded by its probability alone */
+			double bound = st ? pe * st->reach : pe;
+
+			s->err = best_push(b, (struct bitem){ e->caller, up, i,
+				CCT_NONE, it.depth + 1, false, pe, bound });
+			if (dive == UINT32_MAX || bound > b->v[dive].bound)
+				dive = (uint32_t)b->n - 1;
 		}
 	}
+	return finished ? UINT32_MAX : dive;
+}
+
+/*
+ * Lists the chains from the CID chain[0] at @h, the most probable
+ * first.  A chain's probability is the product of each edge's share of
+ * its callee's callers (learned samples, a proven call's prior), times
+ * the anchor's share of its CID.  Best-first over bounds: a finished
+ * chain popped is more probable than any chain not yet listed.  Each
+ * open item popped is dived into (its best child, and so on) until a
+ * chain finishes, so chains finish within the state bound even where
+ * many are equally probable (recursion); when the bound cuts the list,
+ * the finished chains found so far are listed, the most probable first.
+ * Follows only states that lead to a known CID.
+ */
+static void list_chains(struct search *s, int64_t h)
+{
+	const struct infer_limits *lim = &s->inf->lim;
+	struct best b = { 0 };
+	bool draining = false;
+
+	s->err = best_push(&b, (struct bitem){ s->chain[0], h, UINT32_MAX,
+		CCT_NONE, 0, false, 1.0, 1.0 });
+	while (!s->err && b.hn) {
+		uint32_t i = best_pop(&b);
+
+		if (b.v[i].anchor != CCT_NONE) {
+			if (s->m->nsols - s->first >= lim->max_solutions) {
+				s->cut = true;
+				break;
+			}
+			for (uint32_t j = b.v[i].below; j != UINT32_MAX;
+			     j = b.v[j].below)
+				s->chain[b.v[j].depth] = b.v[j].func;
+			add_solution(s, b.v[i].anchor, b.v[i].depth, b.v[i].p);
+			continue;
+		}
+		while (!draining && !s->err && i != UINT32_MAX &&
+		       !b.v[i].expanded) {
+			if (++s->states > lim->max_states) {
+				s->cut = draining = true;
+				break;
+			}
+			i = best_expand(s, &b, i);
+		}
+	}
+	free(b.v);
+	free(b.heap);
 }
 
 /*
@@ -847,12 +976,12 @@ static const struct memo *search_memo(struct infer *inf, struct map *m,
 			return &m->memos[i];
 	inf->stats.searches++;
 	s.chain[0] = func;
-	chains = count_chains(&s, height, 0);
+	chains = count_chains(&s, height, 0).chains;
 	cut = s.cut;
 	inf->stats.search_states += s.states;
 	s.states = 0;
 	if (chains > 0 && !s.err)
-		list_chains(&s, height, 0, 1.0);
+		list_chains(&s, height);
 	inf->stats.search_states += s.states;
 	if (s.err)
 		return NULL;
