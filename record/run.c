@@ -96,8 +96,9 @@ static struct module *target_module(const struct run *r)
 
 /*
  * Whether the target has a path map in the database.  Validation needs
- * one (-1 and a message when it has none); a measurement run only says
- * what it lacks.  Scripts (#!) and unreadable targets are not checked:
+ * one, or, for a target such as make that runs the programs that do the
+ * work, some map in the database (-1 and a message when there is none);
+ * a measurement run only says what it lacks.  Scripts (#!) and unreadable targets are not checked:
  * the process that runs is not the file named.
  */
 static int check_training(const struct run *r)
@@ -106,7 +107,7 @@ static int check_training(const struct run *r)
 	struct module *m = target_module(r);
 	const char *file = r->command ? r->command[0] : NULL, *path;
 	char other[64] = "";
-	int t;
+	int t, any = 0;
 
 	if (!m || module__error(m)) {
 		module__free(m);
@@ -123,9 +124,13 @@ static int check_training(const struct run *r)
 			  " train -- %s' again", path, other,
 			  module__build_id(m)[0] ? module__build_id(m) : "none",
 			  file);
-	else if (t == STORE_UNTRAINED && mode->needs_training)
+	else if (t == STORE_UNTRAINED && mode->needs_training &&
+		 (any = store__any_training(r->store)) == 0)
 		log_error("%s: no training in the database for it: run 'icppd"
 			  " train -- %s' first", path, file);
+	else if (t == STORE_UNTRAINED && mode->needs_training && any > 0)
+		log_info("note: %s has no path map of its own: the"
+			 " programs it runs are scored by theirs", path);
 	else if (t == STORE_OTHER_BUILD)
 		log_info("note: %s was trained as another build (%s): samples"
 			 " are kept as context identifiers; train again to"
@@ -134,10 +139,13 @@ static int check_training(const struct run *r)
 		log_info("note: %s has no training yet: samples are kept as"
 			 " context identifiers; 'icppd train -- %s' learns the"
 			 " call paths", path, file);
-	else if (t < 0)
+	if (t < 0 || any < 0)
 		log_error("%s", store__error(r->store));
 	module__free(m);
-	return mode->needs_training && t != STORE_TRAINED ? -1 : 0;
+	if (t < 0 || any < 0)
+		return -1;
+	return mode->needs_training && (t == STORE_OTHER_BUILD ||
+					(t == STORE_UNTRAINED && !any)) ? -1 : 0;
 }
 
 static bool learning(const struct run *r)

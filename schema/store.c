@@ -761,6 +761,16 @@ int store__training(struct store *st, const char *path, const char *build_id,
 	return ret < 0 ? -1 : ret ? STORE_OTHER_BUILD : STORE_UNTRAINED;
 }
 
+int store__any_training(struct store *st)
+{
+	int64_t one;
+	int ret = store__ints(st, "looking up the path maps", &one, 1,
+			      "SELECT 1 FROM path_maps WHERE run_id = 0"
+			      " LIMIT 1", "");
+
+	return ret < 0 ? -1 : ret == 0;
+}
+
 int store__height_quantile(struct store *st, const char *path,
 			   const char *build_id, int per_mille,
 			   int64_t *height)

@@ -110,6 +110,9 @@ enum store_training { STORE_TRAINED, STORE_UNTRAINED, STORE_OTHER_BUILD };
 int store__training(struct store *st, const char *path, const char *build_id,
 		    char *other, size_t otherlen);
 
+/* Whether any program has a path map: 1, 0, or -1 on error. */
+int store__any_training(struct store *st);
+
 /* The stack height (bytes) at or under which @per_mille of the samples
  * of the executable @build_id (or, with no build-id, at @path) fell in
  * the last STORE_HEIGHT_RUNS runs, in *@height; 0 when it has none.
