@@ -136,6 +136,20 @@ contains "$out" "holds training for another build of it" "validate on another bu
 out=$("$ICPPD" record --no-learn -d "$db" -- "$tmp/bin/prog" 1 2>&1 >/dev/null)
 contains "$out" "was trained as another build" "record on another build: says so"
 
+# A launcher without a map of its own (env here, make in real life): the
+# program it runs is scored by its map.  A database of its own, so that
+# the modules above keep their paths.
+ldb=$tmp/launcher.db
+"$ICPPD" train $TRAIN_OPTS -q -d "$ldb" -- "$PROGS/heights-nofp" 30 >/dev/null
+out=$("$ICPPD" validate -d "$ldb" -- env "$PROGS/heights-nofp" 30 2>&1 >/dev/null)
+is $? 0 "validate a launcher without a map: exit status 0"
+contains "$out" "has no path map of its own: the programs it runs are scored by theirs" \
+	"validate a launcher without a map: says so"
+# as the offline case above: every CID of these functions was trained
+is "$(sqlite3 "$ldb" "SELECT sum(samples) > 0 AND sum(samples) = sum(samples * (outcome = 'precise'))
+	FROM v_accuracy WHERE function IN ('work', 'leaf', 'recurse')")" 1 \
+	"validate a launcher without a map: the program it ran is scored, precise"
+
 # Usage errors.
 "$ICPPD" validate -d "$db" --format xml -- "$PROGS/heights-nofp" 2>/dev/null
 is $? 2 "--format xml: usage error"
