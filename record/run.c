@@ -172,8 +172,9 @@ static void learn_summary(const struct run *r)
 
 /*
  * The stack copy, when --stack-size is not given: RUN_DEFAULT_STACK, or
- * enough for 99.5 % of the samples of the target's build in the last
- * runs (the height of a sample is the stack its whole unwind needs), up
+ * enough for 99.5 % of the samples of the last runs of the target's
+ * build, its children's included (the height of a sample is the stack
+ * its whole unwind needs), up
  * to the largest copy perf takes.  So a program whose copies were
  * truncated gets larger ones from its next run on, and a shallow one
  * never pays for more than the default.

@@ -781,11 +781,13 @@ int store__height_quantile(struct store *st, const char *path,
 	/* the run range first: cid_samples' key starts with run_id, so the
 	 * scan stays within the last runs however big the database is */
 	ret = store__ints(st, "reading stack heights", height, 1,
-			  "WITH h AS (SELECT c.height, SUM(c.samples) AS s"
+			  "WITH r AS (SELECT DISTINCT c.run_id"
 			  "  FROM cid_samples c JOIN modules m"
 			  "  ON m.id = c.program_id"
 			  "  WHERE c.run_id > (SELECT MAX(id) FROM runs) - ?3"
-			  "  AND m.build_id = ?1 AND (?1 <> '' OR m.path = ?2)"
+			  "  AND m.build_id = ?1 AND (?1 <> '' OR m.path = ?2)),"
+			  " h AS (SELECT c.height, SUM(c.samples) AS s"
+			  "  FROM cid_samples c JOIN r ON c.run_id = r.run_id"
 			  "  GROUP BY c.height),"
 			  " q AS (SELECT height, SUM(s) OVER (ORDER BY height)"
 			  "  AS cum, SUM(s) OVER () AS total FROM h)"

@@ -114,10 +114,11 @@ int store__training(struct store *st, const char *path, const char *build_id,
 int store__any_training(struct store *st);
 
 /* The stack height (bytes) at or under which @per_mille of the samples
- * of the executable @build_id (or, with no build-id, at @path) fell in
- * the last STORE_HEIGHT_RUNS runs, in *@height; 0 when it has none.
- * Stack copies that size unwind that share of its samples whole.  0 or
- * -1. */
+ * fell in those of the last STORE_HEIGHT_RUNS runs that sampled the
+ * executable @build_id (or, with no build-id, at @path), in *@height; 0
+ * when none did.  All the programs of those runs count: a launcher
+ * (make) needs copies as deep as the programs it runs (cc1).  Stack
+ * copies that size unwind that share of the samples whole.  0 or -1. */
 #define STORE_HEIGHT_RUNS 20
 int store__height_quantile(struct store *st, const char *path,
 			   const char *build_id, int per_mille,

@@ -148,6 +148,13 @@ is "$(q "SELECT count(*) FROM v_paths WHERE function = 'deep_leaf'" "$tmp/deep.d
 	"deep_leaf's path learned"
 out=$("$ICPPD" train $TRAIN_OPTS -d "$tmp/deep.db" --stack-size 8192 -- "$PROGS/heights-nofp" 1 2>&1 >/dev/null)
 contains "$out" "(stack copies of 8192 bytes)" "--stack-size given: used as given"
+# A launcher's copies grow with the stacks of the programs it runs:
+# forker burns 30 ms of its own, and its child execs the deep program.
+"$ICPPD" train $TRAIN_OPTS -q -d "$tmp/launch.db" -- "$PROGS/forker" 30 "$PROGS/heights-nofp" 30 deep 24 >/dev/null
+out=$("$ICPPD" train $TRAIN_OPTS -d "$tmp/launch.db" -- "$PROGS/forker" 30 "$PROGS/heights-nofp" 30 deep 24 2>&1 >/dev/null)
+size=$(printf '%s\n' "$out" | sed -n 's/^icppd: stack copies of \([0-9]*\) bytes: .*/\1/p')
+ok $([ "${size:-0}" -gt 24576 ]; echo $?) \
+	"a launcher's next run copies as deep as its child's stacks (${size:-none} bytes)"
 
 is "$(integrity)" ok "database passes integrity_check"
 done_testing
