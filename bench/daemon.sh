@@ -7,9 +7,17 @@
 #    and with perf record -a -F 99 --call-graph dwarf; and the CPU time
 #    of the profiler itself (the daemon's, or perf's minus the
 #    workload's).  REPS rounds, interleaved, medians.
+#    The daemon learns call paths by default; icppd-daemon-nolearn is
+#    the same with --no-learn.
 # 2. An hour of samples at 99 Hz on 2 busy CPUs (712 800 samples),
 #    taken faster (10 kHz): the daemon's peak memory, and the database's
 #    growth per million samples.
+# 3. Learning while profiling: two python3 processes nobody trained
+#    (json and sorting, 15 s of CPU each), watched at 10 kHz with the
+#    learning event at 2.5 kHz (the default 99 and 25 Hz, sped up), in
+#    segments of 3 s: per segment, the samples whose identifier the
+#    paths learned so far did not explain when seen, and the unknown
+#    callers of a report of that segment.
 #
 # Needs root (every CPU is sampled).
 # Usage: bench/daemon.sh [BUILDDIR]; environment: REPS (default 5).
@@ -18,11 +26,15 @@
 workload="$progs/threads 540 4"
 sock=$work/d.sock
 
-start_daemon() {	# start_daemon DB HZ: the daemon under time, pid in $dpid
+start_daemon() {	# start_daemon DB HZ [ARGS...]: the daemon under time,
+	# pid in $dpid; ARGS default to watching the threads workload
+	d=$1 hz=$2
+	shift 2
+	[ $# -gt 0 ] || set -- --exe "$progs/threads"
 	rm -f "$sock"
 	/usr/bin/time -f '%U %S %M' -o "$work/dtime" "$icppd" daemon --foreground \
-		-d "$1" --socket "$sock" -F "$2" --exe "$progs/threads" \
-		--flush-interval 10 2>/dev/null &
+		-d "$d" --socket "$sock" -F "$hz" --flush-interval 10 "$@" \
+		2>/dev/null &
 	dpid=$!
 	tries=0	# not i: interleave counts its rounds in i
 	while [ ! -S "$sock" ] && [ $tries -lt 100 ]; do
@@ -38,8 +50,12 @@ cost() {	# cost MODE: prints "total_cpu profiler_cpu" (workload + profiler;
 	none)
 		/usr/bin/time -f '%U %S' -o "$work/t" $workload >/dev/null 2>&1
 		awk '{ printf "%.3f 0\n", $1 + $2 }' "$work/t" ;;
-	icppd-daemon)
-		start_daemon "$work/d.db" 99
+	icppd-daemon|icppd-daemon-nolearn)
+		if [ "$1" = icppd-daemon ]; then
+			start_daemon "$work/d.db" 99
+		else
+			start_daemon "$work/d.db" 99 --exe "$progs/threads" --no-learn
+		fi
 		/usr/bin/time -f '%U %S' -o "$work/t" $workload >/dev/null 2>&1
 		"$icppd" ctl --socket "$sock" stop >/dev/null
 		wait $dpid
@@ -54,16 +70,16 @@ cost() {	# cost MODE: prints "total_cpu profiler_cpu" (workload + profiler;
 		awk '{ printf "%.3f -1\n", $1 + $2 }' "$work/pt" ;;
 	esac
 }
-modes="none icppd-daemon perf-a perf-a-dwarf"
+modes="none icppd-daemon icppd-daemon-nolearn perf-a perf-a-dwarf"
 interleave cost cost
 
 echo "== overhead: $workload ($reps rounds, medians of CPU seconds)"
-printf '%-14s %10s %13s %9s\n' mode total_cpu profiler_own overhead
+printf '%-21s %10s %13s %9s\n' mode total_cpu profiler_own overhead
 base=$(col cost none 1)
 for m in $modes; do
 	t=$(col cost "$m" 1) p=$(col cost "$m" 2)
 	[ "$p" = "-1" ] && p=-
-	printf '%-14s %10s %13s %8.1f%%\n' "$m" "$t" "$p" \
+	printf '%-21s %10s %13s %8.1f%%\n' "$m" "$t" "$p" \
 		"$(echo "$t $base" | awk '{ print 100 * ($1 - $2) / $2 }')"
 done
 
@@ -81,3 +97,32 @@ echo "$samples $hwm $bytes" | awk '{
 	printf "  samples %d (%.2f hours at 99 Hz x 2 CPUs)\n", $1, $1 / 712800
 	printf "  daemon peak RSS %.1f MiB\n", $2 / 1024
 	printf "  database %.1f KiB: %.1f KiB per million samples\n", $3 / 1024, $3 / 1024 / ($1 / 1e6) }'
+
+echo "== learning while profiling: 2 python3 processes never trained, 10 kHz, learning 2.5 kHz, 3 s segments"
+py=$(readlink -f "$(PATH=/usr/bin:/bin command -v python3)")
+cat >"$work/loop.py" <<'PY'
+import json, time
+def build(n): return {str(i): [i, i * 2, {"k": i}] for i in range(n)}
+t = 0
+while time.process_time() < 15:
+    s = json.dumps(build(2000))
+    t += len(json.loads(s))
+    t += len(sorted(s.split(","), key=lambda x: x[::-1]))
+print(t)
+PY
+rm -f "$work"/l.db*
+start_daemon "$work/l.db" 10000 --exe "$py" --learn-freq 2500 --segment 3 --flush-interval 1
+"$py" "$work/loop.py" >/dev/null & p1=$!
+"$py" "$work/loop.py" >/dev/null
+wait $p1
+"$icppd" ctl --socket "$sock" stop >/dev/null
+wait $dpid
+printf '%-8s %8s %8s %14s %16s\n' segment samples learned unexplained report_unknown
+sqlite3 -separator ' ' "$work/l.db" "SELECT run_id, samples, coalesce(learned_paths, 0),
+	coalesce(unexplained_when_seen, 0) FROM v_runs WHERE kind = 'daemon' AND samples > 0 ORDER BY run_id" |
+while read -r run n learned unexpl; do
+	unk=$("$icppd" report -d "$work/l.db" --run "$run" 2>/dev/null </dev/null |
+		sed -n 's/.* \([0-9.]*\)% unknown callers.*/\1/p')
+	printf '%-8s %8s %8s %13.1f%% %15s%%\n' "$run" "$n" "$learned" \
+		"$(awk -v u="$unexpl" -v n="$n" 'BEGIN { print n ? 100 * u / n : 0 }')" "${unk:--}"
+done

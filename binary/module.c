@@ -921,19 +921,34 @@ struct module *module_cache__get(struct module_cache *c, const char *path,
 	return m;
 }
 
+/* The modules nobody holds, and the bytes of all: whether eviction
+ * would free some. */
+static bool over(const struct module_cache *c, size_t *idle, size_t *bytes)
+{
+	*idle = *bytes = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		*idle += !c->mods[i]->refs;
+		*bytes += module_bytes(c->mods[i]);
+	}
+	return *idle && (*idle > MODULE_CACHE_IDLE || *bytes > c->max_bytes);
+}
+
+bool module_cache__over(const struct module_cache *c)
+{
+	size_t idle, bytes;
+
+	return over(c, &idle, &bytes);
+}
+
 size_t module_cache__evict(struct module_cache *c,
 			   void (*forget)(void *arg, const struct module *const *m,
 					  size_t n),
 			   void *arg)
 {
 	struct module **victims;
-	size_t idle = 0, bytes = 0, nv = 0, kept = 0;
+	size_t idle, bytes, nv = 0, kept = 0;
 
-	for (size_t i = 0; i < c->n; i++) {
-		idle += !c->mods[i]->refs;
-		bytes += module_bytes(c->mods[i]);
-	}
-	if (idle <= MODULE_CACHE_IDLE && bytes <= c->max_bytes)
+	if (!over(c, &idle, &bytes))
 		return 0;
 	victims = malloc(idle * sizeof(*victims));
 	if (!victims)

@@ -150,6 +150,8 @@ size_t module_cache__evict(struct module_cache *c,
 			   void (*forget)(void *arg, const struct module *const *m,
 					  size_t n),
 			   void *arg);
+/* Whether module_cache__evict() would free some module now. */
+bool module_cache__over(const struct module_cache *c);
 /* Modules in the cache, held or not. */
 size_t module_cache__count(const struct module_cache *c);
 void module_cache__set_budget(struct module_cache *c, size_t max_bytes);

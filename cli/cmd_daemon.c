@@ -50,6 +50,14 @@ static const struct cli_option daemon_options[] = {
 	{ "mmap-pages", 'm', CLI_UINT, OPT(mmap_pages), "N",
 	  "ring buffer pages per CPU, a power of two", 1, 65536,
 	  .dflt = "64" },
+	{ "no-learn", 0, CLI_FLAG, OPT(no_learn), NULL,
+	  "CIDs only: learn no call paths while profiling", 0, 0 },
+	{ "learn-freq", 0, CLI_UINT, OPT(learn_freq), "HZ",
+	  "samples per second of the learning event while it is on", 1,
+	  10000, .dflt = "25" },
+	{ "stack-size", 0, CLI_UINT, OPT(stack_size), "BYTES",
+	  "bytes of user stack each learning sample copies, a multiple of 8",
+	  64, 65528, .dflt = "16384" },
 };
 
 const struct cli_command daemon_command = {
@@ -173,6 +181,10 @@ int cmd_daemon(int argc, char **argv)
 	} else if (o.mmap_pages & (o.mmap_pages - 1)) {
 		fprintf(stderr, "icppd: daemon: --mmap-pages must be a power of "
 			"two\n");
+		ret = 2;
+	} else if (o.stack_size % 8 || o.stack_size < 64) {
+		fprintf(stderr, "icppd: daemon: --stack-size must be a multiple "
+			"of 8 from 64 to 65528\n");
 		ret = 2;
 	} else {
 		ret = daemon__run(&o, reload, &s);

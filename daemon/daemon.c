@@ -40,6 +40,10 @@
 #include "schema/store.h"
 
 #define DAEMON_MAX_KEYS (1u << 20)
+/* Learned paths held in memory between flushes (about 100 bytes each
+ * with their index): a fresh map after a flush that stored one nearly
+ * this big (recorder.h, max_paths). */
+#define DAEMON_MAX_PATHS (1u << 18)
 /* 20 ms: a new process's mappings are read while it still lives (its
  * files are opened through /proc/PID), and a pending control client
  * waits no longer. */
@@ -268,6 +272,19 @@ static void status(struct daemon *d, FILE *out)
 		(unsigned long long)cs->samples, (unsigned long long)cs->lost,
 		(unsigned long long)cs->filtered);
 	fprintf(out, "modules %zu\n", recorder__modules(d->rec));
+	if (!d->o.no_learn) {
+		struct collector_stats run;
+		struct recorder_learning l;
+
+		recorder__stats(d->rec, &run);
+		recorder__learning(d->rec, &l);
+		fprintf(out, "learning this segment: %llu stack samples, %llu "
+			"unwound whole; %llu of %llu samples unexplained when "
+			"seen\n", (unsigned long long)l.samples,
+			(unsigned long long)l.paths,
+			(unsigned long long)l.unknown,
+			(unsigned long long)run.cids);
+	}
 }
 
 /* Retention by age and size, at each new segment. */
@@ -462,7 +479,11 @@ static int start_recording(struct daemon *d, struct run_info *ri,
 	struct recorder_opts ro = { .max_keys = DAEMON_MAX_KEYS,
 		.flush_ns = (int64_t)(d->o.flush * 1e9),
 		.poll_ms = DAEMON_POLL_MS, .filter = filter, .filter_arg = d,
-		.counters = counters, .counters_arg = d };
+		.counters = counters, .counters_arg = d,
+		.unwind = !d->o.no_learn,
+		.learn_hz = d->o.no_learn ? 0 : d->o.learn_freq,
+		.learn_stack = (uint32_t)d->o.stack_size,
+		.max_paths = DAEMON_MAX_PATHS };
 	pid_t all = -1;
 	char err[600];
 	int errnum;

@@ -19,8 +19,8 @@
  * them). */
 struct daemon_opts {
 	const char *config, *db, *socket;
-	bool foreground;
-	uint64_t freq, mmap_pages;
+	bool foreground, no_learn;
+	uint64_t freq, mmap_pages, learn_freq, stack_size;
 	double flush, segment, keep_days;
 	uint64_t max_mb;
 	struct strlist exe, comm, pid;

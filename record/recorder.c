@@ -58,6 +58,7 @@ struct recorder {
 	struct session *sess;
 	struct pathmap *paths;		/* unwinding */
 	uint64_t map_full;		/* complete paths the map had no room for */
+	uint64_t map_resets;		/* maps started afresh (max_paths) */
 	uint64_t dropped;		/* samples dropped: store full */
 	struct collector_stats base;	/* totals when this run began */
 	int64_t run_id;
@@ -142,6 +143,11 @@ static bool known_cid(void *arg, const struct cid_key *k)
 	return pathmap__has_cid(r->paths, k->mod, k->func, k->height);
 }
 
+static size_t max_paths(const struct recorder_opts *o)
+{
+	return o->max_paths ? o->max_paths : PATHMAP_MAX_NODES;
+}
+
 struct recorder *recorder__new(struct store *st, const struct recorder_opts *o)
 {
 	struct recorder *r = calloc(1, sizeof(*r));
@@ -154,7 +160,7 @@ struct recorder *recorder__new(struct store *st, const struct recorder_opts *o)
 	r->agg = aggregate__new(o->max_keys);
 	r->col = r->modules && r->agg ? collector__new(r->modules, r->agg) : NULL;
 	if (r->col && o->unwind &&
-	    (!(r->paths = pathmap__new(PATHMAP_MAX_NODES)) ||
+	    (!(r->paths = pathmap__new(max_paths(o))) ||
 	     collector__set_unwind(r->col, path_cb, r)))
 		collector__free(r->col), r->col = NULL;
 	if (!r->col) {
@@ -414,6 +420,9 @@ static size_t counters(const struct recorder *r,
 		}
 		c[n++] = (struct store_counter){ "unwind.map_full",
 						 (int64_t)r->map_full };
+		if (r->map_resets)
+			c[n++] = (struct store_counter){ "unwind.map_resets",
+						 (int64_t)r->map_resets };
 	}
 	if (cs->execs_seen) {
 		c[n++] = (struct store_counter){ "exec.seen",
@@ -466,6 +475,20 @@ static void forget_modules(void *arg, const struct module *const *mods,
 	store__forget_modules(arg, mods, n);
 }
 
+/* An empty path map in place of the stored one.  -1 when out of
+ * memory: the old map stays (and its modules with it). */
+static int new_paths(struct recorder *r)
+{
+	struct pathmap *pm = pathmap__new(r->o.max_paths);
+
+	if (!pm)
+		return -1;
+	pathmap__free(r->paths);
+	r->paths = pm;
+	r->map_resets++;
+	return 0;
+}
+
 static int flush(struct recorder *r)
 {
 	struct collector_stats cs;
@@ -502,8 +525,13 @@ static int flush(struct recorder *r)
 	/* Nothing counted refers to a module now: those no process maps
 	 * go beyond the cache's bounds (a user mapping file after file
 	 * must not grow the daemon), and the store forgets their ids.  A
-	 * path map keeps pointers to its modules: not while unwinding. */
-	if (!r->paths)
+	 * path map keeps pointers to its modules: it is stored now, so a
+	 * long-lived recorder starts an empty one first. */
+	if (r->paths && r->o.max_paths &&
+	    (pathmap__size(r->paths) >= r->o.max_paths / 10 * 9 ||
+	     module_cache__over(r->modules)) && new_paths(r))
+		return 0;	/* no memory for a new map: no eviction */
+	if (!r->paths || r->o.max_paths)
 		module_cache__evict(r->modules, forget_modules, r->store);
 	return 0;
 }

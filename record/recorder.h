@@ -47,6 +47,12 @@ struct recorder_opts {
 	 * build.  Needs @unwind, not @truth.  0: off. */
 	uint64_t learn_hz;
 	uint32_t learn_stack;
+	/* Nodes the in-memory path map may hold (0: millions, for one
+	 * run).  A long-lived recorder (the daemon) starts an empty map
+	 * after a flush stored the full one, or when the module cache must
+	 * evict: the map points into its modules.  Its samples are in the
+	 * database, and the new map learns what is unexplained again. */
+	size_t max_paths;
 	/* Keeps the samples of the processes it accepts (collector.h). */
 	collector_filter_fn filter;
 	void *filter_arg;

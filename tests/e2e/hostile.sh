@@ -114,6 +114,10 @@ ctl flush >/dev/null
 mods=$(ctl status | sed -n 's/^modules //p')
 ok $([ -n "$mods" ] && [ "$mods" -le 300 ]; echo $?) \
 	"1,100 mapped files, the mapper gone: $mods modules cached, at most 300"
+# The daemon learns paths, which point into their modules: it stores
+# them and starts an empty map before it evicts.
+ok $([ "$(q "SELECT coalesce(max(value), 0) FROM v_run_counters WHERE name = 'unwind.map_resets'")" -ge 1 ]; echo $?) \
+	"eviction while learning: the path map was stored and started afresh"
 
 # Control clients that say nothing, or a byte a second: the daemon must
 # keep sampling and answering others, and drop them within seconds.

@@ -1,0 +1,87 @@
+#!/bin/sh
+# icppd daemon learns: a watched program nobody trained is explained
+# while the daemon runs.  Its first process meets unexplained CIDs and
+# the learning event unwinds their paths; the next process of the same
+# build is explained nearly from its first sample, and a report of the
+# daemon's run shows call paths.  --no-learn learns nothing.
+. "$TESTS_SRCDIR/e2e/lib.sh"
+require_perf
+if [ "$(id -u)" -ne 0 ]; then
+	echo "1..0 # SKIP the daemon samples every CPU: needs root"
+	exit 0
+fi
+chmod 700 "$tmp"
+dpid=
+trap '[ -n "$dpid" ] && kill -9 $dpid 2>/dev/null; rm -rf "$tmp"' EXIT
+sock=$tmp/icppd.sock
+prog=$PROGS/heights-nofp
+# 9 burns of 50 ms: 225 samples at 500 Hz; the learning event at the
+# same rate while in a burst.
+ms=50
+
+start() {	# start DB ARGS...: the daemon in the background, pid in $dpid
+	d=$1
+	shift
+	"$ICPPD" daemon --foreground -d "$d" --socket "$sock" -F 500 \
+		--flush-interval 1 --exe "$prog" "$@" 2>>"$tmp/daemon.log" &
+	dpid=$!
+	i=0
+	while [ ! -S "$sock" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+}
+stop() {
+	kill -TERM $dpid
+	wait $dpid
+	dpid=
+}
+counter() {	# counter NAME: the daemon run's counter, from its last flush
+	q "SELECT coalesce(max(value), 0) FROM v_run_counters WHERE name = '$1'
+		AND run_id = (SELECT max(run_id) FROM v_runs WHERE kind = 'daemon')"
+}
+cids() {
+	q "SELECT coalesce(sum(samples), 0) FROM v_cids
+		WHERE run_id = (SELECT max(run_id) FROM v_runs WHERE kind = 'daemon')"
+}
+
+start "$db" --learn-freq 500
+"$prog" $ms >/dev/null
+"$ICPPD" ctl --socket "$sock" flush >/dev/null
+u1=$(counter learn.unknown_cids) c1=$(cids)
+ok $([ "$(counter learn.paths)" -ge "$(min_samples 100)" ]; echo $?) \
+	"the first process: its stacks unwound ($(counter learn.paths) paths)"
+ok $([ "$u1" -ge 1 ]; echo $?) \
+	"the first process: CIDs unexplained when first seen ($u1 of $c1 samples)"
+st=$("$ICPPD" ctl --socket "$sock" status)
+contains "$st" "learning this segment: " "ctl status: what learning did"
+"$prog" $ms >/dev/null
+"$ICPPD" ctl --socket "$sock" flush >/dev/null
+u2=$(counter learn.unknown_cids) c2=$(cids)
+# Every CID of the program was sampled about 25 times in the first
+# process, so its paths were learned; the second meets only the few
+# CIDs of its startup that the first never showed.
+ok $([ $((c2 - c1)) -ge "$(min_samples 450 500)" ] && [ $(( (u2 - u1) * 20 )) -le $((c2 - c1)) ]; echo $?) \
+	"the next process of the build: at most 5% unexplained ($((u2 - u1)) of $((c2 - c1)) samples)"
+rep=$("$ICPPD" report -d "$db" --k 1 --format folded 2>&1)
+contains "$rep" "path_a;work " "a report of the daemon's run shows call paths, with no training"
+is "$(q "SELECT count(*) FROM v_runs WHERE kind = 'train'")" 0 "no training run"
+stop
+is "$(q "SELECT learned_paths > 0 FROM v_runs WHERE kind = 'daemon'")" 1 \
+	"v_runs: the segment's learned paths"
+
+# --no-learn: identifiers only.
+start "$tmp/nl.db" --no-learn
+"$prog" $ms >/dev/null
+"$ICPPD" ctl --socket "$sock" flush >/dev/null
+st=$("$ICPPD" ctl --socket "$sock" status)
+stop
+ok $([ "$(q "SELECT sum(samples) FROM v_cids" "$tmp/nl.db")" -ge "$(min_samples 450 500)" ]; echo $?) \
+	"--no-learn: the samples are recorded"
+is "$(q "SELECT count(*) FROM path_nodes" "$tmp/nl.db")" 0 "--no-learn: nothing learned"
+ok $(printf '%s\n' "$st" | grep -q "^learning"; [ $? -ne 0 ]; echo $?) \
+	"--no-learn: status has no learning line"
+
+# Bad input.
+"$ICPPD" daemon --foreground -d "$tmp/x.db" --socket "$sock" --exe "$prog" --stack-size 100 2>/dev/null
+is $? 2 "--stack-size not a multiple of 8: usage error"
+
+is "$(integrity)" ok "database passes integrity_check"
+done_testing
