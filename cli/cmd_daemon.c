@@ -66,7 +66,8 @@ const struct cli_command daemon_command = {
 		    "       [--exe PATH]... [--comm NAME]... [--pid PID]...",
 	.brief = "continuous, low-overhead call-path profiling of running processes",
 	.summary = "Profile the watched processes continuously, at a low rate,\n"
-		   "into the database; control it with icppd ctl.",
+		   "into the database, learning their call paths as it goes;\n"
+		   "control it with icppd ctl.",
 	.options = daemon_options,
 	.noptions = sizeof(daemon_options) / sizeof(daemon_options[0]),
 	.permute = true,
