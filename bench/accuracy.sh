@@ -129,7 +129,7 @@ no_caller() {	# no_caller FOLDED: leaf functions perf left callerless
 	     END { for (l in tot) if (2 * one[l] > tot[l] && l !~ /^(_start|__clone3?|_dl_start_user)$/) print l }' "$1"
 }
 drop_leaves() {	# drop_leaves LIST FOLDED: FOLDED without stacks ending in LIST
-	awk 'NR == FNR { x[$0] = 1; next }
+	awk 'FILENAME == ARGV[1] { x[$0] = 1; next }
 	     { l = $0; sub(/ [0-9.]+$/, "", l); n = split(l, f, ";"); if (!(f[n] in x)) print }' "$1" "$2"
 }
 share_of() {	# share_of PART WHOLE: PART's samples over WHOLE's
