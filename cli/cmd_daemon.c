@@ -183,7 +183,7 @@ int cmd_daemon(int argc, char **argv)
 		fprintf(stderr, "icppd: daemon: --mmap-pages must be a power of "
 			"two\n");
 		ret = 2;
-	} else if (o.stack_size % 8 || o.stack_size < 64) {
+	} else if (o.stack_size % 8) {	/* the range is the option's */
 		fprintf(stderr, "icppd: daemon: --stack-size must be a multiple "
 			"of 8 from 64 to 65528\n");
 		ret = 2;

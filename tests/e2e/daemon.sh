@@ -7,10 +7,7 @@
 # database and a group-writable database are refused.
 . "$TESTS_SRCDIR/e2e/lib.sh"
 require_perf
-if [ "$(id -u)" -ne 0 ]; then
-	echo "1..0 # SKIP the daemon samples every CPU: needs root"
-	exit 0
-fi
+require_root
 chmod 700 "$tmp"
 dpid=
 # a failed check must not leave a daemon or a mount behind

@@ -6,10 +6,7 @@
 # daemon's run shows call paths.  --no-learn learns nothing.
 . "$TESTS_SRCDIR/e2e/lib.sh"
 require_perf
-if [ "$(id -u)" -ne 0 ]; then
-	echo "1..0 # SKIP the daemon samples every CPU: needs root"
-	exit 0
-fi
+require_root
 chmod 700 "$tmp"
 dpid=
 trap '[ -n "$dpid" ] && kill -9 $dpid 2>/dev/null; rm -rf "$tmp"' EXIT

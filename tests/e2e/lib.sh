@@ -75,6 +75,15 @@ integrity() {	# integrity [DB]
 }
 
 # Skips the whole script when this machine cannot sample at all.
+# Skips the whole script unless it runs as root: the daemon samples
+# every CPU.
+require_root() {
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "1..0 # SKIP the daemon samples every CPU: needs root"
+		exit 0
+	fi
+}
+
 require_perf() {
 	if ! "$ICPPD" record -q -d "$tmp/probe.db" -- true 2>"$tmp/probe.err"; then
 		echo "1..0 # SKIP perf_event_open unavailable: $(head -1 "$tmp/probe.err")"
