@@ -12,7 +12,10 @@
 # mangled as icppd gives them, and icppd's functions without a symbol
 # ("liblzma.so.5+0x1a30") are named "[unknown]" as perf names them.
 # The functions perf cannot unwind from are left out (see no_caller);
-# "left-out" is the share of perf's samples that goes.
+# "left-out" is the share of perf's samples that goes.  icppd's profile
+# is scored as report shows it (candidates cut where they disagree, under
+# "[unknown callers ...]", which never matches perf) and, in the last
+# two columns, with report --whole-chains.
 #
 # Workloads: python3 (pure Python), perl, sqlite3, xz with threads, make
 # of a small C project (make -> cc1, as, collect2, ld) and g++ -O2 -c of
@@ -142,7 +145,7 @@ overlap() {	# overlap A B: degree of overlap of k-contexts
 		awk '/^degree of overlap/ { print $4 }'
 }
 
-run_one() {	# run_one MODE CMD...: prints "ceiling icppd left-out"; $train, when
+run_one() {	# run_one MODE CMD...: prints "ceiling icppd left-out whole"; $train, when
 	# set, is a command trained into the database first (online)
 	shift
 	for x in a b; do
@@ -153,19 +156,24 @@ run_one() {	# run_one MODE CMD...: prints "ceiling icppd left-out"; $train, when
 	rm -f "$work"/a.db* "$work"/proj/*.o "$work"/t.o
 	[ -z "$train" ] || eval "\"\$icppd\" train -q -e \"\$event\" -F \"\$freq\" -d \"\$work/a.db\" -- $train" >/dev/null
 	"$icppd" record -q -e "$event" -F "$freq" -d "$work/a.db" -- "$@" >/dev/null
-	# whole stacks, and a function without a symbol as perf names it
+	# whole stacks, and a function without a symbol as perf names it;
+	# as shown (cut where candidates disagree) and --whole-chains
 	"$icppd" report -d "$work/a.db" -f folded --k inf 2>/dev/null |
 		sed 's/[^;]*+0x[0-9a-f]*/[unknown]/g' >"$work/i.folded"
+	"$icppd" report -d "$work/a.db" -f folded --k inf --whole-chains 2>/dev/null |
+		sed 's/[^;]*+0x[0-9a-f]*/[unknown]/g' >"$work/w.folded"
 	no_caller "$work/a.folded" >"$work/nocaller"
-	for x in a b i; do
+	for x in a b i w; do
 		drop_leaves "$work/nocaller" "$work/$x.folded" >"$work/$x.kept"
 	done
-	echo "$(overlap "$work/a.kept" "$work/b.kept") $(overlap "$work/a.kept" "$work/i.kept") $(share_of "$work/a.kept" "$work/a.folded")"
+	echo "$(overlap "$work/a.kept" "$work/b.kept") $(overlap "$work/a.kept" "$work/i.kept") $(share_of "$work/a.kept" "$work/a.folded") $(overlap "$work/a.kept" "$work/w.kept")"
 }
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
 
 modes=one
 printf '# %s, %s Hz, k = %s, %s repetitions; medians; %s CPUs\n' "$event" "$freq" "$k" "$reps" "$(nproc)"
-printf '%-15s %12s %12s %8s %9s\n' workload perf-vs-perf icppd-vs-perf ratio left-out
+printf '%-15s %12s %12s %8s %9s %8s %8s\n' workload perf-vs-perf icppd-vs-perf ratio left-out whole ratio
 query="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 600000) SELECT count(DISTINCT x % 1000), sum(length(printf('%08d', x))) FROM c;"
 for w in ${WORKLOADS:-python perl sqlite3 xz make g++ python-online sqlite3-online}; do
 	train=
@@ -185,6 +193,6 @@ for w in ${WORKLOADS:-python perl sqlite3 xz make g++ python-online sqlite3-onli
 	*) echo "bench: unknown workload $w" >&2; exit 1 ;;
 	esac
 	interleave "$w" run_one "$@"
-	c=$(col "$w" one 1) i=$(col "$w" one 2) l=$(col "$w" one 3)
-	printf '%-15s %12s %12s %8s %9s\n' "$w" "$c" "$i" "$(awk -v a="$i" -v b="$c" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')" "$l"
+	c=$(col "$w" one 1) i=$(col "$w" one 2) l=$(col "$w" one 3) x=$(col "$w" one 4)
+	printf '%-15s %12s %12s %8s %9s %8s %8s\n' "$w" "$c" "$i" "$(ratio "$i" "$c")" "$l" "$x" "$(ratio "$x" "$c")"
 done

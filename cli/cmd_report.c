@@ -22,7 +22,7 @@ struct report_opts {
 	uint64_t run, pid;
 	double min_percent, similar, hot;
 	int format;
-	bool inclusive, lines;
+	bool inclusive, lines, whole;
 };
 
 #define OPT(f) offsetof(struct report_opts, f)
@@ -63,6 +63,9 @@ static const struct cli_option report_options[] = {
 	  "write to FILE instead of standard output", 0, 0 },
 	{ "lines", 0, CLI_FLAG, OPT(lines), NULL,
 	  "show each caller's call site as file:line (DWARF)", 0, 0 },
+	{ "whole-chains", 0, CLI_FLAG, OPT(whole), NULL,
+	  "show every inferred context whole, also callers that only an "
+	  "unlikely share of the candidates agree on", 0, 0 },
 };
 
 const struct cli_command report_command = {
@@ -218,8 +221,8 @@ int cmd_report(int argc, char **argv)
 	v.p = &p;
 	st = report__open(o.db);
 	if (!st || select_runs(st, &o, &sel, exe_path, sizeof(exe_path)) ||
-	    run_profile__infer(st, &sel, RUN_PROFILE_SAVE | RUN_PROFILE_STATIC,
-			       &p) ||
+	    run_profile__infer(st, &sel, RUN_PROFILE_SAVE | RUN_PROFILE_STATIC |
+			       (o.whole ? RUN_PROFILE_WHOLE : 0), &p) ||
 	    report__check(&p, o.db, o.pid || o.exe, v.k))
 		goto out;
 	if (o.lines && !(v.lines = lines__new()))

@@ -51,6 +51,9 @@ struct cct_node {
 	uint64_t call_site;	/* return address in the parent; 0: none */
 	double site_weight;	/* the weight that chose call_site */
 	int64_t ext;		/* the store's context id; 0: none yet */
+	int64_t height;		/* the stack height inference first gave
+				 * its frame; 0: none (it names the unknown
+				 * callers above a cut chain) */
 };
 
 struct cct_record {

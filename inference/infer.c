@@ -36,6 +36,7 @@
 #define DEFAULT_MAX_STATES 65536
 #define DEFAULT_MAX_SOLUTIONS 64
 #define MAX_EDGES_LIMIT 64
+#define DEFAULT_CONFIDENCE 0.75
 /* The weight of a call the binary proves but no learned path took, in
  * samples: learned edges outweigh it as soon as one sample took them. */
 #define PROVEN_PRIOR 0.25
@@ -145,6 +146,10 @@ struct infer *infer__new(struct cct *t, const struct infer_limits *lim)
 		inf->lim.max_states = DEFAULT_MAX_STATES;
 	if (!inf->lim.max_solutions)
 		inf->lim.max_solutions = DEFAULT_MAX_SOLUTIONS;
+	if (!inf->lim.confidence)
+		inf->lim.confidence = DEFAULT_CONFIDENCE;
+	if (inf->lim.confidence > 1)
+		inf->lim.confidence = 1;
 	return inf;
 }
 
@@ -198,6 +203,14 @@ int infer__begin_map(struct infer *inf, int64_t program_id)
 	return 0;
 }
 
+static void set_height(struct cct *t, uint32_t node, int64_t height)
+{
+	struct cct_node *cn = cct__node(t, node);
+
+	if (!cn->height)
+		cn->height = height;
+}
+
 int infer__add_node(struct infer *inf, const struct infer_node *n)
 {
 	struct map *m = inf->building;
@@ -212,6 +225,7 @@ int infer__add_node(struct infer *inf, const struct infer_node *n)
 	if (ret)
 		return ret;
 	cct__set_site(inf->cct, node, n->call_site, (double)n->total);
+	set_height(inf->cct, node, n->height);
 	if (n->context_id)
 		cct__node(inf->cct, node)->ext = n->context_id;
 	if (grow(&m->nodes, &m->nodes_cap, m->nnodes + 1, sizeof(*m->nodes),
@@ -652,11 +666,13 @@ static const struct state *find_state(const struct map *m, int64_t func,
 	return NULL;
 }
 
-/* One search: the chain below the current state, from the leaf up. */
+/* One search: the chain below the current state, from the leaf up
+ * (functions; heights only where solutions are listed). */
 struct search {
 	struct infer *inf;
 	struct map *m;
 	int64_t chain[MAX_EDGES_LIMIT + 1];
+	int64_t heights[MAX_EDGES_LIMIT + 1];
 	unsigned states;
 	bool cut;		/* a bound cut the search short */
 	size_t first;		/* this search's solutions: m->sols[first..] */
@@ -739,9 +755,11 @@ static void add_solution(struct search *s, uint32_t anchor, unsigned depth,
 	struct map *m = s->m;
 	uint32_t node = anchor;
 
-	for (unsigned j = depth + 1; j-- > 0;)
+	for (unsigned j = depth + 1; j-- > 0;) {
 		if ((s->err = cct__child(s->inf->cct, node, s->chain[j], &node)))
 			return;
+		set_height(s->inf->cct, node, s->heights[j]);
+	}
 	if ((s->err = grow(&m->sols, &m->sols_cap, m->nsols + 1,
 			   sizeof(*m->sols), 64)))
 		return;
@@ -892,8 +910,10 @@ static void list_chains(struct search *s, int64_t h)
 				break;
 			}
 			for (uint32_t j = b.v[i].below; j != UINT32_MAX;
-			     j = b.v[j].below)
+			     j = b.v[j].below) {
 				s->chain[b.v[j].depth] = b.v[j].func;
+				s->heights[b.v[j].depth] = b.v[j].height;
+			}
 			add_solution(s, b.v[i].anchor, b.v[i].depth, b.v[i].p);
 			continue;
 		}
@@ -957,6 +977,143 @@ static void classify(struct infer *inf, struct map *m, struct memo *mo,
 	free(cur);
 }
 
+/* A solution being cut: its top frame kept so far, the group of the
+ * solutions that agree with it up to there, and the frame above. */
+struct cutter {
+	uint32_t sol, top, group;
+	int64_t above;
+};
+
+static int cmp_cutter(const void *a, const void *b)
+{
+	const struct cutter *x = a, *y = b;
+
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	return x->above < y->above ? -1 : x->above > y->above;
+}
+
+static int cmp_solution(const void *a, const void *b)
+{
+	const struct infer_solution *x = a, *y = b;
+
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* The context "[unknown callers of F at height H]; F; ...; leaf" for
+ * the frames from @leaf up to its ancestor @top (F). */
+static int cut_node(struct cct *t, uint32_t top, uint32_t leaf,
+		    uint32_t *node)
+{
+	const struct cct_node *tn = cct__node(t, top);
+	uint32_t n = cct__node(t, leaf)->depth - tn->depth + 1, i = n;
+	int64_t pseudo = cct__pseudo(t, tn->frame, tn->height), *frames;
+	int ret = 0;
+
+	if (!pseudo || !(frames = malloc(n * sizeof(*frames))))
+		return -ENOMEM;
+	for (uint32_t x = leaf; i > 0; x = cct__node(t, x)->parent)
+		frames[--i] = cct__node(t, x)->frame;
+	ret = cct__child(t, CCT_ROOT, pseudo, node);
+	for (i = 0; i < n && !ret; i++)
+		ret = cct__child(t, *node, frames[i], node);
+	free(frames);
+	return ret;
+}
+
+/*
+ * Cuts the @n solutions in @v (shares summing to 1) where they stop
+ * agreeing, as infer.h says: level by level from the leaf, the
+ * solutions still growing are grouped by the frame above; a group with
+ * less than the confidence share of the weight stops there.  Then the
+ * cut ones get their cut contexts and equal contexts merge.  The number
+ * of solutions left in @v, or 0 when out of memory.
+ */
+static size_t cut_uncertain(struct infer *inf, struct infer_solution *v,
+			    size_t n)
+{
+	struct cct *t = inf->cct;
+	struct cutter *c = malloc(n * sizeof(*c));
+	uint32_t *top = malloc(n * sizeof(*top));
+	bool *cut = calloc(n, sizeof(*cut)), any = false;
+	size_t live = n, k = 0;
+
+	if (!c || !top || !cut)
+		goto fail;
+	for (uint32_t i = 0; i < n; i++)
+		c[i] = (struct cutter){ i, v[i].node, 0, 0 };
+	while (live) {
+		size_t m = 0;
+
+		for (size_t i = 0; i < live; i++) {
+			uint32_t up = cct__node(t, c[i].top)->parent;
+
+			if (up == CCT_ROOT) {	/* whole: never cut */
+				top[c[i].sol] = c[i].top;
+				continue;
+			}
+			c[i].above = cct__node(t, up)->frame;
+			c[m++] = c[i];
+		}
+		qsort(c, m, sizeof(*c), cmp_cutter);
+		live = 0;
+		for (size_t a = 0, b; a < m; a = b) {
+			double mass = 0;
+
+			for (b = a; b < m && !cmp_cutter(&c[a], &c[b]); b++)
+				mass += v[c[b].sol].share;
+			for (size_t i = a; i < b; i++) {
+				if (mass < inf->lim.confidence) {
+					top[c[i].sol] = c[i].top;
+					cut[c[i].sol] = any = true;
+					continue;
+				}
+				c[live] = c[i];
+				c[live].top = cct__node(t, c[i].top)->parent;
+				c[live++].group = (uint32_t)a;
+			}
+		}
+	}
+	for (size_t i = 0; any && i < n; i++)
+		if (cut[i] && cut_node(t, top[i], v[i].node, &v[i].node))
+			goto fail;
+	if (any) {
+		qsort(v, n, sizeof(*v), cmp_solution);
+		for (size_t i = 0; i < n; i++)
+			if (k && v[k - 1].node == v[i].node)
+				v[k - 1].share += v[i].share;
+			else
+				v[k++] = v[i];
+	}
+	free(c);
+	free(top);
+	free(cut);
+	return any ? k : n;
+fail:
+	free(c);
+	free(top);
+	free(cut);
+	return 0;
+}
+
+/* Cuts the solutions of an outcome that has several (cut_uncertain()).
+ * Ambiguous ones that all merge into one are certain to its top: all
+ * chains agreed up to where it is cut.  0 or -ENOMEM. */
+static int cut_outcome(struct infer *inf, struct infer_solution *v,
+		       uint32_t *n, uint32_t *exact, enum cct_how how)
+{
+	size_t k;
+
+	if (*n < 2 || inf->lim.confidence < 0)
+		return 0;
+	if (!(k = cut_uncertain(inf, v, *n)))
+		return -ENOMEM;
+	if (k == 1 && how == CCT_AMBIGUOUS)
+		*exact = cct__node(inf->cct, v[0].node)->depth;
+	*n = (uint32_t)k;
+	return 0;
+}
+
 /* The memo entry of CID (func, height) in @m, made by a search if
  * needed; NULL on error. */
 static const struct memo *search_memo(struct infer *inf, struct map *m,
@@ -998,6 +1155,10 @@ static const struct memo *search_memo(struct infer *inf, struct map *m,
 			m->sols[mo->first + i].share / sum : 1.0 / mo->n;
 	if (mo->n) {
 		classify(inf, m, mo, chains, cut || s.cut);
+		if (cut_outcome(inf, &m->sols[mo->first], &mo->n, &mo->exact,
+				mo->how))
+			return NULL;
+		m->nsols = mo->first + mo->n;	/* merged ones dropped */
 	} else {
 		mo->how = CCT_UNKNOWN;
 		mo->exact = UNKNOWN_EXACT;
@@ -1027,6 +1188,7 @@ int infer__explain(struct infer *inf, int64_t program_id, int64_t func,
 	const struct cid_entry *e;
 	const struct memo *mo;
 	struct infer_solution *v;
+	uint32_t n;
 
 	if (m && m->dirty && index_edges(m))
 		return -ENOMEM;
@@ -1041,6 +1203,10 @@ int infer__explain(struct infer *inf, int64_t program_id, int64_t func,
 		*out = (struct infer_outcome){
 			e->n == 1 ? CCT_PRECISE : CCT_AMBIGUOUS, e->exact,
 			e->n, v };
+		n = e->n;
+		if (cut_outcome(inf, v, &n, &out->exact, out->how))
+			return -ENOMEM;
+		out->n = n;
 		return 0;
 	}
 	if (!m) {

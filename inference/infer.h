@@ -27,6 +27,15 @@
  *   short, the chains it found are "searched": only the leaf certain.
  * - still nothing: the context "[unknown callers of F at height H]; F"
  *   (unknown), never dropped.
+ *
+ * Several chains (ambiguous or searched) are then cut where they stop
+ * agreeing: walking up from the leaf, a chain keeps a frame only while
+ * the chains that show the same frames so far hold at least the
+ * confidence share of the weight.  Above the last frame kept, F at
+ * height H, stands "[unknown callers of F at height H]", and the chains
+ * cut alike merge.  A report so never draws an unlikely caller as if it
+ * were known: the search's guesses deep in a big program (cc1 under
+ * make) were wrong 80 % of the time when shown whole.
  */
 #ifndef ICPPD_INFERENCE_INFER_H
 #define ICPPD_INFERENCE_INFER_H
@@ -58,6 +67,10 @@ struct infer_limits {
 	unsigned max_edges;	/* chain length; default 24, at most 64 */
 	unsigned max_states;	/* states visited per CID; default 65536 */
 	unsigned max_solutions;	/* default 64 */
+	double confidence;	/* a chain's frames are shown up to where
+				 * chains with at least this share of the
+				 * weight agree; default 0.75; < 0: whole
+				 * chains */
 };
 
 struct infer_stats {

@@ -119,15 +119,16 @@ void render__walk(const struct render *r, const struct kccf *f,
 
 /* The share of @p's samples expected in their true context: each
  * outcome's share times the correct rate the latest validations of its
- * programs measured for that outcome; -1 when none was validated.
- * *@partial: some outcome of @p had no validated rate (counted as 0). */
+ * programs measured for that outcome; -1 when none was validated, or
+ * the contexts are whole (validation scores them cut).  *@partial: some
+ * outcome of @p had no validated rate (counted as 0). */
 static double expected_correct(const struct run_profile *p, bool *partial)
 {
 	const struct infer_stats *s = &p->stats;
 	double correct = 0;
 
 	*partial = false;
-	if (!p->validated_run || s->samples <= 0)
+	if (!p->validated_run || p->whole || s->samples <= 0)
 		return -1;
 	for (int h = 0; h < CCT_UNKNOWN; h++) {
 		if (p->validated[h] > 0)
@@ -149,6 +150,12 @@ static void print_expected(const struct render *r)
 	double e = expected_correct(p, &partial);
 	const char *sep = " (";
 
+	if (e < 0 && p->whole) {
+		fprintf(r->out, "expected correct: not measured for whole "
+			"contexts (validation scores them cut where the "
+			"candidates disagree)\n");
+		return;
+	}
 	if (e < 0) {
 		fprintf(r->out, "expected correct: not measured for this "
 			"build (icppd validate -- COMMAND measures it)\n");

@@ -442,7 +442,9 @@ static int open_inference(struct store *st, const struct store_selection *sel,
 	if (ret)
 		return ret;
 	ret = -1;
-	*infp = inf = infer__new(p->cct, NULL);
+	p->whole = flags & RUN_PROFILE_WHOLE;
+	*infp = inf = infer__new(p->cct, p->whole ?
+		&(struct infer_limits){ .confidence = -1 } : NULL);
 	if (!inf) {
 		log_error("out of memory");
 		goto out;
@@ -506,7 +508,7 @@ int run_profile__infer(struct store *st, const struct store_selection *sel,
 		goto out_store;
 	p->stats = *infer__stats(inf);
 	/* only whole runs are stored: a window or one process is a view */
-	if ((flags & RUN_PROFILE_SAVE) && run_id && !sel->pid &&
+	if ((flags & RUN_PROFILE_SAVE) && !p->whole && run_id && !sel->pid &&
 	    !sel->program && !store__readonly(st)) {
 		now.run_samples = p->run.samples;
 		now.static_calls = (int64_t)p->stats.calls;
@@ -531,6 +533,26 @@ out:
 	return ret;
 }
 
+/* Whether every frame that context @shown shows is true of context
+ * @truth: the same context, or one cut short under unknown callers
+ * whose frames are @truth's innermost ones. */
+static bool shown_true(struct cct *t, uint32_t shown, uint32_t truth)
+{
+	while (shown != truth) {
+		const struct cct_node *s = cct__node(t, shown),
+			*u = cct__node(t, truth);
+
+		if (s->frame < 0)
+			return true;
+		if (shown == CCT_ROOT || truth == CCT_ROOT ||
+		    s->frame != u->frame)
+			return false;
+		shown = s->parent;
+		truth = u->parent;
+	}
+	return true;
+}
+
 /* Scores one program's true leaves (@ml) with @inf, for @fn. */
 static int score_leaves(struct run_profile *p, struct infer *inf,
 			int64_t program, const struct map_load *ml,
@@ -551,9 +573,17 @@ static int score_leaves(struct run_profile *p, struct infer *inf,
 			return ret;
 		sc.how = o.how;
 		sc.solutions = o.n;
-		for (size_t j = 0; j < o.n && o.how != CCT_UNKNOWN; j++)
-			if (o.sols[j].node == l->node)
-				sc.correct += sc.samples * o.sols[j].share;
+		for (size_t j = 0; j < o.n && o.how != CCT_UNKNOWN; j++) {
+			double w = sc.samples * o.sols[j].share;
+
+			if (o.sols[j].node == l->node) {
+				sc.correct += w;
+			} else if (shown_true(p->cct, o.sols[j].node,
+					      l->node)) {
+				sc.correct += w;
+				sc.cut += w;
+			}
+		}
 		if ((ret = fn(arg, &sc)))
 			return ret;
 	}

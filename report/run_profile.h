@@ -27,6 +27,7 @@ struct run_profile {
 	size_t programs, unmapped;	/* programs, those without a map */
 	char unmapped_path[256];	/* one of them ("" when unknown) */
 	bool saved;			/* the inferred table was updated */
+	bool whole;			/* RUN_PROFILE_WHOLE */
 	struct static_calls *calls;	/* the binaries' direct calls, when
 					 * read; owned */
 	/* What the latest validation of each program measured, pooled
@@ -43,6 +44,10 @@ enum {
 	/* read the direct calls of the binaries whose samples the path
 	 * maps do not explain (static_calls.h) */
 	RUN_PROFILE_STATIC = 2,
+	/* show every context whole, not cut where the candidates
+	 * disagree (infer.h); never stored, and not what validation
+	 * scores */
+	RUN_PROFILE_WHOLE = 4,
 };
 
 /*
@@ -70,7 +75,11 @@ struct run_score {
 	enum cct_how how;
 	size_t solutions;		/* contexts the samples are split over */
 	double samples;			/* ending in this true path */
-	double correct;			/* the weight the true context got */
+	double correct;			/* the weight of contexts whose every
+					 * frame is true: the true one, and
+					 * ones cut short under unknown
+					 * callers */
+	double cut;			/* of @correct, the cut ones */
 };
 
 /*

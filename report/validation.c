@@ -149,7 +149,7 @@ struct acc_entry {
 struct accuracy {
 	struct acc_entry *v;
 	size_t n, cap;
-	double samples, by[CCT_NR_HOW], correct[CCT_NR_HOW];
+	double samples, by[CCT_NR_HOW], correct[CCT_NR_HOW], cut[CCT_NR_HOW];
 };
 
 static int add_score(void *arg, const struct run_score *r)
@@ -169,6 +169,7 @@ static int add_score(void *arg, const struct run_score *r)
 	a->samples += r->samples;
 	a->by[r->how] += r->samples;
 	a->correct[r->how] += r->correct;
+	a->cut[r->how] += r->cut;
 	return 0;
 }
 
@@ -265,39 +266,44 @@ static double wrong_of(const struct accuracy *a, int h)
 	return incorrect((enum cct_how)h, a->by[h], a->correct[h]);
 }
 
-/* Correct and incorrect weight over all outcomes. */
-static void totals(const struct accuracy *a, double *right, double *wrong)
+/* Correct (of it, cut short) and incorrect weight over all outcomes. */
+static void totals(const struct accuracy *a, double *right, double *cut,
+		   double *wrong)
 {
-	*right = *wrong = 0;
+	*right = *cut = *wrong = 0;
 	for (int h = 0; h < CCT_UNKNOWN; h++) {
 		*right += a->correct[h];
+		*cut += a->cut[h];
 		*wrong += wrong_of(a, h);
 	}
 }
 
 static void print_accuracy_text(FILE *out, const struct accuracy *a)
 {
-	double wrong, right;
+	double wrong, right, cut;
 
-	totals(a, &right, &wrong);
+	totals(a, &right, &cut, &wrong);
 	fprintf(out, "what a report of this run shows, against the true "
-		"stacks:\n");
-	fprintf(out, "  %-10s %10s %8s %8s %9s\n", "outcome", "samples",
-		"share", "correct", "incorrect");
+		"stacks (correct: all\nframes shown are true; cut: of those, "
+		"the callers left unknown where the\ncandidates disagree):\n");
+	fprintf(out, "  %-10s %10s %8s %8s %8s %9s\n", "outcome", "samples",
+		"share", "correct", "cut", "incorrect");
 	for (int h = 0; h < CCT_NR_HOW; h++) {
 		fprintf(out, "  %-10s %10.0f %7.1f%%", cct_how__name(h),
 			a->by[h], 100 * share(a->by[h], a->samples));
 		if (h == CCT_UNKNOWN || !a->by[h]) {
-			fprintf(out, " %8s %9s\n", "-", "-");
+			fprintf(out, " %8s %8s %9s\n", "-", "-", "-");
 			continue;
 		}
-		fprintf(out, " %7.1f%% %8.1f%%\n",
+		fprintf(out, " %7.1f%% %7.1f%% %8.1f%%\n",
 			100 * a->correct[h] / a->by[h],
+			100 * a->cut[h] / a->by[h],
 			100 * wrong_of(a, h) / a->by[h]);
 	}
-	fprintf(out, "  %-10s %10.0f %7.1f%% %7.1f%% %8.1f%%\n", "all",
+	fprintf(out, "  %-10s %10.0f %7.1f%% %7.1f%% %7.1f%% %8.1f%%\n", "all",
 		a->samples, a->samples ? 100.0 : 0.0,
-		100 * share(right, a->samples), 100 * share(wrong, a->samples));
+		100 * share(right, a->samples), 100 * share(cut, a->samples),
+		100 * share(wrong, a->samples));
 	if (!a->n || a->v[0].wrong <= 0)
 		return;
 	fprintf(out, "\n  %-32s %9s %9s\n", "most incorrect", "samples",
@@ -314,17 +320,20 @@ static void print_accuracy_text(FILE *out, const struct accuracy *a)
 
 static void print_accuracy_json(FILE *out, const struct accuracy *a)
 {
-	double wrong, right;
+	double wrong, right, cut;
 
-	totals(a, &right, &wrong);
+	totals(a, &right, &cut, &wrong);
 	fprintf(out, ",\n \"report\": {\"samples\": %.0f, \"correct\": %.6f, "
-		"\"incorrect\": %.6f, \"unknown\": %.6f, \"outcomes\": {",
-		a->samples, share(right, a->samples), share(wrong, a->samples),
+		"\"cut\": %.6f, \"incorrect\": %.6f, \"unknown\": %.6f, "
+		"\"outcomes\": {", a->samples, share(right, a->samples),
+		share(cut, a->samples), share(wrong, a->samples),
 		share(a->by[CCT_UNKNOWN], a->samples));
 	for (int h = 0; h < CCT_NR_HOW; h++)
-		fprintf(out, "%s\"%s\": {\"samples\": %.0f, \"correct\": %.6f}",
-			h ? ", " : "", cct_how__name(h), a->by[h],
-			h == CCT_UNKNOWN ? 0 : share(a->correct[h], a->by[h]));
+		fprintf(out, "%s\"%s\": {\"samples\": %.0f, \"correct\": %.6f, "
+			"\"cut\": %.6f}", h ? ", " : "", cct_how__name(h),
+			a->by[h],
+			h == CCT_UNKNOWN ? 0 : share(a->correct[h], a->by[h]),
+			h == CCT_UNKNOWN ? 0 : share(a->cut[h], a->by[h]));
 	fprintf(out, "}}");
 }
 

@@ -189,17 +189,27 @@ fi
 chmod 755 "$tmp/ro"
 
 # collide: trained on a and b, the shared CID of target is ambiguous:
-# target is certain, its callers are apportioned ('~').  target burns
-# 40 ms a call, each via_X 10 ms.
+# target is certain; its callers disagree (about half each), so a report
+# shows them as unknown, and with --whole-chains apportioned ('~').
+# target burns 40 ms a call, each via_X 10 ms.
 "$ICPPD" train $TRAIN_OPTS -q -d "$tmp/c.db" -- "$PROGS/collide" ab 40 >/dev/null
 "$ICPPD" record -q -d "$tmp/c.db" -- "$PROGS/collide" ab 40 >/dev/null
 crun=$(last_run "$tmp/c.db")
 is "$(q "SELECT round(certain) = round(samples) FROM v_kccf WHERE run_id = $crun
 	AND function = 'target' AND level = 0" "$tmp/c.db")" 1 "ambiguous: target itself is certain"
-is "$(q "SELECT round(sum(certain)) FROM v_kccf WHERE run_id = $crun
-	AND function = 'target' AND level = 1" "$tmp/c.db")" 0.0 "ambiguous: its callers are not"
+is "$(q "SELECT count(*) || ' ' || (round(certain) = round(samples)) FROM v_kccf
+	WHERE run_id = $crun AND function = 'target' AND level = 1" "$tmp/c.db")" \
+	"1 1" "ambiguous: one caller context, certain: the candidates disagree"
+is "$(q "SELECT context LIKE '[unknown callers of target at height %];target'
+	FROM v_kccf WHERE run_id = $crun AND function = 'target' AND level = 1" "$tmp/c.db")" \
+	1 "... and it is the unknown callers of target"
 text=$("$ICPPD" report -d "$tmp/c.db" --k 1)
-contains "$text" "<- via_a  ~" "ambiguous: via_a marked ~ in the text"
+contains "$text" "<- [unknown callers of target at height" \
+	"ambiguous: the text shows the callers unknown"
+text=$("$ICPPD" report -d "$tmp/c.db" --k 1 --whole-chains)
+contains "$text" "<- via_a  ~" "--whole-chains: via_a, marked ~"
+contains "$text" "expected correct: not measured for whole contexts" \
+	"--whole-chains: no expected correctness"
 contains "$text" "apportioned among several (ambiguous)" "the header gives the ambiguous share"
 # Trained on a only, run through c without learning: via_c's CID was
 # never seen, and only the binary's direct call main -> via_c explains

@@ -72,9 +72,16 @@ TRUTH_FILE=$tmp/truth-collide "$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$PROGS/
 load_truth "$tmp/truth-collide"
 is "$(q "SELECT count(DISTINCT height) FROM truth WHERE function = 'target'")" 1 \
 	"collide: target reports one height through via_a and via_b"
-"$ICPPD" validate -q -d "$db" -- "$PROGS/collide" ab 40 >/dev/null
+"$ICPPD" validate -q -d "$db" --format json -o "$tmp/ab.json" -- "$PROGS/collide" ab 40 >/dev/null
 run=$(last_run)
 is "$(share "$run" target ambiguous)" 1.0 "collide ab/ab: target is ambiguous"
+# What a report shows: via_a and via_b share target's weight about
+# evenly, less than 3/4 each, so target is shown under its unknown
+# callers: correct as far as it goes (cut), never incorrect.
+is "$(q "SELECT outcome || ' ' || (correct = samples) FROM v_accuracy WHERE run_id = $run AND function = 'target'")" \
+	"ambiguous 1" "report scoring: target cut above itself, all its weight correct"
+ok $(sqlite3 :memory: "SELECT json_extract(readfile('$tmp/ab.json'), '\$.report.outcomes.ambiguous.cut') = 1.0" | grep -qx 1; echo $?) \
+	"json: all the ambiguous weight is correct because cut"
 is "$(q "SELECT group_concat(DISTINCT candidates) FROM v_validation WHERE run_id = $run AND function = 'target'")" 2 \
 	"collide ab/ab: degree of ambiguity 2"
 is "$(share "$run" via_a precise)" 1.0 "collide ab/ab: via_a itself is precise"
@@ -113,7 +120,7 @@ is "$(jq_num "$tmp/c.json" '$.report.samples')" "$(json_num "$json" samples)" \
 is "$(q "SELECT printf('%.4f', correct + incorrect + unknown) FROM v_accuracy_summary WHERE run_id = $run")" \
 	1.0000 "v_accuracy_summary: correct, incorrect and unknown add up"
 text=$("$ICPPD" validate -q -d "$db" -- "$PROGS/collide" c 40 | grep -v '^TRUTH')
-contains "$text" "what a report of this run shows, against the true stacks:" \
+contains "$text" "what a report of this run shows, against the true stacks (correct:" \
 	"text: the report's accuracy first"
 contains "$(printf '%s\n' "$text" | grep -A1 'most incorrect')" "target" \
 	"text: target heads the functions the report gets wrong"

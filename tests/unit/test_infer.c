@@ -82,24 +82,43 @@ static const struct infer_node map[] = {
  * main -> r1 (32), main -> r2 (32), r1 -> m (40), r2 -> m (40);
  * main -> r (32), r -> r (16); main -> g, h (32) and g, h -> g, h (16).
  */
+static const struct infer_node rmap[] = {
+	{ -1, MAIN, 16, 0, 2, 9, 0 },
+	{ 0, R1, 48, 0x10, 3, 3, 0 },
+	{ 0, C, 40, 0x11, 0, 4, 0 },
+	{ 2, R1, 72, 0x12, 0, 4, 0 },
+	{ 3, M, 112, 0x13, 4, 4, 0 },
+};
+static const int64_t rcalls[][3] = {
+	{ MAIN, P, 32 }, { P, Q, 48 }, { Q, L, 16 }, { MAIN, R1, 32 },
+	{ MAIN, R2, 32 }, { R1, M, 40 }, { R2, M, 40 }, { MAIN, R, 32 },
+	{ R, R, 16 }, { MAIN, G, 32 }, { MAIN, H, 32 }, { G, G, 16 },
+	{ G, H, 16 }, { H, G, 16 }, { H, H, 16 },
+};
+
+/* An engine for PROG with the learned map and the proven calls. */
+static struct infer *learned_and_proven(struct cct *t,
+					const struct infer_limits *lim)
+{
+	struct infer *inf = infer__new(t, lim);
+
+	for (int f = 1; f < NFUNCS; f++)
+		cct__define(t, f, names[f], 1, 0x1000 * (unsigned)f);
+	infer__begin_map(inf, PROG);
+	for (size_t i = 0; i < sizeof(rmap) / sizeof(rmap[0]); i++)
+		infer__add_node(inf, &rmap[i]);
+	infer__end_map(inf);
+	for (size_t i = 0; i < sizeof(rcalls) / sizeof(rcalls[0]); i++)
+		infer__add_call(inf, PROG, rcalls[i][0], rcalls[i][1], rcalls[i][2]);
+	return inf;
+}
+
 static void proven_calls(void)
 {
-	static const struct infer_node learned[] = {
-		{ -1, MAIN, 16, 0, 2, 9, 0 },
-		{ 0, R1, 48, 0x10, 3, 3, 0 },
-		{ 0, C, 40, 0x11, 0, 4, 0 },
-		{ 2, R1, 72, 0x12, 0, 4, 0 },
-		{ 3, M, 112, 0x13, 4, 4, 0 },
-	};
-	static const int64_t calls[][3] = {
-		{ MAIN, P, 32 }, { P, Q, 48 }, { Q, L, 16 }, { MAIN, R1, 32 },
-		{ MAIN, R2, 32 }, { R1, M, 40 }, { R2, M, 40 }, { MAIN, R, 32 },
-		{ R, R, 16 }, { MAIN, G, 32 }, { MAIN, H, 32 }, { G, G, 16 },
-		{ G, H, 16 }, { H, G, 16 }, { H, H, 16 },
-	};
 	struct cct *t = cct__new();
+	/* whole chains: the search itself, not how a report cuts them */
 	struct infer *inf = infer__new(t, &(struct infer_limits){
-		.max_states = 512 });
+		.max_states = 512, .confidence = -1 });
 	const struct infer_stats *st;
 	enum cct_how how;
 	uint32_t exact;
@@ -110,8 +129,8 @@ static void proven_calls(void)
 	for (int f = 1; f < NFUNCS; f++)
 		cct__define(t, f, names[f], 1, 0x1000 * (unsigned)f);
 	infer__begin_map(inf, PROG);
-	for (size_t i = 0; i < sizeof(learned) / sizeof(learned[0]); i++)
-		infer__add_node(inf, &learned[i]);
+	for (size_t i = 0; i < sizeof(rmap) / sizeof(rmap[0]); i++)
+		infer__add_node(inf, &rmap[i]);
 	is_int(infer__add_call(inf, PROG, MAIN, P, 32), -22,
 	       "a call before the map is built: -EINVAL");
 	infer__end_map(inf);
@@ -119,8 +138,8 @@ static void proven_calls(void)
 	       "a call that adds no height: -EINVAL");
 	is_int(infer__add_call(inf, PROG + 1, MAIN, P, 8), -22,
 	       "a call in a program without a map: -EINVAL");
-	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
-		infer__add_call(inf, PROG, calls[i][0], calls[i][1], calls[i][2]);
+	for (size_t i = 0; i < sizeof(rcalls) / sizeof(rcalls[0]); i++)
+		infer__add_call(inf, PROG, rcalls[i][0], rcalls[i][1], rcalls[i][2]);
 	st = infer__stats(inf);
 	is_int(st->calls, 15, "15 calls added");
 
@@ -192,6 +211,43 @@ static void proven_calls(void)
 	is_int(infer__cid(inf, PROG, L, 112, 2), 0, "the same CID after a new call");
 	ok(record(t, "main;r1;l", &exact, &how) > 0 && how == CCT_AMBIGUOUS,
 	   "the new call makes it ambiguous");
+	infer__free(inf);
+	cct__free(t);
+}
+
+/*
+ * How chains that disagree are shown (the default confidence, 3/4).
+ * (m, 88): the learned main;r1;m holds more than 3/4 of the weight and
+ * is shown whole; main;r2;m only as far as both agree, the leaf.  The
+ * 2^21 chains of (g, 368) disagree right above the leaf (g or h): all
+ * the weight goes to the leaf under its unknown callers.
+ */
+static void cut_chains(void)
+{
+	struct cct *t = cct__new();
+	struct infer *inf = learned_and_proven(t, NULL);
+	enum cct_how how;
+	uint32_t exact;
+	size_t nrec;
+	double w1, w2;
+
+	is_int(infer__cid(inf, PROG, M, 88, 8), 0, "a CID two chains explain");
+	w1 = record(t, "main;r1;m", &exact, &how);
+	w2 = record(t, "[unknown callers of m at height 88];m", &exact, &how);
+	ok(w1 > 6 && w2 > 0 && fabs(w1 + w2 - 8) < 1e-9 &&
+	   how == CCT_AMBIGUOUS && exact == 1,
+	   "the likely chain whole (%.3f), the other cut above the leaf "
+	   "(%.3f)", w1, w2);
+	ok(record(t, "main;r2;m", &exact, &how) < 0,
+	   "the unlikely caller is not shown");
+	is_int(infer__cid(inf, PROG, G, 48 + 16 * 20, 1), 0,
+	       "a CID with 2^21 chains");
+	w1 = record(t, "[unknown callers of g at height 368];g", &exact, &how);
+	ok(fabs(w1 - 1) < 1e-9 && how == CCT_SEARCHED,
+	   "chains that disagree above the leaf: all weight on the leaf "
+	   "under its unknown callers, searched (%.3f)", w1);
+	cct__records(t, &nrec);
+	is_int(nrec, 3, "three records in all: the chains merged");
 	infer__free(inf);
 	cct__free(t);
 }
@@ -270,8 +326,12 @@ int main(void)
 	w = record(t, "main;a;t", &exact, &how);
 	ok(w == 6 && exact == 1 && how == CCT_AMBIGUOUS,
 	   "ambiguous: 3/4 of 8 to main;a;t (training 3 vs 1), only t certain");
-	w = record(t, "main;b;t", &exact, &how);
-	ok(w == 2 && how == CCT_AMBIGUOUS, "ambiguous: 1/4 of 8 to main;b;t");
+	/* main;b;t's quarter is below the confidence (3/4): cut above t */
+	ok(record(t, "main;b;t", &exact, &how) < 0,
+	   "ambiguous: main;b;t, a quarter of the weight, not shown whole");
+	w = record(t, "[unknown callers of t at height 96];t", &exact, &how);
+	ok(w == 2 && how == CCT_AMBIGUOUS,
+	   "ambiguous: its 1/4 of 8 under the unknown callers of t");
 
 	/* (u, 80): no candidate; edge a->u (32) reaches the known (a, 48),
 	 * and nothing else: one chain */
@@ -310,6 +370,10 @@ int main(void)
 		path_of(t, o.sols[o.sols[0].share > o.sols[1].share ? 0 : 1].node,
 			path, sizeof(path));
 		is_str(path, "main;a;t", "explain: the bigger share is main;a;t's");
+		path_of(t, o.sols[o.sols[0].share > o.sols[1].share ? 1 : 0].node,
+			path, sizeof(path));
+		is_str(path, "[unknown callers of t at height 96];t",
+		       "explain: the smaller one is cut above t");
 		is_int(infer__explain(inf, PROG, Z, 136, &o), 0, "explain (z, 136)");
 		path_of(t, o.sols[0].node, path, sizeof(path));
 		ok(o.how == CCT_PRECISE && o.n == 1 && o.sols[0].share == 1 &&
@@ -330,6 +394,7 @@ int main(void)
 	cct__free(t);
 	proven_calls();
 	most_probable_first();
+	cut_chains();
 	infer__free(NULL);
 	return tap_done();
 }
