@@ -17,99 +17,16 @@
 # "[unknown callers ...]", which never matches perf) and, in the last
 # two columns, with report --whole-chains.
 #
-# Workloads: python3 (pure Python), perl, sqlite3, xz with threads, make
-# of a small C project (make -> cc1, as, collect2, ld) and g++ -O2 -c of
-# a C++ file, each recorded into a fresh database; and two online ones
-# (name-online): trained on one input, recorded on another.
+# Workloads: bench/workloads.sh's, each recorded into a fresh database
+# (the online ones trained on another input first).
 #
 # Usage: bench/accuracy.sh [BUILDDIR]   (default: build, made by ./demo.sh)
 # Environment: REPS (default 5), EVENT (cpu-clock), FREQ (1000), K (3),
-# WORKLOADS (default: all of the above).
+# WORKLOADS (default: all of bench/workloads.sh's).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/workloads.sh"
 freq=${FREQ:-1000}
 k=${K:-3}
-py=$(command -v python3.11 || command -v python3)
-cat >"$work/work.py" <<'PY'
-import json
-def fib(n): return n if n < 2 else fib(n-1) + fib(n-2)
-def build(n): return {str(i): [i, i*2, {"k": i}] for i in range(n)}
-t = 0
-for r in range(400):
-    t += fib(20)
-    t += len(json.loads(json.dumps(build(3000))))
-print(t)
-PY
-cat >"$work/work.pl" <<'PL'
-my %h; my $t = 0;
-for my $r (1..60) {
-    for my $i (1..20000) { $h{"k$i"} = join(",", map { $_ * $r } 1..8); }
-    for my $v (values %h) { $t += length($v) if $v =~ /(\d+),(\d+)$/; }
-    my @s = sort { $a cmp $b } keys %h; $t += @s;
-}
-print "$t\n";
-PL
-cat >"$work/train.py" <<'PY'
-import json
-t = 0
-for r in range(300):
-    t += len(json.dumps({str(i): [i, str(i)] for i in range(3000)}))
-print(t)
-PY
-make_input "$work/input" 24000000
-
-# A small C project: six files of 40 functions each, and a Makefile.
-mkdir "$work/proj"
-for f in 1 2 3 4 5 6; do
-	awk -v f=$f 'BEGIN {
-		print "#include <stdio.h>\n#include <string.h>"
-		for (j = 0; j < 40; j++) {
-			printf "struct s%d_%d { int a[%d]; double d; char name[32]; };\n", f, j, j + 2
-			printf "static int f%d_%d(struct s%d_%d *p, int n) {\n\tint t = 0;\n", f, j, f, j
-			printf "\tfor (int k = 0; k < n; k++) { p->a[k %% %d] += k * %d; t += p->a[(k * 7) %% %d];", j + 2, j, j + 2
-			printf " if (t > 1000) t -= snprintf(p->name, sizeof p->name, \"%%d\", t); }\n"
-			printf "\tswitch (n %% 5) { case 0: t += %d; break; case 1: t *= 3; break; default: t -= 1; }\n", j
-			printf "\treturn t + (int)p->d;\n}\n"
-		}
-		printf "int m%d(int n) { int t = 0;\n", f
-		for (j = 0; j < 40; j++)
-			printf "\t{ struct s%d_%d x; memset(&x, 0, sizeof x); t += f%d_%d(&x, n + %d); }\n", f, j, f, j, j
-		print "\treturn t;\n}"
-		if (f == 1)
-			print "int m2(int), m3(int), m4(int), m5(int), m6(int);\nint main(int c, char **v) { (void)v; printf(\"%d\\n\", m1(c) + m2(c) + m3(c) + m4(c) + m5(c) + m6(c)); return 0; }"
-	}' >"$work/proj/m$f.c"
-done
-printf 'CFLAGS = -O2 -g\nOBJS = m1.o m2.o m3.o m4.o m5.o m6.o\napp: $(OBJS)\n\t$(CC) -o $@ $(OBJS)\n' >"$work/proj/Makefile"
-
-# A C++ file heavy on templates.
-cat >"$work/t.cc" <<'CC'
-#include <algorithm>
-#include <map>
-#include <regex>
-#include <sstream>
-#include <string>
-#include <vector>
-template <typename K, typename V> std::map<V, std::vector<K>> invert(const std::map<K, V> &m)
-{
-	std::map<V, std::vector<K>> r;
-	for (const auto &kv : m) r[kv.second].push_back(kv.first);
-	return r;
-}
-int run(int n)
-{
-	std::map<std::string, int> m;
-	std::regex re("([a-z]+)([0-9]+)");
-	for (int i = 0; i < n; i++) {
-		std::ostringstream os;
-		os << "k" << i;
-		m[os.str()] = i % 7;
-	}
-	auto inv = invert(m);
-	std::vector<std::string> keys;
-	for (auto &kv : inv) for (auto &k : kv.second) if (std::regex_match(k, re)) keys.push_back(k);
-	std::sort(keys.begin(), keys.end(), [](const std::string &a, const std::string &b) { return a.size() < b.size() || (a.size() == b.size() && a < b); });
-	return (int)keys.size();
-}
-CC
 
 fold() {	# fold PERF_DATA: folded stacks, root first
 	perf script --no-inline --no-demangle -i "$1" -F ip,sym 2>/dev/null | awk '
@@ -174,24 +91,9 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'
 modes=one
 printf '# %s, %s Hz, k = %s, %s repetitions; medians; %s CPUs\n' "$event" "$freq" "$k" "$reps" "$(nproc)"
 printf '%-15s %12s %12s %8s %9s %8s %8s\n' workload perf-vs-perf icppd-vs-perf ratio left-out whole ratio
-query="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 600000) SELECT count(DISTINCT x % 1000), sum(length(printf('%08d', x))) FROM c;"
-for w in ${WORKLOADS:-python perl sqlite3 xz make g++ python-online sqlite3-online}; do
-	train=
-	case $w in
-	python) set -- "$py" "$work/work.py" ;;
-	perl) set -- perl "$work/work.pl" ;;
-	sqlite3) set -- sqlite3 :memory: "$query" ;;
-	xz) set -- xz -T2 -6 -c "$work/input" ;;
-	make) set -- make -s -B -C "$work/proj" ;;
-	g++) set -- g++ -O2 -c -o "$work/t.o" "$work/t.cc" ;;
-	python-online)
-		train='"$py" "$work/train.py"'
-		set -- "$py" "$work/work.py" ;;
-	sqlite3-online)
-		train="sqlite3 :memory: \"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000) SELECT x % 97, count(*) FROM c GROUP BY 1 ORDER BY 2 DESC LIMIT 3;\""
-		set -- sqlite3 :memory: "$query" ;;
-	*) echo "bench: unknown workload $w" >&2; exit 1 ;;
-	esac
+for w in ${WORKLOADS:-$workloads}; do
+	workload "$w"
+	eval "set -- $cmd"
 	interleave "$w" run_one "$@"
 	c=$(col "$w" one 1) i=$(col "$w" one 2) l=$(col "$w" one 3) x=$(col "$w" one 4)
 	printf '%-15s %12s %12s %8s %9s %8s %8s\n' "$w" "$c" "$i" "$(ratio "$i" "$c")" "$l" "$x" "$(ratio "$x" "$c")"
