@@ -8,7 +8,7 @@
 set -u
 cd "$(dirname "$0")"
 top=$(pwd)
-sh scripts/deps.sh || { echo "icppd: installing dependencies failed"; echo "0 passed, 1 failed"; exit 1; }
+sh scripts/deps.sh test || { echo "icppd: installing dependencies failed"; echo "0 passed, 1 failed"; exit 1; }
 ./autogen.sh >/dev/null 2>&1 || { echo "icppd: autogen failed"; echo "0 passed, 1 failed"; exit 1; }
 # Out-of-tree builds need a source tree that is not configured in place.
 [ -f config.status ] && make -s distclean >/dev/null 2>&1

@@ -44,7 +44,8 @@
 #define MODULE_ELF_BYTES 4096
 
 struct segment {
-	uint64_t offset, filesz, vaddr;
+	uint64_t offset, filesz, vaddr, memsz;
+	bool exec;
 };
 
 struct symbol {
@@ -89,7 +90,8 @@ static void read_segments(struct module *m)
 		if (!gelf_getphdr(m->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
 		m->segs[m->nsegs++] = (struct segment){
-			ph.p_offset, ph.p_filesz, ph.p_vaddr };
+			ph.p_offset, ph.p_filesz, ph.p_vaddr, ph.p_memsz,
+			(ph.p_flags & PF_X) != 0 };
 	}
 }
 
@@ -479,6 +481,27 @@ int module__vaddr(const struct module *m, uint64_t file_off, uint64_t *vaddr)
 		}
 	}
 	return -ENOENT;
+}
+
+int module__code_span(const struct module *m, uint64_t *start,
+		      uint64_t *limit, uint64_t *offset)
+{
+	bool found = false;
+
+	for (size_t i = 0; i < m->nsegs; i++) {
+		const struct segment *s = &m->segs[i];
+
+		if (!s->exec || s->vaddr + s->memsz < s->vaddr)
+			continue;
+		if (!found || s->vaddr < *start) {
+			*start = s->vaddr;
+			*offset = s->offset;
+		}
+		if (!found || s->vaddr + s->memsz > *limit)
+			*limit = s->vaddr + s->memsz;
+		found = true;
+	}
+	return found ? 0 : -ENOENT;
 }
 
 int module__function(const struct module *m, uint64_t vaddr,

@@ -57,6 +57,11 @@ bool module__has_cfi(const struct module *m);
 
 /* File offset (as in a mapping's pgoff) -> link-time address. */
 int module__vaddr(const struct module *m, uint64_t file_off, uint64_t *vaddr);
+/* The span of the executable PT_LOAD segments, as link-time addresses
+ * [*@start, *@limit), and the file offset of *@start: what a profile's
+ * mapping of the module's code is.  0, or -ENOENT when there is none. */
+int module__code_span(const struct module *m, uint64_t *start,
+		      uint64_t *limit, uint64_t *offset);
 /* The function containing @vaddr: 0, or -ENOENT when none is known. */
 int module__function(const struct module *m, uint64_t vaddr,
 		     struct module_func *out);

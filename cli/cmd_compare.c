@@ -121,6 +121,13 @@ static void merge(struct profile_list *l)
 	l->n = kept;
 }
 
+/* report__folded()'s contexts into a list. */
+static int add_context(void *arg, const char *key, int64_t leaf, double weight)
+{
+	(void)leaf;
+	return add_entry(arg, key, weight);
+}
+
 static int read_folded(const char *path, struct profile_list *l)
 {
 	FILE *f = sys__fopen(path);
@@ -193,7 +200,7 @@ static int load(struct store **st, const char *db, const char *arg,
 	if (ret == 1 && truth)
 		log_error("run %lld has no true paths: only icppd validate "
 			  "records them", id);
-	if (!ret && (ret = report__folded(p.cct, l->k, add_entry, l)))
+	if (!ret && (ret = report__folded(p.cct, l->k, add_context, l)))
 		report__forest_error(ret);
 	run_profile__free(&p);
 	return ret ? -1 : 0;

@@ -22,7 +22,7 @@ struct report_opts {
 	uint64_t run, pid;
 	double min_percent, similar, hot;
 	int format;
-	bool inclusive, lines, whole;
+	bool inclusive, lines, whole, exact, no_demangle;
 };
 
 #define OPT(f) offsetof(struct report_opts, f)
@@ -43,7 +43,8 @@ static const struct cli_option report_options[] = {
 	{ "pid", 'p', CLI_UINT, OPT(pid), "PID",
 	  "only the samples of process PID", 1, INT32_MAX },
 	{ "k", 'k', CLI_STRING, OPT(k), "K",
-	  "callers per context: 0 flat, 1 edges, ..., inf (default 3)", 0, 0 },
+	  "callers per context: 0 flat, 1 edges, ..., inf (default 3 for "
+	  "text and json, inf for folded and pprof)", 0, 0 },
 	{ "inclusive", 0, CLI_FLAG, OPT(inclusive), NULL,
 	  "weigh a context by the samples anywhere below it", 0, 0 },
 	{ "min-percent", 0, CLI_DOUBLE, OPT(min_percent), "P",
@@ -52,10 +53,10 @@ static const struct cli_option report_options[] = {
 	{ "similar", 0, CLI_DOUBLE, OPT(similar), "X",
 	  "keep the X%-similar part: contexts with at least X % of their "
 	  "function's samples", 0, 0, .lo = 0, .hi = 100 },
-	{ "hot", 0, CLI_DOUBLE, OPT(hot), "PHI",
-	  "the hot calling context tree: contexts with at least PHI of "
-	  "all samples (0 < PHI <= 1), and their callers", 0, 0,
-	  .flags = CLI_OPEN_LO, .lo = 0, .hi = 1 },
+	{ "hot", 0, CLI_DOUBLE, OPT(hot), "P",
+	  "the hot calling context tree: contexts with at least P % of "
+	  "all samples (0 < P <= 100), and their callers", 0, 0,
+	  .flags = CLI_OPEN_LO, .lo = 0, .hi = 100 },
 	{ "format", 'f', CLI_ENUM, OPT(format), "FMT",
 	  "text, folded, json or pprof", 0, 0, .dflt = "text",
 	  .choices = report_format_names },
@@ -63,6 +64,12 @@ static const struct cli_option report_options[] = {
 	  "write to FILE instead of standard output", 0, 0 },
 	{ "lines", 0, CLI_FLAG, OPT(lines), NULL,
 	  "show each caller's call site as file:line (DWARF)", 0, 0 },
+	{ "exact", 0, CLI_FLAG, OPT(exact), NULL,
+	  "folded and pprof: apportioned weights as fractions (default: "
+	  "whole counts that add up to each function's samples)", 0, 0 },
+	{ "no-demangle", 0, CLI_FLAG, OPT(no_demangle), NULL,
+	  "C++ names as the symbols spell them (_ZN...), not demangled",
+	  0, 0 },
 	{ "whole-chains", 0, CLI_FLAG, OPT(whole), NULL,
 	  "show every inferred context whole, also callers that only an "
 	  "unlikely share of the candidates agree on", 0, 0 },
@@ -143,17 +150,23 @@ static int check_opts(const struct report_opts *o, struct report_view *v,
 		      struct store_selection *sel)
 {
 	v->fmt = (enum report_format)o->format;
-	v->k = 3;
+	/* export formats are read as whole stacks by every tool */
+	v->k = v->fmt == REPORT_FOLDED || v->fmt == REPORT_PPROF ? KCCF_INF : 3;
+	v->exact = o->exact;
 	if (o->k && cli__parse_count("report", "k", o->k, KCCF_INF, &v->k))
 		return -1;
 	v->inclusive = o->inclusive;
 	v->min_percent = !isnan(o->min_percent) ? o->min_percent :
 			 v->fmt == REPORT_TEXT ? TEXT_MIN_PERCENT : 0;
 	v->similar = o->similar;
-	v->phi = o->hot;
-	if (o->hot && (o->k || o->similar || o->inclusive))
+	v->phi = o->hot / 100;
+	if (o->hot && (o->k || o->similar || o->inclusive || o->exact))
 		return usage("--hot shows whole contexts: it takes no --k, "
-			     "--similar or --inclusive");
+			     "--similar, --inclusive or --exact");
+	if (o->exact && v->fmt != REPORT_FOLDED && v->fmt != REPORT_PPROF)
+		return usage("--exact: %s output shows fractions already; "
+			     "--exact is for folded and pprof",
+			     report_format_names[v->fmt]);
 	if (o->inclusive && (v->fmt == REPORT_FOLDED || v->fmt == REPORT_PPROF))
 		return usage("--inclusive: %s output carries self weights "
 			     "(its tools add them up)",
@@ -222,7 +235,8 @@ int cmd_report(int argc, char **argv)
 	st = report__open(o.db);
 	if (!st || select_runs(st, &o, &sel, exe_path, sizeof(exe_path)) ||
 	    run_profile__infer(st, &sel, RUN_PROFILE_SAVE | RUN_PROFILE_STATIC |
-			       (o.whole ? RUN_PROFILE_WHOLE : 0), &p) ||
+			       (o.whole ? RUN_PROFILE_WHOLE : 0) |
+			       (o.no_demangle ? RUN_PROFILE_MANGLED : 0), &p) ||
 	    report__check(&p, o.db, o.pid || o.exe, v.k))
 		goto out;
 	if (o.lines && !(v.lines = lines__new()))

@@ -9,10 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "report/render.h"
 
-/* The frames of forest node @i up to its root, outermost first. */
-static char *folded_key(const struct cct *t, const struct kccf *f, uint32_t i)
+/* The frames of forest node @i up to its root, outermost first; the
+ * root's frame (the leaf function) in *@leaf. */
+static char *folded_key(const struct cct *t, const struct kccf *f, uint32_t i,
+			int64_t *leaf)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -20,9 +23,11 @@ static char *folded_key(const struct cct *t, const struct kccf *f, uint32_t i)
 
 	if (!m)
 		return NULL;
-	for (; i != KCCF_NONE; i = kccf__node(f, i)->parent)
+	for (; i != KCCF_NONE; i = kccf__node(f, i)->parent) {
+		*leaf = kccf__node(f, i)->frame;
 		fprintf(m, "%s%s", cct__name(t, kccf__node(f, i)->frame),
 			kccf__node(f, i)->parent == KCCF_NONE ? "" : ";");
+	}
 	if (fclose(m)) {
 		free(buf);
 		return NULL;
@@ -31,7 +36,8 @@ static char *folded_key(const struct cct *t, const struct kccf *f, uint32_t i)
 }
 
 int report__folded(struct cct *t, uint32_t k,
-		   int (*fn)(void *arg, const char *key, double weight),
+		   int (*fn)(void *arg, const char *key, int64_t leaf,
+			     double weight),
 		   void *arg)
 {
 	int ret;
@@ -43,6 +49,7 @@ int report__folded(struct cct *t, uint32_t k,
 	for (uint32_t i = 0; i < kccf__size(f) && !ret; i++) {
 		const struct kccf_node *n = kccf__node(f, i);
 		double self = n->weight;
+		int64_t leaf = 0;
 		char *key;
 
 		for (uint32_t c = n->first_child; c != KCCF_NONE;
@@ -50,32 +57,77 @@ int report__folded(struct cct *t, uint32_t k,
 			self -= kccf__node(f, c)->weight;
 		if (self <= 1e-9)
 			continue;
-		key = folded_key(t, f, i);
-		ret = key ? fn(arg, key, self) : -ENOMEM;
+		key = folded_key(t, f, i, &leaf);
+		ret = key ? fn(arg, key, leaf, self) : -ENOMEM;
 		free(key);
 	}
 	kccf__free(f);
 	return ret;
 }
 
-static int folded_line(void *arg, const char *key, double weight)
-{
-	const struct render *r = arg;
+/* The lines of a folded report, kept until their weights are rounded. */
+struct folded_lines {
+	const struct render *r;
+	char **keys;
+	double *w;
+	int64_t *leaf, *count;
+	size_t n, cap, cap2, cap3;
+};
 
-	if (r->total <= 0 || 100 * weight / r->total < r->v->min_percent)
-		return 0;
-	fprintf(r->out, "%s ", key);
-	report__weight(r->out, weight);
-	fputc('\n', r->out);
+static int keep_line(void *arg, const char *key, int64_t leaf, double weight)
+{
+	struct folded_lines *l = arg;
+
+	if (grow(&l->keys, &l->cap, l->n + 1, sizeof(*l->keys), 256) ||
+	    grow(&l->w, &l->cap2, l->n + 1, sizeof(*l->w), 256) ||
+	    grow(&l->leaf, &l->cap3, l->n + 1, sizeof(*l->leaf), 256) ||
+	    !(l->keys[l->n] = strdup(key)))
+		return -ENOMEM;
+	l->w[l->n] = weight;
+	l->leaf[l->n++] = leaf;
+	return 0;
+}
+
+/*
+ * Whole counts unless --exact, rounded per leaf function (report__round)
+ * before --min-percent hides any line, so that the lines shown carry
+ * the counts a full report gives them; a line whose count is 0 is not
+ * written (its weight went to its function's other lines).
+ */
+static int write_lines(const struct render *r, struct folded_lines *l)
+{
+	if (!r->v->exact &&
+	    (!(l->count = malloc((l->n ? l->n : 1) * sizeof(*l->count))) ||
+	     report__round(l->w, l->leaf, l->n, l->count)))
+		return -ENOMEM;
+	for (size_t i = 0; i < l->n; i++) {
+		double w = l->count ? (double)l->count[i] : l->w[i];
+
+		if (w <= 0 || r->total <= 0 ||
+		    100 * w / r->total < r->v->min_percent)
+			continue;
+		fprintf(r->out, "%s ", l->keys[i]);
+		report__weight(r->out, w);
+		fputc('\n', r->out);
+	}
 	return 0;
 }
 
 int render__folded(const struct render *r)
 {
-	int err = report__folded(r->p->cct, r->v->k, folded_line, (void *)r);
+	struct folded_lines l = { .r = r };
+	int err = report__folded(r->p->cct, r->v->k, keep_line, &l);
 
+	if (!err)
+		err = write_lines(r, &l);
 	if (err)
 		report__forest_error(err);
+	for (size_t i = 0; i < l.n; i++)
+		free(l.keys[i]);
+	free(l.keys);
+	free(l.w);
+	free(l.leaf);
+	free(l.count);
 	return err ? -1 : 0;
 }
 

@@ -28,8 +28,7 @@ static void hot_line(const struct render *r, const struct hcct *h,
 	if (!is_hot(r, h, node))
 		fprintf(r->out, "%11s %7s ", "-", "");
 	else
-		fprintf(r->out, "%11.1f %6.2f%% ", h->count[node],
-			100 * h->count[node] / r->total);
+		render__count(r, h->count[node]);
 	render__indent(r, n->depth - 1);
 	fprintf(r->out, "%s", cct__name(r->p->cct, n->frame));
 	if (is_hot(r, h, node) && h->error[node] > 0)
@@ -62,9 +61,9 @@ static void hot_text(const struct render *r, const struct hcct *h)
 {
 	render__header(r);
 	fprintf(r->out, "hot calling context tree: %zu contexts with at "
-		"least %g of all samples (%zu counters); '-': a caller "
-		"that is not hot itself\n\n", h->hot, r->v->phi, h->ncounters);
-	fprintf(r->out, "%11s %7s %s\n", "samples", "total",
+		"least %g%% of all samples (%zu counters); '-': a caller "
+		"that is not hot itself\n\n", h->hot, 100 * r->v->phi, h->ncounters);
+	fprintf(r->out, "%11s %7s %s\n", "samples", "%total",
 		"context (outermost first)");
 	for (uint32_t i = 0; i < h->n; i++)
 		if (h->up[i] == HCCT_NONE)
@@ -105,7 +104,8 @@ static void hot_paths(const struct render *r, const struct hcct *h)
 
 	if (json) {
 		render__json_stats(r);
-		fprintf(r->out, ", \"phi\": %g, \"contexts\": [", r->v->phi);
+		fprintf(r->out, ", \"hot_percent\": %g, \"contexts\": [",
+			100 * r->v->phi);
 	}
 	for (size_t i = 0; i < h->n; i++) {
 		uint32_t node = h->nodes[i];
@@ -117,8 +117,11 @@ static void hot_paths(const struct render *r, const struct hcct *h)
 		if (json) {
 			fprintf(r->out, "%s\n {\"context\": ", first ? "" : ",");
 			json__string(r->out, key);
-			fprintf(r->out, ", \"samples\": %.6f, \"error\": %.6f}",
-				h->count[node], h->error[node]);
+			fprintf(r->out, ", \"samples\": ");
+			report__weight(r->out, h->count[node]);
+			fprintf(r->out, ", \"error\": ");
+			report__weight(r->out, h->error[node]);
+			fputc('}', r->out);
 		} else {
 			fprintf(r->out, "%s ", key);
 			report__weight(r->out, h->count[node]);

@@ -10,6 +10,20 @@ struct json_walk {
 	bool first;		/* no element printed yet at this level */
 };
 
+/* The module of a function (a root of the forest: its callers' modules
+ * are their own roots'). */
+static void json_module(const struct render *r, int64_t frame)
+{
+	const struct cct_frame *f = cct__frame(r->p->cct, frame);
+	const struct store_module *m = f && frame > 0 ?
+		run_profile__module(r->p, f->module_id) : NULL;
+
+	if (!m)
+		return;
+	fprintf(r->out, ", \"module\": ");
+	json__string(r->out, m->path);
+}
+
 static void json_open(void *arg, const struct kccf *f,
 		      const struct kccf_node *n)
 {
@@ -21,8 +35,12 @@ static void json_open(void *arg, const struct kccf *f,
 	(void)f;
 	fprintf(r->out, "%s{\"function\": ", j->first ? "" : ", ");
 	json__string(r->out, cct__name(r->p->cct, n->frame));
-	fprintf(r->out, ", \"samples\": %.6f, \"certain\": %.6f", n->weight,
-		n->certain);
+	fprintf(r->out, ", \"samples\": ");
+	report__weight(r->out, n->weight);
+	fprintf(r->out, ", \"certain\": ");
+	report__weight(r->out, n->certain);
+	if (!n->level)
+		json_module(r, n->frame);
 	where = render__site(r, n, site, sizeof(site));
 	if (where) {
 		fprintf(r->out, ", \"call_site\": ");

@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "binary/lines.h"
+#include "binary/module.h"
 #include "common/grow.h"
 #include "common/hindex.h"
 #include "common/log.h"
@@ -56,7 +57,9 @@ struct builder {
 	Mapping *maps;
 	Mapping **map_ptrs;
 	int64_t *map_modules;
-	size_t nmaps, maps_cap, map_modules_cap;
+	double *map_roots;		/* weight of stacks starting there */
+	size_t nmaps, maps_cap, map_modules_cap, map_roots_cap;
+	int64_t *counts;		/* per record: its whole count */
 	Sample *samples;
 	Sample **sample_ptrs;
 	uint64_t *ids;			/* location ids of all samples */
@@ -104,6 +107,22 @@ static const struct store_module *module(const struct builder *b, int64_t id)
 	return NULL;
 }
 
+/* The span of @m's code, when its file is still the build profiled. */
+static void code_span(const struct store_module *m, Mapping *mp)
+{
+	struct module *mod = module__open(m->path);
+	uint64_t start, limit, offset;
+
+	if (mod && !module__error(mod) &&
+	    !strcmp(module__build_id(mod), m->build_id) &&
+	    !module__code_span(mod, &start, &limit, &offset)) {
+		mp->memory_start = start;
+		mp->memory_limit = limit;
+		mp->file_offset = offset;
+	}
+	module__free(mod);
+}
+
 static uint64_t mapping(struct builder *b, int64_t module_id)
 {
 	const struct store_module *m = module(b, module_id);
@@ -118,7 +137,9 @@ static uint64_t mapping(struct builder *b, int64_t module_id)
 	 * every insert copied them each time under ASan: quadratic) */
 	if (grow(&b->maps, &b->maps_cap, b->nmaps + 1, sizeof(*b->maps), 8) ||
 	    grow(&b->map_modules, &b->map_modules_cap, b->nmaps + 1,
-		 sizeof(*b->map_modules), 8)) {
+		 sizeof(*b->map_modules), 8) ||
+	    grow(&b->map_roots, &b->map_roots_cap, b->nmaps + 1,
+		 sizeof(*b->map_roots), 8)) {
 		b->err = -ENOMEM;
 		return 0;
 	}
@@ -129,7 +150,9 @@ static uint64_t mapping(struct builder *b, int64_t module_id)
 	mp->build_id = str(b, m->build_id);
 	mp->has_functions = true;
 	mp->has_filenames = mp->has_line_numbers = b->in->lines != NULL;
+	code_span(m, mp);
 	b->map_modules[b->nmaps] = module_id;
+	b->map_roots[b->nmaps] = 0;
 	return ++b->nmaps;
 }
 
@@ -219,6 +242,7 @@ static int add_sample(struct builder *b, const struct cct_record *r)
 {
 	struct cct *t = b->in->cct;
 	uint32_t x = r->node, below = CCT_NONE;
+	uint64_t root_map = 0;
 
 	if (grow(&b->samples, &b->samples_cap, b->nsamples + 1,
 		 sizeof(*b->samples), 256))
@@ -239,11 +263,78 @@ static int add_sample(struct builder *b, const struct cct_record *r)
 			return b->err = -ENOMEM;
 		b->ids[b->nids++] = id;
 		b->samples[b->nsamples].n_location_id++;
+		if (b->locs[id - 1].mapping_id)
+			root_map = b->locs[id - 1].mapping_id;
 		below = x;
 		x = n->parent;
 	}
+	if (root_map)
+		b->map_roots[root_map - 1] += r->weight;
 	b->nsamples++;
 	return 0;
+}
+
+/* The mapping most stacks start in (the program) first. */
+static void main_first(struct builder *b)
+{
+	size_t h = 0;
+	int64_t mod;
+	Mapping m;
+
+	for (size_t i = 1; i < b->nmaps; i++)
+		if (b->map_roots[i] > b->map_roots[h])
+			h = i;
+	if (!h)
+		return;
+	for (size_t i = 0; i < b->nlocs; i++)
+		if (b->locs[i].mapping_id == 1)
+			b->locs[i].mapping_id = h + 1;
+		else if (b->locs[i].mapping_id == h + 1)
+			b->locs[i].mapping_id = 1;
+	m = b->maps[0];
+	b->maps[0] = b->maps[h];
+	b->maps[h] = m;
+	b->maps[0].id = 1;
+	b->maps[h].id = h + 1;
+	mod = b->map_modules[0];
+	b->map_modules[0] = b->map_modules[h];
+	b->map_modules[h] = mod;
+}
+
+/* Whether record @i of @recs is a sample, and its two values. */
+static bool values(const struct builder *b, const struct cct_record *recs,
+		   size_t i, int64_t v[2])
+{
+	const struct pprof_input *in = b->in;
+	double per = in->period ? (double)in->period : 1e6;
+
+	if (!(recs[i].weight > 0))
+		return false;
+	v[0] = b->counts[i];
+	v[1] = in->exact ? llround(recs[i].weight * per) :
+	       v[0] * (int64_t)per;
+	return v[0] > 0 || v[1] > 0;
+}
+
+/* Whole counts for the records (report__round, grouped by leaf). */
+static int count_records(struct builder *b, const struct cct_record *recs,
+			 size_t n)
+{
+	double *w = malloc((n ? n : 1) * sizeof(*w));
+	int64_t *leaf = malloc((n ? n : 1) * sizeof(*leaf));
+	int ret = -ENOMEM;
+
+	b->counts = malloc((n ? n : 1) * sizeof(*b->counts));
+	if (w && leaf && b->counts) {
+		for (size_t i = 0; i < n; i++) {
+			w[i] = recs[i].weight > 0 ? recs[i].weight : 0;
+			leaf[i] = cct__node(b->in->cct, recs[i].node)->frame;
+		}
+		ret = report__round(w, leaf, n, b->counts);
+	}
+	free(w);
+	free(leaf);
+	return ret;
 }
 
 static int gzip_write(FILE *out, const uint8_t *buf, size_t len)
@@ -293,6 +384,8 @@ static void builder_free(struct builder *b)
 	free(b->maps);
 	free(b->map_ptrs);
 	free(b->map_modules);
+	free(b->map_roots);
+	free(b->counts);
 	free(b->samples);
 	free(b->sample_ptrs);
 	free(b->ids);
@@ -329,18 +422,14 @@ static int link_messages(struct builder *b, const struct cct_record *recs, size_
 	for (size_t i = 0; i < b->nmaps; i++)
 		b->map_ptrs[i] = &b->maps[i];
 	for (size_t i = 0; i < n && s < b->nsamples; i++) {
-		double w = recs[i].weight;
 		Sample *sm;
 
-		if (w <= 0)
+		if (!values(b, recs, i, &b->values[2 * s]))
 			continue;
 		sm = &b->samples[s];
 		sm->location_id = b->ids + (uintptr_t)sm->location_id;
 		sm->n_value = 2;
 		sm->value = &b->values[2 * s];
-		sm->value[0] = llround(w);
-		sm->value[1] = llround(w * (b->in->ns_per_sample ?
-					    (double)b->in->ns_per_sample : 1e6));
 		perftools__profiles__label__init(&b->labels[s]);
 		b->labels[s].key = str(b, "inference");
 		b->labels[s].str = str(b, cct_how__name(recs[i].how));
@@ -372,20 +461,31 @@ int pprof__write(FILE *out, const struct pprof_input *in)
 
 	str(&b, "");		/* string 0 is always "" */
 	recs = cct__records(in->cct, &n);
-	for (size_t i = 0; i < n && !b.err; i++)
-		if (recs[i].weight > 0)
+	if (count_records(&b, recs, n))
+		goto out;
+	for (size_t i = 0; i < n && !b.err; i++) {
+		int64_t v[2];
+
+		if (values(&b, recs, i, v))
 			add_sample(&b, &recs[i]);
+	}
+	main_first(&b);
 	for (int i = 0; i < 2; i++)
 		perftools__profiles__value_type__init(&types[i]);
 	types[0].type = str(&b, "samples");
 	types[0].unit = str(&b, "count");
-	types[1].type = str(&b, in->ns_per_sample ? "cpu" : "samples_exact");
-	types[1].unit = str(&b, in->ns_per_sample ? "nanoseconds" :
-			    "microsamples");
+	types[1].type = str(&b, in->clock ? "cpu" : in->period ? in->event :
+			    "samples_exact");
+	types[1].unit = str(&b, in->clock ? "nanoseconds" : in->period ?
+			    "count" : "microsamples");
 	p.n_sample_type = 2;
 	p.sample_type = type_ptrs;
 	p.default_sample_type = types[1].type;
+	/* a sample stands for one period of the event */
+	p.period_type = in->period ? &types[1] : &types[0];
+	p.period = in->period ? (int64_t)in->period : 1;
 	p.time_nanos = in->time_ns;
+	p.duration_nanos = in->duration_ns;
 	if (b.err || link_messages(&b, recs, n, &p))
 		goto out;
 	p.string_table = b.strings;
@@ -408,14 +508,17 @@ int render__pprof(const struct render *r)
 	const struct run_row *run = &r->p->run;
 	struct pprof_input in = { .cct = r->p->cct, .k = r->v->k,
 		.modules = r->p->modules, .nmodules = r->p->nmodules,
-		.time_ns = run->started_ns };
+		.event = run->event, .period = run->period,
+		.time_ns = run->started_ns, .exact = r->v->exact };
 	int ret;
 
+	if (run->ended_ns > run->started_ns)
+		in.duration_ns = run->ended_ns - run->started_ns;
 	/* clock events count nanoseconds: a sample is its period */
-	if (!strcmp(run->event, "cpu-clock") || !strcmp(run->event, "task-clock"))
-		in.ns_per_sample = run->period ? run->period :
-				   run->frequency ? 1000000000 / run->frequency
-						  : 0;
+	in.clock = !strcmp(run->event, "cpu-clock") ||
+		   !strcmp(run->event, "task-clock");
+	if (in.clock && !in.period && run->frequency)
+		in.period = 1000000000 / run->frequency;
 	/* line numbers always, where DWARF has them */
 	in.lines = r->v->lines ? r->v->lines : lines__new();
 	ret = in.lines ? pprof__write(r->out, &in) : -ENOMEM;

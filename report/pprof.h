@@ -3,16 +3,27 @@
  * protobuf-c and compressed with zlib.
  *
  * One sample per CCT record: its context's frames leaf first (the last
- * K + 1 with --k), a "samples" value (rounded: apportioned weights are
- * fractions) and a second value that keeps the fractions: CPU
- * nanoseconds for clock events, else micro-samples.  Each sample is
- * labelled "inference" = precise, ambiguous, searched or unknown.
- * Functions and locations carry source files and lines from DWARF where
- * the module has them; a caller's location is its call site.
+ * K + 1 with --k), a "samples" count and a second value: CPU
+ * nanoseconds for clock events, events for a fixed period, else
+ * micro-samples.  Apportioned weights are fractions: the counts are
+ * whole, by largest remainder within each leaf function
+ * (report__round), and the second value is the count times the period,
+ * or with @exact the fraction times the period.  A sample whose value
+ * is 0 is left out.  Each sample is labelled "inference" = precise,
+ * ambiguous, searched or unknown.
+ *
+ * Mappings carry their module's path, build-id and the span of its code
+ * (read from the file when it is still there, with the same build-id);
+ * the one the heaviest stacks start in (the program) comes first, as
+ * pprof names a profile by its first mapping.  Addresses are link-time
+ * virtual addresses, so a mapping's start is its code's.  Functions and
+ * locations carry source files and lines from DWARF where the module
+ * has them; a caller's location is its call site.
  */
 #ifndef ICPPD_REPORT_PPROF_H
 #define ICPPD_REPORT_PPROF_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -27,8 +38,13 @@ struct pprof_input {
 	struct lines *lines;		/* may be NULL: no line numbers */
 	const struct store_module *modules;
 	size_t nmodules;
-	uint64_t ns_per_sample;		/* 0: not a clock event */
+	const char *event;		/* the sampled event */
+	bool clock;			/* a clock event: periods are ns */
+	uint64_t period;		/* per sample; 0: unknown (a
+					 * frequency of another event) */
 	int64_t time_ns;		/* when the run started */
+	int64_t duration_ns;		/* 0: unknown */
+	bool exact;			/* second value: fraction x period */
 };
 
 /* Writes the profile to @out, gzipped.  0, -ENOMEM, or the -errno of a

@@ -12,7 +12,13 @@ struct render {
 	const struct run_profile *p;
 	FILE *out;
 	double total;		/* the profile's weight */
+	bool integral;		/* every weight is a whole count: nothing
+				 * was apportioned */
 };
+
+/* A line's weight and its share of the total, as the text tables start:
+ * whole counts when the profile is integral, else one decimal. */
+void render__count(const struct render *r, double w);
 
 /* The forests (text.c, json.c), the HCCT (hot.c), folded (folded.c),
  * pprof (pprof.c).  0, or -1 after logging why. */

@@ -5,11 +5,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "binary/lines.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "report/render.h"
 #include "schema/store.h"
@@ -20,9 +22,14 @@ const char *const report_format_names[] = { "text", "folded", "json", "pprof",
 int report__write(const struct report_view *v)
 {
 	struct render r = { .v = v, .p = v->p, .out = v->out,
-			    .total = cct__total(v->p->cct) };
+			    .total = cct__total(v->p->cct), .integral = true };
+	size_t n;
+	const struct cct_record *recs = cct__records(v->p->cct, &n);
 	struct kccf *f;
 	int err;
+
+	for (size_t i = 0; i < n && r.integral; i++)
+		r.integral = fabs(recs[i].weight - round(recs[i].weight)) < 1e-6;
 
 	if (v->phi > 0)
 		return render__hot(&r);
@@ -52,6 +59,12 @@ void report__forest_error(int err)
 			  (unsigned long long)KCCF_MAX_STEPS, KCCF_MAX_NODES);
 	else
 		log_error("out of memory");
+}
+
+void render__count(const struct render *r, double w)
+{
+	fprintf(r->out, r->integral ? "%11.0f %6.2f%% " : "%11.1f %6.2f%% ", w,
+		r->total > 0 ? 100 * w / r->total : 0.0);
 }
 
 const char *render__site(const struct render *r, const struct kccf_node *n,
@@ -175,14 +188,38 @@ static void print_expected(const struct render *r)
 	fprintf(r->out, "%s\n", *sep == ',' ? ")" : "");
 }
 
+/* @s on one line of at most @len - 1 bytes: control characters and
+ * runs of blanks as one space (a `perl -e` script spans lines), "..."
+ * where it is cut. */
+static const char *one_line(const char *s, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	for (; *s && n + 1 < len; s++) {
+		char c = (unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s;
+
+		if (c == ' ' && (!n || buf[n - 1] == ' '))
+			continue;
+		buf[n++] = c;
+	}
+	if (*s && len > 4)
+		memcpy(buf + (n = len - 4), "...", 3), n += 3;
+	while (n && buf[n - 1] == ' ')
+		n--;
+	buf[n] = '\0';
+	return buf;
+}
+
 void render__header(const struct render *r)
 {
 	const struct infer_stats *s = &r->p->stats;
 	double n = s->samples > 0 ? s->samples : 1;
+	char cmd[100];
 
 	fprintf(r->out, "run %lld (%s, %s): %.0f samples with a context "
 		"identifier, %lld without\n", (long long)r->p->run.id,
-		r->p->run.kind, r->p->run.command, s->samples,
+		r->p->run.kind, one_line(r->p->run.command, cmd, sizeof(cmd)),
+		s->samples,
 		(long long)r->p->run.unresolved);
 	fprintf(r->out, "inferred: %.1f%% one path fits (precise), %.1f%% "
 		"apportioned among several (ambiguous), %.1f%% by call-graph "
@@ -217,11 +254,24 @@ void render__json_stats(const struct render *r)
 	bool partial;
 	double e = expected_correct(r->p, &partial);
 
-	fprintf(r->out, "{\"run_id\": %lld, \"samples\": %.6f, \"inference\": "
-		"{", (long long)r->p->run.id, s->samples);
-	for (int h = 0; h < CCT_NR_HOW; h++)
-		fprintf(r->out, "%s\"%s\": %.6f", h ? ", " : "",
-			cct_how__name((enum cct_how)h), s->by_how[h]);
+	const struct run_row *run = &r->p->run;
+
+	fprintf(r->out, "{\"run_id\": %lld, \"kind\": ", (long long)run->id);
+	json__string(r->out, run->kind);
+	fprintf(r->out, ", \"command\": ");
+	json__string(r->out, run->command);
+	fprintf(r->out, ", \"event\": ");
+	json__string(r->out, run->event);
+	fprintf(r->out, ", \"period\": %llu, \"frequency\": %llu, "
+		"\"samples\": ", (unsigned long long)run->period,
+		(unsigned long long)run->frequency);
+	report__weight(r->out, s->samples);
+	fprintf(r->out, ", \"inference\": {");
+	for (int h = 0; h < CCT_NR_HOW; h++) {
+		fprintf(r->out, "%s\"%s\": ", h ? ", " : "",
+			cct_how__name((enum cct_how)h));
+		report__weight(r->out, s->by_how[h]);
+	}
 	fprintf(r->out, "}, \"expected_correct\": ");
 	if (e < 0)
 		fprintf(r->out, "null");
@@ -343,5 +393,54 @@ int report__check(const struct run_profile *p, const char *db, bool filtered,
 		log_warn("%zu of %zu programs have no path map (%s): their "
 			 "samples appear under [unknown callers ...]",
 			 p->unmapped, p->programs, p->unmapped_path);
+	return 0;
+}
+
+/* A weight's place in report__round()'s order. */
+struct round_item {
+	int64_t group;
+	double frac;
+	size_t i;
+};
+
+static int by_group_frac(const void *a, const void *b)
+{
+	const struct round_item *x = a, *y = b;
+
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	if (x->frac != y->frac)
+		return x->frac > y->frac ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+int report__round(const double *w, const int64_t *group, size_t n,
+		  int64_t *out)
+{
+	struct round_item *it = malloc((n ? n : 1) * sizeof(*it));
+
+	if (!it)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		/* 1e-9: a sum of shares that should be whole is not quite */
+		double fl = floor(w[i] + 1e-9);
+
+		out[i] = (int64_t)fl;
+		it[i] = (struct round_item){ group[i], w[i] - fl, i };
+	}
+	qsort(it, n, sizeof(*it), by_group_frac);
+	for (size_t s = 0, e; s < n; s = e) {
+		double sum = 0;
+		int64_t floors = 0, extra;
+
+		for (e = s; e < n && it[e].group == it[s].group; e++) {
+			sum += w[it[e].i];
+			floors += out[it[e].i];
+		}
+		extra = llround(sum) - floors;
+		for (size_t j = s; j < e && extra > 0; j++, extra--)
+			out[it[j].i]++;
+	}
+	free(it);
 	return 0;
 }

@@ -39,6 +39,8 @@ struct report_view {
 	double similar;		/* > 0: hide contexts under this % of their
 				 * function's weight */
 	double phi;		/* > 0: the HCCT of contexts >= phi instead */
+	bool exact;		/* folded, pprof: apportioned weights as
+				 * fractions, not whole counts */
 	struct lines *lines;	/* call sites as file:line; NULL: none */
 	FILE *out;
 };
@@ -68,11 +70,23 @@ int report__check(const struct run_profile *p, const char *db,
 		  bool filtered, uint32_t k);
 
 /* Calls @fn for every k-context of @t (exclusive weights): @key is its
- * frames, outermost first, joined by ';' (valid in the call).  0, the
- * first non-zero return of @fn, or kccf__build's -ENOMEM or -E2BIG. */
+ * frames, outermost first, joined by ';' (valid in the call), @leaf its
+ * innermost frame.  0, the first non-zero return of @fn, or
+ * kccf__build's -ENOMEM or -E2BIG. */
 int report__folded(struct cct *t, uint32_t k,
-		   int (*fn)(void *arg, const char *key, double weight),
+		   int (*fn)(void *arg, const char *key, int64_t leaf,
+			     double weight),
 		   void *arg);
+
+/*
+ * Whole counts for @n weights @w, into @out: within each group (@group,
+ * the leaf function: a function's samples are a whole number), the
+ * counts add up to the group's weight rounded, shared by largest
+ * remainder, so exports in integers lose no weight.  A weight may get
+ * 0.  0 or -ENOMEM.
+ */
+int report__round(const double *w, const int64_t *group, size_t n,
+		  int64_t *out);
 
 /* Logs why the k-contexts could not be built (-E2BIG: too deep for
  * that k; else out of memory). */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "binary/demangle.h"
 #include "common/grow.h"
 #include "common/log.h"
 #include "schema/validation.h"
@@ -16,8 +17,10 @@
 static int add_function(void *arg, const struct store_function *f)
 {
 	struct run_profile *p = arg;
-	int ret = cct__define(p->cct, f->id, f->name, f->module_id,
-			      f->address);
+	char buf[1024];
+	const char *name = p->mangled ? f->name :
+			   demangle__name(f->name, buf, sizeof(buf));
+	int ret = cct__define(p->cct, f->id, name, f->module_id, f->address);
 
 	return ret || !p->calls ? ret :
 	       static_calls__function(p->calls, f->id, f->module_id,
@@ -69,14 +72,16 @@ static int open_window(struct store *st, const struct store_selection *sel,
 }
 
 /* The store's rows into a fresh CCT with every function named (and
- * known to the static calls, with @calls). */
+ * known to the static calls, with RUN_PROFILE_STATIC in @flags). */
 static int open_profile(struct store *st, const struct store_selection *sel,
-			bool calls, struct run_profile *p)
+			unsigned flags, struct run_profile *p)
 {
 	int64_t run_id = sel->run_id;
+	bool calls = flags & RUN_PROFILE_STATIC;
 	int ret;
 
 	memset(p, 0, sizeof(*p));
+	p->mangled = flags & RUN_PROFILE_MANGLED;
 	if (!run_id) {
 		ret = open_window(st, sel, p);
 		if (ret > 0)
@@ -436,7 +441,7 @@ static int open_inference(struct store *st, const struct store_selection *sel,
 	struct programs ps = { 0 };
 	struct map_load ml = { 0 };
 	struct infer *inf;
-	int ret = open_profile(st, sel, flags & RUN_PROFILE_STATIC, p);
+	int ret = open_profile(st, sel, flags, p);
 
 	*infp = NULL;
 	if (ret)
@@ -637,7 +642,7 @@ int run_profile__truth(struct store *st, int64_t run_id,
 {
 	struct store_selection sel = { .run_id = run_id };
 	struct programs ps = { 0 };
-	int ret = open_profile(st, &sel, false, p), found = 0;
+	int ret = open_profile(st, &sel, 0, p), found = 0;
 
 	if (ret)
 		return ret;

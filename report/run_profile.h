@@ -28,6 +28,7 @@ struct run_profile {
 	char unmapped_path[256];	/* one of them ("" when unknown) */
 	bool saved;			/* the inferred table was updated */
 	bool whole;			/* RUN_PROFILE_WHOLE */
+	bool mangled;			/* RUN_PROFILE_MANGLED */
 	struct static_calls *calls;	/* the binaries' direct calls, when
 					 * read; owned */
 	/* What the latest validation of each program measured, pooled
@@ -48,6 +49,8 @@ enum {
 	 * disagree (infer.h); never stored, and not what validation
 	 * scores */
 	RUN_PROFILE_WHOLE = 4,
+	/* C++ names as the symbols spell them, not demangled */
+	RUN_PROFILE_MANGLED = 8,
 };
 
 /*

@@ -4,6 +4,35 @@
  */
 #include "report/render.h"
 
+/* One line for callers of @n that are all under the thresholds, so that
+ * a function never looks as if it had no callers. */
+static void hidden_callers(const struct render *r, const struct kccf *f,
+			   const struct kccf_node *n)
+{
+	const struct kccf_node *root = n;
+	double w = 0;
+	unsigned count = 0;
+
+	while (root->parent != KCCF_NONE)
+		root = kccf__node(f, root->parent);
+	for (uint32_t c = n->first_child; c != KCCF_NONE;
+	     c = kccf__node(f, c)->next_sibling) {
+		const struct kccf_node *cn = kccf__node(f, c);
+
+		if (render__shown(r, cn, root->weight))
+			return;
+		w += cn->weight;
+		count++;
+	}
+	if (!count)
+		return;
+	render__count(r, w);
+	fprintf(r->out, "%6.1f%% ", n->weight > 0 ? 100 * w / n->weight : 0.0);
+	render__indent(r, n->level + 1);
+	fprintf(r->out, "<- [%u caller%s, each under the thresholds]\n", count,
+		count > 1 ? "s" : "");
+}
+
 static void text_line(void *arg, const struct kccf *f,
 		      const struct kccf_node *n)
 {
@@ -11,7 +40,7 @@ static void text_line(void *arg, const struct kccf *f,
 	char site[512];
 	const char *where;
 
-	fprintf(r->out, "%11.1f %6.2f%% ", n->weight, 100 * n->weight / r->total);
+	render__count(r, n->weight);
 	if (n->parent == KCCF_NONE) {
 		fprintf(r->out, "%7s ", "");
 	} else {
@@ -29,6 +58,7 @@ static void text_line(void *arg, const struct kccf *f,
 	if (n->weight - n->certain > 0.05)
 		fprintf(r->out, "  ~%.1f", n->weight - n->certain);
 	fputc('\n', r->out);
+	hidden_callers(r, f, n);
 }
 
 void render__text(const struct render *r, const struct kccf *f)
@@ -42,10 +72,11 @@ void render__text(const struct render *r, const struct kccf *f)
 	else
 		fprintf(r->out, "%u", r->v->k);
 	fprintf(r->out, ", %s weights; contexts under %g%% of all samples "
-		"hidden%s; ~N: weight not certain\n\n",
+		"hidden%s\n%%callee: a caller's share of the line it calls; "
+		"~N: weight not certain\n\n",
 		r->v->inclusive ? "inclusive" : "self", r->v->min_percent,
 		r->v->similar ? " and under --similar" : "");
-	fprintf(r->out, "%11s %7s %7s %s\n", "samples", "total", "parent",
+	fprintf(r->out, "%11s %7s %7s %s\n", "samples", "%total", "%callee",
 		"function <- callers");
 	for (uint32_t i = kccf__first_root(f); i != KCCF_NONE;
 	     i = kccf__node(f, i)->next_sibling)

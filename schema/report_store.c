@@ -61,6 +61,7 @@ static int run_row(sqlite3_stmt *s, void *ctx)
 	r->period = (uint64_t)sqlite3_column_int64(s, 8);
 	r->frequency = (uint64_t)sqlite3_column_int64(s, 9);
 	r->started_ns = sqlite3_column_int64(s, 10);
+	r->ended_ns = sqlite3_column_int64(s, 11);
 	return 1;
 }
 
@@ -72,7 +73,8 @@ int store__run(struct store *st, int64_t id, struct run_row *out)
 	ret = store__sql(st, "reading the run", run_row, out,
 			 "SELECT id, kind, status, event, command, samples,"
 			 " unresolved, lost, COALESCE(period, 0),"
-			 " COALESCE(frequency, 0), started_ns FROM runs"
+			 " COALESCE(frequency, 0), started_ns,"
+			 " COALESCE(ended_ns, flushed_ns, started_ns) FROM runs"
 			 " WHERE id = ?", "i", id);
 	return ret == 1 ? 0 : ret == 0 ? 1 : -1;
 }

@@ -24,7 +24,8 @@ struct run_row {
 	char command[256];	/* truncated */
 	int64_t samples, unresolved, lost;
 	uint64_t period, frequency;
-	int64_t started_ns;
+	int64_t started_ns, ended_ns;	/* ended: the last flush of a run
+					 * still going */
 };
 
 /* The latest measurement run (record or daemon) in *@id; 1 when there

@@ -60,10 +60,10 @@ is $? 1 "inclusive, k = inf: refused (depth^2 contexts)"
 contains "$(cat "$tmp/err")" "use a smaller --k" "inclusive, k = inf: says to use a smaller --k"
 is "$(wc -l <"$tmp/err" | tr -d ' ')" 1 "inclusive, k = inf: one line"
 
-report --hot 0.01
+report --hot 1
 is $? 0 "--hot text: exit 0"
 ok $([ "$(wc -c <"$tmp/out")" -lt $((200 * D)) ]; echo $?) "--hot text: output linear in depth ($(wc -c <"$tmp/out") bytes)"
-report --hot 0.01 -f folded
+report --hot 1 -f folded
 is "$(awk -F';' '{ print NF }' "$tmp/out")" $D "--hot folded: the hot context's $D frames"
 
 report --k inf -f pprof -o "$tmp/deep.pb.gz"

@@ -57,7 +57,7 @@ is "$(ls "$tmp" | grep -c 'old.txt.')" 0 "and no temporary file behind"
 "$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$PROGS/heights-nofp" 30 >/dev/null
 "$ICPPD" validate -q -d "$db" -- "$PROGS/heights-nofp" 30 >/dev/null
 run=$(last_run)
-folded=$("$ICPPD" report -d "$db" --run "$run" --format folded)
+folded=$("$ICPPD" report -d "$db" --run "$run" --format folded --k 3)
 is $? 0 "folded report exits 0"
 for ctx in "main;path_a;work" "main;path_b;work" "main;path_b;leaf" \
 	"main;recurse;recurse;recurse" "main;indirect"; do
@@ -120,8 +120,8 @@ for caller in path_a path_b; do
 done
 want=$(grep -n 'recurse(depth - 1);' "$TESTS_SRCDIR/progs/heights.c" | cut -d: -f1)
 contains "$lines" "<- recurse (heights.c:$want)" "--lines: recursion at heights.c:$want"
-hot=$("$ICPPD" report -d "$db" --run "$run" --hot 0.05 --format folded)
-is "$(printf '%s\n' "$hot" | wc -l)" 9 "--hot 0.05: the 9 contexts of about 11% each"
+hot=$("$ICPPD" report -d "$db" --run "$run" --hot 5 --format folded)
+is "$(printf '%s\n' "$hot" | wc -l)" 9 "--hot 5 (%): the 9 contexts of about 11% each"
 "$ICPPD" report -d "$db" --run "$run" --format pprof -o "$tmp/p.pb.gz"
 is $? 0 "pprof written"
 gzip -t "$tmp/p.pb.gz"
@@ -181,7 +181,7 @@ chmod 444 "$tmp/ro/icppd.db"
 chmod 555 "$tmp/ro"
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	ro=$(setpriv --reuid=65534 --regid=65534 --clear-groups \
-		"$ICPPD" report -d "$tmp/ro/icppd.db" --run "$run" --format folded 2>&1)
+		"$ICPPD" report -d "$tmp/ro/icppd.db" --run "$run" --format folded --k 3 2>&1)
 	is "$ro" "$folded" "read-only database: the same report"
 else
 	skip "needs root to switch to another user" "read-only database"

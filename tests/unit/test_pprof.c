@@ -1,9 +1,11 @@
 /*
  * test_pprof.c - the pprof writer, checked by decoding its output back:
- * gunzip (zlib), unpack (protobuf-c), then the samples, values, stacks
- * (leaf first, truncated by --k), function names, labels and mappings.
+ * gunzip (zlib), unpack (protobuf-c), then the samples, values (whole
+ * counts by largest remainder, or exact), stacks (leaf first, truncated
+ * by --k), function names, labels, mappings and the sampling period.
  */
 #define _GNU_SOURCE
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,11 +47,14 @@ static const char *fname(const Perftools__Profiles__Profile *p, uint64_t loc)
 	return p->string_table[f->name];
 }
 
-static Perftools__Profiles__Profile *roundtrip(struct cct *t, uint32_t k)
+static Perftools__Profiles__Profile *roundtrip(struct cct *t, uint32_t k,
+					       bool exact)
 {
 	struct store_module mod = { 1, "/nonexistent/prog", "abcd" };
 	struct pprof_input in = { .cct = t, .k = k, .modules = &mod,
-		.nmodules = 1, .ns_per_sample = 1000000, .time_ns = 5 };
+		.nmodules = 1, .event = "cpu-clock", .clock = true,
+		.period = 1000000, .time_ns = 5, .duration_ns = 7,
+		.exact = exact };
 	Perftools__Profiles__Profile *p;
 	char *buf = NULL;
 	size_t len = 0;
@@ -84,7 +89,7 @@ int main(void)
 	cct__add(t, c, 4, CCT_PRECISE, 3);
 	cct__add(t, a, 1, CCT_AMBIGUOUS, 1.5);
 
-	p = roundtrip(t, KCCF_INF);
+	p = roundtrip(t, KCCF_INF, false);
 	ok(p != NULL, "decoded back");
 	if (!p)
 		return tap_done();
@@ -97,8 +102,11 @@ int main(void)
 		values += p->sample[i]->value[0];
 		exact += p->sample[i]->value[1];
 	}
-	is_int(exact, 4500000, "cpu ns keep the fraction: 4.5 samples x 1 ms");
-	is_int(values, 5, "sample counts are rounded (3 + 2)");
+	is_int(values, 5, "sample counts are whole (3, and 1.5 -> 2)");
+	is_int(exact, 5000000, "cpu ns: the counts x 1 ms");
+	is_str(p->string_table[p->period_type->type], "cpu", "period type cpu");
+	is_int(p->period, 1000000, "period 1 ms");
+	is_int(p->duration_nanos, 7, "duration of the run");
 	is_int(p->sample[0]->n_location_id, 4, "whole stack of c: 4 frames");
 	is_str(fname(p, p->sample[0]->location_id[0]), "c", "leaf first");
 	is_str(fname(p, p->sample[0]->location_id[3]), "main", "outermost last");
@@ -115,8 +123,31 @@ int main(void)
 	is_int(p->time_nanos, 5, "time of the run");
 	perftools__profiles__profile__free_unpacked(p, NULL);
 
-	p = roundtrip(t, 1);
+	p = roundtrip(t, KCCF_INF, true);
+	exact = 0;
+	for (size_t i = 0; p && i < p->n_sample; i++)
+		exact += p->sample[i]->value[1];
+	is_int(exact, 4500000, "--exact: cpu ns keep the fraction (4.5 ms)");
+	if (p)
+		perftools__profiles__profile__free_unpacked(p, NULL);
+
+	p = roundtrip(t, 1, false);
 	ok(p && p->sample[0]->n_location_id == 2, "--k 1: c and its caller only");
+	if (p)
+		perftools__profiles__profile__free_unpacked(p, NULL);
+
+	/* b's one sample split three ways: one whole sample, not 0 + 0 + 0
+	 * and not three */
+	cct__add(t, b, 1, CCT_AMBIGUOUS, 0.4);
+	cct__add(t, b, 2, CCT_AMBIGUOUS, 0.3);
+	cct__add(t, b, 3, CCT_AMBIGUOUS, 0.3);
+	p = roundtrip(t, KCCF_INF, false);
+	values = 0;
+	for (size_t i = 0; p && i < p->n_sample; i++)
+		if (!strcmp(fname(p, p->sample[i]->location_id[0]), "b"))
+			values += p->sample[i]->value[0];
+	is_int(values, 1, "largest remainder: b's 0.4 + 0.3 + 0.3 is 1 sample");
+	is_int(p ? p->n_sample : 0, 3, "its zero-count records left out");
 	if (p)
 		perftools__profiles__profile__free_unpacked(p, NULL);
 	cct__free(t);

@@ -1,0 +1,127 @@
+#!/bin/sh
+# What users' own tools read of icppd's exports.  Folded and pprof carry
+# whole stacks and whole counts that add up to the run's samples, and
+# the consumers read the same totals: speedscope's collapsed-stack parser
+# (npm speedscope, run under node) and the Go pprof parser of go tool
+# pprof, Parca and Pyroscope (Debian golang-github-google-pprof-dev).
+# pprof carries its period, duration and mappings; C++ names are
+# demangled; the text report is tidy.
+. "$TESTS_SRCDIR/e2e/lib.sh"
+require_perf
+
+# collide ab: target's CID is ambiguous between via_a and via_b, so with
+# --whole-chains its weight is apportioned in fractions.
+db=$tmp/x.db
+"$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$PROGS/collide" ab 40 >/dev/null
+"$ICPPD" record -q -d "$db" -- "$PROGS/collide" ab 40 >/dev/null
+run=$(last_run)
+samples=$(q "SELECT sum(samples) FROM v_cids WHERE run_id = $run")
+ok $([ "${samples:-0}" -ge "$(min_samples 160)" ]; echo $?) "collide sampled ($samples samples)"
+
+"$ICPPD" report -d "$db" --whole-chains -f folded -o "$tmp/w.folded"
+is $? 0 "folded written"
+is "$(awk '$NF !~ /^[1-9][0-9]*$/' "$tmp/w.folded")" "" \
+	"folded: every weight a whole count above 0"
+is "$(awk '{ s += $NF } END { print s }' "$tmp/w.folded")" "$samples" \
+	"folded: the counts add up to the run's samples"
+is "$(grep ';target ' "$tmp/w.folded" | grep -v '^_start;' | head -1)" "" \
+	"folded: whole stacks by default, from _start"
+contains "$(cat "$tmp/w.folded")" "_start;__libc_start_main@@GLIBC_2.34;__libc_start_call_main;main;via_a;target " \
+	"folded: target's whole stack through via_a"
+k1=$("$ICPPD" report -d "$db" --whole-chains -f folded --k 1)
+is "$(printf '%s\n' "$k1" | awk -F';' 'NF > 2')" "" "--k 1 still cuts to 2 frames"
+"$ICPPD" report -d "$db" --whole-chains -f folded --exact -o "$tmp/e.folded"
+ok $(awk -v n="$samples" '{ s += $NF } END { exit !(s > n - 0.01 && s < n + 0.01) }' \
+	"$tmp/e.folded"; echo $?) "--exact: fractions that add up to the samples"
+is "$(awk '$NF == 0' "$tmp/e.folded")" "" "--exact: no line of weight 0"
+out=$("$ICPPD" report -d "$db" --exact 2>&1)
+is $? 2 "--exact with text: usage error"
+
+# speedscope, as npm installs it
+cache=$(pwd)/tests/consumers
+if [ ! -d "$cache/node_modules/speedscope" ] && command -v npm >/dev/null; then
+	mkdir -p "$cache"
+	npm install --prefix "$cache" --no-audit --no-fund --silent \
+		speedscope@1.25.0 >"$tmp/npm.log" 2>&1
+fi
+if [ -d "$cache/node_modules/speedscope" ] && command -v node >/dev/null; then
+	ss=$(node "$TESTS_SRCDIR/consumers/speedscope_check.mjs" \
+		"$cache/node_modules/speedscope" "$tmp/w.folded" 2>&1)
+	contains "$ss" "total $samples" "speedscope reads every sample"
+	lines=$(wc -l <"$tmp/w.folded")
+	contains "$ss" "kept $lines" "speedscope keeps every line ($lines)"
+	ss=$(node "$TESTS_SRCDIR/consumers/speedscope_check.mjs" \
+		"$cache/node_modules/speedscope" "$tmp/e.folded" 2>&1)
+	contains "$ss" "lines $(wc -l <"$tmp/e.folded")" \
+		"speedscope reads --exact files too (dropping fractional lines: why whole counts are the default)"
+else
+	for t in 1 2 3; do
+		skip "npm could not install speedscope ($(tail -1 "$tmp/npm.log" 2>/dev/null))" "speedscope check $t"
+	done
+fi
+
+# pprof, read by the Go pprof parser
+"$ICPPD" report -d "$db" --whole-chains -f pprof -o "$tmp/p.pb.gz"
+is $? 0 "pprof written"
+gopprof=/usr/share/gocode/src/github.com/google/pprof/profile
+if command -v go >/dev/null && [ -d "$gopprof" ] &&
+	GOPATH=/usr/share/gocode GO111MODULE=off GOCACHE="$tmp/gocache" GOFLAGS= \
+	go build -o "$tmp/pprof_check" "$TESTS_SRCDIR/consumers/pprof_check.go" >"$tmp/go.log" 2>&1; then
+	pc=$("$tmp/pprof_check" "$tmp/p.pb.gz" 2>&1)
+	is $? 0 "the Go pprof parser reads it and finds it valid"
+	per=$(q "SELECT COALESCE(period, 1000000000 / frequency) FROM v_runs WHERE run_id = $run")
+	contains "$pc" "total0 $samples" "pprof: the sample counts add up to the run's samples"
+	contains "$pc" "zero0 0" "pprof: no sample with a count of 0"
+	contains "$pc" "type1 cpu/nanoseconds" "pprof: cpu time in ns"
+	contains "$pc" "total1 $((samples * per))" "pprof: cpu time is the counts times the period"
+	contains "$pc" "period_type cpu/nanoseconds" "pprof: period type"
+	contains "$pc" "period $per" "pprof: the run's period"
+	dur=$(printf '%s\n' "$pc" | sed -n 's/^duration //p')
+	ok $([ "${dur:-0}" -gt 0 ]; echo $?) "pprof: the run's duration ($dur ns)"
+	m0=$(printf '%s\n' "$pc" | sed -n 's/^mapping0 //p')
+	is "${m0%% *}" "$(realpath "$PROGS/collide")" "pprof: the program is the first mapping"
+	ok $(printf '%s\n' "$m0" | awk '{ exit !(strtonum("0x" $2) < strtonum("0x" $3)) }' 2>/dev/null ||
+		printf '%s\n' "$m0" | awk '{ exit !(length($2) > 0 && $2 != $3) }'; echo $?) \
+		"pprof: its mapping spans its code ($m0)"
+	contains "$pc" "label inference $(printf '%s\n' "$pc" | sed -n 's/^samples //p')" \
+		"pprof: every sample labelled with its inference"
+	contains "$pc" "root _start " "pprof: stacks start at _start"
+	top=$(go tool pprof -top "$tmp/p.pb.gz" 2>&1)
+	contains "$top" "File: collide" "go tool pprof names the profile by the program"
+	contains "$top" "Type: cpu" "go tool pprof: cpu profile"
+else
+	skip "no Go pprof parser (apt-get install golang-go golang-github-google-pprof-dev): $(tail -1 "$tmp/go.log" 2>/dev/null)" \
+		"Go pprof checks"
+fi
+
+# C++: demangled by default, as the symbols spell them on request
+"$ICPPD" train $TRAIN_OPTS -q -d "$tmp/cxx.db" -- "$PROGS/shapes" 60 >/dev/null
+"$ICPPD" record -q -d "$tmp/cxx.db" -- "$PROGS/shapes" 60 >/dev/null
+f=$("$ICPPD" report -d "$tmp/cxx.db" -f folded)
+contains "$f" ";main;void geo::measure<geo::Square>(geo::Square const&, int);geo::Square::area(int) const " \
+	"C++ names demangled in folded output"
+f=$("$ICPPD" report -d "$tmp/cxx.db" -f folded --no-demangle)
+contains "$f" ";main;_ZN3geo7measureINS_6SquareEEEvRKT_i;_ZNK3geo6Square4areaEi " \
+	"--no-demangle: the symbols as they are"
+t=$("$ICPPD" report -d "$tmp/cxx.db")
+contains "$t" "geo::Square::area(int) const" "C++ names demangled in text"
+j=$("$ICPPD" report -d "$tmp/cxx.db" -f json)
+contains "$j" '"function": "geo::Square::area(int) const"' "C++ names demangled in JSON"
+contains "$j" "\"module\": \"$(realpath "$PROGS/shapes")\"" "JSON: the function's module"
+contains "$j" '"event": "cpu-clock"' "JSON: the event"
+
+# Text: whole counts when nothing is apportioned, one line of argv
+"$ICPPD" train $TRAIN_OPTS -q -d "$tmp/h.db" -- "$PROGS/heights-nofp" 30 >/dev/null
+"$ICPPD" record -q -d "$tmp/h.db" -- sh -c "\"$PROGS/heights-nofp\" 30 # one
+two" >/dev/null
+t=$("$ICPPD" report -d "$tmp/h.db" --min-percent 0)
+is "$(printf '%s\n' "$t" | sed -n 2p | cut -c1-9)" "inferred:" "a two-line argv: the header's run line is one line"
+contains "$(printf '%s\n' "$t" | head -1)" "# one two)" "... with the argv on it"
+is "$(printf '%s\n' "$t" | grep -c '^ *[0-9]*\.[0-9] ')" 0 "nothing apportioned: whole counts"
+contains "$t" "%callee function <- callers" "column names"
+t=$("$ICPPD" report -d "$tmp/h.db" --min-percent 15)
+contains "$t" "<- [2 callers, each under the thresholds]" \
+	"a function whose callers are all under the threshold says so"
+t=$("$ICPPD" report -d "$db" --whole-chains --k 1)
+ok $(printf '%s\n' "$t" | grep -q '^ *[0-9]*\.[0-9] '; echo $?) "apportioned: one decimal"
+done_testing
