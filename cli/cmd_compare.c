@@ -59,7 +59,8 @@ const struct cli_command compare_command = {
 struct profile_list {
 	struct flat_entry *e;
 	size_t n, cap;
-	uint32_t k;
+	uint32_t k;		/* keys are cut to k-contexts as they come */
+	bool file;		/* a folded file: read whole, cut later */
 };
 
 /* Keeps the last k + 1 frames of @key. */
@@ -82,7 +83,7 @@ static int add_entry(void *arg, const char *key, double weight)
 {
 	struct profile_list *l = arg;
 
-	key = truncate_key(key, l->k);
+	key = truncate_key(key, l->file ? KCCF_INF : l->k);
 	for (size_t i = l->n; i-- > 0 && i + 64 >= l->n;)	/* recent dups */
 		if (!strcmp(l->e[i].key, key)) {
 			l->e[i].weight += weight;
@@ -95,6 +96,72 @@ static int add_entry(void *arg, const char *key, double weight)
 		return -ENOMEM;
 	l->e[l->n++].weight = weight;
 	return 0;
+}
+
+/* Cuts every key of @l to its last @k + 1 frames. */
+static void cut_keys(struct profile_list *l, uint32_t k)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		const char *t = truncate_key(l->e[i].key, k);
+
+		memmove(l->e[i].key, t, strlen(t) + 1);
+	}
+}
+
+/* @key's frame @i (0: the outermost), as [*@f, *@f + return). */
+static size_t frame_at(const char *key, unsigned i, const char **f)
+{
+	for (; i && (key = strchr(key, ';')); i--)
+		key++;
+	*f = key;
+	return key && !i ? strcspn(key, ";") : 0;
+}
+
+/* Whether some key of @l starts with the frame [@f, @f + @len). */
+static bool is_root(const struct profile_list *l, const char *f, size_t len)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strncmp(l->e[i].key, f, len) &&
+		    (l->e[i].key[len] == ';' || !l->e[i].key[len]))
+			return true;
+	return false;
+}
+
+/*
+ * stackcollapse-perf.pl starts every stack with the command's name
+ * (icppd report --comm-frame too).  When under 10 % of folded file @a's
+ * weight starts at an outermost frame of @b but over half of it does one
+ * frame further in, @a has such a first frame and @b has not: it is
+ * dropped, with a note, and the two compare frame for frame.
+ */
+static void strip_comm_frames(struct profile_list *a,
+			      const struct profile_list *b, const char *name)
+{
+	double total = 0, first = 0, second = 0;
+	const char *f;
+	size_t len;
+
+	if (!a->file)
+		return;
+	/* the heaviest keys decide; a sample of 256 keeps this linear */
+	for (size_t i = 0; i < a->n; i += a->n / 256 + 1) {
+		total += a->e[i].weight;
+		if ((len = frame_at(a->e[i].key, 0, &f)) && is_root(b, f, len))
+			first += a->e[i].weight;
+		if ((len = frame_at(a->e[i].key, 1, &f)) && is_root(b, f, len))
+			second += a->e[i].weight;
+	}
+	if (!(total > 0 && first < 0.1 * total && second > 0.5 * total))
+		return;
+	for (size_t i = 0; i < a->n; i++) {
+		char *sc = strchr(a->e[i].key, ';');
+
+		if (sc)
+			memmove(a->e[i].key, sc + 1, strlen(sc + 1) + 1);
+	}
+	log_warn("compare: %s starts each stack with a command's name (as "
+		 "stackcollapse-perf.pl writes it): compared without that "
+		 "first frame", name);
 }
 
 static int cmp_entry(const void *a, const void *b)
@@ -142,6 +209,7 @@ static int read_folded(const char *path, struct profile_list *l)
 			  "a folded file)", path, strerror(errno));
 		return -1;
 	}
+	l->file = true;		/* whole keys: a first frame may go */
 	while (!ret && getline(&line, &cap, f) >= 0) {
 		double w;
 		int got;
@@ -252,6 +320,10 @@ int cmd_compare(int argc, char **argv)
 		return 1;
 	if (load(&st, o.db, argv[idx], &a) || load(&st, o.db, argv[idx + 1], &b))
 		goto out;
+	strip_comm_frames(&a, &b, argv[idx]);
+	strip_comm_frames(&b, &a, argv[idx + 1]);
+	cut_keys(&a, k);
+	cut_keys(&b, k);
 	merge(&a);
 	merge(&b);
 	metrics__compare(a.e, a.n, b.e, b.n, threshold / 100, &r);

@@ -18,11 +18,11 @@
 #include "schema/store.h"
 
 struct report_opts {
-	const char *db, *k, *output, *since, *until, *exe;
+	const char *db, *k, *output, *since, *until, *exe, *comm, *sort;
 	uint64_t run, pid;
 	double min_percent, similar, hot;
 	int format;
-	bool inclusive, lines, whole, exact, no_demangle;
+	bool inclusive, lines, whole, exact, no_demangle, comm_frame;
 };
 
 #define OPT(f) offsetof(struct report_opts, f)
@@ -42,6 +42,15 @@ static const struct cli_option report_options[] = {
 	  "name such as cc1)", 0, 0 },
 	{ "pid", 'p', CLI_UINT, OPT(pid), "PID",
 	  "only the samples of process PID", 1, INT32_MAX },
+	{ "comm", 0, CLI_STRING, OPT(comm), "NAME",
+	  "only the samples of threads named NAME (the command, as ps "
+	  "shows it)", 0, 0 },
+	{ "sort", 's', CLI_STRING, OPT(sort), "KEYS",
+	  "text: a flat table of self samples by KEYS, perf-style: comm, "
+	  "pid, dso, sym, comma-separated", 0, 0 },
+	{ "comm-frame", 0, CLI_FLAG, OPT(comm_frame), NULL,
+	  "folded: start each stack with its command, as "
+	  "stackcollapse-perf.pl does", 0, 0 },
 	{ "k", 'k', CLI_STRING, OPT(k), "K",
 	  "callers per context: 0 flat, 1 edges, ..., inf (default 3 for "
 	  "text and json, inf for folded and pprof)", 0, 0 },
@@ -144,6 +153,37 @@ static int parse_time(const char *s, int64_t *ns)
 }
 
 
+/* --sort's keys into @v; -1 after a usage message. */
+static int parse_sort(const char *keys, struct report_view *v)
+{
+	const char *s = keys;
+
+	if (v->fmt != REPORT_TEXT || v->phi > 0)
+		return usage("--sort makes a text table: not with --format "
+			     "%s or --hot", report_format_names[v->fmt]);
+	while (*s) {
+		size_t len = strcspn(s, ",");
+		int key = -1;
+
+		for (int i = 0; report_sort_names[i]; i++)
+			if (strlen(report_sort_names[i]) == len &&
+			    !strncmp(report_sort_names[i], s, len))
+				key = i;
+		for (size_t i = 0; key >= 0 && i < v->nsort; i++)
+			if (v->sort[i] == (enum report_sort)key)
+				key = -1;
+		if (key < 0)
+			return usage("--sort: expected comm, pid, dso or sym, "
+				     "each once, separated by commas, not "
+				     "'%s'", keys);
+		v->sort[v->nsort++] = (enum report_sort)key;
+		s += len + (s[len] == ',');
+	}
+	if (!v->nsort)
+		return usage("--sort: expected comm, pid, dso or sym, not ''");
+	return 0;
+}
+
 /* The view and the selection the options ask for; -1 after a usage
  * message. */
 static int check_opts(const struct report_opts *o, struct report_view *v,
@@ -187,8 +227,38 @@ static int check_opts(const struct report_opts *o, struct report_view *v,
 	if (v->fmt == REPORT_PPROF && o->hot)
 		return usage("--hot: pprof holds whole samples; use --k inf "
 			     "instead");
+	if (o->sort && parse_sort(o->sort, v))
+		return -1;
+	if (o->comm_frame && v->fmt != REPORT_FOLDED)
+		return usage("--comm-frame is for folded output");
+	if (o->comm && !*o->comm)
+		return usage("--comm: expected a command name, not ''");
 	sel->pid = (int64_t)o->pid;
+	sel->comm = o->comm;
 	return 0;
+}
+
+/* What run_profile__infer() is to do for this report. */
+static unsigned profile_flags(const struct report_opts *o,
+			      const struct report_view *v)
+{
+	unsigned flags = RUN_PROFILE_SAVE | RUN_PROFILE_STATIC;
+
+	if (o->whole)
+		flags |= RUN_PROFILE_WHOLE;
+	if (o->no_demangle)
+		flags |= RUN_PROFILE_MANGLED;
+	for (size_t i = 0; i < v->nsort; i++)
+		if (v->sort[i] == REPORT_SORT_PID)
+			flags |= RUN_PROFILE_BY_PID;
+		else if (v->sort[i] == REPORT_SORT_COMM)
+			flags |= RUN_PROFILE_BY_COMM;
+	if (v->fmt == REPORT_PPROF)
+		flags |= RUN_PROFILE_BY_PID;	/* pid and comm labels */
+	if (o->comm_frame)
+		flags |= RUN_PROFILE_BY_COMM;
+	return flags & RUN_PROFILE_BY_PID ? flags & ~RUN_PROFILE_BY_COMM :
+	       flags;
 }
 
 /* The run, program and window to infer; -1 after logging why. */
@@ -234,10 +304,8 @@ int cmd_report(int argc, char **argv)
 	v.p = &p;
 	st = report__open(o.db);
 	if (!st || select_runs(st, &o, &sel, exe_path, sizeof(exe_path)) ||
-	    run_profile__infer(st, &sel, RUN_PROFILE_SAVE | RUN_PROFILE_STATIC |
-			       (o.whole ? RUN_PROFILE_WHOLE : 0) |
-			       (o.no_demangle ? RUN_PROFILE_MANGLED : 0), &p) ||
-	    report__check(&p, o.db, o.pid || o.exe, v.k))
+	    run_profile__infer(st, &sel, profile_flags(&o, &v), &p) ||
+	    report__check(&p, o.db, o.pid || o.exe || o.comm, v.k))
 		goto out;
 	if (o.lines && !(v.lines = lines__new()))
 		goto out;

@@ -22,7 +22,8 @@ struct cct {
 	struct cct_frame *frames;
 	size_t nframes, frames_cap;
 	struct hindex frame_index;	/* id -> frame */
-	struct hindex pseudo_index;	/* (function, height) -> frame */
+	struct hindex pseudo_index;	/* (function, height), (pid, comm)
+					 * -> frame */
 	int64_t next_pseudo;
 	double total;
 };
@@ -223,6 +224,40 @@ int64_t cct__pseudo(struct cct *t, int64_t func, int64_t height)
 	i = (uint32_t)t->nframes;
 	if (add_frame(t, &f)) {
 		free(name);
+		return 0;
+	}
+	if (hindex__insert(&t->pseudo_index, h, i))
+		return 0;	/* the frame stays, owned by the tree */
+	t->next_pseudo--;
+	return f.id;
+}
+
+static uint64_t process_hash(int64_t pid, const char *comm)
+{
+	uint64_t h = hindex__mix(5, (uint64_t)pid);
+
+	for (; *comm; comm++)
+		h = hindex__mix(h, (unsigned char)*comm);
+	return h;
+}
+
+int64_t cct__process(struct cct *t, int64_t pid, const char *comm)
+{
+	struct cct_frame f = { .pid = pid };
+	uint64_t h = process_hash(pid, comm);
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	uint32_t i;
+
+	while ((i = hindex__next(&t->pseudo_index, &p, h)) != HINDEX_NONE)
+		if (!t->frames[i].function_id && t->frames[i].pid == pid &&
+		    !strcmp(t->frames[i].name, comm))
+			return t->frames[i].id;
+	if (!(f.name = strdup(comm)))
+		return 0;
+	f.id = t->next_pseudo;
+	i = (uint32_t)t->nframes;
+	if (add_frame(t, &f)) {
+		free(f.name);
 		return 0;
 	}
 	if (hindex__insert(&t->pseudo_index, h, i))

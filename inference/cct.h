@@ -4,9 +4,11 @@
  *
  * A node is a calling context: the sequence of frames from the
  * outermost one (the root's children) down to it.  A frame is a function
- * of the store (id > 0) or a pseudo frame (id < 0, cct__pseudo()): the
- * "[unknown callers of F at height H]" that stands above a sample the
- * engine could not explain.  Node 0 is the root (frame 0).
+ * of the store (id > 0) or a pseudo frame (id < 0): the "[unknown callers
+ * of F at height H]" that stands above a sample the engine could not
+ * explain (cct__pseudo()), or a process (cct__process()), which stands
+ * above every context of that process when a report asks for processes.
+ * Node 0 is the root (frame 0).
  *
  * Weights are attached to nodes as records (node, exact, how, weight):
  * @exact frames from the node upwards are certain; the rest of the
@@ -69,8 +71,11 @@ struct cct_frame {
 	char *name;		/* owned */
 	int64_t module_id;	/* the store's module; 0: none */
 	uint64_t address;	/* function start, module virtual address */
-	int64_t function_id;	/* pseudo frames: the function below */
+	int64_t function_id;	/* pseudo frames: the function below;
+				 * 0: a process frame */
 	int64_t height;		/* pseudo frames: the height of the CID */
+	int64_t pid;		/* process frames: the process; 0: all
+				 * processes of the command @name */
 };
 
 struct cct;
@@ -101,6 +106,10 @@ int cct__define(struct cct *t, int64_t id, const char *name,
  * frame @func (defined) at @height: its id (< 0), the same one for the
  * same pair; 0 when out of memory. */
 int64_t cct__pseudo(struct cct *t, int64_t func, int64_t height);
+/* The process frame of process @pid (0: every process) running command
+ * @comm, named @comm: its id (< 0), the same one for the same pair; 0
+ * when out of memory. */
+int64_t cct__process(struct cct *t, int64_t pid, const char *comm);
 /* The description of frame @id, or NULL when it was never defined. */
 const struct cct_frame *cct__frame(const struct cct *t, int64_t id);
 /* Its name; "?" for an undefined one. */

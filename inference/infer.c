@@ -126,6 +126,8 @@ struct infer {
 	struct map *building;
 	struct infer_solution *scratch;	/* infer__explain() of candidates */
 	size_t scratch_cap;
+	uint32_t *chain;		/* graft(): a context's nodes */
+	size_t chain_cap;
 	struct infer_stats stats;
 };
 
@@ -180,6 +182,7 @@ void infer__free(struct infer *inf)
 		map_free(&inf->maps[i]);
 	free(inf->maps);
 	free(inf->scratch);
+	free(inf->chain);
 	free(inf);
 }
 
@@ -1226,8 +1229,42 @@ int infer__explain(struct infer *inf, int64_t program_id, int64_t func,
 	return 0;
 }
 
-int infer__cid(struct infer *inf, int64_t program_id, int64_t func,
-	       int64_t height, double samples)
+/* The node with the frames of context @node below node @under, in
+ * *@out (@node itself under the root).  Iterative: a path map can be
+ * deeper than any stack.  0 or -ENOMEM. */
+static int graft(struct infer *inf, uint32_t node, uint32_t under,
+		 uint32_t *out)
+{
+	struct cct *t = inf->cct;
+	size_t n = 0;
+
+	*out = node;
+	if (under == CCT_ROOT)
+		return 0;
+	for (uint32_t x = node; x != CCT_ROOT; x = cct__node(t, x)->parent) {
+		if (grow(&inf->chain, &inf->chain_cap, n + 1,
+			 sizeof(*inf->chain), 64))
+			return -ENOMEM;
+		inf->chain[n++] = x;
+	}
+	for (*out = under; n-- > 0;) {
+		uint32_t x = inf->chain[n], y;
+		const struct cct_node *from;
+		struct cct_node *to;
+
+		if (cct__child(t, *out, cct__node(t, x)->frame, &y))
+			return -ENOMEM;
+		from = cct__node(t, x);
+		cct__set_site(t, y, from->call_site, from->site_weight);
+		to = cct__node(t, y);
+		to->height = from->height;
+		*out = y;
+	}
+	return 0;
+}
+
+int infer__cid_under(struct infer *inf, uint32_t under, int64_t program_id,
+		     int64_t func, int64_t height, double samples)
 {
 	struct infer_outcome o;
 	int ret = infer__explain(inf, program_id, func, height, &o);
@@ -1238,12 +1275,23 @@ int infer__cid(struct infer *inf, int64_t program_id, int64_t func,
 		return ret;
 	inf->stats.by_how[o.how] += samples;
 	for (size_t i = 0; i < o.n; i++) {
-		ret = cct__add(inf->cct, o.sols[i].node, o.exact, o.how,
-			       samples * o.sols[i].share);
+		uint32_t node;
+
+		ret = graft(inf, o.sols[i].node, under, &node);
+		if (!ret)
+			ret = cct__add(inf->cct, node, o.exact, o.how,
+				       samples * o.sols[i].share);
 		if (ret)
 			return ret;
 	}
 	return 0;
+}
+
+int infer__cid(struct infer *inf, int64_t program_id, int64_t func,
+	       int64_t height, double samples)
+{
+	return infer__cid_under(inf, CCT_ROOT, program_id, func, height,
+				samples);
 }
 
 const struct infer_stats *infer__stats(const struct infer *inf)

@@ -134,6 +134,12 @@ int infer__explain(struct infer *inf, int64_t program_id, int64_t func,
 int infer__cid(struct infer *inf, int64_t program_id, int64_t func,
 	       int64_t height, double samples);
 
+/* infer__cid() with the contexts below CCT node @under (a process
+ * frame's) instead of the root: the same frames, in their own nodes.
+ * The contexts the engine keeps for later CIDs stay under the root. */
+int infer__cid_under(struct infer *inf, uint32_t under, int64_t program_id,
+		     int64_t func, int64_t height, double samples);
+
 const struct infer_stats *infer__stats(const struct infer *inf);
 
 #endif

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,6 +48,8 @@ struct run {
 	char attach_cmd[32];
 	char *command_line;
 	int status;			/* the child's wait status */
+	struct rusage usage;		/* its CPU time, with the children
+					 * it waited for */
 	int64_t started;		/* clock__mono_ns() at the start */
 	int stop;			/* RECORDER_STOP | HUP: interrupted */
 	bool child_done;
@@ -360,7 +363,8 @@ static void loop(struct run *r)
 		if (seen > 0)
 			r->stop |= seen & (RECORDER_STOP | RECORDER_HUP);
 		if (r->command && !r->child_done &&
-		    waitpid(r->child.pid, &r->status, WNOHANG) == r->child.pid)
+		    wait4(r->child.pid, &r->status, WNOHANG, &r->usage) ==
+		    r->child.pid)
 			r->child_done = true;
 		if (seen < 0 || r->child_done)
 			break;
@@ -372,6 +376,28 @@ static void loop(struct run *r)
 	}
 	/* a Ctrl-C that ended the command with icppd, after the last step */
 	r->stop |= recorder__signals() & (RECORDER_STOP | RECORDER_HUP);
+}
+
+static int64_t tv_ns(const struct timeval *tv)
+{
+	return (int64_t)tv->tv_sec * 1000000000 + (int64_t)tv->tv_usec * 1000;
+}
+
+/* The command's CPU time, stored and said: samples see only its user
+ * time, so the kernel's share is what the profile leaves out. */
+static void cpu_summary(struct run *r)
+{
+	int64_t user = tv_ns(&r->usage.ru_utime),
+		sys = tv_ns(&r->usage.ru_stime);
+
+	if (store__run_cpu(r->store, recorder__run_id(r->rec), user, sys))
+		log_warn("%s", store__error(r->store));
+	if (user + sys <= 0)
+		return;
+	log_info("run %lld: CPU time %.3f s user, %.3f s system: %.1f%% in "
+		 "the kernel, where samples do not see it",
+		 (long long)recorder__run_id(r->rec), (double)user / 1e9,
+		 (double)sys / 1e9, 100.0 * (double)sys / (double)(user + sys));
 }
 
 /* The last counts, the summary and the mode's finish; waits for the
@@ -403,9 +429,12 @@ static int finish(struct run *r, struct outfile *out)
 		 * to icppd alone is passed on. */
 		if (r->stop)
 			kill(r->child.pid, SIGTERM);
-		while (waitpid(r->child.pid, &r->status, 0) < 0 && errno == EINTR)
+		while (wait4(r->child.pid, &r->status, 0, &r->usage) < 0 &&
+		       errno == EINTR)
 			;
 	}
+	if (r->command)
+		cpu_summary(r);
 	r->child.pid = -1;
 	ret = r->command ? exit_code(r->status) : 0;
 	if (failed && !ret)

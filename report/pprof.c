@@ -67,7 +67,8 @@ struct builder {
 	int64_t *values;
 	Label *labels;
 	Label **label_ptrs;
-	size_t nsamples, samples_cap, nids;
+	int64_t *procs;			/* per sample: its process frame */
+	size_t nsamples, samples_cap, procs_cap, nids;
 	int err;
 };
 
@@ -238,6 +239,13 @@ static uint64_t location(struct builder *b, int64_t frame, uint64_t site)
 	return ++b->nlocs;
 }
 
+static bool is_process(const struct cct *t, int64_t frame)
+{
+	const struct cct_frame *f = frame < 0 ? cct__frame(t, frame) : NULL;
+
+	return f && !f->function_id;
+}
+
 static int add_sample(struct builder *b, const struct cct_record *r)
 {
 	struct cct *t = b->in->cct;
@@ -245,8 +253,11 @@ static int add_sample(struct builder *b, const struct cct_record *r)
 	uint64_t root_map = 0;
 
 	if (grow(&b->samples, &b->samples_cap, b->nsamples + 1,
-		 sizeof(*b->samples), 256))
+		 sizeof(*b->samples), 256) ||
+	    grow(&b->procs, &b->procs_cap, b->nsamples + 1,
+		 sizeof(*b->procs), 256))
 		return b->err = -ENOMEM;
+	b->procs[b->nsamples] = 0;
 	perftools__profiles__sample__init(&b->samples[b->nsamples]);
 	/* location ids go to a shared array; pointers are fixed up later */
 	b->samples[b->nsamples].location_id = (uint64_t *)(uintptr_t)b->nids;
@@ -255,7 +266,13 @@ static int add_sample(struct builder *b, const struct cct_record *r)
 		const struct cct_node *n = cct__node(t, x);
 		uint64_t site = below == CCT_NONE ? 0 :
 				cct__node(t, below)->call_site;
-		uint64_t id = location(b, n->frame, site);
+		uint64_t id;
+
+		if (is_process(t, n->frame)) {
+			b->procs[b->nsamples] = n->frame; /* labels, not a frame */
+			break;
+		}
+		id = location(b, n->frame, site);
 		if (b->err)
 			return b->err;
 		if (grow(&b->ids, &b->ids_cap, b->nids + 1, sizeof(*b->ids),
@@ -270,6 +287,13 @@ static int add_sample(struct builder *b, const struct cct_record *r)
 	}
 	if (root_map)
 		b->map_roots[root_map - 1] += r->weight;
+	/* cut by --k: the process is still the outermost frame */
+	while (!b->procs[b->nsamples] && x != CCT_ROOT &&
+	       cct__node(t, x)->parent != CCT_ROOT)
+		x = cct__node(t, x)->parent;
+	if (!b->procs[b->nsamples] && x != CCT_ROOT &&
+	    is_process(t, cct__node(t, x)->frame))
+		b->procs[b->nsamples] = cct__node(t, x)->frame;
 	b->nsamples++;
 	return 0;
 }
@@ -392,6 +416,33 @@ static void builder_free(struct builder *b)
 	free(b->values);
 	free(b->labels);
 	free(b->label_ptrs);
+	free(b->procs);
+}
+
+/* A sample's labels: how it was inferred, and its process's command
+ * and pid where the profile has processes (frame @proc). */
+#define PPROF_LABELS 3
+static size_t labels(struct builder *b, int64_t proc, const char *how,
+		     Label *l, Label **ptrs)
+{
+	const struct cct_frame *f = proc ? cct__frame(b->in->cct, proc) : NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < PPROF_LABELS; i++) {
+		perftools__profiles__label__init(&l[i]);
+		ptrs[i] = &l[i];
+	}
+	l[n].key = str(b, "inference");
+	l[n++].str = str(b, how);
+	if (f) {
+		l[n].key = str(b, "comm");
+		l[n++].str = str(b, f->name);
+	}
+	if (f && f->pid) {
+		l[n].key = str(b, "pid");
+		l[n++].num = f->pid;
+	}
+	return n;
 }
 
 /* Points every message at its parts, now that no array moves. */
@@ -406,8 +457,10 @@ static int link_messages(struct builder *b, const struct cct_record *recs, size_
 	b->map_ptrs = malloc((b->nmaps + 1) * sizeof(*b->map_ptrs));
 	b->sample_ptrs = malloc((b->nsamples + 1) * sizeof(*b->sample_ptrs));
 	b->values = malloc((2 * b->nsamples + 1) * sizeof(*b->values));
-	b->labels = malloc((b->nsamples + 1) * sizeof(*b->labels));
-	b->label_ptrs = malloc((b->nsamples + 1) * sizeof(*b->label_ptrs));
+	b->labels = malloc((PPROF_LABELS * b->nsamples + 1) *
+			   sizeof(*b->labels));
+	b->label_ptrs = malloc((PPROF_LABELS * b->nsamples + 1) *
+			       sizeof(*b->label_ptrs));
 	if (!b->func_ptrs || !b->loc_ptrs || !b->line_ptrs || !b->map_ptrs ||
 	    !b->sample_ptrs || !b->values || !b->labels || !b->label_ptrs)
 		return -ENOMEM;
@@ -430,12 +483,9 @@ static int link_messages(struct builder *b, const struct cct_record *recs, size_
 		sm->location_id = b->ids + (uintptr_t)sm->location_id;
 		sm->n_value = 2;
 		sm->value = &b->values[2 * s];
-		perftools__profiles__label__init(&b->labels[s]);
-		b->labels[s].key = str(b, "inference");
-		b->labels[s].str = str(b, cct_how__name(recs[i].how));
-		b->label_ptrs[s] = &b->labels[s];
-		sm->n_label = 1;
-		sm->label = &b->label_ptrs[s];
+		sm->label = &b->label_ptrs[PPROF_LABELS * s];
+		sm->n_label = labels(b, b->procs[s], cct_how__name(recs[i].how),
+				     &b->labels[PPROF_LABELS * s], sm->label);
 		b->sample_ptrs[s++] = sm;
 	}
 	p->n_sample = s;

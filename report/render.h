@@ -27,6 +27,8 @@ void render__json(const struct render *r, const struct kccf *f);
 int render__hot(const struct render *r);
 int render__folded(const struct render *r);
 int render__pprof(const struct render *r);
+/* The flat table of --sort (sorted.c). */
+int render__sorted(const struct render *r);
 
 /* The run line and the inference shares above a text report. */
 void render__header(const struct render *r);

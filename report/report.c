@@ -33,6 +33,8 @@ int report__write(const struct report_view *v)
 
 	if (v->phi > 0)
 		return render__hot(&r);
+	if (v->nsort)
+		return render__sorted(&r);
 	if (v->fmt == REPORT_FOLDED)
 		return render__folded(&r);
 	if (v->fmt == REPORT_PPROF)
@@ -210,6 +212,40 @@ static const char *one_line(const char *s, char *buf, size_t len)
 	return buf;
 }
 
+/* The command's time in the kernel, which samples do not see. */
+static void print_kernel(const struct render *r)
+{
+	const struct run_row *run = &r->p->run;
+
+	if (run->user_ns < 0 || run->system_ns <= 0)
+		return;
+	fprintf(r->out, "CPU time %.3f s user, %.3f s system: %.1f%% in the "
+		"kernel, not in this profile\n", (double)run->user_ns / 1e9,
+		(double)run->system_ns / 1e9, 100.0 * (double)run->system_ns /
+		(double)(run->user_ns + run->system_ns));
+}
+
+/* The heaviest commands, when the samples come from more than one. */
+static void print_comms(const struct render *r)
+{
+	const struct run_profile *p = r->p;
+	size_t shown = p->ncomms < RUN_PROFILE_COMMS ? p->ncomms :
+		       RUN_PROFILE_COMMS;
+
+	if (p->ncomms < 2)
+		return;
+	fprintf(r->out, "commands: %zu (", p->ncomms);
+	for (size_t i = 0; i < shown; i++) {
+		char name[64];
+
+		fprintf(r->out, "%s%s %.1f%%", i ? ", " : "",
+			one_line(p->comms[i].name, name, sizeof(name)),
+			r->total > 0 ? 100 * p->comms[i].samples / r->total : 0);
+	}
+	fprintf(r->out, "%s); --sort comm,dso,sym or --comm NAME split "
+		"them\n", p->ncomms > shown ? ", ..." : "");
+}
+
 void render__header(const struct render *r)
 {
 	const struct infer_stats *s = &r->p->stats;
@@ -228,6 +264,8 @@ void render__header(const struct render *r)
 		100 * s->by_how[CCT_AMBIGUOUS] / n,
 		100 * s->by_how[CCT_SEARCHED] / n,
 		100 * s->by_how[CCT_UNKNOWN] / n);
+	print_comms(r);
+	print_kernel(r);
 	print_expected(r);
 	if (r->p->calls) {
 		const struct static_calls_stats *c =
@@ -266,6 +304,22 @@ void render__json_stats(const struct render *r)
 		"\"samples\": ", (unsigned long long)run->period,
 		(unsigned long long)run->frequency);
 	report__weight(r->out, s->samples);
+	fprintf(r->out, ", \"cpu\": ");
+	if (run->user_ns < 0 || run->system_ns < 0)
+		fprintf(r->out, "null");
+	else
+		fprintf(r->out, "{\"user_s\": %.6f, \"system_s\": %.6f}",
+			(double)run->user_ns / 1e9,
+			(double)run->system_ns / 1e9);
+	fprintf(r->out, ", \"commands\": [");
+	for (size_t i = 0; i < r->p->ncomms && i < RUN_PROFILE_COMMS; i++) {
+		fprintf(r->out, "%s{\"comm\": ", i ? ", " : "");
+		json__string(r->out, r->p->comms[i].name);
+		fprintf(r->out, ", \"samples\": ");
+		report__weight(r->out, r->p->comms[i].samples);
+		fputc('}', r->out);
+	}
+	fprintf(r->out, "], \"commands_in_all\": %zu", r->p->ncomms);
 	fprintf(r->out, ", \"inference\": {");
 	for (int h = 0; h < CCT_NR_HOW; h++) {
 		fprintf(r->out, "%s\"%s\": ", h ? ", " : "",

@@ -29,6 +29,12 @@ enum report_format { REPORT_TEXT, REPORT_FOLDED, REPORT_JSON, REPORT_PPROF,
 /* "text", "folded", "json", "pprof", then NULL: the -f choices. */
 extern const char *const report_format_names[];
 
+/* The keys of --sort, perf report's names. */
+enum report_sort { REPORT_SORT_COMM, REPORT_SORT_PID, REPORT_SORT_DSO,
+		   REPORT_SORT_SYM, REPORT_NR_SORTS };
+/* "comm", "pid", "dso", "sym", then NULL. */
+extern const char *const report_sort_names[];
+
 /* What to show of a profile, and where. */
 struct report_view {
 	const struct run_profile *p;
@@ -41,6 +47,9 @@ struct report_view {
 	double phi;		/* > 0: the HCCT of contexts >= phi instead */
 	bool exact;		/* folded, pprof: apportioned weights as
 				 * fractions, not whole counts */
+	enum report_sort sort[REPORT_NR_SORTS];	/* text: a flat table by
+						 * these keys instead */
+	size_t nsort;		/* 0: no table */
 	struct lines *lines;	/* call sites as file:line; NULL: none */
 	FILE *out;
 };

@@ -68,6 +68,7 @@ static int open_window(struct store *st, const struct store_selection *sel,
 		 (long long)first, (long long)last);
 	snprintf(p->run.event, sizeof(p->run.event), "?");
 	p->run.started_ns = sel->since_ns;
+	p->run.user_ns = p->run.system_ns = -1;
 	return 0;
 }
 
@@ -323,6 +324,68 @@ static int infer_cid(void *arg, const struct store_cid *c)
 			  (double)c->samples);
 }
 
+/* Inferring a selection's CIDs under process frames. */
+struct process_cids {
+	struct infer *inf;
+	struct cct *cct;
+	bool by_pid;
+	int64_t pid;		/* the last row's process ... */
+	char *comm;
+	uint32_t node;		/* ... and its frame's node */
+};
+
+static int infer_process_cid(void *arg, const struct store_cid *c)
+{
+	struct process_cids *pc = arg;
+	int64_t pid = pc->by_pid ? c->pid : 0;
+
+	/* rows come grouped by process: one lookup per process */
+	if (!pc->comm || pc->pid != pid || strcmp(pc->comm, c->comm)) {
+		int64_t frame = cct__process(pc->cct, pid, c->comm);
+
+		free(pc->comm);
+		if (!frame || !(pc->comm = strdup(c->comm)) ||
+		    cct__child(pc->cct, CCT_ROOT, frame, &pc->node))
+			return -ENOMEM;
+		pc->pid = pid;
+	}
+	return infer__cid_under(pc->inf, pc->node, c->program_id,
+				c->function_id, c->height, (double)c->samples);
+}
+
+static int add_comm(void *arg, const char *comm, int64_t samples)
+{
+	struct run_profile *p = arg;
+
+	if (p->ncomms < RUN_PROFILE_COMMS) {
+		struct run_comm *c = &p->comms[p->ncomms];
+
+		snprintf(c->name, sizeof(c->name), "%s", comm);
+		c->samples = (double)samples;
+	}
+	p->ncomms++;
+	return 0;
+}
+
+/* The selection's CIDs into @inf, under process frames with
+ * RUN_PROFILE_BY_COMM or _BY_PID in @flags; its commands into @p. */
+static int infer_cids(struct store *st, const struct store_selection *sel,
+		      unsigned flags, struct run_profile *p, struct infer *inf)
+{
+	struct process_cids pc = { inf, p->cct, flags & RUN_PROFILE_BY_PID,
+				   0, NULL, CCT_ROOT };
+	int ret;
+
+	if (store__run_comms(st, sel, add_comm, p))
+		return -1;
+	if (!(flags & (RUN_PROFILE_BY_COMM | RUN_PROFILE_BY_PID)))
+		return store__run_cids(st, sel, infer_cid, inf);
+	ret = store__run_process_cids(st, sel, pc.by_pid, infer_process_cid,
+				      &pc);
+	free(pc.comm);
+	return ret;
+}
+
 struct ctx_chain {
 	uint32_t *v;
 	size_t n, cap;
@@ -509,12 +572,14 @@ int run_profile__infer(struct store *st, const struct store_selection *sel,
 	if (ret)
 		goto out;
 	ret = -1;
-	if (store__run_cids(st, sel, infer_cid, inf))
+	if (infer_cids(st, sel, flags, p, inf))
 		goto out_store;
 	p->stats = *infer__stats(inf);
-	/* only whole runs are stored: a window or one process is a view */
+	/* only whole runs are stored: a window, one process or processes
+	 * apart are views */
 	if ((flags & RUN_PROFILE_SAVE) && !p->whole && run_id && !sel->pid &&
-	    !sel->program && !store__readonly(st)) {
+	    !sel->program && !sel->comm && !store__readonly(st) &&
+	    !(flags & (RUN_PROFILE_BY_COMM | RUN_PROFILE_BY_PID))) {
 		now.run_samples = p->run.samples;
 		now.static_calls = (int64_t)p->stats.calls;
 		if (store__map_samples(st, &now.map_samples))

@@ -17,6 +17,9 @@
 #include "report/static_calls.h"
 #include "schema/report_store.h"
 
+/* The commands a profile shows by name in its header. */
+#define RUN_PROFILE_COMMS 4
+
 struct run_profile {
 	struct run_row run;
 	struct cct *cct;		/* owned */
@@ -29,6 +32,13 @@ struct run_profile {
 	bool saved;			/* the inferred table was updated */
 	bool whole;			/* RUN_PROFILE_WHOLE */
 	bool mangled;			/* RUN_PROFILE_MANGLED */
+	/* The heaviest commands (threads' names) of the samples, and how
+	 * many there are in all */
+	struct run_comm {
+		char name[64];
+		double samples;
+	} comms[RUN_PROFILE_COMMS];
+	size_t ncomms;
 	struct static_calls *calls;	/* the binaries' direct calls, when
 					 * read; owned */
 	/* What the latest validation of each program measured, pooled
@@ -51,6 +61,10 @@ enum {
 	RUN_PROFILE_WHOLE = 4,
 	/* C++ names as the symbols spell them, not demangled */
 	RUN_PROFILE_MANGLED = 8,
+	/* every context under a process frame (cct__process()): one per
+	 * command, or one per process; such a profile is never stored */
+	RUN_PROFILE_BY_COMM = 16,
+	RUN_PROFILE_BY_PID = 32,
 };
 
 /*

@@ -48,6 +48,10 @@
  *   apportioned).  validation keeps the path map's own score (the ICPP
  *   paper's outcomes).  Reports read the rates per outcome of the
  *   latest validation of a build to state their expected correctness.
+ * - runs.user_ns and system_ns (version 10) are the CPU time of the
+ *   command icppd ran (its rusage, with the descendants it waited for):
+ *   samples see user time only, so the kernel's share says what a
+ *   profile without --kernel cannot show.
  * - cid_samples gains program_id in version 3 (rebuilt, as a primary key
  *   cannot change in place): the executable a process ran picks the path
  *   map that explains its CIDs, also for CIDs in shared libraries and
@@ -74,7 +78,15 @@
  */
 #include "schema/migrations.h"
 
-/* v_runs as version 5 made it; version 7 adds the learning columns. */
+/* v_runs as version 5 made it; version 7 adds the learning columns
+ * (V_RUNS_LEARN), version 10 the CPU time. */
+#define V_RUNS_LEARN \
+	"  (SELECT value FROM run_counters WHERE run_id = runs.id" \
+	"    AND name = 'learn.samples') AS learn_samples," \
+	"  (SELECT value FROM run_counters WHERE run_id = runs.id" \
+	"    AND name = 'learn.paths') AS learned_paths," \
+	"  (SELECT value FROM run_counters WHERE run_id = runs.id" \
+	"    AND name = 'learn.unknown_cids') AS unexplained_when_seen"
 #define V_RUNS_SINCE_5 \
 	"CREATE VIEW v_runs AS SELECT" \
 	"  id AS run_id, kind, command, target_pid, event, event_canonical," \
@@ -443,13 +455,7 @@ const struct store_migration icppd_migrations[] = {
 	 * run_counters (learn.*); v_runs shows it next to the samples:
 	 * NULL for runs that did not learn. */
 	{ "DROP VIEW v_runs;"
-	V_RUNS_SINCE_5 ","
-	"  (SELECT value FROM run_counters WHERE run_id = runs.id"
-	"    AND name = 'learn.samples') AS learn_samples,"
-	"  (SELECT value FROM run_counters WHERE run_id = runs.id"
-	"    AND name = 'learn.paths') AS learned_paths,"
-	"  (SELECT value FROM run_counters WHERE run_id = runs.id"
-	"    AND name = 'learn.unknown_cids') AS unexplained_when_seen"
+	V_RUNS_SINCE_5 "," V_RUNS_LEARN
 	"  FROM runs;"
 	},
 	/* 7 -> 8: the static call graph.  An inference that used the
@@ -486,6 +492,18 @@ const struct store_migration icppd_migrations[] = {
 	"    ELSE samples - correct END) / SUM(samples) AS incorrect,"
 	"  1.0 * SUM(samples * (outcome = 'unknown')) / SUM(samples) AS unknown"
 	"  FROM accuracy GROUP BY run_id;"
+	},
+	/* 9 -> 10: the CPU time of the command (user and system), so a run
+	 * says how much of it was in the kernel, where only --kernel
+	 * samples.  NULL: not measured (attached runs before 10, the
+	 * daemon). */
+	{ "ALTER TABLE runs ADD COLUMN user_ns INTEGER;"
+	"ALTER TABLE runs ADD COLUMN system_ns INTEGER;"
+	"DROP VIEW v_runs;"
+	V_RUNS_SINCE_5 "," V_RUNS_LEARN ","
+	"  user_ns / 1e9 AS user_s, system_ns / 1e9 AS system_s,"
+	"  1.0 * system_ns / NULLIF(user_ns + system_ns, 0) AS kernel_share"
+	"  FROM runs;"
 	},
 };
 

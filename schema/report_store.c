@@ -62,6 +62,8 @@ static int run_row(sqlite3_stmt *s, void *ctx)
 	r->frequency = (uint64_t)sqlite3_column_int64(s, 9);
 	r->started_ns = sqlite3_column_int64(s, 10);
 	r->ended_ns = sqlite3_column_int64(s, 11);
+	r->user_ns = sqlite3_column_int64(s, 12);
+	r->system_ns = sqlite3_column_int64(s, 13);
 	return 1;
 }
 
@@ -74,8 +76,9 @@ int store__run(struct store *st, int64_t id, struct run_row *out)
 			 "SELECT id, kind, status, event, command, samples,"
 			 " unresolved, lost, COALESCE(period, 0),"
 			 " COALESCE(frequency, 0), started_ns,"
-			 " COALESCE(ended_ns, flushed_ns, started_ns) FROM runs"
-			 " WHERE id = ?", "i", id);
+			 " COALESCE(ended_ns, flushed_ns, started_ns),"
+			 " COALESCE(user_ns, -1), COALESCE(system_ns, -1)"
+			 " FROM runs WHERE id = ?", "i", id);
 	return ret == 1 ? 0 : ret == 0 ? 1 : -1;
 }
 
@@ -174,19 +177,27 @@ static int cid_row(sqlite3_stmt *s, void *ctx)
 	"SELECT id FROM runs WHERE (?1 > 0 AND id = ?1)" \
 	"  OR (?1 = 0 AND " MEASUREMENT " AND started_ns <= ?3" \
 	"      AND COALESCE(ended_ns, ?3) >= ?2)"
-/* The WHERE clause of a selection over cid_samples c, parameters ?1-?5. */
+/* The WHERE clause of a selection over cid_samples c, parameters ?1-?6. */
 #define SELECTION \
 	" WHERE c.run_id IN (" SELECTED_RUNS ")" \
 	" AND (?4 = 0 OR c.pid = ?4)" \
 	" AND (?5 IS NULL OR c.program_id IN" \
-	"      (SELECT id FROM modules WHERE path = ?5))"
+	"      (SELECT id FROM modules WHERE path = ?5))" \
+	" AND (?6 IS NULL OR EXISTS (SELECT 1 FROM threads t" \
+	"      WHERE t.run_id = c.run_id AND t.pid = c.pid" \
+	"      AND t.tid = c.tid AND t.comm = ?6))"
+/* The command of cid_samples c's thread. */
+#define COMM \
+	"COALESCE((SELECT t.comm FROM threads t WHERE t.run_id = c.run_id" \
+	" AND t.pid = c.pid AND t.tid = c.tid), '?')"
 
 static int selection(struct store *st, const char *sql, const char *what,
 		     const struct store_selection *sel, store_row_fn row,
 		     void *ctx)
 {
-	return store__sql(st, what, row, ctx, sql, "iiiit", sel->run_id,
-			  sel->since_ns, sel->until_ns, sel->pid, sel->program);
+	return store__sql(st, what, row, ctx, sql, "iiiitt", sel->run_id,
+			  sel->since_ns, sel->until_ns, sel->pid, sel->program,
+			  sel->comm);
 }
 
 int store__run_programs(struct store *st, const struct store_selection *sel,
@@ -208,6 +219,61 @@ int store__run_cids(struct store *st, const struct store_selection *sel,
 			 " SUM(c.samples) FROM cid_samples c" SELECTION
 			 " GROUP BY c.program_id, c.function_id, c.height",
 			 "reading the run's samples", sel, cid_row, &c);
+}
+
+static int process_cid_row(sqlite3_stmt *s, void *ctx)
+{
+	struct cb *c = ctx;
+	struct store_cid k = { sqlite3_column_int64(s, 0),
+		sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
+		sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4),
+		store__text(s, 5) };
+
+	return c->fn.cid(c->arg, &k);
+}
+
+int store__run_process_cids(struct store *st,
+			    const struct store_selection *sel, bool by_pid,
+			    int (*fn)(void *arg, const struct store_cid *c),
+			    void *arg)
+{
+	struct cb c = { .fn.cid = fn, .arg = arg };
+
+	return selection(st, by_pid ?
+		"SELECT c.program_id, c.function_id, c.height,"
+		" SUM(c.samples), c.pid, " COMM " AS comm FROM cid_samples c"
+		SELECTION " GROUP BY c.pid, comm, c.program_id, c.function_id,"
+		" c.height" :
+		"SELECT c.program_id, c.function_id, c.height,"
+		" SUM(c.samples), 0, " COMM " AS comm FROM cid_samples c"
+		SELECTION " GROUP BY comm, c.program_id, c.function_id,"
+		" c.height", "reading the run's samples", sel,
+		process_cid_row, &c);
+}
+
+/* A command and its samples, for store__run_comms(). */
+struct comm_cb {
+	int (*fn)(void *arg, const char *comm, int64_t samples);
+	void *arg;
+};
+
+static int comm_row(sqlite3_stmt *s, void *ctx)
+{
+	struct comm_cb *c = ctx;
+
+	return c->fn(c->arg, store__text(s, 0), sqlite3_column_int64(s, 1));
+}
+
+int store__run_comms(struct store *st, const struct store_selection *sel,
+		     int (*fn)(void *arg, const char *comm, int64_t samples),
+		     void *arg)
+{
+	struct comm_cb c = { fn, arg };
+
+	return selection(st, "SELECT " COMM " AS comm, SUM(c.samples) AS n"
+			 " FROM cid_samples c" SELECTION " GROUP BY comm"
+			 " ORDER BY n DESC, comm", "reading the run's commands",
+			 sel, comm_row, &c);
 }
 
 int store__window_runs(struct store *st, const struct store_selection *sel,

@@ -12,6 +12,7 @@
 #ifndef ICPPD_SCHEMA_REPORT_STORE_H
 #define ICPPD_SCHEMA_REPORT_STORE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "schema/store.h"
@@ -26,6 +27,8 @@ struct run_row {
 	uint64_t period, frequency;
 	int64_t started_ns, ended_ns;	/* ended: the last flush of a run
 					 * still going */
+	int64_t user_ns, system_ns;	/* the command's CPU time; -1: not
+					 * measured */
 };
 
 /* The latest measurement run (record or daemon) in *@id; 1 when there
@@ -70,6 +73,7 @@ struct store_selection {
 	int64_t since_ns, until_ns;
 	int64_t pid;		/* 0: every process */
 	const char *program;	/* NULL: every program */
+	const char *comm;	/* NULL: every command (a thread's name) */
 };
 
 /* The runs of a window: their number, ids and samples; 0 or -1. */
@@ -84,11 +88,24 @@ int store__run_programs(struct store *st, const struct store_selection *sel,
 
 struct store_cid {
 	int64_t program_id, function_id, height, samples;
+	int64_t pid;		/* store__run_process_cids() with @by_pid */
+	const char *comm;	/* store__run_process_cids(): the thread's
+				 * command ("?" when unknown), valid in the
+				 * callback */
 };
 /* The selection's samples by (program, function, height), all threads
  * together. */
 int store__run_cids(struct store *st, const struct store_selection *sel,
 		    int (*fn)(void *arg, const struct store_cid *c), void *arg);
+/* ... by command and CID, or with @by_pid by process, command and CID. */
+int store__run_process_cids(struct store *st,
+			    const struct store_selection *sel, bool by_pid,
+			    int (*fn)(void *arg, const struct store_cid *c),
+			    void *arg);
+/* The selection's samples by command, the heaviest first. */
+int store__run_comms(struct store *st, const struct store_selection *sel,
+		     int (*fn)(void *arg, const char *comm, int64_t samples),
+		     void *arg);
 
 struct store_node {
 	int64_t id, parent_id;	/* parent_id 0: an outermost frame */

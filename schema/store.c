@@ -681,6 +681,14 @@ int store__flush(struct store *st, int64_t run_id, const struct store_batch *b)
 	return 0;
 }
 
+int store__run_cpu(struct store *st, int64_t run_id, int64_t user_ns,
+		   int64_t system_ns)
+{
+	return store__sql(st, "storing the run's CPU time", NULL, NULL,
+			  "UPDATE runs SET user_ns = ?, system_ns = ?"
+			  " WHERE id = ?", "iii", user_ns, system_ns, run_id);
+}
+
 int store__end_run(struct store *st, int64_t run_id, const char *status,
 		   int exit_status)
 {

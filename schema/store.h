@@ -134,6 +134,9 @@ struct store_map_summary {
 int store__map_summary(struct store *st, const struct module *prog,
 		       struct store_map_summary *out);
 
+/* The CPU time run @run_id's command used, user and system. */
+int store__run_cpu(struct store *st, int64_t run_id, int64_t user_ns,
+		   int64_t system_ns);
 /* Sets status ("finished", "interrupted", "failed"), end time and exit
  * status (negative: none). */
 int store__end_run(struct store *st, int64_t run_id, const char *status,

@@ -94,6 +94,70 @@ else
 		"Go pprof checks"
 fi
 
+# Processes: forker burns 60 ms in itself, a forked copy and an exec'd
+# heights-nofp (60 ms in each of its 9 contexts): two commands.
+"$ICPPD" train $TRAIN_OPTS -q -d "$tmp/f.db" -- "$PROGS/forker" 60 "$PROGS/heights-nofp" 60 >/dev/null
+"$ICPPD" record -q -d "$tmp/f.db" -- "$PROGS/forker" 60 "$PROGS/heights-nofp" 60 >/dev/null
+fsamples=$(q "SELECT sum(samples) FROM v_cids WHERE run_id = 2" "$tmp/f.db")
+hsamples=$(q "SELECT sum(c.samples) FROM v_cids c JOIN v_threads t USING (run_id, pid, tid)
+	WHERE c.run_id = 2 AND t.comm = 'heights-nofp'" "$tmp/f.db")
+ok $([ "${hsamples:-0}" -ge "$(min_samples 540)" ]; echo $?) "heights-nofp sampled ($hsamples of $fsamples)"
+t=$("$ICPPD" report -d "$tmp/f.db")
+contains "$t" "commands: 2 (heights-nofp" "the header names the commands, heaviest first"
+t=$("$ICPPD" report -d "$tmp/f.db" --sort comm,dso,sym --min-percent 0)
+contains "$t" "samples  %total comm            dso                      sym" "--sort: perf's columns"
+ok $(printf '%s\n' "$t" | awk -v n="$hsamples" '$3 == "heights-nofp" { s += $1 }
+	END { exit !(s >= n - 1 && s <= n + 1) }'; echo $?) \
+	"--sort comm,dso,sym: heights-nofp's lines add up to its samples ($hsamples)"
+is "$(printf '%s\n' "$t" | awk '$3 == "forker" && $4 == "forker" && $5 ~ /^(parent|child)_work$/' | wc -l)" 2 \
+	"--sort comm,dso,sym: forker's parent_work and child_work, a line each"
+t=$("$ICPPD" report -d "$tmp/f.db" --sort pid,sym --min-percent 0)
+is "$(printf '%s\n' "$t" | awk '$4 ~ /^(parent|child)_work$/ { print $3 }' | sort -u | wc -l)" 2 \
+	"--sort pid,sym: parent_work and child_work in two processes"
+f=$("$ICPPD" report -d "$tmp/f.db" -f folded --comm-frame)
+is "$(printf '%s\n' "$f" | grep -v -e '^forker;' -e '^heights-nofp;' | head -1)" "" \
+	"--comm-frame: every stack starts with its command"
+is "$(printf '%s\n' "$f" | grep '^heights-nofp;' | awk '{ s += $NF } END { print s }')" "$hsamples" \
+	"--comm-frame: heights-nofp's stacks hold its samples"
+f=$("$ICPPD" report -d "$tmp/f.db" -f folded --comm heights-nofp)
+is "$(printf '%s\n' "$f" | awk '{ s += $NF } END { print s }')" "$hsamples" "--comm: that command's samples only"
+is "$(printf '%s\n' "$f" | grep -c ';forker;\|^forker')" 0 "--comm: no stack of forker"
+out=$("$ICPPD" report -d "$tmp/f.db" --sort comm,bogus 2>&1)
+is $? 2 "--sort with an unknown key: usage error"
+contains "$out" "--sort: expected comm, pid, dso or sym" "... says which keys there are"
+# compare with a file whose stacks start with the command, as
+# stackcollapse-perf.pl writes them: the first frame is dropped
+"$ICPPD" report -d "$tmp/f.db" -f folded --comm-frame -o "$tmp/comm.folded"
+cmp=$("$ICPPD" compare -d "$tmp/f.db" -f json 2 "$tmp/comm.folded" 2>"$tmp/err")
+overlap=$(printf '%s' "$cmp" | sed 's/.*"overlap": \([0-9.]*\).*/\1/')
+ok $(awk -v o="$overlap" 'BEGIN { exit !(o >= 0.99) }'; echo $?) \
+	"compare: a file with command frames overlaps its run ($overlap)"
+contains "$(cat "$tmp/err")" "starts each stack with a command's name (as stackcollapse-perf.pl writes it)" \
+	"compare: says it dropped the command frames"
+"$ICPPD" report -d "$tmp/f.db" -f pprof -o "$tmp/f.pb.gz"
+if [ -x "$tmp/pprof_check" ]; then
+	pc=$("$tmp/pprof_check" "$tmp/f.pb.gz")
+	nsamp=$(printf "%s\n" "$pc" | sed -n "s/^samples //p")
+	contains "$pc" "label comm $nsamp" "pprof: every sample labelled with its command"
+	contains "$pc" "label pid $nsamp" "pprof: ... and its pid"
+	contains "$pc" "total0 $fsamples" "pprof: processes apart, the counts still add up"
+else
+	skip "no Go pprof parser" "pprof process labels"
+fi
+
+# Kernel time: syscalls spends most of its 200 ms of CPU in write(2)
+"$ICPPD" record -q -d "$tmp/k.db" -- "$PROGS/syscalls" 200 >/dev/null 2>"$tmp/err"
+is "$(q "SELECT user_s + system_s >= 0.15 FROM v_runs" "$tmp/k.db")" 1 \
+	"v_runs: the command's CPU time ($(q "SELECT user_s, system_s FROM v_runs" "$tmp/k.db"))"
+is "$(q "SELECT kernel_share > 0.25 FROM v_runs" "$tmp/k.db")" 1 \
+	"v_runs: most of it in the kernel ($(q "SELECT kernel_share FROM v_runs" "$tmp/k.db"))"
+"$ICPPD" record -d "$tmp/k.db" -- "$PROGS/syscalls" 50 >/dev/null 2>"$tmp/err"
+contains "$(cat "$tmp/err")" "in the kernel, where samples do not see it" "record's summary gives the kernel share"
+t=$("$ICPPD" report -d "$tmp/k.db" --run 1 --k 0)
+contains "$t" "in the kernel, not in this profile" "the report's header gives it too"
+j=$("$ICPPD" report -d "$tmp/k.db" --run 1 --k 0 -f json)
+contains "$j" '"cpu": {"user_s": ' "JSON: the CPU time"
+
 # C++: demangled by default, as the symbols spell them on request
 "$ICPPD" train $TRAIN_OPTS -q -d "$tmp/cxx.db" -- "$PROGS/shapes" 60 >/dev/null
 "$ICPPD" record -q -d "$tmp/cxx.db" -- "$PROGS/shapes" 60 >/dev/null

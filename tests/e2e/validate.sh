@@ -127,7 +127,7 @@ contains "$(printf '%s\n' "$text" | grep -A1 'most incorrect')" "target" \
 # A report of a run of this build quotes the validated rates.
 "$ICPPD" record --no-learn -q -d "$db" -- "$PROGS/collide" a 40 >/dev/null
 vrun=$(q "SELECT max(run_id) FROM v_accuracy_summary")
-contains "$("$ICPPD" report -d "$db" | sed -n 3p)" "by the rates validation run $vrun measured (precise" \
+contains "$("$ICPPD" report -d "$db" | grep "^expected correct")" "by the rates validation run $vrun measured (precise" \
 	"report header: the expected correctness from the latest validation of the build"
 is "$("$ICPPD" report -d "$db" -f json | grep -o '"expected_correct": {[^}]*}' | grep -o '"validation_run": [0-9]*')" \
 	"\"validation_run\": $vrun" "report json: expected_correct names the validation run"
