@@ -70,7 +70,8 @@ def main():
         cids[key] = cids.get(key, 0) + samples // 100 // 1000
     extra = samples - sum(cids.values())
     cids[(nodes[order[0]][3], height[order[0]])] += extra
-    cur.executemany("INSERT INTO cid_samples VALUES (?, 1, 1, ?, ?, ?, ?)",
+    cur.executemany("INSERT INTO cid_samples (run_id, pid, tid, program_id,"
+                    " function_id, height, samples) VALUES (?, 1, 1, ?, ?, ?, ?)",
                     [(run, mod, f, h, n) for (f, h), n in cids.items() if n > 0])
     con.commit()
     print(run)

@@ -19,6 +19,9 @@ static const struct cli_option record_options[] = {
 	  "ring buffer pages per CPU, a power of two (default 256 while "
 	  "learning, else 64)", 1, 65536 },
 	RUN_OPT_QUIET,
+	{ "kernel", 0, CLI_FLAG, RUN_OPT(kernel), NULL,
+	  "sample time in the kernel too, attributed to the user call path "
+	  "that entered it and shown under [kernel]", 0, 0 },
 	{ "no-learn", 0, CLI_FLAG, RUN_OPT(no_learn), NULL,
 	  "CIDs only: learn no call paths during the run", 0, 0 },
 	{ "learn-freq", 0, CLI_UINT, RUN_OPT(learn_freq), "HZ",

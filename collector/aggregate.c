@@ -82,7 +82,7 @@ static bool same_key(const struct cid_key *a, const struct cid_key *b)
 }
 
 int aggregate__add_cid(struct aggregate *a, const struct cid_key *k,
-		       const char *func_name)
+		       const char *func_name, bool kernel)
 {
 	uint64_t h = hash_key(k);
 	struct hindex_probe p = { HINDEX_NONE, 0 };
@@ -91,12 +91,13 @@ int aggregate__add_cid(struct aggregate *a, const struct cid_key *k,
 	while ((i = hindex__next(&a->index, &p, h)) != HINDEX_NONE)
 		if (same_key(&a->cids[i].key, k)) {
 			a->cids[i].samples++;
+			a->cids[i].kernel += kernel;
 			return 0;
 		}
 	if (grow(&a->cids, &a->cap, a->ncids + 1, sizeof(*a->cids), 256) ||
 	    hindex__insert(&a->index, h, (uint32_t)a->ncids))
 		return -ENOMEM;
-	a->cids[a->ncids++] = (struct cid_count){ *k, func_name, 1 };
+	a->cids[a->ncids++] = (struct cid_count){ *k, func_name, 1, kernel };
 	return 0;
 }
 

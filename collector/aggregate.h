@@ -49,6 +49,7 @@ struct cid_count {
 	struct cid_key key;
 	const char *func_name;	/* symbol or NULL; owned by the module */
 	uint64_t samples;
+	uint64_t kernel;	/* of them, taken in the kernel */
 };
 
 struct unresolved_count {
@@ -70,7 +71,7 @@ struct aggregate *aggregate__new(size_t max_keys);
 void aggregate__free(struct aggregate *a);
 
 int aggregate__add_cid(struct aggregate *a, const struct cid_key *k,
-		       const char *func_name);
+		       const char *func_name, bool kernel);
 int aggregate__add_unresolved(struct aggregate *a, const struct module *mod,
 			      uint32_t pid, uint32_t tid, enum cid_failure why);
 /* Remembers a thread's command name (last one wins). */

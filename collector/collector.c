@@ -238,7 +238,11 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 		c->stats.cids++;
 		if (c->known && !c->known(c->known_arg, &key))
 			c->stats.learn_unknown++;
-		ret = aggregate__add_cid(c->agg, &key, name);
+		/* a sample in the kernel (record --kernel): the CID is the
+		 * user code's that entered it, from its user registers */
+		ret = aggregate__add_cid(c->agg, &key, name,
+					 (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
+					 PERF_RECORD_MISC_KERNEL);
 		if (!ret && c->path_fn && !c->known)
 			ret = unwind__sample(c, &s, base);
 		return ret;

@@ -25,6 +25,7 @@ struct cct {
 	struct hindex pseudo_index;	/* (function, height), (pid, comm)
 					 * -> frame */
 	int64_t next_pseudo;
+	int64_t kernel;			/* the [kernel] frame; 0: none yet */
 	double total;
 };
 
@@ -205,7 +206,8 @@ int cct__define(struct cct *t, int64_t id, const char *name,
 
 int64_t cct__pseudo(struct cct *t, int64_t func, int64_t height)
 {
-	struct cct_frame f = { .function_id = func, .height = height };
+	struct cct_frame f = { .kind = CCT_UNKNOWN_CALLERS,
+		.function_id = func, .height = height };
 	uint64_t h = hindex__mix(hindex__mix(3, (uint64_t)func),
 				 (uint64_t)height);
 	struct hindex_probe p = { HINDEX_NONE, 0 };
@@ -243,14 +245,14 @@ static uint64_t process_hash(int64_t pid, const char *comm)
 
 int64_t cct__process(struct cct *t, int64_t pid, const char *comm)
 {
-	struct cct_frame f = { .pid = pid };
+	struct cct_frame f = { .kind = CCT_PROCESS, .pid = pid };
 	uint64_t h = process_hash(pid, comm);
 	struct hindex_probe p = { HINDEX_NONE, 0 };
 	uint32_t i;
 
 	while ((i = hindex__next(&t->pseudo_index, &p, h)) != HINDEX_NONE)
-		if (!t->frames[i].function_id && t->frames[i].pid == pid &&
-		    !strcmp(t->frames[i].name, comm))
+		if (t->frames[i].kind == CCT_PROCESS &&
+		    t->frames[i].pid == pid && !strcmp(t->frames[i].name, comm))
 			return t->frames[i].id;
 	if (!(f.name = strdup(comm)))
 		return 0;
@@ -264,6 +266,30 @@ int64_t cct__process(struct cct *t, int64_t pid, const char *comm)
 		return 0;	/* the frame stays, owned by the tree */
 	t->next_pseudo--;
 	return f.id;
+}
+
+int64_t cct__kernel(struct cct *t)
+{
+	struct cct_frame f = { .kind = CCT_KERNEL };
+
+	if (t->kernel)
+		return t->kernel;
+	if (!(f.name = strdup("[kernel]")))
+		return 0;
+	f.id = t->next_pseudo;
+	if (add_frame(t, &f)) {
+		free(f.name);
+		return 0;
+	}
+	t->next_pseudo--;
+	return t->kernel = f.id;
+}
+
+enum cct_frame_kind cct__kind(const struct cct *t, int64_t id)
+{
+	const struct cct_frame *f = id < 0 ? cct__frame(t, id) : NULL;
+
+	return f ? f->kind : CCT_FUNCTION;
 }
 
 const struct cct_frame *cct__frame(const struct cct *t, int64_t id)

@@ -6,8 +6,10 @@
  * outermost one (the root's children) down to it.  A frame is a function
  * of the store (id > 0) or a pseudo frame (id < 0): the "[unknown callers
  * of F at height H]" that stands above a sample the engine could not
- * explain (cct__pseudo()), or a process (cct__process()), which stands
- * above every context of that process when a report asks for processes.
+ * explain (cct__pseudo()), a process (cct__process()), which stands
+ * above every context of that process when a report asks for processes,
+ * or "[kernel]" (cct__kernel()) below the user context that entered the
+ * kernel, for samples taken there.
  * Node 0 is the root (frame 0).
  *
  * Weights are attached to nodes as records (node, exact, how, weight):
@@ -65,9 +67,17 @@ struct cct_record {
 	double weight;
 };
 
+enum cct_frame_kind {
+	CCT_FUNCTION,		/* id > 0 */
+	CCT_UNKNOWN_CALLERS,	/* the pseudo frames: id < 0 */
+	CCT_PROCESS,
+	CCT_KERNEL,
+};
+
 /* What a report shows of a frame. */
 struct cct_frame {
 	int64_t id;
+	enum cct_frame_kind kind;
 	char *name;		/* owned */
 	int64_t module_id;	/* the store's module; 0: none */
 	uint64_t address;	/* function start, module virtual address */
@@ -110,6 +120,11 @@ int64_t cct__pseudo(struct cct *t, int64_t func, int64_t height);
  * @comm, named @comm: its id (< 0), the same one for the same pair; 0
  * when out of memory. */
 int64_t cct__process(struct cct *t, int64_t pid, const char *comm);
+/* The "[kernel]" frame: its id (< 0), always the same; 0 when out of
+ * memory. */
+int64_t cct__kernel(struct cct *t);
+/* The kind of frame @id (an undefined one: CCT_FUNCTION). */
+enum cct_frame_kind cct__kind(const struct cct *t, int64_t id);
 /* The description of frame @id, or NULL when it was never defined. */
 const struct cct_frame *cct__frame(const struct cct *t, int64_t id);
 /* Its name; "?" for an undefined one. */

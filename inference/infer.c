@@ -1263,8 +1263,9 @@ static int graft(struct infer *inf, uint32_t node, uint32_t under,
 	return 0;
 }
 
-int infer__cid_under(struct infer *inf, uint32_t under, int64_t program_id,
-		     int64_t func, int64_t height, double samples)
+int infer__cid_under(struct infer *inf, uint32_t under, int64_t below,
+		     int64_t program_id, int64_t func, int64_t height,
+		     double samples)
 {
 	struct infer_outcome o;
 	int ret = infer__explain(inf, program_id, func, height, &o);
@@ -1278,8 +1279,11 @@ int infer__cid_under(struct infer *inf, uint32_t under, int64_t program_id,
 		uint32_t node;
 
 		ret = graft(inf, o.sols[i].node, under, &node);
+		if (!ret && below)
+			ret = cct__child(inf->cct, node, below, &node);
 		if (!ret)
-			ret = cct__add(inf->cct, node, o.exact, o.how,
+			ret = cct__add(inf->cct, node, o.exact + (below != 0),
+				       o.how,
 				       samples * o.sols[i].share);
 		if (ret)
 			return ret;
@@ -1290,7 +1294,7 @@ int infer__cid_under(struct infer *inf, uint32_t under, int64_t program_id,
 int infer__cid(struct infer *inf, int64_t program_id, int64_t func,
 	       int64_t height, double samples)
 {
-	return infer__cid_under(inf, CCT_ROOT, program_id, func, height,
+	return infer__cid_under(inf, CCT_ROOT, 0, program_id, func, height,
 				samples);
 }
 

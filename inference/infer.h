@@ -135,10 +135,13 @@ int infer__cid(struct infer *inf, int64_t program_id, int64_t func,
 	       int64_t height, double samples);
 
 /* infer__cid() with the contexts below CCT node @under (a process
- * frame's) instead of the root: the same frames, in their own nodes.
- * The contexts the engine keeps for later CIDs stay under the root. */
-int infer__cid_under(struct infer *inf, uint32_t under, int64_t program_id,
-		     int64_t func, int64_t height, double samples);
+ * frame's) instead of the root: the same frames, in their own nodes
+ * (the contexts the engine keeps for later CIDs stay under the root);
+ * with @below (a frame, such as [kernel]; 0: none) the weight goes to
+ * that frame's node below each context. */
+int infer__cid_under(struct infer *inf, uint32_t under, int64_t below,
+		     int64_t program_id, int64_t func, int64_t height,
+		     double samples);
 
 const struct infer_stats *infer__stats(const struct infer *inf);
 

@@ -232,6 +232,10 @@ static int prepare(struct run *r)
 	}
 	if (r->mode->unwind)
 		event__add_stack(&r->ev, r->stack_size);
+	/* a sample in the kernel carries the user registers of the code
+	 * that entered it: its CID is that code's */
+	if (o->kernel)
+		r->ev.attr.exclude_kernel = 0;
 	if (r->mode->rate_scale > 1 && !o->freq && !o->period)
 		event__scale_rate(&r->ev, r->mode->rate_scale);
 	r->rec = recorder__new(r->store, &ro);
@@ -290,7 +294,10 @@ static int open_target(struct run *r)
 			     sizeof(err), &errnum);
 	free(tasks);
 	if (ret)
-		log_error("%s: %s", r->ev.name, err);
+		log_error("%s: %s%s", r->ev.name, err, r->o->kernel &&
+			  (errnum == EACCES || errnum == EPERM) ?
+			  " (--kernel needs root, CAP_PERFMON or "
+			  "kernel.perf_event_paranoid <= 1)" : "");
 	return ret;
 }
 
@@ -309,7 +316,7 @@ static int begin_run(struct run *r)
 		.event = ev->name, .event_canonical = ev->canonical,
 		.precise = ev->attr.precise_ip,
 		.period = ev->freq ? 0 : ev->rate,
-		.frequency = ev->freq ? ev->rate : 0 };
+		.frequency = ev->freq ? ev->rate : 0, .kernel = r->o->kernel };
 	if (recorder__begin(r->rec, &r->ri))
 		return -1;
 	if (ev->note[0])
@@ -395,9 +402,11 @@ static void cpu_summary(struct run *r)
 	if (user + sys <= 0)
 		return;
 	log_info("run %lld: CPU time %.3f s user, %.3f s system: %.1f%% in "
-		 "the kernel, where samples do not see it",
-		 (long long)recorder__run_id(r->rec), (double)user / 1e9,
-		 (double)sys / 1e9, 100.0 * (double)sys / (double)(user + sys));
+		 "the kernel, %s", (long long)recorder__run_id(r->rec),
+		 (double)user / 1e9, (double)sys / 1e9,
+		 100.0 * (double)sys / (double)(user + sys), r->o->kernel ?
+		 "sampled (--kernel) under [kernel]" :
+		 "where samples do not see it (--kernel samples it)");
 }
 
 /* The last counts, the summary and the mode's finish; waits for the

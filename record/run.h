@@ -38,6 +38,7 @@ struct run_opts {
 	double duration;
 	bool quiet;
 	bool no_learn;		/* record: CIDs only */
+	bool kernel;		/* record: sample in the kernel too */
 	int format;		/* validate: text or json */
 	const char *output;	/* validate: -o FILE, NULL for stdout */
 };

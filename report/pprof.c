@@ -241,9 +241,7 @@ static uint64_t location(struct builder *b, int64_t frame, uint64_t site)
 
 static bool is_process(const struct cct *t, int64_t frame)
 {
-	const struct cct_frame *f = frame < 0 ? cct__frame(t, frame) : NULL;
-
-	return f && !f->function_id;
+	return cct__kind(t, frame) == CCT_PROCESS;
 }
 
 static int add_sample(struct builder *b, const struct cct_record *r)

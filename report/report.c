@@ -212,17 +212,25 @@ static const char *one_line(const char *s, char *buf, size_t len)
 	return buf;
 }
 
-/* The command's time in the kernel, which samples do not see. */
+/* The command's time in the kernel: which samples do not see, or with
+ * --kernel those under [kernel]. */
 static void print_kernel(const struct render *r)
 {
 	const struct run_row *run = &r->p->run;
 
-	if (run->user_ns < 0 || run->system_ns <= 0)
-		return;
-	fprintf(r->out, "CPU time %.3f s user, %.3f s system: %.1f%% in the "
-		"kernel, not in this profile\n", (double)run->user_ns / 1e9,
-		(double)run->system_ns / 1e9, 100.0 * (double)run->system_ns /
-		(double)(run->user_ns + run->system_ns));
+	if (run->user_ns >= 0 && run->system_ns > 0)
+		fprintf(r->out, "CPU time %.3f s user, %.3f s system: %.1f%% "
+			"in the kernel, %s\n", (double)run->user_ns / 1e9,
+			(double)run->system_ns / 1e9,
+			100.0 * (double)run->system_ns /
+			(double)(run->user_ns + run->system_ns), run->kernel ?
+			"sampled (--kernel)" : "not in this profile (record "
+			"--kernel samples it)");
+	if (run->kernel || r->p->kernel_samples > 0)
+		fprintf(r->out, "in the kernel: %.0f samples (%.1f%%), under "
+			"[kernel] below the user code that entered it\n",
+			r->p->kernel_samples, r->total > 0 ?
+			100 * r->p->kernel_samples / r->total : 0.0);
 }
 
 /* The heaviest commands, when the samples come from more than one. */
@@ -311,6 +319,9 @@ void render__json_stats(const struct render *r)
 		fprintf(r->out, "{\"user_s\": %.6f, \"system_s\": %.6f}",
 			(double)run->user_ns / 1e9,
 			(double)run->system_ns / 1e9);
+	fprintf(r->out, ", \"kernel_sampled\": %s, \"kernel_samples\": ",
+		run->kernel ? "true" : "false");
+	report__weight(r->out, r->p->kernel_samples);
 	fprintf(r->out, ", \"commands\": [");
 	for (size_t i = 0; i < r->p->ncomms && i < RUN_PROFILE_COMMS; i++) {
 		fprintf(r->out, "%s{\"comm\": ", i ? ", " : "");

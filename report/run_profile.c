@@ -318,39 +318,56 @@ static int load_static(struct store *st, const struct store_selection *sel,
 	return ret;
 }
 
-static int infer_cid(void *arg, const struct store_cid *c)
-{
-	return infer__cid(arg, c->program_id, c->function_id, c->height,
-			  (double)c->samples);
-}
-
-/* Inferring a selection's CIDs under process frames. */
-struct process_cids {
+/* Inferring a selection's CIDs, under process frames or not. */
+struct cid_load {
+	struct run_profile *p;
 	struct infer *inf;
-	struct cct *cct;
-	bool by_pid;
+	bool processes, by_pid;
 	int64_t pid;		/* the last row's process ... */
 	char *comm;
-	uint32_t node;		/* ... and its frame's node */
+	uint32_t node;		/* ... and its frame's node (the root when
+				 * processes stay together) */
 };
 
-static int infer_process_cid(void *arg, const struct store_cid *c)
+/* The node of @c's process frame, in @l->node. */
+static int process_node(struct cid_load *l, const struct store_cid *c)
 {
-	struct process_cids *pc = arg;
-	int64_t pid = pc->by_pid ? c->pid : 0;
+	int64_t pid = l->by_pid ? c->pid : 0, frame;
 
 	/* rows come grouped by process: one lookup per process */
-	if (!pc->comm || pc->pid != pid || strcmp(pc->comm, c->comm)) {
-		int64_t frame = cct__process(pc->cct, pid, c->comm);
+	if (l->comm && l->pid == pid && !strcmp(l->comm, c->comm))
+		return 0;
+	frame = cct__process(l->p->cct, pid, c->comm);
+	free(l->comm);
+	if (!frame || !(l->comm = strdup(c->comm)) ||
+	    cct__child(l->p->cct, CCT_ROOT, frame, &l->node))
+		return -ENOMEM;
+	l->pid = pid;
+	return 0;
+}
 
-		free(pc->comm);
-		if (!frame || !(pc->comm = strdup(c->comm)) ||
-		    cct__child(pc->cct, CCT_ROOT, frame, &pc->node))
-			return -ENOMEM;
-		pc->pid = pid;
-	}
-	return infer__cid_under(pc->inf, pc->node, c->program_id,
-				c->function_id, c->height, (double)c->samples);
+/* One row of CID samples: those taken in the kernel go to [kernel]
+ * below the context that entered it. */
+static int infer_cid(void *arg, const struct store_cid *c)
+{
+	struct cid_load *l = arg;
+	int64_t kernel = c->kernel > 0 && c->kernel <= c->samples ? c->kernel
+								   : 0;
+	int64_t frame = kernel ? cct__kernel(l->p->cct) : 0;
+	int ret = l->processes ? process_node(l, c) : 0;
+
+	if (!ret && kernel && !frame)
+		ret = -ENOMEM;
+	if (!ret && c->samples > kernel)
+		ret = infer__cid_under(l->inf, l->node, 0, c->program_id,
+				       c->function_id, c->height,
+				       (double)(c->samples - kernel));
+	if (!ret && kernel)
+		ret = infer__cid_under(l->inf, l->node, frame, c->program_id,
+				       c->function_id, c->height,
+				       (double)kernel);
+	l->p->kernel_samples += (double)kernel;
+	return ret;
 }
 
 static int add_comm(void *arg, const char *comm, int64_t samples)
@@ -372,17 +389,17 @@ static int add_comm(void *arg, const char *comm, int64_t samples)
 static int infer_cids(struct store *st, const struct store_selection *sel,
 		      unsigned flags, struct run_profile *p, struct infer *inf)
 {
-	struct process_cids pc = { inf, p->cct, flags & RUN_PROFILE_BY_PID,
-				   0, NULL, CCT_ROOT };
+	struct cid_load l = { p, inf,
+		flags & (RUN_PROFILE_BY_COMM | RUN_PROFILE_BY_PID),
+		flags & RUN_PROFILE_BY_PID, 0, NULL, CCT_ROOT };
 	int ret;
 
 	if (store__run_comms(st, sel, add_comm, p))
 		return -1;
-	if (!(flags & (RUN_PROFILE_BY_COMM | RUN_PROFILE_BY_PID)))
-		return store__run_cids(st, sel, infer_cid, inf);
-	ret = store__run_process_cids(st, sel, pc.by_pid, infer_process_cid,
-				      &pc);
-	free(pc.comm);
+	ret = l.processes ?
+	      store__run_process_cids(st, sel, l.by_pid, infer_cid, &l) :
+	      store__run_cids(st, sel, infer_cid, &l);
+	free(l.comm);
 	return ret;
 }
 
@@ -442,11 +459,16 @@ static int save(struct store *st, struct run_profile *p,
 	recs = cct__records(p->cct, &n);
 	for (size_t i = 0; i < n; i++) {
 		const struct cct_record *r = &recs[i];
-		const struct cct_node *cn = cct__node(p->cct, r->node);
-		const struct cct_node *up = cct__node(p->cct, cn->parent);
+		uint32_t node = r->node;
+		const struct cct_node *cn = cct__node(p->cct, node), *up;
 		int64_t ctx, unknown = 0;
 
-		if (context_of(st, p, r->node, &chain, &ctx))
+		/* the inferred table has no [kernel]: its samples count
+		 * for the context that entered the kernel */
+		if (cct__kind(p->cct, cn->frame) == CCT_KERNEL)
+			cn = cct__node(p->cct, node = cn->parent);
+		up = cct__node(p->cct, cn->parent);
+		if (context_of(st, p, node, &chain, &ctx))
 			goto out_rollback;
 		if (up->frame < 0) {
 			const struct cct_frame *f = cct__frame(p->cct, up->frame);
@@ -456,7 +478,8 @@ static int save(struct store *st, struct run_profile *p,
 				goto out_rollback;
 		}
 		if (store__inferred_row(st, p->run.id, ctx, unknown,
-					cct_how__name(r->how), r->exact,
+					cct_how__name(r->how), node == r->node ?
+					r->exact : r->exact - 1,
 					r->weight))
 			goto out_rollback;
 	}

@@ -39,6 +39,7 @@ struct run_profile {
 		double samples;
 	} comms[RUN_PROFILE_COMMS];
 	size_t ncomms;
+	double kernel_samples;		/* taken in the kernel (--kernel) */
 	struct static_calls *calls;	/* the binaries' direct calls, when
 					 * read; owned */
 	/* What the latest validation of each program measured, pooled

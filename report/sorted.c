@@ -42,7 +42,8 @@ static int64_t process_of(struct cct *t, uint32_t node)
 
 	while (cct__node(t, x)->parent != CCT_ROOT)
 		x = cct__node(t, x)->parent;
-	return cct__node(t, x)->frame < 0 ? cct__node(t, x)->frame : 0;
+	return cct__kind(t, cct__node(t, x)->frame) == CCT_PROCESS ?
+	       cct__node(t, x)->frame : 0;
 }
 
 static int add(struct sorted *s, const struct sorted_entry *k)

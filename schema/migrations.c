@@ -51,7 +51,10 @@
  * - runs.user_ns and system_ns (version 10) are the CPU time of the
  *   command icppd ran (its rusage, with the descendants it waited for):
  *   samples see user time only, so the kernel's share says what a
- *   profile without --kernel cannot show.
+ *   profile without --kernel cannot show.  With --kernel (runs.kernel)
+ *   samples in the kernel count too, under the CID of the user code
+ *   that entered it (its user registers), and cid_samples.kernel_samples
+ *   says how many of a CID's samples they are.
  * - cid_samples gains program_id in version 3 (rebuilt, as a primary key
  *   cannot change in place): the executable a process ran picks the path
  *   map that explains its CIDs, also for CIDs in shared libraries and
@@ -493,17 +496,32 @@ const struct store_migration icppd_migrations[] = {
 	"  1.0 * SUM(samples * (outcome = 'unknown')) / SUM(samples) AS unknown"
 	"  FROM accuracy GROUP BY run_id;"
 	},
-	/* 9 -> 10: the CPU time of the command (user and system), so a run
-	 * says how much of it was in the kernel, where only --kernel
-	 * samples.  NULL: not measured (attached runs before 10, the
-	 * daemon). */
+	/* 9 -> 10: the kernel.  The CPU time of the command (user and
+	 * system), so a run says how much of it was in the kernel (NULL:
+	 * not measured: attached runs, the daemon); whether the run
+	 * sampled the kernel (record --kernel), and of each CID's samples
+	 * those taken in the kernel, on behalf of the user context that
+	 * entered it. */
 	{ "ALTER TABLE runs ADD COLUMN user_ns INTEGER;"
 	"ALTER TABLE runs ADD COLUMN system_ns INTEGER;"
+	"ALTER TABLE runs ADD COLUMN kernel INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE cid_samples ADD COLUMN kernel_samples INTEGER NOT NULL"
+	"  DEFAULT 0;"
 	"DROP VIEW v_runs;"
 	V_RUNS_SINCE_5 "," V_RUNS_LEARN ","
 	"  user_ns / 1e9 AS user_s, system_ns / 1e9 AS system_s,"
-	"  1.0 * system_ns / NULLIF(user_ns + system_ns, 0) AS kernel_share"
+	"  1.0 * system_ns / NULLIF(user_ns + system_ns, 0) AS kernel_share,"
+	"  kernel AS kernel_sampled"
 	"  FROM runs;"
+	"DROP VIEW v_cids;"
+	"CREATE VIEW v_cids AS SELECT"
+	"  c.run_id, c.pid, c.tid, m.path AS module, m.build_id,"
+	"  f.name AS function, f.address, c.height, c.samples,"
+	"  pr.path AS program, c.kernel_samples"
+	"  FROM cid_samples c"
+	"  JOIN functions f ON f.id = c.function_id"
+	"  JOIN modules m ON m.id = f.module_id"
+	"  LEFT JOIN modules pr ON pr.id = c.program_id;"
 	},
 };
 

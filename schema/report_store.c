@@ -64,6 +64,7 @@ static int run_row(sqlite3_stmt *s, void *ctx)
 	r->ended_ns = sqlite3_column_int64(s, 11);
 	r->user_ns = sqlite3_column_int64(s, 12);
 	r->system_ns = sqlite3_column_int64(s, 13);
+	r->kernel = sqlite3_column_int64(s, 14) != 0;
 	return 1;
 }
 
@@ -77,8 +78,8 @@ int store__run(struct store *st, int64_t id, struct run_row *out)
 			 " unresolved, lost, COALESCE(period, 0),"
 			 " COALESCE(frequency, 0), started_ns,"
 			 " COALESCE(ended_ns, flushed_ns, started_ns),"
-			 " COALESCE(user_ns, -1), COALESCE(system_ns, -1)"
-			 " FROM runs WHERE id = ?", "i", id);
+			 " COALESCE(user_ns, -1), COALESCE(system_ns, -1),"
+			 " kernel FROM runs WHERE id = ?", "i", id);
 	return ret == 1 ? 0 : ret == 0 ? 1 : -1;
 }
 
@@ -165,9 +166,11 @@ static int program_row(sqlite3_stmt *s, void *ctx)
 static int cid_row(sqlite3_stmt *s, void *ctx)
 {
 	struct cb *c = ctx;
-	struct store_cid k = { sqlite3_column_int64(s, 0),
-		sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
-		sqlite3_column_int64(s, 3) };
+	struct store_cid k = { .program_id = sqlite3_column_int64(s, 0),
+		.function_id = sqlite3_column_int64(s, 1),
+		.height = sqlite3_column_int64(s, 2),
+		.samples = sqlite3_column_int64(s, 3),
+		.kernel = sqlite3_column_int64(s, 4) };
 
 	return c->fn.cid(c->arg, &k);
 }
@@ -216,7 +219,8 @@ int store__run_cids(struct store *st, const struct store_selection *sel,
 	struct cb c = { .fn.cid = fn, .arg = arg };
 
 	return selection(st, "SELECT c.program_id, c.function_id, c.height,"
-			 " SUM(c.samples) FROM cid_samples c" SELECTION
+			 " SUM(c.samples), SUM(c.kernel_samples)"
+			 " FROM cid_samples c" SELECTION
 			 " GROUP BY c.program_id, c.function_id, c.height",
 			 "reading the run's samples", sel, cid_row, &c);
 }
@@ -224,10 +228,12 @@ int store__run_cids(struct store *st, const struct store_selection *sel,
 static int process_cid_row(sqlite3_stmt *s, void *ctx)
 {
 	struct cb *c = ctx;
-	struct store_cid k = { sqlite3_column_int64(s, 0),
-		sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
-		sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4),
-		store__text(s, 5) };
+	struct store_cid k = { .program_id = sqlite3_column_int64(s, 0),
+		.function_id = sqlite3_column_int64(s, 1),
+		.height = sqlite3_column_int64(s, 2),
+		.samples = sqlite3_column_int64(s, 3),
+		.kernel = sqlite3_column_int64(s, 4),
+		.pid = sqlite3_column_int64(s, 5), .comm = store__text(s, 6) };
 
 	return c->fn.cid(c->arg, &k);
 }
@@ -241,11 +247,13 @@ int store__run_process_cids(struct store *st,
 
 	return selection(st, by_pid ?
 		"SELECT c.program_id, c.function_id, c.height,"
-		" SUM(c.samples), c.pid, " COMM " AS comm FROM cid_samples c"
+		" SUM(c.samples), SUM(c.kernel_samples), c.pid, " COMM
+		" AS comm FROM cid_samples c"
 		SELECTION " GROUP BY c.pid, comm, c.program_id, c.function_id,"
 		" c.height" :
 		"SELECT c.program_id, c.function_id, c.height,"
-		" SUM(c.samples), 0, " COMM " AS comm FROM cid_samples c"
+		" SUM(c.samples), SUM(c.kernel_samples), 0, " COMM
+		" AS comm FROM cid_samples c"
 		SELECTION " GROUP BY comm, c.program_id, c.function_id,"
 		" c.height", "reading the run's samples", sel,
 		process_cid_row, &c);

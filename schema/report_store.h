@@ -29,6 +29,7 @@ struct run_row {
 					 * still going */
 	int64_t user_ns, system_ns;	/* the command's CPU time; -1: not
 					 * measured */
+	bool kernel;			/* samples in the kernel count */
 };
 
 /* The latest measurement run (record or daemon) in *@id; 1 when there
@@ -88,6 +89,7 @@ int store__run_programs(struct store *st, const struct store_selection *sel,
 
 struct store_cid {
 	int64_t program_id, function_id, height, samples;
+	int64_t kernel;		/* of @samples, those in the kernel */
 	int64_t pid;		/* store__run_process_cids() with @by_pid */
 	const char *comm;	/* store__run_process_cids(): the thread's
 				 * command ("?" when unknown), valid in the

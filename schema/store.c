@@ -113,8 +113,11 @@ static int prepare(struct store *st)
 		{ offsetof(struct store, sel_func),
 		  "SELECT id FROM functions WHERE module_id = ? AND address = ?" },
 		{ offsetof(struct store, ins_cid),
-		  "INSERT INTO cid_samples VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT"
-		  " DO UPDATE SET samples = samples + excluded.samples" },
+		  "INSERT INTO cid_samples (run_id, pid, tid, program_id,"
+		  " function_id, height, samples, kernel_samples)"
+		  " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
+		  " samples = samples + excluded.samples,"
+		  " kernel_samples = kernel_samples + excluded.kernel_samples" },
 		{ offsetof(struct store, ins_unres),
 		  "INSERT INTO unresolved_samples VALUES (?, ?, ?, ?, ?, ?) ON"
 		  " CONFLICT DO UPDATE SET samples = samples + excluded.samples" },
@@ -305,13 +308,15 @@ int store__begin_run(struct store *st, const struct run_info *ri,
 	if (store__sql(st, "creating the run", NULL, NULL,
 	    "INSERT INTO runs (kind, command, target_pid, event, event_canonical,"
 	    " precise, period, frequency, started_ns, status, hostname,"
-	    " icppd_version, owner_pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
-	    " 'running', ?, ?, ?)", "ttnttinnitti", ri->kind, ri->command,
+	    " icppd_version, owner_pid, kernel) VALUES (?, ?, ?, ?, ?, ?, ?,"
+	    " ?, ?, 'running', ?, ?, ?, ?)", "ttnttinnittii", ri->kind,
+	    ri->command,
 	    (int64_t)(ri->target_pid > 0 ? ri->target_pid : -1), ri->event,
 	    ri->event_canonical, (int64_t)ri->precise,
 	    (int64_t)(ri->period ? (int64_t)ri->period : -1),
 	    (int64_t)(ri->frequency ? (int64_t)ri->frequency : -1),
-	    clock__real_ns(), host, PACKAGE_VERSION, (int64_t)getpid()))
+	    clock__real_ns(), host, PACKAGE_VERSION, (int64_t)getpid(),
+	    (int64_t)ri->kernel))
 		return -1;
 	*run_id = sqlite3_last_insert_rowid(st->db);
 	return 0;
@@ -618,6 +623,7 @@ static int write_counts(struct store *st, int64_t run_id,
 		sqlite3_bind_int64(s, 5, fid);
 		sqlite3_bind_int64(s, 6, cids[i].key.height);
 		sqlite3_bind_int64(s, 7, (int64_t)cids[i].samples);
+		sqlite3_bind_int64(s, 8, (int64_t)cids[i].kernel);
 		if (store__step_done(st, s, "writing samples"))
 			return -1;
 	}

@@ -59,6 +59,7 @@ struct run_info {
 	const char *event_canonical;
 	int precise;
 	uint64_t period, frequency;	/* one of them is 0 */
+	bool kernel;		/* samples in the kernel count */
 };
 
 /* icppd's databases say so in PRAGMA application_id ("ICPD"); a

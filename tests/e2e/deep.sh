@@ -22,7 +22,7 @@ INSERT INTO path_nodes SELECT 9000000 + x, 90001, CASE x WHEN 1 THEN 0 ELSE 9000
 INSERT INTO runs (id, kind, command, event, event_canonical, precise, frequency,
   started_ns, ended_ns, status, samples) VALUES (90001, 'record', 'deep', 'cpu-clock',
   'perf::cpu-clock', 0, 1000, 0, 1000000000, 'finished', 10);
-INSERT INTO cid_samples VALUES (90001, 1, 1, 90001, 9000000 + $D, 16 * $D, 10);"
+INSERT INTO cid_samples VALUES (90001, 1, 1, 90001, 9000000 + $D, 16 * $D, 10, 0);"
 is "$(q "SELECT max(depth) FROM path_nodes")" $D "the crafted map is $D frames deep"
 
 # report ARGS...: icppd report of the deep run into $tmp/out, on a

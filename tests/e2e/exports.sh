@@ -157,6 +157,30 @@ t=$("$ICPPD" report -d "$tmp/k.db" --run 1 --k 0)
 contains "$t" "in the kernel, not in this profile" "the report's header gives it too"
 j=$("$ICPPD" report -d "$tmp/k.db" --run 1 --k 0 -f json)
 contains "$j" '"cpu": {"user_s": ' "JSON: the CPU time"
+is "$(q "SELECT sum(kernel_samples) FROM v_cids WHERE run_id = 1" "$tmp/k.db")" 0 \
+	"without --kernel: no sample in the kernel"
+# --kernel: samples in write(2) count, under the user context that called
+# it (the CID from the user registers at the system call)
+"$ICPPD" train $TRAIN_OPTS -q -d "$tmp/k.db" -- "$PROGS/syscalls" 100 >/dev/null
+"$ICPPD" record -q --kernel -d "$tmp/k.db" -- "$PROGS/syscalls" 200 >/dev/null 2>"$tmp/err"
+is $? 0 "record --kernel: exit 0"
+krun=$(last_run "$tmp/k.db")
+is "$(q "SELECT kernel_sampled FROM v_runs WHERE run_id = $krun" "$tmp/k.db")" 1 "v_runs: kernel sampled"
+ks=$(q "SELECT sum(samples) || ' ' || sum(kernel_samples) FROM v_cids WHERE run_id = $krun" "$tmp/k.db")
+ok $(echo "$ks" | awk '{ exit !($2 * 4 >= $1 && $2 > 0) }'; echo $?) \
+	"--kernel: a quarter or more of the samples in the kernel (samples, kernel: $ks)"
+f=$("$ICPPD" report -d "$tmp/k.db" --run "$krun" -f folded)
+ok $(printf '%s\n' "$f" | grep -q '^_start;.*;main;write_loop;.*;\[kernel\] [0-9]*$'; echo $?) \
+	"folded: [kernel] below write_loop's call of write, the whole user stack above"
+is "$(printf '%s\n' "$f" | awk '{ s += $NF } END { print s }')" "${ks%% *}" \
+	"folded: user and kernel samples add up to the run's"
+t=$("$ICPPD" report -d "$tmp/k.db" --run "$krun")
+contains "$t" "in the kernel: ${ks##* } samples" "the header counts the samples in the kernel"
+contains "$t" "[kernel]" "text: [kernel] is a function of the forest, with its callers"
+"$ICPPD" report -d "$tmp/k.db" --run "$krun" --k 0 >/dev/null
+is "$(q "SELECT round(sum(samples)) FROM v_inferred WHERE run_id = $krun" "$tmp/k.db")" \
+	"$(q "SELECT round(sum(samples)) FROM v_cids WHERE run_id = $krun" "$tmp/k.db")" \
+	"v_inferred keeps the kernel samples, in the context that entered the kernel"
 
 # C++: demangled by default, as the symbols spell them on request
 "$ICPPD" train $TRAIN_OPTS -q -d "$tmp/cxx.db" -- "$PROGS/shapes" 60 >/dev/null

@@ -160,9 +160,9 @@ static void test_flush(void)
 	is_int(store__begin_run(st, &ri, &run), 0, "run created");
 	is_int(run, 1, "first run id is 1");
 	for (int i = 0; i < 3; i++)
-		aggregate__add_cid(a, &k1, "main");
+		aggregate__add_cid(a, &k1, "main", false);
 	for (int i = 0; i < 2; i++)
-		aggregate__add_cid(a, &k2, NULL);
+		aggregate__add_cid(a, &k2, NULL, false);
 	aggregate__add_unresolved(a, NULL, 10, 10, CID_NO_CFI);
 	aggregate__add_unresolved(a, m, 10, 10, CID_NO_CFI);
 	aggregate__add_thread(a, 10, 11, "worker");
