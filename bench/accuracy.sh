@@ -75,9 +75,9 @@ run_one() {	# run_one MODE CMD...: prints "ceiling icppd left-out whole"; $train
 	"$icppd" record -q -e "$event" -F "$freq" -d "$work/a.db" -- "$@" >/dev/null
 	# whole stacks, and a function without a symbol as perf names it;
 	# as shown (cut where candidates disagree) and --whole-chains
-	"$icppd" report -d "$work/a.db" -f folded --k inf 2>/dev/null |
+	"$icppd" report -d "$work/a.db" -f folded --k inf --exact --no-demangle 2>/dev/null |
 		sed 's/[^;]*+0x[0-9a-f]*/[unknown]/g' >"$work/i.folded"
-	"$icppd" report -d "$work/a.db" -f folded --k inf --whole-chains 2>/dev/null |
+	"$icppd" report -d "$work/a.db" -f folded --k inf --exact --no-demangle --whole-chains 2>/dev/null |
 		sed 's/[^;]*+0x[0-9a-f]*/[unknown]/g' >"$work/w.folded"
 	no_caller "$work/a.folded" >"$work/nocaller"
 	for x in a b i w; do
