@@ -24,7 +24,7 @@ echo "== recording: make of a small C project, perf record -g and icppd record"
 eval "set -- $cmd"
 "$icppd" record -q -d "$db" -- "$@" >/dev/null 2>&1
 "$icppd" report -d "$db" --k 0 >/dev/null 2>&1	# stores the inference
-perf record -q -e cpu-clock -F 1000 -g -o "$work/perf.data" -- "$@" \
+perf record -q -e cpu-clock:u -F 1000 -g -o "$work/perf.data" -- "$@" \
 	>/dev/null 2>&1
 echo "   icppd: $("$icppd" report -d "$db" -f folded 2>/dev/null |
 	awk '{ s += $NF } END { print s }') samples; perf: $(perf script -i \
@@ -52,7 +52,7 @@ row() {	# row LABEL MODE [PERF_MODE]
 	m=$(col t "$2" 2)
 	ratio=-
 	[ -n "${3:-}" ] && ratio=$(awk -v a="$w" -v b="$(col t "$3" 1)" \
-		'BEGIN { printf "%.2f", b > 0 ? a / b : 0 }')
+		'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
 	printf '%-14s %10s %10.1f %12s\n' "$1" "$w" \
 		"$(awk -v m="$m" 'BEGIN { print m / 1024 }')" "$ratio"
 }

@@ -204,8 +204,11 @@ static const char *one_line(const char *s, char *buf, size_t len)
 			continue;
 		buf[n++] = c;
 	}
-	if (*s && len > 4)
-		memcpy(buf + (n = len - 4), "...", 3), n += 3;
+	if (*s && len > 4) {
+		n = len - 4;
+		memcpy(buf + n, "...", 3);
+		n += 3;
+	}
 	while (n && buf[n - 1] == ' ')
 		n--;
 	buf[n] = '\0';
