@@ -944,6 +944,112 @@ struct module *module_cache__get(struct module_cache *c, const char *path,
 	return m;
 }
 
+static size_t all_bytes(const struct module_cache *c)
+{
+	size_t bytes = 0;
+
+	for (size_t i = 0; i < c->n; i++)
+		bytes += module_bytes(c->mods[i]);
+	return bytes;
+}
+
+/* The symbols of perf-map text @buf (NUL-terminated, changed in place:
+ * names end at their newline) into @m: copied, so @buf may go. */
+static int parse_perfmap(struct module *m, char *buf)
+{
+	size_t cap = 0;
+
+	for (char *line = buf, *next; *line; line = next) {
+		char *end, *name;
+		uint64_t start, size;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		else
+			next = line + strlen(line);
+		if ((size_t)(next - line) > PERFMAP_MAX_LINE)
+			continue;
+		start = strtoull(line, &end, 16);
+		if (end == line || *end != ' ')
+			continue;
+		size = strtoull(name = end + 1, &end, 16);
+		if (end == name || *end != ' ' || !end[1] || !size ||
+		    start + size < start || m->nsyms == MODULE_MAX_SYMBOLS)
+			continue;
+		if (grow(&m->syms, &cap, m->nsyms + 1, sizeof(*m->syms), 256))
+			return -ENOMEM;
+		m->syms[m->nsyms++] = (struct symbol){ start, size, end + 1,
+						       STB_GLOBAL };
+	}
+	return sort_symbols(m);
+}
+
+/* The text of perf map @fd (@size bytes, checked), NUL-terminated;
+ * NULL when it cannot be read. */
+static char *read_all(int fd, size_t size)
+{
+	char *buf = malloc(size + 1);
+	size_t got = 0;
+
+	while (buf && got < size) {
+		ssize_t n = read(fd, buf + got, size - got);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (buf)
+		buf[got] = '\0';
+	return buf;
+}
+
+struct module *module_cache__perfmap(struct module_cache *c, int pid,
+				     uint32_t uid, const struct module *prev)
+{
+	char path[64], *buf;
+	struct module *m;
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
+	fd = sys__open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    st.st_uid != uid || (uint64_t)st.st_size > PERFMAP_MAX_BYTES ||
+	    /* many processes' maps together stay in the cache's budget */
+	    all_bytes(c) + 2 * (size_t)st.st_size > c->max_bytes ||
+	    (prev && prev->origin.dev == (uint64_t)st.st_dev &&
+	     prev->origin.ino == (uint64_t)st.st_ino &&
+	     prev->origin.start == (uint64_t)st.st_size &&
+	     prev->origin.end == (uint64_t)st.st_mtim.tv_nsec +
+				 (uint64_t)st.st_mtim.tv_sec * 1000000000u) ||
+	    grow(&c->mods, &c->cap, c->n + 1, sizeof(*c->mods), 16) ||
+	    !(m = module_alloc(path))) {
+		close(fd);
+		return NULL;
+	}
+	buf = read_all(fd, (size_t)st.st_size);
+	close(fd);
+	if (!buf || parse_perfmap(m, buf)) {
+		free(buf);
+		module__free(m);
+		return NULL;
+	}
+	free(buf);
+	/* what identifies this version of the file: see above */
+	m->origin = (struct module_origin){ pid, (uint64_t)st.st_size,
+		(uint64_t)st.st_mtim.tv_sec * 1000000000u +
+		(uint64_t)st.st_mtim.tv_nsec, (uint64_t)st.st_dev,
+		(uint64_t)st.st_ino };
+	m->cache = c;
+	m->last_use = ++c->clock;
+	m->refs = 1;
+	c->mods[c->n++] = m;
+	return m;
+}
+
 /* The modules nobody holds, and the bytes of all: whether eviction
  * would free some. */
 static bool over(const struct module_cache *c, size_t *idle, size_t *bytes)

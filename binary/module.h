@@ -155,6 +155,28 @@ size_t module_cache__evict(struct module_cache *c,
 			   void (*forget)(void *arg, const struct module *const *m,
 					  size_t n),
 			   void *arg);
+/*
+ * JIT code: the symbols a JIT compiler wrote for process @pid to
+ * /tmp/perf-PID.map ("START SIZE NAME" lines, hex, as perf reads them),
+ * as a module of the cache, held for the caller: named by that path,
+ * no build-id, no CFI, its symbols at the absolute addresses of the
+ * process (module__function() takes them as they are).
+ *
+ * The file is anyone's to craft in /tmp, so it is read only when it is
+ * a regular file with one link, owned by @uid (the process's owner),
+ * opened without following a symlink or blocking, and of at most
+ * PERFMAP_MAX_BYTES, and while the cache with it stays in its byte
+ * budget (a user with many processes cannot grow a root daemon without
+ * bound); lines longer than PERFMAP_MAX_LINE, malformed ones and empty
+ * ranges are skipped.  A new module only when the file is
+ * new or changed since @prev (NULL: none) was read from it; NULL when
+ * it is not (keep @prev), is missing or refused, or memory is short.
+ * @prev stays in the cache while held or counted.
+ */
+#define PERFMAP_MAX_BYTES ((size_t)64 << 20)
+#define PERFMAP_MAX_LINE 4096
+struct module *module_cache__perfmap(struct module_cache *c, int pid,
+				     uint32_t uid, const struct module *prev);
 /* Whether module_cache__evict() would free some module now. */
 bool module_cache__over(const struct module_cache *c);
 /* Modules in the cache, held or not. */

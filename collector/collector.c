@@ -135,6 +135,66 @@ void collector__peek(struct collector *c, const struct perf_event_header *h)
 	}
 }
 
+/* How often a sample in JIT code without a symbol looks at the perf map
+ * again: the compiler appends as it goes. */
+#define JIT_RECHECK_NS 100000000
+
+/* The function of JIT code at @ip in @p's perf map, read or read again
+ * when @ip has none (at most every JIT_RECHECK_NS of sample time).
+ * 0, or -ENOENT. */
+static int jit_function(struct collector *c, struct process *p, uint64_t ip,
+			uint64_t time, struct module_func *f)
+{
+	struct module *m;
+	uint32_t uid;
+
+	if (p->jit && !module__function(p->jit, ip, f))
+		return 0;
+	if (p->ignored || (p->jit_checked && time >= p->jit_checked &&
+			   time - p->jit_checked < JIT_RECHECK_NS))
+		return -ENOENT;
+	p->jit_checked = time ? time : 1;
+	if (procfs__uid((pid_t)p->pid, &uid))
+		return -ENOENT;
+	m = module_cache__perfmap(c->modules, (int)p->pid, uid, p->jit);
+	if (m) {
+		module__release(p->jit);
+		p->jit = m;
+	}
+	return p->jit ? module__function(p->jit, ip, f) : -ENOENT;
+}
+
+/*
+ * A CID in JIT code: its function from the perf map, its height from the
+ * SP, as no CFI describes the frame (so a function's samples spread over
+ * the heights its pushes reach).  Not learned: no unwinding goes through
+ * such code, so reports show its callers as unknown.
+ */
+static enum cid_failure jit_cid(struct collector *c, struct process *p,
+				const struct perf_sample *s,
+				struct cid_key *key, const char **name,
+				const struct module **where, uint64_t *stack_top)
+{
+	struct module_func f;
+	uint64_t base;
+	int ret;
+
+	if (jit_function(c, p, s->uip, s->time, &f))
+		return CID_ANON_CODE;
+	*where = p->jit;
+	ret = stack__base(p, s->sp, s->time, &base);
+	if (ret)
+		return (enum cid_failure)ret;
+	if (s->sp >= base)
+		return CID_SP_OUTSIDE_STACK;
+	*key = (struct cid_key){ .mod = p->jit, .func = f.start,
+		.height = (int64_t)(base - s->sp), .pid = s->pid,
+		.tid = s->tid, .prog = p->exe };
+	*name = f.name;
+	*stack_top = base;
+	return CID_NR_FAILURES;	/* success */
+}
+
 static enum cid_failure form_cid(struct collector *c,
 				 const struct perf_sample *s,
 				 struct cid_key *key, const char **name,
@@ -156,6 +216,8 @@ static enum cid_failure form_cid(struct collector *c,
 	if (!p || (i = space__find_map(p, s->uip)) < 0)
 		return CID_NO_MAPPING;
 	m = &p->maps[i];
+	if (m->kind == REGION_ANON)
+		return jit_cid(c, p, s, key, name, where, stack_top);
 	if (m->kind != REGION_MODULE)
 		return CID_ANON_CODE;
 	*where = m->mod;

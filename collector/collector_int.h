@@ -64,6 +64,9 @@ struct process {
 	 * the process back in user space, its base final. */
 	uint64_t exec_unread;
 	struct module *exe;	/* the executable, NULL if unknown; held */
+	struct module *jit;	/* its /tmp/perf-PID.map, NULL if none;
+				 * held */
+	uint64_t jit_checked;	/* sample time the map was last looked at */
 	bool exe_pending;	/* exec seen: the next file mapped is it */
 	/* The filter refused it: its code is not opened as modules (a
 	 * daemon must not open every library of every process).  Decided

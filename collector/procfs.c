@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -296,4 +297,16 @@ int procfs__online_cpus(int **cpus, size_t *n)
 	if (ret)
 		return ret;
 	return procfs__parse_cpu_list(buf, cpus, n);
+}
+
+int procfs__uid(pid_t pid, uint32_t *uid)
+{
+	char path[32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &st))
+		return -errno;
+	*uid = (uint32_t)st.st_uid;
+	return 0;
 }

@@ -55,6 +55,9 @@ int procfs__wait_main_stack_base(pid_t pid, int timeout_ms, uint64_t *base);
  */
 int procfs__exec_stack_base(pid_t pid, uint64_t *base, char comm[16]);
 int procfs__comm(pid_t pid, pid_t tid, char *buf, size_t len);
+/* The owner of process @pid (its /proc directory's: the effective uid).
+ * 0 or -errno. */
+int procfs__uid(pid_t pid, uint32_t *uid);
 /* The path /proc/PID/exe names, into @buf.  0 or -errno. */
 int procfs__exe(pid_t pid, char *buf, size_t len);
 /* Calls @cb for each mapping; stops at the first non-zero return. */

@@ -141,6 +141,7 @@ void space__drop_proc(struct collector *c, struct process *p)
 	space__set_exec_unread(c, p, 0);
 	space__release_maps(p);
 	space__set_exe(p, NULL);
+	module__release(p->jit);
 	free(p->maps);
 	space__table_delete(&c->procs, p);
 }

@@ -234,6 +234,7 @@ static int load_node(void *arg, const struct store_node *n)
 struct unexplained {
 	struct infer *inf;
 	struct cct *cct;
+	const struct run_profile *p;
 	struct prog_modules {
 		int64_t program;
 		int64_t *ids;
@@ -258,12 +259,19 @@ static int note_unexplained(void *arg, const struct store_cid *c)
 	struct unexplained *u = arg;
 	const struct infer_cand *cands;
 	const struct cct_frame *f;
+	const struct store_module *m;
 	struct prog_modules *pm = NULL;
 
 	if (!c->program_id ||
 	    infer__lookup(u->inf, c->program_id, c->function_id, c->height,
 			  &cands) ||
 	    !(f = cct__frame(u->cct, c->function_id)) || !f->module_id)
+		return 0;
+	/* JIT code (a perf map): no binary holds its calls */
+	m = run_profile__module(u->p, f->module_id);
+	if (m && !strncmp(m->path, "/tmp/perf-", 10) &&
+	    strlen(m->path) > 14 && !strcmp(m->path + strlen(m->path) - 4,
+					     ".map"))
 		return 0;
 	for (size_t i = 0; i < u->nprogs && !pm; i++)
 		if (u->progs[i].program == c->program_id)
@@ -290,7 +298,7 @@ static int note_unexplained(void *arg, const struct store_cid *c)
 static int load_static(struct store *st, const struct store_selection *sel,
 		       struct run_profile *p, struct infer *inf)
 {
-	struct unexplained u = { inf, p->cct, NULL, 0, 0 };
+	struct unexplained u = { inf, p->cct, p, NULL, 0, 0 };
 	int ret = store__run_cids(st, sel, note_unexplained, &u);
 
 	if (ret)

@@ -182,6 +182,32 @@ is "$(q "SELECT round(sum(samples)) FROM v_inferred WHERE run_id = $krun" "$tmp/
 	"$(q "SELECT round(sum(samples)) FROM v_cids WHERE run_id = $krun" "$tmp/k.db")" \
 	"v_inferred keeps the kernel samples, in the context that entered the kernel"
 
+# JIT code: jit copies a function into anonymous memory and names it in
+# /tmp/perf-PID.map, as node --perf-basic-prof does
+jit_run() {	# jit_run DB MODE: records jit for 200 ms; its pid
+	"$ICPPD" record -q -d "$1" -- "$PROGS/jit" 200 "$2" >/dev/null 2>&1
+	q "SELECT target_pid FROM v_runs ORDER BY run_id DESC LIMIT 1" "$1"
+}
+jpid=$(jit_run "$tmp/j.db" file)
+# (a flat profile: whether this short run learned any path is chance)
+f=$("$ICPPD" report -d "$tmp/j.db" -f folded --k 0 2>/dev/null)
+jit=$(printf '%s\n' "$f" | sed -n 's/^jit_spin \([0-9]*\)$/\1/p')
+ok $([ "${jit:-0}" -ge "$(min_samples 200)" ]; echo $?) "JIT: samples in jit_spin, named by the perf map ($jit)"
+is "$(q "SELECT DISTINCT module FROM v_cids WHERE function = 'jit_spin'" "$tmp/j.db")" \
+	"/tmp/perf-$jpid.map" "JIT: the function's module is the perf map"
+rm -f "/tmp/perf-$jpid.map"
+for mode in none link chown; do
+	[ "$mode" = chown ] && [ "$(id -u)" -ne 0 ] &&
+		{ skip "needs root to give the map away" "JIT map of another user"; continue; }
+	rm -f "$tmp/j2.db"*
+	jpid=$(jit_run "$tmp/j2.db" "$mode")
+	is "$(q "SELECT count(*) FROM v_cids WHERE function = 'jit_spin'" "$tmp/j2.db")" 0 \
+		"JIT map '$mode': not read"
+	ok $([ "$(q "SELECT COALESCE(sum(samples), 0) FROM v_unresolved WHERE reason = 'anon_code'" "$tmp/j2.db")" \
+		-ge "$(min_samples 200)" ]; echo $?) "JIT map '$mode': its samples counted as anon_code"
+	rm -f "/tmp/perf-$jpid.map" "/tmp/perf-$jpid.other"
+done
+
 # C++: demangled by default, as the symbols spell them on request
 "$ICPPD" train $TRAIN_OPTS -q -d "$tmp/cxx.db" -- "$PROGS/shapes" 60 >/dev/null
 "$ICPPD" record -q -d "$tmp/cxx.db" -- "$PROGS/shapes" 60 >/dev/null

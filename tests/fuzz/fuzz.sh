@@ -7,8 +7,8 @@ set -u
 secs=${FUZZ_SECONDS:-8}
 bin=${FUZZ_BIN:?}
 corpus=${FUZZ_CORPUS:?}
-names="module cfi notes elfimage record config folded"
-echo "1..7"
+names="module cfi notes elfimage record config folded perfmap"
+echo "1..8"
 if [ ! -d "$corpus/folded" ]; then
 	if ! sh "$TESTS_SRCDIR/fuzz/seeds.sh" "$TESTS_SRCDIR" "$corpus" \
 		>"$corpus.seeds.log" 2>&1; then

@@ -72,3 +72,13 @@ _start;__libc_start_main;main;other 0.25
 main;[unknown caller] 7
 FOLD
 printf 'a;b 1\r\nc 2\n\n' >"$out/folded/crlf"
+mkdir -p "$out/perfmap"
+cat >"$out/perfmap/node" <<'MAP'
+3a1c00a0 1c LazyCompile:~run /app/index.js:12
+3a1c0100 80 Builtin:ArgumentsAdaptorTrampoline
+3a1c0100 40 Stub:CEntryStub
+7f0000001000 ffffffffffffffff huge
+zz 10 not hex
+3a1c0200 0 empty
+MAP
+printf '10 10 a\n20 10 b' >"$out/perfmap/nonewline"

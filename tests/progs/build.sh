@@ -27,6 +27,7 @@ $cc $common -fno-omit-frame-pointer -o "$out/arrdemo" "$src/arrdemo.c"
 $cc $common -fomit-frame-pointer -o "$out/sigframe" "$src/sigframe.c"
 $cc $common -rdynamic -o "$out/mapper" "$src/mapper.c" -ldl
 $cc $common -o "$out/syscalls" "$src/syscalls.c"
+$cc $common -o "$out/jit" "$src/jit.c"
 ${CXX:-g++} $common -o "$out/shapes" "$src/shapes.cc"
 $cc -O2 -Wall -o "$out/shpatch" "$src/shpatch.c"
 $cc -O2 -Wall -o "$out/ctlpeer" "$src/ctlpeer.c"
