@@ -305,7 +305,8 @@ int cmd_report(int argc, char **argv)
 	st = report__open(o.db);
 	if (!st || select_runs(st, &o, &sel, exe_path, sizeof(exe_path)) ||
 	    run_profile__infer(st, &sel, profile_flags(&o, &v), &p) ||
-	    report__check(&p, o.db, o.pid || o.exe || o.comm, v.k))
+	    report__check(&p, o.db, o.pid || o.exe || o.comm,
+			  v.nsort ? 0 : v.k))	/* a flat table needs no map */
 		goto out;
 	if (o.lines && !(v.lines = lines__new()))
 		goto out;

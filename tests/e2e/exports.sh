@@ -208,6 +208,12 @@ for mode in none link chown; do
 	rm -f "/tmp/perf-$jpid.map" "/tmp/perf-$jpid.other"
 done
 
+# A flat table needs no path map
+"$ICPPD" record -q --no-learn -d "$tmp/nomap.db" -- "$PROGS/heights-nofp" 30 >/dev/null 2>&1
+t=$("$ICPPD" report -d "$tmp/nomap.db" --sort dso,sym 2>/dev/null)
+is $? 0 "--sort without a path map: exit 0"
+ok $(printf '%s\n' "$t" | grep -q ' heights-nofp  *recurse$'; echo $?) "... and the table lists recurse"
+
 # C++: demangled by default, as the symbols spell them on request
 "$ICPPD" train $TRAIN_OPTS -q -d "$tmp/cxx.db" -- "$PROGS/shapes" 60 >/dev/null
 "$ICPPD" record -q -d "$tmp/cxx.db" -- "$PROGS/shapes" 60 >/dev/null
