@@ -189,9 +189,10 @@ static void merge(struct profile_list *l)
 }
 
 /* report__folded()'s contexts into a list. */
-static int add_context(void *arg, const char *key, int64_t leaf, double weight)
+static int add_context(void *arg, const char *key, int64_t group,
+		       double weight)
 {
-	(void)leaf;
+	(void)group;
 	return add_entry(arg, key, weight);
 }
 

@@ -56,13 +56,18 @@ int procfs__parse_stat(const char *buf, struct procfs_stat *st)
 			break;
 		if (++field == 3) {
 			st->state = *p;
-		} else if (field == 27 || field == 28) {
+		} else if (field == 14 || field == 15 || field == 27 ||
+			   field == 28) {
 			char *end;
 			unsigned long long v = strtoull(p, &end, 10);
 
 			if (end == p)
 				return -EINVAL;
-			if (field == 27) {
+			if (field == 14) {
+				st->utime = v;
+			} else if (field == 15) {
+				st->stime = v;
+			} else if (field == 27) {
 				st->end_code = v;
 			} else {
 				st->start_stack = v;
@@ -308,5 +313,21 @@ int procfs__uid(pid_t pid, uint32_t *uid)
 	if (stat(path, &st))
 		return -errno;
 	*uid = (uint32_t)st.st_uid;
+	return 0;
+}
+
+int procfs__cpu_ns(pid_t pid, int64_t *user, int64_t *sys)
+{
+	struct procfs_stat st;
+	long hz = sysconf(_SC_CLK_TCK);
+	int ret = read_stat(pid, &st);
+
+	if (ret)
+		return ret;
+	if (hz <= 0 ||
+	    st.utime > INT64_MAX / 1000000000 || st.stime > INT64_MAX / 1000000000)
+		return -EINVAL;
+	*user = (int64_t)st.utime * (1000000000 / hz);
+	*sys = (int64_t)st.stime * (1000000000 / hz);
 	return 0;
 }

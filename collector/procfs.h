@@ -20,11 +20,13 @@ struct procfs_map {
 struct procfs_stat {
 	char comm[16];		/* field 2, without its parentheses */
 	char state;		/* field 3: R, S, Z... */
+	uint64_t utime, stime;	/* fields 14 and 15, clock ticks */
 	uint64_t end_code;	/* field 27 */
 	uint64_t start_stack;	/* field 28 */
 };
 
-/* Fields 2, 3, 27 and 28 of a /proc/PID/stat line in @buf (see below).
+/* Fields 2, 3, 14, 15, 27 and 28 of a /proc/PID/stat line in @buf (see
+ * below).
  * 0, or -EINVAL. */
 int procfs__parse_stat(const char *buf, struct procfs_stat *st);
 
@@ -55,6 +57,9 @@ int procfs__wait_main_stack_base(pid_t pid, int timeout_ms, uint64_t *base);
  */
 int procfs__exec_stack_base(pid_t pid, uint64_t *base, char comm[16]);
 int procfs__comm(pid_t pid, pid_t tid, char *buf, size_t len);
+/* The CPU time process @pid (all its threads) used so far, user and
+ * system, in ns.  0 or -errno. */
+int procfs__cpu_ns(pid_t pid, int64_t *user, int64_t *sys);
 /* The owner of process @pid (its /proc directory's: the effective uid).
  * 0 or -errno. */
 int procfs__uid(pid_t pid, uint32_t *uid);

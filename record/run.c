@@ -50,6 +50,9 @@ struct run {
 	int status;			/* the child's wait status */
 	struct rusage usage;		/* its CPU time, with the children
 					 * it waited for */
+	int64_t attach_cpu[2];		/* attached: the process's user and
+					 * system time at the start; -1:
+					 * unknown */
 	int64_t started;		/* clock__mono_ns() at the start */
 	int stop;			/* RECORDER_STOP | HUP: interrupted */
 	bool child_done;
@@ -338,6 +341,9 @@ static int go(struct run *r)
 
 	r->started = clock__mono_ns();
 	if (!r->command) {
+		if (procfs__cpu_ns((pid_t)r->o->pid, &r->attach_cpu[0],
+				   &r->attach_cpu[1]))
+			r->attach_cpu[0] = -1;
 		if (!recorder__enable(r->rec))
 			return 0;
 		log_error("enabling the events: %s", strerror(errno));
@@ -390,12 +396,22 @@ static int64_t tv_ns(const struct timeval *tv)
 	return (int64_t)tv->tv_sec * 1000000000 + (int64_t)tv->tv_usec * 1000;
 }
 
-/* The command's CPU time, stored and said: samples see only its user
- * time, so the kernel's share is what the profile leaves out. */
+/* The command's CPU time during the run, stored and said: samples see
+ * only its user time, so the kernel's share is what the profile leaves
+ * out.  An attached process: what /proc says it used since the start
+ * (nothing when it is gone). */
 static void cpu_summary(struct run *r)
 {
 	int64_t user = tv_ns(&r->usage.ru_utime),
 		sys = tv_ns(&r->usage.ru_stime);
+
+	if (!r->command && (r->attach_cpu[0] < 0 ||
+	    procfs__cpu_ns((pid_t)r->o->pid, &user, &sys)))
+		return;
+	if (!r->command) {
+		user -= r->attach_cpu[0];
+		sys -= r->attach_cpu[1];
+	}
 
 	if (store__run_cpu(r->store, recorder__run_id(r->rec), user, sys))
 		log_warn("%s", store__error(r->store));
@@ -442,8 +458,7 @@ static int finish(struct run *r, struct outfile *out)
 		       errno == EINTR)
 			;
 	}
-	if (r->command)
-		cpu_summary(r);
+	cpu_summary(r);
 	r->child.pid = -1;
 	ret = r->command ? exit_code(r->status) : 0;
 	if (failed && !ret)

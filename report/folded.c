@@ -10,13 +10,17 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/hindex.h"
 #include "report/render.h"
 
-/* The frames of forest node @i up to its root, outermost first; the
- * root's frame (the leaf function) in *@leaf. */
+/* The frames of forest node @i up to its root, outermost first; in
+ * *@group the root's frame (the leaf function), mixed with the outermost
+ * frame when that is a process: the weight report__round() keeps whole
+ * (a CID's samples, of one process when processes are apart). */
 static char *folded_key(const struct cct *t, const struct kccf *f, uint32_t i,
-			int64_t *leaf)
+			int64_t *group)
 {
+	int64_t outer = kccf__node(f, i)->frame, leaf = outer;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);
@@ -24,10 +28,12 @@ static char *folded_key(const struct cct *t, const struct kccf *f, uint32_t i,
 	if (!m)
 		return NULL;
 	for (; i != KCCF_NONE; i = kccf__node(f, i)->parent) {
-		*leaf = kccf__node(f, i)->frame;
+		leaf = kccf__node(f, i)->frame;
 		fprintf(m, "%s%s", cct__name(t, kccf__node(f, i)->frame),
 			kccf__node(f, i)->parent == KCCF_NONE ? "" : ";");
 	}
+	*group = cct__kind(t, outer) == CCT_PROCESS ?
+		 (int64_t)hindex__mix((uint64_t)leaf, (uint64_t)outer) : leaf;
 	if (fclose(m)) {
 		free(buf);
 		return NULL;
@@ -36,7 +42,7 @@ static char *folded_key(const struct cct *t, const struct kccf *f, uint32_t i,
 }
 
 int report__folded(struct cct *t, uint32_t k,
-		   int (*fn)(void *arg, const char *key, int64_t leaf,
+		   int (*fn)(void *arg, const char *key, int64_t group,
 			     double weight),
 		   void *arg)
 {
@@ -49,7 +55,7 @@ int report__folded(struct cct *t, uint32_t k,
 	for (uint32_t i = 0; i < kccf__size(f) && !ret; i++) {
 		const struct kccf_node *n = kccf__node(f, i);
 		double self = n->weight;
-		int64_t leaf = 0;
+		int64_t group = 0;
 		char *key;
 
 		for (uint32_t c = n->first_child; c != KCCF_NONE;
@@ -57,8 +63,8 @@ int report__folded(struct cct *t, uint32_t k,
 			self -= kccf__node(f, c)->weight;
 		if (self <= 1e-9)
 			continue;
-		key = folded_key(t, f, i, &leaf);
-		ret = key ? fn(arg, key, leaf, self) : -ENOMEM;
+		key = folded_key(t, f, i, &group);
+		ret = key ? fn(arg, key, group, self) : -ENOMEM;
 		free(key);
 	}
 	kccf__free(f);
@@ -70,26 +76,27 @@ struct folded_lines {
 	const struct render *r;
 	char **keys;
 	double *w;
-	int64_t *leaf, *count;
+	int64_t *group, *count;
 	size_t n, cap, cap2, cap3;
 };
 
-static int keep_line(void *arg, const char *key, int64_t leaf, double weight)
+static int keep_line(void *arg, const char *key, int64_t group, double weight)
 {
 	struct folded_lines *l = arg;
 
 	if (grow(&l->keys, &l->cap, l->n + 1, sizeof(*l->keys), 256) ||
 	    grow(&l->w, &l->cap2, l->n + 1, sizeof(*l->w), 256) ||
-	    grow(&l->leaf, &l->cap3, l->n + 1, sizeof(*l->leaf), 256) ||
+	    grow(&l->group, &l->cap3, l->n + 1, sizeof(*l->group), 256) ||
 	    !(l->keys[l->n] = strdup(key)))
 		return -ENOMEM;
 	l->w[l->n] = weight;
-	l->leaf[l->n++] = leaf;
+	l->group[l->n++] = group;
 	return 0;
 }
 
 /*
- * Whole counts unless --exact, rounded per leaf function (report__round)
+ * Whole counts unless --exact, rounded per leaf function and process
+ * (report__round)
  * before --min-percent hides any line, so that the lines shown carry
  * the counts a full report gives them; a line whose count is 0 is not
  * written (its weight went to its function's other lines).
@@ -98,7 +105,7 @@ static int write_lines(const struct render *r, struct folded_lines *l)
 {
 	if (!r->v->exact &&
 	    (!(l->count = malloc((l->n ? l->n : 1) * sizeof(*l->count))) ||
-	     report__round(l->w, l->leaf, l->n, l->count)))
+	     report__round(l->w, l->group, l->n, l->count)))
 		return -ENOMEM;
 	for (size_t i = 0; i < l->n; i++) {
 		double w = l->count ? (double)l->count[i] : l->w[i];
@@ -126,7 +133,7 @@ int render__folded(const struct render *r)
 		free(l.keys[i]);
 	free(l.keys);
 	free(l.w);
-	free(l.leaf);
+	free(l.group);
 	free(l.count);
 	return err ? -1 : 0;
 }

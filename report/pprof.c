@@ -338,7 +338,22 @@ static bool values(const struct builder *b, const struct cct_record *recs,
 	return v[0] > 0 || v[1] > 0;
 }
 
-/* Whole counts for the records (report__round, grouped by leaf). */
+/* A record's rounding group: its leaf function, and its process when
+ * the profile has them (a CID's samples in one process are whole). */
+static int64_t group_of(struct cct *t, uint32_t node)
+{
+	int64_t leaf = cct__node(t, node)->frame;
+	uint32_t x = node;
+
+	while (cct__node(t, x)->parent != CCT_ROOT)
+		x = cct__node(t, x)->parent;
+	return is_process(t, cct__node(t, x)->frame) ?
+	       (int64_t)hindex__mix((uint64_t)leaf,
+				    (uint64_t)cct__node(t, x)->frame) : leaf;
+}
+
+/* Whole counts for the records (report__round, grouped by leaf and
+ * process). */
 static int count_records(struct builder *b, const struct cct_record *recs,
 			 size_t n)
 {
@@ -350,7 +365,7 @@ static int count_records(struct builder *b, const struct cct_record *recs,
 	if (w && leaf && b->counts) {
 		for (size_t i = 0; i < n; i++) {
 			w[i] = recs[i].weight > 0 ? recs[i].weight : 0;
-			leaf[i] = cct__node(b->in->cct, recs[i].node)->frame;
+			leaf[i] = group_of(b->in->cct, recs[i].node);
 		}
 		ret = report__round(w, leaf, n, b->counts);
 	}

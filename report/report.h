@@ -79,17 +79,19 @@ int report__check(const struct run_profile *p, const char *db,
 		  bool filtered, uint32_t k);
 
 /* Calls @fn for every k-context of @t (exclusive weights): @key is its
- * frames, outermost first, joined by ';' (valid in the call), @leaf its
- * innermost frame.  0, the first non-zero return of @fn, or
- * kccf__build's -ENOMEM or -E2BIG. */
+ * frames, outermost first, joined by ';' (valid in the call); @group
+ * names its innermost frame, and its process when the context starts
+ * with one (report__round()'s groups).  0, the first non-zero return of
+ * @fn, or kccf__build's -ENOMEM or -E2BIG. */
 int report__folded(struct cct *t, uint32_t k,
-		   int (*fn)(void *arg, const char *key, int64_t leaf,
+		   int (*fn)(void *arg, const char *key, int64_t group,
 			     double weight),
 		   void *arg);
 
 /*
  * Whole counts for @n weights @w, into @out: within each group (@group,
- * the leaf function: a function's samples are a whole number), the
+ * the leaf function, or of one process: such samples are a whole
+ * number), the
  * counts add up to the group's weight rounded, shared by largest
  * remainder, so exports in integers lose no weight.  A weight may get
  * 0.  0 or -ENOMEM.

@@ -49,7 +49,8 @@
  *   paper's outcomes).  Reports read the rates per outcome of the
  *   latest validation of a build to state their expected correctness.
  * - runs.user_ns and system_ns (version 10) are the CPU time of the
- *   command icppd ran (its rusage, with the descendants it waited for):
+ *   command icppd ran (its rusage, with the descendants it waited for),
+ *   or of an attached process while attached (/proc/PID/stat):
  *   samples see user time only, so the kernel's share says what a
  *   profile without --kernel cannot show.  With --kernel (runs.kernel)
  *   samples in the kernel count too, under the CID of the user code
@@ -498,7 +499,8 @@ const struct store_migration icppd_migrations[] = {
 	},
 	/* 9 -> 10: the kernel.  The CPU time of the command (user and
 	 * system), so a run says how much of it was in the kernel (NULL:
-	 * not measured: attached runs, the daemon); whether the run
+	 * not measured: the daemon, an attached process that ended first);
+	 * whether the run
 	 * sampled the kernel (record --kernel), and of each CID's samples
 	 * those taken in the kernel, on behalf of the user context that
 	 * entered it. */

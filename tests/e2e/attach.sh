@@ -33,4 +33,9 @@ is "$(q "SELECT command || ' ' || target_pid FROM v_runs WHERE run_id = $run")" 
 	"run records the attached pid"
 is "$(q "SELECT exit_status IS NULL FROM v_runs WHERE run_id = $run")" 1 \
 	"no exit status for an attached process"
+# its CPU time while attached, from /proc: the spinning thread's, about
+# a second, never more than the CPU time measured around icppd
+us=$(q "SELECT CAST(1000 * (user_s + system_s) AS INTEGER) FROM v_runs WHERE run_id = $run")
+ok $([ "${us:-0}" -ge 1 ] && [ "${us:-0}" -le $((cpu + 20)) ]; echo $?) \
+	"attached: the process's CPU time during the run (${us:-NULL} ms, $cpu ms around it)"
 done_testing
