@@ -457,7 +457,8 @@ int report__check(const struct run_profile *p, const char *db, bool filtered,
 			  p->unmapped_path : "COMMAND");
 		return -1;
 	}
-	if (p->unmapped)
+	/* a flat profile (k = 0, --sort) shows no callers to miss */
+	if (p->unmapped && k != 0)
 		log_warn("%zu of %zu programs have no path map (%s): their "
 			 "samples appear under [unknown callers ...]",
 			 p->unmapped, p->programs, p->unmapped_path);

@@ -210,8 +210,9 @@ done
 
 # A flat table needs no path map
 "$ICPPD" record -q --no-learn -d "$tmp/nomap.db" -- "$PROGS/heights-nofp" 30 >/dev/null 2>&1
-t=$("$ICPPD" report -d "$tmp/nomap.db" --sort dso,sym 2>/dev/null)
+t=$("$ICPPD" report -d "$tmp/nomap.db" --sort dso,sym 2>"$tmp/err")
 is $? 0 "--sort without a path map: exit 0"
+is "$(cat "$tmp/err")" "" "... and no warning about callers it does not show"
 ok $(printf '%s\n' "$t" | grep -q ' heights-nofp  *recurse$'; echo $?) "... and the table lists recurse"
 
 # C++: demangled by default, as the symbols spell them on request
