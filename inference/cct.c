@@ -292,6 +292,16 @@ enum cct_frame_kind cct__kind(const struct cct *t, int64_t id)
 	return f ? f->kind : CCT_FUNCTION;
 }
 
+int64_t cct__process_of(struct cct *t, uint32_t i)
+{
+	if (i == CCT_ROOT)
+		return 0;
+	while (t->nodes[i].parent != CCT_ROOT)
+		i = t->nodes[i].parent;
+	return cct__kind(t, t->nodes[i].frame) == CCT_PROCESS ?
+	       t->nodes[i].frame : 0;
+}
+
 const struct cct_frame *cct__frame(const struct cct *t, int64_t id)
 {
 	uint32_t i = find_frame(t, id);

@@ -120,6 +120,9 @@ int64_t cct__pseudo(struct cct *t, int64_t func, int64_t height);
  * @comm, named @comm: its id (< 0), the same one for the same pair; 0
  * when out of memory. */
 int64_t cct__process(struct cct *t, int64_t pid, const char *comm);
+/* The process frame that starts the context of node @i, or 0 when it
+ * starts with no process frame. */
+int64_t cct__process_of(struct cct *t, uint32_t i);
 /* The "[kernel]" frame: its id (< 0), always the same; 0 when out of
  * memory. */
 int64_t cct__kernel(struct cct *t);

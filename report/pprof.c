@@ -255,7 +255,8 @@ static int add_sample(struct builder *b, const struct cct_record *r)
 	    grow(&b->procs, &b->procs_cap, b->nsamples + 1,
 		 sizeof(*b->procs), 256))
 		return b->err = -ENOMEM;
-	b->procs[b->nsamples] = 0;
+	/* its process: labels, not a frame (also when --k cuts it off) */
+	b->procs[b->nsamples] = cct__process_of(t, r->node);
 	perftools__profiles__sample__init(&b->samples[b->nsamples]);
 	/* location ids go to a shared array; pointers are fixed up later */
 	b->samples[b->nsamples].location_id = (uint64_t *)(uintptr_t)b->nids;
@@ -266,10 +267,8 @@ static int add_sample(struct builder *b, const struct cct_record *r)
 				cct__node(t, below)->call_site;
 		uint64_t id;
 
-		if (is_process(t, n->frame)) {
-			b->procs[b->nsamples] = n->frame; /* labels, not a frame */
+		if (is_process(t, n->frame))
 			break;
-		}
 		id = location(b, n->frame, site);
 		if (b->err)
 			return b->err;
@@ -285,13 +284,6 @@ static int add_sample(struct builder *b, const struct cct_record *r)
 	}
 	if (root_map)
 		b->map_roots[root_map - 1] += r->weight;
-	/* cut by --k: the process is still the outermost frame */
-	while (!b->procs[b->nsamples] && x != CCT_ROOT &&
-	       cct__node(t, x)->parent != CCT_ROOT)
-		x = cct__node(t, x)->parent;
-	if (!b->procs[b->nsamples] && x != CCT_ROOT &&
-	    is_process(t, cct__node(t, x)->frame))
-		b->procs[b->nsamples] = cct__node(t, x)->frame;
 	b->nsamples++;
 	return 0;
 }
@@ -342,14 +334,11 @@ static bool values(const struct builder *b, const struct cct_record *recs,
  * the profile has them (a CID's samples in one process are whole). */
 static int64_t group_of(struct cct *t, uint32_t node)
 {
-	int64_t leaf = cct__node(t, node)->frame;
-	uint32_t x = node;
+	int64_t leaf = cct__node(t, node)->frame,
+		proc = cct__process_of(t, node);
 
-	while (cct__node(t, x)->parent != CCT_ROOT)
-		x = cct__node(t, x)->parent;
-	return is_process(t, cct__node(t, x)->frame) ?
-	       (int64_t)hindex__mix((uint64_t)leaf,
-				    (uint64_t)cct__node(t, x)->frame) : leaf;
+	return proc ? (int64_t)hindex__mix((uint64_t)leaf, (uint64_t)proc) :
+	       leaf;
 }
 
 /* Whole counts for the records (report__round, grouped by leaf and

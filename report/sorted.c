@@ -35,17 +35,6 @@ static bool wants(const struct report_view *v, enum report_sort key)
 	return false;
 }
 
-/* The process frame above CCT node @node, or 0. */
-static int64_t process_of(struct cct *t, uint32_t node)
-{
-	uint32_t x = node;
-
-	while (cct__node(t, x)->parent != CCT_ROOT)
-		x = cct__node(t, x)->parent;
-	return cct__kind(t, cct__node(t, x)->frame) == CCT_PROCESS ?
-	       cct__node(t, x)->frame : 0;
-}
-
 static int add(struct sorted *s, const struct sorted_entry *k)
 {
 	uint64_t h = hindex__mix(hindex__mix(hindex__mix(12,
@@ -152,7 +141,8 @@ int render__sorted(const struct render *r)
 	for (size_t i = 0; i < n && !ret; i++) {
 		int64_t leaf = cct__node(t, recs[i].node)->frame;
 		const struct cct_frame *f = cct__frame(t, leaf);
-		struct sorted_entry k = { proc ? process_of(t, recs[i].node) : 0,
+		struct sorted_entry k = {
+			proc ? cct__process_of(t, recs[i].node) : 0,
 			dso && f ? f->module_id : 0, sym ? leaf : 0,
 			recs[i].weight };
 
