@@ -257,6 +257,19 @@ static void print_comms(const struct render *r)
 		"them\n", p->ncomms > shown ? ", ..." : "");
 }
 
+/* What the header and report__check() say of the binaries whose calls
+ * could not be read, into @buf. */
+static const char *unreadable_line(const struct static_calls_stats *c,
+				   char *buf, size_t len)
+{
+	snprintf(buf, len, "%u binar%s not readable, so %s callers may stay "
+		 "unknown: %s (%s)%s", c->unreadable,
+		 c->unreadable > 1 ? "ies" : "y",
+		 c->unreadable > 1 ? "their" : "its", c->unreadable_path,
+		 c->unreadable_why, c->unreadable > 1 ? " and others" : "");
+	return buf;
+}
+
 void render__header(const struct render *r)
 {
 	const struct infer_stats *s = &r->p->stats;
@@ -287,13 +300,12 @@ void render__header(const struct render *r)
 				"binar%s, for samples the path maps do not "
 				"explain\n", (unsigned long long)c->calls,
 				c->modules, c->modules > 1 ? "ies" : "y");
-		if (c->unreadable)
-			fprintf(r->out, "%u binar%s not readable (gone, or "
-				"another build now), so %s callers may stay "
-				"unknown: %s\n", c->unreadable,
-				c->unreadable > 1 ? "ies" : "y",
-				c->unreadable > 1 ? "their" : "its",
-				c->unreadable_path);
+		if (c->unreadable) {
+			char line[512];
+
+			fprintf(r->out, "%s\n", unreadable_line(c, line,
+								 sizeof(line)));
+		}
 	}
 }
 
@@ -462,6 +474,14 @@ int report__check(const struct run_profile *p, const char *db, bool filtered,
 		log_warn("%zu of %zu programs have no path map (%s): their "
 			 "samples appear under [unknown callers ...]",
 			 p->unmapped, p->programs, p->unmapped_path);
+	/* said on stderr too: folded, pprof and JSON have no header, and
+	 * another user's report differs from the owner's for this alone */
+	if (p->calls && static_calls__stats(p->calls)->unreadable && k != 0) {
+		char line[512];
+
+		log_warn("%s", unreadable_line(static_calls__stats(p->calls),
+					       line, sizeof(line)));
+	}
 	return 0;
 }
 

@@ -149,13 +149,16 @@ static struct scanned *scan(struct static_calls *sc,
 	x->m = module__open(sm->path);
 	if (!x->m)
 		return NULL;
-	if (!module__error(x->m) &&
-	    !strcmp(module__build_id(x->m), sm->build_id)) {
+	int err = module__error(x->m);
+	bool same = !err && !strcmp(module__build_id(x->m), sm->build_id);
+
+	if (same) {
 		int ret = callsites__scan(x->m, &x->cs);
 
 		if (ret == -ENOMEM)
 			return NULL;
 		x->ok = !ret;
+		err = ret;
 	}
 	if (x->ok) {
 		sc->stats.modules++;
@@ -163,6 +166,11 @@ static struct scanned *scan(struct static_calls *sc,
 		sc->stats.unreadable++;
 		snprintf(sc->stats.unreadable_path,
 			 sizeof(sc->stats.unreadable_path), "%s", sm->path);
+		snprintf(sc->stats.unreadable_why,
+			 sizeof(sc->stats.unreadable_why), "%s",
+			 !same && !err ? "another build now" :
+			 err == -ENOEXEC ? "not ELF" :
+			 err == -EPROTO ? "not x86-64" : strerror(-err));
 	}
 	return x;
 }

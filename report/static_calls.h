@@ -31,6 +31,7 @@ struct static_calls_stats {
 	unsigned unreadable;	/* gone, unreadable, or another build now */
 	uint64_t calls;		/* edges given to the engine */
 	char unreadable_path[256];	/* one of them */
+	char unreadable_why[64];	/* and why: strerror, or "another build now" */
 };
 
 /* Functions are defined into @t, which it borrows; provisional ids lie

@@ -174,15 +174,21 @@ for p in "$PROGS/heights-nopie" "$tmp/x/prog" "$tmp/y/prog"; do
 done
 
 # Read-only: another user may report on a database they cannot write.
-mkdir "$tmp/ro"
-cp "$db" "$tmp/ro/icppd.db"
-chmod 755 "$tmp" "$tmp/ro"
+# The program lies where that user can read it too (the build tree may
+# not be): its calls explain a sample whose CID no run saw, and a user
+# who cannot read it gets those callers unknown, and a warning.
+mkdir "$tmp/ro" "$tmp/rop"
+cp "$PROGS/heights-nofp" "$tmp/rop/prog"
+"$ICPPD" train $TRAIN_OPTS -q -d "$tmp/ro/icppd.db" -- "$tmp/rop/prog" 30 >/dev/null
+"$ICPPD" record -q --no-learn -d "$tmp/ro/icppd.db" -- "$tmp/rop/prog" 30 >/dev/null
+ro_owner=$("$ICPPD" report -d "$tmp/ro/icppd.db" --format folded --k 3 2>&1)
+chmod 755 "$tmp" "$tmp/ro" "$tmp/rop"
 chmod 444 "$tmp/ro/icppd.db"
 chmod 555 "$tmp/ro"
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	ro=$(setpriv --reuid=65534 --regid=65534 --clear-groups \
-		"$ICPPD" report -d "$tmp/ro/icppd.db" --run "$run" --format folded --k 3 2>&1)
-	is "$ro" "$folded" "read-only database: the same report"
+		"$ICPPD" report -d "$tmp/ro/icppd.db" --format folded --k 3 2>&1)
+	is "$ro" "$ro_owner" "read-only database: the same report"
 else
 	skip "needs root to switch to another user" "read-only database"
 fi
@@ -232,8 +238,11 @@ rm "$tmp/collide2"
 text=$("$ICPPD" report -d "$tmp/m2.db" --k 1 --min-percent 0 2>"$tmp/err")
 contains "$text" "<- [unknown callers of via_c at height" \
 	"binary gone: via_c under an unknown frame"
-contains "$text" "1 binary not readable (gone, or another build now), so its callers may stay unknown: $tmp/collide2" \
-	"binary gone: the header says which binary could not be read"
+gone="1 binary not readable, so its callers may stay unknown: $tmp/collide2 (No such file or directory)"
+contains "$text" "$gone" "binary gone: the header says which binary could not be read, and why"
+"$ICPPD" report -d "$tmp/m2.db" --k 1 --format folded >/dev/null 2>"$tmp/err"
+is "$(cat "$tmp/err")" "icppd: warning: $gone" \
+	"binary gone: folded has no header, so stderr says it"
 printf '%s\n' "$text" | grep -A1 '^ .* via_c$' | grep -q '<- main'
 ok $((! $?)) "binary gone: no confident caller for via_c"
 done_testing
