@@ -66,15 +66,12 @@ void lines__free(struct lines *l)
 
 static uint32_t file_index(struct line_module *m, const char *name)
 {
-	const char *base = strrchr(name, '/');
-
-	base = base ? base + 1 : name;
 	for (size_t i = m->nfiles; i-- > 0;)	/* the last file is likely */
-		if (!strcmp(m->files[i], base))
+		if (!strcmp(m->files[i], name))
 			return (uint32_t)i;
 	if (grow(&m->files, &m->files_cap, m->nfiles + 1, sizeof(*m->files), 16))
 		return UINT32_MAX;
-	m->files[m->nfiles] = strdup(base);
+	m->files[m->nfiles] = strdup(name);
 	return m->files[m->nfiles] ? (uint32_t)m->nfiles++ : UINT32_MAX;
 }
 

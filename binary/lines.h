@@ -19,7 +19,9 @@ struct lines *lines__new(void);
 void lines__free(struct lines *l);
 
 /*
- * The source file (base name, owned by @l) and line of virtual address
+ * The source file (as the line table names it, with its compilation
+ * directory: a full path where the compiler gave one; owned by @l) and
+ * line of virtual address
  * @vaddr of the module at @path with @build_id ("" for none).  0, or
  * -ENOENT when unknown (no line table, another build, an address
  * outside every sequence).

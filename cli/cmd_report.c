@@ -253,8 +253,8 @@ static unsigned profile_flags(const struct report_opts *o,
 			flags |= RUN_PROFILE_BY_PID;
 		else if (v->sort[i] == REPORT_SORT_COMM)
 			flags |= RUN_PROFILE_BY_COMM;
-	if (v->fmt == REPORT_PPROF)
-		flags |= RUN_PROFILE_BY_PID;	/* pid and comm labels */
+	if (v->fmt == REPORT_PPROF)	/* pid and comm labels; leaf pcs */
+		flags |= RUN_PROFILE_BY_PID | RUN_PROFILE_PCS;
 	if (o->comm_frame)
 		flags |= RUN_PROFILE_BY_COMM;
 	return flags & RUN_PROFILE_BY_PID ? flags & ~RUN_PROFILE_BY_COMM :

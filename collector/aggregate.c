@@ -36,6 +36,9 @@ struct aggregate {
 	struct cid_count *cids;
 	size_t ncids, cap;
 	struct hindex index;	/* over cids */
+	struct pc_count *pcs;
+	size_t npcs, pcs_cap;
+	struct hindex pc_index;	/* over pcs */
 	size_t max_keys;
 	struct unresolved_count *unres;
 	size_t nunres, unres_cap;
@@ -59,6 +62,8 @@ void aggregate__free(struct aggregate *a)
 		return;
 	free(a->cids);
 	hindex__free(&a->index);
+	free(a->pcs);
+	hindex__free(&a->pc_index);
 	free(a->unres);
 	free(a->threads);
 	free(a);
@@ -98,6 +103,34 @@ int aggregate__add_cid(struct aggregate *a, const struct cid_key *k,
 	    hindex__insert(&a->index, h, (uint32_t)a->ncids))
 		return -ENOMEM;
 	a->cids[a->ncids++] = (struct cid_count){ *k, func_name, 1, kernel };
+	return 0;
+}
+
+int aggregate__add_pc(struct aggregate *a, const struct cid_key *k,
+		      const char *func_name, uint64_t pc)
+{
+	uint64_t off = pc - k->func, h;
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	uint32_t i;
+
+	if (pc < k->func || off > UINT32_MAX)
+		return 0;
+	h = hindex__mix(hindex__mix(hindex__mix(1, (uintptr_t)k->mod),
+				    k->func), (off << 32) | k->pid);
+	while ((i = hindex__next(&a->pc_index, &p, h)) != HINDEX_NONE) {
+		struct pc_count *c = &a->pcs[i];
+
+		if (c->mod == k->mod && c->func == k->func &&
+		    c->offset == off && c->pid == k->pid) {
+			c->samples++;
+			return 0;
+		}
+	}
+	if (grow(&a->pcs, &a->pcs_cap, a->npcs + 1, sizeof(*a->pcs), 256) ||
+	    hindex__insert(&a->pc_index, h, (uint32_t)a->npcs))
+		return -ENOMEM;
+	a->pcs[a->npcs++] = (struct pc_count){ k->mod, k->func, (uint32_t)off,
+		k->pid, func_name, 1 };
 	return 0;
 }
 
@@ -143,24 +176,31 @@ int aggregate__add_thread(struct aggregate *a, uint32_t pid, uint32_t tid,
 
 bool aggregate__full(const struct aggregate *a)
 {
-	return a->ncids + a->nunres + a->nthreads >= a->max_keys;
+	return a->ncids + a->npcs + a->nunres + a->nthreads >= a->max_keys;
 }
 
 bool aggregate__empty(const struct aggregate *a)
 {
-	return !a->ncids && !a->nunres && !a->nthreads;
+	return !a->ncids && !a->npcs && !a->nunres && !a->nthreads;
 }
 
 void aggregate__clear(struct aggregate *a)
 {
 	hindex__clear(&a->index);
-	a->ncids = a->nunres = a->nthreads = 0;
+	hindex__clear(&a->pc_index);
+	a->ncids = a->npcs = a->nunres = a->nthreads = 0;
 }
 
 const struct cid_count *aggregate__cids(const struct aggregate *a, size_t *n)
 {
 	*n = a->ncids;
 	return a->cids;
+}
+
+const struct pc_count *aggregate__pcs(const struct aggregate *a, size_t *n)
+{
+	*n = a->npcs;
+	return a->pcs;
 }
 
 const struct unresolved_count *aggregate__unresolved(const struct aggregate *a,

@@ -2,7 +2,8 @@
  * aggregate.h - sample counts per context identifier, held in memory
  * between two flushes to the database.
  *
- * A CID is (module, function start, height) per (pid, tid, program).  Samples
+ * A CID is (module, function start, height) per (pid, tid, program);
+ * beside them, each function's sampled instructions per process.  Samples
  * whose CID could not be formed are counted per (pid, tid, reason,
  * module) instead: never dropped silently.  Memory is bounded by the
  * number of distinct keys between flushes; aggregate__full() tells the
@@ -52,6 +53,18 @@ struct cid_count {
 	uint64_t kernel;	/* of them, taken in the kernel */
 };
 
+/* Samples at one instruction of a function, per process: where in the
+ * function the time goes (pprof's leaf addresses and lines).  Not per
+ * thread or height: one row per sampled instruction and process. */
+struct pc_count {
+	const struct module *mod;
+	uint64_t func;		/* link-time start address */
+	uint32_t offset;	/* of the pc from @func */
+	uint32_t pid;
+	const char *func_name;	/* symbol or NULL; owned by the module */
+	uint64_t samples;
+};
+
 struct unresolved_count {
 	const struct module *mod;	/* NULL when the pc has no module */
 	uint32_t pid, tid;
@@ -72,6 +85,10 @@ void aggregate__free(struct aggregate *a);
 
 int aggregate__add_cid(struct aggregate *a, const struct cid_key *k,
 		       const char *func_name, bool kernel);
+/* A sample of CID @k at link-time address @pc (ignored when it is not
+ * within 4 GiB after the function's start). */
+int aggregate__add_pc(struct aggregate *a, const struct cid_key *k,
+		      const char *func_name, uint64_t pc);
 int aggregate__add_unresolved(struct aggregate *a, const struct module *mod,
 			      uint32_t pid, uint32_t tid, enum cid_failure why);
 /* Remembers a thread's command name (last one wins). */
@@ -85,6 +102,7 @@ void aggregate__clear(struct aggregate *a);
 /* Iteration for the store; the arrays are valid until the next add or
  * clear. */
 const struct cid_count *aggregate__cids(const struct aggregate *a, size_t *n);
+const struct pc_count *aggregate__pcs(const struct aggregate *a, size_t *n);
 const struct unresolved_count *aggregate__unresolved(const struct aggregate *a,
 						     size_t *n);
 const struct thread_name *aggregate__threads(const struct aggregate *a,

@@ -173,7 +173,8 @@ static int jit_function(struct collector *c, struct process *p, uint64_t ip,
 static enum cid_failure jit_cid(struct collector *c, struct process *p,
 				const struct perf_sample *s,
 				struct cid_key *key, const char **name,
-				const struct module **where, uint64_t *stack_top)
+				const struct module **where, uint64_t *stack_top,
+				uint64_t *pc)
 {
 	struct module_func f;
 	uint64_t base;
@@ -192,13 +193,18 @@ static enum cid_failure jit_cid(struct collector *c, struct process *p,
 		.tid = s->tid, .prog = p->exe };
 	*name = f.name;
 	*stack_top = base;
+	*pc = s->uip;		/* the map's addresses are the process's */
 	return CID_NR_FAILURES;	/* success */
 }
 
+/* The CID of sample @s, its function's symbol, the top of its stack and
+ * the link-time address of its pc; or why there is none (@where: the
+ * module the pc lies in, or NULL). */
 static enum cid_failure form_cid(struct collector *c,
 				 const struct perf_sample *s,
 				 struct cid_key *key, const char **name,
-				 const struct module **where, uint64_t *stack_top)
+				 const struct module **where, uint64_t *stack_top,
+				 uint64_t *pc)
 {
 	struct process *p = space__find_proc(c, s->pid);
 	struct module_func f;
@@ -217,7 +223,7 @@ static enum cid_failure form_cid(struct collector *c,
 		return CID_NO_MAPPING;
 	m = &p->maps[i];
 	if (m->kind == REGION_ANON)
-		return jit_cid(c, p, s, key, name, where, stack_top);
+		return jit_cid(c, p, s, key, name, where, stack_top, pc);
 	if (m->kind != REGION_MODULE)
 		return CID_ANON_CODE;
 	*where = m->mod;
@@ -243,6 +249,7 @@ static enum cid_failure form_cid(struct collector *c,
 		.prog = p->exe };
 	*name = f.name;
 	*stack_top = base;
+	*pc = vaddr;
 	return CID_NR_FAILURES;	/* success */
 }
 
@@ -277,7 +284,7 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 	const char *name = NULL;
 	const struct module *where;
 	enum cid_failure why;
-	uint64_t base = 0;
+	uint64_t base = 0, pc = 0;
 
 	if (record__parse_sample(h, &s)) {
 		c->stats.malformed++;
@@ -289,11 +296,11 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 	}
 	if (c->known && s.has_stack) {	/* the learner's: a path only */
 		c->stats.learn_samples++;
-		why = form_cid(c, &s, &key, &name, &where, &base);
+		why = form_cid(c, &s, &key, &name, &where, &base, &pc);
 		return why == CID_NR_FAILURES ? unwind__sample(c, &s, base) : 0;
 	}
 	c->stats.samples++;
-	why = form_cid(c, &s, &key, &name, &where, &base);
+	why = form_cid(c, &s, &key, &name, &where, &base, &pc);
 	if (why == CID_NR_FAILURES) {
 		int ret;
 
@@ -305,6 +312,8 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 		ret = aggregate__add_cid(c->agg, &key, name,
 					 (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
 					 PERF_RECORD_MISC_KERNEL);
+		if (!ret)
+			ret = aggregate__add_pc(c->agg, &key, name, pc);
 		if (!ret && c->path_fn && !c->known)
 			ret = unwind__sample(c, &s, base);
 		return ret;

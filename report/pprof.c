@@ -34,6 +34,7 @@ typedef Perftools__Profiles__ValueType ValueType;
 struct loc_key {
 	int64_t frame;
 	uint64_t site;		/* call site; 0: the function itself */
+	uint64_t pc;		/* a leaf's sampled instruction; 0: none */
 };
 
 struct builder {
@@ -68,7 +69,13 @@ struct builder {
 	Label *labels;
 	Label **label_ptrs;
 	int64_t *procs;			/* per sample: its process frame */
-	size_t nsamples, samples_cap, procs_cap, nids;
+	const char **hows;		/* per sample: its inference */
+	size_t nsamples, samples_cap, procs_cap, hows_cap, nids;
+	size_t values_cap;
+	/* split()'s scratch */
+	int64_t *weights;
+	struct part { __int128 rem; size_t i; } *parts;
+	size_t weights_cap, parts_cap;
 	int err;
 };
 
@@ -171,17 +178,34 @@ static unsigned line_of(struct builder *b, const struct cct_frame *f,
 	return line;
 }
 
-static uint64_t function(struct builder *b, int64_t frame)
+/*
+ * The function of @frame, as source file @file holds it (NULL: the file
+ * of its first line).  A line of another file is code inlined from
+ * there (a header's inline function, a macro): pprof takes a line's
+ * file from its function, so such lines get a function of the same
+ * name in that file, or -list would show them in the wrong file.
+ */
+static uint64_t function(struct builder *b, int64_t frame, const char *file)
 {
-	uint64_t h = hindex__mix(10, (uint64_t)frame);
-	struct hindex_probe p = { HINDEX_NONE, 0 };
 	const struct cct_frame *f = cct__frame(b->in->cct, frame);
-	const char *file;
+	const char *first = NULL;
+	unsigned start = 0;
+	uint64_t h;
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	int64_t name;
 	Function *fn;
 	uint32_t i;
 
+	if (f && frame > 0)
+		start = line_of(b, f, f->address, &first);
+	if (!file || (first && !strcmp(file, first)))
+		file = first;
+	else
+		start = 0;
+	name = file ? str(b, file) : 0;
+	h = hindex__mix(hindex__mix(10, (uint64_t)frame), (uint64_t)name);
 	while ((i = hindex__next(&b->func_index, &p, h)) != HINDEX_NONE)
-		if (b->func_frames[i] == frame)
+		if (b->func_frames[i] == frame && b->funcs[i].filename == name)
 			return i + 1;
 	if (grow(&b->funcs, &b->funcs_cap, b->nfuncs + 1, sizeof(*b->funcs), 256) ||
 	    grow(&b->func_frames, &b->func_frames_cap, b->nfuncs + 1,
@@ -194,18 +218,19 @@ static uint64_t function(struct builder *b, int64_t frame)
 	perftools__profiles__function__init(fn);
 	fn->id = b->nfuncs + 1;
 	fn->name = fn->system_name = str(b, cct__name(b->in->cct, frame));
-	if (f && frame > 0) {
-		fn->start_line = line_of(b, f, f->address, &file);
-		if (file)
-			fn->filename = str(b, file);
-	}
+	fn->filename = name;
+	fn->start_line = start;
 	b->func_frames[b->nfuncs] = frame;
 	return ++b->nfuncs;
 }
 
-static uint64_t location(struct builder *b, int64_t frame, uint64_t site)
+/* The location of @frame at call site @site, or at sampled instruction
+ * @pc (link-time addresses; 0: none). */
+static uint64_t location(struct builder *b, int64_t frame, uint64_t site,
+			 uint64_t pc)
 {
-	uint64_t h = hindex__mix(hindex__mix(11, (uint64_t)frame), site);
+	uint64_t h = hindex__mix(hindex__mix(hindex__mix(11, (uint64_t)frame),
+					     site), pc);
 	struct hindex_probe p = { HINDEX_NONE, 0 };
 	const struct cct_frame *f = cct__frame(b->in->cct, frame);
 	const char *file;
@@ -213,7 +238,8 @@ static uint64_t location(struct builder *b, int64_t frame, uint64_t site)
 	uint32_t i;
 
 	while ((i = hindex__next(&b->loc_index, &p, h)) != HINDEX_NONE)
-		if (b->loc_keys[i].frame == frame && b->loc_keys[i].site == site)
+		if (b->loc_keys[i].frame == frame &&
+		    b->loc_keys[i].site == site && b->loc_keys[i].pc == pc)
 			return i + 1;
 	if (grow(&b->locs, &b->locs_cap, b->nlocs + 1, sizeof(*b->locs), 256) ||
 	    grow(&b->loc_keys, &b->loc_keys_cap, b->nlocs + 1,
@@ -228,14 +254,15 @@ static uint64_t location(struct builder *b, int64_t frame, uint64_t site)
 	perftools__profiles__location__init(l);
 	perftools__profiles__line__init(&b->loc_lines[b->nlocs]);
 	l->id = b->nlocs + 1;
-	b->loc_keys[b->nlocs] = (struct loc_key){ frame, site };
-	b->loc_lines[b->nlocs].function_id = function(b, frame);
+	b->loc_keys[b->nlocs] = (struct loc_key){ frame, site, pc };
+	file = NULL;
 	if (f && frame > 0) {
 		/* a return address: its call is the instruction before */
-		l->address = site ? site - 1 : f->address;
+		l->address = pc ? pc : site ? site - 1 : f->address;
 		l->mapping_id = mapping(b, f->module_id);
 		b->loc_lines[b->nlocs].line = line_of(b, f, l->address, &file);
 	}
+	b->loc_lines[b->nlocs].function_id = function(b, frame, file);
 	return ++b->nlocs;
 }
 
@@ -244,7 +271,10 @@ static bool is_process(const struct cct *t, int64_t frame)
 	return cct__kind(t, frame) == CCT_PROCESS;
 }
 
-static int add_sample(struct builder *b, const struct cct_record *r)
+/* A sample of record @r's stack, its leaf at @pc (0: the function),
+ * with values @v. */
+static int add_sample(struct builder *b, const struct cct_record *r,
+		      uint64_t pc, const int64_t v[2])
 {
 	struct cct *t = b->in->cct;
 	uint32_t x = r->node, below = CCT_NONE;
@@ -253,8 +283,15 @@ static int add_sample(struct builder *b, const struct cct_record *r)
 	if (grow(&b->samples, &b->samples_cap, b->nsamples + 1,
 		 sizeof(*b->samples), 256) ||
 	    grow(&b->procs, &b->procs_cap, b->nsamples + 1,
-		 sizeof(*b->procs), 256))
+		 sizeof(*b->procs), 256) ||
+	    grow(&b->hows, &b->hows_cap, b->nsamples + 1,
+		 sizeof(*b->hows), 256) ||
+	    grow(&b->values, &b->values_cap, 2 * b->nsamples + 2,
+		 sizeof(*b->values), 512))
 		return b->err = -ENOMEM;
+	b->values[2 * b->nsamples] = v[0];
+	b->values[2 * b->nsamples + 1] = v[1];
+	b->hows[b->nsamples] = cct_how__name(r->how);
 	/* its process: labels, not a frame (also when --k cuts it off) */
 	b->procs[b->nsamples] = cct__process_of(t, r->node);
 	perftools__profiles__sample__init(&b->samples[b->nsamples]);
@@ -269,7 +306,7 @@ static int add_sample(struct builder *b, const struct cct_record *r)
 
 		if (is_process(t, n->frame))
 			break;
-		id = location(b, n->frame, site);
+		id = location(b, n->frame, site, below == CCT_NONE ? pc : 0);
 		if (b->err)
 			return b->err;
 		if (grow(&b->ids, &b->ids_cap, b->nids + 1, sizeof(*b->ids),
@@ -283,8 +320,113 @@ static int add_sample(struct builder *b, const struct cct_record *r)
 		x = n->parent;
 	}
 	if (root_map)
-		b->map_roots[root_map - 1] += r->weight;
+		b->map_roots[root_map - 1] += (double)v[1];
 	b->nsamples++;
+	return 0;
+}
+
+static int by_rem(const void *a, const void *b)
+{
+	const struct part *x = a, *y = b;
+
+	if (x->rem != y->rem)
+		return x->rem > y->rem ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* @total (>= 0) over @n parts in proportion to @w (each >= 0, some
+ * > 0): whole parts that add up to @total, the largest remainders
+ * rounded up (ties to the first). */
+static int split(struct builder *b, int64_t total, const int64_t *w,
+		 size_t n, int64_t *out)
+{
+	__int128 sum = 0, left = total;
+
+	if (grow(&b->parts, &b->parts_cap, n, sizeof(*b->parts), 64))
+		return b->err = -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		sum += w[i];
+	for (size_t i = 0; i < n; i++) {
+		__int128 x = (__int128)total * w[i];
+
+		out[i] = (int64_t)(x / sum);
+		left -= out[i];
+		b->parts[i] = (struct part){ x % sum, i };
+	}
+	qsort(b->parts, n, sizeof(*b->parts), by_rem);
+	for (size_t i = 0; left > 0; i++, left--)
+		out[b->parts[i].i]++;
+	return 0;
+}
+
+/* The sampled instructions of function @frame: n rows of in->pcs from
+ * *first (sorted by function). */
+static size_t pcs_of(const struct pprof_input *in, int64_t frame,
+		     size_t *first)
+{
+	size_t lo = 0, hi = in->npcs, end;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (in->pcs[mid].function_id < frame)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (end = lo; end < in->npcs && in->pcs[end].function_id == frame;
+	     end++)
+		;
+	*first = lo;
+	return end - lo;
+}
+
+/*
+ * Record @r as samples: its leaf function's sampled instructions share
+ * its count (and value) in proportion to their samples, so each
+ * instruction's line gets its part, and the parts add up to the
+ * record's whole.  A leaf with none recorded (a run from before they
+ * were, an unknown frame) is one sample at the function.
+ */
+static int add_record(struct builder *b, const struct cct_record *r,
+		      const int64_t v[2])
+{
+	const struct cct_frame *f = cct__frame(b->in->cct,
+					       cct__node(b->in->cct,
+							 r->node)->frame);
+	size_t first, n = 0, k = 0;
+	int64_t *c0, *c1;
+
+	if (f && f->id > 0 && cct__kind(b->in->cct, f->id) == CCT_FUNCTION)
+		n = pcs_of(b->in, f->id, &first);
+	if (!n)
+		return add_sample(b, r, 0, v);
+	if (grow(&b->weights, &b->weights_cap, 3 * n, sizeof(*b->weights),
+		 64))
+		return b->err = -ENOMEM;
+	c0 = b->weights + n;
+	c1 = b->weights + 2 * n;
+	for (size_t i = 0; i < n; i++)
+		b->weights[i] = b->in->pcs[first + i].samples;
+	if (v[0] > 0) {
+		if (split(b, v[0], b->weights, n, c0) ||
+		    split(b, v[1], c0, n, c1))
+			return b->err;
+	} else {		/* a fraction of a sample: the hottest pc */
+		for (size_t i = 1; i < n; i++)
+			if (b->weights[i] > b->weights[k])
+				k = i;
+		for (size_t i = 0; i < n; i++)
+			c0[i] = 0, c1[i] = i == k ? v[1] : 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int64_t part[2] = { c0[i], c1[i] };
+
+		if ((part[0] > 0 || part[1] > 0) &&
+		    add_sample(b, r, f->address + b->in->pcs[first + i].offset,
+			       part))
+			return b->err;
+	}
 	return 0;
 }
 
@@ -419,6 +561,9 @@ static void builder_free(struct builder *b)
 	free(b->labels);
 	free(b->label_ptrs);
 	free(b->procs);
+	free(b->hows);
+	free(b->weights);
+	free(b->parts);
 }
 
 /* A sample's labels: how it was inferred, and its process's command
@@ -448,23 +593,19 @@ static size_t labels(struct builder *b, int64_t proc, const char *how,
 }
 
 /* Points every message at its parts, now that no array moves. */
-static int link_messages(struct builder *b, const struct cct_record *recs, size_t n,
-		Profile *p)
+static int link_messages(struct builder *b, Profile *p)
 {
-	size_t s = 0;
-
 	b->func_ptrs = malloc((b->nfuncs + 1) * sizeof(*b->func_ptrs));
 	b->loc_ptrs = malloc((b->nlocs + 1) * sizeof(*b->loc_ptrs));
 	b->line_ptrs = malloc((b->nlocs + 1) * sizeof(*b->line_ptrs));
 	b->map_ptrs = malloc((b->nmaps + 1) * sizeof(*b->map_ptrs));
 	b->sample_ptrs = malloc((b->nsamples + 1) * sizeof(*b->sample_ptrs));
-	b->values = malloc((2 * b->nsamples + 1) * sizeof(*b->values));
 	b->labels = malloc((PPROF_LABELS * b->nsamples + 1) *
 			   sizeof(*b->labels));
 	b->label_ptrs = malloc((PPROF_LABELS * b->nsamples + 1) *
 			       sizeof(*b->label_ptrs));
 	if (!b->func_ptrs || !b->loc_ptrs || !b->line_ptrs || !b->map_ptrs ||
-	    !b->sample_ptrs || !b->values || !b->labels || !b->label_ptrs)
+	    !b->sample_ptrs || !b->labels || !b->label_ptrs)
 		return -ENOMEM;
 	for (size_t i = 0; i < b->nfuncs; i++)
 		b->func_ptrs[i] = &b->funcs[i];
@@ -476,21 +617,18 @@ static int link_messages(struct builder *b, const struct cct_record *recs, size_
 	}
 	for (size_t i = 0; i < b->nmaps; i++)
 		b->map_ptrs[i] = &b->maps[i];
-	for (size_t i = 0; i < n && s < b->nsamples; i++) {
-		Sample *sm;
+	for (size_t s = 0; s < b->nsamples; s++) {
+		Sample *sm = &b->samples[s];
 
-		if (!values(b, recs, i, &b->values[2 * s]))
-			continue;
-		sm = &b->samples[s];
 		sm->location_id = b->ids + (uintptr_t)sm->location_id;
 		sm->n_value = 2;
 		sm->value = &b->values[2 * s];
 		sm->label = &b->label_ptrs[PPROF_LABELS * s];
-		sm->n_label = labels(b, b->procs[s], cct_how__name(recs[i].how),
+		sm->n_label = labels(b, b->procs[s], b->hows[s],
 				     &b->labels[PPROF_LABELS * s], sm->label);
-		b->sample_ptrs[s++] = sm;
+		b->sample_ptrs[s] = sm;
 	}
-	p->n_sample = s;
+	p->n_sample = b->nsamples;
 	p->sample = b->sample_ptrs;
 	p->n_location = b->nlocs;
 	p->location = b->loc_ptrs;
@@ -519,7 +657,7 @@ int pprof__write(FILE *out, const struct pprof_input *in)
 		int64_t v[2];
 
 		if (values(&b, recs, i, v))
-			add_sample(&b, &recs[i]);
+			add_record(&b, &recs[i], v);
 	}
 	main_first(&b);
 	for (int i = 0; i < 2; i++)
@@ -538,7 +676,7 @@ int pprof__write(FILE *out, const struct pprof_input *in)
 	p.period = in->period ? (int64_t)in->period : 1;
 	p.time_nanos = in->time_ns;
 	p.duration_nanos = in->duration_ns;
-	if (b.err || link_messages(&b, recs, n, &p))
+	if (b.err || link_messages(&b, &p))
 		goto out;
 	p.string_table = b.strings;
 	p.n_string_table = b.nstrings;
@@ -561,7 +699,8 @@ int render__pprof(const struct render *r)
 	struct pprof_input in = { .cct = r->p->cct, .k = r->v->k,
 		.modules = r->p->modules, .nmodules = r->p->nmodules,
 		.event = run->event, .period = run->period,
-		.time_ns = run->started_ns, .exact = r->v->exact };
+		.time_ns = run->started_ns, .exact = r->v->exact,
+		.pcs = r->p->pcs, .npcs = r->p->npcs };
 	int ret;
 
 	if (run->ended_ns > run->started_ns)

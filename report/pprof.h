@@ -18,7 +18,13 @@
  * pprof names a profile by its first mapping.  Addresses are link-time
  * virtual addresses, so a mapping's start is its code's.  Functions and
  * locations carry source files and lines from DWARF where the module
- * has them; a caller's location is its call site.
+ * has them; a caller's location is its call site.  A leaf's location is
+ * the instruction sampled: a record's count (and value) is shared among
+ * its leaf function's sampled instructions (@pcs) in proportion to
+ * their samples over the whole selection, by largest remainder, so the
+ * parts add up to the record; a record with a count of 0 (--exact) goes
+ * to the hottest.  Where no instruction was recorded, the leaf is the
+ * function's start.
  */
 #ifndef ICPPD_REPORT_PPROF_H
 #define ICPPD_REPORT_PPROF_H
@@ -31,6 +37,7 @@
 
 struct lines;
 struct store_module;
+struct store_pc;
 
 struct pprof_input {
 	struct cct *cct;
@@ -45,6 +52,9 @@ struct pprof_input {
 	int64_t time_ns;		/* when the run started */
 	int64_t duration_ns;		/* 0: unknown */
 	bool exact;			/* second value: fraction x period */
+	/* the sampled instructions, sorted by function (may be none) */
+	const struct store_pc *pcs;
+	size_t npcs;
 };
 
 /* Writes the profile to @out, gzipped.  0, -ENOMEM, or the -errno of a

@@ -83,7 +83,8 @@ const char *render__site(const struct render *r, const struct kccf_node *n,
 	if (!m || lines__find(r->v->lines, m->path, m->build_id,
 			      n->call_site - 1, &file, &line))
 		return NULL;
-	snprintf(buf, len, "%s:%u", file, line);
+	snprintf(buf, len, "%s:%u", strrchr(file, '/') ? strrchr(file, '/') + 1 :
+		 file, line);
 	return buf;
 }
 

@@ -392,6 +392,16 @@ static int add_comm(void *arg, const char *comm, int64_t samples)
 	return 0;
 }
 
+static int add_pc(void *arg, const struct store_pc *pc)
+{
+	struct run_profile *p = arg;
+
+	if (grow(&p->pcs, &p->pcs_cap, p->npcs + 1, sizeof(*p->pcs), 256))
+		return -ENOMEM;
+	p->pcs[p->npcs++] = *pc;
+	return 0;
+}
+
 /* The selection's CIDs into @inf, under process frames with
  * RUN_PROFILE_BY_COMM or _BY_PID in @flags; its commands into @p. */
 static int infer_cids(struct store *st, const struct store_selection *sel,
@@ -603,7 +613,8 @@ int run_profile__infer(struct store *st, const struct store_selection *sel,
 	if (ret)
 		goto out;
 	ret = -1;
-	if (infer_cids(st, sel, flags, p, inf))
+	if (infer_cids(st, sel, flags, p, inf) ||
+	    ((flags & RUN_PROFILE_PCS) && store__run_pcs(st, sel, add_pc, p)))
 		goto out_store;
 	p->stats = *infer__stats(inf);
 	/* only whole runs are stored: a window, one process or processes
@@ -775,6 +786,7 @@ void run_profile__free(struct run_profile *p)
 		free((char *)p->modules[i].build_id);
 	}
 	free(p->modules);
+	free(p->pcs);
 	static_calls__free(p->calls);
 	cct__free(p->cct);
 	memset(p, 0, sizeof(*p));

@@ -42,6 +42,10 @@ struct run_profile {
 	double kernel_samples;		/* taken in the kernel (--kernel) */
 	struct static_calls *calls;	/* the binaries' direct calls, when
 					 * read; owned */
+	/* RUN_PROFILE_PCS: the sampled instructions, by function and
+	 * offset (store__run_pcs()); owned */
+	struct store_pc *pcs;
+	size_t npcs, pcs_cap;
 	/* What the latest validation of each program measured, pooled
 	 * (validated_run: the latest of them; 0: none) */
 	int64_t validated_run;
@@ -66,6 +70,8 @@ enum {
 	 * command, or one per process; such a profile is never stored */
 	RUN_PROFILE_BY_COMM = 16,
 	RUN_PROFILE_BY_PID = 32,
+	/* read the sampled instructions of each function too (pcs) */
+	RUN_PROFILE_PCS = 64,
 };
 
 /*

@@ -525,6 +525,24 @@ const struct store_migration icppd_migrations[] = {
 	"  JOIN modules m ON m.id = f.module_id"
 	"  LEFT JOIN modules pr ON pr.id = c.program_id;"
 	},
+	/* 10 -> 11: where in a function its samples fell.  The offset of
+	 * each sampled pc from its function's start, per process, so pprof
+	 * puts a leaf at its instructions and lines (go tool pprof -list,
+	 * -disasm) and SQL can rank the hot instructions. */
+	{ "CREATE TABLE pc_samples ("
+	"  run_id INTEGER NOT NULL REFERENCES runs(id),"
+	"  pid INTEGER NOT NULL,"
+	"  function_id INTEGER NOT NULL REFERENCES functions(id),"
+	"  offset INTEGER NOT NULL,"
+	"  samples INTEGER NOT NULL,"
+	"  PRIMARY KEY (run_id, function_id, offset, pid)) WITHOUT ROWID;"
+	"CREATE VIEW v_pcs AS SELECT"
+	"  p.run_id, p.pid, m.path AS module, m.build_id, f.name AS function,"
+	"  f.address + p.offset AS address, p.offset, p.samples"
+	"  FROM pc_samples p"
+	"  JOIN functions f ON f.id = p.function_id"
+	"  JOIN modules m ON m.id = f.module_id;"
+	},
 };
 
 const int icppd_nr_migrations =

@@ -259,6 +259,47 @@ int store__run_process_cids(struct store *st,
 		process_cid_row, &c);
 }
 
+/* The selection of store__run_pcs(): SELECTION for pc_samples p,
+ * whose rows name a process but not its thread or program. */
+#define PC_SELECTION \
+	" WHERE p.run_id IN (" SELECTED_RUNS ")" \
+	" AND (?4 = 0 OR p.pid = ?4)" \
+	" AND (?5 IS NULL OR EXISTS (SELECT 1 FROM cid_samples c" \
+	"      WHERE c.run_id = p.run_id AND c.pid = p.pid AND c.program_id" \
+	"      IN (SELECT id FROM modules WHERE path = ?5)))" \
+	" AND (?6 IS NULL OR EXISTS (SELECT 1 FROM threads t" \
+	"      WHERE t.run_id = p.run_id AND t.pid = p.pid AND t.comm = ?6))"
+
+struct pc_cb {
+	int (*fn)(void *arg, const struct store_pc *pc);
+	void *arg;
+};
+
+static int pc_row(sqlite3_stmt *s, void *ctx)
+{
+	struct pc_cb *c = ctx;
+	int64_t off = sqlite3_column_int64(s, 1);
+	struct store_pc pc = { .function_id = sqlite3_column_int64(s, 0),
+		.offset = (uint32_t)off,
+		.samples = sqlite3_column_int64(s, 2) };
+
+	if (off < 0 || off > UINT32_MAX || pc.samples <= 0)
+		return 0;
+	return c->fn(c->arg, &pc);
+}
+
+int store__run_pcs(struct store *st, const struct store_selection *sel,
+		   int (*fn)(void *arg, const struct store_pc *pc), void *arg)
+{
+	struct pc_cb c = { fn, arg };
+
+	return selection(st, "SELECT p.function_id, p.offset, SUM(p.samples)"
+			 " FROM pc_samples p" PC_SELECTION
+			 " GROUP BY p.function_id, p.offset"
+			 " ORDER BY p.function_id, p.offset",
+			 "reading the sampled instructions", sel, pc_row, &c);
+}
+
 /* A command and its samples, for store__run_comms(). */
 struct comm_cb {
 	int (*fn)(void *arg, const char *comm, int64_t samples);

@@ -104,6 +104,16 @@ int store__run_process_cids(struct store *st,
 			    const struct store_selection *sel, bool by_pid,
 			    int (*fn)(void *arg, const struct store_cid *c),
 			    void *arg);
+/* The selection's samples at one instruction of a function. */
+struct store_pc {
+	int64_t function_id;
+	uint32_t offset;	/* from the function's start */
+	int64_t samples;	/* > 0 */
+};
+/* ... by function and offset, processes together, in that order; rows
+ * a crafted database holds out of range are left out. */
+int store__run_pcs(struct store *st, const struct store_selection *sel,
+		   int (*fn)(void *arg, const struct store_pc *pc), void *arg);
 /* The selection's samples by command, the heaviest first. */
 int store__run_comms(struct store *st, const struct store_selection *sel,
 		     int (*fn)(void *arg, const char *comm, int64_t samples),

@@ -22,7 +22,7 @@ int store__used_bytes(struct store *st, int64_t *bytes)
 
 static int delete_run(struct store *st, int64_t run)
 {
-	static const char *const tables[] = { "cid_samples",
+	static const char *const tables[] = { "cid_samples", "pc_samples",
 		"unresolved_samples", "threads", "run_counters", "inferred",
 		"inferences", "validation", "accuracy", "runs" };
 	char sql[96];

@@ -118,6 +118,10 @@ static int prepare(struct store *st)
 		  " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
 		  " samples = samples + excluded.samples,"
 		  " kernel_samples = kernel_samples + excluded.kernel_samples" },
+		{ offsetof(struct store, ins_pc),
+		  "INSERT INTO pc_samples (run_id, pid, function_id, offset,"
+		  " samples) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
+		  " samples = samples + excluded.samples" },
 		{ offsetof(struct store, ins_unres),
 		  "INSERT INTO unresolved_samples VALUES (?, ?, ?, ?, ?, ?) ON"
 		  " CONFLICT DO UPDATE SET samples = samples + excluded.samples" },
@@ -283,7 +287,7 @@ void store__close(struct store *st)
 	if (!st)
 		return;
 	sqlite3_stmt *stmts[] = { st->ins_module, st->sel_module, st->sel_build,
-		st->ins_func, st->sel_func, st->ins_cid, st->ins_unres,
+		st->ins_func, st->sel_func, st->ins_cid, st->ins_pc, st->ins_unres,
 		st->ins_thread, st->upd_run, st->ins_map, st->sel_map,
 		st->ins_ctx, st->ins_node, st->upd_node, st->ins_counter,
 		st->ins_unknown, st->ins_inferred, st->ins_function };
@@ -592,6 +596,7 @@ static int write_counts(struct store *st, int64_t run_id,
 			const struct aggregate *agg)
 {
 	const struct cid_count *cids;
+	const struct pc_count *pcs;
 	const struct unresolved_count *unres;
 	const struct thread_name *threads;
 	size_t n;
@@ -624,6 +629,22 @@ static int write_counts(struct store *st, int64_t run_id,
 		sqlite3_bind_int64(s, 6, cids[i].key.height);
 		sqlite3_bind_int64(s, 7, (int64_t)cids[i].samples);
 		sqlite3_bind_int64(s, 8, (int64_t)cids[i].kernel);
+		if (store__step_done(st, s, "writing samples"))
+			return -1;
+	}
+	pcs = aggregate__pcs(agg, &n);
+	for (size_t i = 0; i < n; i++) {
+		sqlite3_stmt *s = st->ins_pc;
+		int64_t fid;
+
+		if (function_id(st, pcs[i].mod, pcs[i].func, pcs[i].func_name,
+				&fid))
+			return -1;
+		sqlite3_bind_int64(s, 1, run_id);
+		sqlite3_bind_int64(s, 2, pcs[i].pid);
+		sqlite3_bind_int64(s, 3, fid);
+		sqlite3_bind_int64(s, 4, pcs[i].offset);
+		sqlite3_bind_int64(s, 5, (int64_t)pcs[i].samples);
 		if (store__step_done(st, s, "writing samples"))
 			return -1;
 	}

@@ -45,7 +45,7 @@ struct store {
 		size_t cap;
 	} nodes;
 	sqlite3_stmt *ins_module, *sel_module, *sel_build, *ins_func, *sel_func,
-		     *ins_cid, *ins_unres, *ins_thread, *upd_run, *ins_map,
+		     *ins_cid, *ins_pc, *ins_unres, *ins_thread, *upd_run, *ins_map,
 		     *sel_map, *ins_ctx, *ins_node, *upd_node, *ins_counter;
 	/* prepared on first use by report_store.c */
 	sqlite3_stmt *ins_unknown, *ins_inferred, *ins_function;

@@ -60,6 +60,15 @@ else
 	done
 fi
 
+# Each sample's instruction: every sample at one, target's within it
+# and mostly past its entry (its time is in the burn loop).
+is "$(q "SELECT sum(samples) FROM pc_samples WHERE run_id = $run")" "$samples" \
+	"pc_samples: every sample at its instruction"
+tpcs=$(q "SELECT count(*) FROM v_pcs WHERE run_id = $run AND function = 'target'")
+ok $([ "${tpcs:-0}" -ge 1 ]; echo $?) "pc_samples: target's instructions ($tpcs)"
+is "$(q "SELECT 2 * sum(samples * (offset > 0)) > sum(samples) FROM v_pcs
+	WHERE run_id = $run AND function = 'target'")" 1 "v_pcs: target's samples mostly in its body"
+
 # pprof, read by the Go pprof parser
 "$ICPPD" report -d "$db" --whole-chains -f pprof -o "$tmp/p.pb.gz"
 is $? 0 "pprof written"
@@ -89,6 +98,18 @@ if command -v go >/dev/null && [ -d "$gopprof" ] &&
 	top=$(go tool pprof -top "$tmp/p.pb.gz" 2>&1)
 	contains "$top" "File: collide" "go tool pprof names the profile by the program"
 	contains "$top" "Type: cpu" "go tool pprof: cpu profile"
+	# the leaf at its instructions: -disasm (objdump on the program)
+	# shows target's samples at as many as icppd sampled, -list at
+	# lines of burn.h, where its loop is inlined from
+	dis=$(go tool pprof -disasm 'target' "$tmp/p.pb.gz" 2>&1)
+	is "$(printf '%s\n' "$dis" | awk '$1 != "." && $3 ~ /^[0-9a-f]+:$/' | wc -l)" "$tpcs" \
+		"go tool pprof -disasm: target's samples at each instruction sampled"
+	lst=$(go tool pprof -list '^target$' "$tmp/p.pb.gz" 2>&1)
+	contains "$lst" "ROUTINE ======================== target in " "go tool pprof -list finds target's source"
+	hot=$(printf '%s\n' "$lst" | awk '$1 != "." && $3 ~ /^[0-9]+:$/' | wc -l)
+	ok $([ "$hot" -ge 1 ] && [ "$hot" -le "$tpcs" ]; echo $?) \
+		"go tool pprof -list: samples on $hot of its lines, not all on the first"
+	contains "$lst" "BURN_STEP_(acc, i);" "go tool pprof -list: the burn loop's lines, in burn.h"
 else
 	skip "no Go pprof parser (apt-get install golang-go golang-github-google-pprof-dev): $(tail -1 "$tmp/go.log" 2>/dev/null)" \
 		"Go pprof checks"

@@ -47,14 +47,16 @@ static const char *fname(const Perftools__Profiles__Profile *p, uint64_t loc)
 	return p->string_table[f->name];
 }
 
-static Perftools__Profiles__Profile *roundtrip(struct cct *t, uint32_t k,
-					       bool exact)
+static Perftools__Profiles__Profile *roundtrip_pcs(struct cct *t, uint32_t k,
+						   bool exact,
+						   const struct store_pc *pcs,
+						   size_t npcs)
 {
 	struct store_module mod = { 1, "/nonexistent/prog", "abcd" };
 	struct pprof_input in = { .cct = t, .k = k, .modules = &mod,
 		.nmodules = 1, .event = "cpu-clock", .clock = true,
 		.period = 1000000, .time_ns = 5, .duration_ns = 7,
-		.exact = exact };
+		.exact = exact, .pcs = pcs, .npcs = npcs };
 	Perftools__Profiles__Profile *p;
 	char *buf = NULL;
 	size_t len = 0;
@@ -68,6 +70,52 @@ static Perftools__Profiles__Profile *roundtrip(struct cct *t, uint32_t k,
 	p = decode(buf, len);
 	free(buf);
 	return p;
+}
+
+static Perftools__Profiles__Profile *roundtrip(struct cct *t, uint32_t k,
+					       bool exact)
+{
+	return roundtrip_pcs(t, k, exact, NULL, 0);
+}
+
+/* The leaf c (function 4 at 0x400) at its sampled instructions. */
+static void check_pcs(struct cct *t)
+{
+	/* sorted by function: a's (2) first, with none of c's */
+	const struct store_pc pcs[] = { { 2, 0x8, 5 }, { 4, 0x10, 2 },
+					{ 4, 0x20, 1 } };
+	Perftools__Profiles__Profile *p = roundtrip_pcs(t, KCCF_INF, false,
+							pcs, 3);
+	int64_t at[2] = { 0 }, ns = 0;
+	size_t parts = 0, whole = 0;
+
+	for (size_t i = 0; p && i < p->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = p->sample[i];
+		uint64_t addr = p->location[s->location_id[0] - 1]->address;
+
+		if (strcmp(fname(p, s->location_id[0]), "c"))
+			continue;
+		parts++;
+		whole += s->n_location_id == 4;
+		at[0] += addr == 0x410 ? s->value[0] : 0;
+		at[1] += addr == 0x420 ? s->value[0] : 0;
+		ns += s->value[1];
+	}
+	is_int(parts, 2, "c's record: one sample per sampled instruction");
+	is_int(whole, 2, "... each with c's whole stack");
+	is_int(at[0], 2, "2 of c's 3 samples at 0x410, as its pcs say (2:1)");
+	is_int(at[1], 1, "... and 1 at 0x420");
+	is_int(ns, 3000000, "their cpu ns add up to the record's");
+	if (p)
+		perftools__profiles__profile__free_unpacked(p, NULL);
+	/* --exact: a count of 0 for a fraction goes to the hottest pc */
+	p = roundtrip_pcs(t, KCCF_INF, true, pcs + 1, 2);
+	ns = 0;
+	for (size_t i = 0; p && i < p->n_sample; i++)
+		ns += p->sample[i]->value[1];
+	is_int(ns, 4500000, "--exact with pcs: cpu ns keep the fraction");
+	if (p)
+		perftools__profiles__profile__free_unpacked(p, NULL);
 }
 
 int main(void)
@@ -135,6 +183,7 @@ int main(void)
 	ok(p && p->sample[0]->n_location_id == 2, "--k 1: c and its caller only");
 	if (p)
 		perftools__profiles__profile__free_unpacked(p, NULL);
+	check_pcs(t);
 
 	/* b's one sample split three ways: one whole sample, not 0 + 0 + 0
 	 * and not three */
