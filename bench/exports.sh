@@ -23,7 +23,7 @@ db=$work/x.db
 echo "== recording: make of a small C project, perf record -g and icppd record"
 eval "set -- $cmd"
 "$icppd" record -q -d "$db" -- "$@" >/dev/null 2>&1
-"$icppd" report -d "$db" --k 0 >/dev/null 2>&1	# stores the inference
+"$icppd" report -d "$db" -f json >/dev/null 2>&1	# stores the inference
 perf record -q -e cpu-clock:u -F 1000 -g -o "$work/perf.data" -- "$@" \
 	>/dev/null 2>&1
 echo "   icppd: $("$icppd" report -d "$db" -f folded 2>/dev/null |

@@ -257,6 +257,11 @@ static unsigned profile_flags(const struct report_opts *o,
 		flags |= RUN_PROFILE_BY_PID | RUN_PROFILE_PCS;
 	if (o->comm_frame)
 		flags |= RUN_PROFILE_BY_COMM;
+	/* self weights alone: no callers to infer (JSON keeps the
+	 * inference's figures) */
+	if (v->nsort || (v->k == 0 && !v->inclusive && v->phi <= 0 &&
+			 (v->fmt == REPORT_TEXT || v->fmt == REPORT_FOLDED)))
+		flags |= RUN_PROFILE_FLAT;
 	return flags & RUN_PROFILE_BY_PID ? flags & ~RUN_PROFILE_BY_COMM :
 	       flags;
 }

@@ -72,6 +72,10 @@ struct builder {
 	const char **hows;		/* per sample: its inference */
 	size_t nsamples, samples_cap, procs_cap, hows_cap, nids;
 	size_t values_cap;
+	/* per row of in->pcs: the samples its instruction has left to give
+	 * (quotas[i].left), and at a function's first row, the counts of
+	 * the records that end in it (.total) */
+	struct pc_quota { int64_t total, left; bool set; } *quotas;
 	/* split()'s scratch */
 	int64_t *weights;
 	struct part { __int128 rem; size_t i; } *parts;
@@ -346,6 +350,11 @@ static int split(struct builder *b, int64_t total, const int64_t *w,
 		return b->err = -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		sum += w[i];
+	if (sum <= 0) {			/* nothing to go by: the first */
+		for (size_t i = 0; i < n; i++)
+			out[i] = i ? 0 : total;
+		return 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		__int128 x = (__int128)total * w[i];
 
@@ -381,37 +390,79 @@ static size_t pcs_of(const struct pprof_input *in, int64_t frame,
 	return end - lo;
 }
 
+/* The leaf function of record @r and its sampled instructions: n rows
+ * of in->pcs from *first (none for an unknown or pseudo frame). */
+static size_t leaf_pcs(const struct builder *b, const struct cct_record *r,
+		       const struct cct_frame **f, size_t *first)
+{
+	*f = cct__frame(b->in->cct, cct__node(b->in->cct, r->node)->frame);
+	if (!*f || (*f)->id <= 0 ||
+	    cct__kind(b->in->cct, (*f)->id) != CCT_FUNCTION)
+		return 0;
+	return pcs_of(b->in, (*f)->id, first);
+}
+
+/* Each leaf function's count over its records, for add_record(). */
+static int leaf_totals(struct builder *b, const struct cct_record *recs,
+		       size_t n)
+{
+	b->quotas = calloc(b->in->npcs ? b->in->npcs : 1, sizeof(*b->quotas));
+	if (!b->quotas)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct cct_frame *f;
+		size_t first;
+
+		if (b->counts[i] > 0 && leaf_pcs(b, &recs[i], &f, &first))
+			b->quotas[first].total += b->counts[i];
+	}
+	return 0;
+}
+
 /*
- * Record @r as samples: its leaf function's sampled instructions share
- * its count (and value) in proportion to their samples, so each
- * instruction's line gets its part, and the parts add up to the
- * record's whole.  A leaf with none recorded (a run from before they
+ * Record @r as samples, one per sampled instruction of its leaf
+ * function, so each instruction's line gets its part.  The function's
+ * count over all its records is first split among its instructions in
+ * proportion to their samples (the same numbers when the counts are
+ * whole: each instruction keeps its samples exactly); each record then
+ * takes its count from what the instructions have left, in proportion,
+ * so its parts add up to its count and no instruction gives more than
+ * it has.  A leaf with no instruction recorded (a run from before they
  * were, an unknown frame) is one sample at the function.
  */
 static int add_record(struct builder *b, const struct cct_record *r,
 		      const int64_t v[2])
 {
-	const struct cct_frame *f = cct__frame(b->in->cct,
-					       cct__node(b->in->cct,
-							 r->node)->frame);
-	size_t first, n = 0, k = 0;
+	const struct cct_frame *f;
+	size_t first, n = leaf_pcs(b, r, &f, &first), k = 0;
+	struct pc_quota *q;
 	int64_t *c0, *c1;
 
-	if (f && f->id > 0 && cct__kind(b->in->cct, f->id) == CCT_FUNCTION)
-		n = pcs_of(b->in, f->id, &first);
 	if (!n)
 		return add_sample(b, r, 0, v);
 	if (grow(&b->weights, &b->weights_cap, 3 * n, sizeof(*b->weights),
 		 64))
 		return b->err = -ENOMEM;
+	q = &b->quotas[first];
 	c0 = b->weights + n;
 	c1 = b->weights + 2 * n;
 	for (size_t i = 0; i < n; i++)
 		b->weights[i] = b->in->pcs[first + i].samples;
+	if (!q->set && q->total > 0) {
+		if (split(b, q->total, b->weights, n, c0))
+			return b->err;
+		for (size_t i = 0; i < n; i++)
+			q[i].left = c0[i];
+		q->set = true;
+	}
 	if (v[0] > 0) {
+		for (size_t i = 0; i < n; i++)
+			b->weights[i] = q[i].left;
 		if (split(b, v[0], b->weights, n, c0) ||
 		    split(b, v[1], c0, n, c1))
 			return b->err;
+		for (size_t i = 0; i < n; i++)
+			q[i].left -= c0[i];
 	} else {		/* a fraction of a sample: the hottest pc */
 		for (size_t i = 1; i < n; i++)
 			if (b->weights[i] > b->weights[k])
@@ -564,6 +615,7 @@ static void builder_free(struct builder *b)
 	free(b->hows);
 	free(b->weights);
 	free(b->parts);
+	free(b->quotas);
 }
 
 /* A sample's labels: how it was inferred, and its process's command
@@ -651,7 +703,7 @@ int pprof__write(FILE *out, const struct pprof_input *in)
 
 	str(&b, "");		/* string 0 is always "" */
 	recs = cct__records(in->cct, &n);
-	if (count_records(&b, recs, n))
+	if (count_records(&b, recs, n) || leaf_totals(&b, recs, n))
 		goto out;
 	for (size_t i = 0; i < n && !b.err; i++) {
 		int64_t v[2];

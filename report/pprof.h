@@ -19,11 +19,12 @@
  * virtual addresses, so a mapping's start is its code's.  Functions and
  * locations carry source files and lines from DWARF where the module
  * has them; a caller's location is its call site.  A leaf's location is
- * the instruction sampled: a record's count (and value) is shared among
- * its leaf function's sampled instructions (@pcs) in proportion to
- * their samples over the whole selection, by largest remainder, so the
- * parts add up to the record; a record with a count of 0 (--exact) goes
- * to the hottest.  Where no instruction was recorded, the leaf is the
+ * the instruction sampled: a leaf function's count over its records is
+ * split among its sampled instructions (@pcs) in proportion to their
+ * samples, by largest remainder, and each record takes its count from
+ * what they have left, in proportion, so its parts add up to it and
+ * each instruction gets its share exactly; a record with a count of 0
+ * (--exact) goes to the hottest.  Where no instruction was recorded, the leaf is the
  * function's start.
  */
 #ifndef ICPPD_REPORT_PPROF_H

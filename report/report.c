@@ -254,8 +254,9 @@ static void print_comms(const struct render *r)
 			one_line(p->comms[i].name, name, sizeof(name)),
 			r->total > 0 ? 100 * p->comms[i].samples / r->total : 0);
 	}
-	fprintf(r->out, "%s); --sort comm,dso,sym or --comm NAME split "
-		"them\n", p->ncomms > shown ? ", ..." : "");
+	fprintf(r->out, "%s)%s\n", p->ncomms > shown ? ", ..." : "",
+		r->v->nsort ? "" :
+		"; --sort comm,dso,sym or --comm NAME split them");
 }
 
 /* What the header and report__check() say of the binaries whose calls
@@ -282,16 +283,21 @@ void render__header(const struct render *r)
 		r->p->run.kind, one_line(r->p->run.command, cmd, sizeof(cmd)),
 		s->samples,
 		(long long)r->p->run.unresolved);
-	fprintf(r->out, "inferred: %.1f%% one path fits (precise), %.1f%% "
-		"apportioned among several (ambiguous), %.1f%% by call-graph "
-		"search (searched), %.1f%% unknown callers\n",
-		100 * s->by_how[CCT_PRECISE] / n,
-		100 * s->by_how[CCT_AMBIGUOUS] / n,
-		100 * s->by_how[CCT_SEARCHED] / n,
-		100 * s->by_how[CCT_UNKNOWN] / n);
+	if (r->p->flat)
+		fprintf(r->out, "flat: each sample's own function, exact; no "
+			"call paths inferred\n");
+	else
+		fprintf(r->out, "inferred: %.1f%% one path fits (precise), "
+			"%.1f%% apportioned among several (ambiguous), %.1f%% "
+			"by call-graph search (searched), %.1f%% unknown "
+			"callers\n", 100 * s->by_how[CCT_PRECISE] / n,
+			100 * s->by_how[CCT_AMBIGUOUS] / n,
+			100 * s->by_how[CCT_SEARCHED] / n,
+			100 * s->by_how[CCT_UNKNOWN] / n);
 	print_comms(r);
 	print_kernel(r);
-	print_expected(r);
+	if (!r->p->flat)
+		print_expected(r);
 	if (r->p->calls) {
 		const struct static_calls_stats *c =
 			static_calls__stats(r->p->calls);

@@ -78,7 +78,8 @@ static int open_profile(struct store *st, const struct store_selection *sel,
 			unsigned flags, struct run_profile *p)
 {
 	int64_t run_id = sel->run_id;
-	bool calls = flags & RUN_PROFILE_STATIC;
+	bool calls = (flags & RUN_PROFILE_STATIC) &&
+		     !(flags & RUN_PROFILE_FLAT);
 	int ret;
 
 	memset(p, 0, sizeof(*p));
@@ -558,7 +559,8 @@ static int open_inference(struct store *st, const struct store_selection *sel,
 		log_error("out of memory");
 		goto out;
 	}
-	if (store__run_programs(st, sel, add_program, &ps))
+	p->flat = flags & RUN_PROFILE_FLAT;
+	if (!p->flat && store__run_programs(st, sel, add_program, &ps))
 		goto out_store;
 	for (size_t i = 0; i < ps.n; i++) {
 		const struct store_module *m = run_profile__module(p, ps.ids[i]);
@@ -619,7 +621,8 @@ int run_profile__infer(struct store *st, const struct store_selection *sel,
 	p->stats = *infer__stats(inf);
 	/* only whole runs are stored: a window, one process or processes
 	 * apart are views */
-	if ((flags & RUN_PROFILE_SAVE) && !p->whole && run_id && !sel->pid &&
+	if ((flags & RUN_PROFILE_SAVE) && !p->whole && !p->flat && run_id &&
+	    !sel->pid &&
 	    !sel->program && !sel->comm && !store__readonly(st) &&
 	    !(flags & (RUN_PROFILE_BY_COMM | RUN_PROFILE_BY_PID))) {
 		now.run_samples = p->run.samples;

@@ -32,6 +32,7 @@ struct run_profile {
 	bool saved;			/* the inferred table was updated */
 	bool whole;			/* RUN_PROFILE_WHOLE */
 	bool mangled;			/* RUN_PROFILE_MANGLED */
+	bool flat;			/* RUN_PROFILE_FLAT */
 	/* The heaviest commands (threads' names) of the samples, and how
 	 * many there are in all */
 	struct run_comm {
@@ -72,6 +73,12 @@ enum {
 	RUN_PROFILE_BY_PID = 32,
 	/* read the sampled instructions of each function too (pcs) */
 	RUN_PROFILE_PCS = 64,
+	/* a flat profile: each CID's samples on its function, under an
+	 * unknown-callers frame, with no path map, call or search read or
+	 * made (report --k 0, --sort: self weights need no callers, and
+	 * inferring them took most of such a report's time); never
+	 * stored */
+	RUN_PROFILE_FLAT = 128,
 };
 
 /*

@@ -31,6 +31,11 @@ contains "$out" "no path map for $PROGS/heights-nofp: its call paths cannot be i
 flat=$("$ICPPD" report -d "$db" --k 0 --format folded)
 is $? 0 "no path map: --k 0 still gives a flat profile"
 contains "$flat" "work " "flat profile lists work"
+is "$(printf '%s\n' "$flat" | awk '{ s += $NF } END { print s }')" \
+	"$(q "SELECT sum(samples) FROM cid_samples WHERE run_id = 1")" \
+	"flat profile: every sample, whole"
+contains "$("$ICPPD" report -d "$db" --k 0)" "flat: each sample's own function, exact; no call paths inferred" \
+	"--k 0: the header says no call paths were inferred"
 out=$("$ICPPD" report -d "$db" --run 99 2>&1)
 is $? 1 "unknown run: exit 1"
 contains "$out" "no run 99 in the database (runs 1 to 1" "unknown run: says which runs exist"

@@ -118,6 +118,42 @@ static void check_pcs(struct cct *t)
 		perftools__profiles__profile__free_unpacked(p, NULL);
 }
 
+/* Two records of one leaf, one sample each, and two instructions of
+ * one sample each: each instruction keeps its sample (split record by
+ * record, both would go to the first). */
+static void check_pc_totals(void)
+{
+	const struct store_pc pcs[] = { { 2, 0x10, 1 }, { 2, 0x20, 1 } };
+	struct cct *t = cct__new();
+	uint32_t m, x, y, lx, ly;
+	Perftools__Profiles__Profile *p;
+	int64_t at[2] = { 0 };
+
+	cct__define(t, 1, "main", 1, 0x100);
+	cct__define(t, 2, "leaf", 1, 0x200);
+	cct__define(t, 3, "x", 1, 0x300);
+	cct__define(t, 4, "y", 1, 0x400);
+	cct__child(t, CCT_ROOT, 1, &m);
+	cct__child(t, m, 3, &x);
+	cct__child(t, m, 4, &y);
+	cct__child(t, x, 2, &lx);
+	cct__child(t, y, 2, &ly);
+	cct__add(t, lx, 2, CCT_PRECISE, 1);
+	cct__add(t, ly, 2, CCT_PRECISE, 1);
+	p = roundtrip_pcs(t, KCCF_INF, false, pcs, 2);
+	for (size_t i = 0; p && i < p->n_sample; i++) {
+		uint64_t a = p->location[p->sample[i]->location_id[0] - 1]->address;
+
+		at[0] += a == 0x210 ? p->sample[i]->value[0] : 0;
+		at[1] += a == 0x220 ? p->sample[i]->value[0] : 0;
+	}
+	is_int(at[0], 1, "leaf's first instruction keeps its 1 sample");
+	is_int(at[1], 1, "... and its second its 1, over two records");
+	if (p)
+		perftools__profiles__profile__free_unpacked(p, NULL);
+	cct__free(t);
+}
+
 int main(void)
 {
 	struct cct *t = cct__new();
@@ -184,6 +220,7 @@ int main(void)
 	if (p)
 		perftools__profiles__profile__free_unpacked(p, NULL);
 	check_pcs(t);
+	check_pc_totals();
 
 	/* b's one sample split three ways: one whole sample, not 0 + 0 + 0
 	 * and not three */
