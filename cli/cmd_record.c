@@ -6,6 +6,8 @@
 
 #include "cli/commands.h"
 #include "cli/run_cli.h"
+#include "common/log.h"
+#include "export/export.h"
 #include "report/run_profile.h"
 
 static const struct cli_option record_options[] = {
@@ -28,6 +30,9 @@ static const struct cli_option record_options[] = {
 	  "samples per second of the learning event while it is on", 1,
 	  10000, .dflt = "250" },
 	RUN_OPT_STACK,
+	{ "export", 0, CLI_STRING, RUN_OPT(export_url), "URL",
+	  "then ship the run (and any still queued) to the ClickHouse "
+	  "server at URL (http://HOST:8123)", 0, 0 },
 };
 
 const struct cli_command record_command = {
@@ -56,10 +61,19 @@ const struct cli_command record_command = {
 static int record_finish(const struct run_result *res)
 {
 	struct store_selection sel = { .run_id = res->run_id };
+	struct export_result ex;
 	struct run_profile p;
 
 	run_profile__infer(res->store, &sel, RUN_PROFILE_SAVE, &p);
 	run_profile__free(&p);
+	/* a server away costs the run nothing: it stays queued */
+	if (res->opts->export_url &&
+	    !export__run(res->store, res->run_id, res->opts->export_url,
+			 false, &ex) && ex.failed)
+		log_warn("export: %s: run %lld stays queued (icppd export "
+			 "--all -d %s %s retries)", ex.error,
+			 (long long)res->run_id, res->opts->db,
+			 res->opts->export_url);
 	return 0;
 }
 

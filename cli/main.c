@@ -20,6 +20,7 @@ static const struct {
 	{ &sites_command, cmd_sites },
 	{ &daemon_command, cmd_daemon },
 	{ &ctl_command, cmd_ctl },
+	{ &export_command, cmd_export },
 };
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

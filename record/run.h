@@ -39,6 +39,7 @@ struct run_opts {
 	bool quiet;
 	bool no_learn;		/* record: CIDs only */
 	bool kernel;		/* record: sample in the kernel too */
+	const char *export_url;	/* record: ship the run to ClickHouse */
 	int format;		/* validate: text or json */
 	const char *output;	/* validate: -o FILE, NULL for stdout */
 };

@@ -543,6 +543,33 @@ const struct store_migration icppd_migrations[] = {
 	"  JOIN functions f ON f.id = p.function_id"
 	"  JOIN modules m ON m.id = f.module_id;"
 	},
+	/* 11 -> 12: the export spool.  A database's random id (a run's
+	 * export key is host/id/run, the same on every retry) and, per run
+	 * and ClickHouse server, whether the server has acknowledged it:
+	 * a run is marked done only then, and a failed try waits longer
+	 * each time. */
+	{ "CREATE TABLE identity (id TEXT NOT NULL);"
+	"INSERT INTO identity VALUES (lower(hex(randomblob(16))));"
+	"CREATE TABLE exports ("
+	"  run_id INTEGER NOT NULL REFERENCES runs(id),"
+	"  target TEXT NOT NULL,"
+	"  state TEXT NOT NULL CHECK (state IN ('pending', 'done')),"
+	"  attempts INTEGER NOT NULL DEFAULT 0,"
+	"  next_ns INTEGER NOT NULL DEFAULT 0,"
+	"  queued_ns INTEGER NOT NULL,"
+	"  done_ns INTEGER,"
+	"  stack_rows INTEGER,"
+	"  cid_rows INTEGER,"
+	"  error TEXT,"
+	"  PRIMARY KEY (run_id, target)) WITHOUT ROWID;"
+	"CREATE VIEW v_exports AS SELECT"
+	"  run_id, target, state, attempts,"
+	"  strftime('%Y-%m-%dT%H:%M:%fZ', queued_ns / 1e9, 'unixepoch')"
+	"    AS queued,"
+	"  strftime('%Y-%m-%dT%H:%M:%fZ', done_ns / 1e9, 'unixepoch') AS done,"
+	"  stack_rows, cid_rows, error"
+	"  FROM exports;"
+	},
 };
 
 const int icppd_nr_migrations =

@@ -22,8 +22,8 @@ int store__used_bytes(struct store *st, int64_t *bytes)
 
 static int delete_run(struct store *st, int64_t run)
 {
-	static const char *const tables[] = { "cid_samples", "pc_samples",
-		"unresolved_samples", "threads", "run_counters", "inferred",
+	static const char *const tables[] = { "exports", "cid_samples",
+		"pc_samples", "unresolved_samples", "threads", "run_counters", "inferred",
 		"inferences", "validation", "accuracy", "runs" };
 	char sql[96];
 	int ret = 0;
@@ -40,14 +40,18 @@ static int delete_run(struct store *st, int64_t run)
 }
 
 /* The oldest daemon run that retention may delete, other than @keep:
- * ended before @before_ns, or any when @before_ns is 0.  0: none. */
+ * ended before @before_ns, or any when @before_ns is 0, and not waiting
+ * to be exported (the spool keeps what a server has not acknowledged,
+ * over the size limit if an outage lasts).  0: none. */
 static int oldest(struct store *st, int64_t keep, int64_t before_ns,
 		  int64_t *run)
 {
 	*run = 0;
 	return store__ints(st, "retention", run, 1, "SELECT MIN(id) FROM runs"
 			   " WHERE kind = 'daemon' AND id != ?1 AND (?2 = 0 OR"
-			   " (ended_ns IS NOT NULL AND ended_ns < ?2))", "ii",
+			   " (ended_ns IS NOT NULL AND ended_ns < ?2)) AND id"
+			   " NOT IN (SELECT run_id FROM exports"
+			   " WHERE state = 'pending')", "ii",
 			   keep, before_ns) < 0 ? -1 : 0;
 }
 

@@ -6,13 +6,15 @@ set -e
 pkgs="build-essential autoconf automake pkg-config libpfm4-dev libdwarf-dev
 libelf-dev libsqlite3-dev sqlite3 binutils procps util-linux
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libcapstone-dev libiberty-dev
-clang libclang-rt-14-dev"
+libcurl4-openssl-dev clang libclang-rt-14-dev"
 [ "${1:-}" = bench ] && pkgs="$pkgs linux-perf xz-utils bzip2 time python3 dpkg-dev"
 # The consumers the test suite checks exports with: the Go pprof parser,
-# and node + npm for speedscope (npm installs speedscope itself; a
-# machine with node from elsewhere keeps it).
+# node + npm for speedscope (npm installs speedscope itself; a machine
+# with node from elsewhere keeps it), and ClickHouse, whose servers the
+# fleet tests start on loopback ports of their own.
 if [ "${1:-}" = test ]; then
-	pkgs="$pkgs golang-go golang-github-google-pprof-dev"
+	pkgs="$pkgs golang-go golang-github-google-pprof-dev clickhouse-server
+clickhouse-client"
 	command -v npm >/dev/null || pkgs="$pkgs nodejs npm"
 fi
 missing=

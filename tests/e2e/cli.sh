@@ -14,7 +14,7 @@ contains "$("$ICPPD" --version)" "icppd 0." "--version prints the version"
 is $? 2 "no subcommand: usage error 2"
 
 # Every long option of each subcommand's --help is in its man page.
-for cmd in record train validate report compare arr sites daemon ctl; do
+for cmd in record train validate report compare arr sites daemon ctl export; do
 	page=$man/icppd-$cmd.1
 	[ -f "$page" ] || page=$man/icppd-$cmd.8
 	# whole sentences: the line is the man page's NAME line, uncut
@@ -29,7 +29,7 @@ for cmd in record train validate report compare arr sites daemon ctl; do
 	done
 done
 # -d FILE everywhere but ctl, which says why not.
-for cmd in record train validate report compare arr daemon; do
+for cmd in record train validate report compare arr daemon export; do
 	contains "$("$ICPPD" $cmd --help)" "-d, --database FILE" "icppd $cmd takes -d FILE"
 done
 out=$("$ICPPD" ctl -d x status 2>&1)

@@ -18,12 +18,13 @@ allowed() {
 	schema) echo "common binary collector inference" ;;
 	record) echo "common binary collector inference schema" ;;
 	report) echo "common binary inference schema" ;;
-	daemon) echo "common binary collector inference schema record" ;;
-	cli) echo "common binary collector inference schema record report daemon" ;;
+	export) echo "common binary inference schema report" ;;
+	daemon) echo "common binary collector inference schema record report export" ;;
+	cli) echo "common binary collector inference schema record report export daemon" ;;
 	esac
 }
 
-for folder in common binary collector inference schema record report daemon cli; do
+for folder in common binary collector inference schema record report export daemon cli; do
 	count=$((count + 1))
 	ok=" $folder $(allowed $folder) "
 	errors=$(cd "$top" && grep -n '^#include "[a-z_]*/' $folder/*.c $folder/*.h 2>/dev/null |
@@ -51,7 +52,7 @@ count=$((count + 1))
 extra=$(cd "$top" && for f in */*.c */*.h; do
 	d=${f%%/*}
 	[ -f "$d/config.status" ] && continue
-	case " common binary collector inference schema record report daemon cli tests bench " in
+	case " common binary collector inference schema record report export daemon cli tests bench " in
 	*" $d "*) ;;
 	*) echo "$d" ;;
 	esac

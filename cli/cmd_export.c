@@ -1,0 +1,132 @@
+/*
+ * cmd_export.c - "icppd export": ship the runs a database holds to a
+ * ClickHouse server (export/export.h), or print the ClickHouse schema
+ * they go into.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "common/log.h"
+#include "export/export.h"
+#include "schema/report_store.h"
+#include "schema/store.h"
+
+struct export_opts {
+	const char *db, *database, *cluster;
+	uint64_t run;
+	bool schema, all;
+};
+
+#define OPT(f) offsetof(struct export_opts, f)
+
+static const struct cli_option export_options[] = {
+	{ "database", 'd', CLI_STRING, OPT(db), "FILE", "profile database",
+	  0, 0, .dflt = "icppd.db" },
+	{ "run", 0, CLI_UINT, OPT(run), "N",
+	  "queue run N (default: the latest measurement run)", 1, INT64_MAX },
+	{ "all", 0, CLI_FLAG, OPT(all), NULL,
+	  "queue nothing: only retry the runs already queued", 0, 0 },
+	{ "schema", 0, CLI_FLAG, OPT(schema), NULL,
+	  "print the ClickHouse DDL instead (for clickhouse-client "
+	  "--multiquery)", 0, 0 },
+	{ "ch-database", 0, CLI_STRING, OPT(database), "NAME",
+	  "--schema: the ClickHouse database (default icppd)", 0, 0 },
+	{ "cluster", 0, CLI_STRING, OPT(cluster), "NAME",
+	  "--schema: Distributed tables over cluster NAME", 0, 0 },
+};
+
+const struct cli_command export_command = {
+	.name = "export",
+	.synopsis = "[-d FILE] [--run N | --all] URL\n"
+		    "       icppd export --schema [--ch-database NAME] "
+		    "[--cluster NAME]",
+	.brief = "ship runs to ClickHouse, or print its schema",
+	.summary = "Queue a run for the ClickHouse server at URL (its HTTP\n"
+		   "interface, http://HOST:8123[?database=NAME]) and ship\n"
+		   "every run queued for it: inferred stacks per process and\n"
+		   "raw CID counts, each run once, marked exported only when\n"
+		   "the server acknowledged it.  A run the server did not take\n"
+		   "stays queued in the database; this command, record\n"
+		   "--export and the daemon retry it.",
+	.options = export_options,
+	.noptions = sizeof(export_options) / sizeof(export_options[0]),
+	.permute = true,
+	.epilog = "Exit status 1 when a run could not be shipped (it stays\n"
+		  "queued).  See icppd-export(1).\n",
+};
+
+int cmd_export(int argc, char **argv)
+{
+	struct export_opts o = { .db = "icppd.db" };
+	struct export_result res;
+	struct store *st;
+	char err[600];
+	int64_t run = 0;
+	int idx, ret = 1;
+
+	idx = cli__parse(&export_command, argc, argv, &o);
+	if (idx < 0)
+		return idx == -1 ? 0 : 2;
+	if (o.schema) {
+		if (argc != idx) {
+			fprintf(stderr, "icppd: export: --schema takes no URL\n");
+			return 2;
+		}
+		export__schema(stdout, o.database ? o.database : "icppd",
+			       o.cluster);
+		return fflush(stdout) ? 1 : 0;
+	}
+	if (argc - idx != 1) {
+		fprintf(stderr, "icppd: export: expected one URL\n"
+			"Try 'icppd export --help'.\n");
+		return 2;
+	}
+	if (o.all && o.run) {
+		fprintf(stderr, "icppd: export: --all or --run, not both\n");
+		return 2;
+	}
+	if (access(o.db, F_OK)) {
+		log_error("%s: no such database (record a run first: icppd "
+			  "record -d %s -- COMMAND)", o.db, o.db);
+		return 1;
+	}
+	st = store__open(o.db, err, sizeof(err));
+	if (!st) {
+		log_error("%s", err);
+		return 1;
+	}
+	if (o.run) {
+		struct run_row r;
+		int found = store__run(st, (int64_t)o.run, &r);
+
+		if (found) {
+			log_error("%s: %s", o.db, found > 0 ? "no such run" :
+				  store__error(st));
+			goto out;
+		}
+		run = (int64_t)o.run;
+	} else if (!o.all && store__latest_run(st, &run) < 0) {
+		log_error("%s", store__error(st));
+		goto out;
+	}
+	if (export__run(st, run, argv[idx], true, &res))
+		goto out;
+	printf("exported %" PRId64 " run%s (%" PRId64 " stack rows, %" PRId64
+	       " CID rows) to %s\n", res.runs, res.runs == 1 ? "" : "s",
+	       res.stack_rows, res.cid_rows, argv[idx]);
+	if (res.failed) {
+		log_error("export: %s: %" PRId64 " run%s stay%s queued (icppd "
+			  "export --all %s retries)", res.error, res.failed,
+			  res.failed == 1 ? "" : "s", res.failed == 1 ? "s" :
+			  "", argv[idx]);
+		goto out;
+	}
+	ret = 0;
+out:
+	store__close(st);
+	return ret;
+}

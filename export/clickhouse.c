@@ -1,0 +1,261 @@
+/*
+ * clickhouse.c - ClickHouse's HTTP interface through libcurl (see
+ * clickhouse.h).
+ *
+ * The query goes in the URL (?query=...) when there is a body, else as
+ * the body; http and https only, no redirects, bounded time (a server
+ * that does not answer is an outage, and the caller retries later).
+ */
+#define _GNU_SOURCE		/* asprintf */
+#include "export/clickhouse.h"
+
+#include <ctype.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/grow.h"
+
+#define CONNECT_TIMEOUT_S 5L
+#define QUERY_TIMEOUT_S 120L
+
+struct clickhouse {
+	CURL *curl;
+	char *url;		/* as given */
+	char *base;		/* scheme://host[:port] */
+	char database[64];
+	char *reply;
+	size_t nreply, reply_cap;
+	bool too_long;
+	char error[512];
+};
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static int global_ret;
+
+static void global_init(void)
+{
+	global_ret = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
+}
+
+/* The database=NAME of @query (after '?'), into @out; 0, or -1 when it
+ * is not an identifier. */
+static int database_of(const char *query, char *out, size_t len)
+{
+	const char *p = query;
+
+	snprintf(out, len, "icppd");
+	while (p && *p) {
+		const char *end = strchr(p, '&');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+
+		if (n > 9 && !strncmp(p, "database=", 9)) {
+			size_t k = n - 9;
+
+			if (k >= len)
+				return -1;
+			for (size_t i = 0; i < k; i++)
+				if (!isalnum((unsigned char)p[9 + i]) &&
+				    p[9 + i] != '_')
+					return -1;
+			memcpy(out, p + 9, k);
+			out[k] = '\0';
+		}
+		p = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+struct clickhouse *clickhouse__new(const char *url, char *err, size_t len)
+{
+	struct clickhouse *c;
+	const char *host, *q;
+	size_t n;
+
+	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
+		snprintf(err, len, "%s: not an http:// or https:// URL "
+			 "(ClickHouse's HTTP interface, e.g. "
+			 "http://127.0.0.1:8123)", url);
+		return NULL;
+	}
+	host = strstr(url, "://") + 3;
+	n = strcspn(host, "/?#");
+	if (!n) {
+		snprintf(err, len, "%s: no host", url);
+		return NULL;
+	}
+	pthread_once(&global_once, global_init);
+	c = calloc(1, sizeof(*c));
+	if (!c || global_ret) {
+		free(c);
+		snprintf(err, len, "%s", global_ret ? "libcurl could not start" :
+			 "out of memory");
+		return NULL;
+	}
+	q = strchr(url, '?');
+	if (database_of(q ? q + 1 : NULL, c->database, sizeof(c->database))) {
+		snprintf(err, len, "%s: database= takes letters, digits and "
+			 "_ only", url);
+		free(c);
+		return NULL;
+	}
+	c->url = strdup(url);
+	c->base = strndup(url, (size_t)(host - url) + n);
+	c->curl = curl_easy_init();
+	if (!c->url || !c->base || !c->curl) {
+		snprintf(err, len, "out of memory");
+		clickhouse__free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void clickhouse__free(struct clickhouse *c)
+{
+	if (!c)
+		return;
+	if (c->curl)
+		curl_easy_cleanup(c->curl);
+	free(c->url);
+	free(c->base);
+	free(c->reply);
+	free(c);
+}
+
+const char *clickhouse__url(const struct clickhouse *c)
+{
+	return c->url;
+}
+
+const char *clickhouse__database(const struct clickhouse *c)
+{
+	return c->database;
+}
+
+const char *clickhouse__error(const struct clickhouse *c)
+{
+	return c->error;
+}
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg)
+{
+	struct clickhouse *c = arg;
+	size_t n = size * nmemb;
+
+	if (c->nreply + n + 1 > CLICKHOUSE_REPLY_MAX) {
+		c->too_long = true;
+		return 0;		/* stops the transfer */
+	}
+	if (grow(&c->reply, &c->reply_cap, c->nreply + n + 1, 1, 4096))
+		return 0;
+	memcpy(c->reply + c->nreply, ptr, n);
+	c->nreply += n;
+	c->reply[c->nreply] = '\0';
+	return n;
+}
+
+/* The first line of the reply, for an error message. */
+static void first_line(const struct clickhouse *c, char *buf, size_t len)
+{
+	size_t n = c->reply ? strcspn(c->reply, "\n") : 0;
+
+	snprintf(buf, len, "%.*s", (int)(n < 300 ? n : 300),
+		 c->reply ? c->reply : "");
+}
+
+int clickhouse__query(struct clickhouse *c, const char *sql,
+		      const char *settings, const char *body, size_t len,
+		      const char **reply)
+{
+	char *q = NULL, *url = NULL;
+	long status = 0;
+	CURLcode rc;
+	int ret = -1;
+
+	c->nreply = 0;
+	c->too_long = false;
+	c->error[0] = '\0';
+	if (grow(&c->reply, &c->reply_cap, 1, 1, 4096))
+		goto nomem;
+	c->reply[0] = '\0';
+	if (body && !(q = curl_easy_escape(c->curl, sql, 0)))
+		goto nomem;
+	if (asprintf(&url, "%s/?database=%s%s%s%s%s", c->base, c->database,
+		     q ? "&query=" : "", q ? q : "", settings ? "&" : "",
+		     settings ? settings : "") < 0) {
+		url = NULL;
+		goto nomem;
+	}
+	curl_easy_reset(c->curl);
+	curl_easy_setopt(c->curl, CURLOPT_URL, url);
+	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT_S);
+	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT, QUERY_TIMEOUT_S);
+	curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body ? body : sql);
+	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE,
+			 (curl_off_t)(body ? len : strlen(sql)));
+	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, c);
+	rc = curl_easy_perform(c->curl);
+	if (rc != CURLE_OK) {
+		snprintf(c->error, sizeof(c->error), "%s: %s", c->base,
+			 c->too_long ? "the reply is over 64 MiB" :
+			 curl_easy_strerror(rc));
+		goto out;
+	}
+	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
+	if (status != 200) {
+		char line[320];
+
+		first_line(c, line, sizeof(line));
+		snprintf(c->error, sizeof(c->error), "%s: HTTP %ld: %s",
+			 c->base, status, line);
+		goto out;
+	}
+	*reply = c->reply;
+	ret = 0;
+	goto out;
+nomem:
+	snprintf(c->error, sizeof(c->error), "out of memory");
+out:
+	curl_free(q);
+	free(url);
+	return ret;
+}
+
+int clickhouse__quote(char **buf, size_t *n, size_t *cap, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		char esc[5];
+		size_t k = 1;
+
+		esc[0] = (char)ch;
+		if (ch == '\\' || ch == '\'') {
+			esc[0] = '\\';
+			esc[1] = (char)ch;
+			k = 2;
+		} else if (ch == '\t' || ch == '\n') {
+			esc[0] = '\\';
+			esc[1] = ch == '\t' ? 't' : 'n';
+			k = 2;
+		} else if (ch < 0x20 || ch == 0x7f) {
+			snprintf(esc, sizeof(esc), "\\x%02x", ch);
+			k = 4;
+		}
+		if (grow(buf, cap, *n + k + 1, 1, 4096))
+			return -ENOMEM;
+		memcpy(*buf + *n, esc, k);
+		*n += k;
+	}
+	if (grow(buf, cap, *n + 1, 1, 4096))
+		return -ENOMEM;
+	(*buf)[*n] = '\0';
+	return 0;
+}

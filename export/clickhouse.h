@@ -1,0 +1,48 @@
+/*
+ * clickhouse.h - a ClickHouse server's HTTP interface, through libcurl:
+ * one query at a time, its data (an INSERT's rows) as the POST body, the
+ * reply read up to a bound.
+ *
+ * The URL is the server's HTTP endpoint, http://HOST:PORT or https://...,
+ * optionally with ?database=NAME (default "icppd"): the database the
+ * export and fleet tables live in (icppd clickhouse-schema makes them).
+ */
+#ifndef ICPPD_EXPORT_CLICKHOUSE_H
+#define ICPPD_EXPORT_CLICKHOUSE_H
+
+#include <stddef.h>
+
+/* What a reply may hold: a SELECT's rows beyond it are an error. */
+#define CLICKHOUSE_REPLY_MAX (64u << 20)
+
+struct clickhouse;
+
+/* NULL with "why" in @err (a URL that is not http(s)://HOST..., a
+ * database name that is not an identifier, out of memory). */
+struct clickhouse *clickhouse__new(const char *url, char *err, size_t len);
+void clickhouse__free(struct clickhouse *c);
+
+/* The server's URL as given, without credentials' worth of change. */
+const char *clickhouse__url(const struct clickhouse *c);
+/* The database named by the URL ("icppd" when it names none). */
+const char *clickhouse__database(const struct clickhouse *c);
+
+/*
+ * Runs @sql; @body (@len bytes, may be NULL) is its data, as the POST
+ * body (an INSERT ... FORMAT's rows).  @settings ("name=value&...",
+ * may be NULL) go into the URL.  0 with the reply in *@reply (owned by
+ * @c, NUL-terminated, valid until the next call), or -1 with
+ * clickhouse__error() saying why (the server unreachable, its HTTP
+ * status and message, a reply over CLICKHOUSE_REPLY_MAX).
+ */
+int clickhouse__query(struct clickhouse *c, const char *sql,
+		      const char *settings, const char *body, size_t len,
+		      const char **reply);
+const char *clickhouse__error(const struct clickhouse *c);
+
+/* @s as a ClickHouse string literal's inside ('...' quoting: \\, \'
+ * and control characters escaped), appended to *@buf (grown; *@n used,
+ * *@cap allocated).  0 or -ENOMEM. */
+int clickhouse__quote(char **buf, size_t *n, size_t *cap, const char *s);
+
+#endif

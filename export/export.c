@@ -1,0 +1,452 @@
+/*
+ * export.c - runs to ClickHouse (see export.h).
+ *
+ * Rows go as TabSeparated: strings escaped as ClickHouse reads them,
+ * stacks as array literals of quoted strings, times as Unix seconds (no
+ * time zone to agree on).
+ */
+#include "export/export.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/grow.h"
+#include "common/log.h"
+#include "export/clickhouse.h"
+#include "inference/cct.h"
+#include "report/run_profile.h"
+#include "schema/export_store.h"
+#include "schema/report_store.h"
+
+/* Runs one call ships at most (the rest wait for the next). */
+#define EXPORT_BATCH 64
+/* The longest wait between two tries, seconds. */
+#define EXPORT_BACKOFF_MAX 3600
+/* Frames of one exported stack, outermost first; deeper stacks keep
+ * their innermost ones under a "[cut]" frame. */
+#define EXPORT_MAX_FRAMES 1024
+
+static const char *const stack_columns =
+	"segment String,\n"
+	"    host String,\n"
+	"    program String,\n"
+	"    build_id String,\n"
+	"    comm String,\n"
+	"    pid UInt32,\n"
+	"    start_time DateTime,\n"
+	"    end_time DateTime,\n"
+	"    stack Array(String),\n"
+	"    weight Float64,\n"
+	"    certain_frames UInt16,\n"
+	"    how Enum8('precise' = 1, 'ambiguous' = 2, 'searched' = 3, "
+	"'unknown' = 4)";
+
+static const char *const cid_columns =
+	"segment String,\n"
+	"    host String,\n"
+	"    program String,\n"
+	"    build_id String,\n"
+	"    comm String,\n"
+	"    pid UInt32,\n"
+	"    start_time DateTime,\n"
+	"    end_time DateTime,\n"
+	"    module String,\n"
+	"    module_build_id String,\n"
+	"    function String,\n"
+	"    height Int64,\n"
+	"    samples UInt64";
+
+void export__schema(FILE *out, const char *db, const char *cluster)
+{
+	static const struct { const char *name, *columns; } tables[] = {
+		{ "stacks", NULL }, { "cids", NULL } };
+
+	fprintf(out, "CREATE DATABASE IF NOT EXISTS %s;\n\n", db);
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+		const char *t = tables[i].name;
+
+		fprintf(out, "CREATE TABLE IF NOT EXISTS %s.%s_local (\n"
+			"    %s\n) ENGINE = MergeTree()\n"
+			"PARTITION BY toDate(start_time)\n"
+			"ORDER BY (program, start_time, host, segment);\n\n",
+			db, t, i ? cid_columns : stack_columns);
+		if (cluster)
+			fprintf(out, "CREATE TABLE IF NOT EXISTS %s.%s AS "
+				"%s.%s_local\nENGINE = Distributed(%s, %s, "
+				"%s_local, sipHash64(host));\n\n", db, t, db,
+				t, cluster, db, t);
+		else
+			fprintf(out, "CREATE VIEW IF NOT EXISTS %s.%s AS "
+				"SELECT * FROM %s.%s_local;\n\n", db, t, db, t);
+	}
+}
+
+/* A TabSeparated body being built. */
+struct body {
+	char *v;
+	size_t n, cap;
+	int64_t rows;
+};
+
+static int put(struct body *b, const char *s)
+{
+	size_t k = strlen(s);
+
+	if (grow(&b->v, &b->cap, b->n + k + 1, 1, 65536))
+		return -ENOMEM;
+	memcpy(b->v + b->n, s, k + 1);
+	b->n += k;
+	return 0;
+}
+
+static int put_str(struct body *b, const char *s)
+{
+	return clickhouse__quote(&b->v, &b->n, &b->cap, s);
+}
+
+/* What every row of a segment starts with. */
+struct segment {
+	char key[256];
+	char host[128];
+	int64_t start_s, end_s;
+	/* each process's program */
+	struct seg_prog { int64_t pid; char *path, *build_id; } *progs;
+	size_t nprogs, progs_cap;
+};
+
+static int put_head(struct body *b, const struct segment *g,
+		    const char *program, const char *build_id,
+		    const char *comm, int64_t pid)
+{
+	char times[64];
+
+	if (put_str(b, g->key) || put(b, "\t") || put_str(b, g->host) ||
+	    put(b, "\t") || put_str(b, program) || put(b, "\t") ||
+	    put_str(b, build_id) || put(b, "\t") || put_str(b, comm))
+		return -ENOMEM;
+	snprintf(times, sizeof(times), "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
+		 "\t", pid > 0 && pid <= UINT32_MAX ? pid : 0, g->start_s,
+		 g->end_s);
+	return put(b, times);
+}
+
+static int add_prog(void *arg, int64_t pid, const char *path,
+		    const char *build_id)
+{
+	struct segment *g = arg;
+	struct seg_prog *p;
+
+	if (grow(&g->progs, &g->progs_cap, g->nprogs + 1, sizeof(*g->progs),
+		 64))
+		return -ENOMEM;
+	p = &g->progs[g->nprogs];
+	p->pid = pid;
+	p->path = strdup(path);
+	p->build_id = strdup(build_id);
+	if (!p->path || !p->build_id) {
+		free(p->path);
+		free(p->build_id);
+		return -ENOMEM;
+	}
+	g->nprogs++;
+	return 0;
+}
+
+/* Process @pid's program (sorted by pid). */
+static const struct seg_prog *prog_of(const struct segment *g, int64_t pid)
+{
+	size_t lo = 0, hi = g->nprogs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (g->progs[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < g->nprogs && g->progs[lo].pid == pid ? &g->progs[lo] :
+	       NULL;
+}
+
+static void segment_free(struct segment *g)
+{
+	for (size_t i = 0; i < g->nprogs; i++) {
+		free(g->progs[i].path);
+		free(g->progs[i].build_id);
+	}
+	free(g->progs);
+}
+
+/* The stack of record @r into @b: frames outermost first, up to its
+ * process frame, whose pid and command *@proc gets. */
+static int put_stack(struct body *b, struct cct *t, const struct cct_record *r,
+		     int64_t *proc)
+{
+	uint32_t frames[EXPORT_MAX_FRAMES];
+	size_t n = 0;
+	bool cut = false;
+
+	*proc = 0;
+	for (uint32_t x = r->node; x != CCT_ROOT && x != CCT_NONE;
+	     x = cct__node(t, x)->parent) {
+		int64_t f = cct__node(t, x)->frame;
+
+		if (cct__kind(t, f) == CCT_PROCESS) {
+			*proc = f;
+			break;
+		}
+		if (n == EXPORT_MAX_FRAMES)
+			cut = true;
+		else
+			frames[n++] = x;
+	}
+	if (put(b, cut ? "['[cut]'" : "["))
+		return -ENOMEM;
+	for (size_t i = n; i-- > 0;) {
+		if (put(b, i + 1 == n && !cut ? "'" : ",'") ||
+		    put_str(b, cct__name(t, cct__node(t, frames[i])->frame)) ||
+		    put(b, "'"))
+			return -ENOMEM;
+	}
+	return put(b, "]");
+}
+
+/* Run @run_id's inferred stacks, per process, into @b. */
+static int stack_rows(struct store *st, int64_t run_id,
+		      const struct segment *g, struct body *b)
+{
+	struct store_selection sel = { .run_id = run_id };
+	struct run_profile p;
+	const struct cct_record *recs;
+	size_t n;
+	int ret;
+
+	ret = run_profile__infer(st, &sel, RUN_PROFILE_BY_PID, &p);
+	if (ret) {
+		run_profile__free(&p);
+		return ret > 0 ? 0 : -EIO;	/* a run without samples */
+	}
+	recs = cct__records(p.cct, &n);
+	for (size_t i = 0; i < n && !ret; i++) {
+		const struct cct_record *r = &recs[i];
+		struct body line = { 0 };
+		const struct cct_frame *pf;
+		const struct seg_prog *sp;
+		char tail[96];
+		int64_t proc;
+
+		if (!(r->weight > 0))
+			continue;
+		/* the stack first: its process frame gives the head */
+		ret = put_stack(&line, p.cct, r, &proc);
+		pf = proc ? cct__frame(p.cct, proc) : NULL;
+		sp = pf ? prog_of(g, pf->pid) : NULL;
+		snprintf(tail, sizeof(tail), "\t%.17g\t%u\t%s\n", r->weight,
+			 r->exact < 65535 ? r->exact : 65535,
+			 cct_how__name(r->how));
+		if (!ret)
+			ret = put_head(b, g, sp ? sp->path : "",
+				       sp ? sp->build_id : "",
+				       pf ? pf->name : "?", pf ? pf->pid : 0);
+		if (!ret)
+			ret = put(b, line.v ? line.v : "[]");
+		if (!ret)
+			ret = put(b, tail);
+		free(line.v);
+		b->rows++;
+	}
+	run_profile__free(&p);
+	return ret;
+}
+
+struct cid_body {
+	struct body *b;
+	const struct segment *g;
+};
+
+static int cid_line(void *arg, const struct store_cid_row *r)
+{
+	struct cid_body *c = arg;
+	char tail[64];
+
+	snprintf(tail, sizeof(tail), "\t%" PRId64 "\t%" PRId64 "\n",
+		 r->height, r->samples > 0 ? r->samples : 0);
+	c->b->rows++;
+	return put_head(c->b, c->g, r->program, r->program_build, r->comm,
+			r->pid) || put_str(c->b, r->module) ||
+	       put(c->b, "\t") || put_str(c->b, r->build_id) ||
+	       put(c->b, "\t") || put_str(c->b, r->function) ||
+	       put(c->b, tail) ? -ENOMEM : 0;
+}
+
+/* How many rows of @table carry segment key @key (-1: the server did
+ * not say). */
+static int64_t rows_there(struct clickhouse *c, const char *table,
+			  const char *key)
+{
+	struct body q = { 0 };
+	const char *reply;
+	int64_t n = -1;
+
+	if (!put(&q, "SELECT count() FROM ") &&
+	    !put(&q, clickhouse__database(c)) && !put(&q, ".") &&
+	    !put(&q, table) && !put(&q, " WHERE segment = '") &&
+	    !put_str(&q, key) && !put(&q, "'") &&
+	    !clickhouse__query(c, q.v, NULL, NULL, 0, &reply)) {
+		char *end;
+		long long v = strtoll(reply, &end, 10);
+
+		if (end != reply && v >= 0)
+			n = v;
+	}
+	free(q.v);
+	return n;
+}
+
+/* Inserts @b into @table unless rows of the segment are there already:
+ * 0, or -1 with the server's error in @why. */
+static int insert_once(struct clickhouse *c, const char *table,
+		       const char *key, const struct body *b, char *why,
+		       size_t len)
+{
+	char sql[160], settings[64];
+	const char *reply;
+	int64_t there = rows_there(c, table, key);
+
+	if (there < 0) {
+		snprintf(why, len, "%s", clickhouse__error(c));
+		return -1;
+	}
+	if (there > 0 || !b->rows)	/* an earlier try got through */
+		return 0;
+	snprintf(sql, sizeof(sql), "INSERT INTO %s.%s FORMAT TabSeparated",
+		 clickhouse__database(c), table);
+	/* one block: written all or nothing */
+	snprintf(settings, sizeof(settings), "max_insert_block_size=%" PRId64,
+		 b->rows + 1);
+	if (clickhouse__query(c, sql, settings, b->v, b->n, &reply)) {
+		snprintf(why, len, "%s", clickhouse__error(c));
+		return -1;
+	}
+	return 0;
+}
+
+/* Ships run @run_id: 0 when the server has it, 1 (with @why) when a
+ * try failed, -1 after logging a local failure. */
+static int ship(struct store *st, struct clickhouse *c, int64_t run_id,
+		struct export_result *res, char *why, size_t len)
+{
+	struct segment g = { 0 };
+	struct body stacks = { 0 }, cids = { 0 };
+	struct cid_body cb = { &cids, &g };
+	struct run_row run;
+	char dbid[64];
+	int ret = -1;
+
+	if (store__run(st, run_id, &run) || store__database_id(st, dbid,
+							       sizeof(dbid)) ||
+	    store__run_host(st, run_id, g.host, sizeof(g.host)) ||
+	    store__export_programs(st, run_id, add_prog, &g))
+		goto out_store;
+	snprintf(g.key, sizeof(g.key), "%s/%s/%" PRId64, g.host, dbid,
+		 run_id);
+	g.start_s = run.started_ns / 1000000000;
+	g.end_s = (run.ended_ns > run.started_ns ? run.ended_ns :
+		   run.started_ns) / 1000000000;
+	if (store__export_cids(st, run_id, cid_line, &cb))
+		goto out_store;
+	ret = stack_rows(st, run_id, &g, &stacks);
+	if (ret == -ENOMEM) {
+		log_error("exporting run %" PRId64 ": out of memory", run_id);
+		ret = -1;
+		goto out;
+	}
+	if (ret) {
+		ret = -1;
+		goto out;
+	}
+	ret = insert_once(c, "cids_local", g.key, &cids, why, len) ||
+	      insert_once(c, "stacks_local", g.key, &stacks, why, len);
+	if (!ret) {
+		res->stack_rows += stacks.rows;
+		res->cid_rows += cids.rows;
+		if (store__export_done(st, run_id, clickhouse__url(c),
+				       stacks.rows, cids.rows,
+				       clock__real_ns()))
+			goto out_store;
+	}
+	goto out;
+out_store:
+	log_error("exporting run %" PRId64 ": %s", run_id, store__error(st));
+	ret = -1;
+out:
+	free(stacks.v);
+	free(cids.v);
+	segment_free(&g);
+	return ret;
+}
+
+int export__run(struct store *st, int64_t run_id, const char *url,
+		bool force, struct export_result *res)
+{
+	int64_t runs[EXPORT_BATCH], attempts[EXPORT_BATCH],
+		now = clock__real_ns();
+	struct clickhouse *c;
+	char err[512];
+	size_t n;
+	int ret = -1;
+
+	memset(res, 0, sizeof(*res));
+	c = clickhouse__new(url, err, sizeof(err));
+	if (!c) {
+		log_error("export: %s", err);
+		return -1;
+	}
+	if ((run_id && store__export_queue(st, run_id, clickhouse__url(c),
+					    now)) ||
+	    store__export_due(st, clickhouse__url(c), force ? -1 : now, runs,
+			      attempts, EXPORT_BATCH, &n)) {
+		log_error("export: %s", store__error(st));
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char why[512];
+		int r = ship(st, c, runs[i], res, why, sizeof(why));
+
+		if (r < 0)
+			goto out;
+		if (!r) {
+			res->runs++;
+			continue;
+		}
+		/* 2, 4, 8 ... seconds, then an hour at most */
+		res->failed++;
+		snprintf(res->error, sizeof(res->error), "%s", why);
+		if (store__export_failed(st, runs[i], clickhouse__url(c),
+					 attempts[i] + 1, now +
+					 (attempts[i] + 1 < 12 ?
+					  (int64_t)1 << (attempts[i] + 1) :
+					  EXPORT_BACKOFF_MAX) * 1000000000,
+					 why)) {
+			log_error("export: %s", store__error(st));
+			goto out;
+		}
+		/* the server is away: the others wait for the next try */
+		for (size_t j = i + 1; j < n; j++, res->failed++)
+			if (store__export_failed(st, runs[j],
+						 clickhouse__url(c),
+						 attempts[j], now, why)) {
+				log_error("export: %s", store__error(st));
+				goto out;
+			}
+		break;
+	}
+	ret = 0;
+out:
+	clickhouse__free(c);
+	return ret;
+}

@@ -1,0 +1,48 @@
+/*
+ * export.h - shipping runs to ClickHouse, with the local database as the
+ * spool.
+ *
+ * A run (a record run, a daemon segment) is queued for a server; an
+ * export ships its inferred stacks (per process, whole, from the path
+ * maps and learned paths) and its raw CID counts, each table in one
+ * INSERT of one block (ClickHouse writes a block all or nothing), keyed
+ * by the run's segment key HOST/DATABASE-ID/RUN.  Before inserting, the
+ * exporter asks whether the server already holds rows of that key (an
+ * earlier try whose acknowledgement was lost), so a retry never
+ * duplicates; the run is marked done only after the server acknowledged
+ * both tables.  A failed try waits 2^tries seconds (at most an hour)
+ * before the next one; a run stays queued however long the server is
+ * away, and retention keeps it.
+ */
+#ifndef ICPPD_EXPORT_EXPORT_H
+#define ICPPD_EXPORT_EXPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "schema/store.h"
+
+struct export_result {
+	int64_t runs;			/* acknowledged now */
+	int64_t failed;			/* tried, still queued */
+	int64_t stack_rows, cid_rows;	/* shipped now */
+	char error[512];		/* the last failure */
+};
+
+/* The ClickHouse DDL for database @db: local MergeTree tables and, with
+ * a @cluster (else NULL), Distributed tables over it; without one, the
+ * tables queries read are views of the local ones. */
+void export__schema(FILE *out, const char *db, const char *cluster);
+
+/*
+ * Queues run @run_id for @url and ships every run pending for it whose
+ * try is due (@force: every one, whatever the backoff).  0 with what
+ * happened in @res (failures are in it, and the runs stay queued); -1
+ * after logging why when the URL is no ClickHouse URL or the local
+ * database failed.  @run_id 0 queues nothing.
+ */
+int export__run(struct store *st, int64_t run_id, const char *url,
+		bool force, struct export_result *res);
+
+#endif

@@ -1,0 +1,53 @@
+/*
+ * export_store.h - the export spool (schema 12): which runs wait for
+ * which ClickHouse server, and the rows an export ships.
+ */
+#ifndef ICPPD_SCHEMA_EXPORT_STORE_H
+#define ICPPD_SCHEMA_EXPORT_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "schema/store.h"
+
+/* The database's random id, 32 hex digits, into @out. */
+int store__database_id(struct store *st, char *out, size_t len);
+
+/* Queues run @run_id for @target (once: a queued or done run stays). */
+int store__export_queue(struct store *st, int64_t run_id, const char *target,
+			int64_t now_ns);
+
+/* Up to @max runs pending for @target whose next try is due by @now_ns
+ * (every pending one when @now_ns < 0), oldest first, with their tries
+ * so far; their number in *@n. */
+int store__export_due(struct store *st, const char *target, int64_t now_ns,
+		      int64_t *runs, int64_t *attempts, size_t max, size_t *n);
+/* The server acknowledged run @run_id's rows. */
+int store__export_done(struct store *st, int64_t run_id, const char *target,
+		       int64_t stack_rows, int64_t cid_rows, int64_t now_ns);
+/* A try failed: tries @attempts so far, the next not before @next_ns. */
+int store__export_failed(struct store *st, int64_t run_id, const char *target,
+			 int64_t attempts, int64_t next_ns, const char *why);
+/* How many runs wait (any target), and when the oldest was queued (0:
+ * none). */
+int store__export_lag(struct store *st, int64_t *pending, int64_t *oldest_ns);
+
+/* A run's samples by process, command and CID, with names. */
+struct store_cid_row {
+	int64_t pid, height, samples;
+	const char *comm, *program, *program_build, *module, *build_id,
+		   *function;		/* valid in the callback */
+};
+int store__export_cids(struct store *st, int64_t run_id,
+		       int (*fn)(void *arg, const struct store_cid_row *r),
+		       void *arg);
+/* Each process of run @run_id with the program it ran (its CIDs' most
+ * common; "" when unknown). */
+int store__export_programs(struct store *st, int64_t run_id,
+			   int (*fn)(void *arg, int64_t pid, const char *path,
+				     const char *build_id),
+			   void *arg);
+/* Run @run_id's host name ("" when unknown) into @out. */
+int store__run_host(struct store *st, int64_t run_id, char *out, size_t len);
+
+#endif

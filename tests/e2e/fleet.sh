@@ -1,0 +1,183 @@
+#!/bin/sh
+# A fleet feeding ClickHouse: two clickhouse-server processes on
+# loopback ports of their own, a two-shard cluster with Distributed
+# tables over them; two writers with different host names export record
+# runs into one shard each; the Distributed tables hold the union, each
+# run exactly once.  Then an outage: a run recorded while its server is
+# down stays queued, loses nothing and, once the server is back, arrives
+# once, even when an acknowledgement was lost.  Without clickhouse-server
+# the spool alone is checked against a port where nobody listens.
+. "$TESTS_SRCDIR/e2e/lib.sh"
+require_perf
+
+prog=$PROGS/collide
+"$ICPPD" train $TRAIN_OPTS -q -d "$tmp/a.db" -- "$prog" ab 30 >/dev/null
+
+# A port nobody listens on: the spool without a server.
+dead=http://127.0.0.1:9
+out=$("$ICPPD" record -q -d "$tmp/a.db" --export "$dead" -- "$prog" ab 30 2>&1 >/dev/null)
+is $? 0 "record --export to a server that is away: the run still succeeds"
+contains "$out" "icppd: warning: export: http://127.0.0.1:9: " "... and says why the export failed"
+contains "$out" "stays queued (icppd export --all -d $tmp/a.db $dead retries)" "... and that the run stays queued"
+is "$(q "SELECT state, attempts, error IS NOT NULL FROM exports" "$tmp/a.db")" "pending|1|1" \
+	"the spool: one run pending, one try, its error"
+out=$("$ICPPD" export -d "$tmp/a.db" --all "$dead" 2>&1)
+is $? 1 "export --all while the server is away: exit 1"
+is "$(q "SELECT state, attempts FROM exports" "$tmp/a.db")" "pending|2" "... the run still pending, two tries"
+out=$("$ICPPD" export -d "$tmp/a.db" ftp://x 2>&1)
+is $? 1 "export to a URL that is not http: exit 1"
+contains "$out" "not an http:// or https:// URL" "... says what it takes"
+is "$(integrity "$tmp/a.db")" ok "the spool's database stays valid"
+
+if ! command -v clickhouse-server >/dev/null || ! command -v clickhouse-client >/dev/null; then
+	for t in cluster outage; do
+		skip "no clickhouse-server (apt-get install clickhouse-server clickhouse-client)" "ClickHouse $t checks"
+	done
+	done_testing
+	exit
+fi
+
+# Two servers: HTTP, native and interserver ports apart from any other
+# test's (the shell's pid picks the block).
+base=$((20000 + ($$ % 2000) * 10))
+chdir=$tmp/ch
+server_user=
+[ "$(id -u)" -eq 0 ] && id clickhouse >/dev/null 2>&1 && server_user=clickhouse
+# the server's user must reach its folder
+[ -n "$server_user" ] && chmod 711 "$tmp"
+start_server() {	# start_server N
+	d=$chdir/$1
+	mkdir -p "$d"
+	cat >"$d/config.xml" <<EOF
+<?xml version="1.0"?>
+<yandex>
+  <logger><level>warning</level><log>$d/server.log</log><errorlog>$d/err.log</errorlog><console>0</console></logger>
+  <http_port>$((base + $1 * 3))</http_port>
+  <tcp_port>$((base + $1 * 3 + 1))</tcp_port>
+  <interserver_http_port>$((base + $1 * 3 + 2))</interserver_http_port>
+  <listen_host>127.0.0.1</listen_host>
+  <path>$d/data/</path>
+  <tmp_path>$d/tmp/</tmp_path>
+  <user_files_path>$d/files/</user_files_path>
+  <format_schema_path>$d/schemas/</format_schema_path>
+  <users_config>/etc/clickhouse-server/users.xml</users_config>
+  <default_profile>default</default_profile>
+  <default_database>default</default_database>
+  <mark_cache_size>5368709</mark_cache_size>
+  <remote_servers>
+    <icppd>
+      <shard><replica><host>127.0.0.1</host><port>$((base + 1))</port></replica></shard>
+      <shard><replica><host>127.0.0.1</host><port>$((base + 4))</port></replica></shard>
+    </icppd>
+  </remote_servers>
+</yandex>
+EOF
+	[ -n "$server_user" ] && chown -R "$server_user" "$d"
+	# setpriv execs the server itself: $! is its pid, to stop it by
+	if [ -n "$server_user" ]; then
+		setpriv --reuid="$server_user" --regid="$server_user" --init-groups \
+			clickhouse-server --config-file="$d/config.xml" >"$d/out" 2>&1 &
+	else
+		clickhouse-server --config-file="$d/config.xml" >"$d/out" 2>&1 &
+	fi
+	echo $! >"$d/pid"
+	# up when it answers (a server takes a few seconds to start)
+	for i in $(seq 1 120); do
+		[ "$(curl -s "http://127.0.0.1:$((base + $1 * 3))/ping")" = "Ok." ] && return 0
+		sleep 0.25
+	done
+	echo "# server $1 did not start: $(tail -3 "$d/err.log" "$d/out" 2>/dev/null)"
+	return 1
+}
+stop_server() {	# stop_server N: and wait until it is gone
+	pid=$(cat "$chdir/$1/pid")
+	kill "$pid" 2>/dev/null
+	for i in $(seq 1 120); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.25
+	done
+	kill -9 "$pid" 2>/dev/null
+}
+cleanup() {
+	for s in 0 1; do
+		[ -f "$chdir/$s/pid" ] && kill -9 "$(cat "$chdir/$s/pid")" 2>/dev/null
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+url0=http://127.0.0.1:$base
+url1=http://127.0.0.1:$((base + 3))
+ch() {	# ch N SQL
+	clickhouse-client --port $((base + $1 * 3 + 1)) -q "$2"
+}
+
+if ! start_server 0 || ! start_server 1; then
+	for t in cluster outage; do
+		ok 1 "ClickHouse $t checks: the servers did not start"
+	done
+	done_testing
+	exit
+fi
+for s in 0 1; do
+	"$ICPPD" export --schema --cluster icppd |
+		clickhouse-client --port $((base + s * 3 + 1)) --multiquery
+	ok $? "the schema goes into server $s"
+done
+
+# Writer a (this host) ships to shard 0; writer b, another host name (a
+# UTS namespace of its own where there is one), to shard 1.
+"$ICPPD" export -d "$tmp/a.db" --run 2 "$url0" >/dev/null 2>&1	# the run recorded while away
+"$ICPPD" record -q -d "$tmp/a.db" --export "$url0" -- "$prog" ab 30 >/dev/null 2>&1
+is "$(q "SELECT count(*), sum(state = 'done') FROM exports WHERE target = '$url0'" "$tmp/a.db")" "2|2" \
+	"writer a: both its runs acknowledged by shard 0"
+"$ICPPD" train $TRAIN_OPTS -q -d "$tmp/b.db" -- "$prog" ab 30 >/dev/null
+if [ "$(id -u)" -eq 0 ] && unshare --uts true 2>/dev/null; then
+	unshare --uts sh -c "hostname icppd-host-b && \"$ICPPD\" record -q -d \"$tmp/b.db\" --export $url1 -- \"$prog\" ab 30" >/dev/null 2>&1
+	hosts=2
+else
+	"$ICPPD" record -q -d "$tmp/b.db" --export "$url1" -- "$prog" ab 30 >/dev/null 2>&1
+	hosts=1
+fi
+is "$(q "SELECT state FROM exports" "$tmp/b.db")" "done" "writer b: its run acknowledged by shard 1"
+a_samples=$(q "SELECT sum(samples) FROM cid_samples WHERE run_id IN
+	(SELECT run_id FROM exports WHERE target = '$url0')" "$tmp/a.db")
+b_samples=$(q "SELECT sum(samples) FROM cid_samples WHERE run_id IN
+	(SELECT run_id FROM exports)" "$tmp/b.db")
+is "$(ch 0 "SELECT sum(samples) FROM icppd.cids_local")" "$a_samples" "shard 0 holds writer a's CID counts"
+is "$(ch 1 "SELECT sum(samples) FROM icppd.cids_local")" "$b_samples" "shard 1 holds writer b's"
+is "$(ch 0 "SELECT sum(samples) FROM icppd.cids")" "$((a_samples + b_samples))" \
+	"the Distributed table: the union of both"
+is "$(ch 1 "SELECT count(DISTINCT host) FROM icppd.stacks")" "$hosts" "... from $hosts host names"
+is "$(ch 0 "SELECT toString(round(sum(weight), 6)) FROM icppd.stacks")" \
+	"$(ch 0 "SELECT toString(round(sum(samples), 6)) FROM icppd.cids")" \
+	"the stacks' weights add up to the samples"
+is "$(ch 0 "SELECT countIf(stack[1] = '_start') > 0 FROM icppd.stacks WHERE how = 'precise'")" 1 \
+	"precise stacks are whole, from _start"
+is "$(q "SELECT sum(stack_rows) FROM exports" "$tmp/a.db")" \
+	"$(ch 0 "SELECT count() FROM icppd.stacks_local")" "the spool counts the rows the server holds"
+
+# Outage: shard 0 stops; a run recorded meanwhile stays queued.
+stop_server 0
+out=$("$ICPPD" record -q -d "$tmp/a.db" --export "$url0" -- "$prog" ab 30 2>&1 >/dev/null)
+is $? 0 "outage: record still succeeds"
+contains "$out" "stays queued" "outage: record says the run stays queued"
+run=$(q "SELECT max(run_id) FROM exports" "$tmp/a.db")
+is "$(q "SELECT state FROM exports WHERE run_id = $run" "$tmp/a.db")" pending "outage: the run is pending"
+is "$(integrity "$tmp/a.db")" ok "outage: the database stays valid"
+start_server 0
+out=$("$ICPPD" export -d "$tmp/a.db" --all "$url0" 2>&1)
+is $? 0 "back: export --all exits 0"
+contains "$out" "exported 1 run " "back: the queued run is shipped"
+key=$(ch 0 "SELECT DISTINCT segment FROM icppd.stacks_local" | grep "/$run\$")
+rows=$(q "SELECT stack_rows FROM exports WHERE run_id = $run" "$tmp/a.db")
+is "$(ch 0 "SELECT count() FROM icppd.stacks_local WHERE segment = '$key'")" "$rows" \
+	"back: its rows arrived once ($rows)"
+# An acknowledgement lost: the spool still thinks it pending.
+q "UPDATE exports SET state = 'pending' WHERE run_id = $run" "$tmp/a.db"
+"$ICPPD" export -d "$tmp/a.db" --all "$url0" >/dev/null 2>&1
+is "$(ch 0 "SELECT count() FROM icppd.stacks_local WHERE segment = '$key'")" "$rows" \
+	"a retry after a lost acknowledgement duplicates nothing"
+is "$(ch 0 "SELECT count() FROM icppd.cids_local WHERE segment = '$key'")" \
+	"$(q "SELECT cid_rows FROM exports WHERE run_id = $run" "$tmp/a.db")" "... in either table"
+is "$(ch 0 "SELECT count(DISTINCT segment) FROM icppd.stacks_local")" 3 "shard 0: writer a's three runs, once each"
+done_testing
