@@ -14,11 +14,13 @@
 #include "cli/commands.h"
 #include "common/clock.h"
 #include "common/outfile.h"
+#include "export/fleet.h"
 #include "report/report.h"
 #include "schema/store.h"
 
 struct report_opts {
 	const char *db, *k, *output, *since, *until, *exe, *comm, *sort;
+	const char *from, *host;
 	uint64_t run, pid;
 	double min_percent, similar, hot;
 	int format;
@@ -37,6 +39,11 @@ static const struct cli_option report_options[] = {
 	  "2026-11-22T07:00:00 (UTC) or seconds since 1970", 0, 0 },
 	{ "until", 0, CLI_STRING, OPT(until), "T",
 	  "... up to time T (default now)", 0, 0 },
+	{ "from", 0, CLI_STRING, OPT(from), "URL",
+	  "the fleet: the runs every host exported to the ClickHouse "
+	  "server at URL (icppd export), k-contexts summed there", 0, 0 },
+	{ "host", 0, CLI_STRING, OPT(host), "HOST",
+	  "with --from: only the runs of host HOST", 0, 0 },
 	{ "exe", 0, CLI_STRING, OPT(exe), "PROGRAM",
 	  "only the samples of processes running PROGRAM (a path, or a "
 	  "name such as cc1)", 0, 0 },
@@ -233,6 +240,13 @@ static int check_opts(const struct report_opts *o, struct report_view *v,
 		return usage("--comm-frame is for folded output");
 	if (o->comm && !*o->comm)
 		return usage("--comm: expected a command name, not ''");
+	if (o->host && !o->from)
+		return usage("--host is for --from (the fleet's runs)");
+	if (o->from && (o->run || o->pid || o->comm || o->sort || o->hot ||
+			o->comm_frame || o->inclusive || o->lines ||
+			(v->fmt != REPORT_TEXT && v->fmt != REPORT_FOLDED)))
+		return usage("--from reads the fleet's stacks: text or folded, "
+			     "with --k, --since, --until, --host and --exe");
 	sel->pid = (int64_t)o->pid;
 	sel->comm = o->comm;
 	return 0;
@@ -307,6 +321,16 @@ int cmd_report(int argc, char **argv)
 		return 1;
 	v.out = out.f;
 	v.p = &p;
+	if (o.from) {
+		struct fleet_query fq = { .k = v.k, .since_ns = sel.since_ns,
+			.until_ns = sel.until_ns == INT64_MAX ? 0 :
+				    sel.until_ns,
+			.host = o.host, .exe = o.exe };
+
+		if (!fleet__profile(o.from, &fq, &p) && !report__write(&v))
+			ret = 0;
+		goto out;
+	}
 	st = report__open(o.db);
 	if (!st || select_runs(st, &o, &sel, exe_path, sizeof(exe_path)) ||
 	    run_profile__infer(st, &sel, profile_flags(&o, &v), &p) ||

@@ -225,7 +225,10 @@ static int stack_rows(struct store *st, int64_t run_id,
 	size_t n;
 	int ret;
 
-	ret = run_profile__infer(st, &sel, RUN_PROFILE_BY_PID, &p);
+	/* what report shows: the binaries' calls explain CIDs no path map
+	 * does */
+	ret = run_profile__infer(st, &sel, RUN_PROFILE_BY_PID |
+				 RUN_PROFILE_STATIC, &p);
 	if (ret) {
 		run_profile__free(&p);
 		return ret > 0 ? 0 : -EIO;	/* a run without samples */

@@ -3,8 +3,9 @@
  * spool.
  *
  * A run (a record run, a daemon segment) is queued for a server; an
- * export ships its inferred stacks (per process, whole, from the path
- * maps and learned paths) and its raw CID counts, each table in one
+ * export ships its inferred stacks (per process, whole, as report
+ * infers them: path maps, learned paths, the binaries' direct calls)
+ * and its raw CID counts, each table in one
  * INSERT of one block (ClickHouse writes a block all or nothing), keyed
  * by the run's segment key HOST/DATABASE-ID/RUN.  Before inserting, the
  * exporter asks whether the server already holds rows of that key (an

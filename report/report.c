@@ -278,11 +278,16 @@ void render__header(const struct render *r)
 	double n = s->samples > 0 ? s->samples : 1;
 	char cmd[100];
 
-	fprintf(r->out, "run %lld (%s, %s): %.0f samples with a context "
-		"identifier, %lld without\n", (long long)r->p->run.id,
-		r->p->run.kind, one_line(r->p->run.command, cmd, sizeof(cmd)),
-		s->samples,
-		(long long)r->p->run.unresolved);
+	if (r->p->fleet)
+		fprintf(r->out, "fleet (%s): %.0f samples\n",
+			one_line(r->p->run.command, cmd, sizeof(cmd)),
+			s->samples);
+	else
+		fprintf(r->out, "run %lld (%s, %s): %.0f samples with a "
+			"context identifier, %lld without\n",
+			(long long)r->p->run.id, r->p->run.kind,
+			one_line(r->p->run.command, cmd, sizeof(cmd)),
+			s->samples, (long long)r->p->run.unresolved);
 	if (r->p->flat)
 		fprintf(r->out, "flat: each sample's own function, exact; no "
 			"call paths inferred\n");
@@ -296,7 +301,7 @@ void render__header(const struct render *r)
 			100 * s->by_how[CCT_UNKNOWN] / n);
 	print_comms(r);
 	print_kernel(r);
-	if (!r->p->flat)
+	if (!r->p->flat && !r->p->fleet)
 		print_expected(r);
 	if (r->p->calls) {
 		const struct static_calls_stats *c =

@@ -33,6 +33,8 @@ struct run_profile {
 	bool whole;			/* RUN_PROFILE_WHOLE */
 	bool mangled;			/* RUN_PROFILE_MANGLED */
 	bool flat;			/* RUN_PROFILE_FLAT */
+	bool fleet;			/* the fleet's, from ClickHouse: run
+					 * says what was read */
 	/* The heaviest commands (threads' names) of the samples, and how
 	 * many there are in all */
 	struct run_comm {

@@ -156,6 +156,42 @@ is "$(ch 0 "SELECT countIf(stack[1] = '_start') > 0 FROM icppd.stacks WHERE how 
 is "$(q "SELECT sum(stack_rows) FROM exports" "$tmp/a.db")" \
 	"$(ch 0 "SELECT count() FROM icppd.stacks_local")" "the spool counts the rows the server holds"
 
+# The fleet's report, k-contexts summed by ClickHouse over both shards:
+# the union of the local reports of the runs exported (weights as
+# fractions, summed per stack).
+for r in $(q "SELECT run_id FROM exports WHERE target = '$url0'" "$tmp/a.db"); do
+	"$ICPPD" report -d "$tmp/a.db" --run "$r" -f folded --exact 2>/dev/null
+done >"$tmp/local.folded"
+"$ICPPD" report -d "$tmp/b.db" -f folded --exact >>"$tmp/local.folded" 2>/dev/null
+"$ICPPD" report --from "$url0" -f folded --exact >"$tmp/fleet.folded"
+is $? 0 "report --from: exit 0"
+same_stacks() {	# same_stacks A B: per stack, the same weight (to 0.01)
+	awk '{ w = $NF; $NF = ""; if (FILENAME == ARGV[1]) a[$0] += w; else b[$0] += w }
+	END { for (k in a) if (!(k in b) || (a[k] - b[k])^2 > 1e-4) bad++
+	      for (k in b) if (!(k in a)) bad++
+	      print bad + 0 }' "$1" "$2"
+}
+is "$(same_stacks "$tmp/fleet.folded" "$tmp/local.folded")" 0 \
+	"report --from over the cluster: the union of the local reports, stack by stack"
+ok $([ -s "$tmp/fleet.folded" ]; echo $?) "... which is not empty"
+text=$("$ICPPD" report --from "$url0" --k 3)
+contains "$text" "fleet ($url0: $hosts host" "report --from: the header names the fleet read"
+contains "$text" "<- main" "report --from --k 3: callers, as a local report shows them"
+if [ "$hosts" -eq 2 ]; then
+	is "$("$ICPPD" report --from "$url0" --host icppd-host-b -f folded --exact |
+		awk '{ s += $NF } END { printf "%.0f\n", s }')" "$b_samples" "report --from --host: that host's samples"
+else
+	skip "no UTS namespace for a second host name" "report --from --host"
+fi
+out=$("$ICPPD" report --from http://127.0.0.1:9 2>&1)
+is $? 1 "report --from a server that is away: exit 1"
+contains "$out" "icppd: report --from: http://127.0.0.1:9: " "... says which and why"
+out=$("$ICPPD" report --from "$url0" --sort comm 2>&1)
+is $? 2 "report --from with --sort: usage error"
+out=$("$ICPPD" report --from "$url0" --exe nothing-of-that-name 2>&1)
+is $? 1 "report --from with no run matching: exit 1"
+contains "$out" "no exported run matches" "... says so"
+
 # Outage: shard 0 stops; a run recorded meanwhile stays queued.
 stop_server 0
 out=$("$ICPPD" record -q -d "$tmp/a.db" --export "$url0" -- "$prog" ab 30 2>&1 >/dev/null)

@@ -1,0 +1,33 @@
+/*
+ * fleet.h - a profile of the fleet: the k-contexts of the stacks every
+ * host exported to ClickHouse (export.h), aggregated by ClickHouse
+ * itself (arraySlice of each stack's innermost k + 1 frames, GROUP BY),
+ * so only the aggregate comes back, whatever the number of samples.
+ */
+#ifndef ICPPD_EXPORT_FLEET_H
+#define ICPPD_EXPORT_FLEET_H
+
+#include <stdint.h>
+
+#include "report/run_profile.h"
+
+struct fleet_query {
+	uint32_t k;			/* KCCF_INF: whole stacks */
+	int64_t since_ns, until_ns;	/* 0: unbounded */
+	const char *host;		/* NULL: every host */
+	const char *exe;		/* a program's path, or its last
+					 * component; NULL: all */
+};
+
+/*
+ * The fleet's profile at @url (the Distributed, or single-server,
+ * tables of icppd export --schema) into @p: one record per k-context
+ * and inference outcome, every frame named as the hosts named it (no
+ * module, no address), and @p->run saying what was read ("fleet",
+ * hosts and segments).  0, 1 (logged) when nothing matches, -1 after
+ * logging why.
+ */
+int fleet__profile(const char *url, const struct fleet_query *q,
+		   struct run_profile *p);
+
+#endif
