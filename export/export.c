@@ -29,30 +29,25 @@
  * their innermost ones under a "[cut]" frame. */
 #define EXPORT_MAX_FRAMES 1024
 
-static const char *const stack_columns =
-	"segment String,\n"
-	"    host String,\n"
-	"    program String,\n"
-	"    build_id String,\n"
-	"    comm String,\n"
-	"    pid UInt32,\n"
-	"    start_time DateTime,\n"
+/* What every row of both tables starts with: the run and process. */
+#define HEAD_COLUMNS \
+	"segment String,\n" \
+	"    host String,\n" \
+	"    program String,\n" \
+	"    build_id String,\n" \
+	"    comm String,\n" \
+	"    pid UInt32,\n" \
+	"    start_time DateTime,\n" \
 	"    end_time DateTime,\n"
+
+static const char *const stack_columns = HEAD_COLUMNS
 	"    stack Array(String),\n"
 	"    weight Float64,\n"
 	"    certain_frames UInt16,\n"
 	"    how Enum8('precise' = 1, 'ambiguous' = 2, 'searched' = 3, "
 	"'unknown' = 4)";
 
-static const char *const cid_columns =
-	"segment String,\n"
-	"    host String,\n"
-	"    program String,\n"
-	"    build_id String,\n"
-	"    comm String,\n"
-	"    pid UInt32,\n"
-	"    start_time DateTime,\n"
-	"    end_time DateTime,\n"
+static const char *const cid_columns = HEAD_COLUMNS
 	"    module String,\n"
 	"    module_build_id String,\n"
 	"    function String,\n"
