@@ -135,6 +135,15 @@ static int function_id(struct static_calls *sc, const struct scanned *x,
 	return static_calls__function(sc, *id, x->module_id, addr);
 }
 
+/* Whether @path is a JIT perf map, /tmp/perf-PID.map. */
+static bool is_perfmap(const char *path)
+{
+	int pid, end = 0;
+
+	return sscanf(path, "/tmp/perf-%d.map%n", &pid, &end) == 1 &&
+	       end > 0 && !path[end];
+}
+
 /* Module @sm, read once (the caller has made room for it in sc->mods). */
 static struct scanned *scan(struct static_calls *sc,
 			    const struct store_module *sm)
@@ -146,7 +155,13 @@ static struct scanned *scan(struct static_calls *sc,
 			return &sc->mods[i];
 	x = &sc->mods[sc->nmods++];
 	*x = (struct scanned){ .module_id = sm->id };
-	x->m = module__open(sm->path);
+	/* JIT code (a perf map) has no instructions to read: no calls, and
+	 * nothing unreadable either */
+	if (is_perfmap(sm->path))
+		return x;
+	/* the vDSO has no file: the running kernel's image, by build-id */
+	x->m = strcmp(sm->path, "[vdso]") ? module__open(sm->path) :
+	       module__open_vdso();
 	if (!x->m)
 		return NULL;
 	int err = module__error(x->m);
