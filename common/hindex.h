@@ -40,6 +40,16 @@ static inline uint64_t hindex__mix(uint64_t h, uint64_t v)
 	return h;
 }
 
+/* A hash of string @s (FNV-1a, then mixed), for indexes of names. */
+static inline uint64_t hindex__string(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return hindex__mix(9, h);
+}
+
 static inline void hindex__free(struct hindex *h)
 {
 	free(h->slots);

@@ -26,7 +26,9 @@
 struct clickhouse {
 	CURL *curl;
 	char *url;		/* as given */
-	char *base;		/* scheme://host[:port] */
+	char *base;		/* scheme://[user:password@]host[:port] */
+	char *shown;		/* ... without the user and password: what
+				 * messages name */
 	char database[64];
 	char *reply;
 	size_t nreply, reply_cap;
@@ -73,7 +75,7 @@ static int database_of(const char *query, char *out, size_t len)
 struct clickhouse *clickhouse__new(const char *url, char *err, size_t len)
 {
 	struct clickhouse *c;
-	const char *host, *q;
+	const char *host, *q, *at;
 	size_t n;
 
 	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
@@ -105,8 +107,13 @@ struct clickhouse *clickhouse__new(const char *url, char *err, size_t len)
 	}
 	c->url = strdup(url);
 	c->base = strndup(url, (size_t)(host - url) + n);
+	at = memchr(host, '@', n);
+	if (asprintf(&c->shown, "%.*s%.*s", (int)(host - url), url,
+		     (int)(at ? n - (size_t)(at + 1 - host) : n),
+		     at ? at + 1 : host) < 0)
+		c->shown = NULL;
 	c->curl = curl_easy_init();
-	if (!c->url || !c->base || !c->curl) {
+	if (!c->url || !c->base || !c->shown || !c->curl) {
 		snprintf(err, len, "out of memory");
 		clickhouse__free(c);
 		return NULL;
@@ -122,6 +129,7 @@ void clickhouse__free(struct clickhouse *c)
 		curl_easy_cleanup(c->curl);
 	free(c->url);
 	free(c->base);
+	free(c->shown);
 	free(c->reply);
 	free(c);
 }
@@ -204,7 +212,7 @@ int clickhouse__query(struct clickhouse *c, const char *sql,
 	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, c);
 	rc = curl_easy_perform(c->curl);
 	if (rc != CURLE_OK) {
-		snprintf(c->error, sizeof(c->error), "%s: %s", c->base,
+		snprintf(c->error, sizeof(c->error), "%s: %s", c->shown,
 			 c->too_long ? "the reply is over 64 MiB" :
 			 curl_easy_strerror(rc));
 		goto out;
@@ -215,7 +223,7 @@ int clickhouse__query(struct clickhouse *c, const char *sql,
 
 		first_line(c, line, sizeof(line));
 		snprintf(c->error, sizeof(c->error), "%s: HTTP %ld: %s",
-			 c->base, status, line);
+			 c->shown, status, line);
 		goto out;
 	}
 	*reply = c->reply;
@@ -229,33 +237,34 @@ out:
 	return ret;
 }
 
-int clickhouse__quote(char **buf, size_t *n, size_t *cap, const char *s)
+int clickhouse__append(struct ch_text *t, const char *s)
+{
+	size_t k = strlen(s);
+
+	if (grow(&t->v, &t->cap, t->n + k + 1, 1, 4096))
+		return -ENOMEM;
+	memcpy(t->v + t->n, s, k + 1);
+	t->n += k;
+	return 0;
+}
+
+int clickhouse__quote(struct ch_text *t, const char *s)
 {
 	for (; *s; s++) {
 		unsigned char ch = (unsigned char)*s;
-		char esc[5];
-		size_t k = 1;
+		char esc[5] = { (char)ch, 0 };
 
-		esc[0] = (char)ch;
 		if (ch == '\\' || ch == '\'') {
 			esc[0] = '\\';
 			esc[1] = (char)ch;
-			k = 2;
 		} else if (ch == '\t' || ch == '\n') {
 			esc[0] = '\\';
 			esc[1] = ch == '\t' ? 't' : 'n';
-			k = 2;
 		} else if (ch < 0x20 || ch == 0x7f) {
 			snprintf(esc, sizeof(esc), "\\x%02x", ch);
-			k = 4;
 		}
-		if (grow(buf, cap, *n + k + 1, 1, 4096))
+		if (clickhouse__append(t, esc))
 			return -ENOMEM;
-		memcpy(*buf + *n, esc, k);
-		*n += k;
 	}
-	if (grow(buf, cap, *n + 1, 1, 4096))
-		return -ENOMEM;
-	(*buf)[*n] = '\0';
-	return 0;
+	return clickhouse__append(t, "");
 }

@@ -40,9 +40,17 @@ int clickhouse__query(struct clickhouse *c, const char *sql,
 		      const char **reply);
 const char *clickhouse__error(const struct clickhouse *c);
 
-/* @s as a ClickHouse string literal's inside ('...' quoting: \\, \'
- * and control characters escaped), appended to *@buf (grown; *@n used,
- * *@cap allocated).  0 or -ENOMEM. */
-int clickhouse__quote(char **buf, size_t *n, size_t *cap, const char *s);
+/* Text being built: a query, an INSERT's rows (v: NUL-terminated once
+ * anything was appended; free(v) when done). */
+struct ch_text {
+	char *v;
+	size_t n, cap;
+};
+/* Appends @s as it is (SQL, a row's separators).  0 or -ENOMEM. */
+int clickhouse__append(struct ch_text *t, const char *s);
+/* Appends @s as a ClickHouse string literal's inside ('...' quoting,
+ * and TabSeparated's: \\, \' and control characters escaped).  0 or
+ * -ENOMEM. */
+int clickhouse__quote(struct ch_text *t, const char *s);
 
 #endif

@@ -21,7 +21,7 @@
 #include "schema/export_store.h"
 #include "schema/report_store.h"
 
-/* Runs one call ships at most (the rest wait for the next). */
+/* Runs read from the spool at a time. */
 #define EXPORT_BATCH 64
 /* The longest wait between two tries, seconds. */
 #define EXPORT_BACKOFF_MAX 3600
@@ -81,25 +81,18 @@ void export__schema(FILE *out, const char *db, const char *cluster)
 
 /* A TabSeparated body being built. */
 struct body {
-	char *v;
-	size_t n, cap;
+	struct ch_text t;
 	int64_t rows;
 };
 
 static int put(struct body *b, const char *s)
 {
-	size_t k = strlen(s);
-
-	if (grow(&b->v, &b->cap, b->n + k + 1, 1, 65536))
-		return -ENOMEM;
-	memcpy(b->v + b->n, s, k + 1);
-	b->n += k;
-	return 0;
+	return clickhouse__append(&b->t, s);
 }
 
 static int put_str(struct body *b, const char *s)
 {
-	return clickhouse__quote(&b->v, &b->n, &b->cap, s);
+	return clickhouse__quote(&b->t, s);
 }
 
 /* What every row of a segment starts with. */
@@ -251,10 +244,10 @@ static int stack_rows(struct store *st, int64_t run_id,
 				       sp ? sp->build_id : "",
 				       pf ? pf->name : "?", pf ? pf->pid : 0);
 		if (!ret)
-			ret = put(b, line.v ? line.v : "[]");
+			ret = put(b, line.t.v ? line.t.v : "[]");
 		if (!ret)
 			ret = put(b, tail);
-		free(line.v);
+		free(line.t.v);
 		b->rows++;
 	}
 	run_profile__free(&p);
@@ -294,14 +287,14 @@ static int64_t rows_there(struct clickhouse *c, const char *table,
 	    !put(&q, clickhouse__database(c)) && !put(&q, ".") &&
 	    !put(&q, table) && !put(&q, " WHERE segment = '") &&
 	    !put_str(&q, key) && !put(&q, "'") &&
-	    !clickhouse__query(c, q.v, NULL, NULL, 0, &reply)) {
+	    !clickhouse__query(c, q.t.v, NULL, NULL, 0, &reply)) {
 		char *end;
 		long long v = strtoll(reply, &end, 10);
 
 		if (end != reply && v >= 0)
 			n = v;
 	}
-	free(q.v);
+	free(q.t.v);
 	return n;
 }
 
@@ -326,7 +319,7 @@ static int insert_once(struct clickhouse *c, const char *table,
 	/* one block: written all or nothing */
 	snprintf(settings, sizeof(settings), "max_insert_block_size=%" PRId64,
 		 b->rows + 1);
-	if (clickhouse__query(c, sql, settings, b->v, b->n, &reply)) {
+	if (clickhouse__query(c, sql, settings, b->t.v, b->t.n, &reply)) {
 		snprintf(why, len, "%s", clickhouse__error(c));
 		return -1;
 	}
@@ -382,21 +375,59 @@ out_store:
 	log_error("exporting run %" PRId64 ": %s", run_id, store__error(st));
 	ret = -1;
 out:
-	free(stacks.v);
-	free(cids.v);
+	free(stacks.t.v);
+	free(cids.t.v);
 	segment_free(&g);
 	return ret;
+}
+
+/* Ships one batch of the runs due (@now; < 0: all) for @c: -1 after
+ * logging a local failure, else how many runs were due (a try that
+ * failed stops the batch: the server is away, the rest wait). */
+static int ship_batch(struct store *st, struct clickhouse *c, int64_t now,
+		      struct export_result *res)
+{
+	int64_t runs[EXPORT_BATCH], attempts[EXPORT_BATCH];
+	size_t n;
+
+	if (store__export_due(st, clickhouse__url(c), now, runs, attempts,
+			      EXPORT_BATCH, &n))
+		goto out_store;
+	for (size_t i = 0; i < n; i++) {
+		char why[512];
+		int r = ship(st, c, runs[i], res, why, sizeof(why));
+		int64_t wait = attempts[i] + 1 < 12 ?
+			       (int64_t)1 << (attempts[i] + 1) :
+			       EXPORT_BACKOFF_MAX;
+
+		if (r < 0)
+			return -1;
+		if (!r) {
+			res->runs++;
+			continue;
+		}
+		/* 2, 4, 8 ... seconds, then an hour at most */
+		res->failed += (int64_t)(n - i);
+		snprintf(res->error, sizeof(res->error), "%s", why);
+		if (store__export_failed(st, runs[i], clickhouse__url(c),
+					 attempts[i] + 1, clock__real_ns() +
+					 wait * 1000000000, why))
+			goto out_store;
+		break;
+	}
+	return (int)n;
+out_store:
+	log_error("export: %s", store__error(st));
+	return -1;
 }
 
 int export__run(struct store *st, int64_t run_id, const char *url,
 		bool force, struct export_result *res)
 {
-	int64_t runs[EXPORT_BATCH], attempts[EXPORT_BATCH],
-		now = clock__real_ns();
+	int64_t now = clock__real_ns();
 	struct clickhouse *c;
 	char err[512];
-	size_t n;
-	int ret = -1;
+	int n, ret = -1;
 
 	memset(res, 0, sizeof(*res));
 	c = clickhouse__new(url, err, sizeof(err));
@@ -404,46 +435,16 @@ int export__run(struct store *st, int64_t run_id, const char *url,
 		log_error("export: %s", err);
 		return -1;
 	}
-	if ((run_id && store__export_queue(st, run_id, clickhouse__url(c),
-					    now)) ||
-	    store__export_due(st, clickhouse__url(c), force ? -1 : now, runs,
-			      attempts, EXPORT_BATCH, &n)) {
+	if (run_id && store__export_queue(st, run_id, clickhouse__url(c),
+					  now)) {
 		log_error("export: %s", store__error(st));
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
-		char why[512];
-		int r = ship(st, c, runs[i], res, why, sizeof(why));
-
-		if (r < 0)
-			goto out;
-		if (!r) {
-			res->runs++;
-			continue;
-		}
-		/* 2, 4, 8 ... seconds, then an hour at most */
-		res->failed++;
-		snprintf(res->error, sizeof(res->error), "%s", why);
-		if (store__export_failed(st, runs[i], clickhouse__url(c),
-					 attempts[i] + 1, now +
-					 (attempts[i] + 1 < 12 ?
-					  (int64_t)1 << (attempts[i] + 1) :
-					  EXPORT_BACKOFF_MAX) * 1000000000,
-					 why)) {
-			log_error("export: %s", store__error(st));
-			goto out;
-		}
-		/* the server is away: the others wait for the next try */
-		for (size_t j = i + 1; j < n; j++, res->failed++)
-			if (store__export_failed(st, runs[j],
-						 clickhouse__url(c),
-						 attempts[j], now, why)) {
-				log_error("export: %s", store__error(st));
-				goto out;
-			}
-		break;
-	}
-	ret = 0;
+	/* batch after batch, until none is left or the server is away */
+	do
+		n = ship_batch(st, c, force ? -1 : now, res);
+	while (n == EXPORT_BATCH && !res->failed);
+	ret = n < 0 ? -1 : 0;
 out:
 	clickhouse__free(c);
 	return ret;

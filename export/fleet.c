@@ -31,20 +31,11 @@ struct names {
 	size_t n, cap;
 };
 
-static uint64_t name_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
 /* Frame id of @name (defined in @t on first sight); 0 when out of
  * memory. */
 static int64_t frame_of(struct names *ns, struct cct *t, const char *name)
 {
-	uint64_t h = name_hash(name);
+	uint64_t h = hindex__string(name);
 	struct hindex_probe p = { HINDEX_NONE, 0 };
 	uint32_t i;
 
@@ -180,31 +171,18 @@ static int load_line(struct load *l, const char *s, const char *end)
 			how_of(s, (size_t)(tab - s)), w);
 }
 
-/* Appends raw @s to the query. */
-static int raw(char **b, size_t *n, size_t *cap, const char *s)
-{
-	size_t k = strlen(s);
-
-	if (grow(b, cap, *n + k + 1, 1, 1024))
-		return -ENOMEM;
-	memcpy(*b + *n, s, k + 1);
-	*n += k;
-	return 0;
-}
-
 /* " AND col = 'v'" with @v escaped. */
-static int equals(char **b, size_t *n, size_t *cap, const char *col,
-		  const char *v)
+static int equals(struct ch_text *b, const char *col, const char *v)
 {
-	return raw(b, n, cap, " AND ") || raw(b, n, cap, col) ||
-	       raw(b, n, cap, " = '") || clickhouse__quote(b, n, cap, v) ||
-	       raw(b, n, cap, "'") ? -ENOMEM : 0;
+	return clickhouse__append(b, " AND ") || clickhouse__append(b, col) ||
+	       clickhouse__append(b, " = '") || clickhouse__quote(b, v) ||
+	       clickhouse__append(b, "'") ? -ENOMEM : 0;
 }
 
 /* The query's FROM and WHERE: the stacks table of @c's database and
  * @q's filters. */
-static int from_where(char **b, size_t *n, size_t *cap,
-		      const struct clickhouse *c, const struct fleet_query *q)
+static int from_where(struct ch_text *b, const struct clickhouse *c,
+		      const struct fleet_query *q)
 {
 	char clause[160];
 
@@ -213,17 +191,17 @@ static int from_where(char **b, size_t *n, size_t *cap,
 		 PRId64 ")", clickhouse__database(c), q->since_ns / 1000000000,
 		 q->until_ns ? q->until_ns / 1000000000 :
 		 (int64_t)4102444800LL);
-	if (raw(b, n, cap, clause) ||
-	    (q->host && equals(b, n, cap, "host", q->host)))
+	if (clickhouse__append(b, clause) ||
+	    (q->host && equals(b, "host", q->host)))
 		return -ENOMEM;
 	if (q->exe && strchr(q->exe, '/'))
-		return equals(b, n, cap, "program", q->exe);
+		return equals(b, "program", q->exe);
 	if (q->exe)
-		return raw(b, n, cap, " AND (program = '") ||
-		       clickhouse__quote(b, n, cap, q->exe) ||
-		       raw(b, n, cap, "' OR endsWith(program, '/") ||
-		       clickhouse__quote(b, n, cap, q->exe) ||
-		       raw(b, n, cap, "'))") ? -ENOMEM : 0;
+		return clickhouse__append(b, " AND (program = '") ||
+		       clickhouse__quote(b, q->exe) ||
+		       clickhouse__append(b, "' OR endsWith(program, '/") ||
+		       clickhouse__quote(b, q->exe) ||
+		       clickhouse__append(b, "'))") ? -ENOMEM : 0;
 	return 0;
 }
 
@@ -234,8 +212,7 @@ int fleet__profile(const char *url, const struct fleet_query *q,
 	struct clickhouse *c;
 	char err[512], slice[64];
 	const char *reply, *s;
-	char *sql = NULL;
-	size_t n = 0, cap = 0;
+	struct ch_text sql = { 0 };
 	int64_t hosts = 0, segments = 0;
 	int ret = -1, r = 0;
 
@@ -248,10 +225,10 @@ int fleet__profile(const char *url, const struct fleet_query *q,
 	}
 	l->p = p;
 	/* what was read: hosts and segments */
-	if (raw(&sql, &n, &cap, "SELECT uniqExact(host), uniqExact(segment)") ||
-	    from_where(&sql, &n, &cap, c, q))
+	if (clickhouse__append(&sql, "SELECT uniqExact(host), "
+			       "uniqExact(segment)") || from_where(&sql, c, q))
 		goto nomem;
-	if (clickhouse__query(c, sql, NULL, NULL, 0, &reply))
+	if (clickhouse__query(c, sql.v, NULL, NULL, 0, &reply))
 		goto server;
 	if (sscanf(reply, "%" SCNd64 "\t%" SCNd64, &hosts, &segments) != 2) {
 		log_error("report --from: %s: an answer that is no count: %.80s",
@@ -265,19 +242,21 @@ int fleet__profile(const char *url, const struct fleet_query *q,
 		goto out;
 	}
 	/* the k-contexts, summed by ClickHouse */
-	n = 0;
+	sql.n = 0;
 	if (q->k == KCCF_INF)
 		snprintf(slice, sizeof(slice), "stack");
 	else
 		snprintf(slice, sizeof(slice), "arraySlice(stack, -%" PRIu64 ")",
 			 (uint64_t)q->k + 1);
-	if (raw(&sql, &n, &cap, "SELECT ") || raw(&sql, &n, &cap, slice) ||
-	    raw(&sql, &n, &cap, " AS context, how, sum(weight),"
-		" min(certain_frames)") ||
-	    from_where(&sql, &n, &cap, c, q) ||
-	    raw(&sql, &n, &cap, " GROUP BY context, how FORMAT TabSeparated"))
+	if (clickhouse__append(&sql, "SELECT ") ||
+	    clickhouse__append(&sql, slice) ||
+	    clickhouse__append(&sql, " AS context, how, sum(weight),"
+			       " min(certain_frames)") ||
+	    from_where(&sql, c, q) ||
+	    clickhouse__append(&sql, " GROUP BY context, how"
+			       " FORMAT TabSeparated"))
 		goto nomem;
-	if (clickhouse__query(c, sql, NULL, NULL, 0, &reply))
+	if (clickhouse__query(c, sql.v, NULL, NULL, 0, &reply))
 		goto server;
 	for (s = reply; *s && !r;) {
 		const char *e = strchr(s, '\n');
@@ -311,7 +290,7 @@ nomem:
 server:
 	log_error("report --from: %s", clickhouse__error(c));
 out:
-	free(sql);
+	free(sql.v);
 	if (l)
 		names_free(&l->names);
 	free(l);

@@ -83,18 +83,9 @@ struct builder {
 	int err;
 };
 
-static uint64_t string_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return hindex__mix(9, h);
-}
-
 static int64_t str(struct builder *b, const char *s)
 {
-	uint64_t h = string_hash(s);
+	uint64_t h = hindex__string(s);
 	struct hindex_probe p = { HINDEX_NONE, 0 };
 	uint32_t i;
 
