@@ -47,6 +47,9 @@ static const struct cli_option daemon_options[] = {
 	  "delete the oldest daemon runs while the database uses more than "
 	  "MB megabytes (default: no limit)", 1, 1u << 30,
 	  .flags = CLI_RELOAD },
+	{ "export", 0, CLI_STRING, OPT(export_url), "URL",
+	  "ship each finished segment to the ClickHouse server at URL "
+	  "(icppd-export(1))", 0, 0, .flags = CLI_RELOAD },
 	{ "mmap-pages", 'm', CLI_UINT, OPT(mmap_pages), "N",
 	  "ring buffer pages per CPU, a power of two", 1, 65536,
 	  .dflt = "64" },
@@ -63,7 +66,8 @@ static const struct cli_option daemon_options[] = {
 const struct cli_command daemon_command = {
 	.name = "daemon",
 	.synopsis = "[-c CONFIG] [--foreground] [-d DB] [--socket PATH] [-F HZ]\n"
-		    "       [--exe PATH]... [--comm NAME]... [--pid PID]...",
+		    "       [--exe PATH]... [--comm NAME]... [--pid PID]...\n"
+		    "       [--export URL]",
 	.brief = "continuous, low-overhead call-path profiling of running processes",
 	.summary = "Profile the watched processes continuously, at a low rate,\n"
 		   "into the database, learning their call paths as it goes;\n"

@@ -12,13 +12,14 @@
 #include "cli/commands.h"
 #include "common/log.h"
 #include "export/export.h"
+#include "export/pull.h"
 #include "schema/report_store.h"
 #include "schema/store.h"
 
 struct export_opts {
 	const char *db, *database, *cluster;
 	uint64_t run;
-	bool schema, all;
+	bool schema, all, due;
 };
 
 #define OPT(f) offsetof(struct export_opts, f)
@@ -30,6 +31,10 @@ static const struct cli_option export_options[] = {
 	  "queue run N (default: the latest measurement run)", 1, INT64_MAX },
 	{ "all", 0, CLI_FLAG, OPT(all), NULL,
 	  "queue nothing: only retry the runs already queued", 0, 0 },
+	{ "due", 0, CLI_FLAG, OPT(due), NULL,
+	  "as --all, but only the runs whose next try is due after the "
+	  "backoff; and pull the fleet's path maps of the builds the latest "
+	  "run sampled (the daemon's exporter)", 0, 0 },
 	{ "schema", 0, CLI_FLAG, OPT(schema), NULL,
 	  "print the ClickHouse DDL instead (for clickhouse-client "
 	  "--multiquery)", 0, 0 },
@@ -41,7 +46,7 @@ static const struct cli_option export_options[] = {
 
 const struct cli_command export_command = {
 	.name = "export",
-	.synopsis = "[-d FILE] [--run N | --all] URL\n"
+	.synopsis = "[-d FILE] [--run N | --all | --due] URL\n"
 		    "       icppd export --schema [--ch-database NAME] "
 		    "[--cluster NAME]",
 	.brief = "ship runs to ClickHouse, or print its schema",
@@ -58,6 +63,28 @@ const struct cli_command export_command = {
 	.epilog = "Exit status 1 when a run could not be shipped (it stays\n"
 		  "queued).  See icppd-export(1).\n",
 };
+
+/* --due: the fleet's maps of the builds the latest run (the daemon's
+ * segment going on) sampled and this database never pulled.  -1 after
+ * logging a local failure; a server away is the export's to report. */
+static int pull_latest(struct store *st, const char *url)
+{
+	struct pull_result res;
+	int64_t latest = 0;
+	int r;
+
+	if (store__latest_run(st, &latest) < 0) {
+		log_error("%s", store__error(st));
+		return -1;
+	}
+	r = pull__builds(st, url, latest, NULL, &res);
+	if (!r && res.paths)
+		log_info("fleet: %lld path%s of %lld build%s learned by other "
+			 "hosts", (long long)res.paths, res.paths == 1 ? "" :
+			 "s", (long long)res.builds, res.builds == 1 ? "" :
+			 "s");
+	return r < 0 ? -1 : 0;
+}
 
 int cmd_export(int argc, char **argv)
 {
@@ -85,8 +112,9 @@ int cmd_export(int argc, char **argv)
 			"Try 'icppd export --help'.\n");
 		return 2;
 	}
-	if (o.all && o.run) {
-		fprintf(stderr, "icppd: export: --all or --run, not both\n");
+	if ((o.all || o.due) && o.run) {
+		fprintf(stderr, "icppd: export: --run queues one run, --all and "
+			"--due none: not both\n");
 		return 2;
 	}
 	if (access(o.db, F_OK)) {
@@ -109,11 +137,13 @@ int cmd_export(int argc, char **argv)
 			goto out;
 		}
 		run = (int64_t)o.run;
-	} else if (!o.all && store__latest_run(st, &run) < 0) {
+	} else if (!o.all && !o.due && store__latest_run(st, &run) < 0) {
 		log_error("%s", store__error(st));
 		goto out;
 	}
-	if (export__run(st, run, argv[idx], true, &res))
+	if (o.due && pull_latest(st, argv[idx]))
+		goto out;
+	if (export__run(st, run, argv[idx], !o.due, &res))
 		goto out;
 	printf("exported %" PRId64 " run%s (%" PRId64 " stack rows, %" PRId64
 	       " CID rows) to %s\n", res.runs, res.runs == 1 ? "" : "s",

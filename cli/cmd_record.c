@@ -8,6 +8,7 @@
 #include "cli/run_cli.h"
 #include "common/log.h"
 #include "export/export.h"
+#include "export/pull.h"
 #include "report/run_profile.h"
 
 static const struct cli_option record_options[] = {
@@ -77,9 +78,32 @@ static int record_finish(const struct run_result *res)
 	return 0;
 }
 
+/* With --export, a build this database never asked the fleet about:
+ * its path map from the server, so that the run is explained from its
+ * first sample.  A server away costs the run nothing. */
+static void record_start(struct store *st, const struct run_opts *o,
+			 const char *path, const char *build_id)
+{
+	struct pull_result res;
+	int r;
+
+	if (!o->export_url || !*build_id)
+		return;
+	r = pull__builds(st, o->export_url, 0, build_id, &res);
+	if (r > 0)
+		log_warn("fleet: no path map pulled for %s: %s", path,
+			 res.error);
+	else if (!r && res.paths)
+		log_info("fleet: %s: %lld path%s learned by %lld other "
+			 "host%s, from %s", path, (long long)res.paths,
+			 res.paths == 1 ? "" : "s", (long long)res.sources,
+			 res.sources == 1 ? "" : "s", o->export_url);
+}
+
 static const struct run_mode record_mode = {
 	.kind = "record",
 	.learn = true,
+	.start = record_start,
 	.finish = record_finish,
 };
 

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "collector/collector.h"
@@ -35,7 +36,9 @@
 #include "common/grow.h"
 #include "common/log.h"
 #include "daemon/ctl.h"
+#include "export/export.h"
 #include "record/recorder.h"
+#include "schema/export_store.h"
 #include "schema/retain.h"
 #include "schema/store.h"
 
@@ -75,6 +78,7 @@ struct daemon {
 	struct recorder *rec;
 	struct watched *seen;		/* processes seeded or matched */
 	size_t nseen, seen_cap;
+	pid_t exporter;			/* the export child, or 0 */
 	bool stop;
 	char db_path[PATH_MAX], sock_path[PATH_MAX];
 };
@@ -251,6 +255,28 @@ static int64_t file_size(const char *path)
 	return stat(path, &st) ? -1 : (int64_t)st.st_size;
 }
 
+/* The export's lag, for status: what waits, since when, and why. */
+static void export_status(struct daemon *d, FILE *out)
+{
+	int64_t pending, oldest;
+	char why[512];
+
+	if (store__export_lag(d->store, &pending, &oldest, why, sizeof(why))) {
+		fprintf(out, "export: %s\n", store__error(d->store));
+		return;
+	}
+	if (!d->o.export_url && !pending)
+		return;
+	fprintf(out, "export %s: %lld run%s waiting", d->o.export_url ?
+		d->o.export_url : "off", (long long)pending,
+		pending == 1 ? "" : "s");
+	if (pending)
+		fprintf(out, ", the oldest for %.0f s", oldest ?
+			(double)(clock__real_ns() - oldest) / 1e9 : 0.0);
+	fprintf(out, "%s%s%s\n", d->exporter ? "; exporting now" : "",
+		*why ? "; last error: " : "", why);
+}
+
 static void status(struct daemon *d, FILE *out)
 {
 	const struct collector_stats *cs = recorder__totals(d->rec);
@@ -285,6 +311,7 @@ static void status(struct daemon *d, FILE *out)
 			(unsigned long long)l.unknown,
 			(unsigned long long)run.cids);
 	}
+	export_status(d, out);
 }
 
 /* Retention by age and size, at each new segment. */
@@ -519,6 +546,61 @@ static int start_recording(struct daemon *d, struct run_info *ri,
 	return recorder__begin(d->rec, ri);
 }
 
+/*
+ * The exporter: a child process per round, "icppd export --due", so
+ * that the sample loop never waits on ClickHouse or on inferring a
+ * segment's stacks.  It is exec'd, not only forked: an SQLite
+ * connection must not be opened in a forked copy of a process that has
+ * one open (its locks are the process's).  It ships every run due
+ * (export.h keeps the backoff) and exits; the loop reaps it and starts
+ * the next round when a run is due again.  Niced: shipping is never
+ * more urgent than the work being profiled.
+ */
+static void exporter(struct daemon *d)
+{
+	char *argv[] = { "icppd", "export", "--due", "-d", d->db_path,
+			 (char *)d->o.export_url, NULL };
+	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+	/* what it logs goes where the daemon's log goes; the rest away */
+	if (null >= 0)
+		dup2(null, STDOUT_FILENO);
+	close_range(3, ~0u, 0);		/* the events, the socket, the lock */
+	if (nice(10) == -1 && errno)
+		log_warn("export: nice: %s", strerror(errno));
+	execv("/proc/self/exe", argv);
+	log_error("export: /proc/self/exe: %s", strerror(errno));
+	_exit(127);
+}
+
+/* Reaps a finished exporter; starts one when a run is due.  @block:
+ * waits for a running one instead (at the stop). */
+static void export_round(struct daemon *d, bool block)
+{
+	pid_t pid;
+
+	if (d->exporter && waitpid(d->exporter, NULL, block ? 0 : WNOHANG))
+		d->exporter = 0;
+	if (d->exporter || !d->o.export_url || block ||
+	    export__due(d->store, d->o.export_url,
+			recorder__run_id(d->rec)) != 1)
+		return;
+	pid = fork();
+	if (pid < 0)
+		log_error("export: fork: %s", strerror(errno));
+	else if (!pid)
+		exporter(d);
+	else
+		d->exporter = pid;
+}
+
+/* A finished run goes into the spool when the daemon exports. */
+static void export_queue(struct daemon *d, int64_t run_id)
+{
+	if (d->o.export_url)
+		export__queue(d->store, run_id, d->o.export_url);	/* logs */
+}
+
 /* The loop: samples, control clients, reloads, scans and segments,
  * until a stop. */
 static void serve(struct daemon *d, struct ctl_server *ctl, int lfd,
@@ -538,12 +620,18 @@ static void serve(struct daemon *d, struct ctl_server *ctl, int lfd,
 			reload(d);
 		if (clock__mono_ns() - last_scan >= (int64_t)(d->o.flush * 1e9)) {
 			scan(d);
+			export_round(d, false);
 			last_scan = clock__mono_ns();
 		}
 		if (clock__mono_ns() - segment_start >=
-		    (int64_t)(d->o.segment * 1e9) &&
-		    !recorder__next_run(d->rec, ri)) {
+		    (int64_t)(d->o.segment * 1e9)) {
+			int64_t ended = recorder__run_id(d->rec);
+
+			if (recorder__next_run(d->rec, ri))
+				continue;
 			segment_start = clock__mono_ns();
+			export_queue(d, ended);
+			export_round(d, false);
 			retain(d);
 		}
 	}
@@ -594,6 +682,20 @@ int daemon__run(const struct daemon_opts *o, daemon_reload_fn reload_fn,
 	log_info("stopped: run %lld flushed", (long long)recorder__run_id(d.rec));
 out_run:
 	recorder__end(d.rec, ret ? "failed" : "finished", -1);
+	/* the last segment: one try now, sampling being over (a failed
+	 * one stays queued for the next start, or icppd export --all) */
+	export_round(&d, true);
+	if (!ret && d.o.export_url) {
+		struct export_result res;
+
+		export_queue(&d, recorder__run_id(d.rec));
+		if (!export__run(d.store, 0, d.o.export_url, true, &res) &&
+		    res.failed)
+			log_warn("export: %s: %lld run%s stay%s queued",
+				 res.error, (long long)res.failed,
+				 res.failed == 1 ? "" : "s",
+				 res.failed == 1 ? "s" : "");
+	}
 out_socket:
 	ctl_server__free(ctl);
 	if (lfd >= 0) {

@@ -19,6 +19,7 @@
  * them). */
 struct daemon_opts {
 	const char *config, *db, *socket;
+	const char *export_url;		/* ClickHouse, or NULL */
 	bool foreground, no_learn;
 	uint64_t freq, mmap_pages, learn_freq, stack_size;
 	double flush, segment, keep_days;

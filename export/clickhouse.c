@@ -25,10 +25,9 @@
 
 struct clickhouse {
 	CURL *curl;
-	char *url;		/* as given */
 	char *base;		/* scheme://[user:password@]host[:port] */
-	char *shown;		/* ... without the user and password: what
-				 * messages name */
+	char *shown;		/* the URL without the user and password:
+				 * what messages name and the spool keeps */
 	char database[64];
 	char *reply;
 	size_t nreply, reply_cap;
@@ -105,15 +104,13 @@ struct clickhouse *clickhouse__new(const char *url, char *err, size_t len)
 		free(c);
 		return NULL;
 	}
-	c->url = strdup(url);
 	c->base = strndup(url, (size_t)(host - url) + n);
 	at = memchr(host, '@', n);
-	if (asprintf(&c->shown, "%.*s%.*s", (int)(host - url), url,
-		     (int)(at ? n - (size_t)(at + 1 - host) : n),
+	if (asprintf(&c->shown, "%.*s%s", (int)(host - url), url,
 		     at ? at + 1 : host) < 0)
 		c->shown = NULL;
 	c->curl = curl_easy_init();
-	if (!c->url || !c->base || !c->shown || !c->curl) {
+	if (!c->base || !c->shown || !c->curl) {
 		snprintf(err, len, "out of memory");
 		clickhouse__free(c);
 		return NULL;
@@ -127,7 +124,6 @@ void clickhouse__free(struct clickhouse *c)
 		return;
 	if (c->curl)
 		curl_easy_cleanup(c->curl);
-	free(c->url);
 	free(c->base);
 	free(c->shown);
 	free(c->reply);
@@ -136,7 +132,7 @@ void clickhouse__free(struct clickhouse *c)
 
 const char *clickhouse__url(const struct clickhouse *c)
 {
-	return c->url;
+	return c->shown;
 }
 
 const char *clickhouse__database(const struct clickhouse *c)
@@ -267,4 +263,44 @@ int clickhouse__quote(struct ch_text *t, const char *s)
 			return -ENOMEM;
 	}
 	return clickhouse__append(t, "");
+}
+
+int clickhouse__unescape(const char **p, const char *end, char *out)
+{
+	const char *s = *p;
+	char c;
+
+	if (s >= end)
+		return -1;
+	c = *s++;
+	if (c == '\\') {
+		if (s >= end)
+			return -1;
+		c = *s++;
+		switch (c) {
+		case 't': c = '\t'; break;
+		case 'n': c = '\n'; break;
+		case 'r': c = '\r'; break;
+		case 'b': c = '\b'; break;
+		case 'f': c = '\f'; break;
+		case '0': c = '\0'; break;
+		case 'x': {
+			char hex[3] = { 0, 0, 0 }, *e;
+
+			if (end - s < 2)
+				return -1;
+			hex[0] = s[0];
+			hex[1] = s[1];
+			c = (char)strtol(hex, &e, 16);
+			if (*e)
+				return -1;
+			s += 2;
+			break;
+		}
+		default: break;	/* \\ \' and the rest: the character */
+		}
+	}
+	*out = c;
+	*p = s;
+	return 0;
 }

@@ -22,7 +22,8 @@ struct clickhouse;
 struct clickhouse *clickhouse__new(const char *url, char *err, size_t len);
 void clickhouse__free(struct clickhouse *c);
 
-/* The server's URL as given, without credentials' worth of change. */
+/* The server's URL without its user and password: what a database's
+ * export spool names the server by (a password stays out of it). */
 const char *clickhouse__url(const struct clickhouse *c);
 /* The database named by the URL ("icppd" when it names none). */
 const char *clickhouse__database(const struct clickhouse *c);
@@ -52,5 +53,11 @@ int clickhouse__append(struct ch_text *t, const char *s);
  * and TabSeparated's: \\, \' and control characters escaped).  0 or
  * -ENOMEM. */
 int clickhouse__quote(struct ch_text *t, const char *s);
+
+/* One character of a string as ClickHouse writes it (TabSeparated, or
+ * inside '...'): at *@p, before @end, its backslash escape decoded into
+ * *@out and *@p past it.  0, or -1 when it runs past @end or is a
+ * malformed \\x escape. */
+int clickhouse__unescape(const char **p, const char *end, char *out);
 
 #endif

@@ -16,6 +16,7 @@
 #include "common/grow.h"
 #include "common/log.h"
 #include "export/clickhouse.h"
+#include "export/pull.h"
 #include "inference/cct.h"
 #include "report/run_profile.h"
 #include "schema/export_store.h"
@@ -47,6 +48,28 @@ static const char *const stack_columns = HEAD_COLUMNS
 	"    how Enum8('precise' = 1, 'ambiguous' = 2, 'searched' = 3, "
 	"'unknown' = 4)";
 
+/* A path map as one source (HOST/DATABASE-ID) had learned it by run
+ * version: its nodes, each with its parent's node number (0: an
+ * outermost frame). */
+static const char *const path_columns =
+	"segment String,\n"
+	"    source String,\n"
+	"    host String,\n"
+	"    version UInt64,\n"
+	"    start_time DateTime,\n"
+	"    program String,\n"
+	"    build_id String,\n"
+	"    node UInt64,\n"
+	"    parent UInt64,\n"
+	"    module String,\n"
+	"    module_build_id String,\n"
+	"    address UInt64,\n"
+	"    function String,\n"
+	"    call_site UInt64,\n"
+	"    height Int64,\n"
+	"    self UInt64,\n"
+	"    total UInt64";
+
 static const char *const cid_columns = HEAD_COLUMNS
 	"    module String,\n"
 	"    module_build_id String,\n"
@@ -56,8 +79,12 @@ static const char *const cid_columns = HEAD_COLUMNS
 
 void export__schema(FILE *out, const char *db, const char *cluster)
 {
-	static const struct { const char *name, *columns; } tables[] = {
-		{ "stacks", NULL }, { "cids", NULL } };
+	/* stacks and CIDs are read by program and time; path maps by
+	 * build, each source's latest version */
+	static const struct { const char *name, *columns, *order; } tables[] = {
+		{ "stacks", NULL, "program, start_time, host, segment" },
+		{ "cids", NULL, "program, start_time, host, segment" },
+		{ "paths", NULL, "build_id, source, version, node" } };
 
 	fprintf(out, "CREATE DATABASE IF NOT EXISTS %s;\n\n", db);
 	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
@@ -66,8 +93,8 @@ void export__schema(FILE *out, const char *db, const char *cluster)
 		fprintf(out, "CREATE TABLE IF NOT EXISTS %s.%s_local (\n"
 			"    %s\n) ENGINE = MergeTree()\n"
 			"PARTITION BY toDate(start_time)\n"
-			"ORDER BY (program, start_time, host, segment);\n\n",
-			db, t, i ? cid_columns : stack_columns);
+			"ORDER BY (%s);\n\n", db, t, i == 0 ? stack_columns :
+			i == 1 ? cid_columns : path_columns, tables[i].order);
 		if (cluster)
 			fprintf(out, "CREATE TABLE IF NOT EXISTS %s.%s AS "
 				"%s.%s_local\nENGINE = Distributed(%s, %s, "
@@ -274,6 +301,41 @@ static int cid_line(void *arg, const struct store_cid_row *r)
 	       put(c->b, tail) ? -ENOMEM : 0;
 }
 
+struct path_body {
+	struct body *b;
+	const struct segment *g;
+	const char *source;
+	int64_t run_id;
+};
+
+static int path_line(void *arg, const struct store_path_row *r)
+{
+	struct path_body *c = arg;
+	char num[160];
+
+	c->b->rows++;
+	snprintf(num, sizeof(num), "\t%" PRId64 "\t%" PRId64 "\t", c->run_id,
+		 c->g->start_s);
+	if (put_str(c->b, c->g->key) || put(c->b, "\t") ||
+	    put_str(c->b, c->source) || put(c->b, "\t") ||
+	    put_str(c->b, c->g->host) || put(c->b, num) ||
+	    put_str(c->b, r->program) || put(c->b, "\t") ||
+	    put_str(c->b, r->program_build))
+		return -ENOMEM;
+	snprintf(num, sizeof(num), "\t%" PRId64 "\t%" PRId64 "\t", r->node,
+		 r->parent);
+	if (put(c->b, num) || put_str(c->b, r->module) || put(c->b, "\t") ||
+	    put_str(c->b, r->module_build) || put(c->b, "\t"))
+		return -ENOMEM;
+	snprintf(num, sizeof(num), "%" PRIu64 "\t", (uint64_t)r->address);
+	if (put(c->b, num) || put_str(c->b, r->function))
+		return -ENOMEM;
+	snprintf(num, sizeof(num), "\t%" PRIu64 "\t%" PRId64 "\t%" PRId64
+		 "\t%" PRId64 "\n", (uint64_t)r->call_site, r->height,
+		 r->self > 0 ? r->self : 0, r->total);
+	return put(c->b, num) ? -ENOMEM : 0;
+}
+
 /* How many rows of @table carry segment key @key (-1: the server did
  * not say). */
 static int64_t rows_there(struct clickhouse *c, const char *table,
@@ -332,10 +394,12 @@ static int ship(struct store *st, struct clickhouse *c, int64_t run_id,
 		struct export_result *res, char *why, size_t len)
 {
 	struct segment g = { 0 };
-	struct body stacks = { 0 }, cids = { 0 };
+	struct body stacks = { 0 }, cids = { 0 }, paths = { 0 };
 	struct cid_body cb = { &cids, &g };
+	struct path_body pb = { &paths, &g, NULL, run_id };
+	struct pull_result pulled = { 0 };
 	struct run_row run;
-	char dbid[64];
+	char dbid[64], source[200];
 	int ret = -1;
 
 	if (store__run(st, run_id, &run) || store__database_id(st, dbid,
@@ -345,10 +409,21 @@ static int ship(struct store *st, struct clickhouse *c, int64_t run_id,
 		goto out_store;
 	snprintf(g.key, sizeof(g.key), "%s/%s/%" PRId64, g.host, dbid,
 		 run_id);
+	snprintf(source, sizeof(source), "%s/%s", g.host, dbid);
+	pb.source = source;
+	/* what the fleet learned of the run's programs first: the stacks
+	 * shipped are inferred with it */
+	ret = pull__with(st, c, run_id, NULL, &pulled);
+	if (ret) {
+		snprintf(why, len, "%s", pulled.error);
+		goto out;
+	}
+	ret = -1;
 	g.start_s = run.started_ns / 1000000000;
 	g.end_s = (run.ended_ns > run.started_ns ? run.ended_ns :
 		   run.started_ns) / 1000000000;
-	if (store__export_cids(st, run_id, cid_line, &cb))
+	if (store__export_cids(st, run_id, cid_line, &cb) ||
+	    store__export_paths(st, run_id, path_line, &pb))
 		goto out_store;
 	ret = stack_rows(st, run_id, &g, &stacks);
 	if (ret == -ENOMEM) {
@@ -361,6 +436,7 @@ static int ship(struct store *st, struct clickhouse *c, int64_t run_id,
 		goto out;
 	}
 	ret = insert_once(c, "cids_local", g.key, &cids, why, len) ||
+	      insert_once(c, "paths_local", g.key, &paths, why, len) ||
 	      insert_once(c, "stacks_local", g.key, &stacks, why, len);
 	if (!ret) {
 		res->stack_rows += stacks.rows;
@@ -377,6 +453,7 @@ out_store:
 out:
 	free(stacks.t.v);
 	free(cids.t.v);
+	free(paths.t.v);
 	segment_free(&g);
 	return ret;
 }
@@ -419,6 +496,54 @@ static int ship_batch(struct store *st, struct clickhouse *c, int64_t now,
 out_store:
 	log_error("export: %s", store__error(st));
 	return -1;
+}
+
+/* @url's target (the URL without credentials) into @out: 0, or -1
+ * after logging why it is no ClickHouse URL. */
+static int target_of(const char *url, char *out, size_t len)
+{
+	struct clickhouse *c;
+	char err[512];
+
+	c = clickhouse__new(url, err, sizeof(err));
+	if (!c) {
+		log_error("export: %s", err);
+		return -1;
+	}
+	snprintf(out, len, "%s", clickhouse__url(c));
+	clickhouse__free(c);
+	return 0;
+}
+
+int export__queue(struct store *st, int64_t run_id, const char *url)
+{
+	char target[4096];
+
+	if (target_of(url, target, sizeof(target)))
+		return -1;
+	if (store__export_queue(st, run_id, target, clock__real_ns())) {
+		log_error("export: %s", store__error(st));
+		return -1;
+	}
+	return 0;
+}
+
+int export__due(struct store *st, const char *url, int64_t run_id)
+{
+	char target[4096];
+	int64_t run, attempts;
+	size_t n;
+	int r = 0;
+
+	if (target_of(url, target, sizeof(target)))
+		return -1;
+	if (store__export_due(st, target, clock__real_ns(), &run, &attempts,
+			      1, &n) ||
+	    (!n && (r = pull__needed(st, target, run_id)) < 0)) {
+		log_error("export: %s", store__error(st));
+		return -1;
+	}
+	return n || r ? 1 : 0;
 }
 
 int export__run(struct store *st, int64_t run_id, const char *url,

@@ -46,4 +46,12 @@ void export__schema(FILE *out, const char *db, const char *cluster);
 int export__run(struct store *st, int64_t run_id, const char *url,
 		bool force, struct export_result *res);
 
+/* Queues run @run_id for @url only (the daemon's sample loop: an
+ * exporter ships it).  0, or -1 after logging why. */
+int export__queue(struct store *st, int64_t run_id, const char *url);
+/* Whether a run queued for @url is due for a try, or run @run_id
+ * sampled a build whose path map the fleet was never asked for
+ * (pull.h): 1, 0, or -1 after logging why. */
+int export__due(struct store *st, const char *url, int64_t run_id);
+
 #endif

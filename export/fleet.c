@@ -71,35 +71,10 @@ static int parse_quoted(const char **p, const char *end, char *out)
 	if (s >= end || *s++ != '\'')
 		return -1;
 	while (s < end && *s != '\'') {
-		char c = *s++;
+		char c;
 
-		if (c == '\\') {
-			if (s >= end)
-				return -1;
-			c = *s++;
-			switch (c) {
-			case 't': c = '\t'; break;
-			case 'n': c = '\n'; break;
-			case 'r': c = '\r'; break;
-			case 'b': c = '\b'; break;
-			case 'f': c = '\f'; break;
-			case '0': c = '\0'; break;
-			case 'x':
-				if (end - s < 2)
-					return -1;
-				{
-					char hex[3] = { s[0], s[1], 0 }, *e;
-					long v = strtol(hex, &e, 16);
-
-					if (*e)
-						return -1;
-					c = (char)v;
-				}
-				s += 2;
-				break;
-			default: break;	/* \\ \' and the rest: the character */
-			}
-		}
+		if (clickhouse__unescape(&s, end, &c))
+			return -1;
 		if (n + 1 >= FLEET_MAX_NAME)
 			return -1;
 		out[n++] = c ? c : '?';

@@ -154,6 +154,20 @@ static int check_training(const struct run *r)
 					(t == STORE_UNTRAINED && !any)) ? -1 : 0;
 }
 
+/* The mode's start hook, with the target's executable. */
+static void start_hook(const struct run *r)
+{
+	struct module *m;
+
+	if (!r->mode->start)
+		return;
+	m = target_module(r);
+	if (m && !module__error(m))
+		r->mode->start(r->store, r->o, module__path(m),
+			       module__build_id(m));
+	module__free(m);
+}
+
 static bool learning(const struct run *r)
 {
 	return r->mode->learn && !r->o->no_learn;
@@ -500,8 +514,10 @@ int run__main(const struct run_mode *mode, const struct run_opts *o,
 	/* before the command runs: an unwritable -o fails at once.
 	 * Validation cannot start without a path map; a measurement run
 	 * says what it lacks once it is done, after its summary. */
-	if (outfile__open(&out, o->output) ||
-	    (mode->needs_training && check_training(&r)) ||
+	if (outfile__open(&out, o->output))
+		goto out;
+	start_hook(&r);
+	if ((mode->needs_training && check_training(&r)) ||
 	    prepare(&r) || open_target(&r) || begin_run(&r))
 		goto out;
 	started = go(&r);

@@ -66,6 +66,12 @@ struct run_mode {
 	bool learn;		/* learn paths while measuring (unless
 				 * --no-learn): record */
 	unsigned rate_scale;	/* default sampling rate multiplier */
+	/* Before the target runs, with its executable's path and build-id
+	 * ("" when it has none) when it can be read: record --export pulls
+	 * the fleet's path map of that build here.  May be NULL; what it
+	 * returns is ignored (it logs its own failures). */
+	void (*start)(struct store *st, const struct run_opts *o,
+		      const char *path, const char *build_id);
 	/* After the last flush: summaries, scores.  Non-zero fails the run
 	 * (exit status 1 unless the command's own status is non-zero). */
 	int (*finish)(const struct run_result *res);

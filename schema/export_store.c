@@ -5,6 +5,7 @@
 #include "schema/export_store.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "schema/store_int.h"
@@ -95,8 +96,10 @@ int store__export_failed(struct store *st, int64_t run_id, const char *target,
 			  run_id, target) < 0 ? -1 : 0;
 }
 
-int store__export_lag(struct store *st, int64_t *pending, int64_t *oldest_ns)
+int store__export_lag(struct store *st, int64_t *pending, int64_t *oldest_ns,
+		      char *why, size_t len)
 {
+	char *ctx[2] = { why, (char *)(uintptr_t)len };
 	int64_t v[2] = { 0, 0 };
 	int ret = store__ints(st, WHAT, v, 2, "SELECT COUNT(*),"
 			      " COALESCE(MIN(queued_ns), 0) FROM exports"
@@ -104,7 +107,13 @@ int store__export_lag(struct store *st, int64_t *pending, int64_t *oldest_ns)
 
 	*pending = v[0];
 	*oldest_ns = v[1];
-	return ret < 0 ? -1 : 0;
+	why[0] = '\0';
+	if (ret < 0 || store__sql(st, WHAT, text_row, ctx, "SELECT error FROM"
+				  " exports WHERE state = 'pending' AND error"
+				  " IS NOT NULL ORDER BY next_ns DESC LIMIT 1",
+				  "") < 0)
+		return -1;
+	return 0;
 }
 
 struct cid_cb {
@@ -177,4 +186,214 @@ int store__export_programs(struct store *st, int64_t run_id,
 		"   GROUP BY pid, program_id)"
 		" LEFT JOIN modules m ON m.id = program_id WHERE r = 1"
 		" ORDER BY pid", "i", run_id) < 0 ? -1 : 0;
+}
+
+static int path_row(sqlite3_stmt *s, void *ctx)
+{
+	struct {
+		int (*fn)(void *arg, const struct store_path_row *r);
+		void *arg;
+	} *c = ctx;
+	struct store_path_row r = { .node = sqlite3_column_int64(s, 0),
+		.parent = sqlite3_column_int64(s, 1),
+		.program = store__text(s, 2), .program_build = store__text(s, 3),
+		.module = store__text(s, 4), .module_build = store__text(s, 5),
+		.address = sqlite3_column_int64(s, 6),
+		.function = store__text(s, 7),
+		.call_site = sqlite3_column_int64(s, 8),
+		.height = sqlite3_column_int64(s, 9),
+		.self = sqlite3_column_int64(s, 10),
+		.total = sqlite3_column_int64(s, 11) };
+
+	return c->fn(c->arg, &r);
+}
+
+int store__export_paths(struct store *st, int64_t run_id,
+			int (*fn)(void *arg, const struct store_path_row *r),
+			void *arg)
+{
+	struct {
+		int (*fn)(void *arg, const struct store_path_row *r);
+		void *arg;
+	} c = { fn, arg };
+
+	/* ids grow with insertion, parents first; a node's own total is
+	 * at least its children's, so no kept node loses its parent */
+	return store__sql(st, WHAT, path_row, &c, "SELECT n.id, n.parent_id,"
+			  " pr.path, pr.build_id, m.path, m.build_id,"
+			  " f.address, f.name, n.call_site, n.height,"
+			  " n.self - COALESCE(fc.self, 0),"
+			  " n.total - COALESCE(fc.total, 0)"
+			  " FROM path_maps pm"
+			  " JOIN modules pr ON pr.id = pm.program_id"
+			  " JOIN path_nodes n ON n.map_id = pm.id"
+			  " JOIN functions f ON f.id = n.function_id"
+			  " JOIN modules m ON m.id = f.module_id"
+			  " LEFT JOIN fleet_counts fc ON fc.node_id = n.id"
+			  " WHERE pm.run_id = 0 AND pm.program_id IN"
+			  " (SELECT DISTINCT program_id FROM cid_samples"
+			  " WHERE run_id = ?)"
+			  " AND n.total - COALESCE(fc.total, 0) > 0"
+			  " ORDER BY pm.id, n.id", "i", run_id) < 0 ? -1 : 0;
+}
+
+static int build_row(sqlite3_stmt *s, void *ctx)
+{
+	struct {
+		int (*fn)(void *arg, const char *build_id);
+		void *arg;
+	} *c = ctx;
+
+	return c->fn(c->arg, store__text(s, 0));
+}
+
+int store__pull_needed(struct store *st, int64_t run_id, const char *also,
+		       const char *target, int64_t retry_ns,
+		       int (*fn)(void *arg, const char *build_id), void *arg)
+{
+	struct {
+		int (*fn)(void *arg, const char *build_id);
+		void *arg;
+	} c = { fn, arg };
+
+	int r = store__sql(st, WHAT, build_row, &c, "SELECT b FROM"
+			  " (SELECT DISTINCT m.build_id AS b FROM modules m"
+			  "  WHERE m.id IN (SELECT DISTINCT program_id FROM"
+			  "  cid_samples WHERE run_id = ?1)"
+			  "  UNION SELECT ?2)"
+			  " WHERE b IS NOT NULL AND b != '' AND NOT EXISTS"
+			  " (SELECT 1 FROM fleet_pulls p WHERE p.build_id = b"
+			  "  AND p.target = ?3 AND (p.paths > 0 OR"
+			  "  p.pulled_ns >= ?4))", "itti", run_id, also, target,
+			  retry_ns);
+
+	return r < 0 ? -1 : r;
+}
+
+int store__pull_done(struct store *st, const char *build_id,
+		     const char *target, int64_t now_ns, int64_t paths,
+		     int64_t sources)
+{
+	return store__sql(st, WHAT, NULL, NULL, "INSERT INTO fleet_pulls"
+			  " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
+			  " pulled_ns = excluded.pulled_ns, paths ="
+			  " excluded.paths, sources = excluded.sources",
+			  "ttiii", build_id, target, now_ns, paths,
+			  sources) < 0 ? -1 : 0;
+}
+
+/* The module (@path, @build): the one of that build whatever its path
+ * (what the recorder does too), else a new row. */
+static int pulled_module(struct store *st, const char *path, const char *build,
+			 int64_t *id)
+{
+	if (*build) {
+		int64_t v = 0;
+		int r = store__ints(st, WHAT, &v, 1, "SELECT MIN(id) FROM"
+				    " modules WHERE build_id = ? HAVING"
+				    " COUNT(*) > 0", "t", build);
+
+		if (r < 0)
+			return -1;
+		if (!r) {
+			*id = v;
+			return 0;
+		}
+	}
+	if (store__sql(st, WHAT, NULL, NULL, "INSERT OR IGNORE INTO modules"
+		       " (path, build_id) VALUES (?, ?)", "tt", path, build) < 0)
+		return -1;
+	return store__ints(st, WHAT, id, 1, "SELECT id FROM modules WHERE"
+			   " path = ? AND build_id = ?", "tt", path, build) ?
+	       -1 : 0;
+}
+
+/* What a merged node keeps for its children. */
+struct merged_node {
+	int64_t id, ctx, depth;
+};
+
+static int merge_node(struct store *st, int64_t map, const
+		      struct store_pulled_node *x, const struct merged_node *up,
+		      int64_t *mod, const char **mod_path,
+		      const char **mod_build, struct merged_node *out)
+{
+	int64_t fid;
+
+	if (!*mod_path || strcmp(*mod_path, x->module) ||
+	    strcmp(*mod_build, x->module_build)) {
+		if (pulled_module(st, x->module, x->module_build, mod))
+			return -1;
+		*mod_path = x->module;
+		*mod_build = x->module_build;
+	}
+	if (store__sql(st, WHAT, NULL, NULL, "INSERT OR IGNORE INTO functions"
+		       " (module_id, address, name) VALUES (?, ?, ?)", "iit",
+		       *mod, (int64_t)x->address, x->function) < 0 ||
+	    store__ints(st, WHAT, &fid, 1, "SELECT id FROM functions WHERE"
+			" module_id = ? AND address = ?", "ii", *mod,
+			(int64_t)x->address) ||
+	    store__ints(st, WHAT, &out->ctx, 1, "INSERT INTO contexts"
+			" (parent_id, function_id) VALUES (?, ?) ON CONFLICT"
+			" DO UPDATE SET parent_id = parent_id RETURNING id",
+			"ii", up ? up->ctx : 0, fid) ||
+	    store__ints(st, WHAT, &out->id, 1, "INSERT INTO path_nodes"
+			" (map_id, parent_id, function_id, call_site, height,"
+			" depth, self, total, context_id) VALUES (?, ?, ?, ?,"
+			" ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET self ="
+			" self + excluded.self, total = total + excluded.total"
+			" RETURNING id", "iiiiiiiii", map, up ? up->id : 0,
+			fid, (int64_t)x->call_site, x->height,
+			up ? up->depth + 1 : 1, (int64_t)x->self,
+			(int64_t)x->total, out->ctx) ||
+	    store__sql(st, WHAT, NULL, NULL, "INSERT INTO fleet_counts VALUES"
+		       " (?, ?, ?) ON CONFLICT DO UPDATE SET self = self +"
+		       " excluded.self, total = total + excluded.total", "iii",
+		       out->id, (int64_t)x->self, (int64_t)x->total) < 0)
+		return -1;
+	out->depth = up ? up->depth + 1 : 1;
+	return 0;
+}
+
+int store__merge_paths(struct store *st, const char *program,
+		       const char *build_id,
+		       const struct store_pulled_node *nodes, size_t n,
+		       size_t *merged)
+{
+	struct merged_node *m = calloc(n ? n : 1, sizeof(*m));
+	const char *mod_path = NULL, *mod_build = NULL;
+	int64_t prog, map, mod = 0;
+	int ret = -1;
+
+	*merged = 0;
+	if (!m) {
+		store__set_error(st, "%s: out of memory", WHAT);
+		return -1;
+	}
+	if (store__begin(st, WHAT))
+		goto out;
+	if (pulled_module(st, program, build_id, &prog) ||
+	    store__sql(st, WHAT, NULL, NULL, "INSERT OR IGNORE INTO path_maps"
+		       " (program_id, run_id) VALUES (?, 0)", "i", prog) < 0 ||
+	    store__ints(st, WHAT, &map, 1, "SELECT id FROM path_maps WHERE"
+			" program_id = ? AND run_id = 0", "i", prog))
+		goto end;
+	for (size_t i = 0; i < n; i++) {
+		const struct store_pulled_node *x = &nodes[i];
+
+		m[i].id = 0;	/* not merged: its children are not either */
+		if (x->parent < -1 || x->parent >= (int64_t)i ||
+		    (x->parent >= 0 && !m[x->parent].id))
+			continue;
+		if (merge_node(st, map, x, x->parent >= 0 ? &m[x->parent] :
+			       NULL, &mod, &mod_path, &mod_build, &m[i]))
+			goto end;
+		(*merged)++;
+	}
+	ret = 0;
+end:
+	ret = store__end(st, ret, WHAT);
+out:
+	free(m);
+	return ret;
 }

@@ -570,6 +570,29 @@ const struct store_migration icppd_migrations[] = {
 	"  stack_rows, cid_rows, error"
 	"  FROM exports;"
 	},
+	/* 12 -> 13: fleet learning.  Which builds' path maps were pulled
+	 * from which server, and the counts a pull added to each node: an
+	 * export ships this database's own counts only (the node's less
+	 * what was pulled), so no host's learning comes back to the fleet
+	 * twice. */
+	{ "CREATE TABLE fleet_pulls ("
+	"  build_id TEXT NOT NULL,"
+	"  target TEXT NOT NULL,"
+	"  pulled_ns INTEGER NOT NULL,"
+	"  paths INTEGER NOT NULL,"
+	"  sources INTEGER NOT NULL,"
+	"  PRIMARY KEY (build_id, target)) WITHOUT ROWID;"
+	"CREATE TABLE fleet_counts ("
+	"  node_id INTEGER PRIMARY KEY REFERENCES path_nodes(id),"
+	"  self INTEGER NOT NULL,"
+	"  total INTEGER NOT NULL);"
+	"CREATE VIEW v_fleet_pulls AS SELECT"
+	"  build_id, target,"
+	"  strftime('%Y-%m-%dT%H:%M:%fZ', pulled_ns / 1e9, 'unixepoch')"
+	"    AS pulled,"
+	"  paths, sources"
+	"  FROM fleet_pulls;"
+	},
 };
 
 const int icppd_nr_migrations =

@@ -5,8 +5,12 @@
 # runs into one shard each; the Distributed tables hold the union, each
 # run exactly once.  Then an outage: a run recorded while its server is
 # down stays queued, loses nothing and, once the server is back, arrives
-# once, even when an acknowledgement was lost.  Without clickhouse-server
-# the spool alone is checked against a port where nobody listens.
+# once, even when an acknowledgement was lost.  Fleet learning: a host
+# with an empty database pulls the path map the others exported and
+# explains its first run of the program without learning anything.  A
+# daemon exports each segment through an outage of its server, each
+# once.  Without clickhouse-server the spool alone is checked against a
+# port where nobody listens.
 . "$TESTS_SRCDIR/e2e/lib.sh"
 require_perf
 
@@ -30,7 +34,7 @@ contains "$out" "not an http:// or https:// URL" "... says what it takes"
 is "$(integrity "$tmp/a.db")" ok "the spool's database stays valid"
 
 if ! command -v clickhouse-server >/dev/null || ! command -v clickhouse-client >/dev/null; then
-	for t in cluster outage; do
+	for t in cluster outage learning daemon; do
 		skip "no clickhouse-server (apt-get install clickhouse-server clickhouse-client)" "ClickHouse $t checks"
 	done
 	done_testing
@@ -112,7 +116,7 @@ ch() {	# ch N SQL
 }
 
 if ! start_server 0 || ! start_server 1; then
-	for t in cluster outage; do
+	for t in cluster outage learning daemon; do
 		ok 1 "ClickHouse $t checks: the servers did not start"
 	done
 	done_testing
@@ -216,4 +220,82 @@ is "$(ch 0 "SELECT count() FROM icppd.stacks_local WHERE segment = '$key'")" "$r
 is "$(ch 0 "SELECT count() FROM icppd.cids_local WHERE segment = '$key'")" \
 	"$(q "SELECT cid_rows FROM exports WHERE run_id = $run" "$tmp/a.db")" "... in either table"
 is "$(ch 0 "SELECT count(DISTINCT segment) FROM icppd.stacks_local")" 3 "shard 0: writer a's three runs, once each"
+
+# Fleet learning: the path maps went with the runs, one version per
+# run of each database.
+is "$(ch 0 "SELECT count(DISTINCT source) FROM icppd.paths")" 2 "the path maps of both writers are in the cluster"
+is "$(ch 0 "SELECT count() FROM icppd.paths_local WHERE segment = '$key'")" \
+	"$(q "SELECT count(*) FROM path_nodes n JOIN path_maps m ON m.id = n.map_id WHERE m.run_id = 0" "$tmp/a.db")" \
+	"a run ships its database's whole map of the program"
+# A host that never ran the program: empty database, no learning.
+out=$("$ICPPD" record --no-learn -d "$tmp/c.db" --export "$url1" -- "$prog" ab 30 2>&1 >/dev/null)
+is $? 0 "host c: record --no-learn --export into an empty database"
+contains "$out" "paths learned by 2 other hosts, from $url1" "host c: pulls the map both writers learned"
+is "$(q "SELECT paths > 0, sources FROM fleet_pulls" "$tmp/c.db")" "1|2" "host c: the pull is remembered"
+is "$(q "SELECT count(*) FROM path_nodes WHERE self < 0 OR total < self" "$tmp/c.db")" 0 "host c: the merged counts are sound"
+rep=$("$ICPPD" report -d "$tmp/c.db" -f folded 2>&1)
+is $? 0 "host c: its first run is reported with call paths"
+contains "$rep" "main;via_a " "host c: ... through main, as the writers' maps have it"
+contains "$rep" "main;via_b " "host c: ... both callers"
+out=$("$ICPPD" record -q --no-learn -d "$tmp/d.db" -- "$prog" ab 30 2>&1 >/dev/null)
+out=$("$ICPPD" report -d "$tmp/d.db" 2>&1)
+is $? 1 "without the fleet the same first run has no path map"
+contains "$out" "no path map for $prog" "... and says so"
+is "$(ch 0 "SELECT count() FROM icppd.paths WHERE source = '$(hostname)/$(q "SELECT id FROM identity" "$tmp/c.db")'")" 0 \
+	"host c ships no path of its own: what it pulled never goes back"
+"$ICPPD" record -q --no-learn -d "$tmp/c.db" --export "$url1" -- "$prog" ab 30 >/dev/null 2>&1
+is "$(q "SELECT count(*) FROM fleet_pulls" "$tmp/c.db")" 1 "host c: a build is pulled once"
+
+# A daemon exports each segment, through an outage of its server.
+if [ "$(id -u)" -ne 0 ]; then
+	skip "needs root" "daemon export checks"
+	done_testing
+	exit
+fi
+chmod 711 "$tmp"
+db=$tmp/daemon.db
+sock=$tmp/d.sock
+"$ICPPD" daemon --foreground -d "$db" --socket "$sock" -F 500 --flush-interval 0.5 \
+	--segment 1 --exe "$prog" --export "$url0" 2>"$tmp/daemon.log" &
+dpid=$!
+trap 'kill -9 $dpid 2>/dev/null; cleanup' EXIT
+i=0
+while [ ! -S "$sock" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+"$prog" ab 20 >/dev/null
+# segments ship while it samples: wait for the first
+i=0
+while [ "$(q "SELECT count(*) FROM exports WHERE state = 'done' AND stack_rows > 0" "$db")" = 0 ] && [ $i -lt 100 ]; do
+	sleep 0.2; i=$((i + 1))
+done
+st=$("$ICPPD" ctl --socket "$sock" status)
+contains "$st" "export $url0: " "ctl status: the export and its lag"
+stop_server 0
+"$prog" ab 20 >/dev/null
+sleep 1.5	# a segment or two end while the server is away
+st=$("$ICPPD" ctl --socket "$sock" status)
+contains "$st" "last error: $url0" "ctl status: the outage, with the server's error"
+ok $(printf '%s\n' "$st" | grep -q "export $url0: [1-9][0-9]* runs\? waiting"; echo $?) \
+	"ctl status: segments wait in the spool"
+start_server 0
+"$prog" ab 20 >/dev/null
+kill -TERM $dpid
+wait $dpid
+is $? 0 "the daemon stops cleanly"
+# back: every queued segment arrives (the last try waits out its backoff)
+i=0
+while [ "$(q "SELECT count(*) FROM exports WHERE state = 'pending'" "$db")" != 0 ] && [ $i -lt 60 ]; do
+	"$ICPPD" export -d "$db" --due "$url0" >/dev/null 2>&1
+	sleep 0.5; i=$((i + 1))
+done
+is "$(q "SELECT count(*) FROM exports WHERE state = 'pending'" "$db")" 0 "after the outage every segment is shipped"
+ok $([ "$(q "SELECT max(attempts) FROM exports" "$db")" -gt 1 ]; echo $?) "... some after failed tries"
+dbid=$(q "SELECT id FROM identity" "$db")
+is "$(ch 0 "SELECT count(DISTINCT segment) FROM icppd.cids_local WHERE segment LIKE '%/$dbid/%'")" \
+	"$(q "SELECT count(*) FROM exports WHERE cid_rows > 0" "$db")" "each segment with samples arrived"
+is "$(ch 0 "SELECT sum(samples) FROM icppd.cids_local WHERE segment LIKE '%/$dbid/%'")" \
+	"$(q "SELECT sum(samples) FROM cid_samples WHERE run_id IN (SELECT id FROM runs WHERE kind = 'daemon')" "$db")" \
+	"every sample arrived exactly once"
+is "$(ch 0 "SELECT count() FROM icppd.stacks_local WHERE segment LIKE '%/$dbid/%'")" \
+	"$(q "SELECT sum(stack_rows) FROM exports" "$db")" "and every segment's stacks, once"
+is "$(integrity "$db")" ok "the daemon's database stays valid"
 done_testing
