@@ -146,6 +146,37 @@ static int load_line(struct load *l, const char *s, const char *end)
 			how_of(s, (size_t)(tab - s)), w);
 }
 
+/* Every line of @reply (@len bytes). */
+static int load_reply(struct load *l, const char *reply, size_t len)
+{
+	const char *s = reply, *end = reply + len;
+	int r = 0;
+
+	while (s < end && !r) {
+		const char *e = memchr(s, '\n', (size_t)(end - s));
+
+		if (!e)
+			return -EPROTO;
+		r = load_line(l, s, e);
+		s = e + 1;
+	}
+	return r;
+}
+
+int fleet__load(struct run_profile *p, const char *reply, size_t len)
+{
+	struct load *l = calloc(1, sizeof(*l));
+	int r;
+
+	if (!l)
+		return -ENOMEM;
+	l->p = p;
+	r = load_reply(l, reply, len);
+	names_free(&l->names);
+	free(l);
+	return r;
+}
+
 /* " AND col = 'v'" with @v escaped. */
 static int equals(struct ch_text *b, const char *col, const char *v)
 {
@@ -186,7 +217,7 @@ int fleet__profile(const char *url, const struct fleet_query *q,
 	struct load *l = calloc(1, sizeof(*l));
 	struct clickhouse *c;
 	char err[512], slice[64];
-	const char *reply, *s;
+	const char *reply;
 	struct ch_text sql = { 0 };
 	int64_t hosts = 0, segments = 0;
 	int ret = -1, r = 0;
@@ -233,16 +264,7 @@ int fleet__profile(const char *url, const struct fleet_query *q,
 		goto nomem;
 	if (clickhouse__query(c, sql.v, NULL, NULL, 0, &reply))
 		goto server;
-	for (s = reply; *s && !r;) {
-		const char *e = strchr(s, '\n');
-
-		if (!e) {
-			r = -EPROTO;
-			break;
-		}
-		r = load_line(l, s, e);
-		s = e + 1;
-	}
+	r = load_reply(l, reply, strlen(reply));
 	if (r == -ENOMEM)
 		goto nomem;
 	if (r) {

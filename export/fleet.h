@@ -30,4 +30,10 @@ struct fleet_query {
 int fleet__profile(const char *url, const struct fleet_query *q,
 		   struct run_profile *p);
 
+/* A reply's rows "['f1',...]\tHOW\tWEIGHT\tCERTAIN\n" (@len bytes, a
+ * NUL not needed) into @p->cct (made by the caller) and @p->stats: 0,
+ * -EPROTO at a malformed row, -ENOMEM.  What fleet__profile() parses
+ * the server's answer with. */
+int fleet__load(struct run_profile *p, const char *reply, size_t len);
+
 #endif

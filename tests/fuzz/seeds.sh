@@ -82,3 +82,6 @@ zz 10 not hex
 3a1c0200 0 empty
 MAP
 printf '10 10 a\n20 10 b' >"$out/perfmap/nonewline"
+mkdir -p "$out/fleet"
+printf "['_start','main','work']\tprecise\t120\t3\n['main','w\\\\'x\\\\\\\\']\tambiguous\t2.5\t1\n" >"$out/fleet/report"
+printf 'h/1\t1\t0\t/bin/p\t/bin/p\tab\t4096\tmain\t0\t8\t0\t5\nh/1\t2\t1\t/bin/p\t/lib/c\\tx\tcd\t64\tw\\\\n\t4100\t40\t3\t3\nh/2\t7\t3\t/bin/p\t/bin/p\tab\t1\tq\t0\t-8\t1\t1\n' >"$out/fleet/paths"
