@@ -45,62 +45,20 @@ fi
 # test's (the shell's pid picks the block).
 base=$((20000 + ($$ % 2000) * 10))
 chdir=$tmp/ch
-server_user=
-[ "$(id -u)" -eq 0 ] && id clickhouse >/dev/null 2>&1 && server_user=clickhouse
 # the server's user must reach its folder
-[ -n "$server_user" ] && chmod 711 "$tmp"
+chmod 711 "$tmp"
+. "$TESTS_SRCDIR/../scripts/chserver.sh"
 start_server() {	# start_server N
-	d=$chdir/$1
-	mkdir -p "$d"
-	cat >"$d/config.xml" <<EOF
-<?xml version="1.0"?>
-<yandex>
-  <logger><level>warning</level><log>$d/server.log</log><errorlog>$d/err.log</errorlog><console>0</console></logger>
-  <http_port>$((base + $1 * 3))</http_port>
-  <tcp_port>$((base + $1 * 3 + 1))</tcp_port>
-  <interserver_http_port>$((base + $1 * 3 + 2))</interserver_http_port>
-  <listen_host>127.0.0.1</listen_host>
-  <path>$d/data/</path>
-  <tmp_path>$d/tmp/</tmp_path>
-  <user_files_path>$d/files/</user_files_path>
-  <format_schema_path>$d/schemas/</format_schema_path>
-  <users_config>/etc/clickhouse-server/users.xml</users_config>
-  <default_profile>default</default_profile>
-  <default_database>default</default_database>
-  <mark_cache_size>5368709</mark_cache_size>
+	ch_start "$chdir/$1" $((base + $1 * 3)) $((base + $1 * 3 + 1)) $((base + $1 * 3 + 2)) "
   <remote_servers>
     <icppd>
       <shard><replica><host>127.0.0.1</host><port>$((base + 1))</port></replica></shard>
       <shard><replica><host>127.0.0.1</host><port>$((base + 4))</port></replica></shard>
     </icppd>
-  </remote_servers>
-</yandex>
-EOF
-	[ -n "$server_user" ] && chown -R "$server_user" "$d"
-	# setpriv execs the server itself: $! is its pid, to stop it by
-	if [ -n "$server_user" ]; then
-		setpriv --reuid="$server_user" --regid="$server_user" --init-groups \
-			clickhouse-server --config-file="$d/config.xml" >"$d/out" 2>&1 &
-	else
-		clickhouse-server --config-file="$d/config.xml" >"$d/out" 2>&1 &
-	fi
-	echo $! >"$d/pid"
-	# up when it answers (a server takes a few seconds to start)
-	for i in $(seq 1 120); do
-		[ "$(curl -s "http://127.0.0.1:$((base + $1 * 3))/ping")" = "Ok." ] && return 0
-		sleep 0.25
-	done
-	echo "# server $1 did not start: $(tail -3 "$d/err.log" "$d/out" 2>/dev/null)"
-	return 1
+  </remote_servers>"
 }
 stop_server() {	# stop_server N: and wait until it is gone
-	pid=$(cat "$chdir/$1/pid")
-	kill "$pid" 2>/dev/null
-	for i in $(seq 1 120); do
-		kill -0 "$pid" 2>/dev/null || return 0
-		sleep 0.25
-	done
-	kill -9 "$pid" 2>/dev/null
+	ch_stop "$chdir/$1"
 }
 cleanup() {
 	for s in 0 1; do
@@ -252,7 +210,6 @@ if [ "$(id -u)" -ne 0 ]; then
 	done_testing
 	exit
 fi
-chmod 711 "$tmp"
 db=$tmp/daemon.db
 sock=$tmp/d.sock
 "$ICPPD" daemon --foreground -d "$db" --socket "$sock" -F 500 --flush-interval 0.5 \
