@@ -33,7 +33,51 @@ struct scanned {
 	struct module *m;
 	struct callsites cs;
 	bool ok;
+	bool kept;		/* m and cs are the process's (below) */
 };
+
+/*
+ * Binaries read, kept for the process's later inferences: an export of
+ * a daemon's segments, or a record run and its export, infers the same
+ * programs run after run, and decoding a binary's calls is most of an
+ * inference's cost (Capstone: about a second of CPU per 2 MB of code).
+ * By path and the build-id the store recorded: what was read is that
+ * build's calls, whatever the file holds now.  Bounded; kept until the
+ * process exits.
+ */
+#define KEPT_MAX 64
+static struct kept {
+	char *path, *build_id;
+	struct module *m;
+	struct callsites cs;
+} kept[KEPT_MAX];
+static size_t nkept;
+
+static struct kept *find_kept(const struct store_module *sm)
+{
+	for (size_t i = 0; i < nkept; i++)
+		if (!strcmp(kept[i].path, sm->path) &&
+		    !strcmp(kept[i].build_id, sm->build_id))
+			return &kept[i];
+	return NULL;
+}
+
+/* Hands @x's reading to the process, when there is room. */
+static void keep(struct scanned *x, const struct store_module *sm)
+{
+	struct kept *k = &kept[nkept];
+
+	if (nkept == KEPT_MAX || !(k->path = strdup(sm->path)))
+		return;
+	if (!(k->build_id = strdup(sm->build_id))) {
+		free(k->path);
+		return;
+	}
+	k->m = x->m;
+	k->cs = x->cs;
+	x->kept = true;
+	nkept++;
+}
 
 struct static_calls {
 	struct cct *t;
@@ -68,6 +112,8 @@ void static_calls__free(struct static_calls *sc)
 		free(sc->prov[i].symbol);
 	}
 	for (size_t i = 0; i < sc->nmods; i++) {
+		if (sc->mods[i].kept)
+			continue;
 		callsites__free(&sc->mods[i].cs);
 		module__free(sc->mods[i].m);
 	}
@@ -149,12 +195,21 @@ static struct scanned *scan(struct static_calls *sc,
 			    const struct store_module *sm)
 {
 	struct scanned *x;
+	struct kept *k;
 
 	for (size_t i = 0; i < sc->nmods; i++)
 		if (sc->mods[i].module_id == sm->id)
 			return &sc->mods[i];
 	x = &sc->mods[sc->nmods++];
 	*x = (struct scanned){ .module_id = sm->id };
+	k = find_kept(sm);
+	if (k) {
+		x->m = k->m;
+		x->cs = k->cs;
+		x->ok = x->kept = true;
+		sc->stats.modules++;
+		return x;
+	}
 	/* JIT code (a perf map) has no instructions to read: no calls, and
 	 * nothing unreadable either */
 	if (is_perfmap(sm->path))
@@ -177,6 +232,7 @@ static struct scanned *scan(struct static_calls *sc,
 	}
 	if (x->ok) {
 		sc->stats.modules++;
+		keep(x, sm);
 	} else {
 		sc->stats.unreadable++;
 		snprintf(sc->stats.unreadable_path,
