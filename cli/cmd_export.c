@@ -61,12 +61,13 @@ const struct cli_command export_command = {
 	.noptions = sizeof(export_options) / sizeof(export_options[0]),
 	.permute = true,
 	.epilog = "Exit status 1 when a run could not be shipped (it stays\n"
-		  "queued).  See icppd-export(1).\n",
+		  "queued), or --due could not pull a path map.  See\n"
+		  "icppd-export(1).\n",
 };
 
 /* --due: the fleet's maps of the builds the latest run (the daemon's
- * segment going on) sampled and this database never pulled.  -1 after
- * logging a local failure; a server away is the export's to report. */
+ * segment going on) sampled and this database never pulled.  0; 1
+ * (logged) when the server failed; -1 after logging a local failure. */
 static int pull_latest(struct store *st, const char *url)
 {
 	struct pull_result res;
@@ -83,7 +84,9 @@ static int pull_latest(struct store *st, const char *url)
 			 "hosts", (long long)res.paths, res.paths == 1 ? "" :
 			 "s", (long long)res.builds, res.builds == 1 ? "" :
 			 "s");
-	return r < 0 ? -1 : 0;
+	if (r > 0)
+		log_warn("fleet: no path map pulled: %s", res.error);
+	return r;
 }
 
 int cmd_export(int argc, char **argv)
@@ -93,7 +96,7 @@ int cmd_export(int argc, char **argv)
 	struct store *st;
 	char err[600];
 	int64_t run = 0;
-	int idx, ret = 1;
+	int idx, ret = 1, pulled = 0;
 
 	idx = cli__parse(&export_command, argc, argv, &o);
 	if (idx < 0)
@@ -141,9 +144,8 @@ int cmd_export(int argc, char **argv)
 		log_error("%s", store__error(st));
 		goto out;
 	}
-	if (o.due && pull_latest(st, argv[idx]))
-		goto out;
-	if (export__run(st, run, argv[idx], !o.due, &res))
+	pulled = o.due ? pull_latest(st, argv[idx]) : 0;
+	if (pulled < 0 || export__run(st, run, argv[idx], !o.due, &res))
 		goto out;
 	printf("exported %" PRId64 " run%s (%" PRId64 " stack rows, %" PRId64
 	       " CID rows) to %s\n", res.runs, res.runs == 1 ? "" : "s",
@@ -155,7 +157,7 @@ int cmd_export(int argc, char **argv)
 			  "", argv[idx]);
 		goto out;
 	}
-	ret = 0;
+	ret = pulled ? 1 : 0;
 out:
 	store__close(st);
 	return ret;

@@ -79,6 +79,8 @@ struct daemon {
 	struct watched *seen;		/* processes seeded or matched */
 	size_t nseen, seen_cap;
 	pid_t exporter;			/* the export child, or 0 */
+	unsigned export_fails;		/* rounds failed in a row */
+	int64_t export_next;		/* after a failed one: not before */
 	bool stop;
 	char db_path[PATH_MAX], sock_path[PATH_MAX];
 };
@@ -577,11 +579,25 @@ static void exporter(struct daemon *d)
  * waits for a running one instead (at the stop). */
 static void export_round(struct daemon *d, bool block)
 {
+	int status = 0;
 	pid_t pid;
 
-	if (d->exporter && waitpid(d->exporter, NULL, block ? 0 : WNOHANG))
+	if (d->exporter &&
+	    waitpid(d->exporter, &status, block ? 0 : WNOHANG) > 0) {
 		d->exporter = 0;
+		/* a round that failed (the server away): the next waits 2,
+		 * 4, 8 ... s, at most an hour, whatever asks for one (a
+		 * pull has no backoff of its own in the spool) */
+		if (WIFEXITED(status) && !WEXITSTATUS(status)) {
+			d->export_fails = 0;
+		} else {
+			d->export_fails += d->export_fails < 12;
+			d->export_next = clock__mono_ns() + ((int64_t)1 <<
+				d->export_fails) * 1000000000LL;
+		}
+	}
 	if (d->exporter || !d->o.export_url || block ||
+	    (d->export_fails && clock__mono_ns() < d->export_next) ||
 	    export__due(d->store, d->o.export_url,
 			recorder__run_id(d->rec)) != 1)
 		return;
