@@ -147,11 +147,20 @@ out_nomem:
 	return -1;
 }
 
+/* An --export URL that is no ClickHouse URL: -1 after logging why. */
+static int check_export(const struct daemon_opts *o)
+{
+	char target[1024];
+
+	return o->export_url &&
+	       export__target(o->export_url, target, sizeof(target)) ? -1 : 0;
+}
+
 int daemon__check_rules(const struct daemon_opts *o)
 {
 	struct rules r;
 
-	if (make_rules(o, &r))
+	if (check_export(o) || make_rules(o, &r))
 		return -1;
 	free_rules(&r);
 	return 0;
@@ -261,7 +270,7 @@ static int64_t file_size(const char *path)
 static void export_status(struct daemon *d, FILE *out)
 {
 	int64_t pending, oldest;
-	char why[512];
+	char why[512], target[1024] = "off";
 
 	if (store__export_lag(d->store, &pending, &oldest, why, sizeof(why))) {
 		fprintf(out, "export: %s\n", store__error(d->store));
@@ -269,9 +278,11 @@ static void export_status(struct daemon *d, FILE *out)
 	}
 	if (!d->o.export_url && !pending)
 		return;
-	fprintf(out, "export %s: %lld run%s waiting", d->o.export_url ?
-		d->o.export_url : "off", (long long)pending,
-		pending == 1 ? "" : "s");
+	if (d->o.export_url &&
+	    export__target(d->o.export_url, target, sizeof(target)))
+		snprintf(target, sizeof(target), "(a URL that is not http)");
+	fprintf(out, "export %s: %lld run%s waiting", target,
+		(long long)pending, pending == 1 ? "" : "s");
 	if (pending)
 		fprintf(out, ", the oldest for %.0f s", oldest ?
 			(double)(clock__real_ns() - oldest) / 1e9 : 0.0);
@@ -484,7 +495,8 @@ static int claim(struct daemon *d)
 		log_error("path too long");
 		return -1;
 	}
-	if (make_rules(&d->o, &d->rules) || check_db(d->db_path) ||
+	if (check_export(&d->o) || make_rules(&d->o, &d->rules) ||
+	    check_db(d->db_path) ||
 	    (lock = lock_db(d->db_path)) < 0)
 		return -1;
 	/* the unit's RuntimeDirectory; made here when run by hand */

@@ -34,8 +34,9 @@ struct daemon_opts {
  */
 typedef int (*daemon_reload_fn)(void *arg, struct daemon_opts *o);
 
-/* Whether @o's watch rules are well formed: -1 after logging what is
- * wrong with one (an empty --exe or --comm, a --pid that is no pid). */
+/* Whether @o's watch rules and export URL are well formed: -1 after
+ * logging what is wrong (an empty --exe or --comm, a --pid that is no
+ * pid, an --export URL that is not http). */
 int daemon__check_rules(const struct daemon_opts *o);
 
 /* Runs the daemon until SIGTERM, SIGINT or 'icppd ctl stop'.  The exit

@@ -498,9 +498,7 @@ out_store:
 	return -1;
 }
 
-/* @url's target (the URL without credentials) into @out: 0, or -1
- * after logging why it is no ClickHouse URL. */
-static int target_of(const char *url, char *out, size_t len)
+int export__target(const char *url, char *out, size_t len)
 {
 	struct clickhouse *c;
 	char err[512];
@@ -519,7 +517,7 @@ int export__queue(struct store *st, int64_t run_id, const char *url)
 {
 	char target[4096];
 
-	if (target_of(url, target, sizeof(target)))
+	if (export__target(url, target, sizeof(target)))
 		return -1;
 	if (store__export_queue(st, run_id, target, clock__real_ns())) {
 		log_error("export: %s", store__error(st));
@@ -535,7 +533,7 @@ int export__due(struct store *st, const char *url, int64_t run_id)
 	size_t n;
 	int r = 0;
 
-	if (target_of(url, target, sizeof(target)))
+	if (export__target(url, target, sizeof(target)))
 		return -1;
 	if (store__export_due(st, target, clock__real_ns(), &run, &attempts,
 			      1, &n) ||

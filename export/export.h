@@ -46,6 +46,11 @@ void export__schema(FILE *out, const char *db, const char *cluster);
 int export__run(struct store *st, int64_t run_id, const char *url,
 		bool force, struct export_result *res);
 
+/* @url without its user and password (what the spool and messages
+ * name the server by) into @out: 0, or -1 after logging why it is no
+ * ClickHouse URL. */
+int export__target(const char *url, char *out, size_t len);
+
 /* Queues run @run_id for @url only (the daemon's sample loop: an
  * exporter ships it).  0, or -1 after logging why. */
 int export__queue(struct store *st, int64_t run_id, const char *url);

@@ -188,12 +188,14 @@ int store__export_programs(struct store *st, int64_t run_id,
 		" ORDER BY pid", "i", run_id) < 0 ? -1 : 0;
 }
 
+struct path_cb {
+	int (*fn)(void *arg, const struct store_path_row *r);
+	void *arg;
+};
+
 static int path_row(sqlite3_stmt *s, void *ctx)
 {
-	struct {
-		int (*fn)(void *arg, const struct store_path_row *r);
-		void *arg;
-	} *c = ctx;
+	struct path_cb *c = ctx;
 	struct store_path_row r = { .node = sqlite3_column_int64(s, 0),
 		.parent = sqlite3_column_int64(s, 1),
 		.program = store__text(s, 2), .program_build = store__text(s, 3),
@@ -212,10 +214,7 @@ int store__export_paths(struct store *st, int64_t run_id,
 			int (*fn)(void *arg, const struct store_path_row *r),
 			void *arg)
 {
-	struct {
-		int (*fn)(void *arg, const struct store_path_row *r);
-		void *arg;
-	} c = { fn, arg };
+	struct path_cb c = { fn, arg };
 
 	/* ids grow with insertion, parents first; a node's own total is
 	 * at least its children's, so no kept node loses its parent */
@@ -237,12 +236,14 @@ int store__export_paths(struct store *st, int64_t run_id,
 			  " ORDER BY pm.id, n.id", "i", run_id) < 0 ? -1 : 0;
 }
 
+struct build_cb {
+	int (*fn)(void *arg, const char *build_id);
+	void *arg;
+};
+
 static int build_row(sqlite3_stmt *s, void *ctx)
 {
-	struct {
-		int (*fn)(void *arg, const char *build_id);
-		void *arg;
-	} *c = ctx;
+	struct build_cb *c = ctx;
 
 	return c->fn(c->arg, store__text(s, 0));
 }
@@ -251,10 +252,7 @@ int store__pull_needed(struct store *st, int64_t run_id, const char *also,
 		       const char *target, int64_t retry_ns,
 		       int (*fn)(void *arg, const char *build_id), void *arg)
 {
-	struct {
-		int (*fn)(void *arg, const char *build_id);
-		void *arg;
-	} c = { fn, arg };
+	struct build_cb c = { fn, arg };
 
 	int r = store__sql(st, WHAT, build_row, &c, "SELECT b FROM"
 			  " (SELECT DISTINCT m.build_id AS b FROM modules m"

@@ -212,6 +212,9 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 db=$tmp/daemon.db
 sock=$tmp/d.sock
+out=$("$ICPPD" daemon --foreground -d "$db" --socket "$sock" --exe "$prog" --export ftp://x 2>&1)
+is $? 1 "daemon --export with a URL that is not http: exit 1 at once"
+contains "$out" "ftp://x: not an http:// or https:// URL" "... and says why"
 "$ICPPD" daemon --foreground -d "$db" --socket "$sock" -F 500 --flush-interval 0.5 \
 	--segment 1 --exe "$prog" --export "$url0" 2>"$tmp/daemon.log" &
 dpid=$!
