@@ -574,7 +574,7 @@ static void exporter(struct daemon *d)
 {
 	char *argv[] = { "icppd", "export", "--due", "-d", d->db_path,
 			 (char *)d->o.export_url, NULL };
-	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	int null = sys__open("/dev/null", O_WRONLY | O_CLOEXEC, 0);
 
 	/* what it logs goes where the daemon's log goes; the rest away */
 	if (null >= 0)
