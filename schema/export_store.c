@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "schema/report_store.h"
 #include "schema/store_int.h"
 
 #define WHAT "the export spool"
@@ -280,32 +281,6 @@ int store__pull_done(struct store *st, const char *build_id,
 			  sources) < 0 ? -1 : 0;
 }
 
-/* The module (@path, @build): the one of that build whatever its path
- * (what the recorder does too), else a new row. */
-static int pulled_module(struct store *st, const char *path, const char *build,
-			 int64_t *id)
-{
-	if (*build) {
-		int64_t v = 0;
-		int r = store__ints(st, WHAT, &v, 1, "SELECT MIN(id) FROM"
-				    " modules WHERE build_id = ? HAVING"
-				    " COUNT(*) > 0", "t", build);
-
-		if (r < 0)
-			return -1;
-		if (!r) {
-			*id = v;
-			return 0;
-		}
-	}
-	if (store__sql(st, WHAT, NULL, NULL, "INSERT OR IGNORE INTO modules"
-		       " (path, build_id) VALUES (?, ?)", "tt", path, build) < 0)
-		return -1;
-	return store__ints(st, WHAT, id, 1, "SELECT id FROM modules WHERE"
-			   " path = ? AND build_id = ?", "tt", path, build) ?
-	       -1 : 0;
-}
-
 /* What a merged node keeps for its children. */
 struct merged_node {
 	int64_t id, ctx, depth;
@@ -316,34 +291,31 @@ static int merge_node(struct store *st, int64_t map, const
 		      int64_t *mod, const char **mod_path,
 		      const char **mod_build, struct merged_node *out)
 {
+	sqlite3_stmt *node = st->ins_node;
 	int64_t fid;
 
 	if (!*mod_path || strcmp(*mod_path, x->module) ||
 	    strcmp(*mod_build, x->module_build)) {
-		if (pulled_module(st, x->module, x->module_build, mod))
+		if (store__module_row(st, x->module, x->module_build, mod))
 			return -1;
 		*mod_path = x->module;
 		*mod_build = x->module_build;
 	}
-	if (store__sql(st, WHAT, NULL, NULL, "INSERT OR IGNORE INTO functions"
-		       " (module_id, address, name) VALUES (?, ?, ?)", "iit",
-		       *mod, (int64_t)x->address, x->function) < 0 ||
-	    store__ints(st, WHAT, &fid, 1, "SELECT id FROM functions WHERE"
-			" module_id = ? AND address = ?", "ii", *mod,
-			(int64_t)x->address) ||
-	    store__ints(st, WHAT, &out->ctx, 1, "INSERT INTO contexts"
-			" (parent_id, function_id) VALUES (?, ?) ON CONFLICT"
-			" DO UPDATE SET parent_id = parent_id RETURNING id",
-			"ii", up ? up->ctx : 0, fid) ||
-	    store__ints(st, WHAT, &out->id, 1, "INSERT INTO path_nodes"
-			" (map_id, parent_id, function_id, call_site, height,"
-			" depth, self, total, context_id) VALUES (?, ?, ?, ?,"
-			" ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET self ="
-			" self + excluded.self, total = total + excluded.total"
-			" RETURNING id", "iiiiiiiii", map, up ? up->id : 0,
-			fid, (int64_t)x->call_site, x->height,
-			up ? up->depth + 1 : 1, (int64_t)x->self,
-			(int64_t)x->total, out->ctx) ||
+	/* the rows and statements a local run's paths are written with */
+	if (store__function_row(st, *mod, x->address, x->function, NULL,
+				&fid) ||
+	    store__context(st, up ? up->ctx : 0, fid, &out->ctx))
+		return -1;
+	sqlite3_bind_int64(node, 1, map);
+	sqlite3_bind_int64(node, 2, up ? up->id : 0);
+	sqlite3_bind_int64(node, 3, fid);
+	sqlite3_bind_int64(node, 4, (int64_t)x->call_site);
+	sqlite3_bind_int64(node, 5, x->height);
+	sqlite3_bind_int64(node, 6, up ? up->depth + 1 : 1);
+	sqlite3_bind_int64(node, 7, (int64_t)x->self);
+	sqlite3_bind_int64(node, 8, (int64_t)x->total);
+	sqlite3_bind_int64(node, 9, out->ctx);
+	if (store__returning_id(st, node, &out->id, WHAT) ||
 	    store__sql(st, WHAT, NULL, NULL, "INSERT INTO fleet_counts VALUES"
 		       " (?, ?, ?) ON CONFLICT DO UPDATE SET self = self +"
 		       " excluded.self, total = total + excluded.total", "iii",
@@ -370,7 +342,7 @@ int store__merge_paths(struct store *st, const char *program,
 	}
 	if (store__begin(st, WHAT))
 		goto out;
-	if (pulled_module(st, program, build_id, &prog) ||
+	if (store__module_row(st, program, build_id, &prog) ||
 	    store__sql(st, WHAT, NULL, NULL, "INSERT OR IGNORE INTO path_maps"
 		       " (program_id, run_id) VALUES (?, 0)", "i", prog) < 0 ||
 	    store__ints(st, WHAT, &map, 1, "SELECT id FROM path_maps WHERE"

@@ -326,14 +326,14 @@ int store__begin_run(struct store *st, const struct run_info *ri,
 	return 0;
 }
 
-/* 0 when a module with @m's build-id exists, 1 when none, -1 on error. */
-static int find_by_build_id(struct store *st, const struct module *m,
-			    int64_t *id)
+/* 0 when a module with build-id @build exists, 1 when none, -1 on
+ * error. */
+static int find_by_build_id(struct store *st, const char *build, int64_t *id)
 {
 	sqlite3_stmt *s = st->sel_build;
 	int rc;
 
-	sqlite3_bind_text(s, 1, module__build_id(m), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 1, build, -1, SQLITE_STATIC);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW)
 		*id = sqlite3_column_int64(s, 0);
@@ -342,6 +342,25 @@ static int find_by_build_id(struct store *st, const struct module *m,
 	if (rc == SQLITE_ROW)
 		return 0;
 	return rc == SQLITE_DONE ? 1 : store__db_error(st, "looking up a module");
+}
+
+int store__module_row(struct store *st, const char *path, const char *build,
+		      int64_t *id)
+{
+	/* The same build at another path is the same module (its path
+	 * map applies); images without a build-id go by path. */
+	if (build[0] && !find_by_build_id(st, build, id))
+		return 0;
+	for (int k = 0; k < 2; k++) {
+		sqlite3_stmt *s = k ? st->sel_module : st->ins_module;
+
+		sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, build, -1, SQLITE_STATIC);
+		if (k ? store__select_id(st, s, id)
+		      : store__step_done(st, s, "adding a module"))
+			return -1;
+	}
+	return 0;
 }
 
 static int module_id(struct store *st, const struct module *m, int64_t *id)
@@ -355,21 +374,8 @@ static int module_id(struct store *st, const struct module *m, int64_t *id)
 			*id = st->mods[i].id;
 			return 0;
 		}
-	/* The same build at another path is the same module (its path
-	 * map applies); images without a build-id go by path. */
-	if (!module__build_id(m)[0] || find_by_build_id(st, m, id) != 0) {
-		for (int k = 0; k < 2; k++) {
-			sqlite3_stmt *s = k ? st->sel_module : st->ins_module;
-
-			sqlite3_bind_text(s, 1, module__path(m), -1,
-					  SQLITE_STATIC);
-			sqlite3_bind_text(s, 2, module__build_id(m), -1,
-					  SQLITE_STATIC);
-			if (k ? store__select_id(st, s, id)
-			      : store__step_done(st, s, "adding a module"))
-				return -1;
-		}
-	}
+	if (store__module_row(st, module__path(m), module__build_id(m), id))
+		return -1;
 	if (grow(&st->mods, &st->mods_cap, st->nmods + 1, sizeof(*st->mods), 16))
 		return -1;
 	st->mods[st->nmods++] = (struct mod_slot){ m, *id };

@@ -83,6 +83,11 @@ int store__ints(struct store *st, const char *what, int64_t *v, int nv,
 /* Column @col as a string, "" for NULL. */
 const char *store__text(sqlite3_stmt *s, int col);
 
+/* The module row of (@path, @build): the one of that build-id whatever
+ * its path, else the one of that path (created if needed).  0 or -1. */
+int store__module_row(struct store *st, const char *path, const char *build,
+		      int64_t *id);
+
 /* The one transaction helper: begin takes the write lock at once
  * (IMMEDIATE), so a locked or read-only database fails before any work;
  * end commits when @ret is 0 and rolls back otherwise (or when the
