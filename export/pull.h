@@ -13,7 +13,6 @@
 #ifndef ICPPD_EXPORT_PULL_H
 #define ICPPD_EXPORT_PULL_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
