@@ -315,3 +315,12 @@ const char *cct__name(const struct cct *t, int64_t id)
 
 	return f ? f->name : "?";
 }
+
+const char *cct__root_name(const struct cct *t, int64_t id)
+{
+	const struct cct_frame *f = cct__frame(t, id);
+
+	if (!f)
+		return "?";
+	return f->kind == CCT_UNKNOWN_CALLERS ? CCT_UNKNOWN_ROOT : f->name;
+}

@@ -133,4 +133,11 @@ const struct cct_frame *cct__frame(const struct cct *t, int64_t id);
 /* Its name; "?" for an undefined one. */
 const char *cct__name(const struct cct *t, int64_t id);
 
+/* What folded stacks and pprof call every unknown-callers frame: one
+ * root, not one per (function, height) (a flame graph's edge would be
+ * confetti); text and JSON keep the detail, pprof as a label. */
+#define CCT_UNKNOWN_ROOT "[unknown callers]"
+/* cct__name(), but CCT_UNKNOWN_ROOT for an unknown-callers frame. */
+const char *cct__root_name(const struct cct *t, int64_t id);
+
 #endif

@@ -33,8 +33,9 @@
 #include "common/grow.h"
 
 #define DEFAULT_MAX_EDGES 24
-#define DEFAULT_MAX_STATES 65536
+#define DEFAULT_MAX_STATES 4096
 #define DEFAULT_MAX_SOLUTIONS 64
+#define DEFAULT_MAX_GUESSES 2
 #define MAX_EDGES_LIMIT 64
 #define DEFAULT_CONFIDENCE 0.75
 /* The weight of a call the binary proves but no learned path took, in
@@ -53,6 +54,7 @@ struct cid_entry {
 	int64_t func, height;
 	uint32_t first, n;	/* range of cands */
 	uint32_t exact;		/* frames the candidates share */
+	bool weighed;		/* learned samples weigh the candidates */
 };
 
 struct edge {
@@ -79,7 +81,12 @@ struct memo {
  * edge by its share of the callee's callers). */
 struct state {
 	int64_t func, height;
+	unsigned guesses;	/* calls no learned path took, still allowed
+				 * above it */
 	double chains, reach;
+	bool cut;		/* a bound cut its count short: a lower
+				 * bound */
+	bool pruned;		/* the guess bound left chains out */
 };
 
 /* A function of the call graph: its lowest possible height and its
@@ -148,6 +155,8 @@ struct infer *infer__new(struct cct *t, const struct infer_limits *lim)
 		inf->lim.max_states = DEFAULT_MAX_STATES;
 	if (!inf->lim.max_solutions)
 		inf->lim.max_solutions = DEFAULT_MAX_SOLUTIONS;
+	if (!inf->lim.max_guesses)
+		inf->lim.max_guesses = DEFAULT_MAX_GUESSES;
 	if (!inf->lim.confidence)
 		inf->lim.confidence = DEFAULT_CONFIDENCE;
 	if (inf->lim.confidence > 1)
@@ -311,7 +320,7 @@ static int build_cids(struct infer *inf, struct map *m)
 		double self = 0, total = 0;
 
 		*c = (struct cid_entry){ s[i].func, s[i].height,
-			(uint32_t)m->ncands, 0, 0 };
+			(uint32_t)m->ncands, 0, 0, false };
 		for (; i < m->nnodes && s[i].func == c->func &&
 		       s[i].height == c->height; i++) {
 			struct infer_cand *k = &m->cands[m->ncands];
@@ -328,6 +337,7 @@ static int build_cids(struct infer *inf, struct map *m)
 			self += (double)s[i].self;
 			total += (double)s[i].total;
 		}
+		c->weighed = self > 0 || total > 0;
 		for (uint32_t j = 0; j < c->n; j++) {
 			struct infer_cand *k = &m->cands[c->first + j];
 
@@ -651,22 +661,32 @@ static const struct callee *find_callee(const struct map *m, int64_t func)
 	return NULL;
 }
 
-static uint64_t state_hash(int64_t func, int64_t height)
+static uint64_t state_hash(int64_t func, int64_t height, unsigned guesses)
 {
-	return hindex__mix(hindex__mix(9, (uint64_t)func), (uint64_t)height);
+	return hindex__mix(hindex__mix(hindex__mix(9, (uint64_t)func),
+				       (uint64_t)height), guesses);
 }
 
 static const struct state *find_state(const struct map *m, int64_t func,
-				      int64_t height)
+				      int64_t height, unsigned guesses)
 {
 	struct hindex_probe p = { HINDEX_NONE, 0 };
 	uint32_t i;
 
 	while ((i = hindex__next(&m->state_index, &p,
-				 state_hash(func, height))) != HINDEX_NONE)
-		if (m->states[i].func == func && m->states[i].height == height)
+				 state_hash(func, height, guesses))) !=
+	       HINDEX_NONE)
+		if (m->states[i].func == func &&
+		    m->states[i].height == height &&
+		    m->states[i].guesses == guesses)
 			return &m->states[i];
 	return NULL;
+}
+
+/* The guesses left after taking @e with @guesses left; -1: none. */
+static int guesses_after(const struct edge *e, unsigned guesses)
+{
+	return e->count > 0 ? (int)guesses : (int)guesses - 1;
 }
 
 /* One search: the chain below the current state, from the leaf up
@@ -677,7 +697,11 @@ struct search {
 	int64_t chain[MAX_EDGES_LIMIT + 1];
 	int64_t heights[MAX_EDGES_LIMIT + 1];
 	unsigned states;
+	unsigned guesses;	/* allowed per chain: the listing's */
 	bool cut;		/* a bound cut the search short */
+	bool pruned;		/* the guess bound left chains out */
+	bool guess;		/* a chain listed takes a call no learned
+				 * path took: its weight is a prior */
 	size_t first;		/* this search's solutions: m->sols[first..] */
 	int err;
 };
@@ -696,33 +720,44 @@ static bool feasible(const struct map *m, const struct edge *e, int64_t up)
 /*
  * The chains from frame chain[depth] at height @h (not a known CID) up
  * to known CIDs, each of which counts its candidates, and the state's
- * reach.  Memoised when no bound cut the count short: then it holds
- * whatever the depth.
+ * reach.  Memoised always, with whether a bound cut it short: a state
+ * is expanded once per map, however many chains reach it.  (Memoising
+ * only the uncut counts expanded every state near the edge bound once
+ * per path that reached it: in cc1's call graph every search then ran
+ * into the state bound, and a make report spent 20 s there.)
  */
 static struct state count_chains(struct search *s, int64_t h,
-				 unsigned depth)
+				 unsigned depth, unsigned guesses)
 {
 	struct map *m = s->m;
 	const struct infer_limits *lim = &s->inf->lim;
 	const struct callee *c = find_callee(m, s->chain[depth]);
-	const struct state *st = find_state(m, s->chain[depth], h);
-	struct state r = { s->chain[depth], h, 0, 0 };
-	bool cut = s->cut;
+	const struct state *st = find_state(m, s->chain[depth], h, guesses);
+	struct state r = { s->chain[depth], h, guesses, 0, 0, false, false };
+	bool cut = s->cut, pruned = s->pruned;
 
-	if (st)
+	if (st) {
+		s->cut = s->cut || st->cut;
+		s->pruned = s->pruned || st->pruned;
 		return *st;
+	}
 	if (++s->states > lim->max_states) {
 		s->cut = true;
 		return r;
 	}
-	s->cut = false;
+	s->cut = s->pruned = false;
 	for (uint32_t i = 0; c && i < c->n && !s->err; i++) {
 		const struct edge *e = &m->edges[c->first + i];
 		const struct cid_entry *k;
 		int64_t up = h - e->delta;
+		int g = guesses_after(e, guesses);
 
 		if (!feasible(m, e, up))
 			continue;
+		if (g < 0) {
+			s->pruned = true;
+			continue;
+		}
 		if ((k = find_cid(m, e->caller, up))) {
 			r.chains += k->n;
 			r.reach += weight(e) / c->sum;
@@ -730,24 +765,27 @@ static struct state count_chains(struct search *s, int64_t h,
 			struct state above;
 
 			s->chain[depth + 1] = e->caller;
-			above = count_chains(s, up, depth + 1);
+			above = count_chains(s, up, depth + 1, (unsigned)g);
 			r.chains += above.chains;
 			r.reach += weight(e) / c->sum * above.reach;
 		} else {
 			s->cut = true;
 		}
 	}
-	if (!s->cut && !s->err) {
+	r.cut = s->cut;
+	r.pruned = s->pruned;
+	if (!s->err) {
 		if (grow(&m->states, &m->states_cap, m->nstates + 1,
 			 sizeof(*m->states), 1024) ||
 		    hindex__insert(&m->state_index,
-				   state_hash(s->chain[depth], h),
+				   state_hash(s->chain[depth], h, guesses),
 				   (uint32_t)m->nstates))
 			s->err = -ENOMEM;
 		else
 			m->states[m->nstates++] = r;
 	}
 	s->cut = s->cut || cut;
+	s->pruned = s->pruned || pruned;
 	return r;
 }
 
@@ -780,7 +818,9 @@ static void add_solution(struct search *s, uint32_t anchor, unsigned depth,
 struct bitem {
 	int64_t func, height;
 	uint32_t below, anchor, depth;
+	unsigned guesses;	/* left above it */
 	bool expanded;
+	bool guess;		/* an edge on it has no learned samples */
 	double p, bound;
 };
 
@@ -854,8 +894,10 @@ static uint32_t best_expand(struct search *s, struct best *b, uint32_t i)
 		const struct state *st;
 		double pe = it.p * weight(e) / c->sum;
 		int64_t up = it.height - e->delta;
+		bool guess = it.guess || e->count <= 0;
+		int g = guesses_after(e, it.guesses);
 
-		if (!feasible(m, e, up))
+		if (g < 0 || !feasible(m, e, up))
 			continue;
 		if ((k = find_cid(m, e->caller, up))) {
 			for (uint32_t a = 0; a < k->n && !s->err; a++) {
@@ -863,20 +905,23 @@ static uint32_t best_expand(struct search *s, struct best *b, uint32_t i)
 					&m->cands[k->first + a];
 
 				s->err = best_push(b, (struct bitem){ e->caller,
-					up, i, x->node, it.depth, false,
-					pe * x->share, pe * x->share });
+					up, i, x->node, it.depth, 0, false,
+					guess, pe * x->share, pe * x->share });
 			}
 			finished = true;
 		} else if (it.depth + 1 >= s->inf->lim.max_edges) {
 			s->cut = true;
-		} else if (!(st = find_state(m, e->caller, up)) ||
+		} else if (!(st = find_state(m, e->caller, up,
+					     (unsigned)g)) ||
 			   st->chains > 0) {
-			/* a state the count did not reach (a bound cut
-			 * it): bounded by its probability alone */
+			/* a state the count did not reach (the state bound
+			 * cut it): bounded by its probability alone; one
+			 * it cut short, by the reach it found */
 			double bound = st ? pe * st->reach : pe;
 
 			s->err = best_push(b, (struct bitem){ e->caller, up, i,
-				CCT_NONE, it.depth + 1, false, pe, bound });
+				CCT_NONE, it.depth + 1, (unsigned)g, false,
+				guess, pe, bound });
 			if (dive == UINT32_MAX || bound > b->v[dive].bound)
 				dive = (uint32_t)b->n - 1;
 		}
@@ -903,7 +948,7 @@ static void list_chains(struct search *s, int64_t h)
 	bool draining = false;
 
 	s->err = best_push(&b, (struct bitem){ s->chain[0], h, UINT32_MAX,
-		CCT_NONE, 0, false, 1.0, 1.0 });
+		CCT_NONE, 0, s->guesses, false, false, 1.0, 1.0 });
 	while (!s->err && b.hn) {
 		uint32_t i = best_pop(&b);
 
@@ -918,6 +963,7 @@ static void list_chains(struct search *s, int64_t h)
 				s->heights[b.v[j].depth] = b.v[j].height;
 			}
 			add_solution(s, b.v[i].anchor, b.v[i].depth, b.v[i].p);
+			s->guess |= b.v[i].guess;
 			continue;
 		}
 		while (!draining && !s->err && i != UINT32_MAX &&
@@ -1125,7 +1171,8 @@ static const struct memo *search_memo(struct infer *inf, struct map *m,
 	uint64_t h = hindex__mix(hindex__mix(6, (uint64_t)func),
 				 (uint64_t)height);
 	struct hindex_probe p = { HINDEX_NONE, 0 };
-	struct search s = { .inf = inf, .m = m, .first = m->nsols };
+	struct search s = { .inf = inf, .m = m, .first = m->nsols,
+			    .guesses = inf->lim.max_guesses };
 	struct memo *mo;
 	double sum = 0, chains;
 	bool cut;
@@ -1136,8 +1183,16 @@ static const struct memo *search_memo(struct infer *inf, struct map *m,
 			return &m->memos[i];
 	inf->stats.searches++;
 	s.chain[0] = func;
-	chains = count_chains(&s, height, 0).chains;
-	cut = s.cut;
+	/* few guesses first (the common case, and cheap); all of them
+	 * only when that finds no chain */
+	chains = count_chains(&s, height, 0, inf->lim.max_guesses).chains;
+	if (chains <= 0 && !s.err && inf->lim.max_guesses < MAX_EDGES_LIMIT) {
+		s.cut = s.pruned = false;
+		s.guesses = MAX_EDGES_LIMIT;
+		chains = count_chains(&s, height, 0, s.guesses).chains;
+	}
+	/* chains the guess bound left out: the count is not all there is */
+	cut = s.cut || s.pruned;
 	inf->stats.search_states += s.states;
 	s.states = 0;
 	if (chains > 0 && !s.err)
@@ -1158,7 +1213,9 @@ static const struct memo *search_memo(struct infer *inf, struct map *m,
 			m->sols[mo->first + i].share / sum : 1.0 / mo->n;
 	if (mo->n) {
 		classify(inf, m, mo, chains, cut || s.cut);
-		if (cut_outcome(inf, &m->sols[mo->first], &mo->n, &mo->exact,
+		/* chains that learned samples alone weigh are apportioned
+		 * whole; a prior's guess is cut where they disagree */
+		if (s.guess && cut_outcome(inf, &m->sols[mo->first], &mo->n, &mo->exact,
 				mo->how))
 			return NULL;
 		m->nsols = mo->first + mo->n;	/* merged ones dropped */
@@ -1207,20 +1264,15 @@ int infer__explain(struct infer *inf, int64_t program_id, int64_t func,
 			e->n == 1 ? CCT_PRECISE : CCT_AMBIGUOUS, e->exact,
 			e->n, v };
 		n = e->n;
-		if (cut_outcome(inf, v, &n, &out->exact, out->how))
+		/* learned counts weigh the candidates: apportioned whole */
+		if (!e->weighed &&
+		    cut_outcome(inf, v, &n, &out->exact, out->how))
 			return -ENOMEM;
 		out->n = n;
 		return 0;
 	}
-	if (!m) {
-		if (!(v = scratch(inf, 1)) ||
-		    unknown_node(inf, func, height, &v[0].node))
-			return -ENOMEM;
-		v[0].share = 1.0;
-		*out = (struct infer_outcome){ CCT_UNKNOWN, UNKNOWN_EXACT, 1,
-					       v };
-		return 0;
-	}
+	if (!m)
+		return infer__unknown(inf, func, height, out);
 	mo = search_memo(inf, m, func, height);
 	if (!mo)
 		return -ENOMEM;
@@ -1263,6 +1315,39 @@ static int graft(struct infer *inf, uint32_t node, uint32_t under,
 	return 0;
 }
 
+int infer__unknown(struct infer *inf, int64_t func, int64_t height,
+		   struct infer_outcome *out)
+{
+	struct infer_solution *v = scratch(inf, 1);
+
+	if (!v || unknown_node(inf, func, height, &v[0].node))
+		return -ENOMEM;
+	v[0].share = 1.0;
+	*out = (struct infer_outcome){ CCT_UNKNOWN, UNKNOWN_EXACT, 1, v };
+	return 0;
+}
+
+int infer__add_outcome(struct infer *inf, uint32_t under, int64_t below,
+		       const struct infer_outcome *o, double samples)
+{
+	int ret = 0;
+
+	inf->stats.cids++;
+	inf->stats.samples += samples;
+	inf->stats.by_how[o->how] += samples;
+	for (size_t i = 0; i < o->n && !ret; i++) {
+		uint32_t node;
+
+		ret = graft(inf, o->sols[i].node, under, &node);
+		if (!ret && below)
+			ret = cct__child(inf->cct, node, below, &node);
+		if (!ret)
+			ret = cct__add(inf->cct, node, o->exact + (below != 0),
+				       o->how, samples * o->sols[i].share);
+	}
+	return ret;
+}
+
 int infer__cid_under(struct infer *inf, uint32_t under, int64_t below,
 		     int64_t program_id, int64_t func, int64_t height,
 		     double samples)
@@ -1270,25 +1355,12 @@ int infer__cid_under(struct infer *inf, uint32_t under, int64_t below,
 	struct infer_outcome o;
 	int ret = infer__explain(inf, program_id, func, height, &o);
 
-	inf->stats.cids++;
-	inf->stats.samples += samples;
-	if (ret)
+	if (ret) {
+		inf->stats.cids++;
+		inf->stats.samples += samples;
 		return ret;
-	inf->stats.by_how[o.how] += samples;
-	for (size_t i = 0; i < o.n; i++) {
-		uint32_t node;
-
-		ret = graft(inf, o.sols[i].node, under, &node);
-		if (!ret && below)
-			ret = cct__child(inf->cct, node, below, &node);
-		if (!ret)
-			ret = cct__add(inf->cct, node, o.exact + (below != 0),
-				       o.how,
-				       samples * o.sols[i].share);
-		if (ret)
-			return ret;
 	}
-	return 0;
+	return infer__add_outcome(inf, under, below, &o, samples);
 }
 
 int infer__cid(struct infer *inf, int64_t program_id, int64_t func,
