@@ -9,7 +9,6 @@
 #include "common/log.h"
 #include "export/export.h"
 #include "export/pull.h"
-#include "report/run_profile.h"
 
 static const struct cli_option record_options[] = {
 	RUN_OPT_DB,
@@ -53,20 +52,13 @@ const struct cli_command record_command = {
 		  "was recorded.  See icppd-record(1) and icppd-schema(5).\n",
 };
 
-/* The inferred contexts are stored with the samples, so the v_inferred
- * and v_kccf views answer as soon as the run ends.  A failure costs
- * only that: report infers again.  From the path maps alone: reading
- * the binaries' direct calls costs about a second of CPU per 2 MB of
- * code, which the run's cost should not carry; report reads them and
- * stores its inference in place of this one. */
+/* Recording ends when the command does: no inference here.  The
+ * first report (or export) of the run infers it once, within its
+ * budget, and stores the result for every later one (profile/). */
 static int record_finish(const struct run_result *res)
 {
-	struct store_selection sel = { .run_id = res->run_id };
 	struct export_result ex;
-	struct run_profile p;
 
-	run_profile__infer(res->store, &sel, RUN_PROFILE_SAVE, &p);
-	run_profile__free(&p);
 	/* a server away costs the run nothing: it stays queued */
 	if (res->opts->export_url &&
 	    !export__run(res->store, res->run_id, res->opts->export_url,

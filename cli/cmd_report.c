@@ -22,7 +22,7 @@ struct report_opts {
 	const char *db, *k, *output, *since, *until, *exe, *comm, *sort;
 	const char *from, *host;
 	uint64_t run, pid;
-	double min_percent, similar, hot;
+	double min_percent, similar, hot, budget;
 	int format;
 	bool inclusive, lines, whole, exact, no_demangle, comm_frame;
 };
@@ -87,8 +87,14 @@ static const struct cli_option report_options[] = {
 	  "C++ names as the symbols spell them (_ZN...), not demangled",
 	  0, 0 },
 	{ "whole-chains", 0, CLI_FLAG, OPT(whole), NULL,
-	  "show every inferred context whole, also callers that only an "
-	  "unlikely share of the candidates agree on", 0, 0 },
+	  "show every inferred context whole, also callers that only a "
+	  "guess puts there (search chains through calls no learned path "
+	  "took)", 0, 0 },
+	{ "budget", 0, CLI_DOUBLE, OPT(budget), "S",
+	  "CPU seconds the first report of a run may spend inferring "
+	  "(searching CIDs no path map explains, reading the binaries' "
+	  "calls); what it leaves unknown is counted (default 1)", 0, 0,
+	  .lo = 0, .hi = 86400, .dflt = "1" },
 };
 
 const struct cli_command report_command = {
@@ -333,7 +339,8 @@ int cmd_report(int argc, char **argv)
 	}
 	st = report__open(o.db);
 	if (!st || select_runs(st, &o, &sel, exe_path, sizeof(exe_path)) ||
-	    run_profile__infer(st, &sel, profile_flags(&o, &v), &p) ||
+	    run_profile__infer_within(st, &sel, profile_flags(&o, &v),
+				      o.budget, &p) ||
 	    report__check(&p, o.db, o.pid || o.exe || o.comm,
 			  v.nsort ? 0 : v.k))	/* a flat table needs no map */
 		goto out;

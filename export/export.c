@@ -223,7 +223,7 @@ static int put_stack(struct body *b, struct cct *t, const struct cct_record *r,
 		return -ENOMEM;
 	for (size_t i = n; i-- > 0;) {
 		if (put(b, i + 1 == n && !cut ? "'" : ",'") ||
-		    put_str(b, cct__name(t, cct__node(t, frames[i])->frame)) ||
+		    put_str(b, cct__root_name(t, cct__node(t, frames[i])->frame)) ||
 		    put(b, "'"))
 			return -ENOMEM;
 	}
@@ -243,7 +243,7 @@ static int stack_rows(struct store *st, int64_t run_id,
 	/* what report shows: the binaries' calls explain CIDs no path map
 	 * does */
 	ret = run_profile__infer(st, &sel, RUN_PROFILE_BY_PID |
-				 RUN_PROFILE_STATIC, &p);
+				 RUN_PROFILE_STATIC | RUN_PROFILE_SAVE, &p);
 	if (ret) {
 		run_profile__free(&p);
 		return ret > 0 ? 0 : -EIO;	/* a run without samples */

@@ -29,7 +29,7 @@ static char *folded_key(const struct cct *t, const struct kccf *f, uint32_t i,
 		return NULL;
 	for (; i != KCCF_NONE; i = kccf__node(f, i)->parent) {
 		leaf = kccf__node(f, i)->frame;
-		fprintf(m, "%s%s", cct__name(t, kccf__node(f, i)->frame),
+		fprintf(m, "%s%s", cct__root_name(t, kccf__node(f, i)->frame),
 			kccf__node(f, i)->parent == KCCF_NONE ? "" : ";");
 	}
 	*group = cct__kind(t, outer) == CCT_PROCESS ?
@@ -71,20 +71,32 @@ int report__folded(struct cct *t, uint32_t k,
 	return ret;
 }
 
-/* The lines of a folded report, kept until their weights are rounded. */
+/* The lines of a folded report, kept until their weights are rounded;
+ * equal keys (unknown callers of one function at several heights, all
+ * under one root) are one line. */
 struct folded_lines {
 	const struct render *r;
 	char **keys;
 	double *w;
 	int64_t *group, *count;
 	size_t n, cap, cap2, cap3;
+	struct hindex index;
 };
 
 static int keep_line(void *arg, const char *key, int64_t group, double weight)
 {
 	struct folded_lines *l = arg;
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	uint64_t h = hindex__string(key);
+	uint32_t i;
 
-	if (grow(&l->keys, &l->cap, l->n + 1, sizeof(*l->keys), 256) ||
+	while ((i = hindex__next(&l->index, &p, h)) != HINDEX_NONE)
+		if (l->group[i] == group && !strcmp(l->keys[i], key)) {
+			l->w[i] += weight;
+			return 0;
+		}
+	if (hindex__insert(&l->index, h, (uint32_t)l->n) ||
+	    grow(&l->keys, &l->cap, l->n + 1, sizeof(*l->keys), 256) ||
 	    grow(&l->w, &l->cap2, l->n + 1, sizeof(*l->w), 256) ||
 	    grow(&l->group, &l->cap3, l->n + 1, sizeof(*l->group), 256) ||
 	    !(l->keys[l->n] = strdup(key)))
@@ -135,6 +147,7 @@ int render__folded(const struct render *r)
 	free(l.w);
 	free(l.group);
 	free(l.count);
+	hindex__free(&l.index);
 	return err ? -1 : 0;
 }
 

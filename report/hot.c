@@ -70,8 +70,9 @@ static void hot_text(const struct render *r, const struct hcct *h)
 			hot_tree(r, h, i);
 }
 
-/* The frames of CCT node @node, outermost first, joined by ';'. */
-static char *cct_key(struct cct *t, uint32_t node)
+/* The frames of CCT node @node, outermost first, joined by ';'; with
+ * @root, every unknown-callers frame is the one CCT_UNKNOWN_ROOT. */
+static char *cct_key(struct cct *t, uint32_t node, bool root)
 {
 	uint32_t *chain = NULL;
 	size_t n = 0, cap = 0, len = 0;
@@ -87,7 +88,9 @@ static char *cct_key(struct cct *t, uint32_t node)
 	}
 	m = open_memstream(&buf, &len);
 	for (size_t j = n; m && j-- > 0;)
-		fprintf(m, "%s%s", cct__name(t, cct__node(t, chain[j])->frame),
+		fprintf(m, "%s%s", root ?
+			cct__root_name(t, cct__node(t, chain[j])->frame) :
+			cct__name(t, cct__node(t, chain[j])->frame),
 			j ? ";" : "");
 	free(chain);
 	if (!m || fclose(m)) {
@@ -112,7 +115,7 @@ static void hot_paths(const struct render *r, const struct hcct *h)
 		char *key;
 
 		if (!is_hot(r, h, node) ||
-		    !(key = cct_key(r->p->cct, node)))
+		    !(key = cct_key(r->p->cct, node, !json)))
 			continue;
 		if (json) {
 			fprintf(r->out, "%s\n {\"context\": ", first ? "" : ",");

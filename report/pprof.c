@@ -70,7 +70,11 @@ struct builder {
 	Label **label_ptrs;
 	int64_t *procs;			/* per sample: its process frame */
 	const char **hows;		/* per sample: its inference */
-	size_t nsamples, samples_cap, procs_cap, hows_cap, nids;
+	int64_t *unknowns;		/* per sample: its unknown-callers
+					 * frame; 0: none */
+	int64_t unknown_root;		/* the frame all of those are drawn
+					 * as (CCT_UNKNOWN_ROOT); 0: none yet */
+	size_t nsamples, samples_cap, procs_cap, hows_cap, unknowns_cap, nids;
 	size_t values_cap;
 	/* per row of in->pcs: the samples its instruction has left to give
 	 * (quotas[i].left), and at a function's first row, the counts of
@@ -212,7 +216,7 @@ static uint64_t function(struct builder *b, int64_t frame, const char *file)
 	fn = &b->funcs[b->nfuncs];
 	perftools__profiles__function__init(fn);
 	fn->id = b->nfuncs + 1;
-	fn->name = fn->system_name = str(b, cct__name(b->in->cct, frame));
+	fn->name = fn->system_name = str(b, cct__root_name(b->in->cct, frame));
 	fn->filename = name;
 	fn->start_line = start;
 	b->func_frames[b->nfuncs] = frame;
@@ -281,6 +285,8 @@ static int add_sample(struct builder *b, const struct cct_record *r,
 		 sizeof(*b->procs), 256) ||
 	    grow(&b->hows, &b->hows_cap, b->nsamples + 1,
 		 sizeof(*b->hows), 256) ||
+	    grow(&b->unknowns, &b->unknowns_cap, b->nsamples + 1,
+		 sizeof(*b->unknowns), 256) ||
 	    grow(&b->values, &b->values_cap, 2 * b->nsamples + 2,
 		 sizeof(*b->values), 512))
 		return b->err = -ENOMEM;
@@ -289,6 +295,7 @@ static int add_sample(struct builder *b, const struct cct_record *r,
 	b->hows[b->nsamples] = cct_how__name(r->how);
 	/* its process: labels, not a frame (also when --k cuts it off) */
 	b->procs[b->nsamples] = cct__process_of(t, r->node);
+	b->unknowns[b->nsamples] = 0;
 	perftools__profiles__sample__init(&b->samples[b->nsamples]);
 	/* location ids go to a shared array; pointers are fixed up later */
 	b->samples[b->nsamples].location_id = (uint64_t *)(uintptr_t)b->nids;
@@ -297,11 +304,19 @@ static int add_sample(struct builder *b, const struct cct_record *r,
 		const struct cct_node *n = cct__node(t, x);
 		uint64_t site = below == CCT_NONE ? 0 :
 				cct__node(t, below)->call_site;
+		int64_t frame = n->frame;
 		uint64_t id;
 
-		if (is_process(t, n->frame))
+		if (is_process(t, frame))
 			break;
-		id = location(b, n->frame, site, below == CCT_NONE ? pc : 0);
+		/* one root for unknown callers; which ones, as a label */
+		if (cct__kind(t, frame) == CCT_UNKNOWN_CALLERS) {
+			b->unknowns[b->nsamples] = frame;
+			if (!b->unknown_root)
+				b->unknown_root = frame;
+			frame = b->unknown_root;
+		}
+		id = location(b, frame, site, below == CCT_NONE ? pc : 0);
 		if (b->err)
 			return b->err;
 		if (grow(&b->ids, &b->ids_cap, b->nids + 1, sizeof(*b->ids),
@@ -604,18 +619,23 @@ static void builder_free(struct builder *b)
 	free(b->label_ptrs);
 	free(b->procs);
 	free(b->hows);
+	free(b->unknowns);
 	free(b->weights);
 	free(b->parts);
 	free(b->quotas);
 }
 
-/* A sample's labels: how it was inferred, and its process's command
- * and pid where the profile has processes (frame @proc). */
-#define PPROF_LABELS 3
-static size_t labels(struct builder *b, int64_t proc, const char *how,
-		     Label *l, Label **ptrs)
+/* A sample's labels: how it was inferred, the function and height
+ * whose callers are unknown (frame @unknown; 0: none), and its
+ * process's command and pid where the profile has processes (frame
+ * @proc). */
+#define PPROF_LABELS 5
+static size_t labels(struct builder *b, int64_t proc, int64_t unknown,
+		     const char *how, Label *l, Label **ptrs)
 {
 	const struct cct_frame *f = proc ? cct__frame(b->in->cct, proc) : NULL;
+	const struct cct_frame *u = unknown ?
+				    cct__frame(b->in->cct, unknown) : NULL;
 	size_t n = 0;
 
 	for (size_t i = 0; i < PPROF_LABELS; i++) {
@@ -624,6 +644,12 @@ static size_t labels(struct builder *b, int64_t proc, const char *how,
 	}
 	l[n].key = str(b, "inference");
 	l[n++].str = str(b, how);
+	if (u && u->function_id) {
+		l[n].key = str(b, "unknown_callers_of");
+		l[n++].str = str(b, cct__name(b->in->cct, u->function_id));
+		l[n].key = str(b, "height");
+		l[n++].num = u->height;
+	}
 	if (f) {
 		l[n].key = str(b, "comm");
 		l[n++].str = str(b, f->name);
@@ -667,7 +693,7 @@ static int link_messages(struct builder *b, Profile *p)
 		sm->n_value = 2;
 		sm->value = &b->values[2 * s];
 		sm->label = &b->label_ptrs[PPROF_LABELS * s];
-		sm->n_label = labels(b, b->procs[s], b->hows[s],
+		sm->n_label = labels(b, b->procs[s], b->unknowns[s], b->hows[s],
 				     &b->labels[PPROF_LABELS * s], sm->label);
 		b->sample_ptrs[s] = sm;
 	}

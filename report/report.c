@@ -272,6 +272,37 @@ static const char *unreadable_line(const struct static_calls_stats *c,
 	return buf;
 }
 
+/* What the inference read and did: the binaries' calls, what its
+ * budget left unknown, and whether it was read back as stored. */
+static void print_inference(const struct render *r)
+{
+	const struct run_profile *p = r->p;
+	const struct static_calls_stats *c = &p->calls_stats;
+	double n = p->stats.samples > 0 ? p->stats.samples : 1;
+
+	if (c->modules)
+		fprintf(r->out, "%llu direct calls read from %u binar%s, for "
+			"samples the path maps do not explain\n",
+			(unsigned long long)c->calls, c->modules,
+			c->modules > 1 ? "ies" : "y");
+	if (c->unreadable) {
+		char line[512];
+
+		fprintf(r->out, "%s\n", unreadable_line(c, line, sizeof(line)));
+	}
+	if (p->over_budget_cids || c->over_budget)
+		fprintf(r->out, "search budget (%.1f s of CPU) spent: %lld "
+			"CIDs (%.1f%% of the samples) left unknown, %u "
+			"binar%s not read; --budget S gives it more\n",
+			p->budget_s, (long long)p->over_budget_cids,
+			100 * p->over_budget_samples / n, c->over_budget,
+			c->over_budget == 1 ? "y" : "ies");
+	if (p->reused)
+		fprintf(r->out, "inference: stored by an earlier report "
+			"(%.2f s of CPU then, %lld CIDs searched)\n",
+			p->inference_cpu_s, (long long)p->searches);
+}
+
 void render__header(const struct render *r)
 {
 	const struct infer_stats *s = &r->p->stats;
@@ -303,22 +334,8 @@ void render__header(const struct render *r)
 	print_kernel(r);
 	if (!r->p->flat && !r->p->fleet)
 		print_expected(r);
-	if (r->p->calls) {
-		const struct static_calls_stats *c =
-			static_calls__stats(r->p->calls);
-
-		if (c->modules)
-			fprintf(r->out, "%llu direct calls read from %u "
-				"binar%s, for samples the path maps do not "
-				"explain\n", (unsigned long long)c->calls,
-				c->modules, c->modules > 1 ? "ies" : "y");
-		if (c->unreadable) {
-			char line[512];
-
-			fprintf(r->out, "%s\n", unreadable_line(c, line,
-								 sizeof(line)));
-		}
-	}
+	if (!r->p->flat && !r->p->fleet)
+		print_inference(r);
 }
 
 void render__json_stats(const struct render *r)
@@ -488,11 +505,11 @@ int report__check(const struct run_profile *p, const char *db, bool filtered,
 			 p->unmapped, p->programs, p->unmapped_path);
 	/* said on stderr too: folded, pprof and JSON have no header, and
 	 * another user's report differs from the owner's for this alone */
-	if (p->calls && static_calls__stats(p->calls)->unreadable && k != 0) {
+	if (p->calls_stats.unreadable && k != 0) {
 		char line[512];
 
-		log_warn("%s", unreadable_line(static_calls__stats(p->calls),
-					       line, sizeof(line)));
+		log_warn("%s", unreadable_line(&p->calls_stats, line,
+					       sizeof(line)));
 	}
 	return 0;
 }

@@ -8,9 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "binary/demangle.h"
 #include "common/grow.h"
+#include "common/hindex.h"
 #include "common/log.h"
 #include "schema/validation.h"
 
@@ -111,7 +113,7 @@ static int open_profile(struct store *st, const struct store_selection *sel,
 out_cct:
 	p->cct = cct__new();
 	if (p->cct && calls)
-		p->calls = static_calls__new(p->cct);
+		p->calls = static_calls__new(p->cct, p->mangled);
 	if (!p->cct || (calls && !p->calls) ||
 	    store__functions(st, add_function, p) ||
 	    store__modules(st, add_module, p))
@@ -327,10 +329,337 @@ static int load_static(struct store *st, const struct store_selection *sel,
 	return ret;
 }
 
+/* ---- explanations: each CID's outcome, inferred or stored ---------- */
+
+/* The outcome of one CID (program, function, height): its solutions
+ * sols[first, first + n), nodes of the profile's CCT. */
+struct expl {
+	int64_t program, func, height;
+	enum cct_how how;
+	uint32_t exact, first, n;
+};
+
+struct expls {
+	struct expl *v;
+	size_t n, cap;
+	struct hindex index;
+	struct infer_solution *sols;
+	size_t nsols, sols_cap;
+};
+
+static uint64_t expl_hash(int64_t program, int64_t func, int64_t height)
+{
+	return hindex__mix(hindex__mix(hindex__mix(12, (uint64_t)program),
+				       (uint64_t)func), (uint64_t)height);
+}
+
+static struct expl *find_expl(const struct expls *e, int64_t program,
+			      int64_t func, int64_t height)
+{
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	uint32_t i;
+
+	while ((i = hindex__next(&e->index, &p, expl_hash(program, func,
+							  height))) !=
+	       HINDEX_NONE)
+		if (e->v[i].program == program && e->v[i].func == func &&
+		    e->v[i].height == height)
+			return &e->v[i];
+	return NULL;
+}
+
+/* A new entry for the CID (its solutions added next); a later one for
+ * the same CID replaces it (a window's newer run).  NULL: no memory. */
+static struct expl *new_expl(struct expls *e, int64_t program, int64_t func,
+			     int64_t height, enum cct_how how, uint32_t exact)
+{
+	struct expl *x = find_expl(e, program, func, height);
+
+	if (!x) {
+		if (grow(&e->v, &e->cap, e->n + 1, sizeof(*e->v), 256) ||
+		    hindex__insert(&e->index, expl_hash(program, func, height),
+				   (uint32_t)e->n))
+			return NULL;
+		x = &e->v[e->n++];
+	}
+	*x = (struct expl){ program, func, height, how, exact,
+			    (uint32_t)e->nsols, 0 };
+	return x;
+}
+
+static int add_sol(struct expls *e, struct expl *x, uint32_t node,
+		   double share)
+{
+	if (grow(&e->sols, &e->sols_cap, e->nsols + 1, sizeof(*e->sols), 256))
+		return -ENOMEM;
+	e->sols[e->nsols++] = (struct infer_solution){ node, share };
+	x->n++;
+	return 0;
+}
+
+static int keep_outcome(struct expls *e, int64_t program, int64_t func,
+			int64_t height, const struct infer_outcome *o)
+{
+	struct expl *x = new_expl(e, program, func, height, o->how, o->exact);
+	int ret = x ? 0 : -ENOMEM;
+
+	for (size_t i = 0; i < o->n && !ret; i++)
+		ret = add_sol(e, x, o->sols[i].node, o->sols[i].share);
+	return ret;
+}
+
+static void expls_free(struct expls *e)
+{
+	free(e->v);
+	hindex__free(&e->index);
+	free(e->sols);
+}
+
+/* The work one report may spend inferring: CPU seconds from @start. */
+struct budget {
+	double start, limit;
+};
+
+static double cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double budget_left(const struct budget *b)
+{
+	return b->limit - (cpu_now() - b->start);
+}
+
+/* A CID to explain, with the samples it has in the runs inferred. */
+struct todo {
+	int64_t program, func, height;
+	double samples;
+};
+
+struct todos {
+	struct todo *v;
+	size_t n, cap;
+	struct hindex index;
+};
+
+static int add_todo(void *arg, const struct store_cid *c)
+{
+	struct todos *t = arg;
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	uint64_t h = expl_hash(c->program_id, c->function_id, c->height);
+	uint32_t i;
+
+	while ((i = hindex__next(&t->index, &p, h)) != HINDEX_NONE)
+		if (t->v[i].program == c->program_id &&
+		    t->v[i].func == c->function_id &&
+		    t->v[i].height == c->height) {
+			t->v[i].samples += (double)c->samples;
+			return 0;
+		}
+	if (grow(&t->v, &t->cap, t->n + 1, sizeof(*t->v), 256) ||
+	    hindex__insert(&t->index, h, (uint32_t)t->n))
+		return -ENOMEM;
+	t->v[t->n++] = (struct todo){ c->program_id, c->function_id,
+				      c->height, (double)c->samples };
+	return 0;
+}
+
+static int heaviest_first(const void *a, const void *b)
+{
+	const struct todo *x = a, *y = b;
+
+	return x->samples > y->samples ? -1 : x->samples < y->samples;
+}
+
+/*
+ * Explains every CID in @t with @inf into @e, the heaviest first:
+ * lookups always, searches while @b lasts; what the budget leaves
+ * unexplained is unknown, counted in @p.  0 or -ENOMEM.
+ */
+static int explain_all(struct run_profile *p, struct infer *inf,
+		       struct todos *t, const struct budget *b,
+		       struct expls *e)
+{
+	const struct infer_cand *c;
+	bool over = false;
+	int ret = 0;
+
+	if (t->n)
+		qsort(t->v, t->n, sizeof(*t->v), heaviest_first);
+	for (size_t i = 0; i < t->n && !ret; i++) {
+		const struct todo *d = &t->v[i];
+		struct infer_outcome o;
+
+		if (!over && !infer__lookup(inf, d->program, d->func,
+					    d->height, &c))
+			over = budget_left(b) <= 0;
+		if (over && !infer__lookup(inf, d->program, d->func,
+					   d->height, &c)) {
+			p->over_budget_cids++;
+			p->over_budget_samples += d->samples;
+			ret = infer__unknown(inf, d->func, d->height, &o);
+		} else {
+			ret = infer__explain(inf, d->program, d->func,
+					     d->height, &o);
+		}
+		if (!ret)
+			ret = keep_outcome(e, d->program, d->func, d->height,
+					   &o);
+	}
+	return ret;
+}
+
+/* Reading speed of the binaries' calls (binary/callsites.h: a byte
+ * scan, Capstone only for frame-pointer functions; on the 2-CPU VM
+ * cc1's 33 MB of code took 0.6 s), to keep reading them in budget. */
+#define DECODE_BYTES_PER_S 40e6
+
+/* ---- the stored inference -------------------------------------------- */
+
+/* The contexts a run's stored explanations use, by id. */
+struct contexts {
+	struct store_context *v;
+	size_t n, cap;
+	struct hindex index;
+	uint32_t *nodes;		/* per context: its CCT node;
+					 * CCT_NONE: not made yet */
+	uint32_t *chain;
+	size_t chain_cap;
+};
+
+static int add_context(void *arg, const struct store_context *c)
+{
+	struct contexts *cs = arg;
+
+	if (grow(&cs->v, &cs->cap, cs->n + 1, sizeof(*cs->v), 1024) ||
+	    hindex__insert(&cs->index, hindex__mix(13, (uint64_t)c->id),
+			   (uint32_t)cs->n))
+		return -ENOMEM;
+	cs->v[cs->n++] = *c;
+	return 0;
+}
+
+static uint32_t find_context(const struct contexts *cs, int64_t id)
+{
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	uint32_t i;
+
+	while ((i = hindex__next(&cs->index, &p, hindex__mix(13, (uint64_t)id)))
+	       != HINDEX_NONE)
+		if (cs->v[i].id == id)
+			return i;
+	return HINDEX_NONE;
+}
+
+/* The CCT node of context @id below @top (the root, or an unknown
+ * frame's node).  Iterative; a parent missing or a loop (a crafted
+ * database) is -EINVAL.  0, -EINVAL or -ENOMEM. */
+static int context_node(struct cct *t, struct contexts *cs, int64_t id,
+			uint32_t top, uint32_t *out)
+{
+	size_t n = 0;
+	uint32_t node = top;
+
+	for (int64_t x = id; x; ) {
+		uint32_t i = find_context(cs, x);
+
+		if (i == HINDEX_NONE || n > cs->n)
+			return -EINVAL;
+		if (top == CCT_ROOT && cs->nodes[i] != CCT_NONE) {
+			node = cs->nodes[i];
+			break;
+		}
+		if (grow(&cs->chain, &cs->chain_cap, n + 1,
+			 sizeof(*cs->chain), 64))
+			return -ENOMEM;
+		cs->chain[n++] = i;
+		x = cs->v[i].parent_id;
+	}
+	while (n--) {
+		const struct store_context *c = &cs->v[cs->chain[n]];
+
+		if (cct__child(t, node, c->function_id, &node))
+			return -ENOMEM;
+		cct__set_site(t, node, (uint64_t)c->call_site, 1);
+		cct__node(t, node)->ext = c->id;
+		if (top == CCT_ROOT)
+			cs->nodes[cs->chain[n]] = node;
+	}
+	*out = node;
+	return 0;
+}
+
+struct load_expl {
+	struct run_profile *p;
+	struct expls *e;
+	struct contexts *cs;
+	struct expl *x;
+};
+
+static int load_row(void *arg, const struct store_explained *r)
+{
+	struct load_expl *l = arg;
+	struct cct *t = l->p->cct;
+	uint32_t top = CCT_ROOT, node;
+	enum cct_how how = CCT_UNKNOWN;
+	int ret;
+
+	for (int h = 0; h < CCT_NR_HOW; h++)
+		if (!strcmp(r->how, cct_how__name((enum cct_how)h)))
+			how = (enum cct_how)h;
+	if (!l->x || l->x->program != r->program_id ||
+	    l->x->func != r->function_id || l->x->height != r->height)
+		l->x = new_expl(l->e, r->program_id, r->function_id,
+				r->height, how, (uint32_t)r->exact);
+	if (!l->x)
+		return -ENOMEM;
+	if (r->unknown_id) {
+		int64_t pseudo = cct__pseudo(t, r->unknown_function,
+					     r->unknown_height);
+
+		if (!pseudo || cct__child(t, CCT_ROOT, pseudo, &top))
+			return -ENOMEM;
+	}
+	ret = context_node(t, l->cs, r->context_id, top, &node);
+	return ret ? ret : add_sol(l->e, l->x, node, r->share);
+}
+
+/* Run @run_id's stored explanations into @e.  0, -1 after logging. */
+static int load_stored(struct store *st, struct run_profile *p,
+		       int64_t run_id, struct expls *e)
+{
+	struct contexts cs = { 0 };
+	struct load_expl l = { p, e, &cs, NULL };
+	int ret = store__explained_contexts(st, run_id, add_context, &cs);
+
+	if (!ret && !(cs.nodes = malloc((cs.n ? cs.n : 1) *
+					sizeof(*cs.nodes))))
+		ret = -1;
+	for (size_t i = 0; !ret && i < cs.n; i++)
+		cs.nodes[i] = CCT_NONE;
+	if (!ret)
+		ret = store__explained(st, run_id, load_row, &l);
+	if (ret && store__stopped(st) == -EINVAL)
+		log_error("the stored inference of run %lld is corrupt (a "
+			  "context without its parent)", (long long)run_id);
+	else if (ret)
+		log_error("%s", cs.nodes ? store__error(st) : "out of memory");
+	free(cs.v);
+	hindex__free(&cs.index);
+	free(cs.nodes);
+	free(cs.chain);
+	return ret ? -1 : 0;
+}
+
 /* Inferring a selection's CIDs, under process frames or not. */
 struct cid_load {
 	struct run_profile *p;
 	struct infer *inf;
+	struct expls *e;
+	const struct budget *b;
 	bool processes, by_pid;
 	int64_t pid;		/* the last row's process ... */
 	char *comm;
@@ -355,26 +684,42 @@ static int process_node(struct cid_load *l, const struct store_cid *c)
 	return 0;
 }
 
-/* One row of CID samples: those taken in the kernel go to [kernel]
- * below the context that entered it. */
+/* One row of CID samples, as its explanation says (one made now when
+ * it has none: a flat profile's, or a run grown since); those taken in
+ * the kernel go to [kernel] below the context that entered it. */
 static int infer_cid(void *arg, const struct store_cid *c)
 {
 	struct cid_load *l = arg;
 	int64_t kernel = c->kernel > 0 && c->kernel <= c->samples ? c->kernel
 								   : 0;
 	int64_t frame = kernel ? cct__kernel(l->p->cct) : 0;
+	const struct expl *x = find_expl(l->e, c->program_id, c->function_id,
+					 c->height);
+	struct infer_outcome o;
 	int ret = l->processes ? process_node(l, c) : 0;
 
 	if (!ret && kernel && !frame)
 		ret = -ENOMEM;
-	if (!ret && c->samples > kernel)
-		ret = infer__cid_under(l->inf, l->node, 0, c->program_id,
-				       c->function_id, c->height,
-				       (double)(c->samples - kernel));
+	if (!ret && !x) {
+		struct todos t = { 0 };
+
+		ret = add_todo(&t, c);
+		if (!ret)
+			ret = explain_all(l->p, l->inf, &t, l->b, l->e);
+		free(t.v);
+		hindex__free(&t.index);
+		x = find_expl(l->e, c->program_id, c->function_id, c->height);
+	}
+	if (ret || !x)
+		return ret ? ret : -ENOMEM;
+	o = (struct infer_outcome){ x->how, x->exact, x->n,
+				    &l->e->sols[x->first] };
+	if (c->samples > kernel)
+		ret = infer__add_outcome(l->inf, l->node, 0, &o,
+					 (double)(c->samples - kernel));
 	if (!ret && kernel)
-		ret = infer__cid_under(l->inf, l->node, frame, c->program_id,
-				       c->function_id, c->height,
-				       (double)kernel);
+		ret = infer__add_outcome(l->inf, l->node, frame, &o,
+					 (double)kernel);
 	l->p->kernel_samples += (double)kernel;
 	return ret;
 }
@@ -403,12 +748,14 @@ static int add_pc(void *arg, const struct store_pc *pc)
 	return 0;
 }
 
-/* The selection's CIDs into @inf, under process frames with
- * RUN_PROFILE_BY_COMM or _BY_PID in @flags; its commands into @p. */
+/* The selection's CIDs into the CCT as @e explains them, under
+ * process frames with RUN_PROFILE_BY_COMM or _BY_PID in @flags; its
+ * commands into @p. */
 static int infer_cids(struct store *st, const struct store_selection *sel,
-		      unsigned flags, struct run_profile *p, struct infer *inf)
+		      unsigned flags, struct run_profile *p, struct infer *inf,
+		      struct expls *e, const struct budget *b)
 {
-	struct cid_load l = { p, inf,
+	struct cid_load l = { p, inf, e, b,
 		flags & (RUN_PROFILE_BY_COMM | RUN_PROFILE_BY_PID),
 		flags & RUN_PROFILE_BY_PID, 0, NULL, CCT_ROOT };
 	int ret;
@@ -466,48 +813,90 @@ static int context_of(struct store *st, const struct run_profile *p,
 	return 0;
 }
 
-static int save(struct store *st, struct run_profile *p,
-		const struct inference_stamp *stamp)
+/* Writes one CID's explanation (@x, @samples in the run) into run
+ * @run's rows: its contexts, the call sites along them, and the
+ * inferred table's weights.  0 or -1. */
+static int save_cid(struct store *st, struct run_profile *p, int64_t run,
+		    const struct expl *x, const struct infer_solution *sols,
+		    double samples, struct ctx_chain *chain)
 {
-	struct ctx_chain chain = { 0 };
-	const struct cct_record *recs;
-	size_t n;
+	struct cct *t = p->cct;
 
-	if (store__inference_begin(st, p->run.id))
-		return -1;
-	recs = cct__records(p->cct, &n);
-	for (size_t i = 0; i < n; i++) {
-		const struct cct_record *r = &recs[i];
-		uint32_t node = r->node;
-		const struct cct_node *cn = cct__node(p->cct, node), *up;
-		int64_t ctx, unknown = 0;
+	for (uint32_t i = 0; i < x->n; i++) {
+		uint32_t node = sols[i].node;
+		const struct cct_node *top;
+		struct store_explained r = { x->program, x->func, x->height,
+			0, 0, 0, 0, cct_how__name(x->how), x->exact,
+			sols[i].share };
 
-		/* the inferred table has no [kernel]: its samples count
-		 * for the context that entered the kernel */
-		if (cct__kind(p->cct, cn->frame) == CCT_KERNEL)
-			cn = cct__node(p->cct, node = cn->parent);
-		up = cct__node(p->cct, cn->parent);
-		if (context_of(st, p, node, &chain, &ctx))
-			goto out_rollback;
-		if (up->frame < 0) {
-			const struct cct_frame *f = cct__frame(p->cct, up->frame);
+		if (context_of(st, p, node, chain, &r.context_id))
+			return -1;
+		for (top = cct__node(t, node); top->parent != CCT_ROOT &&
+		     cct__node(t, top->parent)->frame > 0;
+		     top = cct__node(t, top->parent))
+			if (top->call_site &&
+			    store__explained_site(st, run, top->ext,
+						  (int64_t)top->call_site))
+				return -1;
+		if (top->call_site &&
+		    store__explained_site(st, run, top->ext,
+					  (int64_t)top->call_site))
+			return -1;
+		if (top->parent != CCT_ROOT) {
+			const struct cct_frame *f = cct__frame(t,
+				cct__node(t, top->parent)->frame);
 
 			if (!f || store__unknown_frame(st, f->function_id,
-						       f->height, &unknown))
-				goto out_rollback;
+						       f->height,
+						       &r.unknown_id))
+				return -1;
 		}
-		if (store__inferred_row(st, p->run.id, ctx, unknown,
-					cct_how__name(r->how), node == r->node ?
-					r->exact : r->exact - 1,
-					r->weight))
-			goto out_rollback;
+		if (store__explained_row(st, run, &r) ||
+		    store__inferred_row(st, run, r.context_id, r.unknown_id,
+					r.how, r.exact, samples * r.share))
+			return -1;
 	}
-	free(chain.v);
-	return store__inference_commit(st, p->run.id, stamp);
-out_rollback:
-	free(chain.v);
-	store__inference_rollback(st);
-	return -1;
+	return 0;
+}
+
+struct save_run {
+	struct store *st;
+	struct run_profile *p;
+	const struct expls *e;
+	int64_t run;
+	struct ctx_chain chain;
+};
+
+static int save_row(void *arg, const struct store_cid *c)
+{
+	struct save_run *s = arg;
+	const struct expl *x = find_expl(s->e, c->program_id, c->function_id,
+					 c->height);
+
+	if (!x)
+		return 0;	/* a row newer than the inference */
+	return save_cid(s->st, s->p, s->run, x, &s->e->sols[x->first],
+			(double)c->samples, &s->chain) ? -EIO : 0;
+}
+
+/* Stores run @run's inference: every CID of the run as @e explains it,
+ * stamped with @stamp.  0, or -1 (the store's error set). */
+static int save(struct store *st, struct run_profile *p, int64_t run,
+		const struct expls *e, const struct inference_stamp *stamp)
+{
+	struct save_run s = { st, p, e, run, { 0 } };
+	struct store_selection one = { .run_id = run };
+	int ret;
+
+	if (store__inference_begin(st, run))
+		return -1;
+	ret = store__run_cids(st, &one, save_row, &s);
+	free(s.chain.v);
+	if (ret) {
+		store__inference_rollback(st);
+		return -1;
+	}
+	return store__inference_commit(st, run, stamp);
 }
 
 static int add_rate(void *arg, const char *outcome, int64_t samples,
@@ -535,32 +924,23 @@ static int add_rates(struct store *st, struct run_profile *p, int64_t id)
 	return 0;
 }
 
-/* Opens @sel's profile with the path maps of its programs in a new
- * engine (*@infp, the caller's to free), and the binaries' direct calls
- * with RUN_PROFILE_STATIC in @flags.  0, 1 (logged) when there is
- * nothing to infer, -1 after logging why. */
-static int open_inference(struct store *st, const struct store_selection *sel,
-			  unsigned flags, struct run_profile *p,
-			  struct infer **infp)
+static int stop_at_first(void *arg, const struct store_node *n)
+{
+	(void)arg;
+	(void)n;
+	return 1;
+}
+
+/* The programs of @sel into @p (how many, which have no map, the rates
+ * their validation measured); with @inf, their path maps into it. */
+static int load_maps(struct store *st, const struct store_selection *sel,
+		     struct run_profile *p, struct infer *inf)
 {
 	struct programs ps = { 0 };
 	struct map_load ml = { 0 };
-	struct infer *inf;
-	int ret = open_profile(st, sel, flags, p);
+	int ret = -1;
 
-	*infp = NULL;
-	if (ret)
-		return ret;
-	ret = -1;
-	p->whole = flags & RUN_PROFILE_WHOLE;
-	*infp = inf = infer__new(p->cct, p->whole ?
-		&(struct infer_limits){ .confidence = -1 } : NULL);
-	if (!inf) {
-		log_error("out of memory");
-		goto out;
-	}
-	p->flat = flags & RUN_PROFILE_FLAT;
-	if (!p->flat && store__run_programs(st, sel, add_program, &ps))
+	if (store__run_programs(st, sel, add_program, &ps))
 		goto out_store;
 	for (size_t i = 0; i < ps.n; i++) {
 		const struct store_module *m = run_profile__module(p, ps.ids[i]);
@@ -569,9 +949,10 @@ static int open_inference(struct store *st, const struct store_selection *sel,
 		p->programs++;
 		free(ml.ids);
 		ml = (struct map_load){ .inf = inf };
-		if (infer__begin_map(inf, ps.ids[i]))
+		if (inf && infer__begin_map(inf, ps.ids[i]))
 			goto out_nomem;
-		r = store__map_nodes(st, ps.ids[i], 0, load_node, &ml);
+		r = inf ? store__map_nodes(st, ps.ids[i], 0, load_node, &ml) :
+		    store__map_nodes(st, ps.ids[i], 0, stop_at_first, NULL);
 		if (r < 0 && store__stopped(st) == -EINVAL) {
 			log_error("the path map of %s is corrupt (a node "
 				  "without its parent)", m ? m->path : "?");
@@ -579,18 +960,16 @@ static int open_inference(struct store *st, const struct store_selection *sel,
 		}
 		if (r < 0)
 			goto out_store;
-		if (infer__end_map(inf))
+		if (inf && infer__end_map(inf))
 			goto out_nomem;
 		if (add_rates(st, p, ps.ids[i]))
 			goto out_store;
-		if (!ml.n) {
+		if (inf ? !ml.n : r != 1) {
 			p->unmapped++;
 			snprintf(p->unmapped_path, sizeof(p->unmapped_path),
 				 "%s", m ? m->path : "");
 		}
 	}
-	if (p->calls && load_static(st, sel, p, inf))
-		goto out;
 	ret = 0;
 	goto out;
 out_nomem:
@@ -604,48 +983,277 @@ out:
 	return ret;
 }
 
-int run_profile__infer(struct store *st, const struct store_selection *sel,
-		       unsigned flags, struct run_profile *p)
+
+/* The selection whose programs' maps an inference loads: every
+ * process of its runs, since a run's whole inference is stored. */
+static struct store_selection whole_runs(const struct store_selection *sel)
 {
-	struct infer *inf;
-	struct inference_stamp old, now = { 0 };
-	int64_t run_id = sel->run_id;
-	int ret = open_inference(st, sel, flags, p, &inf);
+	struct store_selection all = *sel;
+
+	all.pid = 0;
+	all.program = all.comm = NULL;
+	return all;
+}
+
+/* Opens @sel's profile and an inference engine without maps (*@infp,
+ * the caller's to free); counts its programs.  0, 1 (logged) when there
+ * is nothing to infer, -1 after logging. */
+static int open_inference(struct store *st, const struct store_selection *sel,
+			  unsigned flags, struct run_profile *p,
+			  struct infer **infp)
+{
+	struct store_selection all = whole_runs(sel);
+	int ret = open_profile(st, sel, flags, p);
+
+	*infp = NULL;
+	if (ret)
+		return ret;
+	p->whole = flags & RUN_PROFILE_WHOLE;
+	p->flat = flags & RUN_PROFILE_FLAT;
+	*infp = infer__new(p->cct, p->whole ?
+		&(struct infer_limits){ .confidence = -1 } : NULL);
+	if (!*infp) {
+		log_error("out of memory");
+		return -1;
+	}
+	return p->flat ? 0 : load_maps(st, &all, p, NULL);
+}
+
+/* The path maps of @sel's programs into @inf, and the binaries' direct
+ * calls (RUN_PROFILE_STATIC) as far as @b allows.  0, -1 (logged). */
+static int add_maps(struct store *st, const struct store_selection *sel,
+		    struct run_profile *p, struct infer *inf,
+		    const struct budget *b)
+{
+	struct store_selection all = whole_runs(sel);
+	double left;
+
+	if (p->flat)
+		return 0;
+	/* counted again as they load */
+	p->programs = p->unmapped = 0;
+	p->validated_run = 0;
+	memset(p->validated, 0, sizeof(p->validated));
+	memset(p->validated_correct, 0, sizeof(p->validated_correct));
+	if (load_maps(st, &all, p, inf))
+		return -1;
+	if (!p->calls)
+		return 0;
+	left = budget_left(b);
+	static_calls__limit(p->calls, left > 0 ?
+			    (uint64_t)(left * DECODE_BYTES_PER_S) : 1);
+	return load_static(st, &all, p, inf);
+}
+
+/* The runs a selection's inference is stored by. */
+struct run_ids {
+	int64_t *v;
+	size_t n, cap;
+};
+
+static int add_run_id(void *arg, int64_t id)
+{
+	struct run_ids *r = arg;
+
+	if (grow(&r->v, &r->cap, r->n + 1, sizeof(*r->v), 16))
+		return -ENOMEM;
+	r->v[r->n++] = id;
+	return 0;
+}
+
+/* Whether run @id's stored inference (@old) still holds: the run and
+ * the maps of its programs have not grown since, and its budget was
+ * enough or as large as @budget_s.  @now gets what holds now. */
+static int stored_holds(struct store *st, int64_t id, double budget_s,
+			struct inference_stamp *old,
+			struct inference_stamp *now, bool *holds)
+{
+	struct run_row row;
+	int r = store__inference_stamp(st, id, old);
+
+	*now = (struct inference_stamp){ 0 };
+	if (r < 0 || store__run(st, id, &row) < 0 ||
+	    store__run_map_samples(st, id, &now->map_samples))
+		return -1;
+	now->run_samples = row.samples;
+	now->budget_s = budget_s;
+	*holds = !r && old->run_samples == now->run_samples &&
+		 old->map_samples == now->map_samples &&
+		 (!(old->over_budget_cids || old->over_budget_modules) ||
+		  budget_s <= old->budget_s);
+	return 0;
+}
+
+/* What the header says of the binaries' calls, from a stored stamp. */
+static void stamp_calls(struct run_profile *p, const struct inference_stamp *t)
+{
+	struct static_calls_stats *c = &p->calls_stats;
+
+	c->modules = (unsigned)t->static_modules;
+	c->unreadable = (unsigned)t->unreadable;
+	c->over_budget = (unsigned)t->over_budget_modules;
+	c->calls = (uint64_t)t->static_calls;
+	snprintf(c->unreadable_path, sizeof(c->unreadable_path), "%s",
+		 t->unreadable_path);
+	snprintf(c->unreadable_why, sizeof(c->unreadable_why), "%s",
+		 t->unreadable_why);
+	p->budget_s = t->budget_s;
+	p->over_budget_cids = t->over_budget_cids;
+	p->over_budget_samples = t->over_budget_samples;
+	p->searches = t->searches;
+	p->inference_cpu_s = t->cpu_s;
+}
+
+/* Explains the CIDs of the stale runs @stale with @inf into @e, and
+ * stores each run's inference (@stamps: what holds now) when @save_it. */
+static int infer_stale(struct store *st, struct run_profile *p,
+		       struct infer *inf, const struct run_ids *stale,
+		       struct inference_stamp *stamps, bool save_it,
+		       const struct budget *b, struct expls *e)
+{
+	struct todos t = { 0 };
+	int ret = 0;
+
+	for (size_t i = 0; i < stale->n && !ret; i++) {
+		struct store_selection one = { .run_id = stale->v[i] };
+
+		if (store__run_cids(st, &one, add_todo, &t))
+			ret = -1;
+	}
+	if (!ret && explain_all(p, inf, &t, b, e)) {
+		log_error("out of memory");
+		ret = -1;
+	} else if (ret) {
+		log_error("%s", store__error(st));
+	}
+	free(t.v);
+	hindex__free(&t.index);
+	if (p->calls)
+		p->calls_stats = *static_calls__stats(p->calls);
+	p->searches = (int64_t)infer__stats(inf)->searches;
+	p->inference_cpu_s = cpu_now() - b->start;
+	for (size_t i = 0; i < stale->n && !ret && save_it; i++) {
+		struct inference_stamp *s = &stamps[i];
+		const struct static_calls_stats *c = &p->calls_stats;
+
+		s->static_calls = (int64_t)c->calls;
+		s->static_modules = c->modules;
+		s->unreadable = c->unreadable;
+		snprintf(s->unreadable_path, sizeof(s->unreadable_path), "%s",
+			 c->unreadable_path);
+		snprintf(s->unreadable_why, sizeof(s->unreadable_why), "%s",
+			 c->unreadable_why);
+		s->over_budget_cids = p->over_budget_cids;
+		s->over_budget_samples = p->over_budget_samples;
+		s->over_budget_modules = c->over_budget;
+		s->searches = p->searches;
+		s->cpu_s = p->inference_cpu_s;
+		if (save(st, p, stale->v[i], e, s))
+			log_warn("%s: the inferred contexts are not stored; "
+				 "the report is complete", store__error(st));
+		else
+			p->saved = true;
+	}
+	return ret;
+}
+
+/*
+ * The explanations of @sel's runs into @e: each run's stored inference
+ * where it still holds; the others inferred now (their CIDs, the
+ * heaviest first, within @b) and stored when @flags allow.  *@infp: the
+ * engine the profile is then built with.
+ */
+static int explain_runs(struct store *st, const struct store_selection *sel,
+			unsigned flags, double budget_s, struct run_profile *p,
+			const struct budget *b, struct expls *e,
+			struct infer **infp)
+{
+	struct run_ids runs = { 0 }, stale = { 0 };
+	struct inference_stamp *stamps = NULL, old;
+	bool keep = !(flags & (RUN_PROFILE_WHOLE | RUN_PROFILE_FLAT));
+	int ret = open_inference(st, sel, flags, p, infp);
+
+	if (ret)
+		return ret;
+	if (!keep)	/* views: inferred as they are read */
+		return add_maps(st, sel, p, *infp, b);
+	ret = -1;
+	if (sel->run_id ? add_run_id(&runs, sel->run_id) :
+	    store__window_run_ids(st, sel, add_run_id, &runs)) {
+		log_error("%s", store__error(st));
+		goto out;
+	}
+	stamps = calloc(runs.n ? runs.n : 1, sizeof(*stamps));
+	if (!stamps)
+		goto out_nomem;
+	for (size_t i = 0; i < runs.n; i++) {
+		bool holds;
+
+		if (stored_holds(st, runs.v[i], budget_s, &old,
+				 &stamps[stale.n], &holds)) {
+			log_error("%s", store__error(st));
+			goto out;
+		}
+		if (holds) {
+			stamp_calls(p, &old);
+			if (load_stored(st, p, runs.v[i], e))
+				goto out;
+		} else if (add_run_id(&stale, runs.v[i])) {
+			goto out_nomem;
+		}
+	}
+	p->reused = runs.n && !stale.n;
+	ret = 0;
+	if (stale.n)
+		ret = add_maps(st, sel, p, *infp, b) ||
+		      infer_stale(st, p, *infp, &stale, stamps,
+				  !store__readonly(st) &&
+				  (flags & RUN_PROFILE_SAVE), b, e) ? -1 : 0;
+	goto out;
+out_nomem:
+	log_error("out of memory");
+out:
+	free(runs.v);
+	free(stale.v);
+	free(stamps);
+	return ret;
+}
+
+int run_profile__infer_within(struct store *st,
+			      const struct store_selection *sel,
+			      unsigned flags, double budget_s,
+			      struct run_profile *p)
+{
+	struct budget b = { cpu_now(), budget_s };
+	struct expls e = { 0 };
+	struct infer *inf = NULL;
+	int ret = explain_runs(st, sel, flags, budget_s, p, &b, &e, &inf);
 
 	if (ret)
 		goto out;
 	ret = -1;
-	if (infer_cids(st, sel, flags, p, inf) ||
-	    ((flags & RUN_PROFILE_PCS) && store__run_pcs(st, sel, add_pc, p)))
-		goto out_store;
-	p->stats = *infer__stats(inf);
-	/* only whole runs are stored: a window, one process or processes
-	 * apart are views */
-	if ((flags & RUN_PROFILE_SAVE) && !p->whole && !p->flat && run_id &&
-	    !sel->pid &&
-	    !sel->program && !sel->comm && !store__readonly(st) &&
-	    !(flags & (RUN_PROFILE_BY_COMM | RUN_PROFILE_BY_PID))) {
-		now.run_samples = p->run.samples;
-		now.static_calls = (int64_t)p->stats.calls;
-		if (store__map_samples(st, &now.map_samples))
-			goto out_store;
-		if (store__inference_stamp(st, run_id, &old) ||
-		    memcmp(&old, &now, sizeof(now))) {
-			if (save(st, p, &now))
-				log_warn("%s: the inferred contexts are not "
-					 "stored; the report is complete",
-					 store__error(st));
-			else
-				p->saved = true;
-		}
+	if (infer_cids(st, sel, flags, p, inf, &e, &b) ||
+	    ((flags & RUN_PROFILE_PCS) && store__run_pcs(st, sel, add_pc, p))) {
+		log_error("%s", store__error(st));
+		goto out;
 	}
+	p->stats = *infer__stats(inf);
+	if (p->calls && !p->reused)
+		p->calls_stats = *static_calls__stats(p->calls);
+	if (!p->reused)
+		p->budget_s = budget_s;
 	ret = 0;
-	goto out;
-out_store:
-	log_error("%s", store__error(st));
 out:
 	infer__free(inf);
+	expls_free(&e);
 	return ret;
+}
+
+int run_profile__infer(struct store *st, const struct store_selection *sel,
+		       unsigned flags, struct run_profile *p)
+{
+	return run_profile__infer_within(st, sel, flags,
+					 RUN_PROFILE_BUDGET_S, p);
 }
 
 /* Whether every frame that context @shown shows is true of context
@@ -713,9 +1321,12 @@ int run_profile__score(struct store *st, int64_t run_id,
 	struct run_profile p;
 	struct programs ps = { 0 };
 	struct infer *inf;
+	struct budget b = { cpu_now(), RUN_PROFILE_BUDGET_S };
 	int ret = open_inference(st, &sel, RUN_PROFILE_STATIC, &p, &inf),
 	    found = 0;
 
+	if (!ret && add_maps(st, &sel, &p, inf, &b))
+		ret = -1;
 	if (!ret && store__run_programs(st, &sel, add_program, &ps)) {
 		log_error("%s", store__error(st));
 		ret = -1;

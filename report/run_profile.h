@@ -45,6 +45,17 @@ struct run_profile {
 	double kernel_samples;		/* taken in the kernel (--kernel) */
 	struct static_calls *calls;	/* the binaries' direct calls, when
 					 * read; owned */
+	struct static_calls_stats calls_stats;	/* what reading them did,
+						 * now or when the stored
+						 * inference was made */
+	/* The inference: read back as stored (@reused), or made now within
+	 * the budget, which left @over_budget_cids CIDs (their samples in
+	 * the runs inferred) unknown; @searches CIDs were searched, in
+	 * @inference_cpu_s of CPU time */
+	bool reused;
+	double budget_s;		/* what it was given */
+	int64_t over_budget_cids, searches;
+	double over_budget_samples, inference_cpu_s;
 	/* RUN_PROFILE_PCS: the sampled instructions, by function and
 	 * offset (store__run_pcs()); owned */
 	struct store_pc *pcs;
@@ -83,7 +94,35 @@ enum {
 	RUN_PROFILE_FLAT = 128,
 };
 
+/* The CPU time a report's inference may take (searches, and reading
+ * the binaries' calls) when nobody says otherwise. */
+#define RUN_PROFILE_BUDGET_S 1.0
+
 /*
+ * The profile of the samples @sel selects (a run, or a time window of
+ * runs, optionally one process, program or command), as @flags say.
+ *
+ * A run is inferred once: the first report infers every CID of the
+ * whole run (its path maps; with RUN_PROFILE_STATIC the binaries'
+ * direct calls too) and, with RUN_PROFILE_SAVE and a writable store,
+ * stores each CID's explanation; every later profile of the run, in
+ * any format and choice of processes, reads them back, until the run
+ * or the map of one of its programs grows (or a larger budget is given
+ * where this one ran out).  Inferring takes at most about @budget_s of
+ * CPU: lookups always, the CIDs that need a search the heaviest first
+ * while the budget lasts, binaries decoded only while their size fits
+ * in what is left; the rest stays unknown, counted (over_budget_*).
+ * RUN_PROFILE_WHOLE and _FLAT profiles are views, inferred as read.
+ * 0, or -1 after logging why; 1 (logged) when the run does not exist
+ * or the window holds none.
+ */
+int run_profile__infer_within(struct store *st,
+			      const struct store_selection *sel,
+			      unsigned flags, double budget_s,
+			      struct run_profile *p);
+
+/*
+ * run_profile__infer_within() with RUN_PROFILE_BUDGET_S.
  * Infers the samples @sel selects (a run, or a time window of runs,
  * optionally one process or program) into @p, as @flags say.  With
  * RUN_PROFILE_SAVE, a whole run and a writable store, the result

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "binary/callsites.h"
+#include "binary/demangle.h"
 #include "binary/module.h"
 #include "common/grow.h"
 #include "common/hindex.h"
@@ -90,14 +91,22 @@ struct static_calls {
 	struct scanned *mods;
 	size_t nmods, mods_cap;
 	struct static_calls_stats stats;
+	uint64_t limit, decoded;	/* code bytes: allowed, decoded */
+	bool mangled;			/* names as the symbols spell them */
 };
 
-struct static_calls *static_calls__new(struct cct *t)
+void static_calls__limit(struct static_calls *sc, uint64_t bytes)
+{
+	sc->limit = bytes;
+}
+
+struct static_calls *static_calls__new(struct cct *t, bool mangled)
 {
 	struct static_calls *sc = calloc(1, sizeof(*sc));
 
 	if (sc) {
 		sc->t = t;
+		sc->mangled = mangled;
 		sc->first_free = 1;
 	}
 	return sc;
@@ -151,7 +160,7 @@ static int function_id(struct static_calls *sc, const struct scanned *x,
 	struct hindex_probe p = { HINDEX_NONE, 0 };
 	struct module_func f;
 	struct provisional *pv;
-	char label[512];
+	char label[512], name[1024];
 	uint32_t i;
 
 	while ((i = hindex__next(&sc->index, &p, fhash(x->module_id, addr))) !=
@@ -176,7 +185,11 @@ static int function_id(struct static_calls *sc, const struct scanned *x,
 		return -ENOMEM;
 	}
 	*id = sc->first_free + (int64_t)sc->nprov++;
-	if (cct__define(sc->t, *id, label, x->module_id, addr))
+	/* named as the store's functions are, so that an inference read
+	 * back shows what the one made now showed */
+	if (cct__define(sc->t, *id, sc->mangled ? label :
+			demangle__name(label, name, sizeof(name)),
+			x->module_id, addr))
 		return -ENOMEM;
 	return static_calls__function(sc, *id, x->module_id, addr);
 }
@@ -222,6 +235,18 @@ static struct scanned *scan(struct static_calls *sc,
 	int err = module__error(x->m);
 	bool same = !err && !strcmp(module__build_id(x->m), sm->build_id);
 
+	if (same && sc->limit) {
+		uint64_t start, end, off;
+
+		if (!module__code_span(x->m, &start, &end, &off) &&
+		    end > start) {
+			if (sc->decoded + (end - start) > sc->limit) {
+				sc->stats.over_budget++;
+				return x;
+			}
+			sc->decoded += end - start;
+		}
+	}
 	if (same) {
 		int ret = callsites__scan(x->m, &x->cs);
 

@@ -17,6 +17,7 @@
 #ifndef ICPPD_REPORT_STATIC_CALLS_H
 #define ICPPD_REPORT_STATIC_CALLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,16 +30,24 @@ struct static_calls;
 struct static_calls_stats {
 	unsigned modules;	/* read */
 	unsigned unreadable;	/* gone, unreadable, or another build now */
+	unsigned over_budget;	/* not read: over static_calls__limit() */
 	uint64_t calls;		/* edges given to the engine */
 	char unreadable_path[256];	/* one of them */
 	char unreadable_why[64];	/* and why: strerror, or "another build now" */
 };
 
-/* Functions are defined into @t, which it borrows; provisional ids lie
- * above every id given to static_calls__function(), which must all
- * come first.  NULL when out of memory. */
-struct static_calls *static_calls__new(struct cct *t);
+/* Functions are defined into @t, which it borrows, named as the
+ * store's are (demangled unless @mangled); provisional ids lie above
+ * every id given to static_calls__function(), which must all come
+ * first.  NULL when out of memory. */
+struct static_calls *static_calls__new(struct cct *t, bool mangled);
 void static_calls__free(struct static_calls *sc);
+
+/* Reads no binary whose code would take the bytes decoded past
+ * @bytes: such binaries
+ * are counted as over budget, not read.  Binaries this process decoded
+ * before cost nothing.  Default: no limit. */
+void static_calls__limit(struct static_calls *sc, uint64_t bytes);
 
 /* The store's function @id is (@module_id, @address).  0 or -ENOMEM. */
 int static_calls__function(struct static_calls *sc, int64_t id,

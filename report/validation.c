@@ -20,8 +20,14 @@
 #include "common/grow.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "inference/metrics.h"
+#include "report/report.h"
 #include "report/run_profile.h"
 #include "schema/validation.h"
+
+/* The k of the overlap validate reports (what a report shows by
+ * default). */
+#define VALIDATION_K 3
 
 /* Functions listed by the text format; json lists all. */
 #define TEXT_FUNCTIONS 20
@@ -345,10 +351,13 @@ static void free_accuracy(struct accuracy *a)
 }
 
 static void print_json(FILE *out, const struct validation_input *in,
-		       const struct scores *sc, const struct accuracy *a)
+		       const struct scores *sc, const struct accuracy *a,
+		       double overlap)
 {
 	fprintf(out, "{\"run_id\": %lld, \"samples\": %llu",
 		(long long)in->run_id, (unsigned long long)sc->samples);
+	if (overlap >= 0)
+		fprintf(out, ", \"overlap_k%d\": %.6f", VALIDATION_K, overlap);
 	for (int o = 0; o < NR_OUTCOMES; o++)
 		fprintf(out, ", \"%s\": %.6f", outcome_names[o],
 			share(sc->by[o], sc->samples));
@@ -383,7 +392,8 @@ static void print_json(FILE *out, const struct validation_input *in,
 }
 
 static void print_text(FILE *out, const struct validation_input *in,
-		       const struct scores *sc, const struct accuracy *a)
+		       const struct scores *sc, const struct accuracy *a,
+		       double overlap)
 {
 	uint64_t other = 0, truncated = unscored(in, "truncated");
 
@@ -397,6 +407,11 @@ static void print_text(FILE *out, const struct validation_input *in,
 		(unsigned long long)truncated,
 		(unsigned long long)in->unresolved, (unsigned long long)other);
 	print_accuracy_text(out, a);
+	if (overlap >= 0)
+		fprintf(out, "\nthe profile as a whole: k = %d degree of overlap "
+			"with the true stacks %.3f (1: the same; icppd compare "
+			"truth:%lld %lld)\n", VALIDATION_K, overlap,
+			(long long)in->run_id, (long long)in->run_id);
 	fprintf(out, "\nthe path map alone (is the true path among the "
 		"CID's candidates):\n");
 	fprintf(out, "  %-10s %10s %8s\n", "outcome", "samples", "share");
@@ -436,11 +451,104 @@ static void free_scores(struct scores *sc)
 	free(sc->hist);
 }
 
+/* The k-contexts of a profile, each key once. */
+struct contexts {
+	struct flat_entry *v;
+	size_t n, cap;
+};
+
+static int add_context(void *arg, const char *key, int64_t group,
+		       double weight)
+{
+	struct contexts *c = arg;
+
+	(void)group;
+	if (grow(&c->v, &c->cap, c->n + 1, sizeof(*c->v), 256) ||
+	    !(c->v[c->n].key = strdup(key)))
+		return -ENOMEM;
+	c->v[c->n++].weight = weight;
+	return 0;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	return strcmp(((const struct flat_entry *)a)->key,
+		      ((const struct flat_entry *)b)->key);
+}
+
+/* @p's k-contexts into @c, equal keys merged.  0 or -errno. */
+static int contexts_of(struct run_profile *p, uint32_t k, struct contexts *c)
+{
+	size_t kept = 0;
+	int ret = report__folded(p->cct, k, add_context, c);
+
+	if (ret)
+		return ret;
+	if (c->n)
+		qsort(c->v, c->n, sizeof(*c->v), cmp_key);
+	for (size_t i = 0; i < c->n; i++) {
+		if (kept && !strcmp(c->v[kept - 1].key, c->v[i].key)) {
+			c->v[kept - 1].weight += c->v[i].weight;
+			free(c->v[i].key);
+		} else {
+			c->v[kept++] = c->v[i];
+		}
+	}
+	c->n = kept;
+	return 0;
+}
+
+static void contexts_free(struct contexts *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		free(c->v[i].key);
+	free(c->v);
+}
+
+/*
+ * The degree of overlap of run @run_id's report with its own true
+ * stacks, over k = VALIDATION_K contexts (what "icppd compare truth:N
+ * N" computes): an apportioned profile is right in aggregate where it
+ * is wrong per sample, and this scores the aggregate.  The report's
+ * inference is stored on the way, for the reports after.  -1 when
+ * either side could not be made (logged).
+ */
+static double overlap_with_truth(struct store *st, int64_t run_id)
+{
+	struct store_selection sel = { .run_id = run_id };
+	struct run_profile truth = { 0 }, p = { 0 };
+	struct contexts a = { 0 }, b = { 0 };
+	struct compare_result r;
+	double overlap = -1;
+	int err;
+
+	if (run_profile__truth(st, run_id, &truth) ||
+	    run_profile__infer(st, &sel, RUN_PROFILE_STATIC | RUN_PROFILE_SAVE,
+			       &p))
+		goto out;
+	err = contexts_of(&truth, VALIDATION_K, &a);
+	if (!err)
+		err = contexts_of(&p, VALIDATION_K, &b);
+	if (err) {
+		report__forest_error(err);
+		goto out;
+	}
+	metrics__compare(a.v, a.n, b.v, b.n, 0.01, &r);
+	overlap = r.overlap;
+out:
+	contexts_free(&a);
+	contexts_free(&b);
+	run_profile__free(&truth);
+	run_profile__free(&p);
+	return overlap;
+}
+
 int report__validation(struct store *st, FILE *out, bool json,
 		       const struct validation_input *in, uint64_t *scored)
 {
 	struct scores sc = { 0 };
 	struct accuracy a = { 0 };
+	double overlap;
 	int ret = -1;
 
 	*scored = 0;
@@ -455,10 +563,11 @@ int report__validation(struct store *st, FILE *out, bool json,
 		goto out;
 	}
 	qsort(sc.funcs, sc.nfuncs, sizeof(*sc.funcs), cmp_func);
+	overlap = overlap_with_truth(st, in->run_id);
 	if (json)
-		print_json(out, in, &sc, &a);
+		print_json(out, in, &sc, &a, overlap);
 	else
-		print_text(out, in, &sc, &a);
+		print_text(out, in, &sc, &a, overlap);
 	*scored = sc.samples;
 	ret = 0;
 out:

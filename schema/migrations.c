@@ -593,6 +593,54 @@ const struct store_migration icppd_migrations[] = {
 	"  paths, sources"
 	"  FROM fleet_pulls;"
 	},
+	/* 13 -> 14: a run is inferred once, at its first report, and every
+	 * later report, export and format reads what was stored: each
+	 * CID's explanation (the contexts its samples go to, with their
+	 * shares), so that any choice of processes, commands or programs
+	 * is a join, not a new inference; the call site of each context
+	 * they use (pprof lines, --lines); and in inferences, what the
+	 * inference read and what its budget left unknown.  Stored
+	 * inferences from before are dropped: their CIDs' explanations
+	 * were never kept. */
+	{ "CREATE TABLE explained ("
+	"  run_id INTEGER NOT NULL REFERENCES runs(id),"
+	"  program_id INTEGER NOT NULL,"
+	"  function_id INTEGER NOT NULL REFERENCES functions(id),"
+	"  height INTEGER NOT NULL,"
+	"  context_id INTEGER NOT NULL REFERENCES contexts(id),"
+	"  unknown_id INTEGER NOT NULL,"	/* unknown_frames(id); 0: none */
+	"  how TEXT NOT NULL CHECK (how IN"
+	"    ('precise', 'ambiguous', 'searched', 'unknown')),"
+	"  exact_depth INTEGER NOT NULL,"
+	"  share REAL NOT NULL,"
+	"  PRIMARY KEY (run_id, program_id, function_id, height, context_id,"
+	"    unknown_id)) WITHOUT ROWID;"
+	"CREATE TABLE explained_sites ("
+	"  run_id INTEGER NOT NULL REFERENCES runs(id),"
+	"  context_id INTEGER NOT NULL REFERENCES contexts(id),"
+	"  call_site INTEGER NOT NULL,"
+	"  PRIMARY KEY (run_id, context_id)) WITHOUT ROWID;"
+	"DELETE FROM inferred;"
+	"DELETE FROM inferences;"
+	"ALTER TABLE inferences ADD COLUMN static_modules INTEGER NOT NULL"
+	"  DEFAULT 0;"
+	"ALTER TABLE inferences ADD COLUMN unreadable INTEGER NOT NULL"
+	"  DEFAULT 0;"
+	"ALTER TABLE inferences ADD COLUMN unreadable_path TEXT NOT NULL"
+	"  DEFAULT '';"
+	"ALTER TABLE inferences ADD COLUMN unreadable_why TEXT NOT NULL"
+	"  DEFAULT '';"
+	"ALTER TABLE inferences ADD COLUMN budget_s REAL NOT NULL DEFAULT 0;"
+	"ALTER TABLE inferences ADD COLUMN over_budget_cids INTEGER NOT NULL"
+	"  DEFAULT 0;"
+	"ALTER TABLE inferences ADD COLUMN over_budget_samples REAL NOT NULL"
+	"  DEFAULT 0;"
+	"ALTER TABLE inferences ADD COLUMN over_budget_modules INTEGER"
+	"  NOT NULL DEFAULT 0;"
+	"ALTER TABLE inferences ADD COLUMN searches INTEGER NOT NULL"
+	"  DEFAULT 0;"
+	"ALTER TABLE inferences ADD COLUMN cpu_s REAL NOT NULL DEFAULT 0;"
+	},
 };
 
 const int icppd_nr_migrations =

@@ -345,6 +345,16 @@ int store__window_runs(struct store *st, const struct store_selection *sel,
 	return ret < 0 ? -1 : 0;
 }
 
+int store__window_run_ids(struct store *st, const struct store_selection *sel,
+			  int (*fn)(void *arg, int64_t run_id), void *arg)
+{
+	struct cb c = { .fn.program = fn, .arg = arg };
+
+	return store__sql(st, "reading runs", program_row, &c,
+			  SELECTED_RUNS " ORDER BY id", "iii", sel->run_id,
+			  sel->since_ns, sel->until_ns) < 0 ? -1 : 0;
+}
+
 static int node_row(sqlite3_stmt *s, void *ctx)
 {
 	struct cb *c = ctx;
@@ -386,29 +396,69 @@ int store__map_samples(struct store *st, int64_t *samples)
 			   " WHERE m.run_id = 0", NULL) < 0 ? -1 : 0;
 }
 
+int store__run_map_samples(struct store *st, int64_t run_id,
+			   int64_t *samples)
+{
+	return store__ints(st, "reading path maps", samples, 1,
+			   "SELECT COALESCE(SUM(n.self), 0) FROM path_nodes n"
+			   " JOIN path_maps m ON m.id = n.map_id"
+			   " WHERE m.run_id = 0 AND m.program_id IN"
+			   " (SELECT DISTINCT program_id FROM cid_samples"
+			   "  WHERE run_id = ?)", "i", run_id) < 0 ? -1 : 0;
+}
+
+static int stamp_row(sqlite3_stmt *s, void *ctx)
+{
+	struct inference_stamp *o = ctx;
+
+	*o = (struct inference_stamp){ sqlite3_column_int64(s, 0),
+		sqlite3_column_int64(s, 1), sqlite3_column_double(s, 2),
+		sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4),
+		sqlite3_column_int64(s, 5), "", "",
+		sqlite3_column_int64(s, 8), sqlite3_column_double(s, 12),
+		sqlite3_column_int64(s, 9), sqlite3_column_int64(s, 10),
+		sqlite3_column_double(s, 11) };
+	snprintf(o->unreadable_path, sizeof(o->unreadable_path), "%s",
+		 store__text(s, 6));
+	snprintf(o->unreadable_why, sizeof(o->unreadable_why), "%s",
+		 store__text(s, 7));
+	return 1;
+}
+
 int store__inference_stamp(struct store *st, int64_t run_id,
 			   struct inference_stamp *out)
 {
-	int64_t v[3] = { 0, 0, 0 };
-	int ret = store__ints(st, "reading the inference", v, 3,
-			      "SELECT map_samples, run_samples, static_calls"
-			      " FROM inferences WHERE run_id = ?", "i", run_id);
+	int ret = store__sql(st, "reading the inference", stamp_row, out,
+			     "SELECT map_samples, run_samples, budget_s,"
+			     " static_calls, static_modules, unreadable,"
+			     " unreadable_path, unreadable_why,"
+			     " over_budget_cids, over_budget_modules, searches,"
+			     " cpu_s, over_budget_samples FROM inferences"
+			     " WHERE run_id = ?", "i",
+			     run_id);
 
-	*out = (struct inference_stamp){ v[0], v[1], v[2] };
-	return ret;
+	if (ret < 0)
+		return -1;
+	if (!ret)
+		*out = (struct inference_stamp){ 0 };
+	return ret ? 0 : 1;
 }
 
 int store__inference_begin(struct store *st, int64_t run_id)
 {
+	static const char *const tables[] = { "inferred", "explained",
+		"explained_sites", "inferences" };
 	const char *what = "storing the inference";
-	int ret;
+	char sql[64];
+	int ret = 0;
 
 	if (store__begin(st, what))
 		return -1;
-	ret = store__sql(st, what, NULL, NULL, "DELETE FROM inferred"
-			 " WHERE run_id = ?", "i", run_id) ||
-	      store__sql(st, what, NULL, NULL, "DELETE FROM inferences"
-			 " WHERE run_id = ?", "i", run_id);
+	for (size_t i = 0; !ret && i < sizeof(tables) / sizeof(*tables); i++) {
+		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE run_id = ?",
+			 tables[i]);
+		ret = store__sql(st, what, NULL, NULL, sql, "i", run_id);
+	}
 	return ret ? store__end(st, -1, what) : 0;
 }
 
@@ -486,17 +536,123 @@ int store__inferred_row(struct store *st, int64_t run_id, int64_t context_id,
 	return store__step_done(st, s, "storing the inference");
 }
 
+int store__explained_row(struct store *st, int64_t run_id,
+			 const struct store_explained *e)
+{
+	sqlite3_stmt *s = cached(st, &st->ins_explained,
+		"INSERT INTO explained VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+		" ON CONFLICT DO UPDATE SET share = share + excluded.share");
+
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_int64(s, 2, e->program_id);
+	sqlite3_bind_int64(s, 3, e->function_id);
+	sqlite3_bind_int64(s, 4, e->height);
+	sqlite3_bind_int64(s, 5, e->context_id);
+	sqlite3_bind_int64(s, 6, e->unknown_id);
+	sqlite3_bind_text(s, 7, e->how, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 8, e->exact);
+	sqlite3_bind_double(s, 9, e->share);
+	return store__step_done(st, s, "storing the inference");
+}
+
+int store__explained_site(struct store *st, int64_t run_id,
+			  int64_t context_id, int64_t call_site)
+{
+	sqlite3_stmt *s = cached(st, &st->ins_site,
+		"INSERT OR IGNORE INTO explained_sites VALUES (?, ?, ?)");
+
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_int64(s, 2, context_id);
+	sqlite3_bind_int64(s, 3, call_site);
+	return store__step_done(st, s, "storing the inference");
+}
+
 int store__inference_commit(struct store *st, int64_t run_id,
-			    const struct inference_stamp *stamp)
+			    const struct inference_stamp *t)
 {
 	const char *what = "storing the inference";
 
 	return store__end(st, store__sql(st, what, NULL, NULL,
-					 "INSERT INTO inferences VALUES"
-					 " (?, ?, ?, ?, ?)", "iiiii", run_id,
-					 stamp->map_samples, stamp->run_samples,
-					 clock__real_ns(), stamp->static_calls),
-			  what);
+		"INSERT INTO inferences (run_id, map_samples, run_samples,"
+		" created_ns, static_calls, static_modules, unreadable,"
+		" unreadable_path, unreadable_why, budget_s, over_budget_cids,"
+		" over_budget_modules, searches, cpu_s, over_budget_samples)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		"iiiiiiissdiiidd", run_id, t->map_samples, t->run_samples,
+		clock__real_ns(), t->static_calls, t->static_modules,
+		t->unreadable, t->unreadable_path, t->unreadable_why,
+		t->budget_s, t->over_budget_cids, t->over_budget_modules,
+		t->searches, t->cpu_s, t->over_budget_samples), what);
+}
+
+struct explained_cb {
+	int (*fn)(void *arg, const struct store_explained *e);
+	int (*ctx_fn)(void *arg, const struct store_context *c);
+	void *arg;
+};
+
+static int explained_row(sqlite3_stmt *s, void *ctx)
+{
+	struct explained_cb *c = ctx;
+	struct store_explained e = { sqlite3_column_int64(s, 0),
+		sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
+		sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4),
+		sqlite3_column_int64(s, 5), sqlite3_column_int64(s, 6),
+		store__text(s, 7), sqlite3_column_int64(s, 8),
+		sqlite3_column_double(s, 9) };
+
+	return c->fn(c->arg, &e);
+}
+
+int store__explained(struct store *st, int64_t run_id,
+		     int (*fn)(void *arg, const struct store_explained *e),
+		     void *arg)
+{
+	struct explained_cb c = { .fn = fn, .arg = arg };
+
+	return store__sql(st, "reading the stored inference", explained_row,
+			  &c, "SELECT e.program_id, e.function_id, e.height,"
+			  " e.context_id, e.unknown_id,"
+			  " COALESCE(u.function_id, 0), COALESCE(u.height, 0),"
+			  " e.how, e.exact_depth, e.share FROM explained e"
+			  " LEFT JOIN unknown_frames u ON u.id = e.unknown_id"
+			  " WHERE e.run_id = ?"
+			  " ORDER BY e.program_id, e.function_id, e.height",
+			  "i", run_id) < 0 ? -1 : 0;
+}
+
+static int context_row(sqlite3_stmt *s, void *ctx)
+{
+	struct explained_cb *c = ctx;
+	struct store_context k = { sqlite3_column_int64(s, 0),
+		sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
+		sqlite3_column_int64(s, 3) };
+
+	return c->ctx_fn(c->arg, &k);
+}
+
+int store__explained_contexts(struct store *st, int64_t run_id,
+			      int (*fn)(void *arg,
+					const struct store_context *c),
+			      void *arg)
+{
+	struct explained_cb c = { .ctx_fn = fn, .arg = arg };
+
+	return store__sql(st, "reading the stored inference", context_row,
+			  &c, "WITH RECURSIVE need(id) AS ("
+			  "  SELECT context_id FROM explained WHERE run_id = ?1"
+			  "  UNION"
+			  "  SELECT c.parent_id FROM contexts c"
+			  "  JOIN need ON need.id = c.id WHERE c.parent_id != 0)"
+			  " SELECT c.id, c.parent_id, c.function_id,"
+			  " COALESCE(s.call_site, 0) FROM need"
+			  " JOIN contexts c ON c.id = need.id"
+			  " LEFT JOIN explained_sites s ON s.run_id = ?1"
+			  "  AND s.context_id = c.id", "i", run_id) < 0 ? -1 : 0;
 }
 
 void store__inference_rollback(struct store *st)

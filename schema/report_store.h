@@ -82,6 +82,10 @@ int store__window_runs(struct store *st, const struct store_selection *sel,
 		       int64_t *nruns, int64_t *first, int64_t *last,
 		       int64_t *samples, int64_t *unresolved);
 
+/* The ids of a window's runs, in order. */
+int store__window_run_ids(struct store *st, const struct store_selection *sel,
+			  int (*fn)(void *arg, int64_t run_id), void *arg);
+
 /* The programs (modules(id); 0: unknown) whose processes have CIDs in
  * the selection. */
 int store__run_programs(struct store *st, const struct store_selection *sel,
@@ -132,11 +136,27 @@ int store__map_nodes(struct store *st, int64_t program_id, int64_t map_run,
 
 /* Training samples in all path maps: grows with every training run. */
 int store__map_samples(struct store *st, int64_t *samples);
+/* ... in the maps of the programs run @run_id sampled: grows when one
+ * of its builds learns. */
+int store__run_map_samples(struct store *st, int64_t run_id,
+			   int64_t *samples);
 
-/* What a run's stored inference was computed from: the training
- * samples of all maps, the run's samples, the proven calls it used. */
+/* A run's stored inference: what it was computed from (the learned
+ * samples of its programs' maps, the run's samples, the budget), and
+ * what the inference did, for the report's header. */
 struct inference_stamp {
-	int64_t map_samples, run_samples, static_calls;
+	int64_t map_samples, run_samples;
+	double budget_s;		/* the search budget it had */
+	int64_t static_calls;		/* direct calls read */
+	int64_t static_modules;		/* binaries read */
+	int64_t unreadable;		/* binaries that could not be */
+	char unreadable_path[256];	/* one of them, and why */
+	char unreadable_why[64];
+	int64_t over_budget_cids;	/* left unknown: the budget ran out */
+	double over_budget_samples;	/* their samples */
+	int64_t over_budget_modules;	/* binaries not read: over budget */
+	int64_t searches;		/* CIDs searched */
+	double cpu_s;			/* CPU time the inference took */
 };
 
 /* The stamp of run @run_id's stored inference; 1 when there is none. */
@@ -159,8 +179,42 @@ int store__unknown_frame(struct store *st, int64_t function_id,
 int store__inferred_row(struct store *st, int64_t run_id, int64_t context_id,
 			int64_t unknown_id, const char *how, int64_t exact,
 			double samples);
+
+/* One context a CID's samples go to, with its share of them: every
+ * sample of the CID in the run, whatever its process. */
+struct store_explained {
+	int64_t program_id, function_id, height;
+	int64_t context_id;		/* its leaf is the CID's function */
+	int64_t unknown_id;		/* unknown_frames(id) above it; 0 */
+	int64_t unknown_function, unknown_height;	/* read back */
+	const char *how;		/* cct_how__name() */
+	int64_t exact;
+	double share;
+};
+int store__explained_row(struct store *st, int64_t run_id,
+			 const struct store_explained *e);
+/* Context @context_id was called from @call_site (the heaviest). */
+int store__explained_site(struct store *st, int64_t run_id,
+			  int64_t context_id, int64_t call_site);
 int store__inference_commit(struct store *st, int64_t run_id,
 			    const struct inference_stamp *stamp);
 void store__inference_rollback(struct store *st);
+
+/* Run @run_id's stored explanations, by CID (@how valid in the call). */
+int store__explained(struct store *st, int64_t run_id,
+		     int (*fn)(void *arg, const struct store_explained *e),
+		     void *arg);
+
+/* A context, its parent (0: outermost), function and call site (0:
+ * none stored). */
+struct store_context {
+	int64_t id, parent_id, function_id, call_site;
+};
+/* The contexts run @run_id's explanations end in, and their ancestors,
+ * in no particular order. */
+int store__explained_contexts(struct store *st, int64_t run_id,
+			      int (*fn)(void *arg,
+					const struct store_context *c),
+			      void *arg);
 
 #endif

@@ -290,7 +290,8 @@ void store__close(struct store *st)
 		st->ins_func, st->sel_func, st->ins_cid, st->ins_pc, st->ins_unres,
 		st->ins_thread, st->upd_run, st->ins_map, st->sel_map,
 		st->ins_ctx, st->ins_node, st->upd_node, st->ins_counter,
-		st->ins_unknown, st->ins_inferred, st->ins_function };
+		st->ins_unknown, st->ins_inferred, st->ins_function,
+		st->ins_explained, st->ins_site };
 
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
 		sqlite3_finalize(stmts[i]);

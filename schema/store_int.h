@@ -48,7 +48,8 @@ struct store {
 		     *ins_cid, *ins_pc, *ins_unres, *ins_thread, *upd_run, *ins_map,
 		     *sel_map, *ins_ctx, *ins_node, *upd_node, *ins_counter;
 	/* prepared on first use by report_store.c */
-	sqlite3_stmt *ins_unknown, *ins_inferred, *ins_function;
+	sqlite3_stmt *ins_unknown, *ins_inferred, *ins_function, *ins_explained,
+		     *ins_site;
 };
 
 void store__set_error(struct store *st, const char *fmt, ...)
