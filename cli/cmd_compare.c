@@ -18,7 +18,7 @@
 #include "common/sys.h"
 #include "inference/metrics.h"
 #include "report/report.h"
-#include "report/run_profile.h"
+#include "profile/run_profile.h"
 #include "schema/store.h"
 
 struct compare_opts {

@@ -1,6 +1,6 @@
 /*
  * cmd_report.c - "icppd report": its options, and the glue from them
- * to report/: choose the runs, infer them (report/run_profile.h), show
+ * to report/: choose the runs, infer them (profile/run_profile.h), show
  * the result (report/report.h).
  */
 #define _GNU_SOURCE

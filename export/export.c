@@ -18,7 +18,7 @@
 #include "export/clickhouse.h"
 #include "export/pull.h"
 #include "inference/cct.h"
-#include "report/run_profile.h"
+#include "profile/run_profile.h"
 #include "schema/export_store.h"
 #include "schema/report_store.h"
 
@@ -472,7 +472,12 @@ static int ship_batch(struct store *st, struct clickhouse *c, int64_t now,
 		goto out_store;
 	for (size_t i = 0; i < n; i++) {
 		char why[512];
-		int r = ship(st, c, runs[i], res, why, sizeof(why));
+		int r;
+
+		log__progress("export to %s: run %lld, %lld shipped so far",
+			      clickhouse__url(c), (long long)runs[i],
+			      (long long)res->runs);
+		r = ship(st, c, runs[i], res, why, sizeof(why));
 		int64_t wait = attempts[i] + 1 < 12 ?
 			       (int64_t)1 << (attempts[i] + 1) :
 			       EXPORT_BACKOFF_MAX;
@@ -564,9 +569,11 @@ int export__run(struct store *st, int64_t run_id, const char *url,
 		goto out;
 	}
 	/* batch after batch, until none is left or the server is away */
+	log__progress_start();
 	do
 		n = ship_batch(st, c, force ? -1 : now, res);
 	while (n == EXPORT_BATCH && !res->failed);
+	log__progress_end();
 	ret = n < 0 ? -1 : 0;
 out:
 	clickhouse__free(c);

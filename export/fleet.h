@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "report/run_profile.h"
+#include "profile/run_profile.h"
 
 struct fleet_query {
 	uint32_t k;			/* KCCF_INF: whole stacks */

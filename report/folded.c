@@ -169,11 +169,3 @@ int report__folded_line(char *line, double *w)
 	*sp = '\0';
 	return 0;
 }
-
-void report__weight(FILE *out, double w)
-{
-	if (fabs(w - round(w)) < 1e-6)
-		fprintf(out, "%.0f", w);
-	else
-		fprintf(out, "%.3f", w);
-}

@@ -1,6 +1,8 @@
 /*
- * render.h - private to report/: what the renderers share.  Each
- * renderer writes one format of report__write()'s view.
+ * render.h - private to report/: what the renderers share (render.c).
+ * Each renderer (text.c, json.c, folded.c, hot.c, pprof.c, sorted.c)
+ * writes one format of report__write()'s view; report.c only
+ * dispatches to them.
  */
 #ifndef ICPPD_REPORT_RENDER_H
 #define ICPPD_REPORT_RENDER_H
@@ -29,6 +31,11 @@ int render__folded(const struct render *r);
 int render__pprof(const struct render *r);
 /* The flat table of --sort (sorted.c). */
 int render__sorted(const struct render *r);
+
+/* What the header and report__check() say of the binaries whose calls
+ * could not be read, into @buf. */
+const char *render__unreadable(const struct static_calls_stats *c,
+			       char *buf, size_t len);
 
 /* The run line and the inference shares above a text report. */
 void render__header(const struct render *r);

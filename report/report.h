@@ -1,5 +1,5 @@
 /*
- * report.h - showing an inferred profile (report/run_profile.h): its
+ * report.h - showing an inferred profile (profile/run_profile.h): its
  * k-calling-context forests or its hot calling context tree, as text,
  * folded stacks, JSON or pprof, all behind one view; and what report
  * and compare share: opening a database for reading, choosing what to
@@ -18,7 +18,7 @@
 
 #include "inference/cct.h"
 #include "inference/kccf.h"
-#include "report/run_profile.h"
+#include "profile/run_profile.h"
 
 struct lines;
 struct store;

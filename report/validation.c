@@ -1,7 +1,7 @@
 /*
  * validation.c - the scores of a validation run, as users read them, in
  * text or JSON (see report/validation.h):
- * - what a report of the run shows (report/run_profile.h scores it):
+ * - what a report of the run shows (profile/run_profile.h scores it):
  *   by outcome (precise, ambiguous, searched, unknown), the weight the
  *   true context got (correct) and the rest (incorrect), and the
  *   functions with the most incorrect weight; stored in the accuracy
@@ -22,7 +22,7 @@
 #include "common/log.h"
 #include "inference/metrics.h"
 #include "report/report.h"
-#include "report/run_profile.h"
+#include "profile/run_profile.h"
 #include "schema/validation.h"
 
 /* The k of the overlap validate reports (what a report shows by

@@ -14,8 +14,8 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: pprof_check FILE")
+	if len(os.Args) != 2 && len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: pprof_check FILE [FUNCTION]")
 		os.Exit(2)
 	}
 	f, err := os.Open(os.Args[1])
@@ -88,6 +88,33 @@ func main() {
 		}
 	}
 	fmt.Printf("root %s %d\n", strings.ReplaceAll(best, " ", "_"), bestv)
+	unknown := 0
+	for k := range roots {
+		if strings.HasPrefix(k, "[unknown callers") {
+			unknown++
+		}
+	}
+	fmt.Printf("unknown_roots %d\n", unknown)
+	// FUNCTION's cumulative value, as -top -cum gives it: the samples
+	// with it anywhere on their stack
+	if len(os.Args) == 3 {
+		var cum int64
+		for _, s := range p.Sample {
+			for _, l := range s.Location {
+				found := false
+				for _, ln := range l.Line {
+					if ln.Function.Name == os.Args[2] {
+						found = true
+					}
+				}
+				if found {
+					cum += s.Value[0]
+					break
+				}
+			}
+		}
+		fmt.Printf("cum %s %d\n", os.Args[2], cum)
+	}
 	lines := 0
 	for _, l := range p.Location {
 		for _, ln := range l.Line {

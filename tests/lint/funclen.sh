@@ -9,7 +9,7 @@ MAX=100
 count=0
 bad=0
 
-for folder in common binary collector inference schema record report daemon cli; do
+for folder in common binary collector inference schema record profile report export daemon cli; do
 	count=$((count + 1))
 	long=$(cd "$top" && for f in $folder/*.c; do
 		awk -v file="$f" -v max=$MAX '

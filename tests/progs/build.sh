@@ -23,6 +23,7 @@ $cc $common -o "$out/uselib" "$src/uselib.c" -L"$out" -lwork -Wl,-rpath,'$ORIGIN
 $cc $common -o "$out/forker" "$src/forker.c"
 $cc $common -fno-omit-frame-pointer -o "$out/demo" "$src/demo.c"
 $cc $common -fno-omit-frame-pointer -o "$out/collide" "$src/collide.c"
+$cc $common -fno-omit-frame-pointer -o "$out/dispatch" "$src/dispatch.c"
 $cc $common -fno-omit-frame-pointer -o "$out/arrdemo" "$src/arrdemo.c"
 $cc $common -fomit-frame-pointer -o "$out/sigframe" "$src/sigframe.c"
 $cc $common -rdynamic -o "$out/mapper" "$src/mapper.c" -ldl

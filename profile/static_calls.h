@@ -14,8 +14,8 @@
  * A module is read only when its file still has the build-id the store
  * recorded; otherwise its calls are left out and counted.
  */
-#ifndef ICPPD_REPORT_STATIC_CALLS_H
-#define ICPPD_REPORT_STATIC_CALLS_H
+#ifndef ICPPD_PROFILE_STATIC_CALLS_H
+#define ICPPD_PROFILE_STATIC_CALLS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -5,8 +5,8 @@
  * its samples.  The glue between the store and the inference engine,
  * shared by report and compare.
  */
-#ifndef ICPPD_REPORT_RUN_PROFILE_H
-#define ICPPD_REPORT_RUN_PROFILE_H
+#ifndef ICPPD_PROFILE_RUN_PROFILE_H
+#define ICPPD_PROFILE_RUN_PROFILE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,7 +14,7 @@
 
 #include "inference/cct.h"
 #include "inference/infer.h"
-#include "report/static_calls.h"
+#include "profile/static_calls.h"
 #include "schema/report_store.h"
 
 /* The commands a profile shows by name in its header. */

@@ -2,7 +2,7 @@
  * run_profile.c - loading a run into the inference engine and its CCT,
  * and storing what it inferred (see run_profile.h).
  */
-#include "report/run_profile.h"
+#include "profile/run_profile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -492,6 +492,10 @@ static int explain_all(struct run_profile *p, struct infer *inf,
 	for (size_t i = 0; i < t->n && !ret; i++) {
 		const struct todo *d = &t->v[i];
 		struct infer_outcome o;
+
+		log__progress("inferring call paths: %zu of %zu context "
+			      "identifiers, %.1f s of CPU (budget %.1f s)", i,
+			      t->n, cpu_now() - b->start, b->limit);
 
 		if (!over && !infer__lookup(inf, d->program, d->func,
 					    d->height, &c))
@@ -1227,7 +1231,10 @@ int run_profile__infer_within(struct store *st,
 	struct budget b = { cpu_now(), budget_s };
 	struct expls e = { 0 };
 	struct infer *inf = NULL;
-	int ret = explain_runs(st, sel, flags, budget_s, p, &b, &e, &inf);
+	int ret;
+
+	log__progress_start();
+	ret = explain_runs(st, sel, flags, budget_s, p, &b, &e, &inf);
 
 	if (ret)
 		goto out;
@@ -1246,6 +1253,7 @@ int run_profile__infer_within(struct store *st,
 out:
 	infer__free(inf);
 	expls_free(&e);
+	log__progress_end();
 	return ret;
 }
 

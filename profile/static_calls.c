@@ -2,7 +2,7 @@
  * static_calls.c - a program's direct calls, from its binaries, into
  * the inference engine (see static_calls.h).
  */
-#include "report/static_calls.h"
+#include "profile/static_calls.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +14,7 @@
 #include "binary/module.h"
 #include "common/grow.h"
 #include "common/hindex.h"
+#include "common/log.h"
 
 struct fkey {
 	int64_t module;
@@ -248,7 +249,10 @@ static struct scanned *scan(struct static_calls *sc,
 		}
 	}
 	if (same) {
-		int ret = callsites__scan(x->m, &x->cs);
+		int ret;
+
+		log__progress("reading the direct calls of %s", sm->path);
+		ret = callsites__scan(x->m, &x->cs);
 
 		if (ret == -ENOMEM)
 			return NULL;

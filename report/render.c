@@ -1,0 +1,344 @@
+/*
+ * render.c - what the renderers share (render.h): counts, call sites,
+ * which lines are shown, the walk over a forest, and the header above
+ * every text report (the run, the inference, the processes, the
+ * kernel's share, the expected correctness).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "binary/lines.h"
+#include "common/json.h"
+#include "report/render.h"
+
+void render__count(const struct render *r, double w)
+{
+	fprintf(r->out, r->integral ? "%11.0f %6.2f%% " : "%11.1f %6.2f%% ", w,
+		r->total > 0 ? 100 * w / r->total : 0.0);
+}
+
+const char *render__site(const struct render *r, const struct kccf_node *n,
+			 char *buf, size_t len)
+{
+	const struct store_module *m;
+	const char *file;
+	unsigned line;
+
+	if (!r->v->lines || !n->call_site || !n->site_module)
+		return NULL;
+	m = run_profile__module(r->p, n->site_module);
+	/* a return address: the call is the instruction before it */
+	if (!m || lines__find(r->v->lines, m->path, m->build_id,
+			      n->call_site - 1, &file, &line))
+		return NULL;
+	snprintf(buf, len, "%s:%u", strrchr(file, '/') ? strrchr(file, '/') + 1 :
+		 file, line);
+	return buf;
+}
+
+bool render__shown(const struct render *r, const struct kccf_node *n,
+		   double root_weight)
+{
+	if (r->total <= 0 || 100 * n->weight / r->total < r->v->min_percent)
+		return false;
+	return !r->v->similar || 100 * n->weight >= r->v->similar * root_weight;
+}
+
+void render__indent(const struct render *r, uint32_t level)
+{
+	if (level <= RENDER_INDENT_LEVELS)
+		fprintf(r->out, "%*s", 2 * (int)level, "");
+	else
+		fprintf(r->out, "%*s[%u] ", 2 * RENDER_INDENT_LEVELS, "", level);
+}
+
+void render__walk(const struct render *r, const struct kccf *f,
+		  uint32_t root, const struct render_walk *w)
+{
+	double root_weight = kccf__node(f, root)->weight;
+	uint32_t i = root;
+
+	for (;;) {
+		const struct kccf_node *n = kccf__node(f, i);
+
+		if (render__shown(r, n, root_weight)) {
+			w->open(w->arg, f, n);
+			if (n->first_child != KCCF_NONE) {
+				i = n->first_child;
+				continue;
+			}
+			if (w->close)
+				w->close(w->arg);
+		}
+		while (i != root && kccf__node(f, i)->next_sibling == KCCF_NONE) {
+			i = kccf__node(f, i)->parent;
+			if (w->close)
+				w->close(w->arg);
+		}
+		if (i == root)
+			return;
+		i = kccf__node(f, i)->next_sibling;
+	}
+}
+
+/* The share of @p's samples expected in their true context: each
+ * outcome's share times the correct rate the latest validations of its
+ * programs measured for that outcome; -1 when none was validated, or
+ * the contexts are whole (validation scores them cut).  *@partial: some
+ * outcome of @p had no validated rate (counted as 0). */
+static double expected_correct(const struct run_profile *p, bool *partial)
+{
+	const struct infer_stats *s = &p->stats;
+	double correct = 0;
+
+	*partial = false;
+	if (!p->validated_run || p->whole || s->samples <= 0)
+		return -1;
+	for (int h = 0; h < CCT_UNKNOWN; h++) {
+		if (p->validated[h] > 0)
+			correct += s->by_how[h] * p->validated_correct[h] /
+				   p->validated[h];
+		else if (s->by_how[h] > 0)
+			*partial = true;
+	}
+	return correct / s->samples;
+}
+
+/* The line that says how much of the profile to trust: what validation
+ * measured for these builds, applied to this profile's outcomes, or
+ * that nothing was measured. */
+static void print_expected(const struct render *r)
+{
+	const struct run_profile *p = r->p;
+	bool partial;
+	double e = expected_correct(p, &partial);
+	const char *sep = " (";
+
+	if (e < 0 && p->whole) {
+		fprintf(r->out, "expected correct: not measured for whole "
+			"contexts (validation scores them cut where the "
+			"candidates disagree)\n");
+		return;
+	}
+	if (e < 0) {
+		fprintf(r->out, "expected correct: not measured for this "
+			"build (icppd validate -- COMMAND measures it)\n");
+		return;
+	}
+	fprintf(r->out, "expected correct: %s%.1f%%, by the rates validation "
+		"run %lld measured", partial ? "at least " : "", 100 * e,
+		(long long)p->validated_run);
+	for (int h = 0; h < CCT_UNKNOWN; h++) {
+		if (p->validated[h] <= 0)
+			continue;
+		fprintf(r->out, "%s%s %.1f%%", sep,
+			cct_how__name((enum cct_how)h),
+			100 * p->validated_correct[h] / p->validated[h]);
+		sep = ", ";
+	}
+	fprintf(r->out, "%s\n", *sep == ',' ? ")" : "");
+}
+
+/* @s on one line of at most @len - 1 bytes: control characters and
+ * runs of blanks as one space (a `perl -e` script spans lines), "..."
+ * where it is cut. */
+static const char *one_line(const char *s, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	for (; *s && n + 1 < len; s++) {
+		char c = (unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s;
+
+		if (c == ' ' && (!n || buf[n - 1] == ' '))
+			continue;
+		buf[n++] = c;
+	}
+	if (*s && len > 4) {
+		n = len - 4;
+		memcpy(buf + n, "...", 3);
+		n += 3;
+	}
+	while (n && buf[n - 1] == ' ')
+		n--;
+	buf[n] = '\0';
+	return buf;
+}
+
+/* The command's time in the kernel: which samples do not see, or with
+ * --kernel those under [kernel]. */
+static void print_kernel(const struct render *r)
+{
+	const struct run_row *run = &r->p->run;
+
+	if (run->user_ns >= 0 && run->system_ns > 0)
+		fprintf(r->out, "CPU time %.3f s user, %.3f s system: %.1f%% "
+			"in the kernel, %s\n", (double)run->user_ns / 1e9,
+			(double)run->system_ns / 1e9,
+			100.0 * (double)run->system_ns /
+			(double)(run->user_ns + run->system_ns), run->kernel ?
+			"sampled (--kernel)" : "not in this profile (record "
+			"--kernel samples it)");
+	if (run->kernel || r->p->kernel_samples > 0)
+		fprintf(r->out, "in the kernel: %.0f samples (%.1f%%), under "
+			"[kernel] below the user code that entered it\n",
+			r->p->kernel_samples, r->total > 0 ?
+			100 * r->p->kernel_samples / r->total : 0.0);
+}
+
+/* The heaviest commands, when the samples come from more than one. */
+static void print_comms(const struct render *r)
+{
+	const struct run_profile *p = r->p;
+	size_t shown = p->ncomms < RUN_PROFILE_COMMS ? p->ncomms :
+		       RUN_PROFILE_COMMS;
+
+	if (p->ncomms < 2)
+		return;
+	fprintf(r->out, "commands: %zu (", p->ncomms);
+	for (size_t i = 0; i < shown; i++) {
+		char name[64];
+
+		fprintf(r->out, "%s%s %.1f%%", i ? ", " : "",
+			one_line(p->comms[i].name, name, sizeof(name)),
+			r->total > 0 ? 100 * p->comms[i].samples / r->total : 0);
+	}
+	fprintf(r->out, "%s)%s\n", p->ncomms > shown ? ", ..." : "",
+		r->v->nsort ? "" :
+		"; --sort comm,dso,sym or --comm NAME split them");
+}
+
+/* What the header and report__check() say of the binaries whose calls
+ * could not be read, into @buf. */
+const char *render__unreadable(const struct static_calls_stats *c,
+			       char *buf, size_t len)
+{
+	snprintf(buf, len, "%u binar%s not readable, so %s callers may stay "
+		 "unknown: %s (%s)%s", c->unreadable,
+		 c->unreadable > 1 ? "ies" : "y",
+		 c->unreadable > 1 ? "their" : "its", c->unreadable_path,
+		 c->unreadable_why, c->unreadable > 1 ? " and others" : "");
+	return buf;
+}
+
+/* What the inference read and did: the binaries' calls, what its
+ * budget left unknown, and whether it was read back as stored. */
+static void print_inference(const struct render *r)
+{
+	const struct run_profile *p = r->p;
+	const struct static_calls_stats *c = &p->calls_stats;
+	double n = p->stats.samples > 0 ? p->stats.samples : 1;
+
+	if (c->modules)
+		fprintf(r->out, "%llu direct calls read from %u binar%s, for "
+			"samples the path maps do not explain\n",
+			(unsigned long long)c->calls, c->modules,
+			c->modules > 1 ? "ies" : "y");
+	if (c->unreadable) {
+		char line[512];
+
+		fprintf(r->out, "%s\n", render__unreadable(c, line, sizeof(line)));
+	}
+	if (p->over_budget_cids || c->over_budget)
+		fprintf(r->out, "search budget (%.1f s of CPU) spent: %lld "
+			"CIDs (%.1f%% of the samples) left unknown, %u "
+			"binar%s not read; --budget S gives it more\n",
+			p->budget_s, (long long)p->over_budget_cids,
+			100 * p->over_budget_samples / n, c->over_budget,
+			c->over_budget == 1 ? "y" : "ies");
+	if (p->reused)
+		fprintf(r->out, "inference: stored by an earlier report "
+			"(%.2f s of CPU then, %lld CIDs searched)\n",
+			p->inference_cpu_s, (long long)p->searches);
+}
+
+void render__header(const struct render *r)
+{
+	const struct infer_stats *s = &r->p->stats;
+	double n = s->samples > 0 ? s->samples : 1;
+	char cmd[100];
+
+	if (r->p->fleet)
+		fprintf(r->out, "fleet (%s): %.0f samples\n",
+			one_line(r->p->run.command, cmd, sizeof(cmd)),
+			s->samples);
+	else
+		fprintf(r->out, "run %lld (%s, %s): %.0f samples with a "
+			"context identifier, %lld without\n",
+			(long long)r->p->run.id, r->p->run.kind,
+			one_line(r->p->run.command, cmd, sizeof(cmd)),
+			s->samples, (long long)r->p->run.unresolved);
+	if (r->p->flat)
+		fprintf(r->out, "flat: each sample's own function, exact; no "
+			"call paths inferred\n");
+	else
+		fprintf(r->out, "inferred: %.1f%% one path fits (precise), "
+			"%.1f%% apportioned among several (ambiguous), %.1f%% "
+			"by call-graph search (searched), %.1f%% unknown "
+			"callers\n", 100 * s->by_how[CCT_PRECISE] / n,
+			100 * s->by_how[CCT_AMBIGUOUS] / n,
+			100 * s->by_how[CCT_SEARCHED] / n,
+			100 * s->by_how[CCT_UNKNOWN] / n);
+	print_comms(r);
+	print_kernel(r);
+	if (!r->p->flat && !r->p->fleet)
+		print_expected(r);
+	if (!r->p->flat && !r->p->fleet)
+		print_inference(r);
+}
+
+void render__json_stats(const struct render *r)
+{
+	const struct infer_stats *s = &r->p->stats;
+	bool partial;
+	double e = expected_correct(r->p, &partial);
+
+	const struct run_row *run = &r->p->run;
+
+	fprintf(r->out, "{\"run_id\": %lld, \"kind\": ", (long long)run->id);
+	json__string(r->out, run->kind);
+	fprintf(r->out, ", \"command\": ");
+	json__string(r->out, run->command);
+	fprintf(r->out, ", \"event\": ");
+	json__string(r->out, run->event);
+	fprintf(r->out, ", \"period\": %llu, \"frequency\": %llu, "
+		"\"samples\": ", (unsigned long long)run->period,
+		(unsigned long long)run->frequency);
+	report__weight(r->out, s->samples);
+	fprintf(r->out, ", \"cpu\": ");
+	if (run->user_ns < 0 || run->system_ns < 0)
+		fprintf(r->out, "null");
+	else
+		fprintf(r->out, "{\"user_s\": %.6f, \"system_s\": %.6f}",
+			(double)run->user_ns / 1e9,
+			(double)run->system_ns / 1e9);
+	fprintf(r->out, ", \"kernel_sampled\": %s, \"kernel_samples\": ",
+		run->kernel ? "true" : "false");
+	report__weight(r->out, r->p->kernel_samples);
+	fprintf(r->out, ", \"commands\": [");
+	for (size_t i = 0; i < r->p->ncomms && i < RUN_PROFILE_COMMS; i++) {
+		fprintf(r->out, "%s{\"comm\": ", i ? ", " : "");
+		json__string(r->out, r->p->comms[i].name);
+		fprintf(r->out, ", \"samples\": ");
+		report__weight(r->out, r->p->comms[i].samples);
+		fputc('}', r->out);
+	}
+	fprintf(r->out, "], \"commands_in_all\": %zu", r->p->ncomms);
+	fprintf(r->out, ", \"inference\": {");
+	for (int h = 0; h < CCT_NR_HOW; h++) {
+		fprintf(r->out, "%s\"%s\": ", h ? ", " : "",
+			cct_how__name((enum cct_how)h));
+		report__weight(r->out, s->by_how[h]);
+	}
+	fprintf(r->out, "}, \"expected_correct\": ");
+	if (e < 0)
+		fprintf(r->out, "null");
+	else
+		fprintf(r->out, "{\"share\": %.6f, \"at_least\": %s, "
+			"\"validation_run\": %lld}", e,
+			partial ? "true" : "false",
+			(long long)r->p->validated_run);
+}
+

@@ -1,0 +1,100 @@
+#!/bin/sh
+# A dispatch loop through a table of eight handlers with equal frames
+# (tests/progs/dispatch.c): work()'s CID has eight learned candidates.
+# Trained, then recorded, the report apportions work's samples among
+# the eight by the counts training measured, each marked not certain,
+# and the profile as a whole matches the true stacks; the same handlers
+# reached by direct calls training never saw have only the binary's
+# calls, a guess, as evidence: cut, under one unknown-callers root.  A
+# record of several processes infers nothing on its way out, and the
+# first report's inference stops at its budget and says so.
+. "$TESTS_SRCDIR/e2e/lib.sh"
+require_perf
+
+# 46 ms a round, handler i burning (i + 8) / 92 of it: at least 80
+# training samples for the smallest share at 1000 Hz.
+rounds=20
+"$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$PROGS/dispatch" table $rounds >/dev/null
+"$ICPPD" record -q -d "$db" -- "$PROGS/dispatch" table $rounds >/dev/null
+run=$(last_run)
+is "$(q "SELECT count(*) FROM inferences WHERE run_id = $run")" 0 \
+	"record infers nothing on its way out"
+text=$("$ICPPD" report -d "$db" --run "$run" --k 1 2>/dev/null)
+is $? 0 "report: exit 0"
+total=$(q "SELECT sum(samples) FROM v_cids WHERE run_id = $run AND function = 'work'")
+ok $([ "${total:-0}" -ge "$(min_samples $((46 * rounds)))" ]; echo $?) \
+	"work has its samples ($total)"
+bad=
+for i in 0 1 2 3 4 5 6 7; do
+	w=$(printf '%s\n' "$text" | awk -v h="h$i" '$4 == "<-" && $5 == h { print $1; exit }')
+	mark=$(printf '%s\n' "$text" | awk -v h="h$i" '$4 == "<-" && $5 == h { print $6; exit }')
+	ok $(awk -v w="${w:-0}" -v t="$total" -v i=$i 'BEGIN { want = t * (i + 8) / 92;
+		exit !(w > 0.9 * want && w < 1.1 * want) }'; echo $?) \
+		"h$i's apportioned weight within 10% of its true share ($w of $total, true $(awk -v t="$total" -v i=$i 'BEGIN { printf "%.1f", t * (i + 8) / 92 }'))"
+	case $mark in "~"*) ;; *) bad="$bad h$i" ;; esac
+done
+is "$bad" "" "every caller of work is marked not certain (~)"
+ok $(printf '%s\n' "$text" | grep -q '\[unknown callers'; [ $? -ne 0 ]; echo $?) \
+	"nothing under unknown callers: training weighed the candidates"
+
+# pprof: main holds every sample (every path was learned)
+"$ICPPD" report -d "$db" --run "$run" -f pprof -o "$tmp/d.pb.gz" 2>/dev/null
+gopprof=/usr/share/gocode/src/github.com/google/pprof/profile
+if command -v go >/dev/null && [ -d "$gopprof" ] &&
+	GOPATH=/usr/share/gocode GO111MODULE=off GOCACHE="$tmp/gocache" GOFLAGS= \
+	go build -o "$tmp/pprof_check" "$TESTS_SRCDIR/consumers/pprof_check.go" >"$tmp/go.log" 2>&1; then
+	pc=$("$tmp/pprof_check" "$tmp/d.pb.gz" main)
+	cum=$(printf '%s\n' "$pc" | sed -n 's/^cum main //p')
+	all=$(printf '%s\n' "$pc" | sed -n 's/^total0 //p')
+	ok $(awk -v c="${cum:-0}" -v a="${all:-1}" 'BEGIN { exit !(c >= 0.9 * a) }'; echo $?) \
+		"pprof: main's cumulative samples are at least 0.9 of all ($cum of $all)"
+else
+	skip "the Go pprof parser is not installed" "pprof: main's cumulative samples"
+fi
+
+# validate scores the profile as a whole: k = 3 overlap with the true
+# stacks, although most samples are apportioned among wrong handlers
+"$ICPPD" validate -q -d "$db" --format json -o "$tmp/v.json" -- "$PROGS/dispatch" table $rounds >/dev/null
+ov=$(sqlite3 :memory: "SELECT json_extract(readfile('$tmp/v.json'), '\$.overlap_k3')")
+ok $(awk -v o="${ov:-0}" 'BEGIN { exit !(o >= 0.95) }'; echo $?) \
+	"validate: k = 3 overlap of the report with the true stacks >= 0.95 ($ov)"
+
+# direct calls training never saw: eight chains, each through a call only
+# the binary shows (a guess), so cut above work, under one root in
+# folded and pprof; text keeps the function and the height
+"$ICPPD" record -q --no-learn -d "$db" -- "$PROGS/dispatch" direct 5 >/dev/null
+drun=$(last_run)
+text=$("$ICPPD" report -d "$db" --run "$drun" --k 1 2>/dev/null)
+contains "$text" "<- [unknown callers of work at height" \
+	"a guessed caller is cut: work under its unknown callers, with the height"
+folded=$("$ICPPD" report -d "$db" --run "$drun" -f folded 2>/dev/null)
+is "$(printf '%s\n' "$folded" | cut -d';' -f1 | sort -u | tr '\n' ' ')" "[unknown callers] " \
+	"folded: one [unknown callers] root"
+if [ -x "$tmp/pprof_check" ]; then
+	"$ICPPD" report -d "$db" --run "$drun" -f pprof -o "$tmp/u.pb.gz" 2>/dev/null
+	pc=$("$tmp/pprof_check" "$tmp/u.pb.gz")
+	contains "$pc" "unknown_roots 1" "pprof: one [unknown callers] root"
+	contains "$pc" "label unknown_callers_of" "pprof: the function whose callers are unknown, as a label"
+	contains "$pc" "label height" "pprof: ... and its height"
+fi
+
+# the budget: with none, the search is not run and what stayed unknown
+# is counted; a larger budget later infers the run again
+"$ICPPD" record -q --no-learn -d "$db" -- "$PROGS/dispatch" direct 5 >/dev/null
+brun=$(last_run)
+text=$("$ICPPD" report -d "$db" --run "$brun" --budget 0 2>/dev/null)
+contains "$text" "search budget (0.0 s of CPU) spent: 1 CIDs (100.0% of the samples) left unknown" \
+	"--budget 0: the search stops at once and says how much stayed unknown"
+contains "$text" "<- [unknown callers of work at height" "... those samples under unknown callers"
+text=$("$ICPPD" report -d "$db" --run "$brun" 2>/dev/null)
+ok $(printf '%s\n' "$text" | grep -q 'search budget'; [ $? -ne 0 ]; echo $?) \
+	"a larger budget infers the run again: nothing left over budget"
+
+# several processes: record ends when they do, nothing inferred
+"$ICPPD" record -q -d "$db" -- sh -c "'$PROGS/dispatch' table 2; '$PROGS/dispatch' direct 2" >/dev/null
+mrun=$(last_run)
+is "$(q "SELECT count(DISTINCT pid) >= 2 FROM cid_samples WHERE run_id = $mrun")" 1 \
+	"a run of several processes"
+is "$(q "SELECT count(*) FROM inferences WHERE run_id = $mrun") $(q "SELECT count(*) FROM explained WHERE run_id = $mrun")" \
+	"0 0" "... record searched nothing and stored no inference"
+done_testing
