@@ -12,8 +12,15 @@
  * up to a known CID: N(f, h) = the sum over edges g -> f of size d of
  * N(g, h - d), where a known CID counts its candidates.  Sizes are
  * positive, so heights fall along a chain and the recursion ends; N is
- * memoised per (function, height) for the whole map, so a state is
- * counted once whatever CID reaches it.  Before searching, each
+ * memoised per (function, height, guesses left) within the search, so
+ * a state is counted once however many chains reach it.  A chain may
+ * take at most max_guesses calls no learned path took (all of them when
+ * none fits so), learned edges first in each callee's list, so a state
+ * out of guesses walks the learned graph alone: the binaries' calls
+ * (cc1plus: 400,000) otherwise fan every state out into thousands.
+ * A make profile's first report (1,000 searches in cc1): 25 s before
+ * these bounds, 0.9 s with them and 1,024 states a search.  Before
+ * searching, each
  * function's lowest possible height (from the known CIDs down the
  * edges, Dijkstra) prunes every state below it: most of a big program's
  * static call graph cannot reach a sample's height from any root.  The
@@ -33,7 +40,7 @@
 #include "common/grow.h"
 
 #define DEFAULT_MAX_EDGES 24
-#define DEFAULT_MAX_STATES 4096
+#define DEFAULT_MAX_STATES 1024
 #define DEFAULT_MAX_SOLUTIONS 64
 #define DEFAULT_MAX_GUESSES 2
 #define MAX_EDGES_LIMIT 64
@@ -61,6 +68,11 @@ struct edge {
 	int64_t callee, caller, delta;
 	double count;		/* learned samples through it */
 	bool proven;		/* a call the binary shows */
+	int64_t caller_hmin;	/* the caller's lowest possible height
+				 * (lowest_heights()), kept here so that a
+				 * search's step needs no lookup */
+	bool caller_known;	/* the caller has CIDs in the map: only
+				 * then is a CID looked up */
 };
 
 struct callee {
@@ -94,6 +106,7 @@ struct state {
 struct fnode {
 	int64_t func, hmin;
 	uint32_t first, n;
+	bool known;		/* some CID of the map is this function's */
 };
 
 struct map {
@@ -410,7 +423,7 @@ static int add_fnode(struct map *m, int64_t func, size_t *cap)
 	    hindex__insert(&m->fnode_index, hindex__mix(8, (uint64_t)func),
 			   (uint32_t)m->nfnodes))
 		return -ENOMEM;
-	m->fnodes[m->nfnodes++] = (struct fnode){ func, NO_HEIGHT, 0, 0 };
+	m->fnodes[m->nfnodes++] = (struct fnode){ func, NO_HEIGHT, 0, 0, false };
 	return 0;
 }
 
@@ -500,6 +513,7 @@ static int lowest_heights(struct map *m)
 	for (size_t i = 0; i < m->ncids && !ret; i++) {
 		struct fnode *f = find_fnode(m, m->cids[i].func);
 
+		f->known = true;
 		if (m->cids[i].height < f->hmin) {
 			f->hmin = m->cids[i].height;
 			ret = heap_push(&q, f->hmin, (uint32_t)(f - m->fnodes));
@@ -526,6 +540,13 @@ static int lowest_heights(struct map *m)
 	return ret;
 }
 
+static int learned_first(const void *a, const void *b)
+{
+	const struct edge *x = a, *y = b;
+
+	return (y->count > 0) - (x->count > 0);
+}
+
 /*
  * The call graph's tables from m->edges (learned and proven, in any
  * order, repeats allowed): one edge per (caller, callee, size), grouped
@@ -534,6 +555,7 @@ static int lowest_heights(struct map *m)
  */
 static int index_edges(struct map *m)
 {
+	int ret;
 	size_t n = 0;
 
 	m->dirty = false;
@@ -582,7 +604,19 @@ static int index_edges(struct map *m)
 			return -ENOMEM;
 		m->ncallees++;
 	}
-	return lowest_heights(m);
+	ret = lowest_heights(m);
+	for (size_t i = 0; !ret && i < m->nedges; i++) {
+		const struct fnode *f = find_fnode(m, m->edges[i].caller);
+
+		m->edges[i].caller_hmin = f ? f->hmin : NO_HEIGHT;
+		m->edges[i].caller_known = f && f->known;
+	}
+	/* each callee's learned edges first: a chain out of guesses
+	 * stops at its first edge only the binary shows */
+	for (size_t i = 0; !ret && i < m->ncallees; i++)
+		qsort(&m->edges[m->callees[i].first], m->callees[i].n,
+		      sizeof(*m->edges), learned_first);
+	return ret;
 }
 
 int infer__end_map(struct infer *inf)
@@ -709,19 +743,15 @@ struct search {
 /* Can the frame of @e's caller at @up lie on a chain to a known CID? */
 static bool feasible(const struct map *m, const struct edge *e, int64_t up)
 {
-	const struct fnode *f;
-
-	if (up <= 0)
-		return false;
-	f = find_fnode(m, e->caller);
-	return f && up >= f->hmin;
+	(void)m;
+	return up > 0 && up >= e->caller_hmin;
 }
 
 /*
  * The chains from frame chain[depth] at height @h (not a known CID) up
  * to known CIDs, each of which counts its candidates, and the state's
  * reach.  Memoised always, with whether a bound cut it short: a state
- * is expanded once per map, however many chains reach it.  (Memoising
+ * is expanded once per search, however many chains reach it.  (Memoising
  * only the uncut counts expanded every state near the edge bound once
  * per path that reached it: in cc1's call graph every search then ran
  * into the state bound, and a make report spent 20 s there.)
@@ -752,13 +782,15 @@ static struct state count_chains(struct search *s, int64_t h,
 		int64_t up = h - e->delta;
 		int g = guesses_after(e, guesses);
 
+		if (g < 0) {	/* and every edge after it: learned first */
+			for (; i < c->n && !s->pruned; i++)
+				s->pruned = feasible(m, &m->edges[c->first + i],
+						     h - m->edges[c->first + i].delta);
+			break;
+		}
 		if (!feasible(m, e, up))
 			continue;
-		if (g < 0) {
-			s->pruned = true;
-			continue;
-		}
-		if ((k = find_cid(m, e->caller, up))) {
+		if (e->caller_known && (k = find_cid(m, e->caller, up))) {
 			r.chains += k->n;
 			r.reach += weight(e) / c->sum;
 		} else if (depth + 1 < lim->max_edges) {
@@ -897,9 +929,11 @@ static uint32_t best_expand(struct search *s, struct best *b, uint32_t i)
 		bool guess = it.guess || e->count <= 0;
 		int g = guesses_after(e, it.guesses);
 
-		if (g < 0 || !feasible(m, e, up))
+		if (g < 0)	/* and every edge after it: learned first */
+			break;
+		if (!feasible(m, e, up))
 			continue;
-		if ((k = find_cid(m, e->caller, up))) {
+		if (e->caller_known && (k = find_cid(m, e->caller, up))) {
 			for (uint32_t a = 0; a < k->n && !s->err; a++) {
 				const struct infer_cand *x =
 					&m->cands[k->first + a];
@@ -911,13 +945,14 @@ static uint32_t best_expand(struct search *s, struct best *b, uint32_t i)
 			finished = true;
 		} else if (it.depth + 1 >= s->inf->lim.max_edges) {
 			s->cut = true;
-		} else if (!(st = find_state(m, e->caller, up,
-					     (unsigned)g)) ||
+		} else if ((st = find_state(m, e->caller, up, (unsigned)g)) &&
 			   st->chains > 0) {
-			/* a state the count did not reach (the state bound
-			 * cut it): bounded by its probability alone; one
-			 * it cut short, by the reach it found */
-			double bound = st ? pe * st->reach : pe;
+			/* only where the count found chains (a state it did
+			 * not reach, past its bound, is not listed: pushing
+			 * every such caller of a callee with thousands made
+			 * the listing's heap most of a report's time); one
+			 * it cut short is bounded by the reach it found */
+			double bound = pe * st->reach;
 
 			s->err = best_push(b, (struct bitem){ e->caller, up, i,
 				CCT_NONE, it.depth + 1, (unsigned)g, false,
@@ -1182,6 +1217,11 @@ static const struct memo *search_memo(struct infer *inf, struct map *m,
 		if (m->memos[i].func == func && m->memos[i].height == height)
 			return &m->memos[i];
 	inf->stats.searches++;
+	/* states are this search's: a table kept across searches grew to
+	 * millions (cc1plus: 8M, 400 MB), and looking them up, a cache
+	 * miss each, took a third of a report's time */
+	m->nstates = 0;
+	hindex__clear(&m->state_index);
 	s.chain[0] = func;
 	/* few guesses first (the common case, and cheap); all of them
 	 * only when that finds no chain */

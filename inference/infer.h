@@ -73,7 +73,7 @@ struct infer_cand {
 /* Bounds of the search for missing CIDs (0: the default). */
 struct infer_limits {
 	unsigned max_edges;	/* chain length; default 24, at most 64 */
-	unsigned max_states;	/* states visited per CID; default 65536 */
+	unsigned max_states;	/* states visited per CID; default 1024 */
 	unsigned max_solutions;	/* default 64 */
 	unsigned max_guesses;	/* calls per chain that no learned path
 				 * took (the binaries' direct calls only):
