@@ -13,16 +13,19 @@
 # ("liblzma.so.5+0x1a30") are named "[unknown]" as perf names them.
 # The functions perf cannot unwind from are left out (see no_caller);
 # "left-out" is the share of perf's samples that goes.  icppd's profile
-# is scored as report shows it (candidates cut where they disagree, under
-# "[unknown callers ...]", which never matches perf) and, in the last
-# two columns, with report --whole-chains.
+# is scored as report shows it (apportioned by learned counts; only
+# guessed chains cut where they disagree, under "[unknown callers]",
+# which never matches perf) and, in the last two columns, with report
+# --whole-chains.
 #
 # Workloads: bench/workloads.sh's, each recorded into a fresh database
 # (the online ones trained on another input first).
 #
 # Usage: bench/accuracy.sh [BUILDDIR]   (default: build, made by ./demo.sh)
 # Environment: REPS (default 5), EVENT (cpu-clock), FREQ (1000), K (3),
-# WORKLOADS (default: all of bench/workloads.sh's).
+# WORKLOADS (default: all of bench/workloads.sh's), LEARN (options of
+# icppd record: "--no-learn" or "--learn-freq 1000" for the points of
+# learning's cost curve; bench/record.sh gives their cost).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/workloads.sh"
 freq=${FREQ:-1000}
@@ -72,7 +75,7 @@ run_one() {	# run_one MODE CMD...: prints "ceiling icppd left-out whole"; $train
 	done
 	rm -f "$work"/a.db* "$work"/proj/*.o "$work"/t.o
 	[ -z "$train" ] || eval "\"\$icppd\" train -q -e \"\$event\" -F \"\$freq\" -d \"\$work/a.db\" -- $train" >/dev/null
-	"$icppd" record -q -e "$event" -F "$freq" -d "$work/a.db" -- "$@" >/dev/null
+	"$icppd" record -q ${LEARN:-} -e "$event" -F "$freq" -d "$work/a.db" -- "$@" >/dev/null
 	# whole stacks, and a function without a symbol as perf names it;
 	# as shown (cut where candidates disagree) and --whole-chains
 	"$icppd" report -d "$work/a.db" -f folded --k inf --exact --no-demangle 2>/dev/null |

@@ -16,14 +16,20 @@
 # Usage: bench/record.sh [BUILDDIR]   (default: build, made by ./demo.sh)
 # Environment: REPS (default 5), EVENT (default cpu-clock), FREQ (1000).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/workloads.sh"
 freq=${FREQ:-1000}
 make_input "$work/input" 8000000
 
+# The big multi-process workloads too (bench/workloads.sh's): make of a
+# small C project (make, cc, cc1, as, collect2, ld) and g++ -O2 -c of a
+# template-heavy file.
 set -- \
 	"heights" "$progs/heights-nofp 200" \
 	"threads" "$progs/threads 360 2" \
 	"xz" "xz -6 -T1 -c $work/input" \
-	"bzip2" "bzip2 -9 -c $work/input"
+	"bzip2" "bzip2 -9 -c $work/input" \
+	"make" "make -s -B -C $work/proj" \
+	"g++" "g++ -O2 -c -o $work/t.o $work/t.cc"
 
 # run MODE CMD: one measurement; prints "cpu wall bytes samples".
 run() {

@@ -1,10 +1,11 @@
 # bench/workloads.sh - the workloads bench/accuracy.sh and
 # bench/validate.sh run: python3 (pure Python), perl, sqlite3, xz with
 # threads, make of a small C project (make -> cc1, as, collect2, ld), g++
-# -O2 -c of a C++ file, and two online ones (NAME-online: trained on one
-# input, recorded on another).  Sourced after lib.sh: writes the inputs
+# -O2 -c of a C++ file, two online ones (NAME-online: trained on one
+# input, recorded on another), and two test programs whose CIDs collide
+# (dispatch: eight handlers; collide: two callers), trained first.  Sourced after lib.sh: writes the inputs
 # under $work and defines workload().
-workloads="python perl sqlite3 xz make g++ python-online sqlite3-online"
+workloads="python perl sqlite3 xz make g++ python-online sqlite3-online dispatch collide"
 py=$(command -v python3.11 || command -v python3)
 cat >"$work/work.py" <<'PY'
 import json
@@ -108,6 +109,14 @@ workload() {
 	sqlite3-online)
 		train='sqlite3 :memory: "$train_query"'
 		cmd='sqlite3 :memory: "$query"' ;;
+	# trained, then recorded: colliding CIDs whose candidates training
+	# weighed (eight handlers of a dispatch table; two callers)
+	dispatch)
+		train='"$progs/dispatch" table 20'
+		cmd='"$progs/dispatch" table 20' ;;
+	collide)
+		train='"$progs/collide" ab 300'
+		cmd='"$progs/collide" ab 300' ;;
 	*) echo "bench: unknown workload $1" >&2; exit 1 ;;
 	esac
 }

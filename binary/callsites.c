@@ -329,6 +329,18 @@ static int call_delta(struct sweep *w, uint64_t addr, int64_t *delta)
 	return *delta >= 8 ? 0 : -ENOENT;
 }
 
+/* Keeps site @c, made through GOT slot @slot (0: none). */
+static int push_site(struct sweep *w, struct callsite c, uint64_t slot)
+{
+	if (grow(&w->out->v, &w->cap, w->out->n + 1, sizeof(*w->out->v),
+		 1024) ||
+	    grow(&w->got, &w->got_cap, w->out->n + 1, sizeof(*w->got), 1024))
+		return -ENOMEM;
+	w->got[w->out->n] = slot;
+	w->out->v[w->out->n++] = c;
+	return 0;
+}
+
 static int add_site(struct sweep *w, const cs_insn *in)
 {
 	const cs_x86 *x = &in->detail->x86;
@@ -343,14 +355,8 @@ static int add_site(struct sweep *w, const cs_insn *in)
 		w->out->unknown++;
 		return 0;
 	}
-	if (grow(&w->out->v, &w->cap, w->out->n + 1, sizeof(*w->out->v),
-		 1024) ||
-	    grow(&w->got, &w->got_cap, w->out->n + 1, sizeof(*w->got), 1024))
-		return -ENOMEM;
-	w->got[w->out->n] = slot;
-	w->out->v[w->out->n++] = (struct callsite){ ret, w->func,
-		slot ? 0 : (uint64_t)x->operands[0].imm, delta, NULL };
-	return 0;
+	return push_site(w, (struct callsite){ ret, w->func,
+		slot ? 0 : (uint64_t)x->operands[0].imm, delta, NULL }, slot);
 }
 
 /* Function boundaries: the state restarts at each function's entry. */
@@ -636,14 +642,8 @@ static int scan_site(struct sweep *w, struct to_sweep *ts, uint64_t addr,
 		ts->v[ts->n++] = f.start;
 		return 0;
 	}
-	if (grow(&w->out->v, &w->cap, w->out->n + 1, sizeof(*w->out->v),
-		 1024) ||
-	    grow(&w->got, &w->got_cap, w->out->n + 1, sizeof(*w->got), 1024))
-		return -ENOMEM;
-	w->got[w->out->n] = slot;
-	w->out->v[w->out->n++] = (struct callsite){ addr + len, f.start,
-		slot ? 0 : target, delta, NULL };
-	return 0;
+	return push_site(w, (struct callsite){ addr + len, f.start,
+		slot ? 0 : target, delta, NULL }, slot);
 }
 
 /* The end of function @start: the first address past it where another

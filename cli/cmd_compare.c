@@ -164,30 +164,6 @@ static void strip_comm_frames(struct profile_list *a,
 		 "first frame", name);
 }
 
-static int cmp_entry(const void *a, const void *b)
-{
-	return strcmp(((const struct flat_entry *)a)->key,
-		      ((const struct flat_entry *)b)->key);
-}
-
-/* Merges entries with equal keys (after truncation). */
-static void merge(struct profile_list *l)
-{
-	size_t kept = 0;
-
-	if (l->n)
-		qsort(l->e, l->n, sizeof(*l->e), cmp_entry);
-	for (size_t i = 0; i < l->n; i++) {
-		if (kept && !strcmp(l->e[kept - 1].key, l->e[i].key)) {
-			l->e[kept - 1].weight += l->e[i].weight;
-			free(l->e[i].key);
-		} else {
-			l->e[kept++] = l->e[i];
-		}
-	}
-	l->n = kept;
-}
-
 /* report__folded()'s contexts into a list. */
 static int add_context(void *arg, const char *key, int64_t group,
 		       double weight)
@@ -325,8 +301,8 @@ int cmd_compare(int argc, char **argv)
 	strip_comm_frames(&b, &a, argv[idx + 1]);
 	cut_keys(&a, k);
 	cut_keys(&b, k);
-	merge(&a);
-	merge(&b);
+	metrics__merge(a.e, &a.n);
+	metrics__merge(b.e, &b.n);
 	metrics__compare(a.e, a.n, b.e, b.n, threshold / 100, &r);
 	if (json)
 		fprintf(out.f, "{\"overlap\": %.6f, \"coverage\": %.6f, "

@@ -22,6 +22,23 @@ static double sum(const struct flat_entry *e, size_t n)
 	return s;
 }
 
+void metrics__merge(struct flat_entry *v, size_t *n)
+{
+	size_t kept = 0;
+
+	if (*n)
+		qsort(v, *n, sizeof(*v), cmp_key);
+	for (size_t i = 0; i < *n; i++) {
+		if (kept && !strcmp(v[kept - 1].key, v[i].key)) {
+			v[kept - 1].weight += v[i].weight;
+			free(v[i].key);
+		} else {
+			v[kept++] = v[i];
+		}
+	}
+	*n = kept;
+}
+
 void metrics__compare(struct flat_entry *a, size_t na, struct flat_entry *b,
 		      size_t nb, double threshold, struct compare_result *r)
 {

@@ -30,6 +30,10 @@ struct compare_result {
 	double total_a, total_b;
 };
 
+/* Sorts @v by key and merges equal keys (their weights added, the
+ * keys of the merged entries freed); the entries left in *@n. */
+void metrics__merge(struct flat_entry *v, size_t *n);
+
 /* Sorts @a and @b by key, then compares them. */
 void metrics__compare(struct flat_entry *a, size_t na, struct flat_entry *b,
 		      size_t nb, double threshold, struct compare_result *r);

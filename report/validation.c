@@ -470,32 +470,14 @@ static int add_context(void *arg, const char *key, int64_t group,
 	return 0;
 }
 
-static int cmp_key(const void *a, const void *b)
-{
-	return strcmp(((const struct flat_entry *)a)->key,
-		      ((const struct flat_entry *)b)->key);
-}
-
 /* @p's k-contexts into @c, equal keys merged.  0 or -errno. */
 static int contexts_of(struct run_profile *p, uint32_t k, struct contexts *c)
 {
-	size_t kept = 0;
 	int ret = report__folded(p->cct, k, add_context, c);
 
-	if (ret)
-		return ret;
-	if (c->n)
-		qsort(c->v, c->n, sizeof(*c->v), cmp_key);
-	for (size_t i = 0; i < c->n; i++) {
-		if (kept && !strcmp(c->v[kept - 1].key, c->v[i].key)) {
-			c->v[kept - 1].weight += c->v[i].weight;
-			free(c->v[i].key);
-		} else {
-			c->v[kept++] = c->v[i];
-		}
-	}
-	c->n = kept;
-	return 0;
+	if (!ret)
+		metrics__merge(c->v, &c->n);
+	return ret;
 }
 
 static void contexts_free(struct contexts *c)

@@ -295,6 +295,44 @@ static void most_probable_first(void)
 	cct__free(t);
 }
 
+/* Candidates no learned count weighs (a map with no samples, as a
+ * crafted or pulled one may be) are cut where they disagree; an outcome
+ * kept from an earlier inference attributes as infer__cid() does. */
+static void unweighed(void)
+{
+	static const struct infer_node zero[] = {
+		{ -1, MAIN, 16, 0, 0, 0, 0 },
+		{ 0, A, 48, 0x11, 0, 0, 0 },
+		{ 1, T, 96, 0x21, 0, 0, 0 },
+		{ 0, B, 48, 0x12, 0, 0, 0 },
+		{ 3, T, 96, 0x31, 0, 0, 0 },
+	};
+	struct cct *t = cct__new();
+	struct infer *inf = infer__new(t, NULL);
+	struct infer_outcome o;
+	enum cct_how how;
+	uint32_t exact;
+
+	for (int f = 1; f < NFUNCS; f++)
+		cct__define(t, f, names[f], 1, 0x1000 * (unsigned)f);
+	infer__begin_map(inf, PROG);
+	for (size_t i = 0; i < sizeof(zero) / sizeof(zero[0]); i++)
+		infer__add_node(inf, &zero[i]);
+	infer__end_map(inf);
+	is_int(infer__cid(inf, PROG, T, 96, 4), 0, "an unweighed CID");
+	ok(record(t, "main;a;t", &exact, &how) < 0 &&
+	   record(t, "[unknown callers of t at height 96];t", &exact, &how) == 4,
+	   "candidates no count weighs: cut above t, all 4 samples there");
+	is_int(infer__unknown(inf, U, 9999, &o), 0, "an outcome left unknown");
+	is_int(infer__add_outcome(inf, CCT_ROOT, 0, &o, 2), 0,
+	       "attributed as kept");
+	ok(record(t, "[unknown callers of u at height 9999];u", &exact, &how) == 2 &&
+	   how == CCT_UNKNOWN, "infer__add_outcome: its weight where the outcome says");
+	is_int((int)infer__stats(inf)->cids, 2, "both counted as attributed CIDs");
+	infer__free(inf);
+	cct__free(t);
+}
+
 int main(void)
 {
 	struct cct *t = cct__new();
@@ -397,6 +435,7 @@ int main(void)
 	proven_calls();
 	most_probable_first();
 	cut_chains();
+	unweighed();
 	infer__free(NULL);
 	return tap_done();
 }
