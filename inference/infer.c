@@ -1113,8 +1113,25 @@ static int cut_node(struct cct *t, uint32_t top, uint32_t leaf,
  * cut ones get their cut contexts and equal contexts merge.  The number
  * of solutions left in @v, or 0 when out of memory.
  */
-static size_t cut_uncertain(struct infer *inf, struct infer_solution *v,
-			    size_t n)
+/* Whether a learned path took a call from @caller to @callee (a
+ * callee's learned edges come first). */
+static bool learned_call(const struct map *m, int64_t caller, int64_t callee)
+{
+	const struct callee *c = find_callee(m, callee);
+
+	for (uint32_t i = 0; c && i < c->n; i++) {
+		const struct edge *e = &m->edges[c->first + i];
+
+		if (e->count <= 0)
+			break;
+		if (e->caller == caller)
+			return true;
+	}
+	return false;
+}
+
+static size_t cut_uncertain(struct infer *inf, const struct map *mp,
+			    struct infer_solution *v, size_t n)
 {
 	struct cct *t = inf->cct;
 	struct cutter *c = malloc(n * sizeof(*c));
@@ -1128,6 +1145,7 @@ static size_t cut_uncertain(struct infer *inf, struct infer_solution *v,
 		c[i] = (struct cutter){ i, v[i].node, 0, 0 };
 	while (live) {
 		size_t m = 0;
+		bool weighed = true;
 
 		for (size_t i = 0; i < live; i++) {
 			uint32_t up = cct__node(t, c[i].top)->parent;
@@ -1137,6 +1155,8 @@ static size_t cut_uncertain(struct infer *inf, struct infer_solution *v,
 				continue;
 			}
 			c[i].above = cct__node(t, up)->frame;
+			weighed = weighed && learned_call(mp, c[i].above,
+				cct__node(t, c[i].top)->frame);
 			c[m++] = c[i];
 		}
 		qsort(c, m, sizeof(*c), cmp_cutter);
@@ -1147,7 +1167,9 @@ static size_t cut_uncertain(struct infer *inf, struct infer_solution *v,
 			for (b = a; b < m && !cmp_cutter(&c[a], &c[b]); b++)
 				mass += v[c[b].sol].share;
 			for (size_t i = a; i < b; i++) {
-				if (mass < inf->lim.confidence) {
+				/* a split that learned calls weigh is
+				 * apportioned: only a guess is cut */
+				if (!weighed && mass < inf->lim.confidence) {
 					top[c[i].sol] = c[i].top;
 					cut[c[i].sol] = any = true;
 					continue;
@@ -1183,14 +1205,15 @@ fail:
 /* Cuts the solutions of an outcome that has several (cut_uncertain()).
  * Ambiguous ones that all merge into one are certain to its top: all
  * chains agreed up to where it is cut.  0 or -ENOMEM. */
-static int cut_outcome(struct infer *inf, struct infer_solution *v,
+static int cut_outcome(struct infer *inf, const struct map *m,
+		       struct infer_solution *v,
 		       uint32_t *n, uint32_t *exact, enum cct_how how)
 {
 	size_t k;
 
 	if (*n < 2 || inf->lim.confidence < 0)
 		return 0;
-	if (!(k = cut_uncertain(inf, v, *n)))
+	if (!(k = cut_uncertain(inf, m, v, *n)))
 		return -ENOMEM;
 	if (k == 1 && how == CCT_AMBIGUOUS)
 		*exact = cct__node(inf->cct, v[0].node)->depth;
@@ -1255,7 +1278,8 @@ static const struct memo *search_memo(struct infer *inf, struct map *m,
 		classify(inf, m, mo, chains, cut || s.cut);
 		/* chains that learned samples alone weigh are apportioned
 		 * whole; a prior's guess is cut where they disagree */
-		if (s.guess && cut_outcome(inf, &m->sols[mo->first], &mo->n, &mo->exact,
+		if (s.guess && cut_outcome(inf, m, &m->sols[mo->first], &mo->n,
+					   &mo->exact,
 				mo->how))
 			return NULL;
 		m->nsols = mo->first + mo->n;	/* merged ones dropped */
@@ -1306,7 +1330,7 @@ int infer__explain(struct infer *inf, int64_t program_id, int64_t func,
 		n = e->n;
 		/* learned counts weigh the candidates: apportioned whole */
 		if (!e->weighed &&
-		    cut_outcome(inf, v, &n, &out->exact, out->how))
+		    cut_outcome(inf, m, v, &n, &out->exact, out->how))
 			return -ENOMEM;
 		out->n = n;
 		return 0;

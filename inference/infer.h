@@ -28,22 +28,23 @@
  * - still nothing: the context "[unknown callers of F at height H]; F"
  *   (unknown), never dropped.
  *
- * Several candidates or chains that learned samples weigh (a CID's
- * training or learning counts; chains whose every edge some learned
- * path took) are apportioned by that evidence, as ICPP does: right in
- * aggregate, their frames above the shared suffix marked not certain.
- * Only where nothing weighs them (a chain through a call only the
- * binary shows, whose weight is a prior; candidates without counts)
- * are they cut where they stop agreeing: walking up from the leaf, a
- * chain keeps a frame only while the chains that show the same frames
- * so far hold at least the confidence share of the weight.  Above the
- * last frame kept, F at height H, stands "[unknown callers of F at
- * height H]", and the chains cut alike merge.  A report so never draws
- * a guessed caller as if it were known (the search's guesses deep in
- * a big program, cc1 under make, were wrong 80 % of the time when
- * shown whole), and never hides a measured one (cutting learned
- * candidates put 93 % of a dispatch loop's profile under unknown
- * callers).
+ * Several candidates or chains are apportioned by their weights, as
+ * ICPP does (right in aggregate, the frames above their shared suffix
+ * marked not certain), and cut only where a guess alone splits them:
+ * walking up from the leaf, at each level where the chains part, the
+ * split is weighed when a learned path took every call it makes (each
+ * chain's call from the frame above into its frame at that level);
+ * such a split is kept whole.  At a split a guess makes (a call only
+ * the binary shows, whose weight is a prior; candidates without
+ * counts), a chain keeps its frames only while the chains that show
+ * the same frames so far hold at least the confidence share of the
+ * weight.  Above the last frame kept, F at height H, stands "[unknown
+ * callers of F at height H]", and the chains cut alike merge.  A report
+ * so never draws a guessed caller as if it were known (the search's
+ * guesses deep in a big program, cc1 under make, were wrong 80 % of the
+ * time when shown whole), and never hides a measured one (cutting
+ * learned candidates put 93 % of a dispatch loop's profile under
+ * unknown callers).
  */
 #ifndef ICPPD_INFERENCE_INFER_H
 #define ICPPD_INFERENCE_INFER_H

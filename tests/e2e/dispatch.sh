@@ -59,14 +59,18 @@ ov=$(sqlite3 :memory: "SELECT json_extract(readfile('$tmp/v.json'), '\$.overlap_
 ok $(awk -v o="${ov:-0}" 'BEGIN { exit !(o >= 0.95) }'; echo $?) \
 	"validate: k = 3 overlap of the report with the true stacks >= 0.95 ($ov)"
 
-# direct calls training never saw: eight chains, each through a call only
-# the binary shows (a guess), so cut above work, under one root in
-# folded and pprof; text keeps the function and the height
+# direct calls training never saw: the chains run through the learned
+# calls h0..h7 -> work (apportioned, as the split they make is weighed)
+# and above them through calls only the binary shows, a guess: cut
+# there, under one root in folded and pprof; text keeps the function
+# and the height
 "$ICPPD" record -q --no-learn -d "$db" -- "$PROGS/dispatch" direct 5 >/dev/null
 drun=$(last_run)
-text=$("$ICPPD" report -d "$db" --run "$drun" --k 1 2>/dev/null)
-contains "$text" "<- [unknown callers of work at height" \
-	"a guessed caller is cut: work under its unknown callers, with the height"
+text=$("$ICPPD" report -d "$db" --run "$drun" --k 2 2>/dev/null)
+contains "$text" "<- [unknown callers of h0 at height" \
+	"a guessed caller is cut: above h0 its callers are unknown, with the height"
+ok $(printf '%s\n' "$text" | grep -q '<- direct'; [ $? -ne 0 ]; echo $?) \
+	"... and the guessed caller, direct, is not drawn"
 folded=$("$ICPPD" report -d "$db" --run "$drun" -f folded 2>/dev/null)
 is "$(printf '%s\n' "$folded" | cut -d';' -f1 | sort -u | tr '\n' ' ')" "[unknown callers] " \
 	"folded: one [unknown callers] root"
@@ -77,6 +81,15 @@ if [ -x "$tmp/pprof_check" ]; then
 	contains "$pc" "label unknown_callers_of" "pprof: the function whose callers are unknown, as a label"
 	contains "$pc" "label height" "pprof: ... and its height"
 fi
+# a map that knows main alone: every call above work is a guess, so
+# the eight chains are cut right above work
+"$ICPPD" train $TRAIN_OPTS -q -d "$tmp/g.db" -- "$PROGS/dispatch" main 10 >/dev/null
+"$ICPPD" record -q --no-learn -d "$tmp/g.db" -- "$PROGS/dispatch" direct 5 >/dev/null
+text=$("$ICPPD" report -d "$tmp/g.db" --k 1 2>/dev/null)
+contains "$text" "<- [unknown callers of work at height" \
+	"chains of guesses alone: cut above work, never a guessed handler drawn"
+ok $(printf '%s\n' "$text" | grep -q '<- h[0-7]'; [ $? -ne 0 ]; echo $?) \
+	"... no handler shown"
 
 # the budget: with none, the search is not run and what stayed unknown
 # is counted; a larger budget later infers the run again

@@ -13,7 +13,10 @@
  *   table:  each round calls h0..h7 through the table (indirect calls);
  *   direct: main calls h0..h7 directly, a call path training through
  *           the table never saw: the binary's direct calls are the only
- *           evidence for the callers, and they weigh all eight alike.
+ *           evidence for the callers above the handlers;
+ *   main:   main burns ROUNDS times MS itself and calls nothing, so a
+ *           map trained on it knows main alone: every call of a direct
+ *           run is a guess.
  *   MS: CPU milliseconds work() burns per round in all (default 46).
  */
 #include "truth.h"
@@ -72,7 +75,10 @@ int main(int argc, char **argv)
 	else
 		burn_ns = 46000000;
 	part = burn_ns / 92;
-	for (int r = 0; r < rounds; r++) {
+	if (argc > 1 && !strcmp(argv[1], "main"))
+		burn_for(burn_ns * (uint64_t)rounds);
+	for (int r = 0; r < rounds && !(argc > 1 && !strcmp(argv[1], "main"));
+	     r++) {
 		if (argc > 1 && !strcmp(argv[1], "direct"))
 			direct(part);
 		else
