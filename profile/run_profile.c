@@ -1155,8 +1155,6 @@ static int infer_stale(struct store *st, struct run_profile *p,
 		if (save(st, p, stale->v[i], e, s))
 			log_warn("%s: the inferred contexts are not stored; "
 				 "the report is complete", store__error(st));
-		else
-			p->saved = true;
 	}
 	return ret;
 }

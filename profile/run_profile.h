@@ -29,7 +29,6 @@ struct run_profile {
 	size_t nmodules, modules_cap;
 	size_t programs, unmapped;	/* programs, those without a map */
 	char unmapped_path[256];	/* one of them ("" when unknown) */
-	bool saved;			/* the inferred table was updated */
 	bool whole;			/* RUN_PROFILE_WHOLE */
 	bool mangled;			/* RUN_PROFILE_MANGLED */
 	bool flat;			/* RUN_PROFILE_FLAT */
@@ -68,8 +67,8 @@ struct run_profile {
 
 /* What run_profile__infer() does besides inferring. */
 enum {
-	/* store the result (a whole run, a writable store; only when its
-	 * inputs grew since the stored one) */
+	/* store the inference of the selection's runs (a writable store;
+	 * only runs whose stored one no longer holds) */
 	RUN_PROFILE_SAVE = 1,
 	/* read the direct calls of the binaries whose samples the path
 	 * maps do not explain (static_calls.h) */
@@ -81,7 +80,8 @@ enum {
 	/* C++ names as the symbols spell them, not demangled */
 	RUN_PROFILE_MANGLED = 8,
 	/* every context under a process frame (cct__process()): one per
-	 * command, or one per process; such a profile is never stored */
+	 * command, or one per process (the stored inference serves them:
+	 * it is kept per CID, whatever the process) */
 	RUN_PROFILE_BY_COMM = 16,
 	RUN_PROFILE_BY_PID = 32,
 	/* read the sampled instructions of each function too (pcs) */
@@ -121,16 +121,7 @@ int run_profile__infer_within(struct store *st,
 			      unsigned flags, double budget_s,
 			      struct run_profile *p);
 
-/*
- * run_profile__infer_within() with RUN_PROFILE_BUDGET_S.
- * Infers the samples @sel selects (a run, or a time window of runs,
- * optionally one process or program) into @p, as @flags say.  With
- * RUN_PROFILE_SAVE, a whole run and a writable store, the result
- * replaces the run's rows in the inferred table when the training maps,
- * the run or the proven calls used grew since they were written.  0, or
- * -1 after logging why; 1 (logged) when the run does not exist or the
- * window holds none.
- */
+/* run_profile__infer_within() with RUN_PROFILE_BUDGET_S. */
 int run_profile__infer(struct store *st, const struct store_selection *sel,
 		       unsigned flags, struct run_profile *p);
 

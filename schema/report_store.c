@@ -388,14 +388,6 @@ int store__map_nodes(struct store *st, int64_t program_id, int64_t map_run,
 			  " WHERE map_id = ? ORDER BY id", "i", map);
 }
 
-int store__map_samples(struct store *st, int64_t *samples)
-{
-	return store__ints(st, "reading path maps", samples, 1,
-			   "SELECT COALESCE(SUM(n.self), 0) FROM path_nodes n"
-			   " JOIN path_maps m ON m.id = n.map_id"
-			   " WHERE m.run_id = 0", NULL) < 0 ? -1 : 0;
-}
-
 int store__run_map_samples(struct store *st, int64_t run_id,
 			   int64_t *samples)
 {

@@ -134,10 +134,8 @@ int store__map_nodes(struct store *st, int64_t program_id, int64_t map_run,
 		     int (*fn)(void *arg, const struct store_node *n),
 		     void *arg);
 
-/* Training samples in all path maps: grows with every training run. */
-int store__map_samples(struct store *st, int64_t *samples);
-/* ... in the maps of the programs run @run_id sampled: grows when one
- * of its builds learns. */
+/* Learned samples in the path maps of the programs run @run_id
+ * sampled: grows when one of its builds learns. */
 int store__run_map_samples(struct store *st, int64_t run_id,
 			   int64_t *samples);
 
