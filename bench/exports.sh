@@ -69,7 +69,7 @@ for w in ${WORKLOADS:-make g++}; do
 		case $m in
 		first) target=1.00 ;;
 		perf-*) target=- ;;
-		*) target=$(awk -v p="$pscript" 'BEGIN { t = 2 * p; printf "%.2f", t > 0.3 ? t : 0.3 }') ;;
+		*) target=$(awk -v p="$pscript" 'BEGIN { t = 2 * p; printf "%.2f", (t > 0.3 ? t : 0.3) }') ;;
 		esac
 		printf '%-12s %8s %9.1f %12s %8s\n' "$m" "$t" \
 			"$(awk -v m="$mem" 'BEGIN { print m / 1024 }')" \

@@ -5,7 +5,9 @@
 # true stack and scores the report's inference against it.  Per
 # workload, the median over REPS of: correct (every frame shown is true),
 # of it cut (candidates shown only as far as they agree), incorrect, and
-# unknown callers, as shares of the scored samples.
+# unknown callers, as shares of the scored samples; and the profile as a
+# whole, the k = 3 overlap of the report with the true stacks (1: the
+# same), which apportioned samples keep high where they lower correct.
 #
 # Usage: bench/validate.sh [BUILDDIR]   (default: build, made by ./demo.sh)
 # Environment: REPS (default 5), EVENT (cpu-clock), FREQ (1000),
@@ -18,7 +20,7 @@ field() {	# field FILE PATH: a JSON number, by SQLite's json_extract
 	sqlite3 :memory: "SELECT printf('%.4f', json_extract(readfile('$1'), '$2'))"
 }
 
-run_one() {	# run_one MODE CMD...: "samples correct cut incorrect unknown"
+run_one() {	# run_one MODE CMD...: "samples correct cut incorrect unknown overlap"
 	shift
 	rm -f "$work"/v.db* "$work"/proj/*.o "$work"/t.o
 	[ -z "$train" ] || eval "\"\$icppd\" train -q -e \"\$event\" -F \"\$freq\" -d \"\$work/v.db\" -- $train" >/dev/null
@@ -29,17 +31,17 @@ run_one() {	# run_one MODE CMD...: "samples correct cut incorrect unknown"
 	for p in samples correct cut incorrect unknown; do
 		field "$work/v.json" "\$.report.$p"
 	done | tr '\n' ' '
-	echo
+	field "$work/v.json" '$.overlap_k3'
 }
 
 modes=one
 printf '# %s, %s Hz, %s repetitions; medians; %s CPUs\n' "$event" "$freq" "$reps" "$(nproc)"
-printf '%-15s %8s %8s %8s %9s %8s\n' workload samples correct cut incorrect unknown
+printf '%-15s %8s %8s %8s %9s %8s %8s\n' workload samples correct cut incorrect unknown overlap
 for w in ${WORKLOADS:-$workloads}; do
 	workload "$w"
 	eval "set -- $cmd"
 	interleave "$w" run_one "$@"
-	printf '%-15s %8.0f %8s %8s %9s %8s\n' "$w" "$(col "$w" one 1)" \
+	printf '%-15s %8.0f %8s %8s %9s %8s %8s\n' "$w" "$(col "$w" one 1)" \
 		"$(col "$w" one 2)" "$(col "$w" one 3)" "$(col "$w" one 4)" \
-		"$(col "$w" one 5)"
+		"$(col "$w" one 5)" "$(col "$w" one 6)"
 done

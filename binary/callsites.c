@@ -81,6 +81,8 @@ struct sweep {
 	struct hindex target_index;
 	int pass;
 	uint64_t endbr_end;	/* where the last endbr64 ended */
+	uint64_t code_lo, code_hi;	/* the span of the code sections: a
+					 * call's target lies within */
 	/* address -> value: jumps through a GOT slot (first pass) to
 	 * their slot; imported slots and exports to their names' offsets */
 	struct slot_ref {
@@ -624,6 +626,9 @@ static int scan_site(struct sweep *w, struct to_sweep *ts, uint64_t addr,
 	int64_t delta;
 	int r;
 
+	/* most E8 bytes are not calls: their "target" leaves the code */
+	if (!slot && (target < w->code_lo || target >= w->code_hi))
+		return 0;
 	if (module__function(w->m, addr, &f))
 		return 0;			/* not in any function */
 	if (!slot && !find_ref(w->stubs, w->nstubs, target) &&
@@ -733,7 +738,13 @@ static int scan_section(void *arg, uint64_t vaddr, const uint8_t *code,
 static int stubs_section(void *arg, uint64_t vaddr, const uint8_t *code,
 			 size_t size)
 {
-	return scan_stubs(arg, vaddr, code, size);
+	struct sweep *w = arg;
+
+	if (!w->code_hi || vaddr < w->code_lo)
+		w->code_lo = vaddr;
+	if (vaddr + size > w->code_hi)
+		w->code_hi = vaddr + size;
+	return scan_stubs(w, vaddr, code, size);
 }
 
 int callsites__scan(struct module *m, struct callsites *out)

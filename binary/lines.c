@@ -162,7 +162,7 @@ static struct line_module *load(struct lines *l, const char *path,
 				const char *build_id)
 {
 	struct line_module *m;
-	struct module *mod;
+	char id[41];
 	bool same;
 
 	for (size_t i = 0; i < l->n; i++)
@@ -175,10 +175,8 @@ static struct line_module *load(struct lines *l, const char *path,
 	if (!m->path)
 		return NULL;
 	l->n++;
-	mod = module__open(path);
-	same = mod && !module__error(mod) &&
-	       !strcmp(module__build_id(mod), build_id);
-	module__free(mod);
+	same = !module__file_build_id(path, id, sizeof(id), NULL) &&
+	       !strcmp(id, build_id);
 	if (!same)
 		return m;	/* no rows: never read another build */
 	if (read_file(path, m) && build_id[0] && strlen(build_id) > 2) {

@@ -361,6 +361,34 @@ static int open_regular(const char *path)
 	return fd;
 }
 
+int module__file_build_id(const char *path, char *out, size_t len,
+			  struct module_span *span)
+{
+	struct module probe = { .path = (char *)path };
+	int fd = open_regular(path), ret;
+
+	if (fd < 0)
+		return fd;
+	elf_version(EV_CURRENT);
+	probe.elf = elf_begin(fd, ELF_C_READ, NULL);
+	ret = is_elf64(probe.elf);
+	if (!ret) {
+		read_build_id(&probe);
+		snprintf(out, len, "%s", probe.build_id);
+		if (span) {
+			read_segments(&probe);
+			span->found = !module__code_span(&probe, &span->start,
+							 &span->limit,
+							 &span->offset);
+			free(probe.segs);
+		}
+	}
+	if (probe.elf)
+		elf_end(probe.elf);
+	close(fd);
+	return ret;
+}
+
 struct module *module__open(const char *path)
 {
 	struct module *m = module_alloc(path);

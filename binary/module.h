@@ -34,6 +34,17 @@ struct module_func {
  * under a reason instead of being retried for every sample.
  */
 struct module *module__open(const char *path);
+/* The span of a file's code, as module__code_span() gives it. */
+struct module_span {
+	bool found;
+	uint64_t start, limit, offset;
+};
+/* The build-id of the ELF file at @path (hex; "" when it has none) into
+ * @out, and with @span (may be NULL) the span of its code, without
+ * analysing the rest of the file (symbols, CFI): what a reader of
+ * another part checks first.  0, or what module__error() would say. */
+int module__file_build_id(const char *path, char *out, size_t len,
+			  struct module_span *span);
 /* The vDSO of the running kernel (the same image in every process). */
 struct module *module__open_vdso(void);
 /* An ELF image in memory; @img is copied. */

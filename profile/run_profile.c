@@ -822,33 +822,36 @@ static int context_of(struct store *st, const struct run_profile *p,
  * inferred table's weights.  0 or -1. */
 static int save_cid(struct store *st, struct run_profile *p, int64_t run,
 		    const struct expl *x, const struct infer_solution *sols,
-		    double samples, struct ctx_chain *chain)
+		    double samples, struct ctx_chain *chain, uint8_t *sited)
 {
 	struct cct *t = p->cct;
 
 	for (uint32_t i = 0; i < x->n; i++) {
-		uint32_t node = sols[i].node;
-		const struct cct_node *top;
+		uint32_t top = sols[i].node;
+		const struct cct_node *n;
 		struct store_explained r = { x->program, x->func, x->height,
 			0, 0, 0, 0, cct_how__name(x->how), x->exact,
 			sols[i].share };
 
-		if (context_of(st, p, node, chain, &r.context_id))
+		if (context_of(st, p, top, chain, &r.context_id))
 			return -1;
-		for (top = cct__node(t, node); top->parent != CCT_ROOT &&
-		     cct__node(t, top->parent)->frame > 0;
-		     top = cct__node(t, top->parent))
-			if (top->call_site &&
-			    store__explained_site(st, run, top->ext,
-						  (int64_t)top->call_site))
+		/* the call sites up the context, each node's once (@sited:
+		 * by node, nodes stored already; deep stacks share most) */
+		for (;;) {
+			n = cct__node(t, top);
+			if (n->call_site && !sited[top] &&
+			    store__explained_site(st, run, n->ext,
+						  (int64_t)n->call_site))
 				return -1;
-		if (top->call_site &&
-		    store__explained_site(st, run, top->ext,
-					  (int64_t)top->call_site))
-			return -1;
-		if (top->parent != CCT_ROOT) {
+			sited[top] = 1;
+			if (n->parent == CCT_ROOT ||
+			    cct__node(t, n->parent)->frame <= 0)
+				break;
+			top = n->parent;
+		}
+		if (n->parent != CCT_ROOT) {
 			const struct cct_frame *f = cct__frame(t,
-				cct__node(t, top->parent)->frame);
+				cct__node(t, n->parent)->frame);
 
 			if (!f || store__unknown_frame(st, f->function_id,
 						       f->height,
@@ -869,6 +872,7 @@ struct save_run {
 	const struct expls *e;
 	int64_t run;
 	struct ctx_chain chain;
+	uint8_t *sited;		/* per CCT node: its call site stored */
 };
 
 static int save_row(void *arg, const struct store_cid *c)
@@ -880,22 +884,28 @@ static int save_row(void *arg, const struct store_cid *c)
 	if (!x)
 		return 0;	/* a row newer than the inference */
 	return save_cid(s->st, s->p, s->run, x, &s->e->sols[x->first],
-			(double)c->samples, &s->chain) ? -EIO : 0;
+			(double)c->samples, &s->chain, s->sited) ? -EIO : 0;
 }
 
 /* Stores run @run's inference: every CID of the run as @e explains it,
- * stamped with @stamp.  0, or -1 (the store's error set). */
+ * stamped with @stamp.  0, -ENOMEM, or -1 (the store's error set). */
 static int save(struct store *st, struct run_profile *p, int64_t run,
 		const struct expls *e, const struct inference_stamp *stamp)
 {
-	struct save_run s = { st, p, e, run, { 0 } };
+	struct save_run s = { st, p, e, run, { 0 },
+			      calloc(cct__size(p->cct) + 1, 1) };
 	struct store_selection one = { .run_id = run };
 	int ret;
 
-	if (store__inference_begin(st, run))
+	if (!s.sited)
+		return -ENOMEM;
+	if (store__inference_begin(st, run)) {
+		free(s.sited);
 		return -1;
+	}
 	ret = store__run_cids(st, &one, save_row, &s);
 	free(s.chain.v);
+	free(s.sited);
 	if (ret) {
 		store__inference_rollback(st);
 		return -1;
@@ -1152,9 +1162,12 @@ static int infer_stale(struct store *st, struct run_profile *p,
 		s->over_budget_modules = c->over_budget;
 		s->searches = p->searches;
 		s->cpu_s = p->inference_cpu_s;
-		if (save(st, p, stale->v[i], e, s))
+		int r = save(st, p, stale->v[i], e, s);
+
+		if (r)
 			log_warn("%s: the inferred contexts are not stored; "
-				 "the report is complete", store__error(st));
+				 "the report is complete", r == -ENOMEM ?
+				 "out of memory" : store__error(st));
 	}
 	return ret;
 }

@@ -117,17 +117,15 @@ static const struct store_module *module(const struct builder *b, int64_t id)
 /* The span of @m's code, when its file is still the build profiled. */
 static void code_span(const struct store_module *m, Mapping *mp)
 {
-	struct module *mod = module__open(m->path);
-	uint64_t start, limit, offset;
+	struct module_span span = { 0 };
+	char id[41];
 
-	if (mod && !module__error(mod) &&
-	    !strcmp(module__build_id(mod), m->build_id) &&
-	    !module__code_span(mod, &start, &limit, &offset)) {
-		mp->memory_start = start;
-		mp->memory_limit = limit;
-		mp->file_offset = offset;
+	if (!module__file_build_id(m->path, id, sizeof(id), &span) &&
+	    !strcmp(id, m->build_id) && span.found) {
+		mp->memory_start = span.start;
+		mp->memory_limit = span.limit;
+		mp->file_offset = span.offset;
 	}
-	module__free(mod);
 }
 
 static uint64_t mapping(struct builder *b, int64_t module_id)
