@@ -2,6 +2,12 @@
  * lines.c - DWARF line tables as sorted arrays of (address, file, line)
  * rows per module; a lookup is a binary search for the last row at or
  * below the address, within its sequence.
+ *
+ * Where the file has .debug_aranges (the address ranges of each
+ * compilation unit), a unit's line table is read only when a lookup
+ * first falls in it: a profile asks for a few dozen addresses of libc,
+ * whose debug file's line tables took most of a pprof export's time to
+ * read whole.  Without aranges every unit is read at once.
  */
 #include "binary/lines.h"
 
@@ -33,6 +39,17 @@ struct line_module {
 	size_t nrows, rows_cap;
 	char **files;
 	size_t nfiles, files_cap;
+	/* units still to read, by address (aranges), and the file open
+	 * for them; ncus 0: every unit read */
+	struct cu_range {
+		uint64_t lo, hi;
+		Dwarf_Off die;
+		bool read;
+	} *cus;
+	size_t ncus;
+	int fd;
+	Elf *elf;
+	Dwarf_Debug dbg;
 };
 
 struct lines {
@@ -45,12 +62,27 @@ struct lines *lines__new(void)
 	return calloc(1, sizeof(struct lines));
 }
 
+static void close_dwarf(struct line_module *m)
+{
+	if (m->dbg)
+		dwarf_finish(m->dbg, NULL);
+	if (m->elf)
+		elf_end(m->elf);
+	if (m->fd >= 0)
+		close(m->fd);
+	m->dbg = NULL;
+	m->elf = NULL;
+	m->fd = -1;
+}
+
 static void module_free(struct line_module *m)
 {
+	close_dwarf(m);
 	for (size_t i = 0; i < m->nfiles; i++)
 		free(m->files[i]);
 	free(m->files);
 	free(m->rows);
+	free(m->cus);
 	free(m->path);
 }
 
@@ -115,37 +147,79 @@ static void read_cu(Dwarf_Debug dbg, Dwarf_Die cu, struct line_module *m)
 	dwarf_srclines_dealloc_b(ctx);
 }
 
-/* Reads the line tables of the ELF file at @path.  0 or -ENOENT. */
-static int read_file(const char *path, struct line_module *m)
+static int cmp_cu(const void *a, const void *b)
 {
-	Dwarf_Debug dbg;
+	const struct cu_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The units' address ranges from .debug_aranges into m->cus.  0, or
+ * -ENOENT when the file has none (every unit is then read). */
+static int read_aranges(struct line_module *m)
+{
+	Dwarf_Arange *ar;
+	Dwarf_Signed n;
+
+	if (dwarf_get_aranges(m->dbg, &ar, &n, NULL) != DW_DLV_OK || n <= 0)
+		return -ENOENT;
+	m->cus = calloc((size_t)n, sizeof(*m->cus));
+	for (Dwarf_Signed i = 0; m->cus && i < n; i++) {
+		Dwarf_Unsigned seg, seg_size, len;
+		Dwarf_Addr start;
+		Dwarf_Off die;
+
+		if (dwarf_get_arange_info_b(ar[i], &seg, &seg_size, &start, &len,
+					    &die, NULL) == DW_DLV_OK &&
+		    len && start + len > start)
+			m->cus[m->ncus++] = (struct cu_range){ start,
+				start + len, die, false };
+	}
+	for (Dwarf_Signed i = 0; i < n; i++)
+		dwarf_dealloc(m->dbg, ar[i], DW_DLA_ARANGE);
+	dwarf_dealloc(m->dbg, ar, DW_DLA_LIST);
+	if (!m->ncus) {
+		free(m->cus);
+		m->cus = NULL;
+		return -ENOENT;
+	}
+	qsort(m->cus, m->ncus, sizeof(*m->cus), cmp_cu);
+	return 0;
+}
+
+/* Opens the DWARF of the ELF file at @path: its units' ranges kept for
+ * reading on demand, or, without aranges, every unit's rows read now.
+ * 0, or -ENOENT when it has no DWARF. */
+static int open_file(const char *path, struct line_module *m)
+{
 	Dwarf_Unsigned next;
 	Dwarf_Half type;
-	int fd = sys__open(path, O_RDONLY, 0), ret = -ENOENT;
-	Elf *elf;
 
-	if (fd < 0)
+	m->fd = sys__open(path, O_RDONLY, 0);
+	if (m->fd < 0)
 		return -ENOENT;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || dwarf_elf_init(elf, DW_DLC_READ, NULL, NULL, &dbg, NULL) !=
-	    DW_DLV_OK)
-		goto out_elf;
-	while (dwarf_next_cu_header_d(dbg, true, NULL, NULL, NULL, NULL, NULL,
-				      NULL, NULL, NULL, &next, &type, NULL) ==
-	       DW_DLV_OK) {
+	m->elf = elf_begin(m->fd, ELF_C_READ, NULL);
+	if (!m->elf || dwarf_elf_init(m->elf, DW_DLC_READ, NULL, NULL,
+				      &m->dbg, NULL) != DW_DLV_OK) {
+		m->dbg = NULL;
+		close_dwarf(m);
+		return -ENOENT;
+	}
+	if (!read_aranges(m))
+		return 0;
+	while (dwarf_next_cu_header_d(m->dbg, true, NULL, NULL, NULL, NULL,
+				      NULL, NULL, NULL, NULL, &next, &type,
+				      NULL) == DW_DLV_OK) {
 		Dwarf_Die cu;
 
-		if (dwarf_siblingof_b(dbg, NULL, true, &cu, NULL) != DW_DLV_OK)
+		if (dwarf_siblingof_b(m->dbg, NULL, true, &cu, NULL) !=
+		    DW_DLV_OK)
 			continue;
-		read_cu(dbg, cu, m);
-		dwarf_dealloc(dbg, cu, DW_DLA_DIE);
+		read_cu(m->dbg, cu, m);
+		dwarf_dealloc(m->dbg, cu, DW_DLA_DIE);
 	}
-	dwarf_finish(dbg, NULL);
-	ret = m->nrows ? 0 : -ENOENT;
-out_elf:
-	elf_end(elf);
-	close(fd);
-	return ret;
+	close_dwarf(m);
+	return m->nrows ? 0 : -ENOENT;
 }
 
 static int cmp_row(const void *a, const void *b)
@@ -171,7 +245,7 @@ static struct line_module *load(struct lines *l, const char *path,
 	if (grow(&l->mods, &l->cap, l->n + 1, sizeof(*l->mods), 8))
 		return NULL;
 	m = &l->mods[l->n];
-	*m = (struct line_module){ .path = strdup(path) };
+	*m = (struct line_module){ .path = strdup(path), .fd = -1 };
 	if (!m->path)
 		return NULL;
 	l->n++;
@@ -179,16 +253,52 @@ static struct line_module *load(struct lines *l, const char *path,
 	       !strcmp(id, build_id);
 	if (!same)
 		return m;	/* no rows: never read another build */
-	if (read_file(path, m) && build_id[0] && strlen(build_id) > 2) {
+	if (open_file(path, m) && build_id[0] && strlen(build_id) > 2) {
 		char dbg[160];
 
 		snprintf(dbg, sizeof(dbg), "/usr/lib/debug/.build-id/%.2s/%s.debug",
 			 build_id, build_id + 2);
-		read_file(dbg, m);
+		open_file(dbg, m);
 	}
 	if (m->nrows)
 		qsort(m->rows, m->nrows, sizeof(*m->rows), cmp_row);
 	return m;
+}
+
+/* Reads the rows of the unit whose range holds @vaddr, when there is
+ * one not read yet, and sorts the rows again. */
+static void read_unit_of(struct line_module *m, uint64_t vaddr)
+{
+	size_t lo = 0, hi = m->ncus;
+	Dwarf_Die cu;
+
+	while (lo < hi) {		/* the first range starting above */
+		size_t mid = (lo + hi) / 2;
+
+		if (m->cus[mid].lo <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* ranges may nest or overlap (a unit's several ranges): look back
+	 * over those that start at or below @vaddr */
+	while (lo-- > 0) {
+		struct cu_range *c = &m->cus[lo];
+
+		if (vaddr >= c->hi)
+			continue;
+		if (c->read)
+			return;
+		c->read = true;
+		if (dwarf_offdie_b(m->dbg, c->die, true, &cu, NULL) !=
+		    DW_DLV_OK)
+			continue;
+		read_cu(m->dbg, cu, m);
+		dwarf_dealloc(m->dbg, cu, DW_DLA_DIE);
+		if (m->nrows)
+			qsort(m->rows, m->nrows, sizeof(*m->rows), cmp_row);
+		return;
+	}
 }
 
 int lines__find(struct lines *l, const char *path, const char *build_id,
@@ -197,6 +307,8 @@ int lines__find(struct lines *l, const char *path, const char *build_id,
 	struct line_module *m = load(l, path, build_id);
 	size_t lo = 0, hi;
 
+	if (m && m->ncus)
+		read_unit_of(m, vaddr);
 	if (!m || !m->nrows)
 		return -ENOENT;
 	hi = m->nrows;
