@@ -611,13 +611,19 @@ static int load_row(void *arg, const struct store_explained *r)
 	enum cct_how how = CCT_UNKNOWN;
 	int ret;
 
+	/* a database is input: a share outside [0, 1] (or NaN) and a
+	 * depth out of range are read as the nearest sane value */
+	double share = r->share >= 0 ? (r->share <= 1 ? r->share : 1) : 0;
+	uint32_t exact = r->exact < 1 ? 1 : r->exact > 1 << 20 ? 1 << 20 :
+			 (uint32_t)r->exact;
+
 	for (int h = 0; h < CCT_NR_HOW; h++)
 		if (!strcmp(r->how, cct_how__name((enum cct_how)h)))
 			how = (enum cct_how)h;
 	if (!l->x || l->x->program != r->program_id ||
 	    l->x->func != r->function_id || l->x->height != r->height)
 		l->x = new_expl(l->e, r->program_id, r->function_id,
-				r->height, how, (uint32_t)r->exact);
+				r->height, how, exact);
 	if (!l->x)
 		return -ENOMEM;
 	if (r->unknown_id) {
@@ -628,7 +634,7 @@ static int load_row(void *arg, const struct store_explained *r)
 			return -ENOMEM;
 	}
 	ret = context_node(t, l->cs, r->context_id, top, &node);
-	return ret ? ret : add_sol(l->e, l->x, node, r->share);
+	return ret ? ret : add_sol(l->e, l->x, node, share);
 }
 
 /* Run @run_id's stored explanations into @e.  0, -1 after logging. */
@@ -1190,8 +1196,23 @@ static int explain_runs(struct store *st, const struct store_selection *sel,
 
 	if (ret)
 		return ret;
-	if (!keep)	/* views: inferred as they are read */
-		return add_maps(st, sel, p, *infp, b);
+	if (!keep) {	/* views: inferred as they are read, the heaviest
+			 * CIDs first */
+		struct todos t = { 0 };
+
+		ret = add_maps(st, sel, p, *infp, b);
+		if (!ret && store__run_cids(st, sel, add_todo, &t)) {
+			log_error("%s", store__error(st));
+			ret = -1;
+		}
+		if (!ret && explain_all(p, *infp, &t, b, e)) {
+			log_error("out of memory");
+			ret = -1;
+		}
+		free(t.v);
+		hindex__free(&t.index);
+		return ret;
+	}
 	ret = -1;
 	if (sel->run_id ? add_run_id(&runs, sel->run_id) :
 	    store__window_run_ids(st, sel, add_run_id, &runs)) {
