@@ -1105,14 +1105,6 @@ static int cut_node(struct cct *t, uint32_t top, uint32_t leaf,
 	return ret;
 }
 
-/*
- * Cuts the @n solutions in @v (shares summing to 1) where they stop
- * agreeing, as infer.h says: level by level from the leaf, the
- * solutions still growing are grouped by the frame above; a group with
- * less than the confidence share of the weight stops there.  Then the
- * cut ones get their cut contexts and equal contexts merge.  The number
- * of solutions left in @v, or 0 when out of memory.
- */
 /* Whether a learned path took a call from @caller to @callee (a
  * callee's learned edges come first). */
 static bool learned_call(const struct map *m, int64_t caller, int64_t callee)
@@ -1130,6 +1122,16 @@ static bool learned_call(const struct map *m, int64_t caller, int64_t callee)
 	return false;
 }
 
+/*
+ * Cuts the @n solutions in @v (shares summing to 1) where they stop
+ * agreeing, as infer.h says: level by level from the leaf, the
+ * solutions still growing are grouped by the frame above; at a level
+ * whose split a guess makes (some call into it no learned path of @mp
+ * took), a group with less than the confidence share of the weight
+ * stops there.  Then the cut ones get their cut contexts and equal
+ * contexts merge.  The number of solutions left in @v, or 0 when out
+ * of memory.
+ */
 static size_t cut_uncertain(struct infer *inf, const struct map *mp,
 			    struct infer_solution *v, size_t n)
 {
