@@ -126,19 +126,19 @@ out_fail:
 	return ret > 0 ? 1 : -1;
 }
 
-/* Collects a run's distinct programs. */
-struct programs {
-	int64_t *ids;
+/* Ids as a store's walk gives them: a run's programs, a window's runs. */
+struct id_list {
+	int64_t *v;
 	size_t n, cap;
 };
 
-static int add_program(void *arg, int64_t id)
+static int add_to_list(void *arg, int64_t id)
 {
-	struct programs *ps = arg;
+	struct id_list *l = arg;
 
-	if (grow(&ps->ids, &ps->cap, ps->n + 1, sizeof(*ps->ids), 8))
+	if (grow(&l->v, &l->cap, l->n + 1, sizeof(*l->v), 8))
 		return -ENOMEM;
-	ps->ids[ps->n++] = id;
+	l->v[l->n++] = id;
 	return 0;
 }
 
@@ -695,8 +695,9 @@ static int process_node(struct cid_load *l, const struct store_cid *c)
 }
 
 /* One row of CID samples, as its explanation says (one made now when
- * it has none: a flat profile's, or a run grown since); those taken in
- * the kernel go to [kernel] below the context that entered it. */
+ * it has none: a row a daemon's live segment added since its stamp was
+ * read); those taken in the kernel go to [kernel] below the context
+ * that entered it. */
 static int infer_cid(void *arg, const struct store_cid *c)
 {
 	struct cid_load *l = arg;
@@ -956,23 +957,23 @@ static int stop_at_first(void *arg, const struct store_node *n)
 static int load_maps(struct store *st, const struct store_selection *sel,
 		     struct run_profile *p, struct infer *inf)
 {
-	struct programs ps = { 0 };
+	struct id_list ps = { 0 };
 	struct map_load ml = { 0 };
 	int ret = -1;
 
-	if (store__run_programs(st, sel, add_program, &ps))
+	if (store__run_programs(st, sel, add_to_list, &ps))
 		goto out_store;
 	for (size_t i = 0; i < ps.n; i++) {
-		const struct store_module *m = run_profile__module(p, ps.ids[i]);
+		const struct store_module *m = run_profile__module(p, ps.v[i]);
 		int r;
 
 		p->programs++;
 		free(ml.ids);
 		ml = (struct map_load){ .inf = inf };
-		if (inf && infer__begin_map(inf, ps.ids[i]))
+		if (inf && infer__begin_map(inf, ps.v[i]))
 			goto out_nomem;
-		r = inf ? store__map_nodes(st, ps.ids[i], 0, load_node, &ml) :
-		    store__map_nodes(st, ps.ids[i], 0, stop_at_first, NULL);
+		r = inf ? store__map_nodes(st, ps.v[i], 0, load_node, &ml) :
+		    store__map_nodes(st, ps.v[i], 0, stop_at_first, NULL);
 		if (r < 0 && store__stopped(st) == -EINVAL) {
 			log_error("the path map of %s is corrupt (a node "
 				  "without its parent)", m ? m->path : "?");
@@ -982,7 +983,7 @@ static int load_maps(struct store *st, const struct store_selection *sel,
 			goto out_store;
 		if (inf && infer__end_map(inf))
 			goto out_nomem;
-		if (add_rates(st, p, ps.ids[i]))
+		if (add_rates(st, p, ps.v[i]))
 			goto out_store;
 		if (inf ? !ml.n : r != 1) {
 			p->unmapped++;
@@ -999,7 +1000,7 @@ out_store:
 	log_error("%s", store__error(st));
 out:
 	free(ml.ids);
-	free(ps.ids);
+	free(ps.v);
 	return ret;
 }
 
@@ -1065,22 +1066,6 @@ static int add_maps(struct store *st, const struct store_selection *sel,
 	return load_static(st, &all, p, inf);
 }
 
-/* The runs a selection's inference is stored by. */
-struct run_ids {
-	int64_t *v;
-	size_t n, cap;
-};
-
-static int add_run_id(void *arg, int64_t id)
-{
-	struct run_ids *r = arg;
-
-	if (grow(&r->v, &r->cap, r->n + 1, sizeof(*r->v), 16))
-		return -ENOMEM;
-	r->v[r->n++] = id;
-	return 0;
-}
-
 /* Whether run @id's stored inference (@old) still holds: the run and
  * the maps of its programs have not grown since, and its budget was
  * enough or as large as @budget_s.  @now gets what holds now. */
@@ -1124,52 +1109,78 @@ static void stamp_calls(struct run_profile *p, const struct inference_stamp *t)
 	p->inference_cpu_s = t->cpu_s;
 }
 
-/* Explains the CIDs of the stale runs @stale with @inf into @e, and
- * stores each run's inference (@stamps: what holds now) when @save_it. */
-static int infer_stale(struct store *st, struct run_profile *p,
-		       struct infer *inf, const struct run_ids *stale,
-		       struct inference_stamp *stamps, bool save_it,
-		       const struct budget *b, struct expls *e)
+/* The CIDs of the selections @sels[0, @n) into @e, the heaviest first
+ * within @b (explain_all()).  0, or -1 after logging why. */
+static int explain_selected(struct store *st,
+			    const struct store_selection *sels, size_t n,
+			    struct run_profile *p, struct infer *inf,
+			    const struct budget *b, struct expls *e)
 {
 	struct todos t = { 0 };
 	int ret = 0;
 
-	for (size_t i = 0; i < stale->n && !ret; i++) {
-		struct store_selection one = { .run_id = stale->v[i] };
-
-		if (store__run_cids(st, &one, add_todo, &t))
+	for (size_t i = 0; i < n && !ret; i++)
+		if (store__run_cids(st, &sels[i], add_todo, &t)) {
+			log_error("%s", store__error(st));
 			ret = -1;
-	}
+		}
 	if (!ret && explain_all(p, inf, &t, b, e)) {
 		log_error("out of memory");
 		ret = -1;
-	} else if (ret) {
-		log_error("%s", store__error(st));
 	}
 	free(t.v);
 	hindex__free(&t.index);
+	return ret;
+}
+
+/* What the inference just made did, into stamp @s (stamp_calls()
+ * reads it back). */
+static void stamp_inference(const struct run_profile *p,
+			    struct inference_stamp *s)
+{
+	const struct static_calls_stats *c = &p->calls_stats;
+
+	s->static_calls = (int64_t)c->calls;
+	s->static_modules = c->modules;
+	s->unreadable = c->unreadable;
+	snprintf(s->unreadable_path, sizeof(s->unreadable_path), "%s",
+		 c->unreadable_path);
+	snprintf(s->unreadable_why, sizeof(s->unreadable_why), "%s",
+		 c->unreadable_why);
+	s->over_budget_cids = p->over_budget_cids;
+	s->over_budget_samples = p->over_budget_samples;
+	s->over_budget_modules = c->over_budget;
+	s->searches = p->searches;
+	s->cpu_s = p->inference_cpu_s;
+}
+
+/* Explains the CIDs of the stale runs @stale with @inf into @e, and
+ * stores each run's inference (@stamps: what holds now) when @save_it. */
+static int infer_stale(struct store *st, struct run_profile *p,
+		       struct infer *inf, const struct id_list *stale,
+		       struct inference_stamp *stamps, bool save_it,
+		       const struct budget *b, struct expls *e)
+{
+	struct store_selection *sels = calloc(stale->n, sizeof(*sels));
+	int ret;
+
+	if (!sels) {
+		log_error("out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < stale->n; i++)
+		sels[i].run_id = stale->v[i];
+	ret = explain_selected(st, sels, stale->n, p, inf, b, e);
+	free(sels);
 	if (p->calls)
 		p->calls_stats = *static_calls__stats(p->calls);
 	p->searches = (int64_t)infer__stats(inf)->searches;
 	p->inference_cpu_s = cpu_now() - b->start;
 	for (size_t i = 0; i < stale->n && !ret && save_it; i++) {
-		struct inference_stamp *s = &stamps[i];
-		const struct static_calls_stats *c = &p->calls_stats;
+		int r;
 
-		s->static_calls = (int64_t)c->calls;
-		s->static_modules = c->modules;
-		s->unreadable = c->unreadable;
-		snprintf(s->unreadable_path, sizeof(s->unreadable_path), "%s",
-			 c->unreadable_path);
-		snprintf(s->unreadable_why, sizeof(s->unreadable_why), "%s",
-			 c->unreadable_why);
-		s->over_budget_cids = p->over_budget_cids;
-		s->over_budget_samples = p->over_budget_samples;
-		s->over_budget_modules = c->over_budget;
-		s->searches = p->searches;
-		s->cpu_s = p->inference_cpu_s;
-		int r = save(st, p, stale->v[i], e, s);
-
+		stamp_inference(p, &stamps[i]);
+		r = save(st, p, stale->v[i], e, &stamps[i]);
 		if (r)
 			log_warn("%s: the inferred contexts are not stored; "
 				 "the report is complete", r == -ENOMEM ?
@@ -1189,33 +1200,19 @@ static int explain_runs(struct store *st, const struct store_selection *sel,
 			const struct budget *b, struct expls *e,
 			struct infer **infp)
 {
-	struct run_ids runs = { 0 }, stale = { 0 };
+	struct id_list runs = { 0 }, stale = { 0 };
 	struct inference_stamp *stamps = NULL, old;
 	bool keep = !(flags & (RUN_PROFILE_WHOLE | RUN_PROFILE_FLAT));
 	int ret = open_inference(st, sel, flags, p, infp);
 
 	if (ret)
 		return ret;
-	if (!keep) {	/* views: inferred as they are read, the heaviest
-			 * CIDs first */
-		struct todos t = { 0 };
-
-		ret = add_maps(st, sel, p, *infp, b);
-		if (!ret && store__run_cids(st, sel, add_todo, &t)) {
-			log_error("%s", store__error(st));
-			ret = -1;
-		}
-		if (!ret && explain_all(p, *infp, &t, b, e)) {
-			log_error("out of memory");
-			ret = -1;
-		}
-		free(t.v);
-		hindex__free(&t.index);
-		return ret;
-	}
+	if (!keep)	/* views: inferred as they are read */
+		return add_maps(st, sel, p, *infp, b) ||
+		       explain_selected(st, sel, 1, p, *infp, b, e) ? -1 : 0;
 	ret = -1;
-	if (sel->run_id ? add_run_id(&runs, sel->run_id) :
-	    store__window_run_ids(st, sel, add_run_id, &runs)) {
+	if (sel->run_id ? add_to_list(&runs, sel->run_id) :
+	    store__window_run_ids(st, sel, add_to_list, &runs)) {
 		log_error("%s", store__error(st));
 		goto out;
 	}
@@ -1234,7 +1231,7 @@ static int explain_runs(struct store *st, const struct store_selection *sel,
 			stamp_calls(p, &old);
 			if (load_stored(st, p, runs.v[i], e))
 				goto out;
-		} else if (add_run_id(&stale, runs.v[i])) {
+		} else if (add_to_list(&stale, runs.v[i])) {
 			goto out_nomem;
 		}
 	}
@@ -1359,7 +1356,7 @@ int run_profile__score(struct store *st, int64_t run_id,
 {
 	struct store_selection sel = { .run_id = run_id };
 	struct run_profile p;
-	struct programs ps = { 0 };
+	struct id_list ps = { 0 };
 	struct infer *inf;
 	struct budget b = { cpu_now(), RUN_PROFILE_BUDGET_S };
 	int ret = open_inference(st, &sel, RUN_PROFILE_STATIC, &p, &inf),
@@ -1367,7 +1364,7 @@ int run_profile__score(struct store *st, int64_t run_id,
 
 	if (!ret && add_maps(st, &sel, &p, inf, &b))
 		ret = -1;
-	if (!ret && store__run_programs(st, &sel, add_program, &ps)) {
+	if (!ret && store__run_programs(st, &sel, add_to_list, &ps)) {
 		log_error("%s", store__error(st));
 		ret = -1;
 	}
@@ -1375,14 +1372,14 @@ int run_profile__score(struct store *st, int64_t run_id,
 	 * an inferred one are the same node when their frames are */
 	for (size_t i = 0; !ret && i < ps.n; i++) {
 		struct map_load ml = { .cct = p.cct, .collect = true };
-		int r = store__map_nodes(st, ps.ids[i], run_id, load_node, &ml);
+		int r = store__map_nodes(st, ps.v[i], run_id, load_node, &ml);
 
 		if (r < 0) {
 			log_error("%s", store__error(st));
 			ret = -1;
 		} else if (!r) {
 			found = 1;
-			r = score_leaves(&p, inf, ps.ids[i], &ml, fn, arg);
+			r = score_leaves(&p, inf, ps.v[i], &ml, fn, arg);
 			if (r < 0)
 				log_error("out of memory");
 			if (r)
@@ -1392,7 +1389,7 @@ int run_profile__score(struct store *st, int64_t run_id,
 		free(ml.cct_nodes);
 		free(ml.leaves);
 	}
-	free(ps.ids);
+	free(ps.v);
 	infer__free(inf);
 	run_profile__free(&p);
 	return !ret && !found ? 1 : ret;
@@ -1402,18 +1399,18 @@ int run_profile__truth(struct store *st, int64_t run_id,
 		       struct run_profile *p)
 {
 	struct store_selection sel = { .run_id = run_id };
-	struct programs ps = { 0 };
+	struct id_list ps = { 0 };
 	int ret = open_profile(st, &sel, 0, p), found = 0;
 
 	if (ret)
 		return ret;
-	if (store__run_programs(st, &sel, add_program, &ps)) {
+	if (store__run_programs(st, &sel, add_to_list, &ps)) {
 		log_error("%s", store__error(st));
 		ret = -1;
 	}
 	for (size_t i = 0; !ret && i < ps.n; i++) {
 		struct map_load ml = { .cct = p->cct };
-		int r = store__map_nodes(st, ps.ids[i], run_id, load_node, &ml);
+		int r = store__map_nodes(st, ps.v[i], run_id, load_node, &ml);
 
 		free(ml.ids);
 		free(ml.cct_nodes);
@@ -1426,7 +1423,7 @@ int run_profile__truth(struct store *st, int64_t run_id,
 		found = 1;
 		p->programs++;
 	}
-	free(ps.ids);
+	free(ps.v);
 	if (!ret && !found)
 		ret = 1;
 	p->stats.samples = p->stats.by_how[CCT_PRECISE] = cct__total(p->cct);
