@@ -29,7 +29,9 @@ set -- \
 	"xz" "xz -6 -T1 -c $work/input" \
 	"bzip2" "bzip2 -9 -c $work/input" \
 	"make" "make -s -B -C $work/proj" \
-	"g++" "g++ -O2 -c -o $work/t.o $work/t.cc"
+	"g++" "g++ -O2 -c -o $work/t.o $work/t.cc" \
+	"dispatch" "$progs/dispatch table 20" \
+	"collide" "$progs/collide ab 300"
 
 # run MODE CMD: one measurement; prints "cpu wall bytes samples".
 run() {
