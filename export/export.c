@@ -472,15 +472,15 @@ static int ship_batch(struct store *st, struct clickhouse *c, int64_t now,
 		goto out_store;
 	for (size_t i = 0; i < n; i++) {
 		char why[512];
+		int64_t wait = attempts[i] + 1 < 12 ?
+			       (int64_t)1 << (attempts[i] + 1) :
+			       EXPORT_BACKOFF_MAX;
 		int r;
 
 		log__progress("export to %s: run %lld, %lld shipped so far",
 			      clickhouse__url(c), (long long)runs[i],
 			      (long long)res->runs);
 		r = ship(st, c, runs[i], res, why, sizeof(why));
-		int64_t wait = attempts[i] + 1 < 12 ?
-			       (int64_t)1 << (attempts[i] + 1) :
-			       EXPORT_BACKOFF_MAX;
 
 		if (r < 0)
 			return -1;

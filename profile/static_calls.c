@@ -41,8 +41,8 @@ struct scanned {
 /*
  * Binaries read, kept for the process's later inferences: an export of
  * a daemon's segments, or a record run and its export, infers the same
- * programs run after run, and decoding a binary's calls is most of an
- * inference's cost (Capstone: about a second of CPU per 2 MB of code).
+ * programs run after run, and reading a binary's calls is a large part
+ * of an inference's cost (cc1's 33 MB of code: 0.6 s).
  * By path and the build-id the store recorded: what was read is that
  * build's calls, whatever the file holds now.  Bounded; kept until the
  * process exits.
