@@ -72,8 +72,10 @@ contains "$text" "<- [unknown callers of h0 at height" \
 ok $(printf '%s\n' "$text" | grep -q '<- direct'; [ $? -ne 0 ]; echo $?) \
 	"... and the guessed caller, direct, is not drawn"
 folded=$("$ICPPD" report -d "$db" --run "$drun" -f folded 2>/dev/null)
-is "$(printf '%s\n' "$folded" | cut -d';' -f1 | sort -u | tr '\n' ' ')" "[unknown callers] " \
-	"folded: one [unknown callers] root"
+# (a sample in startup code may have a whole path from _start: only the
+# unknown roots are counted)
+is "$(printf '%s\n' "$folded" | cut -d';' -f1 | sort -u | grep '^\[unknown' | tr '\n' ' ')" \
+	"[unknown callers] " "folded: one [unknown callers] root"
 if [ -x "$tmp/pprof_check" ]; then
 	"$ICPPD" report -d "$db" --run "$drun" -f pprof -o "$tmp/u.pb.gz" 2>/dev/null
 	pc=$("$tmp/pprof_check" "$tmp/u.pb.gz")
@@ -96,8 +98,11 @@ ok $(printf '%s\n' "$text" | grep -q '<- h[0-7]'; [ $? -ne 0 ]; echo $?) \
 "$ICPPD" record -q --no-learn -d "$db" -- "$PROGS/dispatch" direct 5 >/dev/null
 brun=$(last_run)
 text=$("$ICPPD" report -d "$db" --run "$brun" --budget 0 2>/dev/null)
-contains "$text" "search budget (0.0 s of CPU) spent: 1 CIDs (100.0% of the samples) left unknown" \
-	"--budget 0: the search stops at once and says how much stayed unknown"
+# (work's CID holds nearly all samples; a rare one in startup code may
+# be another CID)
+pct=$(printf '%s\n' "$text" | sed -n 's/^search budget (0.0 s of CPU) spent: [0-9]* CIDs (\([0-9.]*\)% of the samples) left unknown.*/\1/p')
+ok $(awk -v p="${pct:-0}" 'BEGIN { exit !(p >= 90) }'; echo $?) \
+	"--budget 0: the search stops at once and says how much stayed unknown (${pct:-none}%)"
 contains "$text" "<- [unknown callers of work at height" "... those samples under unknown callers"
 text=$("$ICPPD" report -d "$db" --run "$brun" 2>/dev/null)
 ok $(printf '%s\n' "$text" | grep -q 'search budget'; [ $? -ne 0 ]; echo $?) \
