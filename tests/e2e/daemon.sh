@@ -13,7 +13,11 @@ dpid=
 # a failed check must not leave a daemon or a mount behind
 trap '[ -n "$dpid" ] && kill -9 $dpid 2>/dev/null; umount "$tmp/full" 2>/dev/null; rm -rf "$tmp"' EXIT
 sock=$tmp/icppd.sock
-fp=$PROGS/heights-fp
+# The daemon watches the whole machine, and other tests run heights-fp
+# at the same time (make check -j): watch a private copy, whose path
+# no other test execs.
+fp=$tmp/heights-daemon
+cp "$PROGS/heights-fp" "$fp"
 # Watched programs burn 50 ms of CPU nine times: 225 samples at 500 Hz,
 # and they live for half a second of CPU, longer than the daemon takes
 # to read their exec record and stack base (it reads at least every
@@ -94,14 +98,14 @@ run2=$(q "SELECT max(run_id) FROM v_runs WHERE kind = 'daemon'")
 ok $([ "$(q "SELECT coalesce(sum(samples), 0) FROM v_cids WHERE run_id = $run2 AND program = '$PROGS/heights-nofp'")" -gt 0 ]; echo $?) \
 	"config: the process named by comm has samples"
 is "$(q "SELECT coalesce(sum(samples), 0) FROM v_cids WHERE run_id = $run2 AND program = '$fp'")" 0 \
-	"config: heights-fp is not watched"
+	"config: the exe not named is not watched"
 echo "exe $fp" >>"$tmp/icppd.conf"
 kill -HUP $dpid
 sleep 0.5
 "$fp" $ms >/dev/null
 "$ICPPD" ctl --socket "$sock" flush >/dev/null
 ok $([ "$(q "SELECT coalesce(sum(samples), 0) FROM v_cids WHERE run_id = $run2 AND program = '$fp'")" -gt 0 ]; echo $?) \
-	"SIGHUP: the reloaded configuration watches heights-fp too"
+	"SIGHUP: the reloaded configuration watches the exe too"
 flushed=$(q "SELECT sum(samples) FROM v_cids WHERE run_id = $run2")
 
 # kill -9: what was flushed stays, and the database is sound.
