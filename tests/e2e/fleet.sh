@@ -215,6 +215,10 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 db=$tmp/daemon.db
 sock=$tmp/d.sock
+# The daemon watches the whole machine and other tests run collide at
+# the same time (make check -j): watch a private copy.
+prog=$tmp/collide-daemon
+cp "$PROGS/collide" "$prog"
 out=$("$ICPPD" daemon --foreground -d "$db" --socket "$sock" --exe "$prog" --export ftp://x 2>&1)
 is $? 1 "daemon --export with a URL that is not http: exit 1 at once"
 contains "$out" "ftp://x: not an http:// or https:// URL" "... and says why"
