@@ -113,7 +113,7 @@ static int open_profile(struct store *st, const struct store_selection *sel,
 out_cct:
 	p->cct = cct__new();
 	if (p->cct && calls)
-		p->calls = static_calls__new(p->cct, p->mangled);
+		p->calls = static_calls__new(p->cct, st, p->mangled);
 	if (!p->cct || (calls && !p->calls) ||
 	    store__functions(st, add_function, p) ||
 	    store__modules(st, add_module, p))

@@ -9,12 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "binary/callsites.h"
 #include "binary/demangle.h"
 #include "binary/module.h"
 #include "common/grow.h"
 #include "common/hindex.h"
 #include "common/log.h"
+#include "profile/build_calls.h"
+
+/* A stored build's calls larger than this are not read: unpacking
+ * takes up to 10 bytes of memory per byte (Debian 12's cc1plus packs
+ * into 7.0 MB). */
+#define BUILD_CALLS_MAX (64u << 20)
 
 struct fkey {
 	int64_t module;
@@ -32,57 +37,49 @@ struct provisional {
 
 struct scanned {
 	int64_t module_id;
-	struct module *m;
-	struct callsites cs;
+	struct build_calls bc;
 	bool ok;
-	bool kept;		/* m and cs are the process's (below) */
+	bool kept;		/* bc is the process's (below) */
 };
 
 /*
- * Binaries read, kept for the process's later inferences: an export of
- * a daemon's segments, or a record run and its export, infers the same
- * programs run after run, and reading a binary's calls is a large part
- * of an inference's cost (cc1's 33 MB of code: 0.6 s).
- * By path and the build-id the store recorded: what was read is that
- * build's calls, whatever the file holds now.  Bounded; kept until the
- * process exits.
+ * Builds read, kept for the process's later inferences: an export of a
+ * daemon's segments infers the same programs run after run, and even
+ * unpacking a build's stored calls costs a little.  By build-id: what
+ * was read is that build's calls, whatever a file holds now.  Bounded;
+ * kept until the process exits.
  */
 #define KEPT_MAX 64
 static struct kept {
-	char *path, *build_id;
-	struct module *m;
-	struct callsites cs;
+	char *build_id;
+	struct build_calls bc;
 } kept[KEPT_MAX];
 static size_t nkept;
 
-static struct kept *find_kept(const struct store_module *sm)
+static struct kept *find_kept(const char *build_id)
 {
 	for (size_t i = 0; i < nkept; i++)
-		if (!strcmp(kept[i].path, sm->path) &&
-		    !strcmp(kept[i].build_id, sm->build_id))
+		if (!strcmp(kept[i].build_id, build_id))
 			return &kept[i];
 	return NULL;
 }
 
 /* Hands @x's reading to the process, when there is room. */
-static void keep(struct scanned *x, const struct store_module *sm)
+static void keep(struct scanned *x, const char *build_id)
 {
 	struct kept *k = &kept[nkept];
 
-	if (nkept == KEPT_MAX || !(k->path = strdup(sm->path)))
+	if (nkept == KEPT_MAX || !*build_id ||
+	    !(k->build_id = strdup(build_id)))
 		return;
-	if (!(k->build_id = strdup(sm->build_id))) {
-		free(k->path);
-		return;
-	}
-	k->m = x->m;
-	k->cs = x->cs;
+	k->bc = x->bc;
 	x->kept = true;
 	nkept++;
 }
 
 struct static_calls {
 	struct cct *t;
+	struct store *st;	/* where builds' calls are kept, or NULL */
 	int64_t first_free;	/* the first provisional id */
 	struct fkey *funcs;
 	size_t nfuncs, funcs_cap;
@@ -101,12 +98,14 @@ void static_calls__limit(struct static_calls *sc, uint64_t bytes)
 	sc->limit = bytes;
 }
 
-struct static_calls *static_calls__new(struct cct *t, bool mangled)
+struct static_calls *static_calls__new(struct cct *t, struct store *st,
+				       bool mangled)
 {
 	struct static_calls *sc = calloc(1, sizeof(*sc));
 
 	if (sc) {
 		sc->t = t;
+		sc->st = st;
 		sc->mangled = mangled;
 		sc->first_free = 1;
 	}
@@ -122,10 +121,8 @@ void static_calls__free(struct static_calls *sc)
 		free(sc->prov[i].symbol);
 	}
 	for (size_t i = 0; i < sc->nmods; i++) {
-		if (sc->mods[i].kept)
-			continue;
-		callsites__free(&sc->mods[i].cs);
-		module__free(sc->mods[i].m);
+		if (!sc->mods[i].kept)
+			build_calls__free(&sc->mods[i].bc);
 	}
 	free(sc->prov);
 	free(sc->mods);
@@ -159,9 +156,9 @@ static int function_id(struct static_calls *sc, const struct scanned *x,
 		       uint64_t addr, int64_t *id)
 {
 	struct hindex_probe p = { HINDEX_NONE, 0 };
-	struct module_func f;
+	const struct build_func *f;
 	struct provisional *pv;
-	char label[512], name[1024];
+	char name[1024];
 	uint32_t i;
 
 	while ((i = hindex__next(&sc->index, &p, fhash(x->module_id, addr))) !=
@@ -171,16 +168,15 @@ static int function_id(struct static_calls *sc, const struct scanned *x,
 			*id = sc->funcs[i].id;
 			return 0;
 		}
-	if (module__function(x->m, addr, &f) || f.start != addr)
+	if (!(f = build_calls__function(&x->bc, addr)))
 		return -ENOENT;
 	if (grow(&sc->prov, &sc->prov_cap, sc->nprov + 1, sizeof(*sc->prov),
 		 256))
 		return -ENOMEM;
-	module__func_label(x->m, addr, f.name, label, sizeof(label));
 	pv = &sc->prov[sc->nprov];
-	*pv = (struct provisional){ x->module_id, addr, strdup(label),
-		f.name ? strdup(f.name) : NULL, 0 };
-	if (!pv->name || (f.name && !pv->symbol)) {
+	*pv = (struct provisional){ x->module_id, addr, strdup(f->label),
+		f->symbol ? strdup(f->label) : NULL, 0 };
+	if (!pv->name || (f->symbol && !pv->symbol)) {
 		free(pv->name);
 		free(pv->symbol);
 		return -ENOMEM;
@@ -188,8 +184,8 @@ static int function_id(struct static_calls *sc, const struct scanned *x,
 	*id = sc->first_free + (int64_t)sc->nprov++;
 	/* named as the store's functions are, so that an inference read
 	 * back shows what the one made now showed */
-	if (cct__define(sc->t, *id, sc->mangled ? label :
-			demangle__name(label, name, sizeof(name)),
+	if (cct__define(sc->t, *id, sc->mangled ? f->label :
+			demangle__name(f->label, name, sizeof(name)),
 			x->module_id, addr))
 		return -ENOMEM;
 	return static_calls__function(sc, *id, x->module_id, addr);
@@ -204,65 +200,85 @@ static bool is_perfmap(const char *path)
 	       end > 0 && !path[end];
 }
 
-/* Module @sm, read once (the caller has made room for it in sc->mods). */
-static struct scanned *scan(struct static_calls *sc,
-			    const struct store_module *sm)
+/* @x's calls from the store, when it keeps @sm's build: 1 read, 0 not
+ * there (or malformed: decoded again and replaced), -ENOMEM. */
+static int from_store(struct static_calls *sc, const struct store_module *sm,
+		      struct scanned *x)
 {
-	struct scanned *x;
-	struct kept *k;
+	void *blob;
+	size_t len;
+	int ret;
 
-	for (size_t i = 0; i < sc->nmods; i++)
-		if (sc->mods[i].module_id == sm->id)
-			return &sc->mods[i];
-	x = &sc->mods[sc->nmods++];
-	*x = (struct scanned){ .module_id = sm->id };
-	k = find_kept(sm);
-	if (k) {
-		x->m = k->m;
-		x->cs = k->cs;
-		x->ok = x->kept = true;
-		sc->stats.modules++;
-		return x;
+	if (!sc->st || !*sm->build_id)
+		return 0;
+	ret = store__build_calls(sc->st, sm->build_id, BUILD_CALLS_MAX, &blob,
+				 &len);
+	if (ret <= 0) {
+		if (ret)
+			log_debug("%s", store__error(sc->st));
+		return 0;
 	}
-	/* JIT code (a perf map) has no instructions to read: no calls, and
-	 * nothing unreadable either */
-	if (is_perfmap(sm->path))
-		return x;
-	/* the vDSO has no file: the running kernel's image, by build-id */
-	x->m = strcmp(sm->path, "[vdso]") ? module__open(sm->path) :
-	       module__open_vdso();
-	if (!x->m)
-		return NULL;
-	int err = module__error(x->m);
-	bool same = !err && !strcmp(module__build_id(x->m), sm->build_id);
+	ret = build_calls__unpack(blob, len, &x->bc);
+	free(blob);
+	if (ret == -EINVAL)
+		log_warn("%s: the calls stored for build %s are malformed: "
+			 "reading the file again", sm->path, sm->build_id);
+	return ret == -ENOMEM ? ret : !ret;
+}
 
+/* Keeps @x's calls in the store for the next inference of the build; a
+ * failure (a read-only or busy database) only costs decoding again. */
+static void to_store(struct static_calls *sc, const struct store_module *sm,
+		     const struct scanned *x)
+{
+	unsigned char *blob;
+	size_t len;
+
+	if (!sc->st || store__readonly(sc->st) || !*sm->build_id ||
+	    build_calls__pack(&x->bc, &blob, &len))
+		return;
+	if (store__put_build_calls(sc->st, sm->build_id, blob, len))
+		log_debug("%s", store__error(sc->st));
+	free(blob);
+}
+
+/* Reads @x's calls from the file of @sm, when it is still that build
+ * and within the limit.  -ENOMEM, else 0 with x->ok or the stats
+ * saying why not. */
+static int from_file(struct static_calls *sc, const struct store_module *sm,
+		     struct scanned *x)
+{
+	/* the vDSO has no file: the running kernel's image, by build-id */
+	struct module *m = strcmp(sm->path, "[vdso]") ? module__open(sm->path) :
+			   module__open_vdso();
+	int err;
+	bool same;
+
+	if (!m)
+		return -ENOMEM;
+	err = module__error(m);
+	same = !err && !strcmp(module__build_id(m), sm->build_id);
 	if (same && sc->limit) {
 		uint64_t start, end, off;
 
-		if (!module__code_span(x->m, &start, &end, &off) &&
-		    end > start) {
+		if (!module__code_span(m, &start, &end, &off) && end > start) {
 			if (sc->decoded + (end - start) > sc->limit) {
 				sc->stats.over_budget++;
-				return x;
+				module__free(m);
+				return 0;
 			}
 			sc->decoded += end - start;
 		}
 	}
 	if (same) {
-		int ret;
-
 		log__progress("reading the direct calls of %s", sm->path);
-		ret = callsites__scan(x->m, &x->cs);
-
-		if (ret == -ENOMEM)
-			return NULL;
-		x->ok = !ret;
-		err = ret;
+		err = build_calls__scan(m, &x->bc);
+		x->ok = !err;
 	}
-	if (x->ok) {
-		sc->stats.modules++;
-		keep(x, sm);
-	} else {
+	module__free(m);
+	if (err == -ENOMEM)
+		return err;
+	if (!x->ok) {
 		sc->stats.unreadable++;
 		snprintf(sc->stats.unreadable_path,
 			 sizeof(sc->stats.unreadable_path), "%s", sm->path);
@@ -271,6 +287,47 @@ static struct scanned *scan(struct static_calls *sc,
 			 !same && !err ? "another build now" :
 			 err == -ENOEXEC ? "not ELF" :
 			 err == -EPROTO ? "not x86-64" : strerror(-err));
+	}
+	return 0;
+}
+
+/* Module @sm, read once (the caller has made room for it in sc->mods):
+ * from what this process read, the store, or the file. */
+static struct scanned *scan(struct static_calls *sc,
+			    const struct store_module *sm)
+{
+	struct scanned *x;
+	struct kept *k;
+	int ret;
+
+	for (size_t i = 0; i < sc->nmods; i++)
+		if (sc->mods[i].module_id == sm->id)
+			return &sc->mods[i];
+	x = &sc->mods[sc->nmods++];
+	*x = (struct scanned){ .module_id = sm->id };
+	if ((k = find_kept(sm->build_id))) {
+		x->bc = k->bc;
+		x->ok = x->kept = true;
+		sc->stats.modules++;
+		return x;
+	}
+	/* JIT code (a perf map) has no instructions to read: no calls, and
+	 * nothing unreadable either */
+	if (is_perfmap(sm->path))
+		return x;
+	ret = from_store(sc, sm, x);
+	if (!ret) {
+		ret = from_file(sc, sm, x);
+		if (!ret && x->ok)
+			to_store(sc, sm, x);
+	} else if (ret > 0) {
+		x->ok = true;
+	}
+	if (ret < 0)
+		return NULL;
+	if (x->ok) {
+		sc->stats.modules++;
+		keep(x, sm->build_id);
 	}
 	return x;
 }
@@ -286,7 +343,7 @@ static int resolve(struct static_calls *sc, struct scanned *const *xs,
 			uint64_t addr;
 
 			if ((xs[i] == importer) != last || !xs[i]->ok ||
-			    callsites__export(&xs[i]->cs, name, &addr))
+			    callsites__export(&xs[i]->bc.cs, name, &addr))
 				continue;
 			return function_id(sc, xs[i], addr, id);
 		}
@@ -299,8 +356,8 @@ static int add_calls(struct static_calls *sc, struct infer *inf,
 	for (size_t k = 0; k < n; k++) {
 		const struct scanned *x = xs[k];
 
-		for (size_t i = 0; x->ok && i < x->cs.n; i++) {
-			const struct callsite *c = &x->cs.v[i];
+		for (size_t i = 0; x->ok && i < x->bc.cs.n; i++) {
+			const struct callsite *c = &x->bc.cs.v[i];
 			int64_t caller, callee;
 			int ret = function_id(sc, x, c->caller, &caller);
 

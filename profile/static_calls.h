@@ -11,8 +11,9 @@
  * linked by symbol name to the function the program's other modules
  * export (the executable first, as the dynamic linker looks).
  *
- * A module is read only when its file still has the build-id the store
- * recorded; otherwise its calls are left out and counted.
+ * A module's file is read only when it still has the build-id the store
+ * recorded; otherwise, unless the store keeps that build's calls from
+ * an earlier inference, its calls are left out and counted.
  */
 #ifndef ICPPD_PROFILE_STATIC_CALLS_H
 #define ICPPD_PROFILE_STATIC_CALLS_H
@@ -39,14 +40,17 @@ struct static_calls_stats {
 /* Functions are defined into @t, which it borrows, named as the
  * store's are (demangled unless @mangled); provisional ids lie above
  * every id given to static_calls__function(), which must all come
- * first.  NULL when out of memory. */
-struct static_calls *static_calls__new(struct cct *t, bool mangled);
+ * first.  A build's calls are read from @st (may be NULL) when it
+ * keeps them, else from the file, and then kept there
+ * (profile/build_calls.h).  NULL when out of memory. */
+struct static_calls *static_calls__new(struct cct *t, struct store *st,
+				       bool mangled);
 void static_calls__free(struct static_calls *sc);
 
 /* Reads no binary whose code would take the bytes decoded past
- * @bytes: such binaries
- * are counted as over budget, not read.  Binaries this process decoded
- * before cost nothing.  Default: no limit. */
+ * @bytes: such binaries are counted as over budget, not read.  Builds
+ * the store keeps, or this process read before, cost nothing.
+ * Default: no limit. */
 void static_calls__limit(struct static_calls *sc, uint64_t bytes);
 
 /* The store's function @id is (@module_id, @address).  0 or -ENOMEM. */

@@ -641,6 +641,16 @@ const struct store_migration icppd_migrations[] = {
 	"  DEFAULT 0;"
 	"ALTER TABLE inferences ADD COLUMN cpu_s REAL NOT NULL DEFAULT 0;"
 	},
+	/* 14 -> 15: the direct calls of a build, decoded by the first
+	 * inference that needs them and read back by every later one (of
+	 * any run of that build, even once the file is gone), packed as
+	 * profile/build_calls.h says.  A cache: last_run is the newest run
+	 * when they were last read, and retention drops them with it. */
+	{ "CREATE TABLE build_calls ("
+	"  build_id TEXT PRIMARY KEY,"
+	"  last_run INTEGER NOT NULL,"
+	"  calls BLOB NOT NULL);"
+	},
 };
 
 const int icppd_nr_migrations =

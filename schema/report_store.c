@@ -12,6 +12,7 @@
 
 #include <sqlite3.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -415,6 +416,75 @@ static int stamp_row(sqlite3_stmt *s, void *ctx)
 	snprintf(o->unreadable_why, sizeof(o->unreadable_why), "%s",
 		 store__text(s, 7));
 	return 1;
+}
+
+int store__build_calls(struct store *st, const char *build_id, size_t max,
+		       void **blob, size_t *len)
+{
+	const char *what = "reading a build's calls";
+	sqlite3_stmt *s;
+	int rc, found = 0;
+
+	*blob = NULL;
+	*len = 0;
+	if (sqlite3_prepare_v2(st->db, "SELECT length(calls), calls"
+			       " FROM build_calls WHERE build_id = ?", -1, &s,
+			       NULL))
+		return store__db_error(st, what);
+	sqlite3_bind_text(s, 1, build_id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	/* the length first: a larger blob is never loaded */
+	if (rc == SQLITE_ROW && sqlite3_column_int64(s, 0) > 0 &&
+	    (uint64_t)sqlite3_column_int64(s, 0) <= max) {
+		const void *b = sqlite3_column_blob(s, 1);
+		int n = sqlite3_column_bytes(s, 1);
+
+		if (b && n > 0 && (*blob = malloc((size_t)n))) {
+			memcpy(*blob, b, (size_t)n);
+			*len = (size_t)n;
+			found = 1;
+		} else if (b && n > 0) {
+			store__set_error(st, "%s: out of memory", what);
+			rc = SQLITE_NOMEM;
+		}
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return rc == SQLITE_NOMEM ? -1 : store__db_error(st, what);
+	if (found && !st->readonly &&
+	    store__sql(st, what, NULL, NULL, "UPDATE build_calls SET last_run ="
+		       " (SELECT coalesce(max(id), 0) FROM runs)"
+		       " WHERE build_id = ?1 AND last_run <"
+		       " (SELECT coalesce(max(id), 0) FROM runs)", "t",
+		       build_id)) {
+		free(*blob);
+		*blob = NULL;
+		return -1;
+	}
+	return found;
+}
+
+int store__put_build_calls(struct store *st, const char *build_id,
+			   const void *blob, size_t len)
+{
+	const char *what = "keeping a build's calls";
+	sqlite3_stmt *s;
+	int rc;
+
+	if (len > INT32_MAX) {
+		store__set_error(st, "%s: %zu bytes, too large", what, len);
+		return -1;
+	}
+	if (sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO build_calls"
+			       " (build_id, last_run, calls) VALUES (?,"
+			       " (SELECT coalesce(max(id), 0) FROM runs), ?)",
+			       -1, &s, NULL))
+		return store__db_error(st, what);
+	sqlite3_bind_text(s, 1, build_id, -1, SQLITE_STATIC);
+	sqlite3_bind_blob(s, 2, blob, (int)len, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : store__db_error(st, what);
 }
 
 int store__inference_stamp(struct store *st, int64_t run_id,

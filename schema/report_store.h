@@ -157,6 +157,19 @@ struct inference_stamp {
 	double cpu_s;			/* CPU time the inference took */
 };
 
+/*
+ * The direct calls of build @build_id, as build_calls__pack() wrote
+ * them (what the store holds is not checked here: unpack it so): 1 with
+ * *@blob malloc'ed, *@len bytes; 0 when there is none or it is larger
+ * than @max; -1.  A database that can be written marks them read by
+ * its newest run (retention drops them with that run).
+ */
+int store__build_calls(struct store *st, const char *build_id, size_t max,
+		       void **blob, size_t *len);
+/* Keeps @blob (@len bytes) as build @build_id's calls.  0 or -1. */
+int store__put_build_calls(struct store *st, const char *build_id,
+			   const void *blob, size_t len);
+
 /* The stamp of run @run_id's stored inference; 1 when there is none. */
 int store__inference_stamp(struct store *st, int64_t run_id,
 			   struct inference_stamp *out);

@@ -37,6 +37,11 @@ static int delete_run(struct store *st, int64_t run)
 			 "run_id" : "id");
 		ret = store__sql(st, "retention", NULL, NULL, sql, "i", run);
 	}
+	/* the calls of builds last read when @run was the newest: a cache,
+	 * decoded again if a later run needs them */
+	if (!ret)
+		ret = store__sql(st, "retention", NULL, NULL, "DELETE FROM"
+				 " build_calls WHERE last_run <= ?", "i", run);
 	return store__end(st, ret, "retention");
 }
 

@@ -108,6 +108,38 @@ text=$("$ICPPD" report -d "$db" --run "$brun" 2>/dev/null)
 ok $(printf '%s\n' "$text" | grep -q 'search budget'; [ $? -ne 0 ]; echo $?) \
 	"a larger budget infers the run again: nothing left over budget"
 
+# A build's direct calls are decoded once and kept in the database: a
+# report of a later run of the build reads them there, even once the
+# file is gone; a malformed copy is read again from the file, with a
+# warning, and replaced.
+mkdir "$tmp/bin"
+cp "$PROGS/dispatch" "$tmp/bin/dispatch"
+kdb=$tmp/k.db
+"$ICPPD" train $TRAIN_OPTS -q -d "$kdb" -- "$tmp/bin/dispatch" main 5 >/dev/null
+"$ICPPD" record -q --no-learn -d "$kdb" -- "$tmp/bin/dispatch" direct 3 >/dev/null
+"$ICPPD" report -d "$kdb" >/dev/null 2>&1
+bid=$(readelf -n "$tmp/bin/dispatch" | sed -n 's/.*Build ID: //p')
+is "$(q "SELECT count(*) FROM build_calls WHERE build_id = '$bid' AND length(calls) > 100" "$kdb")" 1 \
+	"the first report keeps the build's calls"
+"$ICPPD" record -q --no-learn -d "$kdb" -- "$tmp/bin/dispatch" direct 3 >/dev/null
+krun=$(q "SELECT max(id) FROM runs" "$kdb")
+rm "$tmp/bin/dispatch"
+"$ICPPD" report -d "$kdb" --run "$krun" >/dev/null 2>&1
+is "$(q "SELECT static_modules > 0, unreadable_path != '$tmp/bin/dispatch' FROM inferences WHERE run_id = $krun" "$kdb")" "1|1" \
+	"the file gone, a later run's report reads the build's calls from the database"
+q "DELETE FROM build_calls; DELETE FROM inferences" "$kdb"
+"$ICPPD" report -d "$kdb" --run "$krun" >/dev/null 2>&1
+is "$(q "SELECT unreadable_path FROM inferences WHERE run_id = $krun" "$kdb")" "$tmp/bin/dispatch" \
+	"... where without them the file was missed"
+cp "$PROGS/dispatch" "$tmp/bin/dispatch"
+q "INSERT INTO build_calls VALUES ('$bid', 1, X'4943504301000000'); DELETE FROM inferences" "$kdb"
+out=$("$ICPPD" report -d "$kdb" --run "$krun" 2>&1 >/dev/null)
+is $? 0 "a malformed copy of a build's calls: the report still succeeds"
+contains "$out" "icppd: warning: $tmp/bin/dispatch: the calls stored for build $bid are malformed: reading the file again" \
+	"... and says so in one line"
+is "$(q "SELECT length(calls) > 100 FROM build_calls WHERE build_id = '$bid'" "$kdb")" 1 \
+	"... and the copy is replaced"
+
 # several processes: record ends when they do, nothing inferred
 "$ICPPD" record -q -d "$db" -- sh -c "'$PROGS/dispatch' table 2; '$PROGS/dispatch' direct 2" >/dev/null
 mrun=$(last_run)

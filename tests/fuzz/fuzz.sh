@@ -7,9 +7,9 @@ set -u
 secs=${FUZZ_SECONDS:-8}
 bin=${FUZZ_BIN:?}
 corpus=${FUZZ_CORPUS:?}
-names="module cfi notes elfimage record config folded perfmap fleet"
-echo "1..9"
-if [ ! -d "$corpus/fleet" ]; then
+names="module cfi notes elfimage record config folded perfmap fleet buildcalls"
+echo "1..10"
+if [ ! -d "$corpus/buildcalls" ]; then
 	if ! sh "$TESTS_SRCDIR/fuzz/seeds.sh" "$TESTS_SRCDIR" "$corpus" \
 		>"$corpus.seeds.log" 2>&1; then
 		echo "Bail out! seeds.sh failed: $(tail -1 "$corpus.seeds.log")"

@@ -85,3 +85,7 @@ printf '10 10 a\n20 10 b' >"$out/perfmap/nonewline"
 mkdir -p "$out/fleet"
 printf "['_start','main','work']\tprecise\t120\t3\n['main','w\\\\'x\\\\\\\\']\tambiguous\t2.5\t1\n" >"$out/fleet/report"
 printf 'h/1\t1\t0\t/bin/p\t/bin/p\tab\t4096\tmain\t0\t8\t0\t5\nh/1\t2\t1\t/bin/p\t/lib/c\\tx\tcd\t64\tw\\\\n\t4100\t40\t3\t3\nh/2\t7\t3\t/bin/p\t/bin/p\tab\t1\tq\t0\t-8\t1\t1\n' >"$out/fleet/paths"
+# A build's calls as the store keeps them (profile/build_calls.h): two
+# calls (one through an import), an export, two named functions.
+mkdir -p "$out/buildcalls"
+printf '\111\103\120\103\001\000\000\000\002\000\000\000\000\000\000\000\001\000\000\000\000\000\000\000\002\000\000\000\000\000\000\000\003\000\000\000\000\000\000\000\013\000\000\000\000\000\000\000\220\040\040\000\340\003\040\020\100\001\020\200\042\011\200\040\017\200\002\023\155\145\155\143\160\171\000\146\000\147\000' >"$out/buildcalls/small"

@@ -217,6 +217,24 @@ static void test_retain(void)
 		store__begin_run(st, &daemon, &runs[i]);
 		if (i < 3)
 			store__end_run(st, runs[i], "finished", -1);
+		/* a build's calls last read when run 2 was the newest, and
+		 * another's when run 4 was */
+		if (i == 1 || i == 3)
+			store__put_build_calls(st, i == 1 ? "b1" : "b3",
+					       "blob", 4);
+	}
+	{
+		void *b;
+		size_t len;
+
+		is_int(store__build_calls(st, "b3", 4, &b, &len), 1,
+		       "a build's calls read back");
+		ok(len == 4 && !memcmp(b, "blob", 4), "as they were put");
+		free(b);
+		is_int(store__build_calls(st, "b3", 3, &b, &len), 0,
+		       "over the size asked for: not read");
+		is_int(store__build_calls(st, "none", 4, &b, &len), 0,
+		       "a build not kept: none");
 	}
 	/* run 1 ended long ago */
 	store__close(st);
@@ -239,6 +257,10 @@ static void test_retain(void)
 	       "the current daemon run stays");
 	is_int(query(db, "SELECT count(*) FROM runs WHERE kind = 'train'"), 1,
 	       "the training run stays");
+	is_int(query(db, "SELECT count(*) FROM build_calls WHERE build_id = 'b1'"),
+	       0, "the calls last read by deleted runs go with them");
+	is_int(query(db, "SELECT count(*) FROM build_calls WHERE build_id = 'b3'"),
+	       1, "those read by the run kept stay");
 }
 
 static int stop_with(void *arg, const struct store_module *m)
