@@ -93,8 +93,8 @@ static const struct cli_option report_options[] = {
 	{ "budget", 0, CLI_DOUBLE, OPT(budget), "S",
 	  "CPU seconds the first report of a run may spend inferring "
 	  "(searching CIDs no path map explains, reading the binaries' "
-	  "calls); what it leaves unknown is counted (default 1)", 0, 0,
-	  .lo = 0, .hi = 86400, .dflt = "1" },
+	  "calls); what it leaves unknown is counted", 0, 0,
+	  .lo = 0, .hi = 86400, .dflt = "0.8" },
 };
 
 const struct cli_command report_command = {
