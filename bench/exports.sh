@@ -5,7 +5,7 @@
 # template-heavy file), both recorded at 1000 Hz of cpu-clock.
 #
 #   first         icppd report (text, k = 3) of a run no report has
-#                 read: it infers the run (within its 1 s budget) and
+#                 read: it infers the run (within its 0.8 s budget) and
 #                 stores the inference; the binaries' calls are decoded
 #                 from their files
 #   known         the same, in a database that keeps the calls of the
