@@ -48,6 +48,10 @@
 /* The weight of a call the binary proves but no learned path took, in
  * samples: learned edges outweigh it as soon as one sample took them. */
 #define PROVEN_PRIOR 0.25
+/* The weight, in samples, of the map's split of a CID against the
+ * split the inferred runs' own learning measured (struct infer_node's
+ * own): a run that learned a CID a few times follows what it saw. */
+#define RUN_PRIOR 2.0
 #define NO_HEIGHT INT64_MAX
 
 struct mnode {
@@ -55,6 +59,7 @@ struct mnode {
 	uint32_t parent;	/* map node index; CCT_NONE: outermost */
 	uint32_t cct;
 	uint64_t self, total;
+	double own;
 };
 
 struct cid_entry {
@@ -258,7 +263,7 @@ int infer__add_node(struct infer *inf, const struct infer_node *n)
 		return -ENOMEM;
 	m->nodes[m->nnodes++] = (struct mnode){ n->function_id, n->height,
 		n->parent < 0 ? CCT_NONE : (uint32_t)n->parent, node, n->self,
-		n->total };
+		n->total, n->own > 0 ? n->own : 0 };
 	return 0;
 }
 
@@ -330,7 +335,7 @@ static int build_cids(struct infer *inf, struct map *m)
 		return -ENOMEM;
 	while (i < m->nnodes) {
 		struct cid_entry *c = &m->cids[m->ncids];
-		double self = 0, total = 0;
+		double self = 0, total = 0, own = 0;
 
 		*c = (struct cid_entry){ s[i].func, s[i].height,
 			(uint32_t)m->ncands, 0, 0, false };
@@ -338,24 +343,32 @@ static int build_cids(struct infer *inf, struct map *m)
 		       s[i].height == c->height; i++) {
 			struct infer_cand *k = &m->cands[m->ncands];
 
+			/* the share holds the candidate's own samples
+			 * until they are all summed */
 			if (c->n && k[-1].node == s[i].cct) {
 				k[-1].self += (double)s[i].self;
 				k[-1].total += (double)s[i].total;
+				k[-1].share += s[i].own;
 			} else {
 				*k = (struct infer_cand){ s[i].cct,
-					(double)s[i].self, (double)s[i].total, 0 };
+					(double)s[i].self, (double)s[i].total,
+					s[i].own };
 				m->ncands++;
 				c->n++;
 			}
 			self += (double)s[i].self;
 			total += (double)s[i].total;
+			own += s[i].own;
 		}
-		c->weighed = self > 0 || total > 0;
+		c->weighed = self > 0 || total > 0 || own > 0;
 		for (uint32_t j = 0; j < c->n; j++) {
 			struct infer_cand *k = &m->cands[c->first + j];
+			double prior = self > 0 ? k->self / self :
+				       total > 0 ? k->total / total :
+				       1.0 / c->n;
 
-			k->share = self > 0 ? k->self / self :
-				   total > 0 ? k->total / total : 1.0 / c->n;
+			k->share = own > 0 ? (k->share + RUN_PRIOR * prior) /
+					     (own + RUN_PRIOR) : prior;
 		}
 		c->exact = c->n == 1 ?
 			cct__node(inf->cct, m->cands[c->first].node)->depth :

@@ -62,6 +62,10 @@ struct infer_node {
 	uint64_t call_site;	/* return address in the parent */
 	uint64_t self, total;	/* training samples */
 	int64_t context_id;	/* the store's context; 0: none */
+	/* samples of the runs being inferred whose learning unwound this
+	 * path whole: where a CID's candidates have some, they split its
+	 * samples (the map's counts only a prior of RUN_PRIOR samples) */
+	double own;
 };
 
 /* A candidate context of a CID. */

@@ -149,9 +149,74 @@ struct truth_leaf {
 	int64_t samples;
 };
 
+/* The samples the inferred runs' learning unwound whole, by the map
+ * node their paths end at: sorted by node, no two alike. */
+struct own_list {
+	struct own { int64_t node; double samples; } *v;
+	size_t n, cap;
+};
+
+static int add_own(void *arg, int64_t node, int64_t samples)
+{
+	struct own_list *o = arg;
+
+	if (grow(&o->v, &o->cap, o->n + 1, sizeof(*o->v), 256))
+		return -ENOMEM;
+	o->v[o->n++] = (struct own){ node, (double)samples };
+	return 0;
+}
+
+static int by_node(const void *a, const void *b)
+{
+	const struct own *x = a, *y = b;
+
+	return (x->node > y->node) - (x->node < y->node);
+}
+
+/* The own samples of @sel's runs into @o.  0, or -1 (store__error()). */
+static int load_own(struct store *st, const struct store_selection *sel,
+		    struct own_list *o)
+{
+	struct id_list runs = { 0 };
+	size_t u = 0;
+	int ret = sel->run_id ? add_to_list(&runs, sel->run_id) :
+		  store__window_run_ids(st, sel, add_to_list, &runs);
+
+	for (size_t i = 0; !ret && i < runs.n; i++)
+		ret = store__run_learned(st, runs.v[i], add_own, o);
+	free(runs.v);
+	if (ret)
+		return -1;
+	if (o->n)
+		qsort(o->v, o->n, sizeof(*o->v), by_node);
+	for (size_t i = 0; i < o->n; i++)	/* one per node: summed */
+		if (u && o->v[u - 1].node == o->v[i].node)
+			o->v[u - 1].samples += o->v[i].samples;
+		else
+			o->v[u++] = o->v[i];
+	o->n = u;
+	return 0;
+}
+
+static double own_of(const struct own_list *o, int64_t node)
+{
+	size_t lo = 0, hi = o ? o->n : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (o->v[mid].node < node)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return o && lo < o->n && o->v[lo].node == node ? o->v[lo].samples : 0;
+}
+
 /* Store node ids of the map being read, in order, to find parents. */
 struct map_load {
 	struct infer *inf;		/* inference: nodes into the engine */
+	const struct own_list *own;	/* inference: the runs' own paths */
 	struct cct *cct;		/* truth: nodes straight into the CCT */
 	int64_t *ids;
 	uint32_t *cct_nodes;		/* truth */
@@ -201,7 +266,8 @@ static int load_node(void *arg, const struct store_node *n)
 	if (ml->inf) {
 		struct infer_node in = { parent, n->function_id, n->height,
 			(uint64_t)n->call_site, (uint64_t)n->self,
-			(uint64_t)n->total, n->context_id };
+			(uint64_t)n->total, n->context_id,
+			own_of(ml->own, n->id) };
 
 		ret = infer__add_node(ml->inf, &in);
 	} else {
@@ -959,9 +1025,11 @@ static int load_maps(struct store *st, const struct store_selection *sel,
 {
 	struct id_list ps = { 0 };
 	struct map_load ml = { 0 };
+	struct own_list own = { 0 };
 	int ret = -1;
 
-	if (store__run_programs(st, sel, add_to_list, &ps))
+	if (store__run_programs(st, sel, add_to_list, &ps) ||
+	    (inf && load_own(st, sel, &own)))
 		goto out_store;
 	for (size_t i = 0; i < ps.n; i++) {
 		const struct store_module *m = run_profile__module(p, ps.v[i]);
@@ -969,7 +1037,7 @@ static int load_maps(struct store *st, const struct store_selection *sel,
 
 		p->programs++;
 		free(ml.ids);
-		ml = (struct map_load){ .inf = inf };
+		ml = (struct map_load){ .inf = inf, .own = &own };
 		if (inf && infer__begin_map(inf, ps.v[i]))
 			goto out_nomem;
 		r = inf ? store__map_nodes(st, ps.v[i], 0, load_node, &ml) :
@@ -1001,6 +1069,7 @@ out_store:
 out:
 	free(ml.ids);
 	free(ps.v);
+	free(own.v);
 	return ret;
 }
 

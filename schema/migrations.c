@@ -651,6 +651,15 @@ const struct store_migration icppd_migrations[] = {
 	"  last_run INTEGER NOT NULL,"
 	"  calls BLOB NOT NULL);"
 	},
+	/* 15 -> 16: the samples each run's learning unwound whole, per
+	 * path map node (a path's leaf): the merged map counts every
+	 * run's, and a run's own say how its CIDs' samples split. */
+	{ "CREATE TABLE run_learned ("
+	"  run_id INTEGER NOT NULL REFERENCES runs(id),"
+	"  node_id INTEGER NOT NULL REFERENCES path_nodes(id),"
+	"  samples INTEGER NOT NULL,"
+	"  PRIMARY KEY (run_id, node_id)) WITHOUT ROWID;"
+	},
 };
 
 const int icppd_nr_migrations =

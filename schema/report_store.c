@@ -66,6 +66,8 @@ static int run_row(sqlite3_stmt *s, void *ctx)
 	r->user_ns = sqlite3_column_int64(s, 12);
 	r->system_ns = sqlite3_column_int64(s, 13);
 	r->kernel = sqlite3_column_int64(s, 14) != 0;
+	r->learned_paths = sqlite3_column_int64(s, 15);
+	r->learned_once = sqlite3_column_int64(s, 16);
 	return 1;
 }
 
@@ -80,7 +82,11 @@ int store__run(struct store *st, int64_t id, struct run_row *out)
 			 " COALESCE(frequency, 0), started_ns,"
 			 " COALESCE(ended_ns, flushed_ns, started_ns),"
 			 " COALESCE(user_ns, -1), COALESCE(system_ns, -1),"
-			 " kernel FROM runs WHERE id = ?", "i", id);
+			 " kernel, COALESCE((SELECT value FROM run_counters"
+			 "  WHERE run_id = runs.id AND name = 'learn.paths'), 0),"
+			 " COALESCE((SELECT value FROM run_counters"
+			 "  WHERE run_id = runs.id AND name = 'learn.once'), -1)"
+			 " FROM runs WHERE id = ?", "i", id);
 	return ret == 1 ? 0 : ret == 0 ? 1 : -1;
 }
 
@@ -398,6 +404,31 @@ int store__run_map_samples(struct store *st, int64_t run_id,
 			   " WHERE m.run_id = 0 AND m.program_id IN"
 			   " (SELECT DISTINCT program_id FROM cid_samples"
 			   "  WHERE run_id = ?)", "i", run_id) < 0 ? -1 : 0;
+}
+
+struct learned_fn {
+	int (*fn)(void *arg, int64_t node_id, int64_t samples);
+	void *arg;
+};
+
+static int learned_row(sqlite3_stmt *s, void *ctx)
+{
+	const struct learned_fn *l = ctx;
+
+	return l->fn(l->arg, sqlite3_column_int64(s, 0),
+		     sqlite3_column_int64(s, 1));
+}
+
+int store__run_learned(struct store *st, int64_t run_id,
+		       int (*fn)(void *arg, int64_t node_id, int64_t samples),
+		       void *arg)
+{
+	struct learned_fn l = { fn, arg };
+
+	return store__sql(st, "reading a run's learned paths", learned_row,
+			  &l, "SELECT node_id, samples FROM run_learned"
+			  " WHERE run_id = ? AND samples > 0", "i", run_id) < 0 ?
+	       -1 : 0;
 }
 
 static int stamp_row(sqlite3_stmt *s, void *ctx)

@@ -30,6 +30,9 @@ struct run_row {
 	int64_t user_ns, system_ns;	/* the command's CPU time; -1: not
 					 * measured */
 	bool kernel;			/* samples in the kernel count */
+	int64_t learned_paths;		/* learning samples unwound whole */
+	int64_t learned_once;		/* paths among them seen once; -1:
+					 * not counted (before schema 16) */
 };
 
 /* The latest measurement run (record or daemon) in *@id; 1 when there
@@ -133,6 +136,12 @@ struct store_node {
 int store__map_nodes(struct store *st, int64_t program_id, int64_t map_run,
 		     int (*fn)(void *arg, const struct store_node *n),
 		     void *arg);
+
+/* The samples run @run_id's learning unwound whole, by the map node
+ * their paths end at (@samples > 0).  0 or -1. */
+int store__run_learned(struct store *st, int64_t run_id,
+		       int (*fn)(void *arg, int64_t node_id, int64_t samples),
+		       void *arg);
 
 /* Learned samples in the path maps of the programs run @run_id
  * sampled: grows when one of its builds learns. */

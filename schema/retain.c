@@ -24,7 +24,7 @@ static int delete_run(struct store *st, int64_t run)
 {
 	static const char *const tables[] = { "exports", "cid_samples",
 		"pc_samples", "unresolved_samples", "threads", "run_counters", "inferred",
-		"explained", "explained_sites",
+		"explained", "explained_sites", "run_learned",
 		"inferences", "validation", "accuracy", "runs" };
 	char sql[96];
 	int ret = 0;

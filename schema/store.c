@@ -149,6 +149,9 @@ static int prepare(struct store *st)
 		{ offsetof(struct store, upd_node),
 		  "UPDATE path_nodes SET self = self + ?, total = total + ?"
 		  " WHERE id = ?" },
+		{ offsetof(struct store, ins_learned),
+		  "INSERT INTO run_learned VALUES (?, ?, ?) ON CONFLICT"
+		  " DO UPDATE SET samples = samples + excluded.samples" },
 		{ offsetof(struct store, ins_counter),
 		  "INSERT INTO run_counters VALUES (?, ?, ?) ON CONFLICT"
 		  " DO UPDATE SET value = excluded.value" },
@@ -289,7 +292,8 @@ void store__close(struct store *st)
 	sqlite3_stmt *stmts[] = { st->ins_module, st->sel_module, st->sel_build,
 		st->ins_func, st->sel_func, st->ins_cid, st->ins_pc, st->ins_unres,
 		st->ins_thread, st->upd_run, st->ins_map, st->sel_map,
-		st->ins_ctx, st->ins_node, st->upd_node, st->ins_counter,
+		st->ins_ctx, st->ins_node, st->upd_node, st->ins_learned,
+		st->ins_counter,
 		st->ins_unknown, st->ins_inferred, st->ins_function,
 		st->ins_explained, st->ins_site };
 
@@ -534,14 +538,29 @@ static struct node_row *node_ids(struct store *st, const struct pathmap *pm,
 	return c->v;
 }
 
+/* Adds @samples that run @run_id unwound whole, ending at node @id. */
+static int write_learned(struct store *st, int64_t run_id, int64_t id,
+			 uint64_t samples)
+{
+	sqlite3_stmt *s = st->ins_learned;
+
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_int64(s, 2, id);
+	sqlite3_bind_int64(s, 3, (int64_t)samples);
+	return store__step_done(st, s, "writing the path map");
+}
+
 /*
- * Adds the counts of @pm's nodes to the database.  Nodes come parents
- * first, so a parent's row id is known when its children are written.
- * A root's id is its map's; a node seen before is one UPDATE, a new one
- * an upsert that returns its id (another training run may have created
- * the row already).
+ * Adds the counts of @pm's nodes to the database, into the map of
+ * @run_id (0: the map every run shares), and when @learned_run is not
+ * 0, each path's samples as that run's own (run_learned).  Nodes come
+ * parents first, so a parent's row id is known when its children are
+ * written.  A root's id is its map's; a node seen before is one UPDATE,
+ * a new one an upsert that returns its id (another training run may
+ * have created the row already).
  */
-static int write_paths(struct store *st, int64_t run_id, struct pathmap *pm)
+static int write_paths(struct store *st, int64_t run_id, int64_t learned_run,
+		       struct pathmap *pm)
 {
 	struct node_row *ids;
 
@@ -570,7 +589,9 @@ static int write_paths(struct store *st, int64_t run_id, struct pathmap *pm)
 			sqlite3_bind_int64(s, 1, (int64_t)n->self);
 			sqlite3_bind_int64(s, 2, (int64_t)n->total);
 			sqlite3_bind_int64(s, 3, r->id);
-			if (store__step_done(st, s, "writing the path map"))
+			if (store__step_done(st, s, "writing the path map") ||
+			    (learned_run && n->self &&
+			     write_learned(st, learned_run, r->id, n->self)))
 				return -1;
 			continue;
 		}
@@ -593,7 +614,9 @@ static int write_paths(struct store *st, int64_t run_id, struct pathmap *pm)
 		sqlite3_bind_int64(s, 7, (int64_t)n->self);
 		sqlite3_bind_int64(s, 8, (int64_t)n->total);
 		sqlite3_bind_int64(s, 9, r->ctx);
-		if (store__returning_id(st, s, &r->id, "writing the path map"))
+		if (store__returning_id(st, s, &r->id, "writing the path map") ||
+		    (learned_run && n->self &&
+		     write_learned(st, learned_run, r->id, n->self)))
 			return -1;
 	}
 	return 0;
@@ -691,7 +714,8 @@ static int write_batch(struct store *st, int64_t run_id,
 		if (store__step_done(st, s, "writing run counters"))
 			return -1;
 	}
-	if (b->paths && write_paths(st, b->truth ? run_id : 0, b->paths))
+	if (b->paths && write_paths(st, b->truth ? run_id : 0,
+				    b->truth ? 0 : run_id, b->paths))
 		return -1;
 	sqlite3_bind_int64(st->upd_run, 1, (int64_t)tot->samples);
 	sqlite3_bind_int64(st->upd_run, 2, (int64_t)tot->unresolved);

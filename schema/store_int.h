@@ -46,7 +46,8 @@ struct store {
 	} nodes;
 	sqlite3_stmt *ins_module, *sel_module, *sel_build, *ins_func, *sel_func,
 		     *ins_cid, *ins_pc, *ins_unres, *ins_thread, *upd_run, *ins_map,
-		     *sel_map, *ins_ctx, *ins_node, *upd_node, *ins_counter;
+		     *sel_map, *ins_ctx, *ins_node, *upd_node, *ins_learned,
+		     *ins_counter;
 	/* prepared on first use by report_store.c */
 	sqlite3_stmt *ins_unknown, *ins_inferred, *ins_function, *ins_explained,
 		     *ins_site;

@@ -333,6 +333,53 @@ static void unweighed(void)
 	cct__free(t);
 }
 
+/* The run's own learned samples split a CID: the map says 9 to 1 for
+ * main;a;t, the run's learning saw 1 to 9; the map counts only as two
+ * samples against the run's ten.  Without own samples the map rules. */
+static void own_split(void)
+{
+	static const struct infer_node nodes[] = {
+		{ -1, MAIN, 16, 0, 0, 10, 0, 0 },
+		{ 0, A, 48, 0x11, 0, 9, 0, 0 },
+		{ 1, T, 96, 0x21, 9, 9, 0, 1 },
+		{ 0, B, 48, 0x12, 0, 1, 0, 0 },
+		{ 3, T, 96, 0x31, 1, 1, 0, 9 },
+	};
+	for (int own = 1; own >= 0; own--) {
+		struct cct *t = cct__new();
+		struct infer *inf = infer__new(t, NULL);
+		enum cct_how how;
+		uint32_t exact;
+		double a, b;
+
+		for (int f = 1; f < NFUNCS; f++)
+			cct__define(t, f, names[f], 1, 0x1000 * (unsigned)f);
+		infer__begin_map(inf, PROG);
+		for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+			struct infer_node n = nodes[i];
+
+			n.own = own ? n.own : 0;
+			infer__add_node(inf, &n);
+		}
+		infer__end_map(inf);
+		infer__cid(inf, PROG, T, 96, 120);
+		a = record(t, "main;a;t", &exact, &how);
+		b = record(t, "main;b;t", &exact, &how);
+		if (own)
+			ok(fabs(a - 120 * (1 + 2 * 0.9) / 12) < 1e-9 &&
+			   fabs(b - 120 * (9 + 2 * 0.1) / 12) < 1e-9 &&
+			   how == CCT_AMBIGUOUS,
+			   "own samples 1:9 against the map's 9:1 (as 2 "
+			   "samples): a %.1f, b %.1f of 120", a, b);
+		else
+			ok(fabs(a - 108) < 1e-9 && fabs(b - 12) < 1e-9,
+			   "no own samples: the map's 9:1 (a %.1f, b %.1f)",
+			   a, b);
+		infer__free(inf);
+		cct__free(t);
+	}
+}
+
 int main(void)
 {
 	struct cct *t = cct__new();
@@ -436,6 +483,7 @@ int main(void)
 	most_probable_first();
 	cut_chains();
 	unweighed();
+	own_split();
 	infer__free(NULL);
 	return tap_done();
 }
