@@ -22,6 +22,7 @@
 #include "collector/procfs.h"
 #include "collector/session.h"
 #include "common/clock.h"
+#include "common/grow.h"
 #include "common/log.h"
 #include "inference/pathmap.h"
 #include "schema/store.h"
@@ -30,7 +31,7 @@
  * "map_full" (a program with millions of distinct contexts). */
 #define PATHMAP_MAX_NODES (4u << 20)
 /* Counters a flush writes: unwinding's, the recorder's, the caller's. */
-#define MAX_COUNTERS (UNW_NR_STATUS + 16)
+#define MAX_COUNTERS (UNW_NR_STATUS + 20)
 
 /*
  * Learning in bursts (the adaptive bursting of Zhuang et al., PLDI 2006,
@@ -48,6 +49,15 @@
 #define LEARN_QUIET 4
 #define LEARN_TRICKLE_NS 1000000000LL
 #define LEARN_TRICKLE_ON_NS 20000000LL
+/*
+ * A known CID reached by a new path is what makes "precise" wrong, so
+ * the CIDs are not the only trigger: a window in which the learning
+ * samples found a path the map lacked is busy too, and keeps (or
+ * starts, from a trickle's pulse) a burst.  How much sampled weight
+ * sits on paths not learned at all is the Good-Turing estimate, the
+ * share of the learned paths seen exactly once (learn.once over
+ * learn.paths), which the run summary and the report's header show.
+ */
 
 struct recorder {
 	struct recorder_opts o;
@@ -58,6 +68,11 @@ struct recorder {
 	struct session *sess;
 	struct pathmap *paths;		/* unwinding */
 	uint64_t map_full;		/* complete paths the map had no room for */
+	uint64_t new_paths;		/* whole paths new to the map */
+	uint64_t once;			/* the map's paths seen once so far */
+	uint8_t *seen;			/* by map node: paths ending there, up
+					 * to 2 */
+	size_t seen_cap;
 	uint64_t map_resets;		/* maps started afresh (max_paths) */
 	uint64_t dropped;		/* samples dropped: store full */
 	struct collector_stats base;	/* totals when this run began */
@@ -71,6 +86,7 @@ struct recorder {
 		int quiet;		/* windows nearly all explained */
 		int64_t window, since;	/* start of the window, of on */
 		uint64_t cids, unknown;	/* collector totals at the window */
+		uint64_t new_paths;	/* the recorder's, at the window */
 		uint64_t bursts;
 		int64_t on_ns;
 		struct recorder_learning base;	/* when the run began */
@@ -124,16 +140,37 @@ int recorder__signals(void)
 
 /* ---- setup -------------------------------------------------------------- */
 
+/* Path ending at node @leaf was added (@fresh: new to the map). */
+static int note_path(struct recorder *r, uint32_t leaf, bool fresh)
+{
+	size_t n = pathmap__size(r->paths), old = r->seen_cap;
+
+	if (n > r->seen_cap) {
+		if (grow(&r->seen, &r->seen_cap, n, 1, 4096))
+			return -ENOMEM;
+		memset(r->seen + old, 0, r->seen_cap - old);
+	}
+	r->new_paths += fresh;
+	if (r->seen[leaf] < 2) {
+		r->once += r->seen[leaf] ? -1 : 1;
+		r->seen[leaf]++;
+	}
+	return 0;
+}
+
 static int path_cb(void *arg, const struct collector_path *p)
 {
 	struct recorder *r = arg;
-	int ret = pathmap__add(r->paths, p->program, p->frames, p->n, NULL);
+	size_t before = pathmap__size(r->paths);
+	uint32_t leaf;
+	int ret = pathmap__add(r->paths, p->program, p->frames, p->n, &leaf);
 
 	if (ret == -ENOSPC) {
 		r->map_full++;
 		return 0;
 	}
-	return ret;
+	return ret ? ret :
+	       note_path(r, leaf, pathmap__size(r->paths) > before);
 }
 
 static bool known_cid(void *arg, const struct cid_key *k)
@@ -181,6 +218,7 @@ void recorder__free(struct recorder *r)
 	session__close(r->sess);
 	collector__free(r->col);
 	pathmap__free(r->paths);
+	free(r->seen);
 	aggregate__free(r->agg);
 	module_cache__free(r->modules);
 	free(r);
@@ -248,7 +286,8 @@ static void learn_step(struct recorder *r)
 		uint64_t unknown = cs->learn_unknown - l->unknown;
 
 		if (cids >= LEARN_MIN_CIDS) {
-			bool busy = (double)unknown > LEARN_UNKNOWN * (double)cids;
+			bool busy = r->new_paths > l->new_paths ||
+				    (double)unknown > LEARN_UNKNOWN * (double)cids;
 
 			l->quiet = busy ? 0 : l->quiet + 1;
 			if (busy && !l->burst)
@@ -258,6 +297,7 @@ static void learn_step(struct recorder *r)
 		l->window = now;
 		l->cids = cs->cids;
 		l->unknown = cs->learn_unknown;
+		l->new_paths = r->new_paths;
 	}
 	learn_switch(r, l->burst || now % LEARN_TRICKLE_NS <
 			LEARN_TRICKLE_ON_NS, now);
@@ -272,7 +312,8 @@ static void learning_totals(const struct recorder *r,
 
 	*l = (struct recorder_learning){ cs->learn_samples,
 		cs->unwind[UNW_COMPLETE], cs->learn_unknown, s->bursts,
-		s->on_ns + (s->on ? clock__mono_ns() - s->since : 0) };
+		s->on_ns + (s->on ? clock__mono_ns() - s->since : 0),
+		r->new_paths, r->once };
 }
 
 void recorder__learning(const struct recorder *r, struct recorder_learning *l)
@@ -285,6 +326,7 @@ void recorder__learning(const struct recorder *r, struct recorder_learning *l)
 	l->unknown -= s->base.unknown;
 	l->bursts -= s->base.bursts;
 	l->on_ns -= s->base.on_ns;
+	l->new_paths -= s->base.new_paths;
 }
 
 /* A run's writer is alive when it is an icppd process on this host
@@ -447,6 +489,10 @@ static size_t counters(const struct recorder *r,
 						 (int64_t)l.bursts };
 		c[n++] = (struct store_counter){ "learn.on_ms",
 						 l.on_ns / 1000000 };
+		c[n++] = (struct store_counter){ "learn.new_paths",
+						 (int64_t)l.new_paths };
+		c[n++] = (struct store_counter){ "learn.once",
+						 (int64_t)l.once };
 	}
 	if (r->o.counters)
 		n += r->o.counters(r->o.counters_arg, cs, c + n,
@@ -486,6 +532,9 @@ static int new_paths(struct recorder *r)
 	pathmap__free(r->paths);
 	r->paths = pm;
 	r->map_resets++;
+	if (r->seen)	/* the new map's nodes: none seen yet */
+		memset(r->seen, 0, r->seen_cap);
+	r->once = 0;
 	return 0;
 }
 

@@ -86,6 +86,11 @@ struct recorder_learning {
 				 * explain when counted */
 	uint64_t bursts;
 	int64_t on_ns;		/* the learning event was on this long */
+	uint64_t new_paths;	/* whole paths new to the map */
+	/* paths learned exactly once since the recorder began (or its
+	 * map was last started afresh): over paths, the Good-Turing
+	 * estimate of the sampled weight on paths not learned */
+	uint64_t once;
 };
 void recorder__learning(const struct recorder *r, struct recorder_learning *l);
 

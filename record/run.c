@@ -185,6 +185,11 @@ static void learn_summary(const struct run *r)
 		 "run)", (unsigned long long)l.paths, (unsigned long long)l.samples,
 		 (unsigned long long)l.bursts, l.bursts == 1 ? "" : "s",
 		 ran > 0 ? 100.0 * (double)l.on_ns / (double)ran : 0.0);
+	if (l.paths)
+		log_info("learning: %llu paths seen once: about %.1f%% of the "
+			 "samples on paths not learned (Good-Turing)",
+			 (unsigned long long)l.once,
+			 100.0 * (double)l.once / (double)l.paths);
 	if (!l.paths)
 		log_warn("no call path learned: the program ran too briefly, or "
 			 "its stack did not unwind (see v_run_counters: unwind.*)");

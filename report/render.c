@@ -248,6 +248,13 @@ static void print_inference(const struct render *r)
 			p->budget_s, (long long)p->over_budget_cids,
 			100 * p->over_budget_samples / n, c->over_budget,
 			c->over_budget == 1 ? "y" : "ies");
+	if (p->run.learned_paths > 0 && p->run.learned_once >= 0)
+		fprintf(r->out, "learning: %lld whole paths, %lld seen once: "
+			"about %.1f%% of the samples on paths not learned "
+			"(Good-Turing)\n", (long long)p->run.learned_paths,
+			(long long)p->run.learned_once,
+			100.0 * (double)p->run.learned_once /
+			(double)p->run.learned_paths);
 	if (p->reused)
 		fprintf(r->out, "inference: stored by an earlier report "
 			"(%.2f s of CPU then, %lld CIDs searched)\n",
@@ -340,5 +347,14 @@ void render__json_stats(const struct render *r)
 			"\"validation_run\": %lld}", e,
 			partial ? "true" : "false",
 			(long long)r->p->validated_run);
+	fprintf(r->out, ", \"learning\": ");
+	if (run->learned_paths > 0 && run->learned_once >= 0)
+		fprintf(r->out, "{\"paths\": %lld, \"seen_once\": %lld, "
+			"\"unlearned_share\": %.6f}",
+			(long long)run->learned_paths,
+			(long long)run->learned_once,
+			(double)run->learned_once / (double)run->learned_paths);
+	else
+		fprintf(r->out, "null");
 }
 

@@ -47,6 +47,41 @@ case $text in *"unknown callers of via_c"*) ok 1 "via_c has no unknown-callers f
 is "$(q "SELECT count(*) FROM path_maps WHERE run_id = 0" "$ph")" 1 \
 	"what record learned joined the one training map of the build"
 
+# A run's own learning splits its CIDs: target()'s CID in collide has a
+# candidate through via_a and one through via_b (equal frames).
+# Training measured via_b seven times in eight; the run goes through
+# via_a seven times in eight.  The map's counts (training and the run
+# merged) would give via_a under half of target's samples; the paths
+# the run's learning unwound give it about seven eighths.
+own=$tmp/own.db
+"$ICPPD" train $TRAIN_OPTS -q -d "$own" -- "$PROGS/collide" abbbbbbb 60 >/dev/null
+"$ICPPD" record -q --learn-freq 1000 -d "$own" -- "$PROGS/collide" aaaaaaab 60 >/dev/null
+orun=$(q "SELECT max(id) FROM runs" "$own")
+ok $([ "$(q "SELECT coalesce(sum(samples), 0) FROM run_learned WHERE run_id = $orun" "$own")" -gt 0 ]; echo $?) \
+	"the paths a run learned are kept as its own (run_learned)"
+folded=$("$ICPPD" report -d "$own" --run "$orun" -f folded --no-demangle 2>/dev/null)
+share=$(printf '%s\n' "$folded" | awk '
+	/;target [0-9.]+$/ { t += $NF; if ($0 ~ /;via_a;target /) a += $NF }
+	END { if (t > 0) printf "%.3f", a / t; else print 0 }')
+ok $(awk -v s="$share" 'BEGIN { exit !(s > 0.75 && s < 0.97) }'; echo $?) \
+	"target's samples split as the run's own learning saw them: via_a $share (true 0.875)"
+out=$("$ICPPD" report -d "$own" --run "$orun" 2>/dev/null)
+contains "$out" "of the samples on paths not learned (Good-Turing)" \
+	"the report's header estimates the weight on paths never learned"
+
+# Learning keeps going while it finds paths the map lacks: dispatch's
+# phases reach work() through a new handler every 400 ms of CPU, its
+# CIDs all known after the first, and the learning event stays on; the
+# steady program below drops to the trickle.
+ph8=$tmp/phases.db
+"$ICPPD" record -q -d "$ph8" -- "$PROGS/dispatch" phases 64 50 >/dev/null
+on=$(q "SELECT value FROM v_run_counters WHERE name = 'learn.on_ms'" "$ph8")
+ran=$(q "SELECT CAST(duration_s * 1000 AS INTEGER) FROM v_runs" "$ph8")
+ok $([ "${on:-0}" -ge $((ran * 8 / 10)) ]; echo $?) \
+	"new paths to known CIDs keep the learning event on ($on of $ran ms)"
+ok $([ "$(q "SELECT value FROM v_run_counters WHERE name = 'learn.new_paths'" "$ph8")" -ge 8 ]; echo $?) \
+	"... each phase's new path counted (learn.new_paths)"
+
 # Bursts: a program whose CIDs stay the same for seconds (4 s of CPU in
 # one function) is learned early; then the learning event trickles.
 sp=$tmp/spin.db

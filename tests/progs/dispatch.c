@@ -16,7 +16,11 @@
  *           evidence for the callers above the handlers;
  *   main:   main burns ROUNDS times MS itself and calls nothing, so a
  *           map trained on it knows main alone: every call of a direct
- *           run is a guess.
+ *           run is a guess;
+ *   phases: eight phases of ROUNDS / 8 rounds, phase k calling h_k
+ *           alone (work burning MS a round whatever the handler): after
+ *           the first phase every CID is known, and each later one
+ *           reaches work by a path not seen before.
  *   MS: CPU milliseconds work() burns per round in all (default 46).
  */
 #include "truth.h"
@@ -53,6 +57,13 @@ NOINLINE static void dispatch(uint64_t part)
 	sink++;
 }
 
+/* Phase @op's round: one handler, the same frames as dispatch's. */
+NOINLINE static void dispatch_one(unsigned op, uint64_t ns)
+{
+	table[op](ns / (op + 8));
+	sink++;
+}
+
 /* A frame of another size than dispatch's, so that work's height
  * differs from the one training saw. */
 NOINLINE static void direct(uint64_t part)
@@ -81,6 +92,8 @@ int main(int argc, char **argv)
 	     r++) {
 		if (argc > 1 && !strcmp(argv[1], "direct"))
 			direct(part);
+		else if (argc > 1 && !strcmp(argv[1], "phases"))
+			dispatch_one((unsigned)(r * 8 / rounds), burn_ns);
 		else
 			dispatch(part);
 	}
