@@ -50,8 +50,9 @@
 #define PROVEN_PRIOR 0.25
 /* The weight, in samples, of the map's split of a CID against the
  * split the inferred runs' own learning measured (struct infer_node's
- * own): a run that learned a CID a few times follows what it saw. */
-#define RUN_PRIOR 2.0
+ * own): a run that learned a CID many times follows what it saw, one
+ * that learned it once or twice mostly what the map says. */
+#define RUN_PRIOR 8.0
 #define NO_HEIGHT INT64_MAX
 
 struct mnode {

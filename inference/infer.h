@@ -64,7 +64,7 @@ struct infer_node {
 	int64_t context_id;	/* the store's context; 0: none */
 	/* samples of the runs being inferred whose learning unwound this
 	 * path whole: where a CID's candidates have some, they split its
-	 * samples (the map's counts only a prior of RUN_PRIOR samples) */
+	 * samples, the map's counts weighing as much as eight of them */
 	double own;
 };
 

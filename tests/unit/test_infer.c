@@ -334,7 +334,7 @@ static void unweighed(void)
 }
 
 /* The run's own learned samples split a CID: the map says 9 to 1 for
- * main;a;t, the run's learning saw 1 to 9; the map counts only as two
+ * main;a;t, the run's learning saw 1 to 9; the map counts as eight
  * samples against the run's ten.  Without own samples the map rules. */
 static void own_split(void)
 {
@@ -366,10 +366,10 @@ static void own_split(void)
 		a = record(t, "main;a;t", &exact, &how);
 		b = record(t, "main;b;t", &exact, &how);
 		if (own)
-			ok(fabs(a - 120 * (1 + 2 * 0.9) / 12) < 1e-9 &&
-			   fabs(b - 120 * (9 + 2 * 0.1) / 12) < 1e-9 &&
+			ok(fabs(a - 120 * (1 + 8 * 0.9) / 18) < 1e-9 &&
+			   fabs(b - 120 * (9 + 8 * 0.1) / 18) < 1e-9 &&
 			   how == CCT_AMBIGUOUS,
-			   "own samples 1:9 against the map's 9:1 (as 2 "
+			   "own samples 1:9 against the map's 9:1 (as 8 "
 			   "samples): a %.1f, b %.1f of 120", a, b);
 		else
 			ok(fabs(a - 108) < 1e-9 && fabs(b - 12) < 1e-9,
