@@ -784,17 +784,8 @@ static int cmp_start(const void *a, const void *b)
 /* Whether @ts (sorted) lists function @start. */
 static bool listed(const struct to_sweep *ts, uint64_t start)
 {
-	size_t lo = 0, hi = ts->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ts->v[mid] < start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < ts->n && ts->v[lo] == start;
+	return ts->n && bsearch(&start, ts->v, ts->n, sizeof(*ts->v),
+				cmp_start);
 }
 
 /* The sites of the functions @ts lists (in section [@vaddr, +@size)),

@@ -399,21 +399,19 @@ int build_calls__unpack(const void *blob, size_t len, struct build_calls *bc)
 	return ret;
 }
 
+static int by_start(const void *key, const void *elem)
+{
+	uint64_t k = *(const uint64_t *)key;
+	uint64_t s = ((const struct build_func *)elem)->start;
+
+	return (k > s) - (k < s);
+}
+
 const struct build_func *build_calls__function(const struct build_calls *bc,
 					       uint64_t start)
 {
-	size_t lo = 0, hi = bc->nfuncs;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (bc->funcs[mid].start < start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < bc->nfuncs && bc->funcs[lo].start == start ?
-	       &bc->funcs[lo] : NULL;
+	return bc->nfuncs ? bsearch(&start, bc->funcs, bc->nfuncs,
+				    sizeof(*bc->funcs), by_start) : NULL;
 }
 
 void build_calls__free(struct build_calls *bc)

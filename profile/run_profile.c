@@ -200,17 +200,10 @@ static int load_own(struct store *st, const struct store_selection *sel,
 
 static double own_of(const struct own_list *o, int64_t node)
 {
-	size_t lo = 0, hi = o ? o->n : 0;
+	const struct own key = { node, 0 }, *f = o && o->n ?
+		bsearch(&key, o->v, o->n, sizeof(*o->v), by_node) : NULL;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (o->v[mid].node < node)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return o && lo < o->n && o->v[lo].node == node ? o->v[lo].samples : 0;
+	return f ? f->samples : 0;
 }
 
 /* Store node ids of the map being read, in order, to find parents. */

@@ -73,23 +73,27 @@ contains "$out" "of the samples on paths not learned (Good-Turing)" \
 # phases reach work() through a new handler every 400 ms of CPU, its
 # CIDs all known after the first, and the learning event stays on; the
 # steady program below drops to the trickle.
+counter() {	# counter NAME DB: the run's counter
+	q "SELECT value FROM v_run_counters WHERE name = '$1'" "$2"
+}
+on_ran() {	# on_ran DB: "ON RAN", ms the learning event was on, of the run
+	echo "$(counter learn.on_ms "$1") $(q "SELECT CAST(duration_s * 1000 AS INTEGER) FROM v_runs" "$1")"
+}
 ph8=$tmp/phases.db
 "$ICPPD" record -q -d "$ph8" -- "$PROGS/dispatch" phases 64 50 >/dev/null
-on=$(q "SELECT value FROM v_run_counters WHERE name = 'learn.on_ms'" "$ph8")
-ran=$(q "SELECT CAST(duration_s * 1000 AS INTEGER) FROM v_runs" "$ph8")
-ok $([ "${on:-0}" -ge $((ran * 8 / 10)) ]; echo $?) \
-	"new paths to known CIDs keep the learning event on ($on of $ran ms)"
-ok $([ "$(q "SELECT value FROM v_run_counters WHERE name = 'learn.new_paths'" "$ph8")" -ge 8 ]; echo $?) \
+set -- $(on_ran "$ph8")
+ok $([ "${1:-0}" -ge $((${2:-0} * 8 / 10)) ]; echo $?) \
+	"new paths to known CIDs keep the learning event on ($1 of $2 ms)"
+ok $([ "$(counter learn.new_paths "$ph8")" -ge 8 ]; echo $?) \
 	"... each phase's new path counted (learn.new_paths)"
 
 # Bursts: a program whose CIDs stay the same for seconds (4 s of CPU in
 # one function) is learned early; then the learning event trickles.
 sp=$tmp/spin.db
 "$ICPPD" record -q -d "$sp" -- "$PROGS/heights-nofp" 20 spin 4 >/dev/null 2>&1
-on=$(q "SELECT value FROM v_run_counters WHERE name = 'learn.on_ms'" "$sp")
-ran=$(q "SELECT CAST(duration_s * 1000 AS INTEGER) FROM v_runs" "$sp")
-ok $([ "${on:-999999}" -lt $((ran * 7 / 10)) ]; echo $?) \
-	"the learning event was on for less than 70% of a steady run ($on of $ran ms)"
-ok $([ "$(q "SELECT value FROM v_run_counters WHERE name = 'learn.bursts'" "$sp")" -ge 1 ]; echo $?) \
+set -- $(on_ran "$sp")
+ok $([ "${1:-999999}" -lt $((${2:-0} * 7 / 10)) ]; echo $?) \
+	"the learning event was on for less than 70% of a steady run ($1 of $2 ms)"
+ok $([ "$(counter learn.bursts "$sp")" -ge 1 ]; echo $?) \
 	"at least one burst"
 done_testing
