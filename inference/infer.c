@@ -33,6 +33,7 @@
 #include "inference/infer.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,9 +50,8 @@
  * samples: learned edges outweigh it as soon as one sample took them. */
 #define PROVEN_PRIOR 0.25
 /* The weight, in samples, of the map's split of a CID against the
- * split the inferred runs' own learning measured (struct infer_node's
- * own): a run that learned a CID many times follows what it saw, one
- * that learned it once or twice mostly what the map says. */
+ * split the inferred runs' own learning measured, where the two
+ * disagree (see weigh()). */
 #define RUN_PRIOR 8.0
 #define NO_HEIGHT INT64_MAX
 
@@ -323,6 +323,50 @@ static uint32_t cands_suffix(struct cct *t, const struct infer_cand *c,
 	return exact;
 }
 
+/* The split the map's counts give candidate @k of @n. */
+static double map_share(const struct infer_cand *k, uint32_t n, double self,
+			double total)
+{
+	return self > 0 ? k->self / self : total > 0 ? k->total / total :
+	       1.0 / n;
+}
+
+/*
+ * Each of the @n candidates @k of a CID its share: the map's split
+ * (@self, @total: the candidates' learned samples), unless the samples
+ * the inferred runs' own learning unwound (@own in all, each
+ * candidate's in its share on entry) contradict it.  The map has more
+ * samples, from every run; the run's own are of this run: a phase the
+ * map saw otherwise (trained on one input, run on another) is told
+ * from sampling noise by Pearson's statistic, over its mean plus four
+ * standard deviations (df + 4 sqrt(2 df), a chance of about 1 in 500
+ * when the run does split as the map does).  Then the run's own split
+ * holds, the map weighing as RUN_PRIOR samples.  A candidate the map
+ * never saw the run take is a contradiction too.
+ */
+static void weigh(struct infer_cand *k, uint32_t n, double self,
+		  double total, double own)
+{
+	double x2 = 0, df = n > 1 ? n - 1 : 1;
+	bool differs = false;
+
+	for (uint32_t j = 0; own > 0 && j < n; j++) {
+		double e = own * map_share(&k[j], n, self, total);
+
+		if (e > 0)
+			x2 += (k[j].share - e) * (k[j].share - e) / e;
+		else
+			differs |= k[j].share > 0;
+	}
+	differs |= x2 > df + 4 * sqrt(2 * df);
+	for (uint32_t j = 0; j < n; j++) {
+		double prior = map_share(&k[j], n, self, total);
+
+		k[j].share = differs ? (k[j].share + RUN_PRIOR * prior) /
+				       (own + RUN_PRIOR) : prior;
+	}
+}
+
 static int build_cids(struct infer *inf, struct map *m)
 {
 	struct mnode *s = m->nodes;
@@ -362,15 +406,7 @@ static int build_cids(struct infer *inf, struct map *m)
 			own += s[i].own;
 		}
 		c->weighed = self > 0 || total > 0 || own > 0;
-		for (uint32_t j = 0; j < c->n; j++) {
-			struct infer_cand *k = &m->cands[c->first + j];
-			double prior = self > 0 ? k->self / self :
-				       total > 0 ? k->total / total :
-				       1.0 / c->n;
-
-			k->share = own > 0 ? (k->share + RUN_PRIOR * prior) /
-					     (own + RUN_PRIOR) : prior;
-		}
+		weigh(&m->cands[c->first], c->n, self, total, own);
 		c->exact = c->n == 1 ?
 			cct__node(inf->cct, m->cands[c->first].node)->depth :
 			cands_suffix(inf->cct, &m->cands[c->first], c->n);

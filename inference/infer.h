@@ -63,8 +63,8 @@ struct infer_node {
 	uint64_t self, total;	/* training samples */
 	int64_t context_id;	/* the store's context; 0: none */
 	/* samples of the runs being inferred whose learning unwound this
-	 * path whole: where a CID's candidates have some, they split its
-	 * samples, the map's counts weighing as much as eight of them */
+	 * path whole: where a CID's candidates have some that contradict
+	 * the map's split beyond sampling noise, they split its samples */
 	double own;
 };
 
