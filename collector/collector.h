@@ -57,10 +57,14 @@ struct collector_path {
 	uint32_t pid, tid;
 	const struct path_frame *frames;
 	size_t n;
+	/* the stack copy ended first: frames are the innermost ones, each
+	 * with its height, frames[0] not an outermost frame */
+	bool fragment;
 };
 
-/* Called for every completely unwound sample; non-zero is returned from
- * collector__process(). */
+/* Called for every sample unwound completely, and for every one whose
+ * copy ended first with the frames it gave (a fragment); non-zero is
+ * returned from collector__process(). */
 typedef int (*collector_path_fn)(void *arg, const struct collector_path *p);
 
 struct collector_stats {

@@ -85,6 +85,14 @@ static enum unwind_status unwind(struct collector *c, struct process *p,
 		ret = module__step(m->mod, look, &regs, &mem, &st);
 		if (ret < 0 && ret != -EFAULT)
 			return ret == -ENOENT ? UNW_NO_CFI : UNW_BAD_CFI;
+		/* the copy ends inside this frame: its function and height
+		 * are known (the CFA is), its caller is not */
+		if (ret == -EFAULT && st.cfa < base && st.cfa > sp) {
+			c->frames[(*n)++] = (struct path_frame){ .mod = m->mod,
+				.func = f.start, .name = f.name, .pc = vaddr,
+				.height = (int64_t)(base - st.cfa) };
+			return UNW_TRUNCATED;
+		}
 		if (ret == -EFAULT && st.cfa < base)
 			return UNW_TRUNCATED;
 		c->frames[(*n)++] = (struct path_frame){ .mod = m->mod,
@@ -119,10 +127,11 @@ int unwind__sample(struct collector *c, const struct perf_sample *s,
 
 	st = p->exe ? unwind(c, p, s, base, &n) : UNW_NO_PROGRAM;
 	c->stats.unwind[st]++;
-	if (st != UNW_COMPLETE)
+	if (st != UNW_COMPLETE && (st != UNW_TRUNCATED || !n))
 		return 0;
 	reverse_frames(c->frames, n);
 	path = (struct collector_path){ .program = p->exe, .pid = s->pid,
-		.tid = s->tid, .frames = c->frames, .n = n };
+		.tid = s->tid, .frames = c->frames, .n = n,
+		.fragment = st == UNW_TRUNCATED };
 	return c->path_fn(c->path_arg, &path);
 }

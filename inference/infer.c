@@ -61,6 +61,7 @@ struct mnode {
 	uint32_t cct;
 	uint64_t self, total;
 	double own;
+	bool fragment;
 };
 
 struct cid_entry {
@@ -242,6 +243,9 @@ static void set_height(struct cct *t, uint32_t node, int64_t height)
 		cn->height = height;
 }
 
+static int unknown_node(struct infer *inf, int64_t func, int64_t height,
+			uint32_t *node);
+
 int infer__add_node(struct infer *inf, const struct infer_node *n)
 {
 	struct map *m = inf->building;
@@ -252,7 +256,10 @@ int infer__add_node(struct infer *inf, const struct infer_node *n)
 		return -EINVAL;
 	if (n->parent >= 0)
 		parent = m->nodes[n->parent].cct;
-	ret = cct__child(inf->cct, parent, n->function_id, &node);
+	/* where a stack copy ended: its callers are unknown */
+	ret = n->parent < 0 && n->fragment ?
+	      unknown_node(inf, n->function_id, n->height, &node) :
+	      cct__child(inf->cct, parent, n->function_id, &node);
 	if (ret)
 		return ret;
 	cct__set_site(inf->cct, node, n->call_site, (double)n->total);
@@ -264,7 +271,7 @@ int infer__add_node(struct infer *inf, const struct infer_node *n)
 		return -ENOMEM;
 	m->nodes[m->nnodes++] = (struct mnode){ n->function_id, n->height,
 		n->parent < 0 ? CCT_NONE : (uint32_t)n->parent, node, n->self,
-		n->total, n->own > 0 ? n->own : 0 };
+		n->total, n->own > 0 ? n->own : 0, n->fragment };
 	return 0;
 }
 
@@ -381,13 +388,20 @@ static int build_cids(struct infer *inf, struct map *m)
 	while (i < m->nnodes) {
 		struct cid_entry *c = &m->cids[m->ncids];
 		double self = 0, total = 0, own = 0;
+		bool whole = false;
 
 		*c = (struct cid_entry){ s[i].func, s[i].height,
 			(uint32_t)m->ncands, 0, 0, false };
+		/* fragments are candidates only where no whole path is */
+		for (size_t j = i; j < m->nnodes && s[j].func == c->func &&
+		     s[j].height == c->height && !whole; j++)
+			whole = !s[j].fragment;
 		for (; i < m->nnodes && s[i].func == c->func &&
 		       s[i].height == c->height; i++) {
 			struct infer_cand *k = &m->cands[m->ncands];
 
+			if (s[i].fragment == whole)
+				continue;
 			/* the share holds the candidate's own samples
 			 * until they are all summed */
 			if (c->n && k[-1].node == s[i].cct) {

@@ -49,6 +49,7 @@
 #ifndef ICPPD_INFERENCE_INFER_H
 #define ICPPD_INFERENCE_INFER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,6 +67,11 @@ struct infer_node {
 	 * path whole: where a CID's candidates have some that contradict
 	 * the map's split beyond sampling noise, they split its samples */
 	double own;
+	/* a fragment's node (pathmap.h): one with parent -1 is where a
+	 * stack copy ended, shown under "[unknown callers of F at height
+	 * H]"; a CID's fragment nodes are its candidates only when no
+	 * whole path explains it */
+	bool fragment;
 };
 
 /* A candidate context of a CID. */

@@ -125,10 +125,13 @@ static uint32_t get(struct pathmap *pm, uint32_t parent,
 		.name = name, .call_site = call_site, .height = height };
 	if (parent == PM_NONE) {
 		x->root = (uint32_t)pm->n;
+		x->fragment = call_site == PM_FRAGMENT;
 	} else {
 		x->root = pm->nodes[parent].root;
 		x->depth = pm->nodes[parent].depth + 1;
-		if (find_cid(pm, mod, func, height) == PM_NONE &&
+		x->fragment = pm->nodes[parent].fragment;
+		if (!x->fragment &&
+		    find_cid(pm, mod, func, height) == PM_NONE &&
 		    (*err = hindex__insert(&pm->cids,
 					   cid_hash(mod, func, height),
 					   (uint32_t)pm->n)))
@@ -137,8 +140,9 @@ static uint32_t get(struct pathmap *pm, uint32_t parent,
 	return (uint32_t)pm->n++;
 }
 
-int pathmap__add(struct pathmap *pm, const struct module *prog,
-		 const struct path_frame *frames, size_t n, uint32_t *leaf)
+static int add(struct pathmap *pm, const struct module *prog,
+	       const struct path_frame *frames, size_t n, uint32_t *leaf,
+	       bool fragment)
 {
 	uint32_t *path;
 	int err = 0;
@@ -148,7 +152,8 @@ int pathmap__add(struct pathmap *pm, const struct module *prog,
 	if (grow(&pm->path, &pm->path_cap, n + 1, sizeof(*pm->path), 64))
 		return -ENOMEM;
 	path = pm->path;
-	path[0] = get(pm, PM_NONE, prog, 0, NULL, 0, 0, &err);
+	path[0] = get(pm, PM_NONE, prog, 0, NULL, fragment ? PM_FRAGMENT : 0,
+		      0, &err);
 	for (size_t i = 0; i < n && path[i] != PM_NONE; i++)
 		path[i + 1] = get(pm, path[i], frames[i].mod, frames[i].func,
 				  frames[i].name, i ? frames[i - 1].pc : 0,
@@ -162,6 +167,19 @@ int pathmap__add(struct pathmap *pm, const struct module *prog,
 	if (leaf)
 		*leaf = path[n];
 	return 0;
+}
+
+int pathmap__add(struct pathmap *pm, const struct module *prog,
+		 const struct path_frame *frames, size_t n, uint32_t *leaf)
+{
+	return add(pm, prog, frames, n, leaf, false);
+}
+
+int pathmap__add_fragment(struct pathmap *pm, const struct module *prog,
+			  const struct path_frame *frames, size_t n,
+			  uint32_t *leaf)
+{
+	return add(pm, prog, frames, n, leaf, true);
 }
 
 size_t pathmap__size(const struct pathmap *pm)

@@ -13,6 +13,13 @@
  * would carry exactly that CID.  Each program has a root node (func 0)
  * whose children are outermost frames (_start, clone3).
  *
+ * Fragments: a sample whose stack copy ended before its outermost frame
+ * gives its innermost frames, each with its height.  They go under a
+ * second root of the program (a node with call_site PM_FRAGMENT), whose
+ * children are the outermost frames the copies reached, not outermost
+ * frames of the program; such nodes are marked fragment and explain no
+ * CID for pathmap__has_cid().
+ *
  * Counts: self = samples whose innermost frame is the node, total =
  * samples passing through it, both since the last pathmap__clear_counts()
  * (the store adds them to the database and clears them).  Memory is
@@ -28,6 +35,7 @@
 #include "common/path.h"
 
 #define PM_NONE UINT32_MAX
+#define PM_FRAGMENT 1	/* the call_site of a program's fragment root */
 
 struct pm_node {
 	uint32_t parent;	/* PM_NONE for a program root */
@@ -39,6 +47,7 @@ struct pm_node {
 	uint64_t call_site;	/* the parent's pc; 0 under a root */
 	int64_t height;
 	uint64_t self, total;	/* since the last clear */
+	bool fragment;		/* under the program's fragment root */
 };
 
 struct pathmap;
@@ -54,6 +63,11 @@ void pathmap__free(struct pathmap *pm);
  */
 int pathmap__add(struct pathmap *pm, const struct module *prog,
 		 const struct path_frame *frames, size_t n, uint32_t *leaf);
+/* The same for a fragment: @frames[0] is the outermost frame the copy
+ * reached. */
+int pathmap__add_fragment(struct pathmap *pm, const struct module *prog,
+			  const struct path_frame *frames, size_t n,
+			  uint32_t *leaf);
 
 /* Whether some path has a frame of function @func of @mod at @height:
  * a sample with that CID is explained by the map.  One probe. */

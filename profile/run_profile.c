@@ -14,6 +14,7 @@
 #include "common/grow.h"
 #include "common/hindex.h"
 #include "common/log.h"
+#include "schema/store.h"
 #include "schema/validation.h"
 
 static int add_function(void *arg, const struct store_function *f)
@@ -214,6 +215,8 @@ struct map_load {
 	int64_t *ids;
 	uint32_t *cct_nodes;		/* truth */
 	size_t n, cap, cap2;
+	size_t from;			/* the first of the map being read */
+	bool fragment;			/* it holds the build's fragments */
 	bool collect;			/* truth: leaves into @leaves, not
 					 * weight into the CCT */
 	struct truth_leaf *leaves;
@@ -222,7 +225,7 @@ struct map_load {
 
 static int64_t index_of(const struct map_load *ml, int64_t id)
 {
-	size_t lo = 0, hi = ml->n;
+	size_t lo = ml->from, hi = ml->n;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -260,7 +263,7 @@ static int load_node(void *arg, const struct store_node *n)
 		struct infer_node in = { parent, n->function_id, n->height,
 			(uint64_t)n->call_site, (uint64_t)n->self,
 			(uint64_t)n->total, n->context_id,
-			own_of(ml->own, n->id) };
+			own_of(ml->own, n->id), ml->fragment };
 
 		ret = infer__add_node(ml->inf, &in);
 	} else {
@@ -1035,6 +1038,14 @@ static int load_maps(struct store *st, const struct store_selection *sel,
 			goto out_nomem;
 		r = inf ? store__map_nodes(st, ps.v[i], 0, load_node, &ml) :
 		    store__map_nodes(st, ps.v[i], 0, stop_at_first, NULL);
+		/* then the build's fragments, into the same engine map */
+		if (inf && r >= 0) {
+			ml.from = ml.n;
+			ml.fragment = true;
+			if (store__map_nodes(st, ps.v[i], STORE_FRAGMENTS_RUN,
+					     load_node, &ml) < 0)
+				r = -1;
+		}
 		if (r < 0 && store__stopped(st) == -EINVAL) {
 			log_error("the path map of %s is corrupt (a node "
 				  "without its parent)", m ? m->path : "?");

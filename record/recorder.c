@@ -158,19 +158,28 @@ static int note_path(struct recorder *r, uint32_t leaf, bool fresh)
 	return 0;
 }
 
+/* A whole path, or a fragment (kept apart: not a path of a validation's
+ * truth, nor one the learning's estimates count). */
 static int path_cb(void *arg, const struct collector_path *p)
 {
 	struct recorder *r = arg;
 	size_t before = pathmap__size(r->paths);
 	uint32_t leaf;
-	int ret = pathmap__add(r->paths, p->program, p->frames, p->n, &leaf);
+	int ret;
 
+	if (p->fragment && r->o.truth)
+		return 0;
+	ret = p->fragment ?
+	      pathmap__add_fragment(r->paths, p->program, p->frames, p->n,
+				    &leaf) :
+	      pathmap__add(r->paths, p->program, p->frames, p->n, &leaf);
 	if (ret == -ENOSPC) {
 		r->map_full++;
 		return 0;
 	}
-	return ret ? ret :
-	       note_path(r, leaf, pathmap__size(r->paths) > before);
+	if (ret || p->fragment)
+		return ret;
+	return note_path(r, leaf, pathmap__size(r->paths) > before);
 }
 
 static bool known_cid(void *arg, const struct cid_key *k)

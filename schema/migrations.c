@@ -653,12 +653,60 @@ const struct store_migration icppd_migrations[] = {
 	},
 	/* 15 -> 16: the samples each run's learning unwound whole, per
 	 * path map node (a path's leaf): the merged map counts every
-	 * run's, and a run's own say how its CIDs' samples split. */
+	 * run's, and a run's own say how its CIDs' samples split.  And a
+	 * build's fragments, the innermost frames of the samples whose
+	 * stack copy ended first, as a path map of their own (run_id -1:
+	 * its outermost nodes are where the copies ended). */
 	{ "CREATE TABLE run_learned ("
 	"  run_id INTEGER NOT NULL REFERENCES runs(id),"
 	"  node_id INTEGER NOT NULL REFERENCES path_nodes(id),"
 	"  samples INTEGER NOT NULL,"
 	"  PRIMARY KEY (run_id, node_id)) WITHOUT ROWID;"
+	"DROP VIEW v_path_maps;"
+	"CREATE VIEW v_path_maps AS SELECT"
+	"  pm.id AS map_id, m.path AS program, m.build_id,"
+	"  CASE pm.run_id WHEN 0 THEN 'train' WHEN -1 THEN 'fragments'"
+	"    ELSE 'truth' END AS kind,"
+	"  CASE WHEN pm.run_id > 0 THEN pm.run_id END AS run_id,"
+	"  (SELECT COUNT(*) FROM path_nodes n WHERE n.map_id = pm.id) AS paths,"
+	"  (SELECT COUNT(*) FROM (SELECT 1 FROM path_nodes n"
+	"    WHERE n.map_id = pm.id GROUP BY function_id, height)) AS cids,"
+	"  (SELECT COUNT(*) FROM (SELECT 1 FROM path_nodes n"
+	"    WHERE n.map_id = pm.id GROUP BY function_id, height"
+	"    HAVING COUNT(DISTINCT context_id) > 1)) AS ambiguous_cids,"
+	"  (SELECT COALESCE(SUM(self), 0) FROM path_nodes n"
+	"    WHERE n.map_id = pm.id) AS samples"
+	"  FROM path_maps pm JOIN modules m ON m.id = pm.program_id;"
+	/* the path views show whole paths, as before: a fragment is
+	 * no path from an outermost frame */
+	"DROP VIEW v_paths;"
+	"CREATE VIEW v_paths AS WITH RECURSIVE p(id, path) AS ("
+	"  SELECT n.id, f.name FROM path_nodes n"
+	"    JOIN functions f ON f.id = n.function_id"
+	"    JOIN path_maps pm ON pm.id = n.map_id"
+	"    WHERE n.parent_id = 0 AND pm.run_id != -1"
+	"  UNION ALL"
+	"  SELECT n.id, p.path || ';' || f.name FROM path_nodes n"
+	"    JOIN p ON n.parent_id = p.id JOIN functions f ON f.id = n.function_id)"
+	"  SELECT n.id AS node_id, n.map_id, pr.path AS program,"
+	"  NULLIF(n.parent_id, 0) AS parent_id, n.context_id, n.depth,"
+	"  m.path AS module,"
+	"  f.name AS function, n.call_site, n.height,"
+	"  n.self AS self_samples, n.total AS total_samples, p.path"
+	"  FROM path_nodes n JOIN p ON p.id = n.id"
+	"  JOIN functions f ON f.id = n.function_id"
+	"  JOIN modules m ON m.id = f.module_id"
+	"  JOIN path_maps pm ON pm.id = n.map_id"
+	"  JOIN modules pr ON pr.id = pm.program_id;"
+	"DROP VIEW v_path_cids;"
+	"CREATE VIEW v_path_cids AS SELECT"
+	"  n.map_id, m.path AS module, f.name AS function, n.height,"
+	"  COUNT(DISTINCT n.context_id) AS contexts, COUNT(*) AS paths,"
+	"  SUM(n.self) AS self_samples"
+	"  FROM path_nodes n JOIN functions f ON f.id = n.function_id"
+	"  JOIN modules m ON m.id = f.module_id"
+	"  WHERE n.map_id NOT IN (SELECT id FROM path_maps WHERE run_id = -1)"
+	"  GROUP BY n.map_id, n.function_id, n.height;"
 	},
 };
 

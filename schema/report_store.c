@@ -401,7 +401,7 @@ int store__run_map_samples(struct store *st, int64_t run_id,
 	return store__ints(st, "reading path maps", samples, 1,
 			   "SELECT COALESCE(SUM(n.self), 0) FROM path_nodes n"
 			   " JOIN path_maps m ON m.id = n.map_id"
-			   " WHERE m.run_id = 0 AND m.program_id IN"
+			   " WHERE m.run_id IN (0, -1) AND m.program_id IN"
 			   " (SELECT DISTINCT program_id FROM cid_samples"
 			   "  WHERE run_id = ?)", "i", run_id) < 0 ? -1 : 0;
 }

@@ -578,7 +578,9 @@ static int write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 		int64_t fid;
 
 		if (n->parent == PM_NONE) {
-			if (!r->id && map_id(st, n->mod, run_id, &r->id))
+			if (!r->id && map_id(st, n->mod, n->fragment ?
+					     STORE_FRAGMENTS_RUN : run_id,
+					     &r->id))
 				return -1;
 			continue;
 		}

@@ -65,6 +65,9 @@ struct run_info {
 /* icppd's databases say so in PRAGMA application_id ("ICPD"); a
  * database marked otherwise is never altered. */
 #define ICPPD_APPLICATION_ID 0x49435044
+/* The path_maps run_id of a build's fragments (pathmap.h): the
+ * innermost frames of samples whose stack copy ended first. */
+#define STORE_FRAGMENTS_RUN (-1)
 
 /* Marks the runs left 'running' whose writer @alive says is gone as
  * crashed (v_runs status 'crashed'), ended at their last flush; their

@@ -69,13 +69,33 @@ out=$("$ICPPD" report -d "$own" --run "$orun" 2>/dev/null)
 contains "$out" "of the samples on paths not learned (Good-Turing)" \
 	"the report's header estimates the weight on paths never learned"
 
+counter() {	# counter NAME DB: the run's counter
+	q "SELECT value FROM v_run_counters WHERE name = '$1'" "$2"
+}
+
+# Fragments: a stack deeper than a first record's copy (deep() puts a
+# 64 KiB frame under deep_leaf).  The samples the copy cut short still
+# give their innermost frames, each with its height: the first record's
+# report shows deep_leaf <- deep, with deep's callers unknown, instead
+# of nothing above deep_leaf.
+fr=$tmp/frag.db
+"$ICPPD" record -q -d "$fr" -- "$PROGS/heights-nofp" 20 deep 64 >/dev/null
+ok $([ "$(counter unwind.truncated "$fr")" -gt 0 ]; echo $?) \
+	"the first record's copies were cut short ($(counter unwind.truncated "$fr") samples)"
+is "$(q "SELECT count(*) FROM v_path_maps WHERE kind = 'fragments' AND samples > 0" "$fr")" 1 \
+	"their innermost frames are kept, a map of fragments"
+is "$(q "SELECT count(*) FROM v_paths WHERE function = 'deep_leaf'" "$fr")" 0 \
+	"... never passed off as whole paths"
+folded=$("$ICPPD" report -d "$fr" -f folded 2>/dev/null | grep 'deep_leaf ')
+ok $([ -n "$folded" ] && ! printf '%s\n' "$folded" | grep -qv ';deep;deep_leaf '; echo $?) \
+	"every deep_leaf stack ends deep;deep_leaf"
+contains "$("$ICPPD" report -d "$fr" --k 2 2>/dev/null)" "<- [unknown callers of deep at height" \
+	"... above deep, its callers unknown, with its height"
+
 # Learning keeps going while it finds paths the map lacks: dispatch's
 # phases reach work() through a new handler every 400 ms of CPU, its
 # CIDs all known after the first, and the learning event stays on; the
 # steady program below drops to the trickle.
-counter() {	# counter NAME DB: the run's counter
-	q "SELECT value FROM v_run_counters WHERE name = '$1'" "$2"
-}
 on_ran() {	# on_ran DB: "ON RAN", ms the learning event was on, of the run
 	echo "$(counter learn.on_ms "$1") $(q "SELECT CAST(duration_s * 1000 AS INTEGER) FROM v_runs" "$1")"
 }
