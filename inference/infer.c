@@ -69,6 +69,7 @@ struct cid_entry {
 	uint32_t first, n;	/* range of cands */
 	uint32_t exact;		/* frames the candidates share */
 	bool weighed;		/* learned samples weigh the candidates */
+	bool fragment;		/* the candidates are fragments' */
 };
 
 struct edge {
@@ -155,6 +156,9 @@ struct infer {
 	size_t scratch_cap;
 	uint32_t *chain;		/* graft(): a context's nodes */
 	size_t chain_cap;
+	struct infer_solution *tops;	/* explain_fragments(): a top's */
+	size_t tops_cap;
+	bool no_search;			/* infer__stop_searching() */
 	struct infer_stats stats;
 };
 
@@ -212,6 +216,7 @@ void infer__free(struct infer *inf)
 	free(inf->maps);
 	free(inf->scratch);
 	free(inf->chain);
+	free(inf->tops);
 	free(inf);
 }
 
@@ -420,6 +425,7 @@ static int build_cids(struct infer *inf, struct map *m)
 			own += s[i].own;
 		}
 		c->weighed = self > 0 || total > 0 || own > 0;
+		c->fragment = !whole;
 		weigh(&m->cands[c->first], c->n, self, total, own);
 		c->exact = c->n == 1 ?
 			cct__node(inf->cct, m->cands[c->first].node)->depth :
@@ -1371,6 +1377,125 @@ static struct infer_solution *scratch(struct infer *inf, size_t n)
 		    16) ? NULL : inf->scratch;
 }
 
+static int graft_below(struct infer *inf, uint32_t node, uint32_t stop,
+		       uint32_t under, uint32_t *out);
+
+/* The explanation of CID (@func, @height) by whole paths or the search
+ * (never by fragments) into inf->tops: how many; 0 when nothing but
+ * unknown callers; -ENOMEM. */
+static int explain_top(struct infer *inf, struct map *m, int64_t func,
+		       int64_t height, bool *searched)
+{
+	const struct cid_entry *e = find_cid(m, func, height);
+	const struct memo *mo;
+	uint32_t n;
+
+	if (e && e->fragment)
+		return 0;
+	if (e) {
+		n = e->n;
+		if (grow(&inf->tops, &inf->tops_cap, n, sizeof(*inf->tops), 8))
+			return -ENOMEM;
+		for (uint32_t i = 0; i < n; i++)
+			inf->tops[i] = (struct infer_solution){
+				m->cands[e->first + i].node,
+				n == 1 ? 1.0 : m->cands[e->first + i].share };
+		return (int)n;
+	}
+	if (inf->no_search)
+		return 0;
+	if (!(mo = search_memo(inf, m, func, height)))
+		return -ENOMEM;
+	if (mo->how == CCT_UNKNOWN)
+		return 0;
+	if (grow(&inf->tops, &inf->tops_cap, mo->n, sizeof(*inf->tops), 8))
+		return -ENOMEM;
+	memcpy(inf->tops, &m->sols[mo->first], mo->n * sizeof(*inf->tops));
+	*searched = true;
+	return (int)mo->n;
+}
+
+/* The frame a fragment's context @node starts with: the outermost one
+ * the stack copy reached, under its unknown-callers frame. */
+static uint32_t fragment_top(struct cct *t, uint32_t node)
+{
+	for (;;) {
+		uint32_t up = cct__node(t, node)->parent;
+
+		if (up == CCT_ROOT || cct__node(t, up)->frame < 0)
+			return node;
+		node = up;
+	}
+}
+
+/*
+ * A CID no whole path explains, only fragments: each fragment's
+ * frames, certain, below the explanation of its top (the outermost
+ * frame its copy reached: itself a CID, which the whole paths or the
+ * search may explain); where nothing does, the fragment stays under
+ * unknown callers.
+ */
+static int explain_fragments(struct infer *inf, struct map *m,
+			     const struct cid_entry *e,
+			     struct infer_outcome *out)
+{
+	struct cct *t = inf->cct;
+	struct infer_solution *acc = NULL;
+	size_t n = 0, cap = 0;
+	bool searched = false, grafted = false;
+	uint32_t exact = UINT32_MAX;
+	int ret = 0;
+
+	for (uint32_t i = 0; i < e->n && !ret; i++) {
+		const struct infer_cand *k = &m->cands[e->first + i];
+		double share = e->n == 1 ? 1.0 : k->share;
+		uint32_t top = fragment_top(t, k->node);
+		const struct cct_node *tn = cct__node(t, top);
+		int nt = explain_top(inf, m, tn->frame, tn->height, &searched);
+
+		if (nt < 0 || grow(&acc, &cap, n + (nt ? (size_t)nt : 1),
+				   sizeof(*acc), 8)) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (!nt)
+			acc[n++] = (struct infer_solution){ k->node, share };
+		for (int j = 0; j < nt && !ret; j++) {
+			uint32_t node;
+
+			ret = graft_below(inf, k->node, top, inf->tops[j].node,
+					  &node);
+			acc[n++] = (struct infer_solution){ node,
+				share * inf->tops[j].share };
+		}
+		if (nt) {
+			uint32_t own = cct__node(t, k->node)->depth -
+				       cct__node(t, top)->depth + 1;
+
+			exact = own < exact ? own : exact;
+			grafted = true;
+		}
+	}
+	if (!ret && !scratch(inf, n ? n : 1))
+		ret = -ENOMEM;
+	if (!ret) {
+		memcpy(inf->scratch, acc, n * sizeof(*acc));
+		*out = (struct infer_outcome){
+			grafted && searched ? CCT_SEARCHED :
+			n == 1 ? CCT_PRECISE : CCT_AMBIGUOUS,
+			!grafted ? e->exact : n == 1 && !searched ?
+			cct__node(t, inf->scratch[0].node)->depth : exact,
+			n, inf->scratch };
+	}
+	free(acc);
+	return ret;
+}
+
+void infer__stop_searching(struct infer *inf)
+{
+	inf->no_search = true;
+}
+
 int infer__explain(struct infer *inf, int64_t program_id, int64_t func,
 		   int64_t height, struct infer_outcome *out)
 {
@@ -1383,6 +1508,8 @@ int infer__explain(struct infer *inf, int64_t program_id, int64_t func,
 	if (m && m->dirty && index_edges(m))
 		return -ENOMEM;
 	e = m ? find_cid(m, func, height) : NULL;
+	if (e && e->fragment)
+		return explain_fragments(inf, m, e, out);
 	if (e) {
 		if (!(v = scratch(inf, e->n)))
 			return -ENOMEM;
@@ -1411,19 +1538,16 @@ int infer__explain(struct infer *inf, int64_t program_id, int64_t func,
 	return 0;
 }
 
-/* The node with the frames of context @node below node @under, in
- * *@out (@node itself under the root).  Iterative: a path map can be
- * deeper than any stack.  0 or -ENOMEM. */
-static int graft(struct infer *inf, uint32_t node, uint32_t under,
-		 uint32_t *out)
+/* The frames of context @node below node @stop, an ancestor of it,
+ * under node @under (whose frame is @stop's), in *@out. */
+static int graft_below(struct infer *inf, uint32_t node, uint32_t stop,
+		       uint32_t under, uint32_t *out)
 {
 	struct cct *t = inf->cct;
 	size_t n = 0;
 
-	*out = node;
-	if (under == CCT_ROOT)
-		return 0;
-	for (uint32_t x = node; x != CCT_ROOT; x = cct__node(t, x)->parent) {
+	for (uint32_t x = node; x != stop && x != CCT_ROOT;
+	     x = cct__node(t, x)->parent) {
 		if (grow(&inf->chain, &inf->chain_cap, n + 1,
 			 sizeof(*inf->chain), 64))
 			return -ENOMEM;
@@ -1443,6 +1567,17 @@ static int graft(struct infer *inf, uint32_t node, uint32_t under,
 		*out = y;
 	}
 	return 0;
+}
+
+/* The node with the frames of context @node below node @under, in
+ * *@out (@node itself under the root).  Iterative: a path map can be
+ * deeper than any stack.  0 or -ENOMEM. */
+static int graft(struct infer *inf, uint32_t node, uint32_t under,
+		 uint32_t *out)
+{
+	*out = node;
+	return under == CCT_ROOT ? 0 :
+	       graft_below(inf, node, CCT_ROOT, under, out);
 }
 
 int infer__unknown(struct infer *inf, int64_t func, int64_t height,

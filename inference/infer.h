@@ -185,6 +185,11 @@ int infer__unknown(struct infer *inf, int64_t func, int64_t height,
 int infer__add_outcome(struct infer *inf, uint32_t under, int64_t below,
 		       const struct infer_outcome *o, double samples);
 
+/* From now on, explanations search no more: a fragment's top (see
+ * struct infer_node) is explained by the whole paths alone, as a
+ * report's budget runs out. */
+void infer__stop_searching(struct infer *inf);
+
 const struct infer_stats *infer__stats(const struct infer *inf);
 
 #endif

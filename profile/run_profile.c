@@ -560,8 +560,9 @@ static int explain_all(struct run_profile *p, struct infer *inf,
 			      t->n, cpu_now() - b->start, b->limit);
 
 		if (!over && !infer__lookup(inf, d->program, d->func,
-					    d->height, &c))
-			over = budget_left(b) <= 0;
+					    d->height, &c) &&
+		    (over = budget_left(b) <= 0))
+			infer__stop_searching(inf);
 		if (over && !infer__lookup(inf, d->program, d->func,
 					   d->height, &c)) {
 			p->over_budget_cids++;

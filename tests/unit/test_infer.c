@@ -380,6 +380,49 @@ static void own_split(void)
 	}
 }
 
+/* Fragments: (u, 120) only a fragment explains (t at 96, then u), and
+ * (t, 96) a whole path does: u's samples go to main;a;t;u.  (w, 200)
+ * has a fragment whose top nothing explains: under unknown callers.
+ * (a, 48) has a whole path and a fragment: the whole path alone. */
+static void fragments(void)
+{
+	static const struct infer_node nodes[] = {
+		{ -1, MAIN, 16, 0, 0, 3, 0, 0, false },
+		{ 0, A, 48, 0x11, 1, 3, 0, 0, false },
+		{ 1, T, 96, 0x21, 2, 2, 0, 0, false },
+		{ -1, T, 96, 0, 0, 4, 0, 0, true },
+		{ 3, U, 120, 0x31, 4, 4, 0, 0, true },
+		{ -1, X, 150, 0, 0, 2, 0, 0, true },
+		{ 5, W, 200, 0x41, 2, 2, 0, 0, true },
+		{ -1, B, 20, 0, 0, 1, 0, 0, true },
+		{ 7, A, 48, 0x51, 1, 1, 0, 0, true },
+	};
+	struct cct *t = cct__new();
+	struct infer *inf = infer__new(t, NULL);
+	enum cct_how how;
+	uint32_t exact;
+
+	for (int f = 1; f < NFUNCS; f++)
+		cct__define(t, f, names[f], 1, 0x1000 * (unsigned)f);
+	infer__begin_map(inf, PROG);
+	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++)
+		infer__add_node(inf, &nodes[i]);
+	infer__end_map(inf);
+	is_int(infer__cid(inf, PROG, U, 120, 4), 0, "a CID only a fragment explains");
+	ok(record(t, "main;a;t;u", &exact, &how) == 4 && how == CCT_PRECISE &&
+	   exact == 4, "its frames below the whole path of the fragment's top "
+	   "(main;a;t;u, precise, all certain)");
+	is_int(infer__cid(inf, PROG, W, 200, 2), 0, "a fragment whose top nothing explains");
+	ok(record(t, "[unknown callers of x at height 150];x;w", &exact, &how) == 2,
+	   "its frames under unknown callers");
+	is_int(infer__cid(inf, PROG, A, 48, 1), 0, "a CID a whole path explains too");
+	ok(record(t, "main;a", &exact, &how) == 1 &&
+	   record(t, "[unknown callers of b at height 20];b;a", &exact, &how) < 0,
+	   "the whole path alone");
+	infer__free(inf);
+	cct__free(t);
+}
+
 int main(void)
 {
 	struct cct *t = cct__new();
@@ -484,6 +527,7 @@ int main(void)
 	cut_chains();
 	unweighed();
 	own_split();
+	fragments();
 	infer__free(NULL);
 	return tap_done();
 }
