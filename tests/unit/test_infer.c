@@ -295,6 +295,22 @@ static void most_probable_first(void)
 	cct__free(t);
 }
 
+/* An engine over CCT @t with every test function defined and the map
+ * of PROG made of @nodes[0, n). */
+static struct infer *engine(struct cct *t, const struct infer_node *nodes,
+			    size_t n)
+{
+	struct infer *inf = infer__new(t, NULL);
+
+	for (int f = 1; f < NFUNCS; f++)
+		cct__define(t, f, names[f], 1, 0x1000 * (unsigned)f);
+	infer__begin_map(inf, PROG);
+	for (size_t i = 0; i < n; i++)
+		infer__add_node(inf, &nodes[i]);
+	infer__end_map(inf);
+	return inf;
+}
+
 /* Candidates no learned count weighs (a map with no samples, as a
  * crafted or pulled one may be) are cut where they disagree; an outcome
  * kept from an earlier inference attributes as infer__cid() does. */
@@ -308,17 +324,11 @@ static void unweighed(void)
 		{ 3, T, 96, 0x31, 0, 0, 0 },
 	};
 	struct cct *t = cct__new();
-	struct infer *inf = infer__new(t, NULL);
+	struct infer *inf = engine(t, zero, sizeof(zero) / sizeof(zero[0]));
 	struct infer_outcome o;
 	enum cct_how how;
 	uint32_t exact;
 
-	for (int f = 1; f < NFUNCS; f++)
-		cct__define(t, f, names[f], 1, 0x1000 * (unsigned)f);
-	infer__begin_map(inf, PROG);
-	for (size_t i = 0; i < sizeof(zero) / sizeof(zero[0]); i++)
-		infer__add_node(inf, &zero[i]);
-	infer__end_map(inf);
 	is_int(infer__cid(inf, PROG, T, 96, 4), 0, "an unweighed CID");
 	ok(record(t, "main;a;t", &exact, &how) < 0 &&
 	   record(t, "[unknown callers of t at height 96];t", &exact, &how) == 4,
@@ -345,23 +355,20 @@ static void own_split(void)
 		{ 0, B, 48, 0x12, 0, 1, 0, 0 },
 		{ 3, T, 96, 0x31, 1, 1, 0, 9 },
 	};
+	struct infer_node none[sizeof(nodes) / sizeof(nodes[0])];
+
+	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+		none[i] = nodes[i];
+		none[i].own = 0;
+	}
 	for (int own = 1; own >= 0; own--) {
 		struct cct *t = cct__new();
-		struct infer *inf = infer__new(t, NULL);
+		struct infer *inf = engine(t, own ? nodes : none,
+					   sizeof(nodes) / sizeof(nodes[0]));
 		enum cct_how how;
 		uint32_t exact;
 		double a, b;
 
-		for (int f = 1; f < NFUNCS; f++)
-			cct__define(t, f, names[f], 1, 0x1000 * (unsigned)f);
-		infer__begin_map(inf, PROG);
-		for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
-			struct infer_node n = nodes[i];
-
-			n.own = own ? n.own : 0;
-			infer__add_node(inf, &n);
-		}
-		infer__end_map(inf);
 		infer__cid(inf, PROG, T, 96, 120);
 		a = record(t, "main;a;t", &exact, &how);
 		b = record(t, "main;b;t", &exact, &how);
@@ -398,16 +405,10 @@ static void fragments(void)
 		{ 7, A, 48, 0x51, 1, 1, 0, 0, true },
 	};
 	struct cct *t = cct__new();
-	struct infer *inf = infer__new(t, NULL);
+	struct infer *inf = engine(t, nodes, sizeof(nodes) / sizeof(nodes[0]));
 	enum cct_how how;
 	uint32_t exact;
 
-	for (int f = 1; f < NFUNCS; f++)
-		cct__define(t, f, names[f], 1, 0x1000 * (unsigned)f);
-	infer__begin_map(inf, PROG);
-	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++)
-		infer__add_node(inf, &nodes[i]);
-	infer__end_map(inf);
 	is_int(infer__cid(inf, PROG, U, 120, 4), 0, "a CID only a fragment explains");
 	ok(record(t, "main;a;t;u", &exact, &how) == 4 && how == CCT_PRECISE &&
 	   exact == 4, "its frames below the whole path of the fragment's top "
