@@ -1,11 +1,13 @@
 # bench/workloads.sh - the workloads bench/accuracy.sh and
 # bench/validate.sh run: python3 (pure Python), perl, sqlite3, xz with
 # threads, make of a small C project (make -> cc1, as, collect2, ld), g++
-# -O2 -c of a C++ file, two online ones (NAME-online: trained on one
+# -O2 -c of a C++ file, a C program whose stacks are deeper than any
+# stack copy (deep: mutual recursion 4,000 frames down, 300 KiB), two
+# online ones (NAME-online: trained on one
 # input, recorded on another), and two test programs whose CIDs collide
 # (dispatch: eight handlers; collide: two callers), trained first.  Sourced after lib.sh: writes the inputs
 # under $work and defines workload().
-workloads="python perl sqlite3 xz make g++ python-online sqlite3-online dispatch collide"
+workloads="python perl sqlite3 xz make g++ deep python-online sqlite3-online dispatch collide"
 py=$(command -v python3.11 || command -v python3)
 cat >"$work/work.py" <<'PY'
 import json
@@ -89,6 +91,28 @@ int run(int n)
 }
 CC
 
+# Stacks deeper than the largest copy perf_event takes (64 KiB): four
+# functions recursing into each other, a leaf burning at the bottom.
+cat >"$work/deep.c" <<'DEEP'
+#include <stdlib.h>
+volatile unsigned long sink;
+__attribute__((noinline)) void leaf_a(int n) { for (int i = 0; i < n; i++) sink += (unsigned long)i * 3; }
+__attribute__((noinline)) void leaf_b(int n) { for (int i = 0; i < n; i++) sink ^= (unsigned long)i * 7; }
+int r1(int d, int n), r2(int d, int n), r3(int d, int n);
+#define R(name, next, leaf) __attribute__((noinline)) int name(int d, int n) \
+	{ volatile char pad[40]; pad[0] = (char)d; if (!d) { leaf(n); return pad[0]; } \
+	  return next(d - 1, n) + pad[0]; }
+R(r0, r1, leaf_a) R(r1, r2, leaf_b) R(r2, r3, leaf_a) R(r3, r0, leaf_b)
+int main(int c, char **v)
+{
+	int rounds = c > 1 ? atoi(v[1]) : 1000, t = 0;
+	for (int r = 0; r < rounds; r++)
+		t += r0(4000 + r % 4, 200000);
+	return t & 0;
+}
+DEEP
+${CC:-cc} -O2 -g -fno-optimize-sibling-calls -o "$work/deep" "$work/deep.c"
+
 query="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 600000) SELECT count(DISTINCT x % 1000), sum(length(printf('%08d', x))) FROM c;"
 train_query="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000) SELECT x % 97, count(*) FROM c GROUP BY 1 ORDER BY 2 DESC LIMIT 3;"
 
@@ -103,6 +127,7 @@ workload() {
 	xz) cmd='xz -T2 -6 -c "$work/input"' ;;
 	make) cmd='make -s -B -C "$work/proj"' ;;
 	g++) cmd='g++ -O2 -c -o "$work/t.o" "$work/t.cc"' ;;
+	deep) cmd='"$work/deep" 15000' ;;
 	python-online)
 		train='"$py" "$work/train.py"'
 		cmd='"$py" "$work/work.py"' ;;
