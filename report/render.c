@@ -223,6 +223,17 @@ const char *render__unreadable(const struct static_calls_stats *c,
 	return buf;
 }
 
+/* The Good-Turing estimate of a run's samples on paths its learning
+ * never unwound: paths seen once over paths learned.  A daemon's
+ * segment counts the paths seen once since the daemon's map began, its
+ * paths since the segment did: at most 1. */
+static double unlearned_share(const struct run_row *run)
+{
+	double s = (double)run->learned_once / (double)run->learned_paths;
+
+	return s < 1 ? s : 1;
+}
+
 /* What the inference read and did: the binaries' calls, what its
  * budget left unknown, and whether it was read back as stored. */
 static void print_inference(const struct render *r)
@@ -253,8 +264,7 @@ static void print_inference(const struct render *r)
 			"about %.1f%% of the samples on paths not learned "
 			"(Good-Turing)\n", (long long)p->run.learned_paths,
 			(long long)p->run.learned_once,
-			100.0 * (double)p->run.learned_once /
-			(double)p->run.learned_paths);
+			100.0 * unlearned_share(&p->run));
 	if (p->reused)
 		fprintf(r->out, "inference: stored by an earlier report "
 			"(%.2f s of CPU then, %lld CIDs searched)\n",
@@ -353,7 +363,7 @@ void render__json_stats(const struct render *r)
 			"\"unlearned_share\": %.6f}",
 			(long long)run->learned_paths,
 			(long long)run->learned_once,
-			(double)run->learned_once / (double)run->learned_paths);
+			unlearned_share(run));
 	else
 		fprintf(r->out, "null");
 }
