@@ -14,7 +14,8 @@
 # database, divided by the samples taken).
 #
 # Usage: bench/record.sh [BUILDDIR]   (default: build, made by ./demo.sh)
-# Environment: REPS (default 5), EVENT (default cpu-clock), FREQ (1000).
+# Environment: REPS (default 5), EVENT (default cpu-clock), FREQ (1000),
+# WORKLOADS (default: all below, e.g. "make g++").
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/workloads.sh"
 freq=${FREQ:-1000}
@@ -68,6 +69,7 @@ printf '%-8s %-13s %8s %8s %9s %9s %10s %8s\n' workload mode cpu_s wall_s cpu/no
 while [ $# -gt 0 ]; do
 	name=$1 cmd=$2
 	shift 2
+	case " ${WORKLOADS:-$name} " in *" $name "*) ;; *) continue ;; esac
 	interleave "$name" run $cmd
 	base=$(col "$name" none 1)
 	perfc=$(col "$name" perf 1)
