@@ -12,7 +12,7 @@ set -eu
 dir=$(dirname "$0")
 export REPS=${REPS:-3}
 echo "== recording (bench/record.sh)"
-sh "$dir/record.sh" "$@"
+WORKLOADS="make g++ dispatch collide" sh "$dir/record.sh" "$@"
 echo
 echo "== reports and exports (bench/exports.sh)"
 WORKLOADS="make g++ dispatch collide" sh "$dir/exports.sh" "$@"
