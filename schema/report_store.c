@@ -98,6 +98,9 @@ struct cb {
 		int (*function)(void *arg, const struct store_function *f);
 		int (*program)(void *arg, int64_t program_id);
 		int (*cid)(void *arg, const struct store_cid *c);
+		int (*learned)(void *arg, int64_t node_id, int64_t samples);
+		int (*explained)(void *arg, const struct store_explained *e);
+		int (*context)(void *arg, const struct store_context *c);
 		int (*node)(void *arg, const struct store_node *n);
 	} fn;
 	void *arg;
@@ -406,27 +409,22 @@ int store__run_map_samples(struct store *st, int64_t run_id,
 			   "  WHERE run_id = ?)", "i", run_id) < 0 ? -1 : 0;
 }
 
-struct learned_fn {
-	int (*fn)(void *arg, int64_t node_id, int64_t samples);
-	void *arg;
-};
-
 static int learned_row(sqlite3_stmt *s, void *ctx)
 {
-	const struct learned_fn *l = ctx;
+	const struct cb *c = ctx;
 
-	return l->fn(l->arg, sqlite3_column_int64(s, 0),
-		     sqlite3_column_int64(s, 1));
+	return c->fn.learned(c->arg, sqlite3_column_int64(s, 0),
+			     sqlite3_column_int64(s, 1));
 }
 
 int store__run_learned(struct store *st, int64_t run_id,
 		       int (*fn)(void *arg, int64_t node_id, int64_t samples),
 		       void *arg)
 {
-	struct learned_fn l = { fn, arg };
+	struct cb c = { .fn.learned = fn, .arg = arg };
 
 	return store__sql(st, "reading a run's learned paths", learned_row,
-			  &l, "SELECT node_id, samples FROM run_learned"
+			  &c, "SELECT node_id, samples FROM run_learned"
 			  " WHERE run_id = ? AND samples > 0", "i", run_id) < 0 ?
 	       -1 : 0;
 }
@@ -682,15 +680,9 @@ int store__inference_commit(struct store *st, int64_t run_id,
 		t->searches, t->cpu_s, t->over_budget_samples), what);
 }
 
-struct explained_cb {
-	int (*fn)(void *arg, const struct store_explained *e);
-	int (*ctx_fn)(void *arg, const struct store_context *c);
-	void *arg;
-};
-
 static int explained_row(sqlite3_stmt *s, void *ctx)
 {
-	struct explained_cb *c = ctx;
+	struct cb *c = ctx;
 	struct store_explained e = { sqlite3_column_int64(s, 0),
 		sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
 		sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4),
@@ -698,14 +690,14 @@ static int explained_row(sqlite3_stmt *s, void *ctx)
 		store__text(s, 7), sqlite3_column_int64(s, 8),
 		sqlite3_column_double(s, 9) };
 
-	return c->fn(c->arg, &e);
+	return c->fn.explained(c->arg, &e);
 }
 
 int store__explained(struct store *st, int64_t run_id,
 		     int (*fn)(void *arg, const struct store_explained *e),
 		     void *arg)
 {
-	struct explained_cb c = { .fn = fn, .arg = arg };
+	struct cb c = { .fn.explained = fn, .arg = arg };
 
 	return store__sql(st, "reading the stored inference", explained_row,
 			  &c, "SELECT e.program_id, e.function_id, e.height,"
@@ -720,12 +712,12 @@ int store__explained(struct store *st, int64_t run_id,
 
 static int context_row(sqlite3_stmt *s, void *ctx)
 {
-	struct explained_cb *c = ctx;
+	struct cb *c = ctx;
 	struct store_context k = { sqlite3_column_int64(s, 0),
 		sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
 		sqlite3_column_int64(s, 3) };
 
-	return c->ctx_fn(c->arg, &k);
+	return c->fn.context(c->arg, &k);
 }
 
 int store__explained_contexts(struct store *st, int64_t run_id,
@@ -733,7 +725,7 @@ int store__explained_contexts(struct store *st, int64_t run_id,
 					const struct store_context *c),
 			      void *arg)
 {
-	struct explained_cb c = { .ctx_fn = fn, .arg = arg };
+	struct cb c = { .fn.context = fn, .arg = arg };
 
 	return store__sql(st, "reading the stored inference", context_row,
 			  &c, "WITH RECURSIVE need(id) AS ("

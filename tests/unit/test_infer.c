@@ -254,6 +254,22 @@ static void cut_chains(void)
 	cct__free(t);
 }
 
+/* An engine over CCT @t with @lim (NULL: the defaults), every test
+ * function defined and the map of PROG made of @nodes[0, n). */
+static struct infer *engine(struct cct *t, const struct infer_limits *lim,
+			    const struct infer_node *nodes, size_t n)
+{
+	struct infer *inf = infer__new(t, lim);
+
+	for (int f = 1; f < NFUNCS; f++)
+		cct__define(t, f, names[f], 1, 0x1000 * (unsigned)f);
+	infer__begin_map(inf, PROG);
+	for (size_t i = 0; i < n; i++)
+		infer__add_node(inf, &nodes[i]);
+	infer__end_map(inf);
+	return inf;
+}
+
 /*
  * Three chains reach (z, 64): main;p;z, main;q;z (proven calls only)
  * and main;l;z, whose l -> z a learned path took.  With room for one
@@ -272,17 +288,12 @@ static void most_probable_first(void)
 		{ P, Z, 16 }, { Q, Z, 16 }, { L, Z, 16 },
 	};
 	struct cct *t = cct__new();
-	struct infer *inf = infer__new(t, &(struct infer_limits){
-		.max_solutions = 1 });
+	struct infer *inf = engine(t, &(struct infer_limits){
+		.max_solutions = 1 }, learned,
+		sizeof(learned) / sizeof(learned[0]));
 	enum cct_how how;
 	uint32_t exact;
 
-	for (int f = 1; f < NFUNCS; f++)
-		cct__define(t, f, names[f], 1, 0x1000 * (unsigned)f);
-	infer__begin_map(inf, PROG);
-	for (size_t i = 0; i < sizeof(learned) / sizeof(learned[0]); i++)
-		infer__add_node(inf, &learned[i]);
-	infer__end_map(inf);
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
 		infer__add_call(inf, PROG, calls[i][0], calls[i][1], calls[i][2]);
 	is_int(infer__cid(inf, PROG, Z, 64, 1), 0, "a CID three chains explain");
@@ -293,22 +304,6 @@ static void most_probable_first(void)
 	   "the chains of proven calls alone are not listed");
 	infer__free(inf);
 	cct__free(t);
-}
-
-/* An engine over CCT @t with every test function defined and the map
- * of PROG made of @nodes[0, n). */
-static struct infer *engine(struct cct *t, const struct infer_node *nodes,
-			    size_t n)
-{
-	struct infer *inf = infer__new(t, NULL);
-
-	for (int f = 1; f < NFUNCS; f++)
-		cct__define(t, f, names[f], 1, 0x1000 * (unsigned)f);
-	infer__begin_map(inf, PROG);
-	for (size_t i = 0; i < n; i++)
-		infer__add_node(inf, &nodes[i]);
-	infer__end_map(inf);
-	return inf;
 }
 
 /* Candidates no learned count weighs (a map with no samples, as a
@@ -324,7 +319,8 @@ static void unweighed(void)
 		{ 3, T, 96, 0x31, 0, 0, 0 },
 	};
 	struct cct *t = cct__new();
-	struct infer *inf = engine(t, zero, sizeof(zero) / sizeof(zero[0]));
+	struct infer *inf = engine(t, NULL, zero,
+				   sizeof(zero) / sizeof(zero[0]));
 	struct infer_outcome o;
 	enum cct_how how;
 	uint32_t exact;
@@ -363,7 +359,7 @@ static void own_split(void)
 	}
 	for (int own = 1; own >= 0; own--) {
 		struct cct *t = cct__new();
-		struct infer *inf = engine(t, own ? nodes : none,
+		struct infer *inf = engine(t, NULL, own ? nodes : none,
 					   sizeof(nodes) / sizeof(nodes[0]));
 		enum cct_how how;
 		uint32_t exact;
@@ -405,7 +401,8 @@ static void fragments(void)
 		{ 7, A, 48, 0x51, 1, 1, 0, 0, true },
 	};
 	struct cct *t = cct__new();
-	struct infer *inf = engine(t, nodes, sizeof(nodes) / sizeof(nodes[0]));
+	struct infer *inf = engine(t, NULL, nodes,
+				   sizeof(nodes) / sizeof(nodes[0]));
 	enum cct_how how;
 	uint32_t exact;
 
