@@ -68,6 +68,7 @@ struct module {
 	char *names;		/* the symbols' names, NUL-separated */
 	size_t names_bytes;
 	struct cfi *cfi;
+	bool go;		/* Go code (see module__is_go) */
 	bool cfi_released;	/* cfi freed by the cache; rebuild on use */
 	struct module_origin origin;	/* cache key and where to reopen */
 	struct module_cache *cache;	/* NULL: not in a cache */
@@ -123,6 +124,29 @@ static void read_build_id(struct module *m)
 			return;
 		}
 	}
+}
+
+/* Go's linker names its runtime tables .gopclntab (kept when the binary
+ * is stripped: the runtime reads it) and .go.buildinfo.  Section headers
+ * only: nothing of the sections is read. */
+static bool is_go(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (gelf_getshdr(scn, &sh) &&
+		    (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    (!strcmp(name, ".gopclntab") ||
+		     !strcmp(name, ".go.buildinfo")))
+			return true;
+	}
+	return false;
 }
 
 static int add_symbols(struct module *m, Elf *elf, Elf64_Word type)
@@ -303,6 +327,7 @@ static int analyse(struct module *m)
 		return ret;
 	read_segments(m);
 	read_build_id(m);
+	m->go = is_go(m->elf);
 	if (add_symbols(m, m->elf, SHT_SYMTAB) ||
 	    add_symbols(m, m->elf, SHT_DYNSYM))
 		return -ENOMEM;
@@ -492,6 +517,8 @@ int module__error(const struct module *m) { return m->error; }
 size_t module__nr_symbols(const struct module *m) { return m->nsyms; }
 /* The CFI, rebuilt when the cache released it (see the head). */
 static struct cfi *cfi_of(struct module *m);
+
+bool module__is_go(const struct module *m) { return m->go; }
 
 bool module__has_cfi(const struct module *m)
 {

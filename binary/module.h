@@ -65,6 +65,9 @@ const char *module__build_id(const struct module *m);
 int module__error(const struct module *m);
 size_t module__nr_symbols(const struct module *m);
 bool module__has_cfi(const struct module *m);
+/* Go code: its goroutines run on stacks the Go runtime allocates in heap
+ * arenas and moves as they grow, so no thread stack base holds there. */
+bool module__is_go(const struct module *m);
 
 /* File offset (as in a mapping's pgoff) -> link-time address. */
 int module__vaddr(const struct module *m, uint64_t file_off, uint64_t *vaddr);

@@ -186,10 +186,11 @@ static enum cid_failure jit_cid(struct collector *c, struct process *p,
 	ret = stack__base(p, s->sp, s->time, &base);
 	if (ret)
 		return (enum cid_failure)ret;
-	if (s->sp >= base)
+	if (base && s->sp >= base)
 		return CID_SP_OUTSIDE_STACK;
 	*key = (struct cid_key){ .mod = p->jit, .func = f.start,
-		.height = (int64_t)(base - s->sp), .pid = s->pid,
+		.height = base ? (int64_t)(base - s->sp) : ICPPD_HEIGHT_NONE,
+		.pid = s->pid,
 		.tid = s->tid, .prog = p->exe };
 	*name = f.name;
 	*stack_top = base;
@@ -233,20 +234,21 @@ static enum cid_failure form_cid(struct collector *c,
 	if (module__vaddr(m->mod, s->uip - m->start + m->pgoff, &vaddr) ||
 	    module__function(m->mod, vaddr, &f))
 		return CID_NO_CFI;
+	ret = stack__base(p, s->sp, s->time, &base);
+	if (ret)
+		return (enum cid_failure)ret;
+	/* on a stack with no fixed base the function alone is the CID */
 	regs = (struct cfi_regs){ .sp = s->sp, .bp = s->bp, .ip = s->uip };
-	ret = module__cfa(m->mod, vaddr, &regs, &cfa);
+	ret = base ? module__cfa(m->mod, vaddr, &regs, &cfa) : 0;
 	if (ret == -ENOENT)
 		return CID_NO_CFI;
 	if (ret)
 		return CID_CFA_UNSUPPORTED;
-	ret = stack__base(p, s->sp, s->time, &base);
-	if (ret)
-		return (enum cid_failure)ret;
-	if (cfa >= base || cfa <= s->sp)
+	if (base && (cfa >= base || cfa <= s->sp))
 		return CID_SP_OUTSIDE_STACK;
 	*key = (struct cid_key){ .mod = m->mod, .func = f.start,
-		.height = (int64_t)(base - cfa), .pid = s->pid, .tid = s->tid,
-		.prog = p->exe };
+		.height = base ? (int64_t)(base - cfa) : ICPPD_HEIGHT_NONE,
+		.pid = s->pid, .tid = s->tid, .prog = p->exe };
 	*name = f.name;
 	*stack_top = base;
 	*pc = vaddr;

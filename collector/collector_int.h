@@ -31,7 +31,9 @@
 #define EARLY_WAIT_NS 64000000
 #define EARLY_NEAR_NS 500000
 
-enum map_kind { REGION_MODULE, REGION_ANON, REGION_MAIN_STACK };
+/* REGION_HEAP: the brk heap, which moves its end: a stack there (a
+ * coroutine's, a signal stack) has no fixed base. */
+enum map_kind { REGION_MODULE, REGION_ANON, REGION_MAIN_STACK, REGION_HEAP };
 
 struct mapping {
 	uint64_t start, end, pgoff;
@@ -160,7 +162,9 @@ bool stack__has_base_since(const struct process *p, uint64_t since,
 /* Reads the main thread's base from /proc, to hold from @since. */
 void stack__read_main_base(struct process *p, uint64_t since);
 /* The base of the stack that @sp is on at @time: 0 with *@base, or the
- * cid_failure that says why there is none. */
+ * cid_failure that says why there is none.  *@base is 0 when that stack
+ * has no fixed base (ICPPD_HEIGHT_NONE): a goroutine's, or one on the
+ * heap or outside every known stack (coroutines, signal stacks). */
 int stack__base(struct process *p, uint64_t sp, uint64_t time,
 		uint64_t *base);
 

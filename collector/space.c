@@ -289,6 +289,8 @@ int space__add_mapping(struct collector *c, struct process *p, uint64_t start,
 		} else {
 			m.kind = REGION_ANON;	/* JIT code, [vsyscall] */
 		}
+	} else if (!strcmp(path, "[heap]")) {
+		m.kind = REGION_HEAP;
 	} else if (is_anon_path(path)) {
 		m.kind = REGION_ANON;
 	} else {

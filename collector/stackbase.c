@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "binary/module.h"
 #include "collector/collector_int.h"
 #include "collector/procfs.h"
 
@@ -82,8 +83,14 @@ int stack__base(struct process *p, uint64_t sp, uint64_t time,
 {
 	long i = space__find_map(p, sp);
 
+	/* a thread's stack (glibc maps one per thread) has its mapping's
+	 * end for base; Go's threads run goroutines in heap arenas */
 	if (i >= 0 && p->maps[i].kind == REGION_ANON) {
-		*base = p->maps[i].end;
+		*base = p->exe && module__is_go(p->exe) ? 0 : p->maps[i].end;
+		return 0;
+	}
+	if (i >= 0 && p->maps[i].kind == REGION_HEAP) {
+		*base = 0;
 		return 0;
 	}
 	if (i >= 0 && p->maps[i].kind != REGION_MAIN_STACK)

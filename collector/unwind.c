@@ -42,12 +42,50 @@ int collector__set_unwind(struct collector *c, collector_path_fn fn,
 }
 
 /*
+ * A frame-pointer step, for code no CFI covers (Go's and hand-written
+ * assembly, code built with frame pointers but no .eh_frame): the
+ * caller's BP is saved at BP, its return address above it, and its SP
+ * is just past them.  The same results as module__step(): 0; 1 at the
+ * outermost frame, whose BP is 0 (the ABI's mark, which _start and Go's
+ * runtime.goexit leave); -EFAULT (with the CFA) when the saved values
+ * lie outside the copy; -ENOENT when BP cannot be a frame of this
+ * stack.
+ */
+static int fp_step(struct cfi_regs *regs, const struct cfi_mem *mem,
+		   struct cfi_step *st)
+{
+	uint64_t bp, ra;
+
+	if (!regs->bp) {	/* its return address is just above SP */
+		st->cfa = regs->sp + 8;
+		return 1;
+	}
+	if (regs->bp <= regs->sp || regs->bp % 8 || regs->bp > UINT64_MAX - 16)
+		return -ENOENT;
+	st->cfa = regs->bp + 16;
+	if (cfi__mem_read(mem, regs->bp, &bp) ||
+	    cfi__mem_read(mem, regs->bp + 8, &ra))
+		return -EFAULT;
+	*regs = (struct cfi_regs){ .sp = st->cfa, .bp = bp, .ip = ra };
+	return 0;
+}
+
+/* The height of a frame whose CFA is @cfa: none without a base. */
+static int64_t height_of(uint64_t base, uint64_t cfa)
+{
+	return base ? (int64_t)(base - cfa) : ICPPD_HEIGHT_NONE;
+}
+
+/*
  * Walks the stack copy from the sampled registers to the outermost
  * frame.  A frame is outermost when its CFI says the return address is
- * undefined (glibc's _start and clone3) or when its CFA is at or above
- * the stack base (a start routine without such CFI).  Heights use the
- * same base as the sample's CID, so frames[innermost] is the CID.
- * Frames are stored innermost first in c->frames; *@n is their count.
+ * undefined (glibc's _start and clone3), when its return address is 0
+ * (Go's runtime.goexit, the bottom of every goroutine) or when its CFA
+ * is at or above the stack base (a start routine without such CFI).
+ * Heights use the same base as the sample's CID, so frames[innermost]
+ * is the CID; a @base of 0 (no fixed base) gives every frame
+ * ICPPD_HEIGHT_NONE.  Frames are stored innermost first in c->frames;
+ * *@n is their count.
  */
 static enum unwind_status unwind(struct collector *c, struct process *p,
 				 const struct perf_sample *s, uint64_t base,
@@ -67,38 +105,49 @@ static enum unwind_status unwind(struct collector *c, struct process *p,
 		struct mapping *m;
 		uint64_t vaddr, look, sp = regs.sp;
 		long i = space__find_map(p, regs.ip);
+		bool below;	/* the CFA is below the base */
 		int ret;
 
 		if (*n == ICPPD_MAX_FRAMES)
 			return UNW_TOO_DEEP;
+		/* With no base to reach, a stack ends where its frames stop
+		 * returning into code: makecontext()'s trampoline returns
+		 * to the uc_link it finds above it, as perf's unwinders
+		 * end there too.  With a base, that is a broken walk. */
 		if (i < 0 || p->maps[i].kind != REGION_MODULE)
-			return UNW_NO_MAPPING;
+			return !base && *n ? UNW_COMPLETE : UNW_NO_MAPPING;
 		m = &p->maps[i];
 		if (module__error(m->mod) ||
 		    module__vaddr(m->mod, regs.ip - m->start + m->pgoff, &vaddr))
 			return UNW_NO_MAPPING;
 		/* A return address may be one past a call that ends the
-		 * function (noreturn): look up the call itself. */
+		 * function (noreturn): look up the call itself.  One pushed
+		 * by hand (makecontext() pushes its trampoline's start) is
+		 * looked up as it is. */
 		look = exact ? vaddr : vaddr - 1;
-		if (module__function(m->mod, look, &f))
+		if (module__function(m->mod, look, &f) &&
+		    (exact || module__function(m->mod, look = vaddr, &f)))
 			return UNW_NO_CFI;
 		ret = module__step(m->mod, look, &regs, &mem, &st);
+		if (ret == -ENOENT)
+			ret = fp_step(&regs, &mem, &st);
 		if (ret < 0 && ret != -EFAULT)
 			return ret == -ENOENT ? UNW_NO_CFI : UNW_BAD_CFI;
+		below = !base || st.cfa < base;
 		/* the copy ends inside this frame: its function and height
 		 * are known (the CFA is), its caller is not */
-		if (ret == -EFAULT && st.cfa < base && st.cfa > sp) {
+		if (ret == -EFAULT && below && st.cfa > sp) {
 			c->frames[(*n)++] = (struct path_frame){ .mod = m->mod,
 				.func = f.start, .name = f.name, .pc = vaddr,
-				.height = (int64_t)(base - st.cfa) };
+				.height = height_of(base, st.cfa) };
 			return UNW_TRUNCATED;
 		}
-		if (ret == -EFAULT && st.cfa < base)
+		if (ret == -EFAULT && below)
 			return UNW_TRUNCATED;
 		c->frames[(*n)++] = (struct path_frame){ .mod = m->mod,
 			.func = f.start, .name = f.name, .pc = vaddr,
-			.height = (int64_t)(base - st.cfa) };
-		if (ret == 1 || st.cfa >= base)
+			.height = height_of(base, st.cfa) };
+		if (ret == 1 || !below || (ret == 0 && !regs.ip))
 			return UNW_COMPLETE;
 		if (ret == -EFAULT || regs.sp <= sp)
 			return UNW_BAD_FRAME;

@@ -26,6 +26,8 @@
 #define BASE 0x7ffc00001000ULL		/* main stack base */
 #define TSTACK_LO 0x7f0000000000ULL	/* a thread stack */
 #define TSTACK_HI 0x7f0000800000ULL
+#define HEAP_LO 0x5f0000000000ULL	/* the brk heap */
+#define HEAP_HI 0x5f0000100000ULL
 #define JIT 0x7e0000000000ULL
 
 volatile int sink;
@@ -140,6 +142,8 @@ int main(void)
 			 PROT_READ | PROT_WRITE, "//anon", 3));
 	feed(synth_mmap2(&s, PID, JIT, 0x1000, 0, PROT_READ | PROT_EXEC,
 			 "//anon", 3));
+	feed(synth_mmap2(&s, PID, HEAP_LO, HEAP_HI - HEAP_LO, 0,
+			 PROT_READ | PROT_WRITE, "[heap]", 3));
 	feed(synth_mmap2(&s, PID, 0x10000, 0x1000, 0, PROT_READ | PROT_EXEC,
 			 "/etc/hostname", 3));
 
@@ -155,6 +159,12 @@ int main(void)
 	feed(synth_sample(&s, PID, THREAD, 11, c.ip, sp, sp + (c.bp - c.sp), 1));
 	is_int(cid_samples(agg, PID, THREAD, (int64_t)(8192 - cfa_off)), 1,
 	       "thread: height = stack mapping end - CFA");
+	/* A coroutine's stack on the heap, whose end moves: no height. */
+	sp = HEAP_HI - 8192;
+	feed(synth_sample(&s, PID, THREAD, 11, c.ip, sp, sp + (c.bp - c.sp), 1));
+	feed(synth_sample(&s, PID, THREAD, 11, c.ip, sp - 4096, sp, 1));
+	is_int(cid_samples(agg, PID, THREAD, ICPPD_HEIGHT_NONE), 2,
+	       "sp on the heap: the function alone (ICPPD_HEIGHT_NONE), wherever it is");
 	{
 		size_t k;
 		const struct cid_count *cc = aggregate__cids(agg, &k);
@@ -254,7 +264,7 @@ int main(void)
 	feed(synth_lost(&s, 7, 22));
 	st = collector__stats(col);
 	is_int(st->lost, 7, "lost samples counted");
-	is_int(st->samples, 19, "every sample counted (learning samples are not)");
+	is_int(st->samples, 21, "every sample counted (learning samples are not)");
 	is_int(st->cids + st->unresolved, st->samples, "cids + unresolved = samples");
 
 	synth_sample(&s, PID, PID, 23, 1, 2, 3, 1);
