@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "inference/cct.h"
+#include "common/path.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -218,8 +219,10 @@ int64_t cct__pseudo(struct cct *t, int64_t func, int64_t height)
 		if (t->frames[i].function_id == func &&
 		    t->frames[i].height == height)
 			return t->frames[i].id;
-	if (asprintf(&name, "[unknown callers of %s at height %lld]",
-		     cct__name(t, func), (long long)height) < 0)
+	if ((height == ICPPD_HEIGHT_NONE ?
+	     asprintf(&name, "[unknown callers of %s]", cct__name(t, func)) :
+	     asprintf(&name, "[unknown callers of %s at height %lld]",
+		      cct__name(t, func), (long long)height)) < 0)
 		return 0;
 	f.id = t->next_pseudo;
 	f.name = name;

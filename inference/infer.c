@@ -69,7 +69,8 @@ struct cid_entry {
 	uint32_t first, n;	/* range of cands */
 	uint32_t exact;		/* frames the candidates share */
 	bool weighed;		/* learned samples weigh the candidates */
-	bool fragment;		/* the candidates are fragments' */
+	bool fragment;		/* the candidates are fragments' (some of
+				 * them, with no height: see build_cids) */
 };
 
 struct edge {
@@ -395,9 +396,15 @@ static int build_cids(struct infer *inf, struct map *m)
 		double self = 0, total = 0, own = 0;
 		bool whole = false;
 
+		/* Fragments are candidates only where no whole path is, as
+		 * the height tells the paths that reach it.  With no height
+		 * (a goroutine's function) it tells nothing: a deep call of
+		 * the function has only fragments, a shallow one whole
+		 * paths, and both are candidates. */
+		bool mixed = s[i].height == ICPPD_HEIGHT_NONE, any = false;
+
 		*c = (struct cid_entry){ s[i].func, s[i].height,
 			(uint32_t)m->ncands, 0, 0, false };
-		/* fragments are candidates only where no whole path is */
 		for (size_t j = i; j < m->nnodes && s[j].func == c->func &&
 		     s[j].height == c->height && !whole; j++)
 			whole = !s[j].fragment;
@@ -405,8 +412,9 @@ static int build_cids(struct infer *inf, struct map *m)
 		       s[i].height == c->height; i++) {
 			struct infer_cand *k = &m->cands[m->ncands];
 
-			if (s[i].fragment == whole)
+			if (!mixed && s[i].fragment == whole)
 				continue;
+			any |= s[i].fragment;
 			/* the share holds the candidate's own samples
 			 * until they are all summed */
 			if (c->n && k[-1].node == s[i].cct) {
@@ -416,7 +424,7 @@ static int build_cids(struct infer *inf, struct map *m)
 			} else {
 				*k = (struct infer_cand){ s[i].cct,
 					(double)s[i].self, (double)s[i].total,
-					s[i].own };
+					s[i].own, s[i].fragment };
 				m->ncands++;
 				c->n++;
 			}
@@ -425,7 +433,7 @@ static int build_cids(struct infer *inf, struct map *m)
 			own += s[i].own;
 		}
 		c->weighed = self > 0 || total > 0 || own > 0;
-		c->fragment = !whole;
+		c->fragment = !whole || any;
 		weigh(&m->cands[c->first], c->n, self, total, own);
 		c->exact = c->n == 1 ?
 			cct__node(inf->cct, m->cands[c->first].node)->depth :
@@ -464,6 +472,10 @@ static int learned_edges(struct map *m)
 		if (c->parent == CCT_NONE)
 			continue;
 		p = &m->nodes[c->parent];
+		/* frames with no height give no frame size to search by */
+		if (c->height == ICPPD_HEIGHT_NONE ||
+		    p->height == ICPPD_HEIGHT_NONE)
+			continue;
 		if (grow(&m->edges, &m->edges_cap, m->nedges + 1,
 			 sizeof(*m->edges), 1024))
 			return -ENOMEM;
@@ -584,7 +596,8 @@ static int lowest_heights(struct map *m)
 		struct fnode *f = find_fnode(m, m->cids[i].func);
 
 		f->known = true;
-		if (m->cids[i].height < f->hmin) {
+		if (m->cids[i].height != ICPPD_HEIGHT_NONE &&
+		    m->cids[i].height < f->hmin) {
 			f->hmin = m->cids[i].height;
 			ret = heap_push(&q, f->hmin, (uint32_t)(f - m->fnodes));
 		}
@@ -1319,9 +1332,12 @@ static const struct memo *search_memo(struct infer *inf, struct map *m,
 	hindex__clear(&m->state_index);
 	s.chain[0] = func;
 	/* few guesses first (the common case, and cheap); all of them
-	 * only when that finds no chain */
-	chains = count_chains(&s, height, 0, inf->lim.max_guesses).chains;
-	if (chains <= 0 && !s.err && inf->lim.max_guesses < MAX_EDGES_LIMIT) {
+	 * only when that finds no chain.  A CID with no height has no
+	 * frame sizes to add up: nothing to search. */
+	chains = height == ICPPD_HEIGHT_NONE ? 0 :
+		 count_chains(&s, height, 0, inf->lim.max_guesses).chains;
+	if (chains <= 0 && !s.err && height != ICPPD_HEIGHT_NONE &&
+	    inf->lim.max_guesses < MAX_EDGES_LIMIT) {
 		s.cut = s.pruned = false;
 		s.guesses = MAX_EDGES_LIMIT;
 		chains = count_chains(&s, height, 0, s.guesses).chains;
@@ -1390,16 +1406,24 @@ static int explain_top(struct infer *inf, struct map *m, int64_t func,
 	const struct memo *mo;
 	uint32_t n;
 
-	if (e && e->fragment)
-		return 0;
 	if (e) {
-		n = e->n;
-		if (grow(&inf->tops, &inf->tops_cap, n, sizeof(*inf->tops), 8))
+		double sum = 0;
+
+		if (grow(&inf->tops, &inf->tops_cap, e->n, sizeof(*inf->tops),
+			 8))
 			return -ENOMEM;
-		for (uint32_t i = 0; i < n; i++)
-			inf->tops[i] = (struct infer_solution){
-				m->cands[e->first + i].node,
-				n == 1 ? 1.0 : m->cands[e->first + i].share };
+		n = 0;
+		for (uint32_t i = 0; i < e->n; i++) {
+			const struct infer_cand *k = &m->cands[e->first + i];
+
+			if (k->fragment)
+				continue;
+			inf->tops[n++] = (struct infer_solution){ k->node,
+				e->n == 1 ? 1.0 : k->share };
+			sum += e->n == 1 ? 1.0 : k->share;
+		}
+		for (uint32_t i = 0; i < n && sum > 0; i++)
+			inf->tops[i].share /= sum;
 		return (int)n;
 	}
 	if (inf->no_search)
@@ -1429,7 +1453,8 @@ static uint32_t fragment_top(struct cct *t, uint32_t node)
 }
 
 /*
- * A CID no whole path explains, only fragments: each fragment's
+ * A CID no whole path explains, only fragments (or, with no height,
+ * fragments beside whole paths, which stay as they are): each fragment's
  * frames, certain, below the explanation of its top (the outermost
  * frame its copy reached: itself a CID, which the whole paths or the
  * search may explain); where nothing does, the fragment stays under
@@ -1451,7 +1476,17 @@ static int explain_fragments(struct infer *inf, struct map *m,
 		double share = e->n == 1 ? 1.0 : k->share;
 		uint32_t top = fragment_top(t, k->node);
 		const struct cct_node *tn = cct__node(t, top);
-		int nt = explain_top(inf, m, tn->frame, tn->height, &searched);
+		int nt;
+
+		if (!k->fragment) {	/* a whole path beside fragments */
+			if (grow(&acc, &cap, n + 1, sizeof(*acc), 8)) {
+				ret = -ENOMEM;
+				break;
+			}
+			acc[n++] = (struct infer_solution){ k->node, share };
+			continue;
+		}
+		nt = explain_top(inf, m, tn->frame, tn->height, &searched);
 
 		if (nt < 0 || grow(&acc, &cap, n + (nt ? (size_t)nt : 1),
 				   sizeof(*acc), 8)) {

@@ -53,6 +53,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/path.h"
+
 #include "inference/cct.h"
 
 /* One node of a path map, as the store holds it. */
@@ -79,6 +81,7 @@ struct infer_cand {
 	uint32_t node;		/* in the CCT */
 	double self, total;	/* training samples in that context */
 	double share;		/* of the CID's samples it gets */
+	bool fragment;		/* a stack copy's innermost frames only */
 };
 
 /* Bounds of the search for missing CIDs (0: the default). */

@@ -18,9 +18,10 @@
 #include "tests/tap.h"
 
 enum { MAIN = 1, A, B, T, S, C, U, W, X, Y, Z, P, Q, L, R1, R2, M, R, G,
-	H, NFUNCS };
+	H, V, NFUNCS };
 static const char *const names[NFUNCS] = { "", "main", "a", "b", "t", "s",
-	"c", "u", "w", "x", "y", "z", "p", "q", "l", "r1", "r2", "m", "r", "g", "h" };
+	"c", "u", "w", "x", "y", "z", "p", "q", "l", "r1", "r2", "m", "r", "g", "h",
+	"v" };
 
 #define PROG 42
 
@@ -421,6 +422,43 @@ static void fragments(void)
 	cct__free(t);
 }
 
+/* Frames with no height (goroutines, coroutines): a CID is a function,
+ * whole paths and fragments are its candidates side by side, and there
+ * is nothing to search by. */
+static void no_height(void)
+{
+	enum { N = ICPPD_HEIGHT_NONE };
+	static const struct infer_node nodes[] = {
+		{ -1, MAIN, N, 0, 0, 6, 0, 0, false },
+		{ 0, A, N, 0x11, 0, 6, 0, 0, false },
+		{ 1, T, N, 0x21, 2, 2, 0, 0, false },
+		{ 1, U, N, 0x41, 4, 4, 0, 0, false },
+		{ -1, B, N, 0, 0, 2, 0, 0, true },
+		{ 4, T, N, 0x31, 2, 2, 0, 0, true },
+		{ -1, A, N, 0, 0, 1, 0, 0, true },
+		{ 6, V, N, 0x51, 1, 1, 0, 0, true },
+	};
+	struct cct *t = cct__new();
+	struct infer *inf = engine(t, NULL, nodes,
+				   sizeof(nodes) / sizeof(nodes[0]));
+	enum cct_how how;
+	uint32_t exact;
+
+	is_int(infer__cid(inf, PROG, T, N, 8), 0, "no height: a whole path and a fragment");
+	ok(record(t, "main;a;t", &exact, &how) == 4 && how == CCT_AMBIGUOUS,
+	   "the whole path keeps its half");
+	ok(record(t, "[unknown callers of b];b;t", &exact, &how) == 4,
+	   "the fragment whose top nothing explains, its half, under unknown callers");
+	is_int(infer__cid(inf, PROG, V, N, 2), 0, "no height: a fragment only");
+	ok(record(t, "main;a;v", &exact, &how) == 2,
+	   "below the whole paths of its top (main;a;v)");
+	is_int(infer__cid(inf, PROG, W, N, 3), 0, "no height: a CID the map lacks");
+	ok(record(t, "[unknown callers of w];w", &exact, &how) == 3 &&
+	   how == CCT_UNKNOWN, "unknown callers, with no search by heights");
+	infer__free(inf);
+	cct__free(t);
+}
+
 int main(void)
 {
 	struct cct *t = cct__new();
@@ -526,6 +564,7 @@ int main(void)
 	unweighed();
 	own_split();
 	fragments();
+	no_height();
 	infer__free(NULL);
 	return tap_done();
 }
