@@ -29,6 +29,18 @@ $cc $common -fomit-frame-pointer -o "$out/sigframe" "$src/sigframe.c"
 $cc $common -rdynamic -o "$out/mapper" "$src/mapper.c" -ldl
 $cc $common -o "$out/syscalls" "$src/syscalls.c"
 $cc $common -o "$out/jit" "$src/jit.c"
+$cc $common -o "$out/coro" "$src/coro.c"
 ${CXX:-g++} $common -o "$out/shapes" "$src/shapes.cc"
 $cc -O2 -Wall -o "$out/shpatch" "$src/shpatch.c"
 $cc -O2 -Wall -o "$out/ctlpeer" "$src/ctlpeer.c"
+# Goroutines, when Go is here (./test.sh installs Debian's golang-go),
+# with .debug_frame and without DWARF (-w, as release builds strip it:
+# frame pointers only).  The build cache is the output directory's, so a
+# build never writes to the user's home.
+if command -v go >/dev/null; then
+	abs=$(cd "$out" && pwd)
+	for v in goroutines:-ldflags= goroutines-nodwarf:-ldflags=-w; do
+		GOCACHE=$abs/.gocache GO111MODULE=off HOME=$abs \
+			go build "${v#*:}" -o "$out/${v%%:*}" "$src/goroutines.go"
+	done
+fi

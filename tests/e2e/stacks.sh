@@ -1,0 +1,67 @@
+#!/bin/sh
+# Stacks with no fixed base: goroutines (the Go runtime allocates them in
+# heap arenas and moves them as they grow) and makecontext() coroutines
+# on heap blocks.  A plain record gives their call paths, learned from
+# the stack copies themselves, and charges no sample of them to a
+# height: the function alone is the CID there (ICPPD_HEIGHT_NONE).
+. "$TESTS_SRCDIR/e2e/lib.sh"
+require_perf
+
+# The samples of the folded lines of $folded that end in PATH.
+ends_in() {	# ends_in PATH
+	printf '%s\n' "$folded" | awk -v p="$1" '{ w = $NF; s = $0; sub(/ [0-9.]+$/, "", s)
+		if (length(s) >= length(p) && substr(s, length(s) - length(p) + 1) == p) t += w }
+		END { printf "%d\n", t }'
+}
+# Whether B / A lies in [LO, HI].
+ratio_in() {	# ratio_in A B LO HI
+	awk -v a="$1" -v b="$2" -v lo="$3" -v hi="$4" 'BEGIN { exit !(a > 0 && b / a >= lo && b / a <= hi) }'
+}
+
+# Coroutines: four of them on 64 KiB heap blocks, 100 ms of CPU per
+# share: 400 ms in co_parse's leaf, 800 in co_render's.
+db=$tmp/coro.db
+"$ICPPD" record -q -d "$db" -- "$PROGS/coro" 100 >/dev/null
+is $? 0 "coro: record exit 0"
+folded=$("$ICPPD" report -d "$db" --format folded --k inf 2>/dev/null)
+parse=$(ends_in ";co_main;co_parse;parse_leaf")
+render=$(ends_in ";co_main;co_render;render_leaf")
+ok $([ "$parse" -ge "$(min_samples 400)" ]; echo $?) \
+	"coro: co_main -> co_parse -> parse_leaf from the coroutines' own stacks ($parse samples)"
+ok $([ "$render" -ge "$(min_samples 800)" ]; echo $?) \
+	"coro: co_main -> co_render -> render_leaf ($render samples)"
+ok $(ratio_in "$parse" "$render" 1.4 2.8; echo $?) \
+	"coro: render's share is twice parse's ($render / $parse)"
+is "$(q "SELECT count(*) FROM v_cids WHERE function IN ('parse_leaf', 'render_leaf', 'co_parse', 'co_render', 'co_main') AND height != 0")" 0 \
+	"coro: no sample on a coroutine's stack charged to a height"
+is "$(q "SELECT group_concat(value) FROM v_run_counters WHERE name IN ('unwind.no_cfi', 'unwind.no_mapping', 'unwind.bad_frame') ORDER BY name")" "0,0,0" \
+	"coro: every coroutine stack unwound to makecontext's trampoline"
+
+# Goroutines: two workers, 150 ms of CPU per share: 300 ms in leafA's
+# path, 600 under 16 frames of descend in leafB's, whose goroutine
+# stacks the runtime moves as they grow.  Unwound by .debug_frame, and
+# by frame pointers alone in the build without DWARF.
+for prog in goroutines goroutines-nodwarf; do
+	if [ ! -x "$PROGS/$prog" ]; then
+		skip "go not installed (./test.sh installs golang-go)" "$prog: goroutine call paths"
+		continue
+	fi
+	db=$tmp/$prog.db
+	out=$("$ICPPD" record -d "$db" -- "$PROGS/$prog" 150 2>&1 >/dev/null)
+	is $? 0 "$prog: record exit 0"
+	folded=$("$ICPPD" report -d "$db" --format folded --k inf 2>/dev/null)
+	a=$(ends_in "runtime.goexit.abi0;main.main.func1;main.worker;main.stageA;main.leafA;main.burn")
+	d="main.descend;main.descend;main.descend;main.descend"
+	b=$(ends_in "runtime.goexit.abi0;main.main.func1;main.worker;main.stageB;$d;$d;$d;$d;main.leafB;main.burn")
+	ok $([ "$a" -ge "$(min_samples 300)" ]; echo $?) \
+		"$prog: goexit -> worker -> stageA -> leafA -> burn ($a samples)"
+	ok $([ "$b" -ge "$(min_samples 600)" ]; echo $?) \
+		"$prog: goexit -> worker -> stageB -> descend x 16 -> leafB -> burn ($b samples)"
+	ok $(ratio_in "$a" "$b" 1.4 2.8; echo $?) "$prog: leafB's share is twice leafA's ($b / $a)"
+	is "$(q "SELECT count(*) FROM v_cids WHERE function LIKE 'main.%' AND height != 0")" 0 \
+		"$prog: no sample on a goroutine's stack charged to a height"
+	contains "$out" "stack samples unwound to whole call paths" "$prog: learning unwound goroutine stacks"
+	is "$(q "SELECT value > 0 FROM v_run_counters WHERE name = 'unwind.complete'")" 1 \
+		"$prog: whole goroutine stacks, ended at runtime.goexit"
+done
+done_testing
