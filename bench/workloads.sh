@@ -2,12 +2,15 @@
 # bench/validate.sh run: python3 (pure Python), perl, sqlite3, xz with
 # threads, make of a small C project (make -> cc1, as, collect2, ld), g++
 # -O2 -c of a C++ file, a C program whose stacks are deeper than any
-# stack copy (deep: mutual recursion 4,000 frames down, 300 KiB), two
+# stack copy (deep: mutual recursion 4,000 frames down, 300 KiB), a Go
+# program (go: four goroutines encoding JSON, sorting, matching and
+# hashing, on stacks with no fixed base), makecontext() coroutines on
+# heap blocks (coro: tests/progs/coro.c), two
 # online ones (NAME-online: trained on one
 # input, recorded on another), and two test programs whose CIDs collide
 # (dispatch: eight handlers; collide: two callers), trained first.  Sourced after lib.sh: writes the inputs
 # under $work and defines workload().
-workloads="python perl sqlite3 xz make g++ deep python-online sqlite3-online dispatch collide"
+workloads="python perl sqlite3 xz make g++ deep go coro python-online sqlite3-online dispatch collide"
 py=$(command -v python3.11 || command -v python3)
 cat >"$work/work.py" <<'PY'
 import json
@@ -113,6 +116,99 @@ int main(int c, char **v)
 DEEP
 ${CC:-cc} -O2 -g -fno-optimize-sibling-calls -o "$work/deep" "$work/deep.c"
 
+# Goroutines doing what Go services do: JSON, sorting, regexps, hashing,
+# channels, and the garbage collector beside them.
+cat >"$work/work.go" <<'GO'
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"sync"
+)
+
+type rec struct {
+	ID    int
+	Name  string
+	Tags  []string
+	Score float64
+}
+
+func gen(n, seed int) []rec {
+	rs := make([]rec, n)
+	for i := range rs {
+		k := (i*7919 + seed*104729) % 100003
+		rs[i] = rec{k, "name-" + strconv.Itoa(k), []string{"t" + strconv.Itoa(k%13), "u" + strconv.Itoa(k%7)}, float64(k) / 3}
+	}
+	return rs
+}
+
+func roundTrip(rs []rec) int {
+	b, _ := json.Marshal(rs)
+	var out []rec
+	json.Unmarshal(b, &out)
+	return len(out)
+}
+
+func digest(rs []rec) int {
+	h := sha256.New()
+	for _, r := range rs {
+		fmt.Fprintf(h, "%d:%s", r.ID, r.Name)
+	}
+	return int(h.Sum(nil)[0])
+}
+
+var re = regexp.MustCompile(`^([a-z]+)-(\d+)7$`)
+
+func matches(rs []rec) int {
+	n := 0
+	for _, r := range rs {
+		if re.MatchString(r.Name) {
+			n++
+		}
+	}
+	return n
+}
+
+func worker(jobs <-chan int, out chan<- int, wg *sync.WaitGroup) {
+	defer wg.Done()
+	for j := range jobs {
+		rs := gen(2000, j)
+		t := roundTrip(rs)
+		sort.Slice(rs, func(a, b int) bool { return rs[a].Name < rs[b].Name })
+		t += matches(rs) + digest(rs)
+		out <- t
+	}
+}
+
+func main() {
+	n, _ := strconv.Atoi(os.Args[1])
+	jobs, out := make(chan int), make(chan int, n)
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go worker(jobs, out, &wg)
+	}
+	for j := 0; j < n; j++ {
+		jobs <- j
+	}
+	close(jobs)
+	wg.Wait()
+	close(out)
+	t := 0
+	for v := range out {
+		t += v
+	}
+	fmt.Println(t)
+}
+GO
+GOCACHE="$work/.gocache" GO111MODULE=off HOME="$work" go build -o "$work/gowork" "$work/work.go"
+
 query="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 600000) SELECT count(DISTINCT x % 1000), sum(length(printf('%08d', x))) FROM c;"
 train_query="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000) SELECT x % 97, count(*) FROM c GROUP BY 1 ORDER BY 2 DESC LIMIT 3;"
 
@@ -128,6 +224,8 @@ workload() {
 	make) cmd='make -s -B -C "$work/proj"' ;;
 	g++) cmd='g++ -O2 -c -o "$work/t.o" "$work/t.cc"' ;;
 	deep) cmd='"$work/deep" 15000' ;;
+	go) cmd='"$work/gowork" 300' ;;
+	coro) cmd='"$progs/coro" 300' ;;
 	python-online)
 		train='"$py" "$work/train.py"'
 		cmd='"$py" "$work/work.py"' ;;
