@@ -19,7 +19,9 @@
 # --whole-chains.
 #
 # Workloads: bench/workloads.sh's, each recorded into a fresh database
-# (the online ones trained on another input first).
+# (the online ones trained on another input first).  perf unwinds the Go
+# program by frame pointers (--call-graph fp, as Go users profile it):
+# with dwarf it gives every sample of it without a caller.
 #
 # Usage: bench/accuracy.sh [BUILDDIR]   (default: build, made by ./demo.sh)
 # Environment: REPS (default 5), EVENT (cpu-clock), FREQ (1000), K (3),
@@ -69,7 +71,7 @@ run_one() {	# run_one MODE CMD...: prints "ceiling icppd left-out whole"; $train
 	# set, is a command trained into the database first (online)
 	shift
 	for x in a b; do
-		perf record -q -e "$event:u" -F "$freq" --call-graph dwarf \
+		perf record -q -e "$event:u" -F "$freq" --call-graph "$graph" \
 			-o "$work/$x.data" -- "$@" >/dev/null 2>&1
 		fold "$work/$x.data" >"$work/$x.folded"
 	done
@@ -79,15 +81,20 @@ run_one() {	# run_one MODE CMD...: prints "ceiling icppd left-out whole"; $train
 	# whole stacks, and a function without a symbol as perf names it;
 	# as shown (cut where candidates disagree) and --whole-chains
 	"$icppd" report -d "$work/a.db" -f folded --k inf --exact --no-demangle 2>/dev/null |
-		sed 's/[^;]*+0x[0-9a-f]*/[unknown]/g' >"$work/i.folded"
+		sed "$as_perf" >"$work/i.folded"
 	"$icppd" report -d "$work/a.db" -f folded --k inf --exact --no-demangle --whole-chains 2>/dev/null |
-		sed 's/[^;]*+0x[0-9a-f]*/[unknown]/g' >"$work/w.folded"
+		sed "$as_perf" >"$work/w.folded"
 	no_caller "$work/a.folded" >"$work/nocaller"
 	for x in a b i w; do
 		drop_leaves "$work/nocaller" "$work/$x.folded" >"$work/$x.kept"
 	done
 	echo "$(overlap "$work/a.kept" "$work/b.kept") $(overlap "$work/a.kept" "$work/i.kept") $(share_of "$work/a.kept" "$work/a.folded") $(overlap "$work/a.kept" "$work/w.kept")"
 }
+
+# What perf cannot name, as perf names it: a function without a symbol,
+# and makecontext()'s trampoline, where a coroutine's stack ends: perf
+# looks up the return address minus one, which lies before it.
+as_perf='s/[^;]*+0x[0-9a-f]*/[unknown]/g; s/^__start_context;/[unknown];/'
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
 
@@ -96,6 +103,8 @@ printf '# %s, %s Hz, k = %s, %s repetitions; medians; %s CPUs\n' "$event" "$freq
 printf '%-15s %12s %12s %8s %9s %8s %8s\n' workload perf-vs-perf icppd-vs-perf ratio left-out whole ratio
 for w in ${WORKLOADS:-$workloads}; do
 	workload "$w"
+	graph=dwarf
+	[ "$w" = go ] && graph=fp
 	eval "set -- $cmd"
 	interleave "$w" run_one "$@"
 	c=$(col "$w" one 1) i=$(col "$w" one 2) l=$(col "$w" one 3) x=$(col "$w" one 4)
