@@ -26,7 +26,7 @@
 # Usage: bench/accuracy.sh [BUILDDIR]   (default: build, made by ./demo.sh)
 # Environment: REPS (default 5), EVENT (cpu-clock), FREQ (1000), K (3),
 # WORKLOADS (default: all of bench/workloads.sh's), LEARN (options of
-# icppd record: "--no-learn" or "--learn-freq 1000" for the points of
+# icppd record: "--no-learn" or "--learn-freq 250" for the points of
 # learning's cost curve; bench/record.sh gives their cost).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/workloads.sh"

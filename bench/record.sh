@@ -5,9 +5,9 @@
 # Modes: no profiler; perf record (same event and rate, no call graph);
 # perf record --call-graph fp; perf record --call-graph dwarf; icppd
 # record --no-learn (identifiers only); icppd record (learning call
-# paths in bursts, the default: 250 Hz while on); icppd record
-# --learn-freq 1000 (a denser learning event: the cost side of the
-# rate curve).  Every mode runs REPS times, interleaved (mode order rotates
+# paths in bursts, the default: at the sampling rate while on); icppd
+# record --learn-freq 250 (a sparser learning event: the cost side of
+# the rate curve).  Every mode runs REPS times, interleaved (mode order rotates
 # each repetition), and the table shows medians of: CPU time of the whole
 # process tree (profiler included, user + system), wall time, and bytes
 # stored per sample (perf.data size, or the growth of a fresh icppd
@@ -15,7 +15,8 @@
 #
 # Usage: bench/record.sh [BUILDDIR]   (default: build, made by ./demo.sh)
 # Environment: REPS (default 5), EVENT (default cpu-clock), FREQ (1000),
-# WORKLOADS (default: all below, e.g. "make g++").
+# WORKLOADS (default: all below, e.g. "make g++"), MODES (default: all
+# above, e.g. "none perf icppd"; cpu/none and cpu/perf need those two).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/workloads.sh"
 freq=${FREQ:-1000}
@@ -47,7 +48,7 @@ run() {
 	perf-dwarf) prof="perf record -q -e $event:u -F $freq --call-graph dwarf -o $work/perf.data --" ;;
 	icppd-nolearn) prof="$icppd record -q --no-learn -e $event -F $freq -d $work/b.db --" ;;
 	icppd) prof="$icppd record -q -e $event -F $freq -d $work/b.db --" ;;
-	icppd-l1000) prof="$icppd record -q --learn-freq 1000 -e $event -F $freq -d $work/b.db --" ;;
+	icppd-l250) prof="$icppd record -q --learn-freq 250 -e $event -F $freq -d $work/b.db --" ;;
 	esac
 	/usr/bin/time -f '%U %S %e' -o "$work/time" $prof "$@" >/dev/null 2>"$out" || true
 	read -r u s e <"$work/time"
@@ -63,7 +64,7 @@ run() {
 	echo "$u $s $e $bytes $samples" | awk '{ printf "%.3f %.3f %d %d\n", $1 + $2, $3, $4, $5 }'
 }
 
-modes="none perf perf-fp perf-dwarf icppd-nolearn icppd icppd-l1000"
+modes=${MODES:-none perf perf-fp perf-dwarf icppd-nolearn icppd icppd-l250}
 printf '# %s, %s Hz, %s repetitions, interleaved; medians; %s\n' "$event" "$freq" "$reps" "$(nproc) CPUs"
 printf '%-8s %-13s %8s %8s %9s %9s %10s %8s\n' workload mode cpu_s wall_s cpu/none cpu/perf bytes/smp samples
 while [ $# -gt 0 ]; do

@@ -18,8 +18,8 @@ static const struct cli_option record_options[] = {
 	RUN_OPT_PID,
 	RUN_OPT_DURATION,
 	{ "mmap-pages", 'm', CLI_UINT, RUN_OPT(mmap_pages), "N",
-	  "ring buffer pages per CPU, a power of two (default 256 while "
-	  "learning, else 64)", 1, 65536 },
+	  "ring buffer pages per CPU, a power of two (default 64, 1024 "
+	  "while learning at 1000 Hz with 16 KiB stack copies)", 1, 65536 },
 	RUN_OPT_QUIET,
 	{ "kernel", 0, CLI_FLAG, RUN_OPT(kernel), NULL,
 	  "sample time in the kernel too, attributed to the user call path "
@@ -27,8 +27,9 @@ static const struct cli_option record_options[] = {
 	{ "no-learn", 0, CLI_FLAG, RUN_OPT(no_learn), NULL,
 	  "CIDs only: learn no call paths during the run", 0, 0 },
 	{ "learn-freq", 0, CLI_UINT, RUN_OPT(learn_freq), "HZ",
-	  "samples per second of the learning event while it is on", 1,
-	  10000, .dflt = "250" },
+	  "samples per second of the learning event while it is on "
+	  "(default: the sampling rate; 1000 when sampling by period)", 1,
+	  RUN_MAX_LEARN_HZ },
 	RUN_OPT_STACK,
 	{ "export", 0, CLI_STRING, RUN_OPT(export_url), "URL",
 	  "then ship the run (and any still queued) to the ClickHouse "

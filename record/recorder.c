@@ -53,7 +53,8 @@
  * A known CID reached by a new path is what makes "precise" wrong, so
  * the CIDs are not the only trigger: a window in which the learning
  * samples found a path the map lacked is busy too, and keeps (or
- * starts, from a trickle's pulse) a burst.  How much sampled weight
+ * starts, from a trickle's pulse) a burst, during which the learning
+ * event runs at the sampling rate (record/run.c).  How much sampled weight
  * sits on paths not learned at all is the Good-Turing estimate, the
  * share of the learned paths seen exactly once (learn.once over
  * learn.paths), which the run summary and the report's header show.

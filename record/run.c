@@ -231,6 +231,22 @@ static uint32_t stack_size(const struct run *r)
 	return (uint32_t)size;
 }
 
+/*
+ * The learning event's rate while it is on: --learn-freq, or the
+ * sampling rate (a learning sample is an exact one, so learning at that
+ * rate gives perf --call-graph dwarf's accuracy; bursts end once the
+ * samples stop finding new paths), or ICPPD_DEFAULT_FREQ for an event
+ * sampled by period.  The learner is a CPU clock: --learn-freq's bound.
+ */
+static uint64_t learn_hz(const struct run *r)
+{
+	uint64_t hz = r->ev.freq ? r->ev.rate : ICPPD_DEFAULT_FREQ;
+
+	if (r->o->learn_freq)
+		return r->o->learn_freq;
+	return hz < RUN_MAX_LEARN_HZ ? hz : RUN_MAX_LEARN_HZ;
+}
+
 /* The event, the recorder and its signals.  0, or -1 after logging. */
 static int prepare(struct run *r)
 {
@@ -242,15 +258,15 @@ static int prepare(struct run *r)
 
 	if (r->mode->unwind || (r->mode->learn && !o->no_learn))
 		r->stack_size = stack_size(r);
-	if (r->mode->learn && !o->no_learn) {
-		ro.unwind = true;
-		ro.learn_hz = o->learn_freq;
-		ro.learn_stack = r->stack_size;
-	}
 	if (event__choose(o->event, o->freq, o->period, &r->ev, err,
 			  sizeof(err))) {
 		log_error("%s", err);
 		return -1;
+	}
+	if (learning(r)) {
+		ro.unwind = true;
+		ro.learn_hz = learn_hz(r);
+		ro.learn_stack = r->stack_size;
 	}
 	if (r->mode->unwind)
 		event__add_stack(&r->ev, r->stack_size);
@@ -268,8 +284,9 @@ static int prepare(struct run *r)
 	return 0;
 }
 
-/* -m, or the default: larger while learning, and with the stack copies
- * when they grew past the default (the same number of them fits). */
+/* -m, or the default: larger while learning, with the learning rate
+ * and with the stack copies when they grew past the default (the same
+ * time's worth of them fits). */
 static size_t ring_pages(const struct run *r)
 {
 	size_t pages = RUN_RING_PAGES_LEARNING;
@@ -278,8 +295,8 @@ static size_t ring_pages(const struct run *r)
 		return (size_t)r->o->mmap_pages;
 	if (!learning(r))
 		return RUN_RING_PAGES;
-	while (pages * RUN_DEFAULT_STACK < RUN_RING_PAGES_LEARNING *
-	       (size_t)r->stack_size)
+	while (pages * RUN_DEFAULT_STACK * RUN_RING_LEARN_HZ <
+	       RUN_RING_PAGES_LEARNING * (size_t)r->stack_size * learn_hz(r))
 		pages *= 2;
 	return pages;
 }

@@ -23,9 +23,14 @@ struct store;
 #define RUN_DEFAULT_STACK 16384
 /* Ring pages per CPU when -m is not given: the learning event's stack
  * copies need room to wait for a reader that the machine's load
- * delays (64 of them of 16 KiB). */
+ * delays (64 of them of 16 KiB: a quarter second at 250 Hz; more pages
+ * at a higher learning rate). */
 #define RUN_RING_PAGES 64
 #define RUN_RING_PAGES_LEARNING 256
+#define RUN_RING_LEARN_HZ 250
+/* --learn-freq's bound, and the learning rate's when it follows the
+ * sampling rate. */
+#define RUN_MAX_LEARN_HZ 10000
 /* The kernel's limit: the record size is a u16. */
 #define RUN_MAX_STACK 65528
 
@@ -34,7 +39,8 @@ struct run_opts {
 	const char *db;
 	const char *event;
 	uint64_t freq, period, pid, mmap_pages, stack_size;
-	uint64_t learn_freq;	/* record: the learning event's rate */
+	uint64_t learn_freq;	/* record: the learning event's rate (0:
+				 * the sampling rate) */
 	double duration;
 	bool quiet;
 	bool no_learn;		/* record: CIDs only */

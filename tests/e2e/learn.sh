@@ -8,9 +8,9 @@
 require_perf
 
 db=$tmp/learn.db
-# 60 ms of CPU per burn: 60 main samples per path at 1000 Hz, and 15 of
-# the learning event's at its 250 Hz while a burst is on (none at all
-# for a path: e^-15).
+# 60 ms of CPU per burn: 60 main samples per path at 1000 Hz, and as
+# many of the learning event's, at the sampling rate while a burst is on
+# (none at all for a path: e^-60).
 out=$("$ICPPD" record -d "$db" -- "$PROGS/heights-nofp" 60 2>&1 >/dev/null)
 is $? 0 "record with no training: exit 0"
 contains "$out" "stack samples unwound to whole call paths" "the summary says what was learned"
