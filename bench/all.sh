@@ -1,6 +1,7 @@
 #!/bin/sh
 # bench/all.sh - the path from samples to reports in one run, on the
-# big workloads and the test programs (make, g++, dispatch, collide):
+# big workloads and the test programs (make, g++, dispatch, collide;
+# record cost and call paths also on the Go and coroutine programs):
 # what recording costs against perf record (bench/record.sh), the first
 # and every later report against perf script and perf report
 # (bench/exports.sh), and the k = 3 overlap with perf --call-graph
@@ -12,10 +13,10 @@ set -eu
 dir=$(dirname "$0")
 export REPS=${REPS:-3}
 echo "== recording (bench/record.sh)"
-WORKLOADS="make g++ dispatch collide" sh "$dir/record.sh" "$@"
+WORKLOADS="make g++ go coro dispatch collide" sh "$dir/record.sh" "$@"
 echo
 echo "== reports and exports (bench/exports.sh)"
 WORKLOADS="make g++ dispatch collide" sh "$dir/exports.sh" "$@"
 echo
 echo "== call paths against perf --call-graph dwarf (bench/accuracy.sh)"
-WORKLOADS="make g++ dispatch collide" sh "$dir/accuracy.sh" "$@"
+WORKLOADS="make g++ go coro dispatch collide" sh "$dir/accuracy.sh" "$@"

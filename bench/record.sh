@@ -24,7 +24,8 @@ make_input "$work/input" 8000000
 
 # The big multi-process workloads too (bench/workloads.sh's): make of a
 # small C project (make, cc, cc1, as, collect2, ld) and g++ -O2 -c of a
-# template-heavy file.
+# template-heavy file; a Go program's goroutines; makecontext()
+# coroutines.
 set -- \
 	"heights" "$progs/heights-nofp 200" \
 	"threads" "$progs/threads 360 2" \
@@ -32,6 +33,8 @@ set -- \
 	"bzip2" "bzip2 -9 -c $work/input" \
 	"make" "make -s -B -C $work/proj" \
 	"g++" "g++ -O2 -c -o $work/t.o $work/t.cc" \
+	"go" "$work/gowork 300" \
+	"coro" "$progs/coro 300" \
 	"dispatch" "$progs/dispatch table 20" \
 	"collide" "$progs/collide ab 300"
 
