@@ -163,8 +163,9 @@ bool stack__has_base_since(const struct process *p, uint64_t since,
 void stack__read_main_base(struct process *p, uint64_t since);
 /* The base of the stack that @sp is on at @time: 0 with *@base, or the
  * cid_failure that says why there is none.  *@base is 0 when that stack
- * has no fixed base (ICPPD_HEIGHT_NONE): a goroutine's, or one on the
- * heap or outside every known stack (coroutines, signal stacks). */
+ * has no fixed base (ICPPD_HEIGHT_NONE): a goroutine's (anonymous memory
+ * in a Go program), or one on the brk heap (coroutines, signal
+ * stacks). */
 int stack__base(struct process *p, uint64_t sp, uint64_t time,
 		uint64_t *base);
 
