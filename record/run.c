@@ -295,7 +295,8 @@ static size_t ring_pages(const struct run *r)
 		return (size_t)r->o->mmap_pages;
 	if (!learning(r))
 		return RUN_RING_PAGES;
-	while (pages * RUN_DEFAULT_STACK * RUN_RING_LEARN_HZ <
+	while (pages < RUN_RING_PAGES_MAX &&
+	       pages * RUN_DEFAULT_STACK * RUN_RING_LEARN_HZ <
 	       RUN_RING_PAGES_LEARNING * (size_t)r->stack_size * learn_hz(r))
 		pages *= 2;
 	return pages;
