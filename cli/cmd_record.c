@@ -18,8 +18,9 @@ static const struct cli_option record_options[] = {
 	RUN_OPT_PID,
 	RUN_OPT_DURATION,
 	{ "mmap-pages", 'm', CLI_UINT, RUN_OPT(mmap_pages), "N",
-	  "ring buffer pages per CPU, a power of two (default 64, 1024 "
-	  "while learning at 1000 Hz with 16 KiB stack copies)", 1, 65536 },
+	  "ring buffer pages per CPU, a power of two (default 64; while "
+	  "learning, 1024 at 1000 Hz with 16 KiB stack copies, in "
+	  "proportion up to 4096)", 1, 65536 },
 	RUN_OPT_QUIET,
 	{ "kernel", 0, CLI_FLAG, RUN_OPT(kernel), NULL,
 	  "sample time in the kernel too, attributed to the user call path "
