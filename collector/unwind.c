@@ -125,9 +125,11 @@ static enum unwind_status unwind(struct collector *c, struct process *p,
 		 * by hand (makecontext() pushes its trampoline's start) is
 		 * looked up as it is. */
 		look = exact ? vaddr : vaddr - 1;
-		if (module__function(m->mod, look, &f) &&
-		    (exact || module__function(m->mod, look = vaddr, &f)))
-			return UNW_NO_CFI;
+		if (module__function(m->mod, look, &f)) {
+			if (exact || module__function(m->mod, vaddr, &f))
+				return UNW_NO_CFI;
+			look = vaddr;
+		}
 		ret = module__step(m->mod, look, &regs, &mem, &st);
 		if (ret == -ENOENT)
 			ret = fp_step(&regs, &mem, &st);

@@ -1418,9 +1418,9 @@ static int explain_top(struct infer *inf, struct map *m, int64_t func,
 
 			if (k->fragment)
 				continue;
-			inf->tops[n++] = (struct infer_solution){ k->node,
+			inf->tops[n] = (struct infer_solution){ k->node,
 				e->n == 1 ? 1.0 : k->share };
-			sum += e->n == 1 ? 1.0 : k->share;
+			sum += inf->tops[n++].share;
 		}
 		for (uint32_t i = 0; i < n && sum > 0; i++)
 			inf->tops[i].share /= sum;
