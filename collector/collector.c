@@ -404,7 +404,9 @@ static int process_task(struct collector *c, const struct perf_event_header *h)
 		for (int i = 0; i < parent->nbases; i++)
 			if (parent->bases[i].since <= r.time)
 				stack__add_base(p, parent->bases[i].since,
-					 parent->bases[i].base, NULL);
+					(struct procfs_stack){
+						parent->bases[i].base,
+						parent->bases[i].heap }, NULL);
 		/* the parent's new base, still to be read, is the child's
 		 * too (unless the child's own exec came since) */
 		if (parent->exec_unread && !p->exec_unread)
@@ -418,23 +420,25 @@ static int process_task(struct collector *c, const struct perf_event_header *h)
  * later exec (sh -c "exec prog") would give the next image's. */
 static int try_early(struct collector *c, struct early *e)
 {
-	uint64_t base;
+	struct procfs_stack st;
 	struct process *p;
 	char comm[16];
-	int ret = procfs__exec_stack_base((pid_t)e->pid, &base, comm);
+	int ret = procfs__exec_stack_base((pid_t)e->pid, &st, comm);
 
 	if (ret == -EAGAIN && clock__mono_ns() - e->seen < EARLY_WAIT_NS)
 		return -EAGAIN;
 	if (!ret && !strncmp(comm, e->comm, sizeof(comm) - 1) &&
 	    (p = space__get_proc(c, e->pid))) {
 		c->stats.execs_read++;
-		stack__add_base(p, e->time, base, e->comm);
+		stack__add_base(p, e->time, st, e->comm);
 		/* the ring's record of this exec, processed first, said
 		 * "unknown from here": the samples still to come can use it */
 		for (int i = 0; i < p->nbases; i++)
 			if (!p->bases[i].base && p->bases[i].since > e->time &&
-			    p->bases[i].since - e->time <= EARLY_NEAR_NS)
-				p->bases[i].base = base;
+			    p->bases[i].since - e->time <= EARLY_NEAR_NS) {
+				p->bases[i].base = st.base;
+				p->bases[i].heap = st.heap;
+			}
 	}
 	return 0;
 }
@@ -492,8 +496,8 @@ static int process_comm(struct collector *c, const struct perf_event_header *h)
 	 * not read the new one (the process was already gone), record that
 	 * it is unknown, rather than let samples fall back on the old one. */
 	if (!stack__has_base_since(p, r.sid.time, r.comm))
-		stack__add_base(p, r.sid.time, p->next_exec_base, NULL);
-	p->next_exec_base = 0;
+		stack__add_base(p, r.sid.time, p->next_exec, NULL);
+	p->next_exec = (struct procfs_stack){ 0 };
 	return 0;
 }
 
@@ -526,14 +530,15 @@ int collector__process(struct collector *c, const struct perf_event_header *h)
 	}
 }
 
-int collector__set_main_base(struct collector *c, pid_t pid, uint64_t base)
+int collector__set_main_base(struct collector *c, pid_t pid,
+			     const struct procfs_stack *st)
 {
 	struct process *p = space__get_proc(c, (uint32_t)pid);
 
 	if (!p)
 		return -ENOMEM;
-	stack__add_base(p, 0, base, NULL);
-	p->next_exec_base = base;	/* its exec record is still to come */
+	stack__add_base(p, 0, *st, NULL);
+	p->next_exec = *st;	/* its exec record is still to come */
 	return 0;
 }
 

@@ -24,6 +24,7 @@
 #include <sys/types.h>
 
 #include "collector/aggregate.h"
+#include "collector/procfs.h"
 #include "common/path.h"
 
 struct module;
@@ -140,8 +141,9 @@ int collector__add_running(struct collector *c, pid_t pid);
 
 /* Records the main stack base of @pid, known from outside: for the
  * launched command, read right after its exec, and valid from that exec
- * record on. */
-int collector__set_main_base(struct collector *c, pid_t pid, uint64_t base);
+ * record on, with where its brk heap starts. */
+int collector__set_main_base(struct collector *c, pid_t pid,
+			     const struct procfs_stack *st);
 
 /*
  * An exec reported as it happens (session__execs, which the reader asks

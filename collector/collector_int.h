@@ -45,6 +45,7 @@ struct stack_base {
 	uint64_t since;		/* record time from which it holds */
 	uint64_t base;		/* 0: unknown from then on (an exec whose
 				 * new base could not be read) */
+	uint64_t heap;		/* start_brk, or 0: unknown */
 	bool early;		/* read for the notifier's record of an exec
 				 * (collector__exec_seen) ... */
 	uint32_t comm_hash;	/* ... that named the image this */
@@ -57,7 +58,8 @@ struct process {
 	size_t nmaps, cap;
 	struct stack_base bases[MAX_BASES];
 	int nbases;
-	uint64_t next_exec_base;	/* known before its exec record, or 0 */
+	struct procfs_stack next_exec;	/* known before its exec record, or
+					 * zero */
 	/* The time of an exec whose new base is still to be read: read at
 	 * the first sample after it (0: none).  Not at the exec record:
 	 * execve() sets mm->start_stack twice (setup_arg_pages, then lower
@@ -151,8 +153,8 @@ int space__reserve_maps(struct process *p, size_t extra);
 /* ---- stackbase.c ---- */
 /* @early: read for the notifier's record of an exec that named the
  * image @comm (NULL otherwise). */
-void stack__add_base(struct process *p, uint64_t since, uint64_t base,
-		     const char *early);
+void stack__add_base(struct process *p, uint64_t since,
+		     struct procfs_stack st, const char *early);
 /* A base read for the exec at @since that named the image @comm: the
  * peek's (at the ring's record time) or an early read's (at the
  * notifier's record of the same exec: tens of microseconds apart, up to
@@ -164,8 +166,8 @@ void stack__read_main_base(struct process *p, uint64_t since);
 /* The base of the stack that @sp is on at @time: 0 with *@base, or the
  * cid_failure that says why there is none.  *@base is 0 when that stack
  * has no fixed base (ICPPD_HEIGHT_NONE): a goroutine's (anonymous memory
- * in a Go program), or one on the brk heap (coroutines, signal
- * stacks). */
+ * in a Go program), or one on the brk heap (coroutines, signal stacks):
+ * a "[heap]" mapping, or the one that holds the process's start_brk. */
 int stack__base(struct process *p, uint64_t sp, uint64_t time,
 		uint64_t *base);
 

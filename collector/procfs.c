@@ -57,7 +57,7 @@ int procfs__parse_stat(const char *buf, struct procfs_stat *st)
 		if (++field == 3) {
 			st->state = *p;
 		} else if (field == 14 || field == 15 || field == 27 ||
-			   field == 28) {
+			   field == 28 || field == 47) {
 			char *end;
 			unsigned long long v = strtoull(p, &end, 10);
 
@@ -69,15 +69,18 @@ int procfs__parse_stat(const char *buf, struct procfs_stat *st)
 				st->stime = v;
 			} else if (field == 27) {
 				st->end_code = v;
-			} else {
+			} else if (field == 28) {
 				st->start_stack = v;
+				st->start_brk = 0;
+			} else {
+				st->start_brk = v;
 				return 0;
 			}
 		}
 		while (*p && *p != ' ')
 			p++;
 	}
-	return -EINVAL;
+	return field >= 28 ? 0 : -EINVAL;
 }
 
 int procfs__parse_startstack(const char *buf, uint64_t *startstack)
@@ -100,7 +103,7 @@ static int read_stat(pid_t pid, struct procfs_stat *st)
 	return ret ? ret : procfs__parse_stat(buf, st);
 }
 
-int procfs__main_stack_base(pid_t pid, uint64_t *base)
+int procfs__main_stack_base(pid_t pid, struct procfs_stack *out)
 {
 	struct procfs_stat st;
 	int ret = read_stat(pid, &st);
@@ -109,13 +112,15 @@ int procfs__main_stack_base(pid_t pid, uint64_t *base)
 		return ret;
 	if (!st.start_stack)	/* a zombie has no mm any more */
 		return -ESRCH;
-	*base = st.start_stack & ~(uint64_t)15;
+	*out = (struct procfs_stack){ st.start_stack & ~(uint64_t)15,
+				      st.start_brk };
 	return 0;
 }
 
 /* The new mm of an exec starts zeroed; load_elf_binary sets end_code
  * and the final start_stack together, after the stack is laid out. */
-int procfs__exec_stack_base(pid_t pid, uint64_t *base, char comm[16])
+int procfs__exec_stack_base(pid_t pid, struct procfs_stack *out,
+			    char comm[16])
 {
 	struct procfs_stat st, again;
 	int ret = read_stat(pid, &st);
@@ -133,17 +138,19 @@ int procfs__exec_stack_base(pid_t pid, uint64_t *base, char comm[16])
 		return ret;
 	if (again.start_stack != st.start_stack)
 		return -EAGAIN;
-	*base = st.start_stack & ~(uint64_t)15;
+	*out = (struct procfs_stack){ st.start_stack & ~(uint64_t)15,
+				      again.start_brk };
 	memcpy(comm, st.comm, sizeof(st.comm));
 	return 0;
 }
 
-int procfs__wait_main_stack_base(pid_t pid, int timeout_ms, uint64_t *base)
+int procfs__wait_main_stack_base(pid_t pid, int timeout_ms,
+				 struct procfs_stack *st)
 {
 	int ret;
 
 	for (int waited_us = 0;; waited_us += 50) {
-		ret = procfs__main_stack_base(pid, base);
+		ret = procfs__main_stack_base(pid, st);
 		if (ret != -ESRCH || waited_us >= timeout_ms * 1000)
 			return ret;
 		usleep(50);

@@ -23,10 +23,18 @@ struct procfs_stat {
 	uint64_t utime, stime;	/* fields 14 and 15, clock ticks */
 	uint64_t end_code;	/* field 27 */
 	uint64_t start_stack;	/* field 28 */
+	uint64_t start_brk;	/* field 47 (Linux 3.3 on), or 0 */
 };
 
-/* Fields 2, 3, 14, 15, 27 and 28 of a /proc/PID/stat line in @buf (see
- * below).
+/* Where a process's main stack and brk heap are (see below). */
+struct procfs_stack {
+	uint64_t base;		/* startstack & ~15 */
+	uint64_t heap;		/* start_brk: where the brk heap begins, or
+				 * 0 where the kernel does not say */
+};
+
+/* Fields 2, 3, 14, 15, 27, 28 and 47 of a /proc/PID/stat line in @buf
+ * (see below); a line that ends before field 47 gives start_brk 0.
  * 0, or -EINVAL. */
 int procfs__parse_stat(const char *buf, struct procfs_stat *st);
 
@@ -40,22 +48,30 @@ int procfs__parse_startstack(const char *buf, uint64_t *startstack);
 int procfs__parse_maps_line(char *line, struct procfs_map *m);
 
 /* The stack base of a process's main thread: startstack & ~15.  Stable
- * across runs whatever argv and the environment (see DESIGN.md). */
-int procfs__main_stack_base(pid_t pid, uint64_t *base);
+ * across runs whatever argv and the environment (see DESIGN.md).  With
+ * it, start_brk: the brk heap is the mapping that holds it, whatever
+ * name perf gave that mapping ("[heap]" only while the vma spans
+ * start_brk..brk as the record is written; "//anon" otherwise). */
+int procfs__main_stack_base(pid_t pid, struct procfs_stack *st);
 /*
  * The same, for a process that is in the middle of exec: the kernel sets
  * startstack (from 0) only once the new stack is laid out, so the first
  * non-zero value is final.  Polls for up to @timeout_ms.
  */
-int procfs__wait_main_stack_base(pid_t pid, int timeout_ms, uint64_t *base);
+int procfs__wait_main_stack_base(pid_t pid, int timeout_ms,
+				 struct procfs_stack *st);
 /*
  * The stack base of a process that has just exec'd, read as early as
  * possible: -EAGAIN while the exec is still laying out the new image
  * (end_code not set yet, or startstack changing between two reads),
  * -ESRCH once it is a zombie (no mm any more).  @comm: the name it runs
- * under, for the caller to tell this exec from a later one.
+ * under, for the caller to tell this exec from a later one.  The kernel
+ * randomizes start_brk a few instructions after it sets startstack, so
+ * a read in between gets the heap's unrandomized start: a heap that then
+ * lies in no mapping, and stacks on it keep a mapping's end for base.
  */
-int procfs__exec_stack_base(pid_t pid, uint64_t *base, char comm[16]);
+int procfs__exec_stack_base(pid_t pid, struct procfs_stack *st,
+			    char comm[16]);
 int procfs__comm(pid_t pid, pid_t tid, char *buf, size_t len);
 /* The CPU time process @pid (all its threads) used so far, user and
  * system, in ns.  0 or -errno. */

@@ -20,15 +20,16 @@ static uint32_t comm_hash(const char *comm)
 	return h;
 }
 
-void stack__add_base(struct process *p, uint64_t since, uint64_t base,
-		     const char *early)
+void stack__add_base(struct process *p, uint64_t since,
+		     struct procfs_stack st, const char *early)
 {
+	struct stack_base b = { since, st.base, st.heap, early != NULL,
+				early ? comm_hash(early) : 0 };
 	int i;
 
 	for (i = 0; i < p->nbases; i++)
 		if (p->bases[i].since == since) {
-			p->bases[i] = (struct stack_base){ since, base,
-				early != NULL, early ? comm_hash(early) : 0 };
+			p->bases[i] = b;
 			return;
 		}
 	if (p->nbases == MAX_BASES) {	/* forget the oldest */
@@ -38,21 +39,45 @@ void stack__add_base(struct process *p, uint64_t since, uint64_t base,
 	}
 	for (i = p->nbases; i > 0 && p->bases[i - 1].since > since; i--)
 		p->bases[i] = p->bases[i - 1];
-	p->bases[i] = (struct stack_base){ since, base, early != NULL,
-					   early ? comm_hash(early) : 0 };
+	p->bases[i] = b;
 	p->nbases++;
+}
+
+/* The entry that holds at @time, or NULL: never read. */
+static const struct stack_base *base_at(const struct process *p,
+					uint64_t time)
+{
+	for (int i = p->nbases - 1; i >= 0; i--)
+		if (p->bases[i].since <= time)
+			return &p->bases[i];
+	return NULL;
 }
 
 /* 1: *base holds; 0: unknown since an exec; -1: never read. */
 static int main_base_at(const struct process *p, uint64_t time,
 			uint64_t *base)
 {
-	for (int i = p->nbases - 1; i >= 0; i--)
-		if (p->bases[i].since <= time) {
-			*base = p->bases[i].base;
-			return *base ? 1 : 0;
-		}
-	return -1;
+	const struct stack_base *b = base_at(p, time);
+
+	if (!b)
+		return -1;
+	*base = b->base;
+	return *base ? 1 : 0;
+}
+
+/* Whether @m is the brk heap: perf names it "[heap]" only while the
+ * vma spans start_brk..brk as the record is written, so the mapping that
+ * holds start_brk is the heap too. */
+static bool on_heap(const struct process *p, const struct mapping *m,
+		    uint64_t time)
+{
+	const struct stack_base *b;
+
+	if (m->kind == REGION_HEAP)
+		return true;
+	b = base_at(p, time);
+	return m->kind == REGION_ANON && b && b->heap &&
+	       m->start <= b->heap && b->heap < m->end;
 }
 
 bool stack__has_base_since(const struct process *p, uint64_t since,
@@ -72,10 +97,10 @@ bool stack__has_base_since(const struct process *p, uint64_t since,
 
 void stack__read_main_base(struct process *p, uint64_t since)
 {
-	uint64_t base;
+	struct procfs_stack st;
 
-	if (!procfs__main_stack_base((pid_t)p->pid, &base))
-		stack__add_base(p, since, base, NULL);
+	if (!procfs__main_stack_base((pid_t)p->pid, &st))
+		stack__add_base(p, since, st, NULL);
 }
 
 int stack__base(struct process *p, uint64_t sp, uint64_t time,
@@ -83,14 +108,14 @@ int stack__base(struct process *p, uint64_t sp, uint64_t time,
 {
 	long i = space__find_map(p, sp);
 
+	if (i >= 0 && on_heap(p, &p->maps[i], time)) {
+		*base = 0;
+		return 0;
+	}
 	/* a thread's stack (glibc maps one per thread) has its mapping's
 	 * end for base; Go's threads run goroutines in heap arenas */
 	if (i >= 0 && p->maps[i].kind == REGION_ANON) {
 		*base = p->exe && module__is_go(p->exe) ? 0 : p->maps[i].end;
-		return 0;
-	}
-	if (i >= 0 && p->maps[i].kind == REGION_HEAP) {
-		*base = 0;
 		return 0;
 	}
 	if (i >= 0 && p->maps[i].kind != REGION_MAIN_STACK)

@@ -84,7 +84,8 @@ static int64_t height_of(uint64_t base, uint64_t cfa)
  * is at or above the stack base (a start routine without such CFI).
  * Heights use the same base as the sample's CID, so frames[innermost]
  * is the CID; a @base of 0 (no fixed base) gives every frame
- * ICPPD_HEIGHT_NONE.  Frames are stored innermost first in c->frames;
+ * ICPPD_HEIGHT_NONE, up to a signal frame whose caller ran on a stack
+ * with a base.  Frames are stored innermost first in c->frames;
  * *@n is their count.
  */
 static enum unwind_status unwind(struct collector *c, struct process *p,
@@ -151,8 +152,13 @@ static enum unwind_status unwind(struct collector *c, struct process *p,
 			.height = height_of(base, st.cfa) };
 		if (ret == 1 || !below || (ret == 0 && !regs.ip))
 			return UNW_COMPLETE;
-		if (ret == -EFAULT || regs.sp <= sp)
+		/* a signal frame's caller may run on another stack (the
+		 * handler's was a sigaltstack() block): the walk goes on with
+		 * that stack's base, and a stack switch may move either way */
+		if (ret == -EFAULT || (regs.sp <= sp && !st.signal))
 			return UNW_BAD_FRAME;
+		if (st.signal && stack__base(p, regs.sp, s->time, &base))
+			base = 0;
 		exact = st.signal;
 	}
 }

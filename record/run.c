@@ -374,7 +374,7 @@ static int begin_run(struct run *r)
 static int go(struct run *r)
 {
 	char err[512];
-	uint64_t base;
+	struct procfs_stack st;
 
 	r->started = clock__mono_ns();
 	if (!r->command) {
@@ -391,12 +391,12 @@ static int go(struct run *r)
 		r->child.pid = -1;
 		return 127;
 	}
-	if (procfs__wait_main_stack_base(r->child.pid, EXEC_WAIT_MS, &base))
+	if (procfs__wait_main_stack_base(r->child.pid, EXEC_WAIT_MS, &st))
 		log_warn("%s: cannot read its stack base; samples of its main "
 			 "thread may stay unresolved", r->command[0]);
 	else
 		collector__set_main_base(recorder__collector(r->rec),
-					 r->child.pid, base);
+					 r->child.pid, &st);
 	return 0;
 }
 

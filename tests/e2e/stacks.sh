@@ -1,7 +1,7 @@
 #!/bin/sh
 # Stacks with no fixed base: goroutines (the Go runtime allocates them in
-# heap arenas and moves them as they grow) and makecontext() coroutines
-# on heap blocks.  A plain record gives their call paths, learned from
+# heap arenas and moves them as they grow), makecontext() coroutines and
+# a sigaltstack() signal handler on heap blocks.  A plain record gives their call paths, learned from
 # the stack copies themselves, and charges no sample of them to a
 # height: the function alone is the CID there (ICPPD_HEIGHT_NONE).
 . "$TESTS_SRCDIR/e2e/lib.sh"
@@ -36,6 +36,23 @@ is "$(q "SELECT count(*) FROM v_cids WHERE function IN ('parse_leaf', 'render_le
 	"coro: no sample on a coroutine's stack charged to a height"
 is "$(q "SELECT group_concat(value) FROM v_run_counters WHERE name IN ('unwind.no_cfi', 'unwind.no_mapping', 'unwind.bad_frame') ORDER BY name")" "0,0,0" \
 	"coro: every coroutine stack unwound to makecontext's trampoline"
+
+# A signal handler on a sigaltstack() block of the brk heap: 300 ms of
+# CPU in in_handler.  Its samples have no height (the heap is the mapping
+# that holds start_brk, whatever perf names it), and the walk goes on
+# through the signal frame onto the main stack, with that stack's base.
+db=$tmp/sigalt.db
+"$ICPPD" record -q -d "$db" -- "$PROGS/sigframe" 300 alt >/dev/null 2>&1
+is $? 0 "sigaltstack: record exit 0"
+folded=$("$ICPPD" report -d "$db" --format folded --k inf 2>/dev/null)
+handler=$(printf '%s\n' "$folded" | awk '/^_start;.*;main;interrupted;.*;in_handler [0-9.]+$/ { t += $NF }
+	END { printf "%d\n", t }')
+ok $([ "$handler" -ge "$(min_samples 300)" ]; echo $?) \
+	"sigaltstack: _start -> main -> interrupted -> signal frame -> in_handler ($handler samples)"
+is "$(q "SELECT count(*) FROM v_cids WHERE function = 'in_handler' AND height != 0")" 0 \
+	"sigaltstack: no sample on the handler's heap stack charged to a height"
+is "$(q "SELECT count(*) FROM v_cids WHERE function = 'interrupted' AND height = 0")" 0 \
+	"sigaltstack: the interrupted function keeps its main-stack height"
 
 # Goroutines: two workers, 150 ms of CPU per share: 300 ms in leafA's
 # path, 600 under 16 frames of descend in leafB's, whose goroutine

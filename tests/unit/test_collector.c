@@ -28,6 +28,8 @@
 #define TSTACK_HI 0x7f0000800000ULL
 #define HEAP_LO 0x5f0000000000ULL	/* the brk heap */
 #define HEAP_HI 0x5f0000100000ULL
+#define BRK_LO 0x5e0000000000ULL	/* a brk heap perf named "//anon" */
+#define BRK_HI 0x5e0000100000ULL
 #define JIT 0x7e0000000000ULL
 
 volatile int sink;
@@ -91,7 +93,9 @@ static uint64_t unresolved(struct aggregate *a, enum cid_failure why)
 }
 
 /* /proc/PID/stat of the fake /proc in @dir, with @startstack. */
-static void fake_proc(const char *dir, unsigned pid, uint64_t startstack)
+/* A stat line with startstack (field 28) and start_brk (field 47). */
+static void fake_proc(const char *dir, unsigned pid, uint64_t startstack,
+		      uint64_t start_brk)
 {
 	char path[256];
 	FILE *f;
@@ -101,7 +105,9 @@ static void fake_proc(const char *dir, unsigned pid, uint64_t startstack)
 	snprintf(path, sizeof(path), "%s/%u/stat", dir, pid);
 	f = fopen(path, "w");
 	fprintf(f, "%u (app) R 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1 1 1 1 "
-		"1 1 %llu 0 0\n", pid, (unsigned long long)startstack);
+		"1 1 %llu 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 1 1 %llu 0 0 0 0 0\n",
+		pid, (unsigned long long)startstack,
+		(unsigned long long)start_brk);
 	fclose(f);
 }
 
@@ -120,7 +126,7 @@ int main(void)
 	col = collector__new(mc, agg);
 	if (!mkdtemp(dir) || (n = readlink("/proc/self/exe", self, sizeof(self) - 1)) < 0)
 		return 1;
-	fake_proc(dir, PID, BASE + 8);	/* the base rounds it down to 16 */
+	fake_proc(dir, PID, BASE + 8, BRK_LO);	/* the base: rounded down */
 	icppd_procdir = dir;
 
 	sampled(&c);
@@ -144,6 +150,8 @@ int main(void)
 			 "//anon", 3));
 	feed(synth_mmap2(&s, PID, HEAP_LO, HEAP_HI - HEAP_LO, 0,
 			 PROT_READ | PROT_WRITE, "[heap]", 3));
+	feed(synth_mmap2(&s, PID, BRK_LO, BRK_HI - BRK_LO, 0,
+			 PROT_READ | PROT_WRITE, "//anon", 3));
 	feed(synth_mmap2(&s, PID, 0x10000, 0x1000, 0, PROT_READ | PROT_EXEC,
 			 "/etc/hostname", 3));
 
@@ -165,6 +173,12 @@ int main(void)
 	feed(synth_sample(&s, PID, THREAD, 11, c.ip, sp - 4096, sp, 1));
 	is_int(cid_samples(agg, PID, THREAD, ICPPD_HEIGHT_NONE), 2,
 	       "sp on the heap: the function alone (ICPPD_HEIGHT_NONE), wherever it is");
+	/* A signal stack on a brk heap that perf named "//anon": the
+	 * mapping that holds start_brk is the heap all the same. */
+	sp = BRK_HI - 8192;
+	feed(synth_sample(&s, PID, THREAD, 11, c.ip, sp, sp + (c.bp - c.sp), 1));
+	is_int(cid_samples(agg, PID, THREAD, ICPPD_HEIGHT_NONE), 3,
+	       "sp on an anonymous mapping holding start_brk: no height either");
 	{
 		size_t k;
 		const struct cid_count *cc = aggregate__cids(agg, &k);
@@ -239,18 +253,18 @@ int main(void)
 	 * once argv, envp and auxv are pushed.  /proc shows the first value
 	 * when the exec record is read, the final one by the time a sample
 	 * shows the process back in user space: the final one is used. */
-	fake_proc(dir, EXECER, BASE + 0x1800);
+	fake_proc(dir, EXECER, BASE + 0x1800, 0);
 	feed(synth_comm(&s, EXECER, EXECER, "execd", 1, 40));
 	feed(synth_mmap2(&s, EXECER, start, end - start, pgoff,
 			 PROT_READ | PROT_EXEC, self, 40));
-	fake_proc(dir, EXECER, BASE + 8);
+	fake_proc(dir, EXECER, BASE + 8, 0);
 	feed(synth_sample(&s, EXECER, EXECER, 41, c.ip, sp, sp + (c.bp - c.sp), 1));
 	is_int(cid_samples(agg, EXECER, EXECER, (int64_t)(4096 - cfa_off)), 1,
 	       "exec: the base is read once a sample shows the exec done");
 
 	/* fork: the child's base is its parent's, whatever /proc shows of
 	 * the child by the time the record is read (an exec since, say). */
-	fake_proc(dir, FORKED, BASE + 0x10000);
+	fake_proc(dir, FORKED, BASE + 0x10000, 0);
 	feed(synth_task(&s, PERF_RECORD_FORK, FORKED, PID, FORKED, PID, 42));
 	feed(synth_sample(&s, FORKED, FORKED, 43, c.ip, sp, sp + (c.bp - c.sp), 1));
 	is_int(cid_samples(agg, FORKED, FORKED, (int64_t)(4096 - cfa_off)), 1,
@@ -264,7 +278,7 @@ int main(void)
 	feed(synth_lost(&s, 7, 22));
 	st = collector__stats(col);
 	is_int(st->lost, 7, "lost samples counted");
-	is_int(st->samples, 21, "every sample counted (learning samples are not)");
+	is_int(st->samples, 22, "every sample counted (learning samples are not)");
 	is_int(st->cids + st->unresolved, st->samples, "cids + unresolved = samples");
 
 	synth_sample(&s, PID, PID, 23, 1, 2, 3, 1);

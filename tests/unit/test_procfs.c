@@ -13,16 +13,21 @@
 #include "common/sys.h"
 #include "tests/tap.h"
 
-/* A stat line: comm "(a) b (c", startstack 140737488347000 (not aligned). */
+/* A stat line: comm "(a) b (c", startstack 140737488347000 (not aligned),
+ * start_brk (field 47) 94000000200000. */
 static const char stat_line[] =
 	"4242 ((a) b (c) R 1 4242 4242 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 1 "
 	"0 12345 1000000 200 18446744073709551615 94000000000000 "
-	"94000000100000 140737488347000 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+	"94000000100000 140737488347000 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 "
+	"94000000150000 94000000160000 94000000200000 140737488348000 "
+	"140737488348100 140737488348100 140737488348200 0\n";
 
 int main(void)
 {
 	char dir[] = "/tmp/icppd-proc-XXXXXX", path[256], line[256], comm[16];
 	struct procfs_map m;
+	struct procfs_stack st;
+	struct procfs_stat ps;
 	uint64_t v = 0;
 	int *cpus;
 	size_t n;
@@ -32,6 +37,13 @@ int main(void)
 	is_int(v, 140737488347000ULL, "startstack is field 28 despite ') (' in comm");
 	is_int(procfs__parse_startstack("1 (x) R 2 3", &v), -EINVAL, "short line rejected");
 	is_int(procfs__parse_startstack("no paren", &v), -EINVAL, "no comm rejected");
+	is_int(procfs__parse_stat(stat_line, &ps), 0, "a whole line parsed");
+	is_int(ps.start_brk, 94000000200000ULL, "start_brk is field 47");
+	is_int(procfs__parse_stat("1 (x) R 1 1 1 0 -1 0 0 0 0 0 5 6 0 0 20 0 1 0 "
+				  "1 1 1 1 1 2 3 0\n", &ps), 0,
+	       "a line that ends before field 47 (Linux before 3.3) parsed");
+	is_int(ps.start_stack, 3, "with its startstack");
+	is_int(ps.start_brk, 0, "and start_brk unknown (0)");
 
 	strcpy(line, "7f0000001000-7f0000003000 r-xp 00002000 08:01 1234 /usr/lib/x 1.so\n");
 	is_int(procfs__parse_maps_line(line, &m), 0, "maps line parsed");
@@ -61,14 +73,16 @@ int main(void)
 	fputs(stat_line, f);
 	fclose(f);
 	icppd_procdir = dir;
-	is_int(procfs__main_stack_base(4242, &v), 0, "stack base from fake proc");
-	is_int(v, 140737488347000ULL & ~15ULL, "stack base is startstack & ~15");
-	is_int(v % 16, 0, "stack base is 16-byte aligned");
-	is_int(procfs__main_stack_base(4343, &v), -ENOENT, "missing process reported");
-	v = 0;
-	is_int(procfs__exec_stack_base(4242, &v, comm), 0, "an exec that has "
+	is_int(procfs__main_stack_base(4242, &st), 0, "stack base from fake proc");
+	is_int(st.base, 140737488347000ULL & ~15ULL, "stack base is startstack & ~15");
+	is_int(st.base % 16, 0, "stack base is 16-byte aligned");
+	is_int(st.heap, 94000000200000ULL, "the heap starts at start_brk");
+	is_int(procfs__main_stack_base(4343, &st), -ENOENT, "missing process reported");
+	st = (struct procfs_stack){ 0 };
+	is_int(procfs__exec_stack_base(4242, &st, comm), 0, "an exec that has "
 	       "ended (end_code set): its base");
-	is_int(v, 140737488347000ULL & ~15ULL, "the exec's base is startstack & ~15");
+	is_int(st.base, 140737488347000ULL & ~15ULL, "the exec's base is startstack & ~15");
+	is_int(st.heap, 94000000200000ULL, "and its heap's start");
 	is_str(comm, "(a) b (c", "and the name it runs under, parentheses and all");
 	/* mid-exec: the new mm has no end_code yet */
 	f = fopen(path, "w");
@@ -76,14 +90,14 @@ int main(void)
 	      "0 12345 1000000 200 18446744073709551615 0 0 140737488350000 "
 	      "0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n", f);
 	fclose(f);
-	is_int(procfs__exec_stack_base(4242, &v, comm), -EAGAIN, "mid-exec (end_code 0): "
+	is_int(procfs__exec_stack_base(4242, &st, comm), -EAGAIN, "mid-exec (end_code 0): "
 	       "try again, the base may still move");
 	f = fopen(path, "w");
 	fputs("4242 (sh) Z 1 4242 4242 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 1 "
 	      "0 12345 0 0 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 "
 	      "0 0 0 0\n", f);
 	fclose(f);
-	is_int(procfs__exec_stack_base(4242, &v, comm), -ESRCH, "a zombie: gone");
+	is_int(procfs__exec_stack_base(4242, &st, comm), -ESRCH, "a zombie: gone");
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/4242", dir);
 	rmdir(path);
@@ -91,8 +105,11 @@ int main(void)
 	icppd_procdir = "/proc";
 
 	/* The real thing agrees with where our own stack is. */
-	is_int(procfs__main_stack_base(getpid(), &v), 0, "own stack base read");
-	ok(v > (uint64_t)(uintptr_t)&v, "own stack base is above a local");
-	ok(v - (uint64_t)(uintptr_t)&v < (1 << 20), "and within 1 MiB of it");
+	is_int(procfs__main_stack_base(getpid(), &st), 0, "own stack base read");
+	ok(st.base > (uint64_t)(uintptr_t)&v, "own stack base is above a local");
+	ok(st.base - (uint64_t)(uintptr_t)&v < (1 << 20), "and within 1 MiB of it");
+	ok(st.heap && st.heap <= (uint64_t)(uintptr_t)sbrk(0) &&
+	   st.heap > (uint64_t)(uintptr_t)&main,
+	   "own brk heap starts at start_brk: above the code, at most brk");
 	return tap_done();
 }
