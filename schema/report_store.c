@@ -566,11 +566,18 @@ static sqlite3_stmt *cached(struct store *st, sqlite3_stmt **slot,
 int store__context(struct store *st, int64_t parent_id, int64_t function_id,
 		   int64_t *id)
 {
-	sqlite3_stmt *s = st->ins_ctx;
+	sqlite3_stmt *s = st->ins_ctx_new;
+	int added;
 
 	sqlite3_bind_int64(s, 1, parent_id);
 	sqlite3_bind_int64(s, 2, function_id);
-	return store__returning_id(st, s, id, "storing the inference");
+	added = store__insert_new(st, s, id, "storing a context");
+	if (added)
+		return added < 0 ? -1 : 0;
+	s = st->sel_ctx;	/* there already: contexts are shared */
+	sqlite3_bind_int64(s, 1, parent_id);
+	sqlite3_bind_int64(s, 2, function_id);
+	return store__select_id(st, s, id);
 }
 
 int store__function_row(struct store *st, int64_t module_id,

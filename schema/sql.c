@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -211,6 +212,19 @@ int store__returning_id(struct store *st, sqlite3_stmt *s, int64_t *id,
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);
 	return rc == SQLITE_DONE && *id ? 0 : store__db_error(st, what);
+}
+
+int store__insert_new(struct store *st, sqlite3_stmt *s, int64_t *id,
+		      const char *what)
+{
+	int rc = sqlite3_step(s);
+	bool added = rc == SQLITE_DONE && sqlite3_changes(st->db) > 0;
+
+	if (added)
+		*id = sqlite3_last_insert_rowid(st->db);
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	return rc == SQLITE_DONE ? added : store__db_error(st, what);
 }
 
 const char *store__error(const struct store *st)

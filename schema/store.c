@@ -25,6 +25,7 @@
 #include "config.h"
 #include "inference/pathmap.h"
 #include "schema/migrations.h"
+#include "schema/report_store.h"
 #include "schema/store_int.h"
 
 int store__schema_version(void)
@@ -136,10 +137,16 @@ static int prepare(struct store *st)
 		  " VALUES (?, ?)" },
 		{ offsetof(struct store, sel_map),
 		  "SELECT id FROM path_maps WHERE program_id = ? AND run_id = ?" },
-		{ offsetof(struct store, ins_ctx),
+		{ offsetof(struct store, sel_ctx),
+		  "SELECT id FROM contexts WHERE parent_id = ? AND"
+		  " function_id = ?" },
+		{ offsetof(struct store, ins_ctx_new),
 		  "INSERT INTO contexts (parent_id, function_id) VALUES (?, ?)"
-		  " ON CONFLICT DO UPDATE SET parent_id = parent_id"
-		  " RETURNING id" },
+		  " ON CONFLICT DO NOTHING" },
+		{ offsetof(struct store, ins_node_new),
+		  "INSERT INTO path_nodes (map_id, parent_id, function_id,"
+		  " call_site, height, depth, self, total, context_id)"
+		  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING" },
 		{ offsetof(struct store, ins_node),
 		  "INSERT INTO path_nodes (map_id, parent_id, function_id,"
 		  " call_site, height, depth, self, total, context_id)"
@@ -292,8 +299,8 @@ void store__close(struct store *st)
 	sqlite3_stmt *stmts[] = { st->ins_module, st->sel_module, st->sel_build,
 		st->ins_func, st->sel_func, st->ins_cid, st->ins_pc, st->ins_unres,
 		st->ins_thread, st->upd_run, st->ins_map, st->sel_map,
-		st->ins_ctx, st->ins_node, st->upd_node, st->ins_learned,
-		st->ins_counter,
+		st->sel_ctx, st->ins_node, st->upd_node, st->ins_learned,
+		st->ins_counter, st->ins_ctx_new, st->ins_node_new,
 		st->ins_unknown, st->ins_inferred, st->ins_function,
 		st->ins_explained, st->ins_site };
 
@@ -550,14 +557,29 @@ static int write_learned(struct store *st, int64_t run_id, int64_t id,
 	return store__step_done(st, s, "writing the path map");
 }
 
+/* Binds a path_nodes row of @n to ins_node or ins_node_new. */
+static void bind_node(sqlite3_stmt *s, const struct pm_node *n, int64_t map,
+		      int64_t parent, int64_t fid, int64_t ctx)
+{
+	sqlite3_bind_int64(s, 1, map);
+	sqlite3_bind_int64(s, 2, parent);
+	sqlite3_bind_int64(s, 3, fid);
+	sqlite3_bind_int64(s, 4, (int64_t)n->call_site);
+	sqlite3_bind_int64(s, 5, n->height);
+	sqlite3_bind_int64(s, 6, n->depth);
+	sqlite3_bind_int64(s, 7, (int64_t)n->self);
+	sqlite3_bind_int64(s, 8, (int64_t)n->total);
+	sqlite3_bind_int64(s, 9, ctx);
+}
+
 /*
  * Adds the counts of @pm's nodes to the database, into the map of
  * @run_id (0: the map every run shares), and when @learned_run is not
  * 0, each path's samples as that run's own (run_learned).  Nodes come
  * parents first, so a parent's row id is known when its children are
  * written.  A root's id is its map's; a node seen before is one UPDATE,
- * a new one an upsert that returns its id (another training run may
- * have created the row already).
+ * a new one an INSERT, or, where another training run created the row
+ * since, an upsert that returns its id.
  */
 static int write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 		       struct pathmap *pm)
@@ -576,6 +598,7 @@ static int write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 		struct node_row *r = &ids[i], *parent, *root;
 		sqlite3_stmt *s;
 		int64_t fid;
+		int added;
 
 		if (n->parent == PM_NONE) {
 			if (!r->id && map_id(st, n->mod, n->fragment ?
@@ -599,24 +622,21 @@ static int write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 		}
 		parent = &ids[n->parent];
 		root = &ids[n->root];
-		if (function_id(st, n->mod, n->func, n->name, &fid))
+		if (function_id(st, n->mod, n->func, n->name, &fid) ||
+		    store__context(st, parent == root ? 0 : parent->ctx, fid,
+				   &r->ctx))
 			return -1;
-		s = st->ins_ctx;
-		sqlite3_bind_int64(s, 1, parent == root ? 0 : parent->ctx);
-		sqlite3_bind_int64(s, 2, fid);
-		if (store__returning_id(st, s, &r->ctx, "writing the path map"))
-			return -1;
-		s = st->ins_node;
-		sqlite3_bind_int64(s, 1, root->id);
-		sqlite3_bind_int64(s, 2, parent == root ? 0 : parent->id);
-		sqlite3_bind_int64(s, 3, fid);
-		sqlite3_bind_int64(s, 4, (int64_t)n->call_site);
-		sqlite3_bind_int64(s, 5, n->height);
-		sqlite3_bind_int64(s, 6, n->depth);
-		sqlite3_bind_int64(s, 7, (int64_t)n->self);
-		sqlite3_bind_int64(s, 8, (int64_t)n->total);
-		sqlite3_bind_int64(s, 9, r->ctx);
-		if (store__returning_id(st, s, &r->id, "writing the path map") ||
+		bind_node(st->ins_node_new, n, root->id,
+			  parent == root ? 0 : parent->id, fid, r->ctx);
+		added = store__insert_new(st, st->ins_node_new, &r->id,
+					  "writing the path map");
+		if (!added) {	/* another run wrote it since node_ids() */
+			bind_node(st->ins_node, n, root->id,
+				  parent == root ? 0 : parent->id, fid, r->ctx);
+			added = store__returning_id(st, st->ins_node, &r->id,
+					"writing the path map") ? -1 : 1;
+		}
+		if (added < 0 ||
 		    (learned_run && n->self &&
 		     write_learned(st, learned_run, r->id, n->self)))
 			return -1;

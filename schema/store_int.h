@@ -46,8 +46,8 @@ struct store {
 	} nodes;
 	sqlite3_stmt *ins_module, *sel_module, *sel_build, *ins_func, *sel_func,
 		     *ins_cid, *ins_pc, *ins_unres, *ins_thread, *upd_run, *ins_map,
-		     *sel_map, *ins_ctx, *ins_node, *upd_node, *ins_learned,
-		     *ins_counter;
+		     *sel_map, *sel_ctx, *ins_node, *upd_node, *ins_learned,
+		     *ins_counter, *ins_ctx_new, *ins_node_new;
 	/* prepared on first use by report_store.c */
 	sqlite3_stmt *ins_unknown, *ins_inferred, *ins_function, *ins_explained,
 		     *ins_site;
@@ -103,5 +103,14 @@ int store__select_id(struct store *st, sqlite3_stmt *s, int64_t *id);
 /* Runs an INSERT ... RETURNING id; the id in *@id. */
 int store__returning_id(struct store *st, sqlite3_stmt *s, int64_t *id,
 			const char *what);
+/*
+ * Runs an INSERT ... ON CONFLICT DO NOTHING: 1 with the new row's id in
+ * *@id, 0 when the row was there already, -1 on an error.  The way to a
+ * new row's id when most rows are new: RETURNING buffers its rows in an
+ * ephemeral table, opened and closed per statement, which costs more
+ * than the insert itself.  On 0, an upsert RETURNING id finds the row.
+ */
+int store__insert_new(struct store *st, sqlite3_stmt *s, int64_t *id,
+		      const char *what);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "binary/module.h"
 #include "collector/aggregate.h"
+#include "inference/pathmap.h"
 #include "schema/migrations.h"
 #include "schema/report_store.h"
 #include "schema/retain.h"
@@ -197,6 +198,49 @@ static void test_flush(void)
 	module__free(m);
 }
 
+/* Two recorders learning the same path into one database: each writes
+ * rows it has not seen, and the second finds the first's rows there (a
+ * plain insert would conflict): counts add up, no row is doubled, and
+ * the contexts are shared. */
+static void test_paths(void)
+{
+	char err[512];
+	char *db = path_in("paths.db");
+	struct module *m = module__open("/proc/self/exe");
+	struct path_frame f[3] = {
+		{ m, 0x1000, "outer", 0x1010, 300 },
+		{ m, 0x2000, "middle", 0x2020, 200 },
+		{ m, 0x3000, "inner", 0x3030, 100 } };
+	struct run_info ri = { "record", "app", 4242, "cpu-clock",
+			       "perf::cpu-clock", 0, 0, 1000 };
+
+	for (int k = 0; k < 2; k++) {
+		struct store *st = store__open(db, err, sizeof(err));
+		struct pathmap *pm = pathmap__new(100);
+		struct store_batch b = { .paths = pm };
+		int64_t run = 0;
+
+		store__begin_run(st, &ri, &run);
+		pathmap__add(pm, m, f, 3, NULL);
+		pathmap__add(pm, m, f, 2, NULL);	/* outer -> middle */
+		is_int(store__flush(st, run, &b), 0, "recorder %d: paths flushed", k + 1);
+		pathmap__add(pm, m, f, 3, NULL);
+		is_int(store__flush(st, run, &b), 0, "recorder %d: a known path again", k + 1);
+		store__close(st);
+		pathmap__free(pm);
+	}
+	is_int(query(db, "SELECT count(*) FROM path_nodes WHERE parent_id != 0 OR function_id != 0"),
+	       3, "three frames, one row each");
+	is_int(query(db, "SELECT self FROM path_nodes n JOIN functions f ON f.id = n.function_id"
+		     " WHERE f.address = 12288"), 4, "inner's count adds up over both recorders");
+	is_int(query(db, "SELECT self FROM path_nodes n JOIN functions f ON f.id = n.function_id"
+		     " WHERE f.address = 8192"), 2, "and middle's");
+	is_int(query(db, "SELECT count(*) FROM contexts"), 3, "three contexts, shared");
+	is_int(query(db, "SELECT sum(samples) FROM run_learned"), 6,
+	       "each run's own paths: three samples each");
+	module__free(m);
+}
+
 /* Retention deletes daemon runs, oldest first, never the kept one nor
  * other kinds: by age, then by size. */
 static void test_retain(void)
@@ -340,6 +384,7 @@ int main(void)
 	test_v3();
 	test_bad_files();
 	test_flush();
+	test_paths();
 	test_retain();
 	test_walks();
 	if (tmpdir_remove(dir))
