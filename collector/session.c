@@ -44,9 +44,11 @@ struct session {
 	struct ring *xrings;
 	struct pollfd *xpfds;
 	size_t nxrings;
-	/* Ordering queue: copies of records not yet delivered. */
-	uint8_t *arena;
-	size_t arena_len, arena_cap;
+	/* Ordering queue: copies of records not yet delivered, and a
+	 * second arena the records held for the next round move to (the
+	 * two swap at each round, so neither is allocated again). */
+	uint8_t *arena, *spare;
+	size_t arena_len, arena_cap, spare_cap;
 	struct pending *q;
 	size_t nq, qcap;
 	uint64_t seq;
@@ -231,6 +233,7 @@ void session__close(struct session *s)
 	free(s->xrings);
 	free(s->xpfds);
 	free(s->arena);
+	free(s->spare);
 	free(s->q);
 	free(s);
 }
@@ -431,28 +434,32 @@ const struct perf_event_header *session__next(struct session *s)
 
 int session__keep_rest(struct session *s)
 {
-	size_t done = s->next, keep_len = 0;
-	uint8_t *tmp = NULL;
+	size_t done = s->next, keep_len = 0, cap;
+	uint8_t *t;
 
-	/* Compact what is left, in order, to the front of the arena. */
+	/* Move what is left, in order, to the front of the spare arena,
+	 * which becomes the arena. */
 	for (size_t i = done; i < s->nq; i++)
 		keep_len += ((const struct perf_event_header *)
 			     (s->arena + s->q[i].off))->size;
-	if (keep_len && !(tmp = malloc(keep_len)))
+	if (grow(&s->spare, &s->spare_cap, keep_len, 1, 1 << 16))
 		return -ENOMEM;
 	keep_len = 0;
 	for (size_t i = done; i < s->nq; i++) {
 		const struct perf_event_header *h = (const void *)
 			(s->arena + s->q[i].off);
 
-		memcpy(tmp + keep_len, h, h->size);
+		memcpy(s->spare + keep_len, h, h->size);
 		s->q[i - done] = (struct pending){ s->q[i].time, s->q[i].seq,
 						   keep_len };
 		keep_len += h->size;
 	}
-	if (keep_len)
-		memcpy(s->arena, tmp, keep_len);
-	free(tmp);
+	t = s->arena;
+	s->arena = s->spare;
+	s->spare = t;
+	cap = s->arena_cap;
+	s->arena_cap = s->spare_cap;
+	s->spare_cap = cap;
 	s->nq -= done;
 	s->next = 0;
 	s->arena_len = keep_len;
