@@ -14,8 +14,9 @@
  * device and inode are the mapping's.  No file descriptor is kept: once
  * analysed, libelf is told the descriptor is done, and the sections read
  * stay in memory.  The CFI (the big part: libdwarf's FDE list and its
- * section copy) is released least recently used first when the cache
- * holds more than its budget, and rebuilt from the file on demand.
+ * section copy) of a cached module is built from the file at its first
+ * use, and released least recently used first when the cache holds more
+ * than its budget, to be rebuilt on demand.
  */
 #define _GNU_SOURCE
 #include "binary/module.h"
@@ -69,7 +70,8 @@ struct module {
 	size_t names_bytes;
 	struct cfi *cfi;
 	bool go;		/* Go code (see module__is_go) */
-	bool cfi_released;	/* cfi freed by the cache; rebuild on use */
+	bool cfi_released;	/* no cfi held: built on first use (a cached
+				 * module's, and one the cache released) */
 	struct module_origin origin;	/* cache key and where to reopen */
 	struct module_cache *cache;	/* NULL: not in a cache */
 	uint64_t last_use;	/* the cache's clock at the last lookup */
@@ -319,7 +321,17 @@ static int is_elf64(Elf *elf)
 	return 0;
 }
 
-static int analyse(struct module *m)
+static void release_cfi(struct module *m)
+{
+	cfi__close(m->cfi);
+	m->cfi = NULL;
+	if (m->elf)
+		elf_end(m->elf);
+	m->elf = NULL;
+}
+
+/* Reads what a module is; the CFI too with @cfi, else at first use. */
+static int analyse(struct module *m, bool cfi)
 {
 	int ret = is_elf64(m->elf);
 
@@ -338,15 +350,20 @@ static int analyse(struct module *m)
 		elf_end(m->debug_elf);
 		m->debug_elf = NULL;
 	}
-	m->cfi = cfi__open(m->elf);
+	if (cfi) {
+		m->cfi = cfi__open(m->elf);
+	} else {
+		release_cfi(m);
+		m->cfi_released = true;
+	}
 	return 0;
 }
 
 /* Reads what analysis needs from @fd, then lets it go (see above). */
-static int analyse_fd(struct module *m, int fd)
+static int analyse_fd(struct module *m, int fd, bool cfi)
 {
 	m->elf = elf_begin(fd, ELF_C_READ, NULL);
-	m->error = analyse(m);
+	m->error = analyse(m, cfi);
 	if (m->elf)
 		elf_cntl(m->elf, ELF_C_FDDONE);
 	close(fd);
@@ -426,7 +443,7 @@ struct module *module__open(const char *path)
 	if (fd < 0)
 		m->error = fd;
 	else
-		analyse_fd(m, fd);
+		analyse_fd(m, fd, true);
 	return m;
 }
 
@@ -445,7 +462,7 @@ struct module *module__open_memory(const char *name, const void *img,
 	}
 	memcpy(m->image, img, size);
 	m->elf = elf_memory(m->image, size);
-	m->error = analyse(m);
+	m->error = analyse(m, true);
 	return m;
 }
 
@@ -476,14 +493,6 @@ out:
 	return m;
 }
 
-static void release_cfi(struct module *m)
-{
-	cfi__close(m->cfi);
-	m->cfi = NULL;
-	if (m->elf)
-		elf_end(m->elf);
-	m->elf = NULL;
-}
 
 void module__free(struct module *m)
 {
@@ -982,11 +991,14 @@ struct module *module_cache__get(struct module_cache *c, const char *path,
 		m = module__open_vdso();
 	} else if ((m = module_alloc(path))) {
 		elf_version(EV_CURRENT);
+		/* CFI at first use: a process maps tens of libraries
+		 * whose code is never sampled, and libdwarf's FDE list is
+		 * the dearest part of a module to build */
 		fd = open_mapped(path, o);
 		if (fd < 0)
 			m->error = fd;
 		else
-			analyse_fd(m, fd);
+			analyse_fd(m, fd, false);
 	}
 	if (!m)
 		return NULL;

@@ -250,7 +250,8 @@ static void test_cache(void)
 	d = module_cache__get(c, self, &o);
 	ok(d == a, "through /proc/PID: the same module");
 
-	/* Budget: with room for one module's CFI, opening a second
+	/* Budget: CFI is built at a module's first use, not when it is
+	 * opened; with room for one module's, building a second's
 	 * releases the first; using the first rebuilds it. */
 	{
 		char copy[300], cmd[700];
@@ -260,9 +261,13 @@ static void test_cache(void)
 		if (system(cmd) == 0) {
 			uint64_t v = vaddr_of(a, known_function);
 
+			ok(module__has_cfi(a), "budget: the first one built");
 			module_cache__set_budget(c, module_cache__bytes(c, NULL));
 			o = origin_of(copy, 0);
 			b = module_cache__get(c, copy, &o);
+			module_cache__bytes(c, &built);
+			is_int(built, 1, "budget: the second one opened, its CFI not built yet");
+			ok(module__has_cfi(b), "budget: the second one built at its first use");
 			module_cache__bytes(c, &built);
 			is_int(built, 1, "budget: one module's CFI kept built");
 			ok(module__has_cfi(a), "budget: the released one is rebuilt on use");
