@@ -63,6 +63,10 @@ static uint64_t hash(uint32_t parent, const struct module *mod, uint64_t func,
 	return hindex__mix(h, (uint64_t)height);
 }
 
+/* The CID index holds a CID's first two nodes: enough to find one, and
+ * to tell a CID one path reaches from one that several do. */
+#define CID_INDEXED 2
+
 static uint64_t cid_hash(const struct module *mod, uint64_t func,
 			 int64_t height)
 {
@@ -88,6 +92,28 @@ bool pathmap__has_cid(const struct pathmap *pm, const struct module *mod,
 		      uint64_t func, int64_t height)
 {
 	return find_cid(pm, mod, func, height) != PM_NONE;
+}
+
+/* How many nodes of CID (@mod, @func, @height) the index holds: at
+ * most CID_INDEXED. */
+static unsigned cid_nodes(const struct pathmap *pm, const struct module *mod,
+			  uint64_t func, int64_t height)
+{
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	unsigned found = 0;
+	uint32_t i;
+
+	while ((i = hindex__next(&pm->cids, &p, cid_hash(mod, func, height))) !=
+	       HINDEX_NONE)
+		found += pm->nodes[i].mod == mod && pm->nodes[i].func == func &&
+			 pm->nodes[i].height == height;
+	return found;
+}
+
+bool pathmap__one_path(const struct pathmap *pm, const struct module *mod,
+		       uint64_t func, int64_t height)
+{
+	return cid_nodes(pm, mod, func, height) == 1;
 }
 
 static bool same(const struct pm_node *x, uint32_t parent,
@@ -131,7 +157,7 @@ static uint32_t get(struct pathmap *pm, uint32_t parent,
 		x->depth = pm->nodes[parent].depth + 1;
 		x->fragment = pm->nodes[parent].fragment;
 		if (!x->fragment &&
-		    find_cid(pm, mod, func, height) == PM_NONE &&
+		    cid_nodes(pm, mod, func, height) < CID_INDEXED &&
 		    (*err = hindex__insert(&pm->cids,
 					   cid_hash(mod, func, height),
 					   (uint32_t)pm->n)))

@@ -73,6 +73,12 @@ int pathmap__add_fragment(struct pathmap *pm, const struct module *prog,
  * a sample with that CID is explained by the map.  One probe. */
 bool pathmap__has_cid(const struct pathmap *pm, const struct module *mod,
 		      uint64_t func, int64_t height);
+/* Whether exactly one path has a frame of that CID: with no height
+ * (ICPPD_HEIGHT_NONE) to tell its paths apart, a sample of a CID that
+ * several reach is explained only by how often each is learned.  At most
+ * two probes. */
+bool pathmap__one_path(const struct pathmap *pm, const struct module *mod,
+		      uint64_t func, int64_t height);
 
 /* Nodes in creation order: a parent always comes before its children. */
 size_t pathmap__size(const struct pathmap *pm);

@@ -183,10 +183,15 @@ static int path_cb(void *arg, const struct collector_path *p)
 	return note_path(r, leaf, pathmap__size(r->paths) > before);
 }
 
+/* Whether the map explains a sample of @k.  A CID with no height that
+ * several paths reach is not explained: only learning says how its
+ * samples split, so it keeps a burst going as an unknown CID does. */
 static bool known_cid(void *arg, const struct cid_key *k)
 {
 	const struct recorder *r = arg;
 
+	if (k->height == ICPPD_HEIGHT_NONE)
+		return pathmap__one_path(r->paths, k->mod, k->func, k->height);
 	return pathmap__has_cid(r->paths, k->mod, k->func, k->height);
 }
 

@@ -78,6 +78,10 @@ for prog in goroutines goroutines-nodwarf; do
 	is "$(q "SELECT count(*) FROM v_cids WHERE function LIKE 'main.%' AND height != 0")" 0 \
 		"$prog: no sample on a goroutine's stack charged to a height"
 	contains "$out" "stack samples unwound to whole call paths" "$prog: learning unwound goroutine stacks"
+	# burn's CID (no height) has two paths: only learning splits it
+	on=$(printf '%s\n' "$out" | sed -n 's/.*the learning event was on \([0-9]*\)%.*/\1/p')
+	ok $([ "${on:-0}" -ge 80 ]; echo $?) \
+		"$prog: an identifier two paths reach keeps learning on (${on:-?}% of the run)"
 	is "$(q "SELECT value > 0 FROM v_run_counters WHERE name = 'unwind.complete'")" 1 \
 		"$prog: whole goroutine stacks, ended at runtime.goexit"
 done

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "binary/module.h"
+#include "common/path.h"
 #include "inference/pathmap.h"
 #include "schema/store.h"
 #include "schema/validation.h"
@@ -59,6 +60,29 @@ static void test_memory(void)
 	is_int(pathmap__node(pm, leaf1)->self, 0, "counts cleared");
 	pathmap__free(pm);
 	pathmap__free(NULL);
+}
+
+/* With no height, a CID is explained by the map only while one path
+ * reaches it (see record's known_cid). */
+static void test_one_path(void)
+{
+	struct pathmap *pm = pathmap__new(100);
+	struct path_frame a[] = { F(0x10, 0x15, ICPPD_HEIGHT_NONE),
+				  F(0x50, 0x55, ICPPD_HEIGHT_NONE) };
+	struct path_frame b[] = { F(0x20, 0x25, ICPPD_HEIGHT_NONE),
+				  F(0x50, 0x55, ICPPD_HEIGHT_NONE) };
+
+	ok(!pathmap__one_path(pm, mod, 0x50, ICPPD_HEIGHT_NONE), "no path: not one");
+	pathmap__add(pm, mod, a, 2, NULL);
+	pathmap__add(pm, mod, a, 2, NULL);
+	ok(pathmap__one_path(pm, mod, 0x50, ICPPD_HEIGHT_NONE),
+	   "one path, seen twice: one");
+	pathmap__add(pm, mod, b, 2, NULL);
+	ok(!pathmap__one_path(pm, mod, 0x50, ICPPD_HEIGHT_NONE),
+	   "a second caller: not one");
+	ok(pathmap__has_cid(pm, mod, 0x50, ICPPD_HEIGHT_NONE), "though the CID is there");
+	ok(pathmap__one_path(pm, mod, 0x10, ICPPD_HEIGHT_NONE), "the callers: one each");
+	pathmap__free(pm);
 }
 
 /*
@@ -180,6 +204,7 @@ int main(void)
 	mod = m;
 	ok(m && !module__error(m), "test binary opens as a module");
 	test_memory();
+	test_one_path();
 	test_store();
 	module__free(m);
 	return tap_done();
