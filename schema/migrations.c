@@ -68,7 +68,8 @@
  *   is apportioned by training frequency), 1 for a path the call-graph
  *   search found.  A sample the engine could not explain ends in the
  *   context of its function alone, below a pseudo frame "[unknown
- *   callers of F at height H]" (unknown_frames).  inferences stamps each
+ *   callers of F at height H]" (unknown_frames; "[unknown callers of
+ *   F]" on a stack with no fixed base, version 17).  inferences stamps each
  *   run's rows with the training samples and run samples they were
  *   computed from, and (version 8) the binaries' direct calls they
  *   used, so a report stores them again only when one of these changed.
@@ -103,6 +104,31 @@
 	"  CASE WHEN crashed THEN 'crashed' ELSE status END AS status," \
 	"  samples, samples - unresolved AS resolved, unresolved," \
 	"  lost, throttled, exit_status, hostname, icppd_version"
+
+/* v_inferred_frames, whose unknown frame names its height as @height
+ * (an SQL expression) says: one row per inferred row and frame, walking
+ * from the leaf up; level 0 is the leaf; an unknown frame is the last
+ * level. */
+#define V_INFERRED_FRAMES(height) \
+	"CREATE VIEW v_inferred_frames AS WITH RECURSIVE up(run_id, leaf_ctx," \
+	"  unknown_id, how, exact_depth, samples, ctx, level, path) AS (" \
+	"  SELECT i.run_id, i.context_id, i.unknown_id, i.how, i.exact_depth," \
+	"    i.samples, i.context_id, 0, f.name" \
+	"    FROM inferred i JOIN contexts c ON c.id = i.context_id" \
+	"    JOIN functions f ON f.id = c.function_id" \
+	"  UNION ALL" \
+	"  SELECT up.run_id, up.leaf_ctx, up.unknown_id, up.how, up.exact_depth," \
+	"    up.samples, c.parent_id, up.level + 1," \
+	"    CASE WHEN c.parent_id = 0 THEN '[unknown callers of ' || lf.name" \
+	"      || " height " || ']' ELSE pf.name END" \
+	"      || ';' || up.path" \
+	"    FROM up JOIN contexts c ON c.id = up.ctx" \
+	"    LEFT JOIN contexts p ON p.id = c.parent_id" \
+	"    LEFT JOIN functions pf ON pf.id = p.function_id" \
+	"    LEFT JOIN unknown_frames u ON u.id = up.unknown_id" \
+	"    LEFT JOIN functions lf ON lf.id = u.function_id" \
+	"    WHERE c.parent_id != 0 OR up.unknown_id != 0)" \
+	"  SELECT * FROM up;"
 
 const struct store_migration icppd_migrations[] = {
 	{ /* 0 -> 1: the measurement run */
@@ -322,27 +348,7 @@ const struct store_migration icppd_migrations[] = {
 	"  samples REAL NOT NULL,"
 	"  PRIMARY KEY (run_id, context_id, unknown_id, how, exact_depth))"
 	"  WITHOUT ROWID;"
-	/* One row per inferred row and frame, walking from the leaf up:
-	 * level 0 is the leaf; an unknown frame is the last level. */
-	"CREATE VIEW v_inferred_frames AS WITH RECURSIVE up(run_id, leaf_ctx,"
-	"  unknown_id, how, exact_depth, samples, ctx, level, path) AS ("
-	"  SELECT i.run_id, i.context_id, i.unknown_id, i.how, i.exact_depth,"
-	"    i.samples, i.context_id, 0, f.name"
-	"    FROM inferred i JOIN contexts c ON c.id = i.context_id"
-	"    JOIN functions f ON f.id = c.function_id"
-	"  UNION ALL"
-	"  SELECT up.run_id, up.leaf_ctx, up.unknown_id, up.how, up.exact_depth,"
-	"    up.samples, c.parent_id, up.level + 1,"
-	"    CASE WHEN c.parent_id = 0 THEN '[unknown callers of ' || lf.name"
-	"      || ' at height ' || u.height || ']' ELSE pf.name END"
-	"      || ';' || up.path"
-	"    FROM up JOIN contexts c ON c.id = up.ctx"
-	"    LEFT JOIN contexts p ON p.id = c.parent_id"
-	"    LEFT JOIN functions pf ON pf.id = p.function_id"
-	"    LEFT JOIN unknown_frames u ON u.id = up.unknown_id"
-	"    LEFT JOIN functions lf ON lf.id = u.function_id"
-	"    WHERE c.parent_id != 0 OR up.unknown_id != 0)"
-	"  SELECT * FROM up;"
+	V_INFERRED_FRAMES("' at height ' || u.height")
 	"CREATE VIEW v_inferred AS SELECT"
 	"  fr.run_id, f.name AS function, fr.path, fr.level + 1 AS depth,"
 	"  fr.how, fr.exact_depth, fr.samples"
@@ -707,6 +713,13 @@ const struct store_migration icppd_migrations[] = {
 	"  JOIN modules m ON m.id = f.module_id"
 	"  WHERE n.map_id NOT IN (SELECT id FROM path_maps WHERE run_id = -1)"
 	"  GROUP BY n.map_id, n.function_id, n.height;"
+	},
+	/* 16 -> 17: an unknown caller of a function on a stack with no
+	 * fixed base (a goroutine's, a coroutine's) has no height to name:
+	 * "[unknown callers of F]", as the report writes it. */
+	{ "DROP VIEW v_inferred_frames;"
+	V_INFERRED_FRAMES("CASE WHEN u.height = 0 THEN ''"
+			  " ELSE ' at height ' || u.height END")
 	},
 };
 

@@ -238,6 +238,21 @@ static void test_paths(void)
 	is_int(query(db, "SELECT count(*) FROM contexts"), 3, "three contexts, shared");
 	is_int(query(db, "SELECT sum(samples) FROM run_learned"), 6,
 	       "each run's own paths: three samples each");
+
+	/* Unknown callers: of a CID with no height (version 17), and
+	 * with one. */
+	run_sql(db, "INSERT INTO unknown_frames VALUES (900, 1, 0), (901, 1, 64);"
+		"INSERT OR IGNORE INTO contexts (parent_id, function_id) VALUES (0, 1);"
+		"INSERT INTO inferred SELECT 1, id, 900, 'unknown', 1, 2 FROM contexts"
+		" WHERE parent_id = 0 AND function_id = 1;"
+		"INSERT INTO inferred SELECT 1, id, 901, 'unknown', 1, 1 FROM contexts"
+		" WHERE parent_id = 0 AND function_id = 1;");
+	is_int(query(db, "SELECT samples FROM v_inferred, functions f ON f.id = 1"
+		     " WHERE path = '[unknown callers of ' || f.name || '];' || f.name"), 2,
+	       "no height: [unknown callers of F]");
+	is_int(query(db, "SELECT samples FROM v_inferred, functions f ON f.id = 1"
+		     " WHERE path = '[unknown callers of ' || f.name || ' at height 64];'"
+		     " || f.name"), 1, "a height: [unknown callers of F at height H]");
 	module__free(m);
 }
 
