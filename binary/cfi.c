@@ -17,6 +17,7 @@
 #include <libdwarf/dwarf.h>
 #include <libdwarf/libdwarf.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,9 @@
 
 /* No producer emits more rows than bytes of code; cap a lying table. */
 #define MAX_ROWS_PER_FDE 65536
+/* .eh_frame plus .debug_frame read at most: no binary Debian ships comes
+ * near (cc1plus: 2.6 MB; libLLVM-14: 5.0 MB). */
+#define CFI_MAX_SECTION_BYTES (64u << 20)
 
 /*
  * One column of a row.  The CFA column uses RULE_REG_OFFSET (reg + offset)
@@ -127,7 +131,8 @@ static size_t frame_section_bytes(Elf *elf)
 		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
 			continue;
 		if (!strcmp(name, ".eh_frame") || !strcmp(name, ".debug_frame"))
-			bytes += sh.sh_size;
+			bytes += sh.sh_size < SIZE_MAX - bytes ? sh.sh_size :
+				 SIZE_MAX - bytes;	/* saturates */
 	}
 	return bytes;
 }
@@ -135,9 +140,14 @@ static size_t frame_section_bytes(Elf *elf)
 struct cfi *cfi__open(Elf *elf)
 {
 	Dwarf_Error err = NULL;
-	struct cfi *cfi = calloc(1, sizeof(*cfi));
+	struct cfi *cfi;
 	int rc;
 
+	/* libdwarf copies the frame sections whole: a crafted file's
+	 * sparse hole would cost as much memory as it claims */
+	if (frame_section_bytes(elf) > CFI_MAX_SECTION_BYTES)
+		return NULL;
+	cfi = calloc(1, sizeof(*cfi));
 	if (!cfi)
 		return NULL;
 	if (dwarf_elf_init(elf, DW_DLC_READ, NULL, NULL, &cfi->dbg, &err) !=

@@ -43,6 +43,12 @@
 #define MODULE_MAX_NAME_BYTES (256u << 20)
 /* libelf's own state for an open image, beside the CFI it holds. */
 #define MODULE_ELF_BYTES 4096
+/* A build-id note is 36 bytes; libelf copies a section whole when it is
+ * read, so a note section is read only up to this size, and only this
+ * many of them (a crafted file's 32 notes over one 32 MiB hole cost the
+ * daemon a gigabyte). */
+#define NOTE_MAX_BYTES 4096
+#define NOTE_MAX_SECTIONS 16
 
 struct segment {
 	uint64_t offset, filesz, vaddr, memsz;
@@ -101,14 +107,17 @@ static void read_segments(struct module *m)
 static void read_build_id(struct module *m)
 {
 	Elf_Scn *scn = NULL;
+	int notes = 0;
 
-	while ((scn = elf_nextscn(m->elf, scn))) {
+	while ((scn = elf_nextscn(m->elf, scn)) && notes < NOTE_MAX_SECTIONS) {
 		GElf_Shdr sh;
 		Elf_Data *d;
 		size_t off = 0, name_off, desc_off;
 		GElf_Nhdr nh;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		if (notes++, sh.sh_size > NOTE_MAX_BYTES)
 			continue;
 		d = elf_getdata(scn, NULL);
 		if (!d)

@@ -4,6 +4,8 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -187,6 +189,68 @@ static void test_crafted(void)
 		elf_image__free(img);
 	}
 	unlink(tmp);
+}
+
+/* The most memory this process has held, in MiB. */
+static long peak_mib(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss / 1024;
+}
+
+/*
+ * Sections that claim a sparse hole: a 20 KB file whose 32 note
+ * sections each cover one 32 MiB hole (libelf copied every one whole:
+ * 1 GiB kept per file in the root daemon), and one whose .eh_frame
+ * covers 128 MiB (libdwarf copies it).  Opened as the daemon opens a
+ * file, the process's peak memory grows by a few MiB at most.
+ */
+static void test_sparse(void)
+{
+	static const uint8_t small[16];
+	const uint64_t hole = 1 << 20, hole_size = 32u << 20;
+	struct ec_section s[33];
+	char path[] = "/tmp/icppd-sparse-XXXXXX";
+	struct ec_file f;
+	struct module *m;
+	long before;
+	int fd;
+
+	for (int k = 0; k < 2; k++) {
+		int n = k ? 1 : 32;
+
+		for (int i = 0; i < n; i++)
+			s[i] = (struct ec_section){ k ? ".eh_frame" : ".note.x",
+				k ? SHT_PROGBITS : SHT_NOTE, SHF_ALLOC, 0, 0, 0,
+				0, small, sizeof(small),
+				k ? 4 * hole_size : hole_size, hole };
+		if (ec_build(&f, s, n))
+			return;
+		fd = mkstemp(path);
+		if (fd < 0 || write(fd, f.buf, f.len) != (ssize_t)f.len ||
+		    ftruncate(fd, (off_t)(hole + 4 * hole_size))) {
+			free(f.buf);
+			return;
+		}
+		close(fd);
+		free(f.buf);
+		before = peak_mib();
+		m = module__open(path);
+		is_int(module__error(m), 0, "%s: the file opens",
+		       k ? "a 128 MiB .eh_frame" : "32 notes over a 32 MiB hole");
+		if (k)
+			ok(!module__has_cfi(m), "a 128 MiB .eh_frame: no CFI read");
+		else
+			is_str(module__build_id(m), "", "32 large notes: no build-id");
+		ok(peak_mib() - before < 16, "%s: peak memory grew %ld MiB (< 16)",
+		   k ? "a 128 MiB .eh_frame" : "32 notes over a hole",
+		   peak_mib() - before);
+		module__free(m);
+		unlink(path);
+		strcpy(path, "/tmp/icppd-sparse-XXXXXX");
+	}
 }
 
 /* The file at PATH as a mapping of process @pid would name it. */
@@ -421,6 +485,7 @@ int main(void)
 	test_cache();
 	module__free(m);
 	test_crafted();
+	test_sparse();
 	test_evict();
 	return tap_done();
 }
