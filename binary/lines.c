@@ -187,11 +187,22 @@ static int read_aranges(struct line_module *m)
 	return 0;
 }
 
+/* libdwarf calls abort() on an error of a call given no Dwarf_Error to
+ * fill, unless the Dwarf_Debug has a handler: with this one, such a call
+ * returns DW_DLV_ERROR, and dwarf_finish() frees the error.  A file's
+ * DWARF is a local user's to craft. */
+static void dwarf_failed(Dwarf_Error err, Dwarf_Ptr arg)
+{
+	(void)err;
+	(void)arg;
+}
+
 /* Opens the DWARF of the ELF file at @path: its units' ranges kept for
  * reading on demand, or, without aranges, every unit's rows read now.
  * 0, or -ENOENT when it has no DWARF. */
 static int open_file(const char *path, struct line_module *m)
 {
+	Dwarf_Error err = NULL;
 	Dwarf_Unsigned next;
 	Dwarf_Half type;
 
@@ -199,8 +210,12 @@ static int open_file(const char *path, struct line_module *m)
 	if (m->fd < 0)
 		return -ENOENT;
 	m->elf = elf_begin(m->fd, ELF_C_READ, NULL);
-	if (!m->elf || dwarf_elf_init(m->elf, DW_DLC_READ, NULL, NULL,
-				      &m->dbg, NULL) != DW_DLV_OK) {
+	/* init itself takes an error to fill: with none, libdwarf hands
+	 * the handler an error of the Dwarf_Debug it has not made yet */
+	if (!m->elf || dwarf_elf_init(m->elf, DW_DLC_READ, dwarf_failed, NULL,
+				      &m->dbg, &err) != DW_DLV_OK) {
+		if (err)	/* freed with no Dwarf_Debug, as cfi.c does */
+			dwarf_dealloc(NULL, err, DW_DLA_ERROR);
 		m->dbg = NULL;
 		close_dwarf(m);
 		return -ENOENT;
