@@ -7,20 +7,31 @@
 
 #include <stdio.h>
 
+#include "common/printable.h"
+
 /* Writes @s as a quoted JSON string, escaping quotes, backslashes and
- * control characters. */
+ * control characters (C1 too), and writing each byte that is not part of
+ * valid UTF-8 as U+FFFD: the output is valid UTF-8 whatever @s holds. */
 static inline void json__string(FILE *out, const char *s)
 {
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	const unsigned char *p = (const unsigned char *)s;
 
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
+	fputc('"', out);
+	while (*p) {
+		size_t n = utf8__len(p);
+
+		if (!n) {
+			fputs("\\ufffd", out);
+			p++;
+			continue;
+		}
+		if (utf8__is_control(p, n))	/* C1: U+0080 + p[1] - 0x80 */
+			fprintf(out, "\\u%04x", n == 1 ? p[0] : p[1]);
+		else if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
 		else
-			fputc(c, out);
+			fwrite(p, 1, n, out);
+		p += n;
 	}
 	fputc('"', out);
 }

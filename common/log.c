@@ -1,6 +1,7 @@
 /*
  * log.c - leveled messages on stderr.
  */
+#define _GNU_SOURCE
 #include "common/log.h"
 
 #include <stdarg.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/printable.h"
 
 static enum log_level max_level = LOG_INFO;
 
@@ -38,15 +40,20 @@ void log__set_level(enum log_level max)
 void log__msg(enum log_level level, const char *fmt, ...)
 {
 	static const char *const prefix[] = { "", "warning: ", "", "debug: " };
+	char *line;
 	va_list ap;
 
 	if (level > max_level && !(level == LOG_DEBUG && getenv("ICPPD_DEBUG")))
 		return;
 	clear_progress();
 	fprintf(stderr, "icppd: %s", prefix[level]);
+	/* one line whatever a path or a name in it holds (printable.h) */
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	if (vasprintf(&line, fmt, ap) < 0)
+		line = NULL;
 	va_end(ap);
+	printable__write(stderr, line ? line : fmt);
+	free(line);
 	fputc('\n', stderr);
 }
 

@@ -35,6 +35,7 @@
 #include "common/clock.h"
 #include "common/grow.h"
 #include "common/log.h"
+#include "common/printable.h"
 #include "daemon/ctl.h"
 #include "export/export.h"
 #include "record/recorder.h"
@@ -296,17 +297,30 @@ static void status(struct daemon *d, FILE *out)
 
 	fprintf(out, "daemon %d, run %lld\n", (int)getpid(),
 		(long long)recorder__run_id(d->rec));
-	fprintf(out, "database %s (%lld bytes)\n", d->db_path,
-		(long long)file_size(d->db_path));
-	for (size_t i = 0; i < d->rules.nexe; i++)
-		fprintf(out, "watch exe %s\n", d->rules.exe[i]);
-	for (size_t i = 0; i < d->rules.ncomm; i++)
-		fprintf(out, "watch comm %s\n", d->rules.comm[i]);
+	fputs("database ", out);
+	printable__write(out, d->db_path);
+	fprintf(out, " (%lld bytes)\n", (long long)file_size(d->db_path));
+	for (size_t i = 0; i < d->rules.nexe; i++) {
+		fputs("watch exe ", out);
+		printable__write(out, d->rules.exe[i]);
+		fputc('\n', out);
+	}
+	for (size_t i = 0; i < d->rules.ncomm; i++) {
+		fputs("watch comm ", out);
+		printable__write(out, d->rules.comm[i]);
+		fputc('\n', out);
+	}
 	for (size_t i = 0; i < d->rules.npid; i++)
 		fprintf(out, "watch pid %u\n", d->rules.pid[i]);
-	for (size_t i = 0; i < d->nseen; i++)
-		fprintf(out, "process %u %s %s\n", d->seen[i].pid,
-			d->seen[i].comm, d->seen[i].exe);
+	/* a watched user names its program and its path: one line each,
+	 * whatever they hold (printable.h) */
+	for (size_t i = 0; i < d->nseen; i++) {
+		fprintf(out, "process %u ", d->seen[i].pid);
+		printable__write(out, d->seen[i].comm);
+		fputc(' ', out);
+		printable__write(out, d->seen[i].exe);
+		fputc('\n', out);
+	}
 	fprintf(out, "samples %llu, lost %llu, other processes' samples %llu\n",
 		(unsigned long long)cs->samples, (unsigned long long)cs->lost,
 		(unsigned long long)cs->filtered);
@@ -358,8 +372,9 @@ static void control(void *arg, const char *req, FILE *out)
 		d->stop = true;
 		fprintf(out, "ok\n");
 	} else {
-		fprintf(out, "error: unknown request '%s' (status, flush, "
-			"stop)\n", req);
+		fputs("error: unknown request '", out);
+		printable__write(out, req);
+		fputs("' (status, flush, stop)\n", out);
 	}
 }
 

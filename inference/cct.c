@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/printable.h"
 
 struct cct {
 	struct cct_node *nodes;
@@ -195,7 +196,7 @@ static int add_frame(struct cct *t, const struct cct_frame *f)
 int cct__define(struct cct *t, int64_t id, const char *name,
 		int64_t module_id, uint64_t address)
 {
-	struct cct_frame f = { .id = id, .name = strdup(name),
+	struct cct_frame f = { .id = id, .name = printable__dup(name),
 		.module_id = module_id, .address = address, .function_id = id };
 
 	if (!f.name || add_frame(t, &f)) {
@@ -248,17 +249,21 @@ static uint64_t process_hash(int64_t pid, const char *comm)
 
 int64_t cct__process(struct cct *t, int64_t pid, const char *comm)
 {
-	struct cct_frame f = { .kind = CCT_PROCESS, .pid = pid };
-	uint64_t h = process_hash(pid, comm);
+	struct cct_frame f = { .kind = CCT_PROCESS, .pid = pid,
+			       .name = printable__dup(comm) };
 	struct hindex_probe p = { HINDEX_NONE, 0 };
+	uint64_t h;
 	uint32_t i;
 
+	if (!f.name)
+		return 0;
+	h = process_hash(pid, f.name);
 	while ((i = hindex__next(&t->pseudo_index, &p, h)) != HINDEX_NONE)
 		if (t->frames[i].kind == CCT_PROCESS &&
-		    t->frames[i].pid == pid && !strcmp(t->frames[i].name, comm))
+		    t->frames[i].pid == pid && !strcmp(t->frames[i].name, f.name)) {
+			free(f.name);
 			return t->frames[i].id;
-	if (!(f.name = strdup(comm)))
-		return 0;
+		}
 	f.id = t->next_pseudo;
 	i = (uint32_t)t->nframes;
 	if (add_frame(t, &f)) {

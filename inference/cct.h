@@ -109,7 +109,9 @@ const struct cct_record *cct__records(const struct cct *t, size_t *n);
 /* The sum of all records' weights. */
 double cct__total(const struct cct *t);
 
-/* Describes function frame @id (copies @name).  0 or -ENOMEM. */
+/* Describes function frame @id (copies @name, made printable: a control
+ * character or a byte of invalid UTF-8 as \xNN, see printable.h, so no
+ * output format can be forged by a name).  0 or -ENOMEM. */
 int cct__define(struct cct *t, int64_t id, const char *name,
 		int64_t module_id, uint64_t address);
 /* The pseudo frame "[unknown callers of F at height H]" for function
@@ -117,8 +119,8 @@ int cct__define(struct cct *t, int64_t id, const char *name,
  * same pair; 0 when out of memory. */
 int64_t cct__pseudo(struct cct *t, int64_t func, int64_t height);
 /* The process frame of process @pid (0: every process) running command
- * @comm, named @comm: its id (< 0), the same one for the same pair; 0
- * when out of memory. */
+ * @comm, named @comm (made printable): its id (< 0), the same one for the
+ * same pair; 0 when out of memory. */
 int64_t cct__process(struct cct *t, int64_t pid, const char *comm);
 /* The process frame that starts the context of node @i, or 0 when it
  * starts with no process frame. */

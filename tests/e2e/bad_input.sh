@@ -25,6 +25,9 @@ expect() {
 before=$(q "SELECT count(*) || '/' || sum(samples) FROM v_cids")
 
 expect 1 "missing command" "no-such-command-xyz: command not found" -- record -d "$db" -- no-such-command-xyz
+# a command whose name forges a second line and colours the terminal
+expect 1 "a command named with a newline" 'no\x0aicppd: FORGED\x1b[31m: command not found' -- \
+	record -d "$db" -- "$(printf 'no\nicppd: FORGED\033[31m')"
 printf 'hello\n' >"$tmp/text"
 expect 1 "not executable" "not executable" -- record -d "$db" -- "$tmp/text"
 chmod +x "$tmp/text"
@@ -105,6 +108,30 @@ contains "$(cat "$tmp/out")" '"overlap": 1.000000' "compare: large finite weight
 
 is "$(q "SELECT count(*) || '/' || sum(samples) FROM v_cids")" "$before" \
 	"failed invocations lost nothing already recorded"
+
+# A function named "x\nFORGED;stack 999999" (objcopy --redefine-sym)
+# forged a line of folded output; with an escape sequence it reached the
+# terminal in text.  Names are written with such bytes as \xNN.
+if command -v objcopy >/dev/null; then
+	objcopy --redefine-sym "main=$(printf 'x\nFORGED;stack 999999')" \
+		--redefine-sym "path_a=$(printf 'a\033[2Jb\377')" \
+		"$PROGS/heights-fp" "$tmp/forged"
+	fdb=$tmp/forged.db
+	"$ICPPD" record -q -d "$fdb" -- "$tmp/forged" 100 >/dev/null 2>&1
+	"$ICPPD" report -d "$fdb" --format folded --k inf >"$tmp/folded" 2>/dev/null
+	is "$(grep -c '^FORGED' "$tmp/folded")" 0 "a newline in a name forges no folded line"
+	is "$(grep -vc ' [0-9.][0-9.]*$' "$tmp/folded")" 0 "every folded line ends in its count"
+	contains "$(cat "$tmp/folded")" 'x\x0aFORGED;stack 999999' "the name is shown, its newline as \\x0a"
+	"$ICPPD" report -d "$fdb" --k 3 >"$tmp/text" 2>/dev/null
+	is "$(tr -d -c '\033' <"$tmp/text" | wc -c | tr -d ' ')" 0 "no escape byte reaches the text report"
+	"$ICPPD" report -d "$fdb" --format json --k 3 >"$tmp/json" 2>/dev/null
+	ok $(iconv -f UTF-8 -t UTF-8 "$tmp/json" >/dev/null 2>&1; echo $?) \
+		"JSON of a name that is not UTF-8 is valid UTF-8"
+	contains "$(cat "$tmp/json")" '"a\\x1b[2Jb\\xff"' \
+		"the name as in every format: the escape and the stray byte as \\xNN"
+else
+	skip "objcopy not installed" "names that forge output"
+fi
 is "$(q "SELECT count(*) FROM v_runs")" 1 "failed invocations added no run"
 is "$(integrity)" ok "database passes integrity_check"
 done_testing

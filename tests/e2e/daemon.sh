@@ -39,7 +39,12 @@ samples_of() {	# samples_of PROGRAM_PATH
 # Training first, so the daemon's run can be reported with call paths.
 "$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$fp" 20 >/dev/null
 
-start --exe "$fp"
+# A watched program whose path holds a newline and "ok", the line that
+# ends a status: it forged the end of ctl status's answer.
+evil="$tmp/$(printf 'evil\nok')"
+cp "$PROGS/heights-fp" "$evil"
+
+start --exe "$fp" --exe "$evil"
 ok $([ -S "$sock" ]; echo $?) "the daemon listens on its socket"
 is "$(stat -c %a "$sock")" 600 "the socket is mode 0600"
 "$fp" $ms >/dev/null & a=$!
@@ -61,6 +66,18 @@ contains "$st" "watch exe $fp" "status: what is watched"
 contains "$st" "database $db" "status: the database"
 contains "$st" "samples " "status: samples"
 is "$(printf '%s\n' "$st" | tail -1)" ok "status ends with ok"
+"$evil" 150 >/dev/null & e=$!
+i=0
+while [ $i -lt 40 ]; do
+	st=$("$ICPPD" ctl --socket "$sock" status)
+	case $st in *"process $e "*) break ;; esac
+	sleep 0.1
+	i=$((i + 1))
+done
+wait $e
+contains "$st" "process $e evil $tmp/evil\\x0aok" \
+	"status: a watched path with a newline on one line, shown as \\x0a"
+is "$(printf '%s\n' "$st" | grep -c '^ok$')" 1 "and it forges no 'ok' line"
 
 # A watched process that crashes; a storm of short processes.
 ( "$fp" 1 kill 11; true ) >/dev/null 2>&1
