@@ -238,12 +238,25 @@ int ctl__request(const char *path, const char *request)
 {
 	char buf[4096], last[256] = "";
 	int fd = connect_to(path);
+	struct ucred peer;
+	socklen_t plen = sizeof(peer);
 	size_t len;
 	ssize_t n;
 
 	if (fd < 0) {
 		fprintf(stderr, "icppd: ctl: %s: %s (is the daemon running?)\n",
 			path, strerror(errno));
+		return 1;
+	}
+	/* whoever listens there answers: a daemon is root's or ours, and
+	 * another user may have taken a path in a shared directory first */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &plen) ||
+	    (peer.uid != 0 && peer.uid != geteuid())) {
+		fprintf(stderr, "icppd: ctl: %s: the listener is uid %ld, "
+			"neither root nor you: not your daemon (start it with "
+			"--socket in a directory only you can write)\n", path,
+			plen == sizeof(peer) ? (long)peer.uid : -1L);
+		close(fd);
 		return 1;
 	}
 	len = strlen(request);

@@ -454,12 +454,21 @@ static int check_db(const char *path)
 static int lock_db(const char *db)
 {
 	char path[PATH_MAX + 16];
+	struct stat st;
 	int fd;
 
 	snprintf(path, sizeof(path), "%s-daemon.lock", db);
 	fd = sys__open(path, O_RDWR | O_CREAT | O_NOFOLLOW, 0600);
 	if (fd < 0) {
 		log_error("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	/* a lock another user made, that user can hold for ever */
+	if (fstat(fd, &st) || st.st_uid != geteuid()) {
+		log_error("%s: owned by uid %ld, not by this user: another user "
+			  "can hold it; remove it, or keep the database in a "
+			  "directory only you can write", path, (long)st.st_uid);
+		close(fd);
 		return -1;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
@@ -471,6 +480,9 @@ static int lock_db(const char *db)
 	return fd;
 }
 
+/* A user's socket when there is no XDG_RUNTIME_DIR (%u: the uid). */
+#define PRIVATE_DIR "/tmp/icppd-%u"
+
 void daemon__default_socket(char *buf, size_t len)
 {
 	const char *run = getenv("XDG_RUNTIME_DIR");
@@ -480,7 +492,36 @@ void daemon__default_socket(char *buf, size_t len)
 	else if (run && *run)
 		snprintf(buf, len, "%s/icppd.sock", run);
 	else
-		snprintf(buf, len, "/tmp/icppd-%u.sock", (unsigned)geteuid());
+		snprintf(buf, len, PRIVATE_DIR "/icppd.sock",
+			 (unsigned)geteuid());
+}
+
+/* When socket @sock is in the default socket's directory in /tmp, that
+ * directory made or checked: ours, a directory, and closed to others,
+ * so that no other user can have a socket listening there first.  0, or
+ * -1 after logging why. */
+static int private_dir(const char *sock)
+{
+	char dir[64];
+	struct stat st;
+	size_t n = (size_t)snprintf(dir, sizeof(dir), PRIVATE_DIR,
+				    (unsigned)geteuid());
+
+	if (strncmp(sock, dir, n) || sock[n] != '/')
+		return 0;
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		log_error("%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (lstat(dir, &st) || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != geteuid() || (st.st_mode & 077)) {
+		log_error("%s: not a directory of this user's only (owner uid "
+			  "%ld, mode %o): another user may listen there; set "
+			  "XDG_RUNTIME_DIR or give --socket", dir,
+			  (long)st.st_uid, (unsigned)(st.st_mode & 07777));
+		return -1;
+	}
+	return 0;
 }
 
 static int absolute(const char *path, char *out, size_t len)
@@ -512,6 +553,7 @@ static int claim(struct daemon *d)
 	}
 	if (check_export(&d->o) || make_rules(&d->o, &d->rules) ||
 	    check_db(d->db_path) ||
+	    private_dir(d->sock_path) ||
 	    (lock = lock_db(d->db_path)) < 0)
 		return -1;
 	/* the unit's RuntimeDirectory; made here when run by hand */

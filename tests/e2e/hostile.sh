@@ -194,4 +194,43 @@ is $? 1 "a database created by nobody: exit 1"
 contains "$msg" "owned by another user" "a database created by nobody: says so"
 msg=$("$ICPPD" daemon --foreground -d "$u/sub.db" --socket "$tmp/n.sock" --exe /bin/true 2>&1)
 contains "$msg" "the folder $u is owned by another user" "a folder nobody owns: refused"
+# Squatting: a lock file, a socket, a socket's folder another user made
+# first (each was taken as the daemon's own).
+nuid=$(id -u nobody)
+mkdir -m 1777 "$tmp/sticky"
+as_nobody flock "$tmp/sticky/s.db-daemon.lock" sleep 20 & sq=$!
+i=0
+while [ ! -e "$tmp/sticky/s.db-daemon.lock" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+msg=$("$ICPPD" daemon --foreground -d "$tmp/sticky/s.db" --socket "$tmp/n.sock" --exe /bin/true 2>&1)
+is $? 1 "a lock file nobody made and holds: exit 1"
+contains "$msg" "s.db-daemon.lock: owned by uid $nuid, not by this user" \
+	"a squatted lock file: says whose it is"
+kill $sq 2>/dev/null
+wait $sq 2>/dev/null
+
+as_nobody "$PROGS/ctlpeer" "$u/fake.sock" serve 20 & sq=$!
+i=0
+while [ ! -S "$u/fake.sock" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+out=$(timeout 10 "$ICPPD" ctl --socket "$u/fake.sock" status 2>"$tmp/err")
+is $? 1 "ctl answered by another user's listener: exit 1"
+is "$out" "" "ctl prints none of its forged answer"
+contains "$(cat "$tmp/err")" "the listener is uid $nuid, neither root nor you" \
+	"ctl says whose listener it is"
+kill $sq 2>/dev/null
+wait $sq 2>/dev/null
+
+v=4242
+vdir=/tmp/icppd-$v
+if [ ! -e "$vdir" ]; then
+	as_nobody mkdir -m 777 "$vdir"
+	mkdir "$tmp/v" && chown $v "$tmp/v"
+	msg=$(env -u XDG_RUNTIME_DIR timeout 10 setpriv --reuid=$v --regid=$v --clear-groups \
+		"$ICPPD" daemon --foreground -d "$tmp/v/v.db" --exe /bin/true 2>&1)
+	is $? 1 "no XDG_RUNTIME_DIR, /tmp/icppd-UID made by nobody: exit 1"
+	contains "$msg" "$vdir: not a directory of this user's only (owner uid $nuid" \
+		"the socket folder another user made: refused, says whose"
+	rmdir "$vdir"
+else
+	skip "$vdir exists already" "a squatted socket folder"
+fi
 done_testing
