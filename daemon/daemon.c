@@ -454,7 +454,7 @@ static int check_db(const char *path)
 static int lock_db(const char *db)
 {
 	char path[PATH_MAX + 16];
-	struct stat st;
+	struct stat st = { 0 };
 	int fd;
 
 	snprintf(path, sizeof(path), "%s-daemon.lock", db);
@@ -503,7 +503,7 @@ void daemon__default_socket(char *buf, size_t len)
 static int private_dir(const char *sock)
 {
 	char dir[64];
-	struct stat st;
+	struct stat st = { 0 };
 	size_t n = (size_t)snprintf(dir, sizeof(dir), PRIVATE_DIR,
 				    (unsigned)geteuid());
 
