@@ -10,7 +10,9 @@
 #include "common/clock.h"
 #include "schema/report_store.h"
 
+#include <errno.h>
 #include <sqlite3.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,7 +106,25 @@ struct cb {
 		int (*node)(void *arg, const struct store_node *n);
 	} fn;
 	void *arg;
+	int64_t total;		/* the samples of the rows so far */
 };
+
+/* Counts no run reaches (10^12 samples in one row, 2^52 in all), so
+ * that sums of counts from a database, which anyone can hand over,
+ * never overflow. */
+#define STORE_MAX_SAMPLES (INT64_C(1) << 40)
+#define STORE_MAX_TOTAL (INT64_C(1) << 52)
+
+/* -ERANGE ("Numerical result out of range") for a row whose counts no
+ * recording wrote, else 0. */
+static int check_counts(struct cb *c, const struct store_cid *k)
+{
+	if (k->samples < 0 || k->samples > STORE_MAX_SAMPLES ||
+	    k->kernel < 0 || k->kernel > k->samples)
+		return -ERANGE;
+	c->total += k->samples;
+	return c->total > STORE_MAX_TOTAL ? -ERANGE : 0;
+}
 
 static int module_row(sqlite3_stmt *s, void *ctx)
 {
@@ -182,7 +202,7 @@ static int cid_row(sqlite3_stmt *s, void *ctx)
 		.samples = sqlite3_column_int64(s, 3),
 		.kernel = sqlite3_column_int64(s, 4) };
 
-	return c->fn.cid(c->arg, &k);
+	return check_counts(c, &k) ? -ERANGE : c->fn.cid(c->arg, &k);
 }
 
 /* The runs of a selection, parameters ?1-?3. */
@@ -245,7 +265,7 @@ static int process_cid_row(sqlite3_stmt *s, void *ctx)
 		.kernel = sqlite3_column_int64(s, 4),
 		.pid = sqlite3_column_int64(s, 5), .comm = store__text(s, 6) };
 
-	return c->fn.cid(c->arg, &k);
+	return check_counts(c, &k) ? -ERANGE : c->fn.cid(c->arg, &k);
 }
 
 int store__run_process_cids(struct store *st,

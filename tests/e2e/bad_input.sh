@@ -106,6 +106,14 @@ printf 'main;f 1e300\nmain;g 3\n' >"$tmp/large.folded"
 "$ICPPD" compare -f json "$tmp/large.folded" "$tmp/large.folded" >"$tmp/out" 2>&1
 contains "$(cat "$tmp/out")" '"overlap": 1.000000' "compare: large finite weights still give numbers"
 
+# A database handed over with counts no recording writes: a signed
+# overflow in the report's sums (UBSan), now a clear refusal.
+cp "$db" "$tmp/big.db"
+sqlite3 "$tmp/big.db" "UPDATE cid_samples SET samples = 9223372036854775807
+	WHERE function_id = (SELECT min(function_id) FROM cid_samples)"
+expect 1 "a sample count of 2^63 - 1" "reading the run's samples: Numerical result out of range" -- \
+	report -d "$tmp/big.db" -f pprof -o "$tmp/big.pb"
+
 is "$(q "SELECT count(*) || '/' || sum(samples) FROM v_cids")" "$before" \
 	"failed invocations lost nothing already recorded"
 
