@@ -313,7 +313,8 @@ static int pc_row(sqlite3_stmt *s, void *ctx)
 		.offset = (uint32_t)off,
 		.samples = sqlite3_column_int64(s, 2) };
 
-	if (off < 0 || off > UINT32_MAX || pc.samples <= 0)
+	if (off < 0 || off > UINT32_MAX || pc.samples <= 0 ||
+	    pc.samples > STORE_MAX_SAMPLES)
 		return 0;
 	return c->fn(c->arg, &pc);
 }
@@ -394,6 +395,9 @@ static int node_row(sqlite3_stmt *s, void *ctx)
 		sqlite3_column_int64(s, 5), sqlite3_column_int64(s, 6),
 		sqlite3_column_int64(s, 7) };
 
+	if (n.self < 0 || n.self > STORE_MAX_SAMPLES || n.total < 0 ||
+	    n.total > STORE_MAX_SAMPLES)
+		return -ERANGE;	/* see STORE_MAX_SAMPLES */
 	return c->fn.node(c->arg, &n);
 }
 
@@ -432,9 +436,11 @@ int store__run_map_samples(struct store *st, int64_t run_id,
 static int learned_row(sqlite3_stmt *s, void *ctx)
 {
 	const struct cb *c = ctx;
+	int64_t samples = sqlite3_column_int64(s, 1);
 
-	return c->fn.learned(c->arg, sqlite3_column_int64(s, 0),
-			     sqlite3_column_int64(s, 1));
+	if (samples > STORE_MAX_SAMPLES)	/* the query keeps > 0 */
+		return -ERANGE;
+	return c->fn.learned(c->arg, sqlite3_column_int64(s, 0), samples);
 }
 
 int store__run_learned(struct store *st, int64_t run_id,

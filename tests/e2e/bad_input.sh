@@ -113,6 +113,11 @@ sqlite3 "$tmp/big.db" "UPDATE cid_samples SET samples = 9223372036854775807
 	WHERE function_id = (SELECT min(function_id) FROM cid_samples)"
 expect 1 "a sample count of 2^63 - 1" "reading the run's samples: Numerical result out of range" -- \
 	report -d "$tmp/big.db" -f pprof -o "$tmp/big.pb"
+cp "$db" "$tmp/bignode.db"
+sqlite3 "$tmp/bignode.db" "UPDATE path_nodes SET self = 1125899906842624,
+	total = 1125899906842624 WHERE id = (SELECT max(id) FROM path_nodes)"
+expect 1 "a path map count of 2^50" "Numerical result out of range" -- \
+	report -d "$tmp/bignode.db" --format folded
 
 is "$(q "SELECT count(*) || '/' || sum(samples) FROM v_cids")" "$before" \
 	"failed invocations lost nothing already recorded"
