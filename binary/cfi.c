@@ -140,12 +140,13 @@ static size_t frame_section_bytes(Elf *elf)
 struct cfi *cfi__open(Elf *elf)
 {
 	Dwarf_Error err = NULL;
+	size_t section_bytes = frame_section_bytes(elf);
 	struct cfi *cfi;
 	int rc;
 
 	/* libdwarf copies the frame sections whole: a crafted file's
 	 * sparse hole would cost as much memory as it claims */
-	if (frame_section_bytes(elf) > CFI_MAX_SECTION_BYTES)
+	if (section_bytes > CFI_MAX_SECTION_BYTES)
 		return NULL;
 	cfi = calloc(1, sizeof(*cfi));
 	if (!cfi)
@@ -205,7 +206,7 @@ struct cfi *cfi__open(Elf *elf)
 	cfi->nfdes = kept;
 	if (!kept)
 		goto out_finish;
-	cfi->section_bytes = frame_section_bytes(elf);
+	cfi->section_bytes = section_bytes;
 	return cfi;
 
 out_finish:

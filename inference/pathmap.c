@@ -73,27 +73,6 @@ static uint64_t cid_hash(const struct module *mod, uint64_t func,
 	return hindex__mix(hindex__mix((uintptr_t)mod, func), (uint64_t)height);
 }
 
-/* The first node of CID (@mod, @func, @height), or PM_NONE. */
-static uint32_t find_cid(const struct pathmap *pm, const struct module *mod,
-			 uint64_t func, int64_t height)
-{
-	struct hindex_probe p = { HINDEX_NONE, 0 };
-	uint32_t i;
-
-	while ((i = hindex__next(&pm->cids, &p, cid_hash(mod, func, height))) !=
-	       HINDEX_NONE)
-		if (pm->nodes[i].mod == mod && pm->nodes[i].func == func &&
-		    pm->nodes[i].height == height)
-			return i;
-	return PM_NONE;
-}
-
-bool pathmap__has_cid(const struct pathmap *pm, const struct module *mod,
-		      uint64_t func, int64_t height)
-{
-	return find_cid(pm, mod, func, height) != PM_NONE;
-}
-
 /* How many nodes of CID (@mod, @func, @height) the index holds: at
  * most CID_INDEXED. */
 static unsigned cid_nodes(const struct pathmap *pm, const struct module *mod,
@@ -108,6 +87,12 @@ static unsigned cid_nodes(const struct pathmap *pm, const struct module *mod,
 		found += pm->nodes[i].mod == mod && pm->nodes[i].func == func &&
 			 pm->nodes[i].height == height;
 	return found;
+}
+
+bool pathmap__has_cid(const struct pathmap *pm, const struct module *mod,
+		      uint64_t func, int64_t height)
+{
+	return cid_nodes(pm, mod, func, height) > 0;
 }
 
 bool pathmap__one_path(const struct pathmap *pm, const struct module *mod,
