@@ -256,10 +256,11 @@ static enum cid_failure form_cid(struct collector *c,
 }
 
 void collector__set_learning(struct collector *c, collector_known_fn known,
-			     void *arg)
+			     void *arg, bool counted)
 {
 	c->known = known;
 	c->known_arg = arg;
+	c->learner_counted = known && counted;
 }
 
 void collector__set_filter(struct collector *c, collector_filter_fn fn,
@@ -287,6 +288,7 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 	const struct module *where;
 	enum cid_failure why;
 	uint64_t base = 0, pc = 0;
+	bool learner;
 
 	if (record__parse_sample(h, &s)) {
 		c->stats.malformed++;
@@ -296,8 +298,10 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 		c->stats.filtered++;
 		return 0;
 	}
-	if (c->known && s.has_stack) {	/* the learner's: a path only */
+	learner = c->known && s.has_stack;
+	if (learner)
 		c->stats.learn_samples++;
+	if (learner && !c->learner_counted) {	/* a path only */
 		why = form_cid(c, &s, &key, &name, &where, &base, &pc);
 		return why == CID_NR_FAILURES ? unwind__sample(c, &s, base) : 0;
 	}
@@ -316,7 +320,7 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 					 PERF_RECORD_MISC_KERNEL);
 		if (!ret)
 			ret = aggregate__add_pc(c->agg, &key, name, pc);
-		if (!ret && c->path_fn && !c->known)
+		if (!ret && c->path_fn && (!c->known || learner))
 			ret = unwind__sample(c, &s, base);
 		return ret;
 	}

@@ -80,9 +80,9 @@ struct collector_stats {
 	/* Samples with a CID, by what unwinding their stack gave (only
 	 * when unwinding is on; when learning, the learner's samples). */
 	uint64_t unwind[UNW_NR_STATUS];
-	/* Learning (collector__set_learning): the learner's samples, not
-	 * in @samples; and the CIDs the map learned so far did not explain
-	 * when they were counted. */
+	/* Learning (collector__set_learning): the learner's samples (in
+	 * @samples too when they are counted); and the CIDs the map
+	 * learned so far did not explain when they were counted. */
 	uint64_t learn_samples, learn_unknown;
 	/* Execs reported as they happen (collector__exec_seen), and of
 	 * those, whose new stack base was read while the process ran. */
@@ -106,17 +106,19 @@ int collector__set_unwind(struct collector *c, collector_path_fn fn,
 
 /*
  * Learning during measurement (record; the path map grows as the run
- * goes): the session also carries a sparse learning event whose samples
- * have a stack copy (has_stack).  Those are unwound (collector__set_unwind
- * must be on) for their paths only, and counted in stats.learn_samples,
- * not as samples; every other sample forms its CID as always, and
- * @known tells whether the paths learned so far explain it (those it
- * does not are counted in stats.learn_unknown).
+ * goes): the session also carries a learning event whose samples have
+ * a stack copy (has_stack).  Those are unwound (collector__set_unwind
+ * must be on) and counted in stats.learn_samples.  With @counted (the
+ * learner takes turns with the main event: session.h) each is a sample
+ * of the run as well, its CID counted as any other's; otherwise it is
+ * for its path only.  Every sample's CID is counted, and @known tells
+ * whether the paths learned so far explain it (those it does not are
+ * counted in stats.learn_unknown).
  */
 struct cid_key;
 typedef bool (*collector_known_fn)(void *arg, const struct cid_key *k);
 void collector__set_learning(struct collector *c, collector_known_fn known,
-			     void *arg);
+			     void *arg, bool counted);
 
 /*
  * Keeps only the samples of processes @fn accepts (the daemon's watch

@@ -106,6 +106,7 @@ struct collector {
 	void *path_arg;
 	collector_known_fn known;	/* NULL: not learning */
 	void *known_arg;
+	bool learner_counted;	/* its samples are samples too */
 	collector_filter_fn filter;	/* NULL: every process */
 	void *filter_arg;
 	struct path_frame *frames;	/* ICPPD_MAX_FRAMES, when unwinding */

@@ -153,15 +153,18 @@ void event__learner(const struct perf_event_attr *main, uint32_t bytes,
 		    uint64_t hz, struct perf_event_attr *out)
 {
 	*out = *main;
-	out->type = PERF_TYPE_SOFTWARE;
-	out->config = PERF_COUNT_SW_CPU_CLOCK;
-	out->config1 = out->config2 = 0;
-	out->precise_ip = 0;
-	out->freq = 1;
-	out->sample_freq = hz;
+	if (hz) {
+		out->type = PERF_TYPE_SOFTWARE;
+		out->config = PERF_COUNT_SW_CPU_CLOCK;
+		out->config1 = out->config2 = 0;
+		out->precise_ip = 0;
+		out->freq = 1;
+		out->sample_freq = hz;
+	}
 	out->sample_type |= PERF_SAMPLE_STACK_USER;
 	out->sample_stack_user = bytes;
-	/* the main event reports mappings, names and tasks once */
+	/* the session's side-record event reports mappings, names and
+	 * tasks once */
 	out->mmap = out->mmap2 = out->mmap_data = 0;
 	out->comm = out->comm_exec = out->task = 0;
 	out->watermark = 0;

@@ -47,10 +47,11 @@ void event__add_stack(struct event_choice *ev, uint32_t bytes);
 
 /*
  * The learning event of a measurement run whose main event is @main
- * (its tasks, inheritance and enable_on_exec): cpu-clock at @hz, the
- * same sample format plus a copy of @bytes of the user stack (which is
- * how its samples are told apart in the shared rings), and no side
- * records of its own.
+ * (its tasks, inheritance and enable_on_exec): cpu-clock at @hz, or
+ * with @hz 0 the main event itself at its own rate (to take turns with
+ * it: session.h); the same sample format plus a copy of @bytes of the
+ * user stack (which is how its samples are told apart in the shared
+ * rings), and no side records.
  */
 void event__learner(const struct perf_event_attr *main, uint32_t bytes,
 		    uint64_t hz, struct perf_event_attr *out);

@@ -30,8 +30,13 @@ struct pending {
 };
 
 struct session {
-	int *fds;
-	size_t nfds;
+	int *fds;		/* the main event's first (nmain), then the
+				 * side records', the learner's, the
+				 * notifier's */
+	size_t nfds, nmain;
+	/* SESSION_TAKE_TURNS: the main event is off while the learner is
+	 * on (@learning), and on otherwise. */
+	bool turns, learning;
 	struct ring *rings;	/* one per CPU */
 	struct pollfd *pfds;
 	int *ring_cpu;		/* the CPU of each ring */
@@ -125,13 +130,80 @@ static void open_notifier(struct session *s, const struct perf_event_attr *main,
 	}
 }
 
+/*
+ * Opens @attr for each of @tasks on each ring's CPU, writing into that
+ * ring; the fds join s->fds and, with @list, *@list too (room for
+ * s->nrings * @ntasks made by the caller).  0, or -errno with a reason
+ * in @err.
+ */
+static int open_into_rings(struct session *s, const struct perf_event_attr *attr,
+			   const pid_t *tasks, size_t ntasks, int *list,
+			   size_t *nlist, char *err, size_t errlen)
+{
+	int *fds = realloc(s->fds, (s->nfds + s->nrings * ntasks) *
+			   sizeof(*s->fds));
+
+	if (!fds) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	s->fds = fds;
+	for (size_t r = 0; r < s->nrings; r++)
+		for (size_t t = 0; t < ntasks; t++) {
+			int fd = icppd_sys.perf_event_open(
+				(struct perf_event_attr *)attr, tasks[t],
+				s->ring_cpu[r], -1, PERF_FLAG_FD_CLOEXEC);
+
+			if (fd < 0 && errno == ESRCH && ntasks > 1)
+				continue;	/* thread gone */
+			if (fd < 0 || icppd_sys.ioctl(fd,
+			    PERF_EVENT_IOC_SET_OUTPUT,
+			    (unsigned long)s->pfds[r].fd)) {
+				int e = errno;
+
+				if (fd >= 0)
+					close(fd);
+				describe_failure(err, errlen, e, tasks[t],
+						 s->ring_cpu[r]);
+				return -e;
+			}
+			s->fds[s->nfds++] = fd;
+			if (list)
+				list[(*nlist)++] = fd;
+		}
+	return 0;
+}
+
+/*
+ * The side records (mappings, names, tasks) apart from the samples: a
+ * dummy event per (CPU, task) into the same rings, so that the main
+ * event can be turned off (SESSION_TAKE_TURNS) with nothing lost, as
+ * an event turned off reports no mappings.  It starts as @main does.
+ */
+static void side_records(const struct perf_event_attr *main,
+			 struct perf_event_attr *out)
+{
+	*out = (struct perf_event_attr){
+		.size = sizeof(*out), .type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		/* the sample_id trailer the decoder reads */
+		.sample_type = main->sample_type & (PERF_SAMPLE_IDENTIFIER |
+			PERF_SAMPLE_TID | PERF_SAMPLE_TIME),
+		.sample_id_all = 1, .mmap2 = main->mmap2, .mmap_data = main->mmap_data,
+		.comm = main->comm, .comm_exec = main->comm_exec,
+		.task = main->task, .inherit = main->inherit,
+		.disabled = main->disabled,
+		.enable_on_exec = main->enable_on_exec,
+		.exclude_kernel = 1, .exclude_hv = 1 };
+}
+
 struct session *session__open(const struct perf_event_attr *attr,
 			      const pid_t *tasks, size_t ntasks,
-			      size_t ring_pages, char *err, size_t errlen,
-			      int *errnum)
+			      size_t ring_pages, unsigned flags, char *err,
+			      size_t errlen, int *errnum)
 {
 	struct session *s = calloc(1, sizeof(*s));
-	struct perf_event_attr a = *attr;
+	struct perf_event_attr a = *attr, side;
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	int *cpus = NULL;
 	size_t ncpus = 0;
@@ -155,6 +227,13 @@ struct session *session__open(const struct perf_event_attr *attr,
 		goto out_close;
 	/* Wake when half the ring is full; the poll timeout bounds latency. */
 	a.wakeup_watermark = (uint32_t)(ring_pages * pg / 2);
+	/* samples only: the side records come from their own event */
+	a.mmap = a.mmap2 = a.mmap_data = 0;
+	a.comm = a.comm_exec = a.task = 0;
+	s->turns = flags & SESSION_TAKE_TURNS;
+	s->learning = s->turns;
+	if (s->turns)	/* it starts at the learner's first pause */
+		a.enable_on_exec = 0;
 	for (size_t c = 0; c < ncpus; c++) {
 		int leader = -1;
 
@@ -202,6 +281,14 @@ struct session *session__open(const struct perf_event_attr *attr,
 		snprintf(err, errlen, "no task left to trace");
 		goto out_close;
 	}
+	s->nmain = s->nfds;
+	side_records(attr, &side);
+	ret = open_into_rings(s, &side, tasks, ntasks, NULL, NULL, err,
+			      errlen);
+	if (ret) {
+		*errnum = -ret;
+		goto out_close;
+	}
 	open_notifier(s, attr, tasks, ntasks, cpus, ncpus);
 	free(cpus);
 	return s;
@@ -238,71 +325,58 @@ void session__close(struct session *s)
 	free(s);
 }
 
-static int ioctl_all(struct session *s, unsigned long req)
-{
-	for (size_t i = 0; i < s->nfds; i++)
-		if (icppd_sys.ioctl(s->fds[i], req, 0))
-			return -errno;
-	return 0;
-}
-
 int session__add_learner(struct session *s, const struct perf_event_attr *attr,
 			 const pid_t *tasks, size_t ntasks, char *err,
 			 size_t errlen)
 {
 	size_t n = s->nrings * ntasks;
-	int *fds = realloc(s->fds, (s->nfds + n) * sizeof(*s->fds));
 
-	if (!fds || !(s->lfds = calloc(n ? n : 1, sizeof(*s->lfds)))) {
-		if (fds)
-			s->fds = fds;
+	if (!(s->lfds = calloc(n ? n : 1, sizeof(*s->lfds)))) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	s->fds = fds;
-	for (size_t r = 0; r < s->nrings; r++)
-		for (size_t t = 0; t < ntasks; t++) {
-			int fd = icppd_sys.perf_event_open(
-				(struct perf_event_attr *)attr, tasks[t],
-				s->ring_cpu[r], -1, PERF_FLAG_FD_CLOEXEC);
+	return open_into_rings(s, attr, tasks, ntasks, s->lfds, &s->nlfds,
+			       err, errlen);
+}
 
-			if (fd < 0 && errno == ESRCH && ntasks > 1)
-				continue;	/* thread gone */
-			if (fd < 0 || icppd_sys.ioctl(fd,
-			    PERF_EVENT_IOC_SET_OUTPUT,
-			    (unsigned long)s->pfds[r].fd)) {
-				int e = errno;
-
-				if (fd >= 0)
-					close(fd);
-				describe_failure(err, errlen, e, tasks[t],
-						 s->ring_cpu[r]);
-				return -e;
-			}
-			s->fds[s->nfds++] = fd;
-			s->lfds[s->nlfds++] = fd;
-		}
+static int ioctl_range(const int *fds, size_t n, unsigned long req)
+{
+	for (size_t i = 0; i < n; i++)
+		if (icppd_sys.ioctl(fds[i], req, 0))
+			return -errno;
 	return 0;
 }
 
 int session__learn(struct session *s, bool on)
 {
 	unsigned long req = on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE;
+	int ret;
 
-	for (size_t i = 0; i < s->nlfds; i++)
-		if (icppd_sys.ioctl(s->lfds[i], req, 0))
-			return -errno;
-	return 0;
+	/* taking turns, the main event stops first and starts last: no
+	 * moment has both (a sample counted twice) */
+	if (s->turns && on && (ret = ioctl_range(s->fds, s->nmain,
+					  PERF_EVENT_IOC_DISABLE)))
+		return ret;
+	ret = ioctl_range(s->lfds, s->nlfds, req);
+	if (!ret && s->turns && !on)
+		ret = ioctl_range(s->fds, s->nmain, PERF_EVENT_IOC_ENABLE);
+	if (!ret)
+		s->learning = on;
+	return ret;
 }
 
 int session__enable(struct session *s)
 {
-	return ioctl_all(s, PERF_EVENT_IOC_ENABLE);
+	/* the main event waits while the learner has its turn */
+	size_t from = s->turns && s->learning ? s->nmain : 0;
+
+	return ioctl_range(s->fds + from, s->nfds - from,
+			   PERF_EVENT_IOC_ENABLE);
 }
 
 int session__disable(struct session *s)
 {
-	return ioctl_all(s, PERF_EVENT_IOC_DISABLE);
+	return ioctl_range(s->fds, s->nfds, PERF_EVENT_IOC_DISABLE);
 }
 
 int session__wait(struct session *s, const int *extra, size_t nextra,

@@ -25,13 +25,19 @@ struct session;
 /*
  * Opens @attr on each online CPU for each of @tasks (tasks that vanish
  * meanwhile are skipped) and maps the rings (@ring_pages data pages per
- * CPU, a power of two).  NULL on failure, with a one-line reason in @err
- * and *@errnum set to the errno.
+ * CPU, a power of two).  The side records @attr asks for (mappings,
+ * names, tasks) come from a dummy event of their own into the same
+ * rings, so that the samples can stop with nothing else lost.
+ * @flags: SESSION_TAKE_TURNS, the main event samples only while the
+ * learning event (session__add_learner) does not: it starts off, and
+ * session__learn() switches between the two.  NULL on failure, with a
+ * one-line reason in @err and *@errnum set to the errno.
  */
+#define SESSION_TAKE_TURNS 1u
 struct session *session__open(const struct perf_event_attr *attr,
 			      const pid_t *tasks, size_t ntasks,
-			      size_t ring_pages, char *err, size_t errlen,
-			      int *errnum);
+			      size_t ring_pages, unsigned flags, char *err,
+			      size_t errlen, int *errnum);
 void session__close(struct session *s);
 
 /*
@@ -46,10 +52,12 @@ int session__add_learner(struct session *s, const struct perf_event_attr *attr,
 			 const pid_t *tasks, size_t ntasks, char *err,
 			 size_t errlen);
 /* Turns the learning event on or off, for inherited (child) events too:
- * how the recorder makes bursts.  0 or -errno. */
+ * how the recorder makes bursts; taking turns, the main event the other
+ * way.  0 or -errno. */
 int session__learn(struct session *s, bool on);
 
-/* Enables every event (attach mode; launch mode uses enable_on_exec). */
+/* Enables every event (attach mode; launch mode uses enable_on_exec),
+ * but a main event waiting for the learner's turn to end. */
 int session__enable(struct session *s);
 int session__disable(struct session *s);
 

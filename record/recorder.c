@@ -222,7 +222,7 @@ struct recorder *recorder__new(struct store *st, const struct recorder_opts *o)
 	if (o->filter)
 		collector__set_filter(r->col, o->filter, o->filter_arg);
 	if (o->learn_hz && r->paths)
-		collector__set_learning(r->col, known_cid, r);
+		collector__set_learning(r->col, known_cid, r, o->learn_turns);
 	return r;
 }
 
@@ -249,20 +249,28 @@ int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 		   char *err, size_t errlen, int *errnum)
 {
 	struct perf_event_attr la;
+	bool learns = r->o.learn_hz && r->paths;
 	int ret;
 
-	r->sess = session__open(attr, tasks, ntasks, ring_pages, err, errlen,
-				errnum);
-	if (!r->sess || !r->o.learn_hz || !r->paths)
+	r->sess = session__open(attr, tasks, ntasks, ring_pages,
+				learns && r->o.learn_turns ?
+				SESSION_TAKE_TURNS : 0, err, errlen, errnum);
+	if (!r->sess || !learns)
 		return r->sess ? 0 : -1;
-	event__learner(attr, r->o.learn_stack, r->o.learn_hz, &la);
+	event__learner(attr, r->o.learn_stack, r->o.learn_turns ? 0 :
+		       r->o.learn_hz, &la);
 	ret = session__add_learner(r->sess, &la, tasks, ntasks, err, errlen);
 	if (ret) {
-		/* the run is still a run: identifiers only */
+		/* the run is still a run: identifiers only, the main
+		 * event on for good */
 		log_warn("learning is off for this run: %s", err);
-		collector__set_learning(r->col, NULL, NULL);
+		collector__set_learning(r->col, NULL, NULL, false);
 		collector__set_unwind(r->col, NULL, NULL);
-		return 0;
+		ret = r->o.learn_turns ? session__learn(r->sess, false) : 0;
+		if (ret)
+			snprintf(err, errlen, "starting the main event: %s",
+				 strerror(-ret));
+		return ret ? -1 : 0;
 	}
 	/* on from the start (with the main event: enable_on_exec, or
 	 * recorder__enable): a burst */

@@ -47,6 +47,11 @@ struct recorder_opts {
 	 * build.  Needs @unwind, not @truth.  0: off. */
 	uint64_t learn_hz;
 	uint32_t learn_stack;
+	/* The learner is the main event itself with a stack copy, taking
+	 * turns with it (session.h; @learn_hz then only sizes rings): its
+	 * samples are the run's samples while it is on, and a path each
+	 * unwinds whole is that sample's own, exact path (run_learned). */
+	bool learn_turns;
 	/* Nodes the in-memory path map may hold (0: millions, for one
 	 * run).  A long-lived recorder (the daemon) starts an empty map
 	 * after a flush stored the full one, or when the module cache must

@@ -267,6 +267,13 @@ static int prepare(struct run *r)
 		ro.unwind = true;
 		ro.learn_hz = learn_hz(r);
 		ro.learn_stack = r->stack_size;
+		/* at the sampling rate, the learner takes the main event's
+		 * turn: its samples are the run's, each one unwound whole
+		 * an exact one */
+		ro.learn_turns = r->ev.freq ?
+			r->ev.rate <= RUN_MAX_LEARN_HZ &&
+			(!o->learn_freq || o->learn_freq == r->ev.rate) :
+			!o->learn_freq;
 	}
 	if (r->mode->unwind)
 		event__add_stack(&r->ev, r->stack_size);

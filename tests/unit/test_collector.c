@@ -194,7 +194,7 @@ int main(void)
 		uint64_t samples = st->samples, cids = st->cids;
 
 		is_int(collector__set_unwind(col, no_path, NULL), 0, "unwinding on");
-		collector__set_learning(col, known_none, NULL);
+		collector__set_learning(col, known_none, NULL, false);
 		sp = BASE - 4096;
 		bp = sp + (c.bp - c.sp);
 		feed(synth_sample_stack(&s, PID, PID, 50, c.ip, sp, bp, 64, 0));
@@ -206,7 +206,7 @@ int main(void)
 		is_int(st->cids, cids + 1, "a main sample still forms its CID");
 		is_int(st->learn_unknown, 1, "and is counted unexplained");
 		is_int(st->unwind[UNW_NO_STACK], 1, "but is not unwound");
-		collector__set_learning(col, NULL, NULL);
+		collector__set_learning(col, NULL, NULL, false);
 	}
 
 	feed(synth_sample(&s, PID, PID, 12, c.ip, 0, 0, 0));

@@ -116,7 +116,7 @@ int main(void)
 	setenv("ICPPD_INJECT_FAULT", "mmap:ENOMEM", 1);
 	is_int(sys__inject_from_env(), 0, "mmap fault injected");
 	event__choose("cpu-clock", 0, 0, &ev, err, sizeof(err));
-	s = session__open(&ev.attr, &self, 1, 8, err, sizeof(err), &errnum);
+	s = session__open(&ev.attr, &self, 1, 8, 0, err, sizeof(err), &errnum);
 	if (errnum == EACCES || errnum == EPERM) {
 		skip("perf_event_open not permitted for this user", "mmap failure");
 	} else {
@@ -128,7 +128,7 @@ int main(void)
 
 	setenv("ICPPD_INJECT_FAULT", "perf_event_open:EACCES", 1);
 	is_int(sys__inject_from_env(), 0, "perf_event_open fault injected");
-	s = session__open(&ev.attr, &self, 1, 8, err, sizeof(err), &errnum);
+	s = session__open(&ev.attr, &self, 1, 8, 0, err, sizeof(err), &errnum);
 	ok(s == NULL, "session refused");
 	is_int(errnum, EACCES, "errno passed on");
 	ok(strstr(err, "Permission denied") && strstr(err, "perf_event_paranoid"),
