@@ -421,10 +421,12 @@ static int build_cids(struct infer *inf, struct map *m)
 				k[-1].self += (double)s[i].self;
 				k[-1].total += (double)s[i].total;
 				k[-1].share += s[i].own;
+				k[-1].own += s[i].fragment ? 0 : s[i].own;
 			} else {
 				*k = (struct infer_cand){ s[i].cct,
 					(double)s[i].self, (double)s[i].total,
-					s[i].own, s[i].fragment };
+					s[i].own, s[i].fragment ? 0 : s[i].own,
+					s[i].fragment };
 				m->ncands++;
 				c->n++;
 			}
@@ -1461,7 +1463,7 @@ static uint32_t fragment_top(struct cct *t, uint32_t node)
  * unknown callers.
  */
 static int explain_fragments(struct infer *inf, struct map *m,
-			     const struct cid_entry *e,
+			     const struct cid_entry *e, bool counted,
 			     struct infer_outcome *out)
 {
 	struct cct *t = inf->cct;
@@ -1483,7 +1485,8 @@ static int explain_fragments(struct infer *inf, struct map *m,
 				ret = -ENOMEM;
 				break;
 			}
-			acc[n++] = (struct infer_solution){ k->node, share };
+			acc[n++] = (struct infer_solution){ k->node, share,
+				counted ? k->own : 0 };
 			continue;
 		}
 		nt = explain_top(inf, m, tn->frame, tn->height, &searched);
@@ -1531,8 +1534,10 @@ void infer__stop_searching(struct infer *inf)
 	inf->no_search = true;
 }
 
-int infer__explain(struct infer *inf, int64_t program_id, int64_t func,
-		   int64_t height, struct infer_outcome *out)
+/* infer__explain(); with @counted, each solution's @own holds the
+ * runs' own samples of it (count_own() makes them shares). */
+static int explain(struct infer *inf, int64_t program_id, int64_t func,
+		   int64_t height, bool counted, struct infer_outcome *out)
 {
 	struct map *m = find_map(inf, program_id);
 	const struct cid_entry *e;
@@ -1544,14 +1549,17 @@ int infer__explain(struct infer *inf, int64_t program_id, int64_t func,
 		return -ENOMEM;
 	e = m ? find_cid(m, func, height) : NULL;
 	if (e && e->fragment)
-		return explain_fragments(inf, m, e, out);
+		return explain_fragments(inf, m, e, counted, out);
 	if (e) {
 		if (!(v = scratch(inf, e->n)))
 			return -ENOMEM;
-		for (uint32_t i = 0; i < e->n; i++)
-			v[i] = (struct infer_solution){
-				m->cands[e->first + i].node,
-				e->n == 1 ? 1.0 : m->cands[e->first + i].share };
+		for (uint32_t i = 0; i < e->n; i++) {
+			const struct infer_cand *k = &m->cands[e->first + i];
+
+			v[i] = (struct infer_solution){ k->node,
+				e->n == 1 ? 1.0 : k->share,
+				counted ? k->own : 0 };
+		}
 		*out = (struct infer_outcome){
 			e->n == 1 ? CCT_PRECISE : CCT_AMBIGUOUS, e->exact,
 			e->n, v };
@@ -1571,6 +1579,47 @@ int infer__explain(struct infer *inf, int64_t program_id, int64_t func,
 	*out = (struct infer_outcome){ mo->how, mo->exact, mo->n,
 				       &m->sols[mo->first] };
 	return 0;
+}
+
+int infer__explain(struct infer *inf, int64_t program_id, int64_t func,
+		   int64_t height, struct infer_outcome *out)
+{
+	return explain(inf, program_id, func, height, false, out);
+}
+
+/*
+ * The own samples in @o's solutions (explain() with counted) as shares
+ * of the CID's @samples: each context gets its own samples and its
+ * share of the rest.  The own may exceed @samples where a window's
+ * runs were inferred apart (each run's are then at most all of it).
+ */
+static void count_own(struct infer_outcome *o, struct infer_solution *v,
+		      double samples)
+{
+	double own = 0, all, rest;
+
+	for (size_t i = 0; i < o->n; i++)
+		own += v[i].own;
+	if (own <= 0)
+		return;
+	all = samples > own ? samples : own;
+	rest = all - own;
+	for (size_t i = 0; i < o->n; i++) {
+		v[i].share = (v[i].own + rest * v[i].share) / all;
+		v[i].own /= all;
+	}
+}
+
+int infer__explain_counted(struct infer *inf, int64_t program_id,
+			   int64_t func, int64_t height, double samples,
+			   struct infer_outcome *out)
+{
+	int ret = explain(inf, program_id, func, height, true, out);
+
+	/* a search's solutions are the memo's, and own none */
+	if (!ret && out->sols == inf->scratch)
+		count_own(out, inf->scratch, samples);
+	return ret;
 }
 
 /* The frames of context @node below node @stop, an ancestor of it,
@@ -1627,6 +1676,30 @@ int infer__unknown(struct infer *inf, int64_t func, int64_t height,
 	return 0;
 }
 
+/* Solution @v's share of @samples into CCT node @node: its own part
+ * as precise, every frame of its context certain, the rest as @o says
+ * (@below: one frame more below it). */
+static int add_own(struct infer *inf, uint32_t node,
+		   const struct infer_outcome *o,
+		   const struct infer_solution *v, bool below, double samples)
+{
+	double own = v->own > 0 && o->how != CCT_PRECISE ?
+		     (v->own < v->share ? v->own : v->share) : 0;
+	int ret = 0;
+
+	if (own > 0) {
+		ret = cct__add(inf->cct, node,
+			       cct__node(inf->cct, v->node)->depth + below,
+			       CCT_PRECISE, samples * own);
+		inf->stats.by_how[CCT_PRECISE] += samples * own;
+		inf->stats.by_how[o->how] -= samples * own;
+	}
+	if (!ret && v->share > own)
+		ret = cct__add(inf->cct, node, o->exact + below, o->how,
+			       samples * (v->share - own));
+	return ret;
+}
+
 int infer__add_outcome(struct infer *inf, uint32_t under, int64_t below,
 		       const struct infer_outcome *o, double samples)
 {
@@ -1642,8 +1715,8 @@ int infer__add_outcome(struct infer *inf, uint32_t under, int64_t below,
 		if (!ret && below)
 			ret = cct__child(inf->cct, node, below, &node);
 		if (!ret)
-			ret = cct__add(inf->cct, node, o->exact + (below != 0),
-				       o->how, samples * o->sols[i].share);
+			ret = add_own(inf, node, o, &o->sols[i], below != 0,
+				      samples);
 	}
 	return ret;
 }

@@ -81,6 +81,8 @@ struct infer_cand {
 	uint32_t node;		/* in the CCT */
 	double self, total;	/* training samples in that context */
 	double share;		/* of the CID's samples it gets */
+	double own;		/* the inferred runs' own samples of it,
+				 * unwound whole (struct infer_node) */
 	bool fragment;		/* a stack copy's innermost frames only */
 };
 
@@ -138,10 +140,12 @@ size_t infer__lookup(const struct infer *inf, int64_t program_id,
 		     int64_t func, int64_t height,
 		     const struct infer_cand **c);
 
-/* A context a CID's samples go to: a leaf of the CCT, with its share. */
+/* A context a CID's samples go to: a leaf of the CCT, with its share;
+ * of it, @own are samples whose own stack was unwound to this very
+ * context (infer__explain_counted()): exact, every frame certain. */
 struct infer_solution {
 	uint32_t node;
-	double share;
+	double share, own;
 };
 
 /* How the samples of one CID are attributed. */
@@ -159,6 +163,17 @@ struct infer_outcome {
  * -ENOMEM. */
 int infer__explain(struct infer *inf, int64_t program_id, int64_t func,
 		   int64_t height, struct infer_outcome *out);
+
+/*
+ * infer__explain() for @samples of the CID in the inferred runs, of
+ * which the runs' own learning unwound some whole (the learner took
+ * the main event's turn: they are samples of the run): each of those
+ * counts in its own context, in the solution's @own, and only the rest
+ * is apportioned.  0 or -ENOMEM.
+ */
+int infer__explain_counted(struct infer *inf, int64_t program_id,
+			   int64_t func, int64_t height, double samples,
+			   struct infer_outcome *out);
 
 /* Attributes @samples of CID (@func, @height) measured in @program_id.
  * @func must be defined in the CCT (its name heads unknown frames).
@@ -183,8 +198,8 @@ int infer__unknown(struct infer *inf, int64_t func, int64_t height,
 
 /* Attributes @samples as outcome @o says (from infer__explain(), or
  * kept from an earlier inference: its nodes in this engine's CCT),
- * below @under and above @below as infer__cid_under() does.  0 or
- * -ENOMEM. */
+ * below @under and above @below as infer__cid_under() does; a
+ * solution's own part as precise.  0 or -ENOMEM. */
 int infer__add_outcome(struct infer *inf, uint32_t under, int64_t below,
 		       const struct infer_outcome *o, double samples);
 

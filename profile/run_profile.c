@@ -464,11 +464,11 @@ static struct expl *new_expl(struct expls *e, int64_t program, int64_t func,
 }
 
 static int add_sol(struct expls *e, struct expl *x, uint32_t node,
-		   double share)
+		   double share, double own)
 {
 	if (grow(&e->sols, &e->sols_cap, e->nsols + 1, sizeof(*e->sols), 256))
 		return -ENOMEM;
-	e->sols[e->nsols++] = (struct infer_solution){ node, share };
+	e->sols[e->nsols++] = (struct infer_solution){ node, share, own };
 	x->n++;
 	return 0;
 }
@@ -480,7 +480,8 @@ static int keep_outcome(struct expls *e, int64_t program, int64_t func,
 	int ret = x ? 0 : -ENOMEM;
 
 	for (size_t i = 0; i < o->n && !ret; i++)
-		ret = add_sol(e, x, o->sols[i].node, o->sols[i].share);
+		ret = add_sol(e, x, o->sols[i].node, o->sols[i].share,
+			      o->sols[i].own);
 	return ret;
 }
 
@@ -583,8 +584,8 @@ static int explain_all(struct run_profile *p, struct infer *inf,
 			p->over_budget_samples += d->samples;
 			ret = infer__unknown(inf, d->func, d->height, &o);
 		} else {
-			ret = infer__explain(inf, d->program, d->func,
-					     d->height, &o);
+			ret = infer__explain_counted(inf, d->program,
+					d->func, d->height, d->samples, &o);
 		}
 		if (!ret)
 			ret = keep_outcome(e, d->program, d->func, d->height,
@@ -691,6 +692,7 @@ static int load_row(void *arg, const struct store_explained *r)
 	/* a database is input: a share outside [0, 1] (or NaN) and a
 	 * depth out of range are read as the nearest sane value */
 	double share = r->share >= 0 ? (r->share <= 1 ? r->share : 1) : 0;
+	double own = r->own >= 0 ? (r->own <= share ? r->own : share) : 0;
 	uint32_t exact = r->exact < 1 ? 1 : r->exact > 1 << 20 ? 1 << 20 :
 			 (uint32_t)r->exact;
 
@@ -711,7 +713,7 @@ static int load_row(void *arg, const struct store_explained *r)
 			return -ENOMEM;
 	}
 	ret = context_node(t, l->cs, r->context_id, top, &node);
-	return ret ? ret : add_sol(l->e, l->x, node, share);
+	return ret ? ret : add_sol(l->e, l->x, node, share, own);
 }
 
 /* Run @run_id's stored explanations into @e.  0, -1 after logging. */
@@ -915,7 +917,10 @@ static int save_cid(struct store *st, struct run_profile *p, int64_t run,
 		const struct cct_node *n;
 		struct store_explained r = { x->program, x->func, x->height,
 			0, 0, 0, 0, cct_how__name(x->how), x->exact,
-			sols[i].share };
+			sols[i].share, x->how == CCT_PRECISE ? 0 :
+			sols[i].own };
+		/* the own samples are exact: every frame of the context */
+		uint32_t depth = cct__node(t, sols[i].node)->depth;
 
 		if (context_of(st, p, top, chain, &r.context_id))
 			return -1;
@@ -943,8 +948,12 @@ static int save_cid(struct store *st, struct run_profile *p, int64_t run,
 				return -1;
 		}
 		if (store__explained_row(st, run, &r) ||
-		    store__inferred_row(st, run, r.context_id, r.unknown_id,
-					r.how, r.exact, samples * r.share))
+		    (r.own > 0 && store__inferred_row(st, run, r.context_id,
+				r.unknown_id, cct_how__name(CCT_PRECISE), depth,
+				samples * r.own)) ||
+		    (r.share > r.own && store__inferred_row(st, run,
+				r.context_id, r.unknown_id, r.how, r.exact,
+				samples * (r.share - r.own))))
 			return -1;
 	}
 	return 0;

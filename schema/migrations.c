@@ -721,6 +721,17 @@ const struct store_migration icppd_migrations[] = {
 	V_INFERRED_FRAMES("CASE WHEN u.height = 0 THEN ''"
 			  " ELSE ' at height ' || u.height END")
 	},
+	/* 17 -> 18: a learning sample that took the main event's turn is
+	 * a sample of the run, and one unwound whole counts in its own
+	 * context: of a context's share of a CID, the part that is such
+	 * samples (explained.own, stored in inferred as 'precise').  The
+	 * stored inferences, made without it, are made again. */
+	{ "ALTER TABLE explained ADD COLUMN own REAL NOT NULL DEFAULT 0;"
+	"DELETE FROM explained;"
+	"DELETE FROM explained_sites;"
+	"DELETE FROM inferred;"
+	"DELETE FROM inferences;"
+	},
 };
 
 const int icppd_nr_migrations =

@@ -664,8 +664,9 @@ int store__explained_row(struct store *st, int64_t run_id,
 			 const struct store_explained *e)
 {
 	sqlite3_stmt *s = cached(st, &st->ins_explained,
-		"INSERT INTO explained VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-		" ON CONFLICT DO UPDATE SET share = share + excluded.share");
+		"INSERT INTO explained VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+		" ON CONFLICT DO UPDATE SET share = share + excluded.share,"
+		" own = own + excluded.own");
 
 	if (!s)
 		return -1;
@@ -678,6 +679,7 @@ int store__explained_row(struct store *st, int64_t run_id,
 	sqlite3_bind_text(s, 7, e->how, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 8, e->exact);
 	sqlite3_bind_double(s, 9, e->share);
+	sqlite3_bind_double(s, 10, e->own);
 	return store__step_done(st, s, "storing the inference");
 }
 
@@ -721,7 +723,7 @@ static int explained_row(sqlite3_stmt *s, void *ctx)
 		sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4),
 		sqlite3_column_int64(s, 5), sqlite3_column_int64(s, 6),
 		store__text(s, 7), sqlite3_column_int64(s, 8),
-		sqlite3_column_double(s, 9) };
+		sqlite3_column_double(s, 9), sqlite3_column_double(s, 10) };
 
 	return c->fn.explained(c->arg, &e);
 }
@@ -736,7 +738,7 @@ int store__explained(struct store *st, int64_t run_id,
 			  &c, "SELECT e.program_id, e.function_id, e.height,"
 			  " e.context_id, e.unknown_id,"
 			  " COALESCE(u.function_id, 0), COALESCE(u.height, 0),"
-			  " e.how, e.exact_depth, e.share FROM explained e"
+			  " e.how, e.exact_depth, e.share, e.own FROM explained e"
 			  " LEFT JOIN unknown_frames u ON u.id = e.unknown_id"
 			  " WHERE e.run_id = ?"
 			  " ORDER BY e.program_id, e.function_id, e.height",

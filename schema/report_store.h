@@ -210,6 +210,8 @@ struct store_explained {
 	const char *how;		/* cct_how__name() */
 	int64_t exact;
 	double share;
+	double own;			/* of @share, the samples unwound
+					 * to this context: precise */
 };
 int store__explained_row(struct store *st, int64_t run_id,
 			 const struct store_explained *e);

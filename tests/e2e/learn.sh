@@ -69,6 +69,40 @@ out=$("$ICPPD" report -d "$own" --run "$orun" 2>/dev/null)
 contains "$out" "of the samples on paths not learned (Good-Turing)" \
 	"the report's header estimates the weight on paths never learned"
 
+# A sample unwound whole is an exact sample: at the sampling rate the
+# learning event takes the main event's turn, its samples are the run's,
+# and each one's own path counts as it is.  Trained on via_a and via_b
+# alike, then recorded through via_a seven times in eight, in under a
+# second of CPU (one burst throughout): target's split in the report is
+# the unwound paths' split exactly, nothing apportioned.
+ex=$tmp/exact.db
+"$ICPPD" train $TRAIN_OPTS -q -d "$ex" -- "$PROGS/collide" ab 60 >/dev/null
+"$ICPPD" record -q -d "$ex" -- "$PROGS/collide" aaaaaaab 60 >/dev/null
+erun=$(q "SELECT max(id) FROM runs" "$ex")
+learned() {	# learned CALLER: the run's samples unwound to CALLER -> target
+	q "SELECT coalesce(sum(rl.samples), 0) FROM run_learned rl
+	   JOIN v_paths p ON p.node_id = rl.node_id
+	   WHERE rl.run_id = $erun AND p.path LIKE '%;$1;target'" "$ex"
+}
+folded=$("$ICPPD" report -d "$ex" --run "$erun" -f folded --exact --no-demangle 2>/dev/null)
+shown() {	# shown CALLER: the report's samples of CALLER -> target
+	printf '%s\n' "$folded" | awk -v c=";$1;target" '
+		index($0, c " ") { s += $NF } END { printf "%.0f", s }'
+}
+samples=$(q "SELECT samples FROM runs WHERE id = $erun" "$ex")
+ok $([ "$(learned via_a)" -gt 0 ] && [ "$(learned via_b)" -gt 0 ]; echo $?) \
+	"the run's own paths reach target through both callers ($(learned via_a), $(learned via_b))"
+# a sample whose copy did not unwind whole is apportioned: the margin
+unwhole=$((samples - $(q "SELECT sum(rl.samples) FROM run_learned rl
+	JOIN v_paths p ON p.node_id = rl.node_id WHERE rl.run_id = $erun" "$ex")))
+for c in via_a via_b; do
+	d=$(($(shown $c) - $(learned $c)))
+	ok $([ "${d#-}" -le "$unwhole" ]; echo $?) \
+		"$c -> target: the report shows the $(learned $c) samples unwound to it ($(shown $c); $unwhole not whole)"
+done
+is "$(q "SELECT printf('%.0f', coalesce(sum(samples), 0)) FROM v_inferred WHERE run_id = $erun AND how = 'ambiguous'" "$ex")" \
+	"0" "no sample of the run apportioned among candidates"
+
 counter() {	# counter NAME DB: the run's counter
 	q "SELECT value FROM v_run_counters WHERE name = '$1'" "$2"
 }
@@ -116,4 +150,14 @@ ok $([ "${1:-999999}" -lt $((${2:-0} * 7 / 10)) ]; echo $?) \
 	"the learning event was on for less than 70% of a steady run ($1 of $2 ms)"
 ok $([ "$(counter learn.bursts "$sp")" -ge 1 ]; echo $?) \
 	"at least one burst"
+# The learner and the main event take turns: each stretch of CPU time
+# is sampled once, by one or the other (neither both nor none), and the
+# learner's samples are among the run's.
+set -- $(q "SELECT samples FROM runs" "$sp") \
+	$(q "SELECT (user_ns + system_ns) / 1000000 FROM runs" "$sp") \
+	$(counter learn.samples "$sp")
+ok $(awk -v s="$1" -v ms="$2" 'BEGIN { exit !(s > 0.75 * ms && s < 1.1 * ms) }'; echo $?) \
+	"one sample per ms of CPU at 1000 Hz, bursts or not ($1 samples, $2 ms)"
+ok $([ "${3:-0}" -gt 0 ] && [ "${3:-0}" -lt "$1" ]; echo $?) \
+	"the learner's samples are some of the run's ($3 of $1)"
 done_testing

@@ -384,6 +384,76 @@ static void own_split(void)
 	}
 }
 
+/* The weight of @path's records of kind @how, and their exact frames
+ * (the last seen). */
+static double weight_as(const struct cct *t, const char *path,
+			enum cct_how how, uint32_t *exact)
+{
+	const struct cct_record *r;
+	double w = 0;
+	size_t n;
+	char buf[256];
+
+	r = cct__records(t, &n);
+	for (size_t i = 0; i < n; i++) {
+		path_of(t, r[i].node, buf, sizeof(buf));
+		if (!strcmp(buf, path) && r[i].how == how) {
+			w += r[i].weight;
+			*exact = r[i].exact;
+		}
+	}
+	return w;
+}
+
+/* Own samples that are samples of the run (the learner took the main
+ * event's turn): of (t, 96)'s 20 samples, 1 was unwound to main;a;t and
+ * 9 to main;b;t.  Those count as they are, precise with all three
+ * frames certain; the other 10 are apportioned as own_split() weighs
+ * (a (1 + 8 * 0.9) / 18), ambiguous, t alone certain. */
+static void own_counted(void)
+{
+	static const struct infer_node nodes[] = {
+		{ -1, MAIN, 16, 0, 0, 10, 0, 0 },
+		{ 0, A, 48, 0x11, 0, 9, 0, 0 },
+		{ 1, T, 96, 0x21, 9, 9, 0, 1 },
+		{ 0, B, 48, 0x12, 0, 1, 0, 0 },
+		{ 3, T, 96, 0x31, 1, 1, 0, 9 },
+	};
+	struct cct *t = cct__new();
+	struct infer *inf = engine(t, NULL, nodes,
+				   sizeof(nodes) / sizeof(nodes[0]));
+	struct infer_outcome o;
+	double share_a = (1 + 8 * 0.9) / 18, pa, pb, aa, ab;
+	uint32_t xa = 0, xb = 0, x = 0;
+
+	is_int(infer__explain_counted(inf, PROG, T, 96, 20, &o), 0,
+	       "explained, own samples counted");
+	is_int(infer__add_outcome(inf, CCT_ROOT, 0, &o, 20), 0, "added");
+	pa = weight_as(t, "main;a;t", CCT_PRECISE, &xa);
+	pb = weight_as(t, "main;b;t", CCT_PRECISE, &xb);
+	ok(fabs(pa - 1) < 1e-9 && fabs(pb - 9) < 1e-9 && xa == 3 && xb == 3,
+	   "the own samples in their own contexts, every frame certain "
+	   "(a %.2f, b %.2f, exact %u, %u)", pa, pb, xa, xb);
+	aa = weight_as(t, "main;a;t", CCT_AMBIGUOUS, &x);
+	ab = weight_as(t, "main;b;t", CCT_AMBIGUOUS, &x);
+	ok(fabs(aa - 10 * share_a) < 1e-9 &&
+	   fabs(ab - 10 * (1 - share_a)) < 1e-9 && x == 1,
+	   "the other ten apportioned (a %.3f, b %.3f)", aa, ab);
+	ok(fabs(infer__stats(inf)->by_how[CCT_PRECISE] - 10) < 1e-9 &&
+	   fabs(infer__stats(inf)->by_how[CCT_AMBIGUOUS] - 10) < 1e-9,
+	   "by how: 10 precise, 10 ambiguous");
+	/* more own samples than the CID has (a window inferred in parts):
+	 * all of them exact, in the own samples' proportion */
+	is_int(infer__explain_counted(inf, PROG, T, 96, 4, &o), 0,
+	       "explained with fewer samples than own ones");
+	ok(o.n == 2 && fabs(o.sols[0].share - o.sols[0].own) < 1e-9 &&
+	   fabs(o.sols[0].own + o.sols[1].own - 1) < 1e-9,
+	   "the own samples' split, all exact (%.2f, %.2f)",
+	   o.sols[0].own, o.sols[1].own);
+	infer__free(inf);
+	cct__free(t);
+}
+
 /* Fragments: (u, 120) only a fragment explains (t at 96, then u), and
  * (t, 96) a whole path does: u's samples go to main;a;t;u.  (w, 200)
  * has a fragment whose top nothing explains: under unknown callers.
@@ -563,6 +633,7 @@ int main(void)
 	cut_chains();
 	unweighed();
 	own_split();
+	own_counted();
 	fragments();
 	no_height();
 	infer__free(NULL);
