@@ -53,6 +53,9 @@ int store__db_error(struct store *st, const char *what)
 		hint = " (disk full)";
 	else if ((code & 0xff) == SQLITE_BUSY)
 		hint = " (another process holds a lock on it)";
+	else if ((code & 0xff) == SQLITE_INTERRUPT && st->timed_out)
+		hint = " (a statement ran over its time bound: a crafted "
+		       "database?)";
 	store__set_error(st, "%s: %s%s", what, sqlite3_errmsg(st->db), hint);
 	return -1;
 }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,21 +52,39 @@ static int pragma_int(struct store *st, const char *what, const char *sql,
  */
 static int ours(struct store *st)
 {
-	int app = 0, objects = 0, tables = 0;
+	int app = 0, objects = 0, tables = 0, triggers = 0;
 
 	if (pragma_int(st, "opening", "PRAGMA application_id", &app) ||
 	    pragma_int(st, "opening", "SELECT count(*) FROM sqlite_schema",
 		       &objects) ||
 	    pragma_int(st, "opening", "SELECT count(*) FROM sqlite_schema"
+		       " WHERE type = 'trigger'", &triggers) ||
+	    pragma_int(st, "opening", "SELECT count(*) FROM sqlite_schema"
 		       " WHERE type ="
 		       " 'table' AND name IN ('runs', 'cid_samples',"
 		       " 'unresolved_samples')", &tables))
 		return -1;
+	/* icppd makes none, and one would run at icppd's first write */
+	if (triggers) {
+		store__set_error(st, "the database holds %d trigger%s, which "
+				 "icppd never makes (an edited or crafted "
+				 "database): left as it is", triggers,
+				 triggers > 1 ? "s" : "");
+		return -1;
+	}
 	if (app == ICPPD_APPLICATION_ID || !objects || (!app && tables == 3))
 		return 0;
 	store__set_error(st, "not an icppd database (application_id %d, %d "
 			 "schema objects): left as it is", app, objects);
 	return -1;
+}
+
+/* The size of the file at @path, 0 when there is none yet. */
+static int64_t file_bytes(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) ? 0 : (int64_t)sb.st_size;
 }
 
 static int migrate(struct store *st, const struct store_migration *migs,
@@ -197,6 +216,7 @@ struct store *store__open_with(const char *path,
 	}
 	sqlite3_extended_result_codes(st->db, 1);
 	sqlite3_busy_timeout(st->db, 5000);
+	store__bound_statements(st, file_bytes(path));
 	/* synchronous=NORMAL is durable across a crash of icppd in WAL
 	 * mode; only a power loss can drop the last flushes. */
 	if (ours(st) ||
@@ -205,7 +225,7 @@ struct store *store__open_with(const char *path,
 	    migrate(st, migs, n))
 		goto out_fail;
 	if (n == icppd_nr_migrations && migs == icppd_migrations &&
-	    prepare(st))
+	    (store__check_schema(st) || prepare(st)))
 		goto out_fail;
 	return st;
 out_fail:
@@ -262,6 +282,7 @@ struct store *store__open_readonly(const char *path, char *err,
 		}
 		sqlite3_extended_result_codes(st->db, 1);
 		sqlite3_busy_timeout(st->db, 5000);
+		store__bound_statements(st, file_bytes(path));
 		if (!pragma_int(st, "reading the schema version",
 				"PRAGMA user_version", &v))
 			break;
@@ -280,6 +301,8 @@ struct store *store__open_readonly(const char *path, char *err,
 			"copy", v, icppd_nr_migrations);
 		goto out_fail;
 	}
+	if (ours(st) || store__check_schema(st))
+		goto out_fail;
 	return st;
 out_fail:
 	snprintf(err, errlen, "%s", st->err);

@@ -47,6 +47,11 @@ void store__close(struct store *st);
 
 /* "PATH: reason" for the last failed call. */
 const char *store__error(const struct store *st);
+
+/* Every statement of @st stops after @ns of running from now on (the
+ * default: a minute, and a second per 10 MB of the file), failing with
+ * "interrupted".  For tests of that bound. */
+void store__set_statement_limit(struct store *st, int64_t ns);
 /* The negative errno with which a caller's row callback stopped the
  * last walk (that walk returned -1), or 0 when none did. */
 int store__stopped(const struct store *st);

@@ -51,12 +51,22 @@ struct store {
 	/* prepared on first use by report_store.c */
 	sqlite3_stmt *ins_unknown, *ins_inferred, *ins_function, *ins_explained,
 		     *ins_site;
+	/* every statement bounded (guard.c) */
+	int64_t limit_ns, deadline_ns;
+	bool timed_out;		/* one ran over: SQLITE_INTERRUPT */
 };
 
 void store__set_error(struct store *st, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Sets the error from SQLite's last one, with a hint; returns -1. */
 int store__db_error(struct store *st, const char *what);
+
+/* guard.c: whether every schema object is one icppd's migrations make
+ * (type, name and SQL); 0, or -1 naming the first that is not. */
+int store__check_schema(struct store *st);
+/* Bounds each statement's run (a minute, and a second per 10 MB of a
+ * @file_bytes database): one over it stops with SQLITE_INTERRUPT. */
+void store__bound_statements(struct store *st, int64_t file_bytes);
 /* Runs @sql (no rows, no parameters).  0 or -1. */
 int store__exec(struct store *st, const char *sql, const char *what);
 

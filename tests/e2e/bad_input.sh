@@ -145,6 +145,27 @@ if command -v objcopy >/dev/null; then
 else
 	skip "objcopy not installed" "names that forge output"
 fi
+# A crafted database that still carries icppd's application id: a
+# trigger on inferred running an endless recursive query hung report at
+# its first write; one of icppd's views replaced by such a query hung
+# train's summary (over 10 minutes of CPU, deaf to SIGTERM, until it
+# was killed).  Refused at open, in one line.
+cp "$db" "$tmp/trigger.db"
+q "CREATE TRIGGER endless AFTER INSERT ON inferred BEGIN
+	SELECT count(*) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL
+	SELECT x + 1 FROM c) SELECT x FROM c); END" "$tmp/trigger.db"
+timeout -s KILL 60 "$ICPPD" report -d "$tmp/trigger.db" >/dev/null 2>"$tmp/err"
+is $? 1 "a crafted trigger: report refuses, no hang"
+is "$(cat "$tmp/err")" "icppd: $tmp/trigger.db: the database holds 1 trigger, which icppd never makes (an edited or crafted database): left as it is" \
+	"... in one line saying why"
+cp "$db" "$tmp/view.db"
+q "DROP VIEW v_path_maps; CREATE VIEW v_path_maps AS WITH RECURSIVE
+	c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x AS map_id,
+	x AS paths, x AS cids, x AS ambiguous_cids, x AS samples FROM c" "$tmp/view.db"
+timeout -s KILL 60 "$ICPPD" train -d "$tmp/view.db" -- "$PROGS/heights-nofp" 5 >/dev/null 2>"$tmp/err"
+is $? 1 "one of icppd's views replaced: train refuses, no hang"
+contains "$(cat "$tmp/err")" "the view 'v_path_maps' is not one icppd made" "... naming it"
+
 is "$(q "SELECT count(*) FROM v_runs")" 1 "failed invocations added no run"
 is "$(integrity)" ok "database passes integrity_check"
 done_testing

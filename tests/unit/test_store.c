@@ -13,7 +13,9 @@
 #include "binary/module.h"
 #include "collector/aggregate.h"
 #include "inference/pathmap.h"
+#include "common/clock.h"
 #include "schema/migrations.h"
+#include "schema/store_int.h"
 #include "schema/report_store.h"
 #include "schema/retain.h"
 #include "schema/store.h"
@@ -139,6 +141,66 @@ static void test_bad_files(void)
 	st = store__open(db, err, sizeof(err));
 	ok(st == NULL, "newer schema refused");
 	ok(strstr(err, "schema version 99 is newer") != NULL, "newer schema message: %s", err);
+}
+
+/* A database is input: objects icppd never makes are refused, and no
+ * statement runs unbounded. */
+static double now_s(void)
+{
+	return (double)clock__mono_ns() / 1e9;
+}
+
+static void test_crafted(void)
+{
+	char err[512];
+	char *db = path_in("crafted.db");
+	struct store *st = store__open(db, err, sizeof(err));
+	int64_t n = 0;
+	double t0;
+
+	ok(st != NULL, "a fresh database: %s", st ? "" : err);
+	store__close(st);
+	run_sql(db, "CREATE TRIGGER endless AFTER INSERT ON runs BEGIN"
+		" WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1"
+		" FROM c) SELECT count(*) FROM c; END");
+	st = store__open(db, err, sizeof(err));
+	ok(st == NULL && strstr(err, "1 trigger, which icppd never makes"),
+	   "a trigger refused before anything runs: %s", err);
+	st = store__open_readonly(db, err, sizeof(err));
+	ok(st == NULL && strstr(err, "1 trigger"),
+	   "... read-only too: %s", err);
+	run_sql(db, "DROP TRIGGER endless; DROP VIEW v_path_maps;"
+		" CREATE VIEW v_path_maps AS WITH RECURSIVE c(x) AS (SELECT 1"
+		" UNION ALL SELECT x + 1 FROM c) SELECT x AS map_id FROM c");
+	st = store__open(db, err, sizeof(err));
+	ok(st == NULL && strstr(err, "the view 'v_path_maps' is not one "
+				"icppd made") && strstr(err, "DROP view"),
+	   "one of icppd's views replaced: refused, with how to go on: %s",
+	   err);
+	run_sql(db, "DROP VIEW v_path_maps; CREATE INDEX mine ON runs(id)");
+	st = store__open(db, err, sizeof(err));
+	ok(st == NULL && strstr(err, "the index 'mine'"),
+	   "an index icppd did not make: refused: %s", err);
+	run_sql(db, "DROP INDEX mine");
+
+	/* every statement bounded: an endless one stops at the limit */
+	db = path_in("bounded.db");
+	st = store__open(db, err, sizeof(err));
+	ok(st != NULL, "a fresh database: %s", st ? "" : err);
+	if (!st)
+		return;
+	store__set_statement_limit(st, 200000000);	/* 0.2 s */
+	t0 = now_s();
+	is_int(store__ints(st, "counting", &n, 1, "WITH RECURSIVE c(x) AS"
+			   " (SELECT 1 UNION ALL SELECT x + 1 FROM c)"
+			   " SELECT count(*) FROM c", NULL), -1,
+	       "an endless statement stops");
+	ok(now_s() - t0 < 5, "... at its bound (%.1f s)", now_s() - t0);
+	ok(strstr(store__error(st), "ran over its time bound") != NULL,
+	   "... saying so: %s", store__error(st));
+	is_int(store__ints(st, "counting", &n, 1, "SELECT count(*) FROM runs",
+			   NULL), 0, "the next statement has its own bound");
+	store__close(st);
 }
 
 static void test_flush(void)
@@ -398,6 +460,7 @@ int main(void)
 	test_migrations();
 	test_v3();
 	test_bad_files();
+	test_crafted();
 	test_flush();
 	test_paths();
 	test_retain();
