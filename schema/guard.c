@@ -6,8 +6,9 @@
  * icppd never created: a trigger that runs an endless recursive query
  * on the first write, or one of icppd's views replaced by one that
  * never returns.  The schema the migrations make is known, so every
- * object of a database is compared with it (type, name and SQL text,
- * as SQLite stores it), once the database is at icppd's version.
+ * object of a database that could run at icppd's statements is
+ * compared with it (type, name and SQL text, as SQLite stores it), once
+ * the database is at icppd's version (see allowed()).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,103 +31,143 @@
 /* Virtual machine steps between two looks at the clock. */
 #define PROGRESS_STEPS 100000
 
-/* Each object as "type\x1fname\x1fsql", SQLite's own (sqlite_*) left out. */
+/* Each object's type, name, table and SQL, SQLite's own (sqlite_*)
+ * left out. */
 static const char SCHEMA_ROWS[] =
-	"SELECT type || char(31) || name || char(31) || coalesce(sql, '')"
-	" FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'";
+	"SELECT type, name, tbl_name, coalesce(sql, '') FROM sqlite_schema"
+	" WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'";
 
-struct rows {
-	char **v;
+struct object {
+	char *type, *name, *tbl, *sql;
+};
+
+struct objects {
+	struct object *v;
 	size_t n, cap;
 };
 
-static int by_text(const void *a, const void *b)
+static int by_name(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp(((const struct object *)a)->name,
+		      ((const struct object *)b)->name);
 }
 
-static int add_row(void *arg, int ncol, char **cols, char **names)
+static void free_objects(struct objects *o)
 {
-	struct rows *r = arg;
+	for (size_t i = 0; i < o->n; i++) {
+		free(o->v[i].type);
+		free(o->v[i].name);
+		free(o->v[i].tbl);
+		free(o->v[i].sql);
+	}
+	free(o->v);
+	*o = (struct objects){ 0 };
+}
 
-	(void)ncol;
+static int add_object(void *arg, int ncol, char **cols, char **names)
+{
+	struct objects *o = arg;
+	struct object *x;
+
 	(void)names;
-	if (grow(&r->v, &r->cap, r->n + 1, sizeof(*r->v), 64) ||
-	    !(r->v[r->n] = strdup(cols[0] ? cols[0] : "")))
+	if (ncol != 4 || grow(&o->v, &o->cap, o->n + 1, sizeof(*o->v), 64))
 		return 1;
-	r->n++;
-	return 0;
+	x = &o->v[o->n++];
+	*x = (struct object){ strdup(cols[0] ? cols[0] : ""),
+		strdup(cols[1] ? cols[1] : ""), strdup(cols[2] ? cols[2] : ""),
+		strdup(cols[3] ? cols[3] : "") };
+	return !x->type || !x->name || !x->tbl || !x->sql;
 }
 
-/* The schema icppd's migrations make, sorted: made once per process in
- * memory (15 ms on the 2-CPU VM, most of it SQLite parsing the schema
- * again at each ALTER TABLE).  NULL when memory ran out. */
-static const struct rows *expected(void)
+/* The schema icppd's migrations make, by name: made once per process
+ * in memory (15 ms on the 2-CPU VM, most of it SQLite parsing the
+ * schema again at each ALTER TABLE).  NULL when memory ran out. */
+static const struct objects *expected(void)
 {
-	static struct rows r;
+	static struct objects o;
 	static bool made;
 	sqlite3 *db = NULL;
 	bool ok;
 
 	if (made)
-		return &r;
+		return &o;
 	ok = sqlite3_open(":memory:", &db) == SQLITE_OK;
 	for (int i = 0; ok && i < icppd_nr_migrations; i++)
 		ok = sqlite3_exec(db, icppd_migrations[i].sql, NULL, NULL,
 				  NULL) == SQLITE_OK;
-	ok = ok && sqlite3_exec(db, SCHEMA_ROWS, add_row, &r, NULL) ==
+	ok = ok && sqlite3_exec(db, SCHEMA_ROWS, add_object, &o, NULL) ==
 		   SQLITE_OK;
 	sqlite3_close(db);
 	if (!ok) {
-		while (r.n)
-			free(r.v[--r.n]);
+		free_objects(&o);
 		return NULL;
 	}
-	qsort(r.v, r.n, sizeof(*r.v), by_text);
+	qsort(o.v, o.n, sizeof(*o.v), by_name);
 	made = true;
-	return &r;
+	return &o;
+}
+
+static const struct object *find(const struct objects *o, const char *name)
+{
+	struct object key = { .name = (char *)name };
+
+	return o->n ? bsearch(&key, o->v, o->n, sizeof(*o->v), by_name) : NULL;
+}
+
+/*
+ * Whether object @x of the database may stay: one that bears the name
+ * of one of icppd's must be it exactly (a view icppd reads, a table
+ * with a CHECK or a generated column of someone else's); an index on
+ * one of icppd's tables runs its expressions at icppd's every write,
+ * so only icppd's own; a user's tables and views, and indexes on them,
+ * are theirs (icppd never reads them).
+ */
+static bool allowed(const struct objects *want, const struct object *x)
+{
+	const struct object *w = find(want, x->name), *t;
+
+	if (w)
+		return !strcmp(w->type, x->type) && !strcmp(w->sql, x->sql);
+	if (strcmp(x->type, "index"))
+		return strcmp(x->type, "trigger") != 0;
+	t = find(want, x->tbl);
+	return !t || strcmp(t->type, "table");
 }
 
 int store__check_schema(struct store *st)
 {
-	const struct rows *want = expected();
-	struct rows have = { 0 };
+	const struct objects *want = expected();
+	struct objects have = { 0 };
 	int ret = 0, rc;
 
 	if (!want) {
 		store__set_error(st, "checking the schema: out of memory");
 		return -1;
 	}
-	rc = sqlite3_exec(st->db, SCHEMA_ROWS, add_row, &have, NULL);
-	if (rc == SQLITE_ABORT) {	/* add_row() */
+	rc = sqlite3_exec(st->db, SCHEMA_ROWS, add_object, &have, NULL);
+	if (rc == SQLITE_ABORT) {	/* add_object() */
 		store__set_error(st, "checking the schema: out of memory");
 		ret = -1;
 	} else if (rc != SQLITE_OK) {
 		ret = store__db_error(st, "checking the schema");
 	}
 	for (size_t i = 0; !ret && i < have.n; i++) {
-		char *type = have.v[i], *name = strchr(type, '\x1f'), *end;
+		const struct object *x = &have.v[i];
 		char *shown;
 
-		if (bsearch(&have.v[i], want->v, want->n, sizeof(*want->v),
-			    by_text))
+		if (allowed(want, x))
 			continue;
-		*name++ = '\0';
-		end = strchr(name, '\x1f');
-		if (end)
-			*end = '\0';
-		shown = printable__dup(name);
+		shown = printable__dup(x->name);
 		store__set_error(st, "the %s '%s' is not one icppd made (an "
 				 "edited or crafted database): left as it is; "
 				 "drop it to use the database (sqlite3 DB "
-				 "'DROP %s \"%s\"')", type, shown ? shown : "?",
-				 type, shown ? shown : "?");
+				 "'DROP %s \"%s\"')", x->type,
+				 shown ? shown : "?", x->type,
+				 shown ? shown : "?");
 		free(shown);
 		ret = -1;
 	}
-	while (have.n)
-		free(have.v[--have.n]);
-	free(have.v);
+	free_objects(&have);
 	return ret;
 }
 

@@ -180,8 +180,21 @@ static void test_crafted(void)
 	run_sql(db, "DROP VIEW v_path_maps; CREATE INDEX mine ON runs(id)");
 	st = store__open(db, err, sizeof(err));
 	ok(st == NULL && strstr(err, "the index 'mine'"),
-	   "an index icppd did not make: refused: %s", err);
-	run_sql(db, "DROP INDEX mine");
+	   "an index on icppd's table that icppd did not make: refused: %s",
+	   err);
+	run_sql(db, "DROP INDEX mine; CREATE TABLE runs2 (x);"
+		" CREATE INDEX mine ON runs2(x); CREATE VIEW v_mine AS"
+		" SELECT count(*) FROM runs");
+	st = store__open(db, err, sizeof(err));
+	ok(st != NULL, "a user's own table, index and view stay: %s",
+	   st ? "" : err);
+	store__close(st);
+	run_sql(db, "DROP TABLE runs2; CREATE TABLE foo (x); DROP TABLE foo;"
+		" DROP TABLE threads; CREATE TABLE threads (run_id, tid, comm,"
+		" x CHECK (length(zeroblob(100000000))))");
+	st = store__open(db, err, sizeof(err));
+	ok(st == NULL && strstr(err, "the table 'threads'"),
+	   "one of icppd's tables made otherwise: refused: %s", err);
 
 	/* every statement bounded: an endless one stops at the limit */
 	db = path_in("bounded.db");
