@@ -720,24 +720,84 @@ static int open_mapped(const char *path, const struct module_origin *o)
 	return pfd < 0 ? pfd : reopen_checked(pfd, o, true);
 }
 
+/* A code section's bytes in the file, clipped to the executable
+ * segment that loads them. */
+struct code_range {
+	uint64_t off, end, addr;
+};
+
+static int by_offset(const void *a, const void *b)
+{
+	const struct code_range *x = a, *y = b;
+
+	return (x->off > y->off) - (x->off < y->off);
+}
+
+/* The end of the executable segment of @elf whose file bytes hold
+ * @off; 0: none does. */
+static uint64_t exec_segment_end(Elf *elf, size_t nph, uint64_t off)
+{
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    (ph.p_flags & PF_X) && off >= ph.p_offset &&
+		    off - ph.p_offset < ph.p_filesz)
+			return ph.p_offset + ph.p_filesz;
+	}
+	return 0;
+}
+
+/*
+ * Each code section's bytes, once: only what an executable segment
+ * loads (a section the program never maps is no code of it), and a
+ * byte that overlapping sections share only the first time.  A crafted
+ * file of 32 code sections over one 32 MiB hole was decoded 32 times
+ * over, a gigabyte of copies; now at most its segments' bytes are read.
+ */
 static int each_code_section(Elf *elf, module_code_fn fn, void *arg)
 {
+	struct code_range *v = NULL;
+	size_t n = 0, cap = 0, nph = 0;
 	Elf_Scn *scn = NULL;
+	uint64_t done = 0;
 	int ret = 0;
 
-	while (!ret && (scn = elf_nextscn(elf, scn))) {
+	if (elf_getphdrnum(elf, &nph))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
-		Elf_Data *d;
+		uint64_t end;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
-		    !(sh.sh_flags & SHF_EXECINSTR) || !sh.sh_size)
+		    !(sh.sh_flags & SHF_EXECINSTR) || !sh.sh_size ||
+		    !(end = exec_segment_end(elf, nph, sh.sh_offset)))
 			continue;
-		/* libelf checks the section lies within the file */
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf || d->d_size > sh.sh_size)
-			continue;
-		ret = fn(arg, sh.sh_addr, d->d_buf, d->d_size);
+		if (sh.sh_size < end - sh.sh_offset)
+			end = sh.sh_offset + sh.sh_size;
+		if (grow(&v, &cap, n + 1, sizeof(*v), 16)) {
+			free(v);
+			return -ENOMEM;
+		}
+		v[n++] = (struct code_range){ sh.sh_offset, end, sh.sh_addr };
 	}
+	if (n)
+		qsort(v, n, sizeof(*v), by_offset);
+	for (size_t i = 0; i < n && !ret; i++) {
+		uint64_t from = v[i].off > done ? v[i].off : done;
+		Elf_Data *d;
+
+		if (from >= v[i].end)
+			continue;
+		done = v[i].end;
+		/* libelf checks the range lies within the file */
+		d = elf_getdata_rawchunk(elf, (int64_t)from, v[i].end - from,
+					 ELF_T_BYTE);
+		if (d && d->d_buf && d->d_size == v[i].end - from)
+			ret = fn(arg, v[i].addr + (from - v[i].off),
+				 d->d_buf, d->d_size);
+	}
+	free(v);
 	return ret;
 }
 

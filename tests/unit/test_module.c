@@ -253,6 +253,69 @@ static void test_sparse(void)
 	}
 }
 
+static int count_code(void *arg, uint64_t vaddr, const uint8_t *code,
+		      size_t len)
+{
+	uint64_t *bytes = arg;
+
+	(void)vaddr;
+	(void)code;
+	bytes[0] += len;
+	bytes[1]++;
+	return 0;
+}
+
+/*
+ * Code decoded once, and only what a segment loads: 32 code sections
+ * over one 32 MiB hole of a sparse file (sites decoded each, 197 s at
+ * 1 GB), and one more past the executable segment.
+ */
+static void test_code_once(void)
+{
+	static const uint8_t small[16];
+	const uint64_t hole = 1 << 20, hole_size = 32u << 20;
+	struct ec_section s[33];
+	char path[] = "/tmp/icppd-code-XXXXXX";
+	uint64_t seen[2] = { 0, 0 };
+	struct ec_file f;
+	Elf64_Phdr ph;
+	struct module *m;
+	long before;
+	int fd;
+
+	for (int i = 0; i < 33; i++)
+		s[i] = (struct ec_section){ ".text", SHT_PROGBITS,
+			SHF_ALLOC | SHF_EXECINSTR, 0x400000 + 0x1000 * i, 0, 0,
+			0, small, sizeof(small), hole_size,
+			i < 32 ? hole : hole + 2 * hole_size };
+	if (ec_build(&f, s, 33))
+		return;
+	/* the one segment loads the hole, not the last section */
+	memcpy(&ph, f.buf + sizeof(Elf64_Ehdr), sizeof(ph));
+	ph.p_filesz = ph.p_memsz = hole + hole_size;
+	memcpy(f.buf + sizeof(Elf64_Ehdr), &ph, sizeof(ph));
+	fd = mkstemp(path);
+	if (fd < 0 || write(fd, f.buf, f.len) != (ssize_t)f.len ||
+	    ftruncate(fd, (off_t)(hole + 3 * hole_size))) {
+		free(f.buf);
+		return;
+	}
+	close(fd);
+	free(f.buf);
+	before = peak_mib();
+	m = module__open(path);
+	is_int(module__error(m), 0, "32 code sections over a hole: the file opens");
+	is_int(module__code(m, count_code, seen), 0, "its code read");
+	ok(seen[0] == hole_size && seen[1] == 1,
+	   "the hole's 32 MiB once, the section past the segment not at all "
+	   "(%llu MiB in %llu pieces)", (unsigned long long)(seen[0] >> 20),
+	   (unsigned long long)seen[1]);
+	ok(peak_mib() - before < 48, "peak memory grew %ld MiB (< 48)",
+	   peak_mib() - before);
+	module__free(m);
+	unlink(path);
+}
+
 /* The file at PATH as a mapping of process @pid would name it. */
 static struct module_origin origin_of(const char *path, int pid)
 {
@@ -486,6 +549,7 @@ int main(void)
 	module__free(m);
 	test_crafted();
 	test_sparse();
+	test_code_once();
 	test_evict();
 	return tap_done();
 }
