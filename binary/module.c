@@ -41,6 +41,8 @@
  * comes near these (libc: 3,000 symbols; chromium: 400,000). */
 #define MODULE_MAX_SYMBOLS (4u << 20)
 #define MODULE_MAX_NAME_BYTES (256u << 20)
+/* Names copied beyond twice their tables' bytes (sort_symbols()). */
+#define NAMES_SLACK ((size_t)64 << 10)
 /* libelf's own state for an open image, beside the CFI it holds. */
 #define MODULE_ELF_BYTES 4096
 /* A build-id note is 36 bytes; libelf copies a section whole when it is
@@ -74,6 +76,7 @@ struct module {
 	size_t nsyms;
 	char *names;		/* the symbols' names, NUL-separated */
 	size_t names_bytes;
+	size_t string_bytes;	/* of the tables the names come from */
 	struct cfi *cfi;
 	bool go;		/* Go code (see module__is_go) */
 	bool cfi_released;	/* no cfi held: built on first use (a cached
@@ -166,7 +169,8 @@ static int add_symbols(struct module *m, Elf *elf, Elf64_Word type)
 
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
-		Elf_Data *d;
+		Elf_Data *d, *sd;
+		Elf_Scn *strings;
 		size_t count;
 		struct symbol *t;
 
@@ -176,6 +180,9 @@ static int add_symbols(struct module *m, Elf *elf, Elf64_Word type)
 		d = elf_getdata(scn, NULL);
 		if (!d)
 			continue;
+		strings = elf_getscn(elf, sh.sh_link);
+		sd = strings ? elf_getdata(strings, NULL) : NULL;
+		m->string_bytes += sd ? sd->d_size : 0;
 		/* The entries the data really holds: a crafted sh_entsize
 		 * (larger than sh_size, or tiny) must neither allocate zero
 		 * bytes (realloc(p, 0) frees p) nor many times the file. */
@@ -255,11 +262,17 @@ static int cmp_sym(const void *a, const void *b)
 }
 
 /* Sorts, keeps one name per address, and copies the names kept out of
- * libelf's string tables, which are released with the Elf. */
+ * libelf's string tables, which are released with the Elf.  The copies
+ * are bounded by the tables: distinct names take no more than their
+ * tables (twice, for names that share a tail), where 65,000 symbols
+ * that all name one 4,095-byte string took 284 MB of a 1.6 MB file. */
 static int sort_symbols(struct module *m)
 {
-	size_t kept = 0, bytes = 0;
+	size_t kept = 0, bytes = 0, limit = MODULE_MAX_NAME_BYTES;
 	char *p;
+
+	if (m->string_bytes < (limit - NAMES_SLACK) / 2)
+		limit = 2 * m->string_bytes + NAMES_SLACK;
 
 	if (!m->nsyms)		/* a stripped static binary: no array */
 		return 0;
@@ -270,7 +283,7 @@ static int sort_symbols(struct module *m)
 		if (kept && m->syms[kept - 1].addr == m->syms[i].addr)
 			continue;
 		len = strnlen(m->syms[i].name, 4096) + 1;
-		if (bytes + len > MODULE_MAX_NAME_BYTES)
+		if (bytes + len > limit)
 			break;
 		bytes += len;
 		m->syms[kept++] = m->syms[i];
@@ -944,20 +957,29 @@ struct module_cache {
 	size_t n, cap;
 	uint64_t clock;		/* counts lookups, for LRU */
 	size_t max_bytes;	/* of CFI kept built */
+	size_t max_symbol_bytes;	/* of the modules held */
+	uint64_t symbols_dropped;	/* modules over it */
 };
 
 struct module_cache *module_cache__new(void)
 {
 	struct module_cache *c = calloc(1, sizeof(struct module_cache));
 
-	if (c)
+	if (c) {
 		c->max_bytes = MODULE_CACHE_BYTES;
+		c->max_symbol_bytes = MODULE_CACHE_SYMBOL_BYTES;
+	}
 	return c;
 }
 
 void module_cache__set_budget(struct module_cache *c, size_t max_bytes)
 {
 	c->max_bytes = max_bytes;
+}
+
+void module_cache__set_symbol_budget(struct module_cache *c, size_t bytes)
+{
+	c->max_symbol_bytes = bytes;
 }
 
 size_t module_cache__bytes(const struct module_cache *c, size_t *built)
@@ -1033,6 +1055,36 @@ void module_cache__free(struct module_cache *c)
 	free(c);
 }
 
+static size_t symbol_bytes(const struct module *m)
+{
+	return m->names_bytes + m->nsyms * sizeof(*m->syms);
+}
+
+/*
+ * One budget for the symbols of every module held: those of modules
+ * still mapped cannot be evicted, so files crafted to the per-module
+ * bounds, mapped by anyone, would add up without one (idle ones count
+ * in the cache's byte budget, module_cache__evict()).  A module that
+ * does not fit keeps no symbols: its functions are named by their
+ * FDEs, as a stripped binary's are.
+ */
+static void fit_symbols(struct module_cache *c, struct module *m)
+{
+	size_t bytes = 0;
+
+	for (size_t i = 0; i < c->n; i++)
+		if (c->mods[i]->refs)
+			bytes += symbol_bytes(c->mods[i]);
+	if (bytes + symbol_bytes(m) <= c->max_symbol_bytes)
+		return;
+	free(m->syms);
+	free(m->names);
+	m->syms = NULL;
+	m->names = NULL;
+	m->nsyms = m->names_bytes = 0;
+	c->symbols_dropped++;
+}
+
 /* Linear search: called per mapping event, not per sample, and a process
  * maps tens of modules. */
 struct module *module_cache__get(struct module_cache *c, const char *path,
@@ -1075,6 +1127,7 @@ struct module *module_cache__get(struct module_cache *c, const char *path,
 	m->cache = c;
 	m->last_use = ++c->clock;
 	m->refs = 1;
+	fit_symbols(c, m);
 	c->mods[c->n++] = m;
 	fit_budget(c, m);
 	return m;
@@ -1094,6 +1147,8 @@ static size_t all_bytes(const struct module_cache *c)
 static int parse_perfmap(struct module *m, char *buf)
 {
 	size_t cap = 0;
+
+	m->string_bytes = strlen(buf);
 
 	for (char *line = buf, *next; *line; line = next) {
 		char *end, *name;
@@ -1244,6 +1299,11 @@ size_t module_cache__evict(struct module_cache *c,
 		module__free(victims[i]);
 	free(victims);
 	return nv;
+}
+
+uint64_t module_cache__symbols_dropped(const struct module_cache *c)
+{
+	return c->symbols_dropped;
 }
 
 size_t module_cache__count(const struct module_cache *c)

@@ -145,6 +145,10 @@ struct module_origin {
 /* Modules kept while nobody holds them: the libraries of short-lived
  * processes are parsed once, not once per process. */
 #define MODULE_CACHE_IDLE 256
+/* Symbols and their names of every module a cache holds together: a
+ * module opened past it keeps none (module_cache__symbols_dropped()).
+ * Debian's largest symbol tables take tens of MB. */
+#define MODULE_CACHE_SYMBOL_BYTES ((size_t)512 << 20)
 
 struct module_cache;
 struct module_cache *module_cache__new(void);
@@ -193,9 +197,13 @@ struct module *module_cache__perfmap(struct module_cache *c, int pid,
 				     uint32_t uid, const struct module *prev);
 /* Whether module_cache__evict() would free some module now. */
 bool module_cache__over(const struct module_cache *c);
+/* Modules opened past MODULE_CACHE_SYMBOL_BYTES, kept without symbols. */
+uint64_t module_cache__symbols_dropped(const struct module_cache *c);
 /* Modules in the cache, held or not. */
 size_t module_cache__count(const struct module_cache *c);
 void module_cache__set_budget(struct module_cache *c, size_t max_bytes);
+/* The symbol budget (default MODULE_CACHE_SYMBOL_BYTES). */
+void module_cache__set_symbol_budget(struct module_cache *c, size_t bytes);
 /* Bytes of CFI built now, and in how many modules (@built, or NULL). */
 size_t module_cache__bytes(const struct module_cache *c, size_t *built);
 
