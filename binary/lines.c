@@ -25,7 +25,6 @@
 
 #include "binary/module.h"
 #include "common/grow.h"
-#include "common/sys.h"
 
 struct line_row {
 	uint64_t addr;
@@ -197,16 +196,18 @@ static void dwarf_failed(Dwarf_Error err, Dwarf_Ptr arg)
 	(void)arg;
 }
 
-/* Opens the DWARF of the ELF file at @path: its units' ranges kept for
+/* Opens the DWARF of the ELF file at @path, if it is the build
+ * @build_id (module__open_recorded_fd()): its units' ranges kept for
  * reading on demand, or, without aranges, every unit's rows read now.
- * 0, or -ENOENT when it has no DWARF. */
-static int open_file(const char *path, struct line_module *m)
+ * 0, or -ENOENT when it has no DWARF or is not that file. */
+static int open_file(const char *path, const char *build_id,
+		     struct line_module *m)
 {
 	Dwarf_Error err = NULL;
 	Dwarf_Unsigned next;
 	Dwarf_Half type;
 
-	m->fd = sys__open(path, O_RDONLY, 0);
+	m->fd = module__open_recorded_fd(path, build_id);
 	if (m->fd < 0)
 		return -ENOENT;
 	m->elf = elf_begin(m->fd, ELF_C_READ, NULL);
@@ -251,8 +252,6 @@ static struct line_module *load(struct lines *l, const char *path,
 				const char *build_id)
 {
 	struct line_module *m;
-	char id[41];
-	bool same;
 
 	for (size_t i = 0; i < l->n; i++)
 		if (!strcmp(l->mods[i].path, path))
@@ -264,16 +263,13 @@ static struct line_module *load(struct lines *l, const char *path,
 	if (!m->path)
 		return NULL;
 	l->n++;
-	same = !module__file_build_id(path, id, sizeof(id), NULL) &&
-	       !strcmp(id, build_id);
-	if (!same)
-		return m;	/* no rows: never read another build */
-	if (open_file(path, m) && build_id[0] && strlen(build_id) > 2) {
+	/* no rows from another build (open_file() checks) */
+	if (open_file(path, build_id, m) && strlen(build_id) > 2) {
 		char dbg[160];
 
 		snprintf(dbg, sizeof(dbg), "/usr/lib/debug/.build-id/%.2s/%s.debug",
 			 build_id, build_id + 2);
-		open_file(dbg, m);
+		open_file(dbg, build_id, m);
 	}
 	if (m->nrows)
 		qsort(m->rows, m->nrows, sizeof(*m->rows), cmp_row);

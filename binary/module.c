@@ -429,7 +429,7 @@ int module__file_build_id(const char *path, char *out, size_t len,
 			  struct module_span *span)
 {
 	struct module probe = { .path = (char *)path };
-	int fd = open_regular(path), ret;
+	int fd = module__open_recorded_fd(path, NULL), ret;
 
 	if (fd < 0)
 		return fd;
@@ -731,6 +731,69 @@ static int open_mapped(const char *path, const struct module_origin *o)
 	}
 	pfd = open_path(AT_FDCWD, path, false);
 	return pfd < 0 ? pfd : reopen_checked(pfd, o, true);
+}
+
+/*
+ * A file a database recorded (a path the kernel reported as mapped), as
+ * report and the exporter reopen it, often as root: with no symlink
+ * anywhere in the path (the kernel's paths have none, so one is a
+ * swap, to a root-only file say), a regular file, never blocking; and
+ * with @build_id (not empty) the build-id recorded, or -ESTALE.
+ */
+int module__open_recorded_fd(const char *path, const char *build_id)
+{
+	struct module probe = { .path = (char *)path };
+	char self[64];
+	struct stat st;
+	int pfd = open_path(AT_FDCWD, path, false), fd, ret = 0;
+
+	if (pfd < 0)
+		return pfd;
+	/* not even opened unless a regular file: opening a device has
+	 * effects of its own */
+	if (fstat(pfd, &st) || !S_ISREG(st.st_mode)) {
+		close(pfd);
+		return -EINVAL;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = sys__open(self, O_RDONLY | O_NONBLOCK, 0);
+	close(pfd);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		ret = -EINVAL;
+	if (!ret && build_id && build_id[0]) {
+		elf_version(EV_CURRENT);
+		probe.elf = elf_begin(fd, ELF_C_READ, NULL);
+		ret = is_elf64(probe.elf);
+		if (!ret) {
+			read_build_id(&probe);
+			if (strcmp(probe.build_id, build_id))
+				ret = -ESTALE;
+		}
+		if (probe.elf)
+			elf_end(probe.elf);
+	}
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+struct module *module__open_recorded(const char *path, const char *build_id)
+{
+	struct module *m = module_alloc(path);
+	int fd;
+
+	if (!m)
+		return NULL;
+	fd = module__open_recorded_fd(path, build_id);
+	if (fd < 0)
+		m->error = fd;
+	else
+		analyse_fd(m, fd, true);
+	return m;
 }
 
 /* A code section's bytes in the file, clipped to the executable

@@ -34,6 +34,16 @@ struct module_func {
  * under a reason instead of being retried for every sample.
  */
 struct module *module__open(const char *path);
+/*
+ * A file a database recorded, reopened by report and the exporter
+ * (often as root, on a path a user may since have swapped): no symlink
+ * anywhere in @path, a regular file, opened without blocking, and with
+ * @build_id (not empty) the build-id recorded, else -ESTALE.  The
+ * module, its error set on failure (NULL only when memory is short);
+ * or the file descriptor (the caller's), or -errno.
+ */
+struct module *module__open_recorded(const char *path, const char *build_id);
+int module__open_recorded_fd(const char *path, const char *build_id);
 /* The span of a file's code, as module__code_span() gives it. */
 struct module_span {
 	bool found;

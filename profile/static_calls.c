@@ -249,7 +249,8 @@ static int from_file(struct static_calls *sc, const struct store_module *sm,
 		     struct scanned *x)
 {
 	/* the vDSO has no file: the running kernel's image, by build-id */
-	struct module *m = strcmp(sm->path, "[vdso]") ? module__open(sm->path) :
+	struct module *m = strcmp(sm->path, "[vdso]") ?
+			   module__open_recorded(sm->path, sm->build_id) :
 			   module__open_vdso();
 	int err;
 	bool same;

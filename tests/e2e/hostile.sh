@@ -233,4 +233,22 @@ if [ ! -e "$vdir" ]; then
 else
 	skip "$vdir exists already" "a squatted socket folder"
 fi
+# A recorded path swapped for a symlink: report (often run as root)
+# and the exporter reopen recorded paths, and read nothing through one,
+# not even a copy of the same build (the kernel's mapping paths have no
+# symlinks, so one is a swap: to a root-only file, or a device).
+sw=$tmp/swap
+mkdir "$sw"
+cp "$PROGS/heights-nofp" "$sw/prog"
+cp "$sw/prog" "$sw/copy"
+"$ICPPD" record -q -d "$sw/s.db" -- "$sw/prog" 20 >/dev/null
+lines_read() { "$ICPPD" report -d "$sw/s.db" --lines --k 1 2>/dev/null | grep -c 'heights\.c:'; }
+read_n=$(lines_read)
+ok $([ "${read_n:-0}" -gt 0 ]; echo $?) "the recorded file's lines are read ($read_n)"
+rm "$sw/prog"
+ln -s "$sw/copy" "$sw/prog"
+is "$(lines_read)" 0 "swapped for a symlink: no line read through it"
+rm "$sw/prog"
+mkfifo "$sw/prog"
+is "$(lines_read)" 0 "swapped for a FIFO: nothing read, no hang"
 done_testing
