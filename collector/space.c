@@ -170,15 +170,29 @@ int space__reserve_maps(struct process *p, size_t extra)
 	return grow(&p->maps, &p->cap, p->nmaps + extra, sizeof(*p->maps), 32);
 }
 
-/* Cuts [start, end) out of every mapping, as munmap or MAP_FIXED would. */
+/* Cuts [start, end) out of every mapping, as munmap or MAP_FIXED would.
+ * The mappings are sorted and disjoint, so their ends are sorted too:
+ * the first that can overlap is found in O(log n), and the walk stops
+ * past @end (a scan of the whole table per insert was quadratic in a
+ * process that maps and unmaps at ever new addresses). */
 static int cut_range(struct process *p, uint64_t start, uint64_t end)
 {
+	size_t lo = 0, hi = p->nmaps;
+
 	if (space__reserve_maps(p, 1))
 		return -ENOMEM;
-	for (size_t i = 0; i < p->nmaps; i++) {
+	while (lo < hi) {	/* the first mapping ending above @start */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].end <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < p->nmaps && p->maps[i].start < end; i++) {
 		struct mapping *o = &p->maps[i];
 
-		if (o->end <= start || o->start >= end)
+		if (o->end <= start)
 			continue;
 		if (o->start < start && o->end > end) {	/* split in two */
 			struct mapping right = *o;
@@ -277,6 +291,12 @@ int space__add_mapping(struct collector *c, struct process *p, uint64_t start,
 		space__set_exe(p, exe);
 		module__release(exe);	/* set_exe holds it */
 		p->exe_pending = false;
+	}
+	/* a process the filter refuses has no table: no sample of it is
+	 * kept, and an unwatched user's mapping churn costs nothing */
+	if (p->ignored) {
+		space__release_maps(p);
+		return 0;
 	}
 	if (!strcmp(path, "[stack]")) {
 		m.kind = REGION_MAIN_STACK;

@@ -12,6 +12,7 @@
 
 #include "binary/module.h"
 #include "collector/collector.h"
+#include "collector/collector_int.h"
 #include "common/sys.h"
 #include "tests/tap.h"
 #include "tests/unit/selfregs.h"
@@ -23,6 +24,8 @@
 #define NOPROC 888888u
 #define EXECER 666666u
 #define FORKED 555555u
+#define UNWATCHED 444444u
+#define WATCHED 333333u
 #define BASE 0x7ffc00001000ULL		/* main stack base */
 #define TSTACK_LO 0x7f0000000000ULL	/* a thread stack */
 #define TSTACK_HI 0x7f0000800000ULL
@@ -94,6 +97,16 @@ static uint64_t unresolved(struct aggregate *a, enum cid_failure why)
 
 /* /proc/PID/stat of the fake /proc in @dir, with @startstack. */
 /* A stat line with startstack (field 28) and start_brk (field 47). */
+/* The daemon's filter, as a test: every process but UNWATCHED. */
+static bool all_but_unwatched(void *arg, uint32_t pid, const char *exe,
+			      const char *comm)
+{
+	(void)arg;
+	(void)exe;
+	(void)comm;
+	return pid != UNWATCHED;
+}
+
 static void fake_proc(const char *dir, unsigned pid, uint64_t startstack,
 		      uint64_t start_brk)
 {
@@ -302,6 +315,33 @@ int main(void)
 		feed(synth_comm(&s, 0, 0, "swapper", 0, 42));
 	is_int(st->malformed, 1 + 1001, "MMAP2 and FORK records of pid 0: "
 	       "malformed, nothing kept (ASan: no leak)");
+
+	/* Mapping churn: a process that maps and unmaps one executable
+	 * page at ever new addresses (perf reports no unmaps).  One the
+	 * filter refuses keeps no table at all; a watched one's inserts
+	 * find their overlaps by binary search. */
+	collector__set_filter(col, all_but_unwatched, NULL);
+	feed(synth_comm(&s, UNWATCHED, UNWATCHED, "churn", 1, 50));
+	feed(synth_comm(&s, WATCHED, WATCHED, "churn", 1, 50));
+	for (int i = 0; i < 20000; i++) {
+		uint64_t at = 0x10000000 + 0x2000 * (uint64_t)i;
+
+		feed(synth_mmap2(&s, UNWATCHED, at, 0x1000, 0,
+				 PROT_READ | PROT_EXEC, self, 51));
+		feed(synth_mmap2(&s, WATCHED, at, 0x1000, 0, PROT_READ,
+				 "//anon", 51));
+	}
+	is_int(space__find_proc(col, UNWATCHED) ?
+	       (int)space__find_proc(col, UNWATCHED)->nmaps : -1, 0,
+	       "a process the filter refuses: no mapping table");
+	is_int(space__find_proc(col, WATCHED) ?
+	       (int)space__find_proc(col, WATCHED)->nmaps : -1, 20000,
+	       "a watched one: every mapping kept");
+	/* one mapping over the middle 10,000 replaces them */
+	feed(synth_mmap2(&s, WATCHED, 0x10000000 + 0x2000 * 5000ull,
+			 0x2000 * 10000ull, 0, PROT_READ, "//anon", 52));
+	is_int((int)space__find_proc(col, WATCHED)->nmaps, 10001,
+	       "a mapping over 10,000 others replaces them");
 
 	collector__free(col);
 	aggregate__free(agg);
