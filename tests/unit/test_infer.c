@@ -340,28 +340,32 @@ static void unweighed(void)
 	cct__free(t);
 }
 
-/* The run's own learned samples split a CID: the map says 9 to 1 for
- * main;a;t, the run's learning saw 1 to 9; the map counts as eight
- * samples against the run's ten.  Without own samples the map rules. */
+/* A CID the map splits 9 to 1 between main;a;t and main;b;t, and the
+ * run's own learning 1 to 9. */
+static const struct infer_node own_nodes[] = {
+	{ -1, MAIN, 16, 0, 0, 10, 0, 0 },
+	{ 0, A, 48, 0x11, 0, 9, 0, 0 },
+	{ 1, T, 96, 0x21, 9, 9, 0, 1 },
+	{ 0, B, 48, 0x12, 0, 1, 0, 0 },
+	{ 3, T, 96, 0x31, 1, 1, 0, 9 },
+};
+#define OWN_NODES (sizeof(own_nodes) / sizeof(own_nodes[0]))
+
+/* The run's own learned samples split a CID (own_nodes): the map counts
+ * as eight samples against the run's ten.  Without own samples the map
+ * rules. */
 static void own_split(void)
 {
-	static const struct infer_node nodes[] = {
-		{ -1, MAIN, 16, 0, 0, 10, 0, 0 },
-		{ 0, A, 48, 0x11, 0, 9, 0, 0 },
-		{ 1, T, 96, 0x21, 9, 9, 0, 1 },
-		{ 0, B, 48, 0x12, 0, 1, 0, 0 },
-		{ 3, T, 96, 0x31, 1, 1, 0, 9 },
-	};
-	struct infer_node none[sizeof(nodes) / sizeof(nodes[0])];
+	struct infer_node none[OWN_NODES];
 
-	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
-		none[i] = nodes[i];
+	for (size_t i = 0; i < OWN_NODES; i++) {
+		none[i] = own_nodes[i];
 		none[i].own = 0;
 	}
 	for (int own = 1; own >= 0; own--) {
 		struct cct *t = cct__new();
-		struct infer *inf = engine(t, NULL, own ? nodes : none,
-					   sizeof(nodes) / sizeof(nodes[0]));
+		struct infer *inf = engine(t, NULL, own ? own_nodes : none,
+					   OWN_NODES);
 		enum cct_how how;
 		uint32_t exact;
 		double a, b;
@@ -412,16 +416,8 @@ static double weight_as(const struct cct *t, const char *path,
  * (a (1 + 8 * 0.9) / 18), ambiguous, t alone certain. */
 static void own_counted(void)
 {
-	static const struct infer_node nodes[] = {
-		{ -1, MAIN, 16, 0, 0, 10, 0, 0 },
-		{ 0, A, 48, 0x11, 0, 9, 0, 0 },
-		{ 1, T, 96, 0x21, 9, 9, 0, 1 },
-		{ 0, B, 48, 0x12, 0, 1, 0, 0 },
-		{ 3, T, 96, 0x31, 1, 1, 0, 9 },
-	};
 	struct cct *t = cct__new();
-	struct infer *inf = engine(t, NULL, nodes,
-				   sizeof(nodes) / sizeof(nodes[0]));
+	struct infer *inf = engine(t, NULL, own_nodes, OWN_NODES);
 	struct infer_outcome o;
 	double share_a = (1 + 8 * 0.9) / 18, pa, pb, aa, ab;
 	uint32_t xa = 0, xb = 0, x = 0;

@@ -200,6 +200,21 @@ static long peak_mib(void)
 	return ru.ru_maxrss / 1024;
 }
 
+/* @f (freed) into a new file at template @path, @size bytes long: the
+ * rest a hole.  0, or -1. */
+static int write_sparse(char *path, struct ec_file *f, uint64_t size)
+{
+	int fd = mkstemp(path), ret = -1;
+
+	if (fd >= 0 && write(fd, f->buf, f->len) == (ssize_t)f->len &&
+	    !ftruncate(fd, (off_t)size))
+		ret = 0;
+	if (fd >= 0)
+		close(fd);
+	free(f->buf);
+	return ret;
+}
+
 /*
  * Sections that claim a sparse hole: a 20 KB file whose 32 note
  * sections each cover one 32 MiB hole (libelf copied every one whole:
@@ -216,7 +231,6 @@ static void test_sparse(void)
 	struct ec_file f;
 	struct module *m;
 	long before;
-	int fd;
 
 	for (int k = 0; k < 2; k++) {
 		int n = k ? 1 : 32;
@@ -228,14 +242,8 @@ static void test_sparse(void)
 				k ? 4 * hole_size : hole_size, hole };
 		if (ec_build(&f, s, n))
 			return;
-		fd = mkstemp(path);
-		if (fd < 0 || write(fd, f.buf, f.len) != (ssize_t)f.len ||
-		    ftruncate(fd, (off_t)(hole + 4 * hole_size))) {
-			free(f.buf);
+		if (write_sparse(path, &f, hole + 4 * hole_size))
 			return;
-		}
-		close(fd);
-		free(f.buf);
 		before = peak_mib();
 		m = module__open(path);
 		is_int(module__error(m), 0, "%s: the file opens",
@@ -281,7 +289,6 @@ static void test_code_once(void)
 	Elf64_Phdr ph;
 	struct module *m;
 	long before;
-	int fd;
 
 	for (int i = 0; i < 33; i++)
 		s[i] = (struct ec_section){ ".text", SHT_PROGBITS,
@@ -294,14 +301,8 @@ static void test_code_once(void)
 	memcpy(&ph, f.buf + sizeof(Elf64_Ehdr), sizeof(ph));
 	ph.p_filesz = ph.p_memsz = hole + hole_size;
 	memcpy(f.buf + sizeof(Elf64_Ehdr), &ph, sizeof(ph));
-	fd = mkstemp(path);
-	if (fd < 0 || write(fd, f.buf, f.len) != (ssize_t)f.len ||
-	    ftruncate(fd, (off_t)(hole + 3 * hole_size))) {
-		free(f.buf);
+	if (write_sparse(path, &f, hole + 3 * hole_size))
 		return;
-	}
-	close(fd);
-	free(f.buf);
 	before = peak_mib();
 	m = module__open(path);
 	is_int(module__error(m), 0, "32 code sections over a hole: the file opens");
