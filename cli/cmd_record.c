@@ -29,7 +29,8 @@ static const struct cli_option record_options[] = {
 	  "CIDs only: learn no call paths during the run", 0, 0 },
 	{ "learn-freq", 0, CLI_UINT, RUN_OPT(learn_freq), "HZ",
 	  "samples per second of the learning event while it is on "
-	  "(default: the sampling rate; 1000 when sampling by period)", 1,
+	  "(default: the sampling rate, when it takes the main event's "
+	  "turn and its samples are exact ones)", 1,
 	  RUN_MAX_LEARN_HZ },
 	RUN_OPT_STACK,
 	{ "export", 0, CLI_STRING, RUN_OPT(export_url), "URL",
@@ -43,10 +44,11 @@ const struct cli_command record_command = {
 	.brief = "the measurement run: sample stack pointer and program counter",
 	.summary = "Sample the stack pointer and program counter of COMMAND (or of\n"
 		   "a running process) and store context identifiers (function,\n"
-		   "stack height) in the profile database.  Meanwhile a sparse\n"
-		   "learning event copies stacks, in bursts while some context\n"
-		   "identifiers are not yet explained, and the call paths it\n"
-		   "unwinds join the path map of each program's build.",
+		   "stack height) in the profile database.  Meanwhile a learning\n"
+		   "event copies stacks, in bursts while some context identifiers\n"
+		   "are not yet explained, taking the main event's turn: a sample\n"
+		   "it unwinds whole is reported in its own call path, and the\n"
+		   "paths join the path map of each program's build.",
 	.options = record_options,
 	.noptions = sizeof(record_options) / sizeof(record_options[0]),
 	.epilog = "With a COMMAND, icppd exits with its exit status (128+N when it\n"
