@@ -809,19 +809,62 @@ static int by_offset(const void *a, const void *b)
 	return (x->off > y->off) - (x->off < y->off);
 }
 
-/* The end of the executable segment of @elf whose file bytes hold
- * @off; 0: none does. */
-static uint64_t exec_segment_end(Elf *elf, size_t nph, uint64_t off)
+/*
+ * The file bytes @elf's executable segments load, as disjoint ranges
+ * sorted by offset in *@out (the caller frees it), so that each code
+ * section finds its segment by binary search: a crafted file may have
+ * as many segments as sections.  How many, or -ENOMEM.
+ */
+static long exec_ranges(Elf *elf, struct code_range **out)
 {
+	struct code_range *v = NULL;
+	size_t n = 0, cap = 0, nph = 0, u = 0;
+
+	*out = NULL;
+	if (elf_getphdrnum(elf, &nph))
+		return 0;
 	for (size_t i = 0; i < nph; i++) {
 		GElf_Phdr ph;
 
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
-		    (ph.p_flags & PF_X) && off >= ph.p_offset &&
-		    off - ph.p_offset < ph.p_filesz)
-			return ph.p_offset + ph.p_filesz;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_X) || !ph.p_filesz ||
+		    ph.p_offset + ph.p_filesz < ph.p_offset)
+			continue;
+		if (grow(&v, &cap, n + 1, sizeof(*v), 8)) {
+			free(v);
+			return -ENOMEM;
+		}
+		v[n++] = (struct code_range){ ph.p_offset,
+					      ph.p_offset + ph.p_filesz, 0 };
 	}
-	return 0;
+	if (n)
+		qsort(v, n, sizeof(*v), by_offset);
+	for (size_t i = 0; i < n; i++)	/* merged where they overlap */
+		if (u && v[i].off <= v[u - 1].end)
+			v[u - 1].end = v[i].end > v[u - 1].end ? v[i].end :
+				       v[u - 1].end;
+		else
+			v[u++] = v[i];
+	*out = v;
+	return (long)u;
+}
+
+/* The end of the range of @segs (@n, from exec_ranges()) that holds
+ * file offset @off; 0: none does. */
+static uint64_t exec_segment_end(const struct code_range *segs, size_t n,
+				 uint64_t off)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {	/* the first range starting above @off */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (segs[mid].off <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && off < segs[lo - 1].end ? segs[lo - 1].end : 0;
 }
 
 /*
@@ -833,30 +876,34 @@ static uint64_t exec_segment_end(Elf *elf, size_t nph, uint64_t off)
  */
 static int each_code_section(Elf *elf, module_code_fn fn, void *arg)
 {
-	struct code_range *v = NULL;
-	size_t n = 0, cap = 0, nph = 0;
+	struct code_range *v = NULL, *segs;
+	size_t n = 0, cap = 0;
+	long nsegs = exec_ranges(elf, &segs);
 	Elf_Scn *scn = NULL;
 	uint64_t done = 0;
 	int ret = 0;
 
-	if (elf_getphdrnum(elf, &nph))
-		return 0;
+	if (nsegs < 0)
+		return (int)nsegs;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		uint64_t end;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
 		    !(sh.sh_flags & SHF_EXECINSTR) || !sh.sh_size ||
-		    !(end = exec_segment_end(elf, nph, sh.sh_offset)))
+		    !(end = exec_segment_end(segs, (size_t)nsegs,
+					     sh.sh_offset)))
 			continue;
 		if (sh.sh_size < end - sh.sh_offset)
 			end = sh.sh_offset + sh.sh_size;
 		if (grow(&v, &cap, n + 1, sizeof(*v), 16)) {
 			free(v);
+			free(segs);
 			return -ENOMEM;
 		}
 		v[n++] = (struct code_range){ sh.sh_offset, end, sh.sh_addr };
 	}
+	free(segs);
 	if (n)
 		qsort(v, n, sizeof(*v), by_offset);
 	for (size_t i = 0; i < n && !ret; i++) {
