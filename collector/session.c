@@ -358,8 +358,12 @@ int session__learn(struct session *s, bool on)
 					  PERF_EVENT_IOC_DISABLE)))
 		return ret;
 	ret = ioctl_range(s->lfds, s->nlfds, req);
-	if (!ret && s->turns && !on)
-		ret = ioctl_range(s->fds, s->nmain, PERF_EVENT_IOC_ENABLE);
+	/* the main event samples again if the learner could not start */
+	if (s->turns && (on ? ret != 0 : !ret)) {
+		int r = ioctl_range(s->fds, s->nmain, PERF_EVENT_IOC_ENABLE);
+
+		ret = ret ? ret : r;
+	}
 	if (!ret)
 		s->learning = on;
 	return ret;

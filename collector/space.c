@@ -192,8 +192,6 @@ static int cut_range(struct process *p, uint64_t start, uint64_t end)
 	for (size_t i = lo; i < p->nmaps && p->maps[i].start < end; i++) {
 		struct mapping *o = &p->maps[i];
 
-		if (o->end <= start)
-			continue;
 		if (o->start < start && o->end > end) {	/* split in two */
 			struct mapping right = *o;
 
