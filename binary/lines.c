@@ -8,12 +8,29 @@
  * first falls in it: a profile asks for a few dozen addresses of libc,
  * whose debug file's line tables took most of a pprof export's time to
  * read whole.  Without aranges every unit is read at once.
+ *
+ * libdwarf runs in a worker process, forked on first use, that answers
+ * one lookup per message over a socket pair.  A recorded module is any
+ * local user's to craft, and libdwarf 20210528 (Debian 12) has memory
+ * errors on crafted DWARF that no error handler catches:
+ * tests/fuzz/fuzz_lines found a context freed twice when a
+ * .debug_rnglists header is malformed (loaded with .debug_info, before
+ * any line) and a wild string read in dwarf_linesrc().  A worker that
+ * dies, or takes longer than LINES_TIMEOUT_MS over one lookup, costs
+ * the report that module's lines: the module is not read again and the
+ * next lookup forks a new worker.  One socket round trip a lookup (a few
+ * microseconds) is small beside reading a unit's line table.
  */
 #include "binary/lines.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <libdwarf/dwarf.h>
 #include <libdwarf/libdwarf.h>
 #include <libelf.h>
@@ -25,6 +42,16 @@
 
 #include "binary/module.h"
 #include "common/grow.h"
+#include "common/hindex.h"
+#include "common/sys.h"
+
+/* The longest one lookup may take (reading a unit's line table, or a
+ * whole file's without aranges), and the workers a reader may lose
+ * before it gives no more lines. */
+#define LINES_TIMEOUT_MS 30000
+#define LINES_MAX_DEATHS 4
+#define LINES_PATH_MAX 4096
+#define LINES_ID_MAX 128
 
 struct line_row {
 	uint64_t addr;
@@ -51,14 +78,42 @@ struct line_module {
 	Dwarf_Debug dbg;
 };
 
-struct lines {
+/* The worker's modules. */
+struct reader {
 	struct line_module *mods;
 	size_t n, cap;
 };
 
+struct lines {
+	pid_t pid;		/* the worker; 0: none */
+	int sock;
+	unsigned deaths;	/* workers lost */
+	char **bad;		/* modules a worker was lost on */
+	size_t nbad, bad_cap;
+	char **names;		/* file names handed out, by names_index */
+	size_t nnames, names_cap;
+	struct hindex names_index;
+};
+
+/* One lookup, then the path and build-id (no terminating NULs). */
+struct request {
+	uint64_t vaddr;
+	uint32_t path_len, id_len;
+};
+
+/* Its answer, then the file name (no terminating NUL). */
+struct reply {
+	int32_t ret;
+	uint32_t line;
+};
+
 struct lines *lines__new(void)
 {
-	return calloc(1, sizeof(struct lines));
+	struct lines *l = calloc(1, sizeof(struct lines));
+
+	if (l)
+		l->sock = -1;
+	return l;
 }
 
 static void close_dwarf(struct line_module *m)
@@ -85,14 +140,11 @@ static void module_free(struct line_module *m)
 	free(m->path);
 }
 
-void lines__free(struct lines *l)
+static void reader_free(struct reader *r)
 {
-	if (!l)
-		return;
-	for (size_t i = 0; i < l->n; i++)
-		module_free(&l->mods[i]);
-	free(l->mods);
-	free(l);
+	for (size_t i = 0; i < r->n; i++)
+		module_free(&r->mods[i]);
+	free(r->mods);
 }
 
 static uint32_t file_index(struct line_module *m, const char *name)
@@ -210,6 +262,7 @@ static int open_file(const char *path, const char *build_id,
 	m->fd = module__open_recorded_fd(path, build_id);
 	if (m->fd < 0)
 		return -ENOENT;
+	elf_version(EV_CURRENT);
 	m->elf = elf_begin(m->fd, ELF_C_READ, NULL);
 	/* init itself takes an error to fill: with none, libdwarf hands
 	 * the handler an error of the Dwarf_Debug it has not made yet */
@@ -248,7 +301,7 @@ static int cmp_row(const void *a, const void *b)
 	return (x->line != 0) - (y->line != 0);
 }
 
-static struct line_module *load(struct lines *l, const char *path,
+static struct line_module *load(struct reader *l, const char *path,
 				const char *build_id)
 {
 	struct line_module *m;
@@ -312,8 +365,9 @@ static void read_unit_of(struct line_module *m, uint64_t vaddr)
 	}
 }
 
-int lines__find(struct lines *l, const char *path, const char *build_id,
-		uint64_t vaddr, const char **file, unsigned *line)
+static int reader_find(struct reader *l, const char *path,
+		       const char *build_id, uint64_t vaddr, const char **file,
+		       unsigned *line)
 {
 	struct line_module *m = load(l, path, build_id);
 	size_t lo = 0, hi;
@@ -336,4 +390,188 @@ int lines__find(struct lines *l, const char *path, const char *build_id,
 	*file = m->files[m->rows[lo - 1].file];
 	*line = m->rows[lo - 1].line;
 	return 0;
+}
+
+/* The worker: answers each request on @sock until the socket closes. */
+static void serve(int sock)
+{
+	char in[sizeof(struct request) + LINES_PATH_MAX + LINES_ID_MAX + 2];
+	char out[sizeof(struct reply) + LINES_PATH_MAX];
+	struct reader r = { 0 };
+	ssize_t n;
+
+	while ((n = recv(sock, in, sizeof(in) - 2, 0)) > 0) {
+		struct request q;
+		struct reply a = { -ENOENT, 0 };
+		const char *file = NULL;
+		size_t flen = 0;
+
+		if ((size_t)n >= sizeof(q))
+			memcpy(&q, in, sizeof(q));
+		if ((size_t)n >= sizeof(q) && q.path_len < LINES_PATH_MAX &&
+		    q.id_len < LINES_ID_MAX &&
+		    sizeof(q) + q.path_len + q.id_len == (size_t)n) {
+			char *path = in + sizeof(q), *id;
+
+			/* NUL-terminated in place: the id moves up one */
+			id = path + q.path_len + 1;
+			memmove(id, path + q.path_len, q.id_len);
+			path[q.path_len] = id[q.id_len] = '\0';
+			a.ret = reader_find(&r, path, id, q.vaddr, &file,
+					    &a.line);
+		}
+		if (!a.ret) {
+			flen = strnlen(file, LINES_PATH_MAX);
+			memcpy(out + sizeof(a), file, flen);
+		}
+		memcpy(out, &a, sizeof(a));
+		if (send(sock, out, sizeof(a) + flen, MSG_NOSIGNAL) < 0)
+			break;
+	}
+	reader_free(&r);
+}
+
+static void stop_worker(struct lines *l)
+{
+	if (l->sock >= 0)
+		close(l->sock);
+	if (l->pid > 0) {
+		kill(l->pid, SIGKILL);
+		waitpid(l->pid, NULL, 0);
+	}
+	l->sock = -1;
+	l->pid = 0;
+}
+
+static int start_worker(struct lines *l)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		return -errno;
+	l->pid = fork();
+	if (l->pid < 0) {
+		int err = -errno;
+
+		close(sv[0]);
+		close(sv[1]);
+		l->pid = 0;
+		return err;
+	}
+	if (!l->pid) {
+		/* quiet: what libc says as libdwarf crashes is no news to
+		 * the report's user */
+		int null = sys__open("/dev/null", O_WRONLY, 0);
+
+		if (null >= 0)
+			dup2(null, STDERR_FILENO);
+		close(sv[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		serve(sv[1]);
+		_exit(0);
+	}
+	close(sv[1]);
+	l->sock = sv[0];
+	return 0;
+}
+
+/* The worker's answer to one request: 0 with the reply in @a and the
+ * name in @name, -ENOENT, or -EPIPE when the worker is lost. */
+static int ask(struct lines *l, const char *path, const char *build_id,
+	       uint64_t vaddr, struct reply *a, char *name)
+{
+	char buf[sizeof(struct request) + LINES_PATH_MAX + LINES_ID_MAX];
+	char in[sizeof(struct reply) + LINES_PATH_MAX];
+	struct request q = { vaddr, (uint32_t)strlen(path),
+			     (uint32_t)strlen(build_id) };
+	struct pollfd p;
+	ssize_t n;
+
+	if (q.path_len >= LINES_PATH_MAX || q.id_len >= LINES_ID_MAX)
+		return -ENOENT;
+	memcpy(buf, &q, sizeof(q));
+	memcpy(buf + sizeof(q), path, q.path_len);
+	memcpy(buf + sizeof(q) + q.path_len, build_id, q.id_len);
+	if (!l->pid && start_worker(l))
+		return -ENOENT;
+	p = (struct pollfd){ .fd = l->sock, .events = POLLIN };
+	if (send(l->sock, buf, sizeof(q) + q.path_len + q.id_len,
+		 MSG_NOSIGNAL) < 0 ||
+	    poll(&p, 1, LINES_TIMEOUT_MS) != 1 ||
+	    (n = recv(l->sock, in, sizeof(in), 0)) < (ssize_t)sizeof(*a))
+		return -EPIPE;
+	memcpy(a, in, sizeof(*a));
+	n -= (ssize_t)sizeof(*a);
+	memcpy(name, in + sizeof(*a), (size_t)n);
+	name[n] = '\0';
+	return a->ret ? -ENOENT : 0;
+}
+
+static bool is_bad(const struct lines *l, const char *path)
+{
+	for (size_t i = 0; i < l->nbad; i++)
+		if (!strcmp(l->bad[i], path))
+			return true;
+	return false;
+}
+
+/* @name as a string @l keeps, one copy per name. */
+static const char *keep_name(struct lines *l, const char *name)
+{
+	uint64_t h = hindex__string(name);
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	uint32_t i;
+
+	while ((i = hindex__next(&l->names_index, &p, h)) != HINDEX_NONE)
+		if (!strcmp(l->names[i], name))
+			return l->names[i];
+	if (l->nnames >= UINT32_MAX - 1 ||
+	    grow(&l->names, &l->names_cap, l->nnames + 1, sizeof(*l->names),
+		 64) ||
+	    !(l->names[l->nnames] = strdup(name)))
+		return NULL;
+	if (hindex__insert(&l->names_index, h, (uint32_t)l->nnames)) {
+		free(l->names[l->nnames]);
+		return NULL;
+	}
+	return l->names[l->nnames++];
+}
+
+int lines__find(struct lines *l, const char *path, const char *build_id,
+		uint64_t vaddr, const char **file, unsigned *line)
+{
+	char name[LINES_PATH_MAX + 1];
+	struct reply a;
+	int ret;
+
+	if (l->deaths >= LINES_MAX_DEATHS || is_bad(l, path))
+		return -ENOENT;
+	ret = ask(l, path, build_id, vaddr, &a, name);
+	if (ret == -EPIPE) {
+		stop_worker(l);
+		l->deaths++;
+		if (!grow(&l->bad, &l->bad_cap, l->nbad + 1, sizeof(*l->bad),
+			  8) && (l->bad[l->nbad] = strdup(path)))
+			l->nbad++;
+		return -ENOENT;
+	}
+	if (ret || !(*file = keep_name(l, name)))
+		return -ENOENT;
+	*line = a.line;
+	return 0;
+}
+
+void lines__free(struct lines *l)
+{
+	if (!l)
+		return;
+	stop_worker(l);
+	for (size_t i = 0; i < l->nbad; i++)
+		free(l->bad[i]);
+	for (size_t i = 0; i < l->nnames; i++)
+		free(l->names[i]);
+	free(l->bad);
+	free(l->names);
+	hindex__free(&l->names_index);
+	free(l);
 }

@@ -36,7 +36,7 @@ $cc -O1 -g -fno-pie -no-pie -o "$tmp/prog-nopie" "$tmp/prog.c"
 $cc -O2 -fPIC -shared -o "$tmp/prog.so" "$tmp/prog.c"
 cp "$tmp/prog-nofp" "$tmp/prog-stripped"
 strip --strip-all "$tmp/prog-stripped"
-for h in module cfi notes elfimage; do
+for h in module cfi notes elfimage lines; do
 	mkdir -p "$out/$h"
 	for f in prog-fp prog-nofp prog-nopie prog.so prog-stripped; do
 		cp "$tmp/$f" "$out/$h/$f"
