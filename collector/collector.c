@@ -59,7 +59,7 @@ void collector__free(struct collector *c)
 			space__release_maps(p);
 			space__set_exe(p, NULL);
 		}
-		free(p->maps);
+		free(p->blocks);
 	}
 	free(c->procs.slots);
 	free(c->threads.slots);
@@ -212,7 +212,6 @@ static enum cid_failure form_cid(struct collector *c,
 	struct cfi_regs regs;
 	uint64_t vaddr, cfa, base;
 	struct mapping *m;
-	long i;
 	int ret;
 
 	*where = NULL;
@@ -220,9 +219,8 @@ static enum cid_failure form_cid(struct collector *c,
 		return CID_NO_USER_REGS;
 	if (!p)
 		p = space__get_proc(c, s->pid);
-	if (!p || (i = space__find_map(p, s->uip)) < 0)
+	if (!p || !(m = space__find_map(p, s->uip)))
 		return CID_NO_MAPPING;
-	m = &p->maps[i];
 	if (m->kind == REGION_ANON)
 		return jit_cid(c, p, s, key, name, where, stack_top, pc);
 	if (m->kind != REGION_MODULE)
@@ -329,11 +327,22 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 	return aggregate__add_unresolved(c->agg, where, s.pid, s.tid, why);
 }
 
+static int add_mmap2(struct collector *c, struct process *p,
+		     const struct rec_mmap2 *r)
+{
+	return space__add_mapping(c, p, r->start, r->start + r->len, r->pgoff,
+			makedev((unsigned)(r->dev >> 32), (unsigned)r->dev),
+			r->ino, r->prot, r->filename);
+}
+
+static void reread_maps(struct collector *c, struct process *p);
+
 static int process_mmap2(struct collector *c, const struct perf_event_header *h)
 {
 	struct rec_mmap2 r;
 	struct process *p;
 	bool fresh;
+	int ret;
 
 	if (record__parse_mmap2(h, &r)) {
 		c->stats.malformed++;
@@ -349,9 +358,15 @@ static int process_mmap2(struct collector *c, const struct perf_event_header *h)
 		return -ENOMEM;
 	if (fresh)	/* running before us, never seen to exec */
 		p->ignored = space__refused(c, r.pid, NULL);
-	return space__add_mapping(c, p, r.start, r.start + r.len, r.pgoff,
-			   makedev((unsigned)(r.dev >> 32), (unsigned)r.dev),
-			   r.ino, r.prot, r.filename) == -ENOMEM ? -ENOMEM : 0;
+	ret = add_mmap2(c, p, &r);
+	if (ret == -E2BIG) {
+		/* a full table holds mappings long unmapped (perf reports
+		 * no unmaps): the live ones are in /proc */
+		c->stats.maps_reread++;
+		reread_maps(c, p);
+		ret = add_mmap2(c, p, &r);
+	}
+	return ret == -ENOMEM ? -ENOMEM : 0;
 }
 
 static int process_task(struct collector *c, const struct perf_event_header *h)
@@ -393,16 +408,8 @@ static int process_task(struct collector *c, const struct perf_event_header *h)
 	if (!p)
 		return -ENOMEM;
 	if (parent) {
-		space__release_maps(p);
-		if (space__reserve_maps(p, parent->nmaps))
+		if (space__copy_maps(p, parent))
 			return -ENOMEM;
-		if (parent->nmaps)	/* a parent without maps has no array */
-			memcpy(p->maps, parent->maps,
-			       parent->nmaps * sizeof(*p->maps));
-		p->nmaps = parent->nmaps;
-		for (size_t i = 0; i < p->nmaps; i++)
-			if (p->maps[i].kind == REGION_MODULE)
-				module__hold(p->maps[i].mod);
 		space__set_exe(p, parent->exe);
 		p->ignored = parent->ignored;
 		for (int i = 0; i < parent->nbases; i++)
@@ -561,19 +568,27 @@ static int seed_map(void *arg, const struct procfs_map *m)
 			   m->ino, m->prot, m->path) == -ENOMEM ? -ENOMEM : 0;
 }
 
+/* @p's mappings as /proc lists them now, in place of its table; none
+ * when that cannot be read (the process is gone). */
+static void reread_maps(struct collector *c, struct process *p)
+{
+	struct seed_ctx ctx = { c, p };
+
+	space__release_maps(p);
+	if (procfs__maps((pid_t)p->pid, seed_map, &ctx))
+		space__release_maps(p);
+}
+
 /* The executable of a process not seen exec'ing: the module mapped
  * from the file /proc/PID/exe names. */
 static void find_exe(struct process *p, pid_t pid)
 {
 	char path[4096];
+	struct mapping *m;
 
-	if (procfs__exe(pid, path, sizeof(path)))
-		return;
-	for (size_t i = 0; i < p->nmaps; i++)
-		if (p->maps[i].mod && !strcmp(module__path(p->maps[i].mod), path)) {
-			space__set_exe(p, p->maps[i].mod);
-			return;
-		}
+	if (!procfs__exe(pid, path, sizeof(path)) &&
+	    (m = space__find_module(p, path)))
+		space__set_exe(p, m->mod);
 }
 
 int collector__add_running(struct collector *c, pid_t pid)

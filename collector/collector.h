@@ -87,6 +87,9 @@ struct collector_stats {
 	/* Execs reported as they happen (collector__exec_seen), and of
 	 * those, whose new stack base was read while the process ran. */
 	uint64_t execs_seen, execs_read;
+	/* Mapping tables that reached SPACE_MAX_MAPS and were read again
+	 * from /proc. */
+	uint64_t maps_reread;
 };
 
 struct collector;

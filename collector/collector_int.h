@@ -51,11 +51,16 @@ struct stack_base {
 	uint32_t comm_hash;	/* ... that named the image this */
 };
 
+struct map_block;
+
 struct process {
 	uint32_t pid;		/* first: the table key; 0 = empty slot */
 	bool base_tried;	/* a /proc read was attempted for t = 0 */
-	struct mapping *maps;
-	size_t nmaps, cap;
+	/* Its mappings, sorted by start and disjoint, in blocks of at most
+	 * MAP_BLOCK (space.c says why), themselves sorted; none empty. */
+	struct map_block **blocks;
+	size_t nblocks, blocks_cap;
+	size_t nmaps;		/* in all blocks, at most SPACE_MAX_MAPS */
 	struct stack_base bases[MAX_BASES];
 	int nbases;
 	struct procfs_stack next_exec;	/* known before its exec record, or
@@ -139,8 +144,19 @@ void space__set_exec_unread(struct collector *c, struct process *p,
 void space__release_maps(struct process *p);
 void space__set_exe(struct process *p, struct module *m);
 void space__drop_proc(struct collector *c, struct process *p);
-/* Index of the mapping containing @addr, or -1. */
-long space__find_map(const struct process *p, uint64_t addr);
+/* The mapping containing @addr, or NULL. */
+struct mapping *space__find_map(const struct process *p, uint64_t addr);
+/* The first module mapping of the file at @path, or NULL. */
+struct mapping *space__find_module(const struct process *p, const char *path);
+/* @dst's mappings become copies of @src's (a fork).  0 or -ENOMEM. */
+int space__copy_maps(struct process *dst, const struct process *src);
+/* The most mappings a process keeps: above the kernel's default
+ * vm.max_map_count (65530), so every live mapping fits; perf reports no
+ * unmaps, so a table this full holds stale ones, and the caller
+ * rebuilds it from /proc (collector.c). */
+#define SPACE_MAX_MAPS (1u << 17)
+/* Adds a mapping as an MMAP2 record reports it.  0, -ENOMEM, or -E2BIG
+ * when the process already has SPACE_MAX_MAPS (nothing added). */
 int space__add_mapping(struct collector *c, struct process *p, uint64_t start,
 		       uint64_t end, uint64_t pgoff, uint64_t dev, uint64_t ino,
 		       unsigned prot, const char *path);
@@ -148,8 +164,6 @@ int space__add_mapping(struct collector *c, struct process *p, uint64_t start,
 bool space__refused(struct collector *c, uint32_t pid, const char *exe);
 /* Removes element @e (backward shift). */
 void space__table_delete(struct table *t, void *e);
-/* Room for @extra more mappings.  0 or -ENOMEM. */
-int space__reserve_maps(struct process *p, size_t extra);
 
 /* ---- stackbase.c ---- */
 /* @early: read for the notifier's record of an exec that named the

@@ -14,6 +14,14 @@
 #include "collector/collector_int.h"
 #include "common/grow.h"
 
+/* Mappings a block holds (see "mappings" below). */
+#define MAP_BLOCK 256
+
+struct map_block {
+	size_t n;		/* 1..MAP_BLOCK */
+	struct mapping m[MAP_BLOCK];
+};
+
 /* ---- tables of processes and threads --------------------------------- */
 
 static uint32_t key_at(const struct table *t, size_t i)
@@ -123,9 +131,13 @@ void space__set_exec_unread(struct collector *c, struct process *p,
 
 void space__release_maps(struct process *p)
 {
-	for (size_t i = 0; i < p->nmaps; i++)
-		if (p->maps[i].kind == REGION_MODULE)
-			module__release(p->maps[i].mod);
+	for (size_t b = 0; b < p->nblocks; b++) {
+		for (size_t i = 0; i < p->blocks[b]->n; i++)
+			if (p->blocks[b]->m[i].kind == REGION_MODULE)
+				module__release(p->blocks[b]->m[i].mod);
+		free(p->blocks[b]);
+	}
+	p->nblocks = 0;
 	p->nmaps = 0;
 }
 
@@ -142,56 +154,184 @@ void space__drop_proc(struct collector *c, struct process *p)
 	space__release_maps(p);
 	space__set_exe(p, NULL);
 	module__release(p->jit);
-	free(p->maps);
+	free(p->blocks);
 	space__table_delete(&c->procs, p);
 }
 
-/* ---- mappings ------------------------------------------------------- */
+/* ---- mappings -------------------------------------------------------
+ *
+ * A process's mappings are sorted and disjoint, in blocks of at most
+ * MAP_BLOCK: a lookup is two binary searches, and an insert or a removal
+ * moves at most one block's mappings and the block pointers.  One sorted
+ * array moved all mappings above the insert: quadratic in a process
+ * that maps at ever lower addresses (300,000 one-page mappings).
+ */
 
-long space__find_map(const struct process *p, uint64_t addr)
+
+/* The block that holds, or would hold, a mapping starting at @addr:
+ * the last whose first mapping starts at or below it, else the first.
+ * Every mapping of an earlier block ends at or below @addr. */
+static size_t block_of(const struct process *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->nmaps;
+	size_t lo = 0, hi = p->nblocks;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (addr < p->maps[mid].start)
-			hi = mid;
-		else if (addr >= p->maps[mid].end)
+		if (p->blocks[mid]->m[0].start <= addr)
 			lo = mid + 1;
 		else
-			return (long)mid;
+			hi = mid;
 	}
-	return -1;
+	return lo ? lo - 1 : 0;
 }
 
-int space__reserve_maps(struct process *p, size_t extra)
+/* The first mapping of @b that ends above @addr (b->n if none). */
+static size_t first_ending_above(const struct map_block *b, uint64_t addr)
 {
-	return grow(&p->maps, &p->cap, p->nmaps + extra, sizeof(*p->maps), 32);
-}
+	size_t lo = 0, hi = b->n;
 
-/* Cuts [start, end) out of every mapping, as munmap or MAP_FIXED would.
- * The mappings are sorted and disjoint, so their ends are sorted too:
- * the first that can overlap is found in O(log n), and the walk stops
- * past @end (a scan of the whole table per insert was quadratic in a
- * process that maps and unmaps at ever new addresses). */
-static int cut_range(struct process *p, uint64_t start, uint64_t end)
-{
-	size_t lo = 0, hi = p->nmaps;
-
-	if (space__reserve_maps(p, 1))
-		return -ENOMEM;
-	while (lo < hi) {	/* the first mapping ending above @start */
+	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (p->maps[mid].end <= start)
+		if (b->m[mid].end <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (size_t i = lo; i < p->nmaps && p->maps[i].start < end; i++) {
-		struct mapping *o = &p->maps[i];
+	return lo;
+}
 
+struct mapping *space__find_map(const struct process *p, uint64_t addr)
+{
+	struct map_block *b;
+	size_t i;
+
+	if (!p->nblocks)
+		return NULL;
+	b = p->blocks[block_of(p, addr)];
+	i = first_ending_above(b, addr);
+	return i < b->n && b->m[i].start <= addr ? &b->m[i] : NULL;
+}
+
+struct mapping *space__find_module(const struct process *p, const char *path)
+{
+	for (size_t b = 0; b < p->nblocks; b++)
+		for (size_t i = 0; i < p->blocks[b]->n; i++) {
+			struct mapping *m = &p->blocks[b]->m[i];
+
+			if (m->kind == REGION_MODULE &&
+			    !strcmp(module__path(m->mod), path))
+				return m;
+		}
+	return NULL;
+}
+
+/* A new empty block at index @at of the block list, or NULL. */
+static struct map_block *new_block(struct process *p, size_t at)
+{
+	struct map_block *b;
+
+	if (grow(&p->blocks, &p->blocks_cap, p->nblocks + 1,
+		 sizeof(*p->blocks), 8) || !(b = malloc(sizeof(*b))))
+		return NULL;
+	b->n = 0;
+	memmove(&p->blocks[at + 1], &p->blocks[at],
+		(p->nblocks - at) * sizeof(*p->blocks));
+	p->blocks[at] = b;
+	p->nblocks++;
+	return b;
+}
+
+int space__copy_maps(struct process *dst, const struct process *src)
+{
+	space__release_maps(dst);
+	for (size_t b = 0; b < src->nblocks; b++) {
+		struct map_block *nb = new_block(dst, b);
+
+		if (!nb)
+			return -ENOMEM;
+		*nb = *src->blocks[b];
+		dst->nmaps += nb->n;
+		for (size_t i = 0; i < nb->n; i++)
+			if (nb->m[i].kind == REGION_MODULE)
+				module__hold(nb->m[i].mod);
+	}
+	return 0;
+}
+
+/* Inserts @m at position @i of block @bi (which the order puts it in),
+ * splitting a full block in two.  0 or -ENOMEM. */
+static int insert_at(struct process *p, size_t bi, size_t i,
+		     const struct mapping *m)
+{
+	struct map_block *b;
+
+	if (!p->nblocks && !new_block(p, 0))
+		return -ENOMEM;
+	b = p->blocks[bi];
+	if (b->n == MAP_BLOCK) {
+		struct map_block *upper = new_block(p, bi + 1);
+
+		if (!upper)
+			return -ENOMEM;
+		upper->n = MAP_BLOCK / 2;
+		memcpy(upper->m, &b->m[MAP_BLOCK / 2],
+		       upper->n * sizeof(*b->m));
+		b->n = MAP_BLOCK / 2;
+		if (i > b->n) {
+			i -= b->n;
+			b = upper;
+		}
+	}
+	memmove(&b->m[i + 1], &b->m[i], (b->n - i) * sizeof(*m));
+	b->m[i] = *m;
+	b->n++;
+	p->nmaps++;
+	return 0;
+}
+
+/* Removes mapping @i of block @bi (its module released); true when that
+ * emptied the block, which is then gone from the list. */
+static bool remove_at(struct process *p, size_t bi, size_t i)
+{
+	struct map_block *b = p->blocks[bi];
+
+	if (b->m[i].kind == REGION_MODULE)
+		module__release(b->m[i].mod);
+	memmove(&b->m[i], &b->m[i + 1], (b->n - i - 1) * sizeof(*b->m));
+	b->n--;
+	p->nmaps--;
+	if (b->n)
+		return false;
+	free(b);
+	memmove(&p->blocks[bi], &p->blocks[bi + 1],
+		(p->nblocks - bi - 1) * sizeof(*p->blocks));
+	p->nblocks--;
+	return true;
+}
+
+/* Cuts [start, end) out of every mapping, as munmap or MAP_FIXED would:
+ * from the first mapping ending above @start, found by binary search,
+ * to the last starting below @end. */
+static int cut_range(struct process *p, uint64_t start, uint64_t end)
+{
+	size_t bi = block_of(p, start), i;
+
+	if (!p->nblocks)
+		return 0;
+	i = first_ending_above(p->blocks[bi], start);
+	while (bi < p->nblocks) {
+		struct mapping *o;
+
+		if (i == p->blocks[bi]->n) {
+			bi++;
+			i = 0;
+			continue;
+		}
+		o = &p->blocks[bi]->m[i];
+		if (o->start >= end)
+			break;
 		if (o->start < start && o->end > end) {	/* split in two */
 			struct mapping right = *o;
 
@@ -200,22 +340,22 @@ static int cut_range(struct process *p, uint64_t start, uint64_t end)
 			if (right.kind == REGION_MODULE)
 				module__hold(right.mod);
 			o->end = start;
-			memmove(o + 2, o + 1, (p->nmaps - i - 1) * sizeof(*o));
-			o[1] = right;
-			p->nmaps++;
+			if (insert_at(p, bi, i + 1, &right)) {
+				if (right.kind == REGION_MODULE)
+					module__release(right.mod);
+				return -ENOMEM;
+			}
 			return 0;	/* nothing else can overlap */
 		}
 		if (o->start < start) {
 			o->end = start;
+			i++;
 		} else if (o->end > end) {
 			o->pgoff += end - o->start;
 			o->start = end;
-		} else {
-			if (o->kind == REGION_MODULE)
-				module__release(o->mod);
-			memmove(o, o + 1, (p->nmaps - i - 1) * sizeof(*o));
-			p->nmaps--;
-			i--;
+			break;
+		} else if (remove_at(p, bi, i)) {
+			i = 0;		/* the next block moved to @bi */
 		}
 	}
 	return 0;
@@ -223,26 +363,27 @@ static int cut_range(struct process *p, uint64_t start, uint64_t end)
 
 static int insert_map(struct process *p, const struct mapping *m)
 {
-	size_t lo = 0, hi;
+	size_t bi, lo = 0, hi;
+	int ret;
 
 	if (m->end <= m->start)
 		return -EINVAL;
-	if (cut_range(p, m->start, m->end) || space__reserve_maps(p, 1))
-		return -ENOMEM;
-	hi = p->nmaps;
+	if (p->nmaps >= SPACE_MAX_MAPS)
+		return -E2BIG;
+	ret = cut_range(p, m->start, m->end);
+	if (ret)
+		return ret;
+	bi = block_of(p, m->start);
+	hi = p->nblocks ? p->blocks[bi]->n : 0;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (p->maps[mid].start < m->start)
+		if (p->blocks[bi]->m[mid].start < m->start)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	memmove(&p->maps[lo + 1], &p->maps[lo],
-		(p->nmaps - lo) * sizeof(*m));
-	p->maps[lo] = *m;
-	p->nmaps++;
-	return 0;
+	return insert_at(p, bi, lo, m);
 }
 
 /* Anonymous memory as MMAP2 records ("//anon") and /proc maps ("",

@@ -106,19 +106,19 @@ void stack__read_main_base(struct process *p, uint64_t since)
 int stack__base(struct process *p, uint64_t sp, uint64_t time,
 		uint64_t *base)
 {
-	long i = space__find_map(p, sp);
+	const struct mapping *m = space__find_map(p, sp);
 
-	if (i >= 0 && on_heap(p, &p->maps[i], time)) {
+	if (m && on_heap(p, m, time)) {
 		*base = 0;
 		return 0;
 	}
 	/* a thread's stack (glibc maps one per thread) has its mapping's
 	 * end for base; Go's threads run goroutines in heap arenas */
-	if (i >= 0 && p->maps[i].kind == REGION_ANON) {
-		*base = p->exe && module__is_go(p->exe) ? 0 : p->maps[i].end;
+	if (m && m->kind == REGION_ANON) {
+		*base = p->exe && module__is_go(p->exe) ? 0 : m->end;
 		return 0;
 	}
-	if (i >= 0 && p->maps[i].kind != REGION_MAIN_STACK)
+	if (m && m->kind != REGION_MAIN_STACK)
 		return CID_SP_OUTSIDE_STACK;
 	switch (main_base_at(p, time, base)) {
 	case 1:

@@ -103,9 +103,8 @@ static enum unwind_status unwind(struct collector *c, struct process *p,
 	for (;;) {
 		struct module_func f;
 		struct cfi_step st = { 0 };
-		struct mapping *m;
+		struct mapping *m = space__find_map(p, regs.ip);
 		uint64_t vaddr, look, sp = regs.sp;
-		long i = space__find_map(p, regs.ip);
 		bool below;	/* the CFA is below the base */
 		int ret;
 
@@ -115,9 +114,8 @@ static enum unwind_status unwind(struct collector *c, struct process *p,
 		 * returning into code: makecontext()'s trampoline returns
 		 * to the uc_link it finds above it, as perf's unwinders
 		 * end there too.  With a base, that is a broken walk. */
-		if (i < 0 || p->maps[i].kind != REGION_MODULE)
+		if (!m || m->kind != REGION_MODULE)
 			return !base && *n ? UNW_COMPLETE : UNW_NO_MAPPING;
-		m = &p->maps[i];
 		if (module__error(m->mod) ||
 		    module__vaddr(m->mod, regs.ip - m->start + m->pgoff, &vaddr))
 			return UNW_NO_MAPPING;

@@ -463,6 +463,7 @@ void recorder__stats(const struct recorder *r, struct collector_stats *out)
 	out->learn_unknown -= r->base.learn_unknown;
 	out->execs_seen -= r->base.execs_seen;
 	out->execs_read -= r->base.execs_read;
+	out->maps_reread -= r->base.maps_reread;
 	for (int i = 0; i < CID_NR_FAILURES; i++)
 		out->by_reason[i] -= r->base.by_reason[i];
 	for (int i = 0; i < UNW_NR_STATUS; i++)
@@ -495,6 +496,9 @@ static size_t counters(const struct recorder *r,
 		c[n++] = (struct store_counter){ "exec.base_read",
 						 (int64_t)cs->execs_read };
 	}
+	if (cs->maps_reread)	/* a process's table full: stale mappings */
+		c[n++] = (struct store_counter){ "maps.reread",
+						 (int64_t)cs->maps_reread };
 	if (r->dropped)
 		c[n++] = (struct store_counter){ "recorder.dropped",
 						 (int64_t)r->dropped };

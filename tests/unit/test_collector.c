@@ -26,6 +26,7 @@
 #define FORKED 555555u
 #define UNWATCHED 444444u
 #define WATCHED 333333u
+#define MODELLED 333334u
 #define BASE 0x7ffc00001000ULL		/* main stack base */
 #define TSTACK_LO 0x7f0000000000ULL	/* a thread stack */
 #define TSTACK_HI 0x7f0000800000ULL
@@ -95,8 +96,6 @@ static uint64_t unresolved(struct aggregate *a, enum cid_failure why)
 	return total;
 }
 
-/* /proc/PID/stat of the fake /proc in @dir, with @startstack. */
-/* A stat line with startstack (field 28) and start_brk (field 47). */
 /* The daemon's filter, as a test: every process but UNWATCHED. */
 static bool all_but_unwatched(void *arg, uint32_t pid, const char *exe,
 			      const char *comm)
@@ -107,6 +106,8 @@ static bool all_but_unwatched(void *arg, uint32_t pid, const char *exe,
 	return pid != UNWATCHED;
 }
 
+/* /proc/PID/stat of the fake /proc in @dir: a stat line with
+ * startstack (field 28) and start_brk (field 47). */
 static void fake_proc(const char *dir, unsigned pid, uint64_t startstack,
 		      uint64_t start_brk)
 {
@@ -122,6 +123,97 @@ static void fake_proc(const char *dir, unsigned pid, uint64_t startstack,
 		pid, (unsigned long long)startstack,
 		(unsigned long long)start_brk);
 	fclose(f);
+}
+
+/*
+ * The watched churner of main(), now mapping at ever lower addresses:
+ * each insert goes before every mapping kept (quadratic in one sorted
+ * array), until the table is full and read again from /proc, whose
+ * fake maps in @dir list two live mappings.
+ */
+static void test_churn_down(const char *dir)
+{
+	const size_t n = SPACE_MAX_MAPS;
+	const uint64_t top = 0x7f0000000000ull;
+	size_t before = space__find_proc(col, WATCHED)->nmaps;
+	size_t after = n - (SPACE_MAX_MAPS - before) - 1;
+	char path[256];
+	struct process *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%u", dir, WATCHED);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%u/maps", dir, WATCHED);
+	f = fopen(path, "w");
+	fprintf(f, "10000000-10002000 r--p 00000000 00:00 0\n"
+		"7ffff0000000-7ffff0021000 rw-p 00000000 00:00 0 [stack]\n");
+	fclose(f);
+	for (size_t i = 0; i < n; i++)
+		feed(synth_mmap2(&s, WATCHED, top - 0x2000 * (uint64_t)i,
+				 0x1000, 0, PROT_READ, "//anon", 53));
+	p = space__find_proc(col, WATCHED);
+	is_int((int)collector__stats(col)->maps_reread, 1,
+	       "a full table is read again from /proc, once");
+	is_int((int)p->nmaps, (int)(2 + 1 + after),
+	       "then it holds /proc's mappings and those mapped since");
+	ok(space__find_map(p, 0x10001000) && space__find_map(p, top) == NULL &&
+	   space__find_map(p, top - 0x2000 * (uint64_t)(n - 1)),
+	   "/proc's, not the stale ones, and the last one mapped");
+}
+
+/*
+ * Mappings of random place and size (20,000 pages, 40,000 records, a
+ * fixed seed) against a model that keeps, per page, which record mapped
+ * it last and at what file offset: every page is found in the mapping
+ * the model says, whole (a run of one record's pages is one mapping),
+ * across the blocks' splits and removals.
+ */
+static void test_map_model(void)
+{
+	enum { PAGES = 20000, OPS = 40000 };
+	static uint32_t owner[PAGES];	/* record + 1; 0: unmapped */
+	static uint64_t off[PAGES];
+	const uint64_t lo = 0x20000000;
+	uint64_t seed = 42;
+	size_t runs = 0, bad = 0;
+	struct process *p;
+
+	for (uint32_t op = 1; op <= OPS; op++) {
+		size_t at, len;
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		at = (size_t)(seed >> 33) % PAGES;
+		len = 1 + (size_t)(seed >> 20) % (op % 50 ? 4 : 300);
+		if (at + len > PAGES)
+			len = PAGES - at;
+		feed(synth_mmap2(&s, MODELLED, lo + at * 4096, len * 4096,
+				 (uint64_t)op << 20, PROT_READ, "//anon", 60));
+		for (size_t i = 0; i < len; i++) {
+			owner[at + i] = op;
+			off[at + i] = ((uint64_t)op << 20) + i * 4096;
+		}
+	}
+	p = space__find_proc(col, MODELLED);
+	for (size_t i = 0; p && i < PAGES; i++) {
+		const struct mapping *m = space__find_map(p, lo + i * 4096);
+		size_t first = i, last = i;
+
+		if (!owner[i]) {
+			bad += m != NULL;
+			continue;
+		}
+		while (first > 0 && owner[first - 1] == owner[i])
+			first--;
+		while (last + 1 < PAGES && owner[last + 1] == owner[i])
+			last++;
+		runs += first == i;
+		bad += !m || m->start != lo + first * 4096 ||
+		       m->end != lo + (last + 1) * 4096 ||
+		       m->pgoff + (i - first) * 4096 != off[i];
+	}
+	ok(p && !bad && p->nmaps == runs,
+	   "40,000 random mappings: every page in the mapping the model "
+	   "says (%zu wrong), %zu mappings", bad, runs);
 }
 
 int main(void)
@@ -342,6 +434,8 @@ int main(void)
 			 0x2000 * 10000ull, 0, PROT_READ, "//anon", 52));
 	is_int((int)space__find_proc(col, WATCHED)->nmaps, 10001,
 	       "a mapping over 10,000 others replaces them");
+	test_churn_down(dir);
+	test_map_model();
 
 	collector__free(col);
 	aggregate__free(agg);
@@ -349,10 +443,12 @@ int main(void)
 	{
 		char path[256];
 
-		const unsigned pids[] = { PID, EXECER, FORKED };
+		const unsigned pids[] = { PID, EXECER, FORKED, WATCHED };
 
-		for (size_t i = 0; i < 3; i++) {
+		for (size_t i = 0; i < 4; i++) {
 			snprintf(path, sizeof(path), "%s/%u/stat", dir, pids[i]);
+			unlink(path);
+			snprintf(path, sizeof(path), "%s/%u/maps", dir, pids[i]);
 			unlink(path);
 			snprintf(path, sizeof(path), "%s/%u", dir, pids[i]);
 			rmdir(path);
