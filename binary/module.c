@@ -1305,50 +1305,85 @@ static char *read_all(int fd, size_t size)
 	return buf;
 }
 
-struct module *module_cache__perfmap(struct module_cache *c, int pid,
-				     uint32_t uid, const struct module *prev)
+int module_cache__perfmap_open(struct module_cache *c, int pid, uint32_t uid,
+			       const struct module *prev,
+			       struct perfmap_file *f)
 {
-	char path[64], *buf;
-	struct module *m;
+	char path[64];
 	struct stat st;
-	int fd;
+	uint64_t mtime;
 
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
-	fd = sys__open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	f->fd = sys__open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+			  0);
+	if (f->fd < 0)
+		return -ENOENT;
+	mtime = fstat(f->fd, &st) ? 0 :
+		(uint64_t)st.st_mtim.tv_sec * 1000000000u +
+		(uint64_t)st.st_mtim.tv_nsec;
+	/* what identifies this version of the file: its size and mtime
+	 * where a mapping has its range */
+	f->size = (size_t)st.st_size;
+	f->origin = (struct module_origin){ pid, (uint64_t)st.st_size, mtime,
+		(uint64_t)st.st_dev, (uint64_t)st.st_ino };
+	if (!mtime || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
 	    st.st_uid != uid || (uint64_t)st.st_size > PERFMAP_MAX_BYTES ||
 	    /* many processes' maps together stay in the cache's budget */
 	    all_bytes(c) + 2 * (size_t)st.st_size > c->max_bytes ||
-	    (prev && prev->origin.dev == (uint64_t)st.st_dev &&
-	     prev->origin.ino == (uint64_t)st.st_ino &&
-	     prev->origin.start == (uint64_t)st.st_size &&
-	     prev->origin.end == (uint64_t)st.st_mtim.tv_nsec +
-				 (uint64_t)st.st_mtim.tv_sec * 1000000000u) ||
-	    grow(&c->mods, &c->cap, c->n + 1, sizeof(*c->mods), 16) ||
-	    !(m = module_alloc(path))) {
-		close(fd);
-		return NULL;
+	    (prev && prev->origin.dev == f->origin.dev &&
+	     prev->origin.ino == f->origin.ino &&
+	     prev->origin.start == f->origin.start &&
+	     prev->origin.end == f->origin.end)) {
+		close(f->fd);
+		f->fd = -1;
+		return -ENOENT;
 	}
-	buf = read_all(fd, (size_t)st.st_size);
-	close(fd);
-	if (!buf || parse_perfmap(m, buf)) {
+	return 0;
+}
+
+struct module *perfmap__read(struct perfmap_file *f)
+{
+	char path[64], *buf = read_all(f->fd, f->size);
+	struct module *m;
+
+	close(f->fd);
+	f->fd = -1;
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", f->origin.pid);
+	m = buf ? module_alloc(path) : NULL;
+	if (!m || parse_perfmap(m, buf)) {
+		if (m)
+			module__free(m);
 		free(buf);
-		module__free(m);
 		return NULL;
 	}
 	free(buf);
-	/* what identifies this version of the file: see above */
-	m->origin = (struct module_origin){ pid, (uint64_t)st.st_size,
-		(uint64_t)st.st_mtim.tv_sec * 1000000000u +
-		(uint64_t)st.st_mtim.tv_nsec, (uint64_t)st.st_dev,
-		(uint64_t)st.st_ino };
+	m->origin = f->origin;
+	return m;
+}
+
+struct module *module_cache__adopt(struct module_cache *c, struct module *m)
+{
+	if (grow(&c->mods, &c->cap, c->n + 1, sizeof(*c->mods), 16)) {
+		module__free(m);
+		return NULL;
+	}
 	m->cache = c;
 	m->last_use = ++c->clock;
 	m->refs = 1;
 	c->mods[c->n++] = m;
 	return m;
+}
+
+struct module *module_cache__perfmap(struct module_cache *c, int pid,
+				     uint32_t uid, const struct module *prev)
+{
+	struct perfmap_file f;
+	struct module *m;
+
+	if (module_cache__perfmap_open(c, pid, uid, prev, &f) ||
+	    !(m = perfmap__read(&f)))
+		return NULL;
+	return module_cache__adopt(c, m);
 }
 
 /* The modules nobody holds, and the bytes of all: whether eviction

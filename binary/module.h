@@ -205,6 +205,25 @@ size_t module_cache__evict(struct module_cache *c,
 #define PERFMAP_MAX_LINE 4096
 struct module *module_cache__perfmap(struct module_cache *c, int pid,
 				     uint32_t uid, const struct module *prev);
+/*
+ * The same in three steps, so that a large map is parsed off the sample
+ * loop (a 4-million-line map takes a second): the file checked as above
+ * and left open in @f (0, or -ENOENT where module_cache__perfmap() gives
+ * NULL); read and parsed by perfmap__read(), which touches no cache and
+ * may run on any thread (it closes the file; NULL when it cannot be
+ * read); and the module put in the cache, held for the caller, by
+ * module_cache__adopt() (NULL, the module freed, when memory is short).
+ */
+struct perfmap_file {
+	int fd;
+	size_t size;
+	struct module_origin origin;	/* what identifies this version */
+};
+int module_cache__perfmap_open(struct module_cache *c, int pid, uint32_t uid,
+			       const struct module *prev,
+			       struct perfmap_file *f);
+struct module *perfmap__read(struct perfmap_file *f);
+struct module *module_cache__adopt(struct module_cache *c, struct module *m);
 /* Whether module_cache__evict() would free some module now. */
 bool module_cache__over(const struct module_cache *c);
 /* Modules opened past MODULE_CACHE_SYMBOL_BYTES, kept without symbols. */

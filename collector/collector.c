@@ -52,6 +52,7 @@ void collector__free(struct collector *c)
 {
 	if (!c)
 		return;
+	jitload__stop(c);
 	for (size_t i = 0; c->procs.slots && i < c->procs.nslots; i++) {
 		struct process *p = (struct process *)c->procs.slots + i;
 
@@ -145,19 +146,27 @@ void collector__peek(struct collector *c, const struct perf_event_header *h)
 static int jit_function(struct collector *c, struct process *p, uint64_t ip,
 			uint64_t time, struct module_func *f)
 {
+	struct perfmap_file pf;
 	struct module *m;
 	uint32_t uid;
 
+	jitload__collect(c);
 	if (p->jit && !module__function(p->jit, ip, f))
 		return 0;
 	if (p->ignored || (p->jit_checked && time >= p->jit_checked &&
 			   time - p->jit_checked < JIT_RECHECK_NS))
 		return -ENOENT;
 	p->jit_checked = time ? time : 1;
-	if (procfs__uid((pid_t)p->pid, &uid))
+	if (procfs__uid((pid_t)p->pid, &uid) ||
+	    module_cache__perfmap_open(c->modules, (int)p->pid, uid, p->jit,
+				       &pf))
 		return -ENOENT;
-	m = module_cache__perfmap(c->modules, (int)p->pid, uid, p->jit);
-	if (m) {
+	if (pf.size > JIT_SYNC_BYTES) {	/* jitload.c says why */
+		jitload__submit(c, p->pid, &pf);
+		return -ENOENT;
+	}
+	m = perfmap__read(&pf);
+	if (m && (m = module_cache__adopt(c->modules, m))) {
 		module__release(p->jit);
 		p->jit = m;
 	}

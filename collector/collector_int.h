@@ -123,7 +123,21 @@ struct collector {
 		char comm[16];
 	} early[MAX_EARLY];	/* execs whose base is still to be read */
 	size_t nearly;
+	struct jit_loader *jit;	/* NULL until a large perf map is read */
 };
+
+/* ---- jitload.c ---- */
+/* Perf maps larger than this are parsed off the sample loop. */
+#define JIT_SYNC_BYTES ((size_t)256 << 10)
+struct perfmap_file;
+/* Hands perf map @f of process @pid to the loader thread (started on
+ * first use), which owns the file from then on: 0, or -EBUSY while it
+ * reads another (@f is then closed: ask again later), or -ENOMEM. */
+int jitload__submit(struct collector *c, uint32_t pid, struct perfmap_file *f);
+/* Gives a map the thread has read to its process (p->jit). */
+void jitload__collect(struct collector *c);
+/* Stops the thread and frees what it holds (collector__free). */
+void jitload__stop(struct collector *c);
 
 /* ---- space.c ---- */
 struct process *space__find_proc(struct collector *c, uint32_t pid);

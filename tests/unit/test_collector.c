@@ -62,6 +62,7 @@ static bool known_none(void *arg, const struct cid_key *k)
 }
 
 static struct collector *col;
+static struct aggregate *agg_of_test;
 static struct synth s;
 
 static void feed(struct perf_event_header *h)
@@ -214,6 +215,53 @@ static void test_map_model(void)
 	ok(p && !bad && p->nmaps == runs,
 	   "40,000 random mappings: every page in the mapping the model "
 	   "says (%zu wrong), %zu mappings", bad, runs);
+}
+
+/*
+ * A perf map above JIT_SYNC_BYTES (a JIT that has named 20,000
+ * functions) is parsed by the loader thread, not in the sample loop:
+ * the sample that asks for it goes unnamed, and a later one (after the
+ * thread is done, whatever the sample times) is named by it.
+ */
+static void test_big_perfmap(const char *dir)
+{
+	/* this process: the map must be its owner's (real /proc) */
+	const uint32_t pid = (uint32_t)getpid();
+	char path[256];
+	int64_t waited = 0;
+	uint64_t named = 0;
+	FILE *f;
+
+	fake_proc(dir, pid, BASE + 8, 0);
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+	f = fopen(path, "w");
+	for (unsigned i = 1; f && i <= 20000; i++)
+		fprintf(f, "%llx 10 filler_function_number_%u\n",
+			(unsigned long long)(JIT + 0x10000 + 0x10 * i), i);
+	if (f) {
+		fprintf(f, "%llx 40 big_jit_fn\n", (unsigned long long)JIT);
+		fclose(f);
+	}
+	feed(synth_comm(&s, pid, pid, "node", 1, 70));
+	feed(synth_mmap2(&s, pid, JIT, 0x100000, 0, PROT_READ | PROT_EXEC,
+			 "//anon", 70));
+	feed(synth_sample(&s, pid, pid, 71, JIT + 16, BASE - 64, 0, 1));
+	is_int((int)cid_samples(agg_of_test, pid, pid, 64), 0,
+	       "a perf map above JIT_SYNC_BYTES: not parsed in the sample loop");
+	while (!named && waited < 10000) {
+		usleep(10000);
+		waited += 10;
+		feed(synth_sample(&s, pid, pid, 72, JIT + 16, BASE - 64,
+				  0, 1));
+		named = cid_samples(agg_of_test, pid, pid, 64);
+	}
+	ok(named == 1, "the loader thread's map names a later sample "
+	   "(after %lld ms)", (long long)waited);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%u/stat", dir, pid);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%u", dir, pid);
+	rmdir(path);
 }
 
 int main(void)
@@ -436,6 +484,8 @@ int main(void)
 	       "a mapping over 10,000 others replaces them");
 	test_churn_down(dir);
 	test_map_model();
+	agg_of_test = agg;
+	test_big_perfmap(dir);
 
 	collector__free(col);
 	aggregate__free(agg);
