@@ -18,6 +18,7 @@
 #include "collector/ring.h"
 #include "common/sys.h"
 #include "common/grow.h"
+#include "common/runsort.h"
 
 /* The notifier's ring: a COMM record is 56 bytes, so 73 execs on one
  * CPU between two reads; more are lost to the eager read only. */
@@ -54,8 +55,8 @@ struct session {
 	 * two swap at each round, so neither is allocated again). */
 	uint8_t *arena, *spare;
 	size_t arena_len, arena_cap, spare_cap;
-	struct pending *q;
-	size_t nq, qcap;
+	struct pending *q, *qtmp;	/* qtmp: sort_queue()'s other half */
+	size_t nq, qcap, qtmp_cap;
 	uint64_t seq;
 	uint64_t prev_round_max, round_max;
 	size_t fresh;		/* q index of the first record of this fill */
@@ -322,6 +323,7 @@ void session__close(struct session *s)
 	free(s->arena);
 	free(s->spare);
 	free(s->q);
+	free(s->qtmp);
 	free(s);
 }
 
@@ -471,6 +473,32 @@ static int cmp_pending(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/*
+ * Sorts the queue by (time, seq).  It is a few runs in order already:
+ * what the last round kept, then each ring's records, which its CPU
+ * wrote in time order.  Merging those runs (common/runsort.h) halved
+ * the daemon's CPU while a user churned mappings, where qsort sorted
+ * from scratch.  qsort without the memory to merge.
+ */
+static void sort_queue(struct session *s)
+{
+	struct pending *sorted;
+	size_t cap;
+
+	if (grow(&s->qtmp, &s->qtmp_cap, s->nq, sizeof(*s->q), 1024)) {
+		qsort(s->q, s->nq, sizeof(*s->q), cmp_pending);
+		return;
+	}
+	sorted = runsort(s->q, s->qtmp, s->nq, sizeof(*s->q), cmp_pending);
+	if (sorted != s->q) {	/* the other half becomes the queue */
+		s->qtmp = s->q;
+		s->q = sorted;
+		cap = s->qcap;
+		s->qcap = s->qtmp_cap;
+		s->qtmp_cap = cap;
+	}
+}
+
 int session__fill(struct session *s)
 {
 	int ret = 0;
@@ -499,7 +527,7 @@ void session__order(struct session *s, bool final)
 	s->limit = final ? UINT64_MAX : s->prev_round_max;
 	s->prev_round_max = s->round_max;
 	if (s->nq)	/* an idle round has no queue yet */
-		qsort(s->q, s->nq, sizeof(*s->q), cmp_pending);
+		sort_queue(s);
 	s->next = 0;
 }
 

@@ -209,11 +209,11 @@ static int step(struct ctl_server *s, struct ctl_client *c)
 	return 1;
 }
 
-void ctl_server__service(struct ctl_server *s)
+void ctl_server__service(struct ctl_server *s, bool pending)
 {
 	int64_t now = clock__mono_ns();
 
-	for (;;) {	/* every pending connection, without waiting */
+	while (pending) {	/* every pending connection, without waiting */
 		int fd = accept4(s->lfd, NULL, NULL,
 				 SOCK_CLOEXEC | SOCK_NONBLOCK);
 

@@ -698,7 +698,7 @@ static void serve(struct daemon *d, struct ctl_server *ctl, int lfd,
 
 		if (seen < 0)
 			seen = 0;	/* logged; sampling goes on */
-		ctl_server__service(ctl);
+		ctl_server__service(ctl, seen & RECORDER_EXTRA);
 		if (seen & RECORDER_STOP)
 			break;
 		if ((seen & RECORDER_HUP) && d->o.config)

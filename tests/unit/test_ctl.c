@@ -57,7 +57,7 @@ static int request(struct ctl_server *s, const char *req)
 		_exit(ctl__request(sock, req));
 	}
 	while (clock__mono_ns() < until) {
-		ctl_server__service(s);
+		ctl_server__service(s, true);
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 		usleep(1000);
@@ -113,7 +113,7 @@ static void test_protocol(void)
 	t0 = clock__mono_ns();
 	fcntl(silent, F_SETFL, O_NONBLOCK);
 	while (clock__mono_ns() - t0 < (CTL_TIMEOUT_MS + 3000) * 1000000LL) {
-		ctl_server__service(s);
+		ctl_server__service(s, true);
 		if (read(silent, &c, 1) == 0)
 			break;
 		usleep(5000);
