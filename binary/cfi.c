@@ -30,6 +30,11 @@
 /* .eh_frame plus .debug_frame read at most: no binary Debian ships comes
  * near (cc1plus: 2.6 MB; libLLVM-14: 5.0 MB). */
 #define CFI_MAX_SECTION_BYTES (64u << 20)
+/* Their CIEs and FDEs at most.  libdwarf allocates about 300 bytes per
+ * FDE: 64 MiB of 20-byte FDEs cost 1.2 GB, where real code has a few
+ * (libLLVM-14: 94,994 in 5.0 MB; cc1plus: 49,002).  At this bound, 190
+ * MB at worst. */
+#define CFI_MAX_ENTRIES (1u << 19)
 
 /*
  * One column of a row.  The CFA column uses RULE_REG_OFFSET (reg + offset)
@@ -115,6 +120,60 @@ static bool is_signal_frame(struct cfi *cfi, Dwarf_Fde fde)
 	return aug && aug[0] == 'z' && strchr(aug, 'S');
 }
 
+/* The entries (CIEs and FDEs) of a frame section's @n bytes at @p, up
+ * to @max: each starts with its length. */
+static size_t count_entries(const uint8_t *p, size_t n, size_t max)
+{
+	size_t at = 0, count = 0;
+
+	while (n - at >= 4 && count <= max) {
+		uint32_t len32;
+		uint64_t len;
+		size_t hdr = 4;
+
+		memcpy(&len32, p + at, 4);
+		len = len32;
+		if (len32 == 0xffffffff) {	/* 64-bit DWARF */
+			if (n - at < 12)
+				break;
+			memcpy(&len, p + at + 4, 8);
+			hdr = 12;
+		}
+		if (len > n - at - hdr)
+			break;
+		count += len != 0;	/* a zero length ends .eh_frame */
+		at += hdr + len;
+	}
+	return count;
+}
+
+/* Whether the frame sections hold more than CFI_MAX_ENTRIES entries.
+ * Reads them as libdwarf will (libelf keeps the data for it). */
+static bool too_many_entries(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, entries = 0;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    (strcmp(name, ".eh_frame") && strcmp(name, ".debug_frame")) ||
+		    !(d = elf_getdata(scn, NULL)) || !d->d_buf)
+			continue;
+		entries += count_entries(d->d_buf, d->d_size,
+					 CFI_MAX_ENTRIES - entries);
+		if (entries > CFI_MAX_ENTRIES)
+			return true;
+	}
+	return false;
+}
+
 /* The bytes of the sections libdwarf copies for the FDE list. */
 static size_t frame_section_bytes(Elf *elf)
 {
@@ -146,7 +205,7 @@ struct cfi *cfi__open(Elf *elf)
 
 	/* libdwarf copies the frame sections whole: a crafted file's
 	 * sparse hole would cost as much memory as it claims */
-	if (section_bytes > CFI_MAX_SECTION_BYTES)
+	if (section_bytes > CFI_MAX_SECTION_BYTES || too_many_entries(elf))
 		return NULL;
 	cfi = calloc(1, sizeof(*cfi));
 	if (!cfi)

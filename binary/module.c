@@ -1069,6 +1069,9 @@ struct module_cache {
 	size_t max_bytes;	/* of CFI kept built */
 	size_t max_symbol_bytes;	/* of the modules held */
 	uint64_t symbols_dropped;	/* modules over it */
+	size_t max_modules;	/* MODULE_CACHE_MAX */
+	struct module *over;	/* the one past it; not in mods */
+	uint64_t refused;	/* files given it */
 };
 
 struct module_cache *module_cache__new(void)
@@ -1078,6 +1081,7 @@ struct module_cache *module_cache__new(void)
 	if (c) {
 		c->max_bytes = MODULE_CACHE_BYTES;
 		c->max_symbol_bytes = MODULE_CACHE_SYMBOL_BYTES;
+		c->max_modules = MODULE_CACHE_MAX;
 	}
 	return c;
 }
@@ -1161,6 +1165,7 @@ void module_cache__free(struct module_cache *c)
 		return;
 	for (size_t i = 0; i < c->n; i++)
 		module__free(c->mods[i]);
+	module__free(c->over);
 	free(c->mods);
 	free(c);
 }
@@ -1215,6 +1220,15 @@ struct module *module_cache__get(struct module_cache *c, const char *path,
 			m->refs++;
 			return m;
 		}
+	}
+	if (c->n >= c->max_modules) {		/* module.h says why */
+		if (!c->over && (c->over = module_alloc("[too many modules]")))
+			c->over->error = -EMFILE;
+		if (c->over) {
+			c->over->refs++;
+			c->refused++;
+		}
+		return c->over;
 	}
 	if (grow(&c->mods, &c->cap, c->n + 1, sizeof(*c->mods), 16))
 		return NULL;
@@ -1444,6 +1458,16 @@ size_t module_cache__evict(struct module_cache *c,
 		module__free(victims[i]);
 	free(victims);
 	return nv;
+}
+
+uint64_t module_cache__refused(const struct module_cache *c)
+{
+	return c->refused;
+}
+
+void module_cache__set_max(struct module_cache *c, size_t max_modules)
+{
+	c->max_modules = max_modules;
 }
 
 uint64_t module_cache__symbols_dropped(const struct module_cache *c)

@@ -155,6 +155,13 @@ struct module_origin {
 /* Modules kept while nobody holds them: the libraries of short-lived
  * processes are parsed once, not once per process. */
 #define MODULE_CACHE_IDLE 256
+/* Modules a cache opens at most, held or not: past it, a file mapped
+ * anew gets one shared module that reads nothing, named "[too many
+ * modules]", with error -EMFILE (module_cache__refused() counts them).
+ * A desktop's processes map about 2,000 distinct libraries together; a
+ * user mapping file after file (each a module held while mapped) would
+ * otherwise grow a root daemon by a module each. */
+#define MODULE_CACHE_MAX 16384
 /* Symbols and their names of every module a cache holds together: a
  * module opened past it keeps none (module_cache__symbols_dropped()).
  * Debian's largest symbol tables take tens of MB. */
@@ -230,6 +237,10 @@ bool module_cache__over(const struct module_cache *c);
 uint64_t module_cache__symbols_dropped(const struct module_cache *c);
 /* Modules in the cache, held or not. */
 size_t module_cache__count(const struct module_cache *c);
+/* Files given the shared module past MODULE_CACHE_MAX (or the bound
+ * module_cache__set_max() set, for tests). */
+uint64_t module_cache__refused(const struct module_cache *c);
+void module_cache__set_max(struct module_cache *c, size_t max_modules);
 void module_cache__set_budget(struct module_cache *c, size_t max_bytes);
 /* The symbol budget (default MODULE_CACHE_SYMBOL_BYTES). */
 void module_cache__set_symbol_budget(struct module_cache *c, size_t bytes);

@@ -499,6 +499,12 @@ static size_t counters(const struct recorder *r,
 	if (cs->maps_reread)	/* a process's table full: stale mappings */
 		c[n++] = (struct store_counter){ "maps.reread",
 						 (int64_t)cs->maps_reread };
+	if (module_cache__refused(r->modules))	/* MODULE_CACHE_MAX */
+		c[n++] = (struct store_counter){ "modules.refused",
+			(int64_t)module_cache__refused(r->modules) };
+	if (module_cache__symbols_dropped(r->modules))
+		c[n++] = (struct store_counter){ "modules.symbols_dropped",
+			(int64_t)module_cache__symbols_dropped(r->modules) };
 	if (r->dropped)
 		c[n++] = (struct store_counter){ "recorder.dropped",
 						 (int64_t)r->dropped };

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -562,10 +563,88 @@ static void test_evict(void)
 	mods[0] = module_cache__get(c, path[0], &o);
 	ok(mods[0] && !module__error(mods[0]) && module__nr_symbols(mods[0]) == 1,
 	   "an evicted module is opened again when mapped again");
+	/* a cache at its bound of modules: a file mapped anew gets the
+	 * shared module that reads nothing; cached ones are still found */
+	module_cache__set_max(c, module_cache__count(c));
+	o = origin_of(path[5], 0);
+	mods[5] = module_cache__get(c, path[5], &o);
+	o = origin_of(path[6], 0);
+	mods[6] = module_cache__get(c, path[6], &o);
+	ok(mods[5] && mods[5] == mods[6] &&
+	   module__error(mods[5]) == -EMFILE &&
+	   !strcmp(module__path(mods[5]), "[too many modules]") &&
+	   module_cache__refused(c) == 2 &&
+	   module_cache__count(c) == 267,
+	   "past the bound: one shared module, -EMFILE, nothing opened");
+	o = origin_of(path[0], 0);
+	ok(module_cache__get(c, path[0], &o) != mods[5],
+	   "a module already cached is still found past the bound");
 	module_cache__free(c);
 	for (int i = 0; i < 300; i++)
 		unlink(path[i]);
 	rmdir(dir);
+}
+
+/* An .eh_frame of one CIE and @nfdes FDEs of 20 bytes, each one byte
+ * of code from 0x1000 on, into @eh (room for 24 + 20 * nfdes + 4). */
+static size_t tiny_fdes(uint8_t *eh, uint32_t nfdes)
+{
+	/* CIE: version 1, "zR", code align 1, data align -8, RA 16,
+	 * udata4 pointers; CFA = rsp + 8, RA at CFA - 8 */
+	static const uint8_t cie[] = { 20, 0, 0, 0, 0, 0, 0, 0, 1, 'z', 'R',
+		0, 1, 0x78, 16, 1, 0x03, 0x0c, 7, 8, 0x90, 1, 0, 0 };
+	size_t n = sizeof(cie);
+
+	memcpy(eh, cie, n);
+	for (uint32_t i = 0; i < nfdes; i++) {
+		uint32_t fde[4] = { 16, (uint32_t)n + 4, 0x1000 + i, 1 };
+
+		memcpy(eh + n, fde, sizeof(fde));
+		memset(eh + n + 16, 0, 4);	/* no augmentation; nops */
+		n += 20;
+	}
+	memset(eh + n, 0, 4);			/* the terminator */
+	return n + 4;
+}
+
+/*
+ * An .eh_frame of 600,000 FDEs of 20 bytes (12 MB): libdwarf allocates
+ * about 300 bytes per FDE, 190 MB for this one in the root daemon, and
+ * 1.2 GB for 64 MiB of them.  Refused past CFI_MAX_ENTRIES (524,288,
+ * five times libLLVM-14's FDEs); 50,000 are read.
+ */
+static void test_many_fdes(void)
+{
+	static const uint32_t counts[] = { 50000, 600000 };
+	static uint8_t code[16];
+
+	for (int k = 0; k < 2; k++) {
+		uint8_t *eh = malloc(28 + 20 * (size_t)counts[k]);
+		struct ec_section s[2] = {
+			{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR,
+			  0x1000, 0, 0, 0, code, sizeof(code),
+			  counts[k] + 16, 0 },
+			{ ".eh_frame", SHT_PROGBITS, SHF_ALLOC, 0x20000000, 0,
+			  0, 0, eh, 0, 0, 0 } };
+		struct cfi_regs regs = { 0x10000, 0, 0 };
+		struct ec_file f;
+		struct module *m;
+		uint64_t cfa = 0;
+
+		s[1].size = tiny_fdes(eh, counts[k]);
+		if (ec_build(&f, s, 2)) {
+			ok(0, "crafted .eh_frame built");
+			free(eh);
+			return;
+		}
+		m = module__open_memory("fdes.so", f.buf, f.len);
+		(void)module__cfa(m, 0x1000 + counts[k] / 2, &regs, &cfa);
+		is_int(module__has_cfi(m), k == 0, "%u FDEs of 20 bytes: %s",
+		       counts[k], k ? "no CFI read" : "CFI read");
+		module__free(m);
+		free(f.buf);
+		free(eh);
+	}
 }
 
 int main(void)
@@ -644,6 +723,7 @@ int main(void)
 	test_crafted();
 	test_symbol_budget();	/* first: the peak grows least before it */
 	test_sparse();
+	test_many_fdes();
 	test_code_once();
 	test_evict();
 	return tap_done();
