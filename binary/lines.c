@@ -262,8 +262,7 @@ static int open_file(const char *path, const char *build_id,
 	m->fd = module__open_recorded_fd(path, build_id);
 	if (m->fd < 0)
 		return -ENOENT;
-	elf_version(EV_CURRENT);
-	m->elf = elf_begin(m->fd, ELF_C_READ, NULL);
+	m->elf = module__elf_begin(m->fd);
 	/* init itself takes an error to fill: with none, libdwarf hands
 	 * the handler an error of the Dwarf_Debug it has not made yet */
 	if (!m->elf || dwarf_elf_init(m->elf, DW_DLC_READ, dwarf_failed, NULL,

@@ -40,7 +40,19 @@
 /* Work and memory per module are bounded: no x86-64 binary Debian ships
  * comes near these (libc: 3,000 symbols; chromium: 400,000). */
 #define MODULE_MAX_SYMBOLS (4u << 20)
-#define MODULE_MAX_NAME_BYTES (256u << 20)
+#define MODULE_MAX_NAME_BYTES (128u << 20)
+/* Symbol and string tables libelf copies for one module, together
+ * (node's are 18 MB, libclickhouse's .dynstr alone 13 MB): a crafted
+ * .symtab claiming 800 MB of a sparse file's hole cost 788 MB and 2.5 s
+ * per open.  A table past what is left is not read. */
+#define MODULE_MAX_TABLE_BYTES ((size_t)128 << 20)
+/* Sections and program headers a file may declare: libelf allocates
+ * state for every section at elf_begin(), and an 8 KB sparse file whose
+ * section 0 declared 20 million (ELF's extended numbering) cost 10 GB
+ * and 43 s there.  The largest linked binaries have a few hundred. */
+#define MODULE_MAX_SECTIONS 65535
+/* Loadable segments kept: linkers emit two to six. */
+#define MODULE_MAX_SEGMENTS 64
 /* Names copied beyond twice their tables' bytes (sort_symbols()). */
 #define NAMES_SLACK ((size_t)64 << 10)
 /* libelf's own state for an open image, beside the CFI it holds. */
@@ -77,6 +89,7 @@ struct module {
 	char *names;		/* the symbols' names, NUL-separated */
 	size_t names_bytes;
 	size_t string_bytes;	/* of the tables the names come from */
+	size_t table_bytes;	/* symbol and string tables read */
 	struct cfi *cfi;
 	bool go;		/* Go code (see module__is_go) */
 	bool cfi_released;	/* no cfi held: built on first use (a cached
@@ -93,10 +106,11 @@ static void read_segments(struct module *m)
 
 	if (elf_getphdrnum(m->elf, &n) || !n)
 		return;
-	m->segs = calloc(n, sizeof(*m->segs));
+	m->segs = calloc(n < MODULE_MAX_SEGMENTS ? n : MODULE_MAX_SEGMENTS,
+			 sizeof(*m->segs));
 	if (!m->segs)
 		return;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && m->nsegs < MODULE_MAX_SEGMENTS; i++) {
 		GElf_Phdr ph;
 
 		if (!gelf_getphdr(m->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
@@ -163,6 +177,24 @@ static bool is_go(Elf *elf)
 	return false;
 }
 
+/* Whether a symbol table of @bytes and its string table @strings fit
+ * in what is left of MODULE_MAX_TABLE_BYTES; counted when they do. */
+static bool table_fits(struct module *m, uint64_t bytes, Elf_Scn *strings)
+{
+	GElf_Shdr sh;
+	size_t left = MODULE_MAX_TABLE_BYTES - m->table_bytes;
+
+	if (strings && gelf_getshdr(strings, &sh)) {
+		if (sh.sh_size > left)
+			return false;
+		left -= sh.sh_size;
+	}
+	if (bytes > left)
+		return false;
+	m->table_bytes = MODULE_MAX_TABLE_BYTES - left + bytes;
+	return true;
+}
+
 static int add_symbols(struct module *m, Elf *elf, Elf64_Word type)
 {
 	Elf_Scn *scn = NULL;
@@ -177,10 +209,12 @@ static int add_symbols(struct module *m, Elf *elf, Elf64_Word type)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type ||
 		    !sh.sh_entsize)
 			continue;
+		strings = elf_getscn(elf, sh.sh_link);
+		if (!table_fits(m, sh.sh_size, strings))
+			continue;
 		d = elf_getdata(scn, NULL);
 		if (!d)
 			continue;
-		strings = elf_getscn(elf, sh.sh_link);
 		sd = strings ? elf_getdata(strings, NULL) : NULL;
 		m->string_bytes += sd ? sd->d_size : 0;
 		/* The entries the data really holds: a crafted sh_entsize
@@ -323,13 +357,43 @@ static void open_debug_file(struct module *m)
 	if (fd < 0)
 		return;
 	if (!fstat(fd, &st) && S_ISREG(st.st_mode))
-		m->debug_elf = elf_begin(fd, ELF_C_READ, NULL);
+		m->debug_elf = module__elf_begin(fd);
 	if (m->debug_elf && elf_kind(m->debug_elf) == ELF_K_ELF)
 		add_symbols(m, m->debug_elf, SHT_SYMTAB);
 	/* Names are copied once sorted; the rest is never read again. */
 	if (m->debug_elf)
 		elf_cntl(m->debug_elf, ELF_C_FDDONE);
 	close(fd);
+}
+
+Elf *module__elf_begin(int fd)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh0;
+	uint64_t shnum, phnum;
+
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB)
+		return NULL;
+	shnum = eh.e_shnum;
+	phnum = eh.e_phnum;
+	/* extended numbering: the counts are in section 0 */
+	if (eh.e_shoff && (!shnum || phnum == PN_XNUM)) {
+		if (eh.e_shoff > INT64_MAX ||
+		    pread(fd, &sh0, sizeof(sh0), (off_t)eh.e_shoff) !=
+		    (ssize_t)sizeof(sh0))
+			return NULL;
+		if (!shnum)
+			shnum = sh0.sh_size;
+		if (phnum == PN_XNUM)
+			phnum = sh0.sh_info;
+	}
+	if (shnum > MODULE_MAX_SECTIONS || phnum > MODULE_MAX_SECTIONS)
+		return NULL;
+	elf_version(EV_CURRENT);
+	return elf_begin(fd, ELF_C_READ, NULL);
 }
 
 static int is_elf64(Elf *elf)
@@ -384,7 +448,7 @@ static int analyse(struct module *m, bool cfi)
 /* Reads what analysis needs from @fd, then lets it go (see above). */
 static int analyse_fd(struct module *m, int fd, bool cfi)
 {
-	m->elf = elf_begin(fd, ELF_C_READ, NULL);
+	m->elf = module__elf_begin(fd);
 	m->error = analyse(m, cfi);
 	if (m->elf)
 		elf_cntl(m->elf, ELF_C_FDDONE);
@@ -434,7 +498,7 @@ int module__file_build_id(const char *path, char *out, size_t len,
 	if (fd < 0)
 		return fd;
 	elf_version(EV_CURRENT);
-	probe.elf = elf_begin(fd, ELF_C_READ, NULL);
+	probe.elf = module__elf_begin(fd);
 	ret = is_elf64(probe.elf);
 	if (!ret) {
 		read_build_id(&probe);
@@ -764,7 +828,7 @@ int module__open_recorded_fd(const char *path, const char *build_id)
 		ret = -EINVAL;
 	if (!ret && build_id && build_id[0]) {
 		elf_version(EV_CURRENT);
-		probe.elf = elf_begin(fd, ELF_C_READ, NULL);
+		probe.elf = module__elf_begin(fd);
 		ret = is_elf64(probe.elf);
 		if (!ret) {
 			read_build_id(&probe);
@@ -1011,7 +1075,7 @@ static int reread(struct module *m, module_code_fn code,
 				open_regular(m->path);
 		if (fd < 0)
 			return fd;
-		elf = again.elf = elf_begin(fd, ELF_C_READ, NULL);
+		elf = again.elf = module__elf_begin(fd);
 		ret = is_elf64(elf);
 		if (!ret) {
 			read_build_id(&again);
@@ -1149,7 +1213,7 @@ static struct cfi *cfi_of(struct module *m)
 		m->error = fd;
 		return NULL;
 	}
-	m->elf = elf_begin(fd, ELF_C_READ, NULL);
+	m->elf = module__elf_begin(fd);
 	if (!is_elf64(m->elf))
 		m->cfi = cfi__open(m->elf);
 	if (m->elf)
@@ -1377,6 +1441,11 @@ struct module *perfmap__read(struct perfmap_file *f)
 
 struct module *module_cache__adopt(struct module_cache *c, struct module *m)
 {
+	if (c->n >= c->max_modules) {		/* as module_cache__get() */
+		c->refused++;
+		module__free(m);
+		return NULL;
+	}
 	if (grow(&c->mods, &c->cap, c->n + 1, sizeof(*c->mods), 16)) {
 		module__free(m);
 		return NULL;

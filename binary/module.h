@@ -44,6 +44,12 @@ struct module *module__open(const char *path);
  */
 struct module *module__open_recorded(const char *path, const char *build_id);
 int module__open_recorded_fd(const char *path, const char *build_id);
+/* libelf on @fd (ELF_C_READ), or NULL when the file is not a
+ * little-endian ELF64 file or declares more than 65,535 sections or
+ * program headers: libelf allocates state for each declared section at
+ * elf_begin(), and a file's extended numbering declares billions.
+ * Every file icppd opens goes through here. */
+Elf *module__elf_begin(int fd);
 /* The span of a file's code, as module__code_span() gives it. */
 struct module_span {
 	bool found;
@@ -219,7 +225,8 @@ struct module *module_cache__perfmap(struct module_cache *c, int pid,
  * NULL); read and parsed by perfmap__read(), which touches no cache and
  * may run on any thread (it closes the file; NULL when it cannot be
  * read); and the module put in the cache, held for the caller, by
- * module_cache__adopt() (NULL, the module freed, when memory is short).
+ * module_cache__adopt() (NULL, the module freed, when memory is short
+ * or the cache holds MODULE_CACHE_MAX modules).
  */
 struct perfmap_file {
 	int fd;

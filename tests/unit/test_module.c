@@ -201,6 +201,19 @@ static long peak_mib(void)
 	return ru.ru_maxrss / 1024;
 }
 
+/* The memory this process holds now, in MiB. */
+static long resident_mib(void)
+{
+	long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (!f || fscanf(f, "%*s %ld", &pages) != 1)
+		pages = 0;
+	if (f)
+		fclose(f);
+	return pages * (sysconf(_SC_PAGESIZE) / 1024) / 1024;
+}
+
 /* @f (freed) into a new file at template @path, @size bytes long: the
  * rest a hole.  0, or -1. */
 static int write_sparse(char *path, struct ec_file *f, uint64_t size)
@@ -216,16 +229,31 @@ static int write_sparse(char *path, struct ec_file *f, uint64_t size)
 	return ret;
 }
 
+/* The file at PATH as a mapping of process @pid would name it. */
+static struct module_origin origin_of(const char *path, int pid)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return (struct module_origin){ 0 };
+	return (struct module_origin){ .pid = pid, .dev = st.st_dev,
+				       .ino = st.st_ino };
+}
+
 /*
  * Sections that claim a sparse hole: a 20 KB file whose 32 note
  * sections each cover one 32 MiB hole (libelf copied every one whole:
- * 1 GiB kept per file in the root daemon), and one whose .eh_frame
- * covers 128 MiB (libdwarf copies it).  Opened as the daemon opens a
- * file, the process's peak memory grows by a few MiB at most.
+ * 1 GiB kept per file in the root daemon), one whose .eh_frame covers
+ * 128 MiB (libdwarf copies it), and one whose .symtab covers 768 MiB
+ * (libelf copied it: 788 MB and 2.5 s at each open).  Opened as the
+ * daemon opens a file, the process's peak memory grows by a few MiB.
  */
 static void test_sparse(void)
 {
-	static const uint8_t small[16];
+	static const char *what[] = { "32 notes over a 32 MiB hole",
+		"a 128 MiB .eh_frame", "a 768 MiB .symtab" };
+	static const uint8_t small[24];
+	static const char strtab[] = "\0f";
 	const uint64_t hole = 1 << 20, hole_size = 32u << 20;
 	struct ec_section s[33];
 	char path[] = "/tmp/icppd-sparse-XXXXXX";
@@ -233,33 +261,122 @@ static void test_sparse(void)
 	struct module *m;
 	long before;
 
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < 3; k++) {
 		int n = k ? 1 : 32;
 
 		for (int i = 0; i < n; i++)
 			s[i] = (struct ec_section){ k ? ".eh_frame" : ".note.x",
 				k ? SHT_PROGBITS : SHT_NOTE, SHF_ALLOC, 0, 0, 0,
-				0, small, sizeof(small),
-				k ? 4 * hole_size : hole_size, hole };
+				0, small, 16, k ? 4 * hole_size : hole_size,
+				hole };
+		if (k == 2) {
+			s[0] = (struct ec_section){ ".symtab", SHT_SYMTAB, 0,
+				0, sizeof(Elf64_Sym), 2, 1, small,
+				sizeof(small), 24 * hole_size, hole };
+			s[1] = (struct ec_section){ ".strtab", SHT_STRTAB, 0,
+				0, 0, 0, 0, strtab, sizeof(strtab), 0, 0 };
+			n = 2;
+		}
 		if (ec_build(&f, s, n))
 			return;
-		if (write_sparse(path, &f, hole + 4 * hole_size))
+		if (write_sparse(path, &f, hole + 24 * hole_size))
 			return;
 		before = peak_mib();
 		m = module__open(path);
-		is_int(module__error(m), 0, "%s: the file opens",
-		       k ? "a 128 MiB .eh_frame" : "32 notes over a 32 MiB hole");
-		if (k)
-			ok(!module__has_cfi(m), "a 128 MiB .eh_frame: no CFI read");
+		is_int(module__error(m), 0, "%s: the file opens", what[k]);
+		if (k == 1)
+			ok(!module__has_cfi(m), "%s: no CFI read", what[k]);
+		else if (k == 2)
+			is_int(module__nr_symbols(m), 0, "%s: not read", what[k]);
 		else
 			is_str(module__build_id(m), "", "32 large notes: no build-id");
 		ok(peak_mib() - before < 16, "%s: peak memory grew %ld MiB (< 16)",
-		   k ? "a 128 MiB .eh_frame" : "32 notes over a hole",
-		   peak_mib() - before);
+		   what[k], peak_mib() - before);
 		module__free(m);
 		unlink(path);
 		strcpy(path, "/tmp/icppd-sparse-XXXXXX");
 	}
+}
+
+/*
+ * What a file declares before any section is read: a 20 KB file whose
+ * section 0 declares 20 million sections (ELF's extended numbering:
+ * libelf allocated for each at elf_begin(), 10 GB and 43 s), and files
+ * of 60,000 loadable segments held mapped (each module kept them all).
+ */
+static void test_declared(void)
+{
+	static const uint8_t code[16] = { 0xc3 };
+	const struct ec_section text = { ".text", SHT_PROGBITS,
+		SHF_ALLOC | SHF_EXECINSTR, 0x1000, 0, 0, 0, code, sizeof(code),
+		0, 0 };
+	const size_t nph = 60000;
+	struct module_cache *c = module_cache__new();
+	struct module *held[48];
+	char path[48][32];
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh0 = { .sh_size = 20000000 };
+	struct ec_file f;
+	struct module *m;
+	long before;
+
+	if (!c || ec_build(&f, &text, 1))
+		return;
+	memcpy(&eh, f.buf, sizeof(eh));
+	eh.e_shnum = 0;
+	memcpy(f.buf, &eh, sizeof(eh));
+	memcpy(f.buf + eh.e_shoff, &sh0, sizeof(sh0));
+	strcpy(path[0], "/tmp/icppd-decl-XXXXXX");
+	if (write_sparse(path[0], &f, eh.e_shoff + 64 * sh0.sh_size))
+		return;
+	before = peak_mib();
+	m = module__open(path[0]);
+	ok(module__error(m) != 0, "20 million sections declared: refused (%d)",
+	   module__error(m));
+	ok(peak_mib() - before < 16, "... peak memory grew %ld MiB (< 16)",
+	   peak_mib() - before);
+	module__free(m);
+	unlink(path[0]);
+
+	before = resident_mib();
+	for (int i = 0; i < 48; i++) {
+		Elf64_Phdr *ph;
+		struct module_origin o;
+
+		held[i] = NULL;
+		if (ec_build(&f, &text, 1))
+			break;
+		/* the program headers after the file, all loadable */
+		memcpy(&eh, f.buf, sizeof(eh));
+		eh.e_phoff = f.len;
+		eh.e_phnum = (uint16_t)nph;
+		ph = calloc(nph, sizeof(*ph));
+		f.buf = realloc(f.buf, f.len + nph * sizeof(*ph));
+		if (!ph || !f.buf)
+			break;
+		memcpy(f.buf, &eh, sizeof(eh));
+		for (size_t j = 0; j < nph; j++)
+			ph[j] = (Elf64_Phdr){ .p_type = PT_LOAD,
+				.p_flags = PF_R | PF_X, .p_filesz = 16,
+				.p_memsz = 16, .p_vaddr = 0x1000 * j };
+		memcpy(f.buf + f.len, ph, nph * sizeof(*ph));
+		f.len += nph * sizeof(*ph);
+		free(ph);
+		strcpy(path[i], "/tmp/icppd-decl-XXXXXX");
+		if (write_sparse(path[i], &f, f.len))
+			break;
+		o = origin_of(path[i], 0);
+		held[i] = module_cache__get(c, path[i], &o);
+	}
+	ok(held[47] && !module__error(held[47]),
+	   "48 files of 60,000 loadable segments held: they open");
+	ok(resident_mib() - before < 24, "... memory held grew %ld MiB (< 24)",
+	   resident_mib() - before);
+	for (int i = 0; i < 48 && held[i]; i++) {
+		module__release(held[i]);
+		unlink(path[i]);
+	}
+	module_cache__free(c);
 }
 
 static int count_code(void *arg, uint64_t vaddr, const uint8_t *code,
@@ -316,17 +433,6 @@ static void test_code_once(void)
 	   peak_mib() - before);
 	module__free(m);
 	unlink(path);
-}
-
-/* The file at PATH as a mapping of process @pid would name it. */
-static struct module_origin origin_of(const char *path, int pid)
-{
-	struct stat st;
-
-	if (stat(path, &st))
-		return (struct module_origin){ 0 };
-	return (struct module_origin){ .pid = pid, .dev = st.st_dev,
-				       .ino = st.st_ino };
 }
 
 /* A file of @nsyms function symbols at distinct addresses, every one
@@ -579,6 +685,10 @@ static void test_evict(void)
 	o = origin_of(path[0], 0);
 	ok(module_cache__get(c, path[0], &o) != mods[5],
 	   "a module already cached is still found past the bound");
+	/* a perf map is a module too */
+	ok(!module_cache__adopt(c, module__open(path[7])) &&
+	   module_cache__refused(c) == 3 && module_cache__count(c) == 267,
+	   "past the bound: a perf map parsed is not adopted");
 	module_cache__free(c);
 	for (int i = 0; i < 300; i++)
 		unlink(path[i]);
@@ -723,6 +833,7 @@ int main(void)
 	test_crafted();
 	test_symbol_budget();	/* first: the peak grows least before it */
 	test_sparse();
+	test_declared();
 	test_many_fdes();
 	test_code_once();
 	test_evict();
