@@ -14,9 +14,14 @@
 #            mapped; past 16,384 they share one that reads nothing)
 # Prints the daemon's resident memory before and its peak after, the
 # modules it held, and the run counters that say what it refused.
+# Then an unwatched copy of the mapper, as nobody, maps a page of a file
+# executable at new addresses and unmaps it for CHURN_MS ms of CPU
+# (default 15000): the daemon's CPU over that time, as a share of one
+# core.
 # Needs root and a 'nobody' user.
 # Usage: bench/attack.sh [BUILDDIR]; environment: N_NOTES (default 16),
-# N_SYMBOLS (16), N_TABLES (16), N_SECTIONS (16), N_PLAIN (20000).
+# N_SYMBOLS (16), N_TABLES (16), N_SECTIONS (16), N_PLAIN (20000),
+# CHURN_MS (15000).
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 ||
 	{ echo "bench: run as root, with a 'nobody' user" >&2; exit 1; }
@@ -36,6 +41,10 @@ done
 chown -R nobody "$u"
 
 kb() { awk -v k="$1" '$1 == k ":" { print $2 }' "/proc/$dpid/status"; }
+dcpu() {	# the daemon's CPU seconds so far
+	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' \
+		"/proc/$dpid/stat"
+}
 
 "$icppd" daemon --foreground -d "$db" --socket "$sock" -F 99 \
 	--flush-interval 1 --exe "$mapper" 2>"$work/daemon.log" &
@@ -53,8 +62,17 @@ setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$mapper" 20000 \
 t1=$(date +%s.%N)
 status=$("$icppd" ctl --socket "$sock" status)
 hwm=$(kb VmHWM)
-cpu=$(awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$dpid/stat")
+cpu=$(dcpu)
 rss1=$(kb VmRSS)
+# the churn, by a program no rule watches
+cp "$mapper" "$u/churner"
+c0=$(dcpu)
+t2=$(date +%s.%N)
+maps=$(setpriv --reuid=nobody --regid=nogroup --clear-groups -- \
+	"$u/churner" "${CHURN_MS:-15000}" churn /bin/true)
+t3=$(date +%s.%N)
+c1=$(dcpu)
+lost=$("$icppd" ctl --socket "$sock" status | sed -n 's/.*, lost \([0-9]*\),.*/\1/p')
 "$icppd" ctl --socket "$sock" stop >/dev/null
 wait $dpid || true
 q() { sqlite3 "$db" "$1"; }
@@ -71,3 +89,7 @@ printf '%-34s %s\n' "modules.refused" "$(counter modules.refused)"
 printf '%-34s %s\n' "modules.symbols_dropped" "$(counter modules.symbols_dropped)"
 printf '%-34s %s\n' "mapper samples recorded" \
 	"$(q "SELECT coalesce(sum(samples), 0) FROM v_cids WHERE module = '$mapper'")"
+printf '%-34s %s in %.1f s\n' "unwatched churn: mappings" "$maps" "$(echo "$t3 - $t2" | bc)"
+printf '%-34s %.2f s = %.2f %% of one core\n' "daemon CPU meanwhile" \
+	"$(echo "$c1 - $c0" | bc)" "$(echo "100 * ($c1 - $c0) / ($t3 - $t2)" | bc -l)"
+printf '%-34s %s\n' "records lost, whole run (status)" "$lost"

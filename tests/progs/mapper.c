@@ -8,6 +8,10 @@
  *                                      path, burns MS ms in LIB's lib_work
  *        mapper MS link:TARGET LIB     the same with a symlink to TARGET
  *        mapper MS keep LIB            dlopens LIB and burns, no swap
+ *        mapper MS churn FILE          maps a page of FILE executable at
+ *                                      new addresses and unmaps it, until
+ *                                      it used MS ms of CPU; prints the
+ *                                      number of mappings
  * Prints "ready" once the swap is done.
  */
 #define _GNU_SOURCE
@@ -33,10 +37,37 @@ int main(int argc, char **argv)
 	void *h;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: mapper MS map|fifo|link:TARGET|keep FILE...\n");
+		fprintf(stderr, "usage: mapper MS map|churn|fifo|link:TARGET|keep FILE...\n");
 		return 2;
 	}
 	burn_set_ms(argv[1]);
+	if (!strcmp(argv[2], "churn")) {
+		int fd = open(argv[3], O_RDONLY);
+		uint64_t end = thread_cpu_ns() + burn_ns, n = 0;
+		char *base = (char *)0x200000000000ull;
+
+		if (fd < 0) {
+			perror(argv[3]);
+			return 1;
+		}
+		while (thread_cpu_ns() < end) {
+			/* 1,024 maps between clock reads, each page apart */
+			for (int i = 0; i < 1024; i++, n++) {
+				void *want = base + (n % (1u << 24)) * 8192;
+				void *p = mmap(want, 4096, PROT_READ | PROT_EXEC,
+					       MAP_PRIVATE | MAP_FIXED_NOREPLACE,
+					       fd, 0);
+
+				if (p == MAP_FAILED) {
+					perror("mmap");
+					return 1;
+				}
+				munmap(p, 4096);
+			}
+		}
+		printf("%llu\n", (unsigned long long)n);
+		return 0;
+	}
 	if (!strcmp(argv[2], "map")) {
 		for (int i = 3; i < argc; i++) {
 			int fd = open(argv[i], O_RDONLY);
