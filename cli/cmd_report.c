@@ -56,11 +56,11 @@ static const struct cli_option report_options[] = {
 	  "text: a flat table of self samples by KEYS, perf-style: comm, "
 	  "pid, dso, sym, comma-separated", 0, 0 },
 	{ "comm-frame", 0, CLI_FLAG, OPT(comm_frame), NULL,
-	  "folded: start each stack with its command, as "
+	  "folded and svg: start each stack with its command, as "
 	  "stackcollapse-perf.pl does", 0, 0 },
 	{ "k", 'k', CLI_STRING, OPT(k), "K",
 	  "callers per context: 0 flat, 1 edges, ..., inf (default 3 for "
-	  "text and json, inf for folded and pprof)", 0, 0 },
+	  "text and json, inf for folded, pprof and svg)", 0, 0 },
 	{ "inclusive", 0, CLI_FLAG, OPT(inclusive), NULL,
 	  "weigh a context by the samples anywhere below it", 0, 0 },
 	{ "min-percent", 0, CLI_DOUBLE, OPT(min_percent), "P",
@@ -74,7 +74,8 @@ static const struct cli_option report_options[] = {
 	  "all samples (0 < P <= 100), and their callers", 0, 0,
 	  .flags = CLI_OPEN_LO, .lo = 0, .hi = 100 },
 	{ "format", 'f', CLI_ENUM, OPT(format), "FMT",
-	  "text, folded, json or pprof", 0, 0, .dflt = "text",
+	  "text, folded, json, pprof or svg (a flame graph)", 0, 0,
+	  .dflt = "text",
 	  .choices = report_format_names },
 	{ "output", 'o', CLI_STRING, OPT(output), "FILE",
 	  "write to FILE instead of standard output", 0, 0 },
@@ -204,7 +205,8 @@ static int check_opts(const struct report_opts *o, struct report_view *v,
 {
 	v->fmt = (enum report_format)o->format;
 	/* export formats are read as whole stacks by every tool */
-	v->k = v->fmt == REPORT_FOLDED || v->fmt == REPORT_PPROF ? KCCF_INF : 3;
+	v->k = v->fmt == REPORT_FOLDED || v->fmt == REPORT_PPROF ||
+	       v->fmt == REPORT_SVG ? KCCF_INF : 3;
 	v->exact = o->exact;
 	if (o->k && cli__parse_count("report", "k", o->k, KCCF_INF, &v->k))
 		return -1;
@@ -220,7 +222,8 @@ static int check_opts(const struct report_opts *o, struct report_view *v,
 		return usage("--exact: %s output shows fractions already; "
 			     "--exact is for folded and pprof",
 			     report_format_names[v->fmt]);
-	if (o->inclusive && (v->fmt == REPORT_FOLDED || v->fmt == REPORT_PPROF))
+	if (o->inclusive && (v->fmt == REPORT_FOLDED || v->fmt == REPORT_PPROF ||
+			     v->fmt == REPORT_SVG))
 		return usage("--inclusive: %s output carries self weights "
 			     "(its tools add them up)",
 			     report_format_names[v->fmt]);
@@ -237,13 +240,13 @@ static int check_opts(const struct report_opts *o, struct report_view *v,
 			     "give one");
 	if (o->exe && !*o->exe)
 		return usage("--exe: expected a program's path or name, not ''");
-	if (v->fmt == REPORT_PPROF && o->hot)
-		return usage("--hot: pprof holds whole samples; use --k inf "
-			     "instead");
+	if ((v->fmt == REPORT_PPROF || v->fmt == REPORT_SVG) && o->hot)
+		return usage("--hot: %s holds whole stacks; use --k inf "
+			     "instead", report_format_names[v->fmt]);
 	if (o->sort && parse_sort(o->sort, v))
 		return -1;
-	if (o->comm_frame && v->fmt != REPORT_FOLDED)
-		return usage("--comm-frame is for folded output");
+	if (o->comm_frame && v->fmt != REPORT_FOLDED && v->fmt != REPORT_SVG)
+		return usage("--comm-frame is for folded and svg output");
 	if (o->comm && !*o->comm)
 		return usage("--comm: expected a command name, not ''");
 	if (o->host && !o->from)

@@ -23,12 +23,13 @@ struct render {
 void render__count(const struct render *r, double w);
 
 /* The forests (text.c, json.c), the HCCT (hot.c), folded (folded.c),
- * pprof (pprof.c).  0, or -1 after logging why. */
+ * pprof (pprof.c), a flame graph (svg.c).  0, or -1 after logging why. */
 void render__text(const struct render *r, const struct kccf *f);
 void render__json(const struct render *r, const struct kccf *f);
 int render__hot(const struct render *r);
 int render__folded(const struct render *r);
 int render__pprof(const struct render *r);
+int render__svg(const struct render *r);
 /* The flat table of --sort (sorted.c). */
 int render__sorted(const struct render *r);
 

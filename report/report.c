@@ -18,7 +18,7 @@
 #include "schema/store.h"
 
 const char *const report_format_names[] = { "text", "folded", "json", "pprof",
-					    NULL };
+					    "svg", NULL };
 
 int report__write(const struct report_view *v)
 {
@@ -40,6 +40,8 @@ int report__write(const struct report_view *v)
 		return render__folded(&r);
 	if (v->fmt == REPORT_PPROF)
 		return render__pprof(&r);
+	if (v->fmt == REPORT_SVG)
+		return render__svg(&r);
 	f = kccf__build(v->p->cct, v->k, v->inclusive, &err);
 	if (!f) {
 		report__forest_error(err);

@@ -6,7 +6,8 @@
  * report, the folded lines of a profile.
  *
  * One file per renderer: text.c, json.c, folded.c, hot.c (the HCCT in
- * each format) and pprof.c; report.c holds what they share.
+ * each format), pprof.c and svg.c (a flame graph); report.c holds what
+ * they share.
  */
 #ifndef ICPPD_REPORT_REPORT_H
 #define ICPPD_REPORT_REPORT_H
@@ -24,9 +25,9 @@ struct lines;
 struct store;
 
 enum report_format { REPORT_TEXT, REPORT_FOLDED, REPORT_JSON, REPORT_PPROF,
-		     REPORT_NR_FORMATS };
+		     REPORT_SVG, REPORT_NR_FORMATS };
 
-/* "text", "folded", "json", "pprof", then NULL: the -f choices. */
+/* "text", "folded", "json", "pprof", "svg", then NULL: the -f choices. */
 extern const char *const report_format_names[];
 
 /* The keys of --sort, perf report's names. */

@@ -11,10 +11,12 @@ libcurl4-openssl-dev clang libclang-rt-14-dev"
 # The consumers the test suite checks exports with: the Go pprof parser,
 # node + npm for speedscope (npm installs speedscope itself; a machine
 # with node from elsewhere keeps it), and ClickHouse, whose servers the
-# fleet tests start on loopback ports of their own.
+# fleet tests start on loopback ports of their own.  The flame graph
+# test draws the SVG with rsvg-convert and runs its script in headless
+# chromium (xmllint checks the XML).
 if [ "${1:-}" = test ]; then
 	pkgs="$pkgs golang-go golang-github-google-pprof-dev clickhouse-server
-clickhouse-client"
+clickhouse-client librsvg2-bin chromium libxml2-utils"
 	command -v npm >/dev/null || pkgs="$pkgs nodejs npm"
 fi
 missing=

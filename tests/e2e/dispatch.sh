@@ -77,6 +77,17 @@ folded=$("$ICPPD" report -d "$db" --run "$drun" -f folded 2>/dev/null)
 # unknown roots are counted)
 is "$(printf '%s\n' "$folded" | cut -d';' -f1 | sort -u | grep '^\[unknown' | tr '\n' ' ')" \
 	"[unknown callers] " "folded: one [unknown callers] root"
+# the flame graph: that one root, grey, at the bottom row; h0 above it
+# in a pale colour (its callers are not known)
+"$ICPPD" report -d "$db" --run "$drun" -f svg -o "$tmp/u.svg" 2>/dev/null
+tr '\n' ' ' <"$tmp/u.svg" | grep -o '<g><title>[^<]*</title><rect [^>]*>' |
+	sed 's/<g><title>\([^<]*\) [0-9.]* samples[^<]*<\/title><rect x="[0-9.]*" y="\([0-9]*\)" width="[0-9.]*" height="[0-9]*" fill="#\(..\)\(..\)\(..\)".*/\2 \3\4\5 \1/' >"$tmp/u.frames"
+bottom=$(awk '{ if ($1 > m) m = $1 } END { print m }' "$tmp/u.frames")
+is "$(awk '/ \[unknown callers\]$/ { print $2 }' "$tmp/u.frames")" aaaaaa \
+	"svg: one [unknown callers] frame, grey"
+is "$(awk '/ \[unknown callers\]$/ { print $1 }' "$tmp/u.frames")" "$bottom" "svg: ... at the root row"
+ok $(awk '$3 == "h0" { g = substr($2, 3, 2); exit !(g >= "be") }' "$tmp/u.frames"; echo $?) \
+	"svg: h0 above it in a pale colour"
 if [ -x "$tmp/pprof_check" ]; then
 	"$ICPPD" report -d "$db" --run "$drun" -f pprof -o "$tmp/u.pb.gz" 2>/dev/null
 	pc=$("$tmp/pprof_check" "$tmp/u.pb.gz")

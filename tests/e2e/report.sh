@@ -15,7 +15,7 @@ ok $([ ! -e "$tmp/none.db" ]; echo $?) "missing database: not created"
 out=$("$ICPPD" report -d "$db" --k -1 2>&1)
 is $? 2 "k < 0: usage error"
 contains "$out" "--k: expected a whole number >= 0 or inf, not '-1'" "k < 0: says what k takes"
-out=$("$ICPPD" report -d "$db" --format svg 2>&1)
+out=$("$ICPPD" report -d "$db" --format png 2>&1)
 is $? 2 "unknown format: usage error"
 out=$("$ICPPD" report -d "$db" --hot 0 2>&1)
 is $? 2 "--hot 0: usage error"

@@ -1,0 +1,400 @@
+/*
+ * svg.c - a flame graph of a profile's k-contexts, drawn by icppd: one
+ * self-contained SVG file, nothing loaded from the network.  The frames
+ * are drawn statically (any SVG viewer shows the picture); a script
+ * inside adds what a browser offers: click to zoom, reset, search with
+ * highlight, and a line naming the frame under the pointer (each frame
+ * also has a <title>, the tooltip).
+ *
+ * The stacks are folded output's (report__folded(): the same --k,
+ * selection and --comm-frame), merged into a tree, root at the bottom,
+ * callers below their callees, siblings in name order.  Weight whose
+ * callers are unknown is under one "[unknown callers]" frame, drawn in
+ * grey with the frames above it in pale colours: their own frames are
+ * known, where they were called from is not.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/grow.h"
+#include "common/hindex.h"
+#include "common/printable.h"
+#include "report/render.h"
+
+#define SVG_WIDTH 1200
+#define SVG_PAD 10		/* left and right margins */
+#define FRAME_HEIGHT 16		/* one level, a pixel of it the gap */
+#define TOP 60			/* title and buttons */
+#define BOTTOM 34		/* the details line */
+#define CHAR_WIDTH 7.0		/* of the 12 px font, to fit labels */
+/* Frames narrower than this many pixels are not drawn (a profile of
+ * 10,000 contexts would otherwise be megabytes of invisible frames). */
+#define MIN_WIDTH_PX 0.1
+/* Levels drawn: a crafted database can hold paths of any depth. */
+#define SVG_MAX_DEPTH 2048
+
+struct fnode {
+	const char *name;	/* into the key it came from (names) */
+	uint32_t parent;	/* UINT32_MAX: a root */
+	uint32_t depth;
+	double weight;		/* inclusive */
+	bool uncertain;		/* under [unknown callers] */
+};
+
+struct flame {
+	struct fnode *n;
+	size_t len, cap;
+	char **names;		/* the keys, split in place */
+	size_t nnames, names_cap;
+	struct hindex index;	/* (parent, name) -> node */
+	uint32_t max_depth;
+};
+
+static uint64_t child_hash(uint32_t parent, const char *name)
+{
+	return hindex__mix(hindex__string(name), parent);
+}
+
+/* The child @name of @parent, made when new; UINT32_MAX when out of
+ * memory. */
+static uint32_t child(struct flame *fl, uint32_t parent, const char *name,
+		      uint32_t depth, bool uncertain)
+{
+	uint64_t h = child_hash(parent, name);
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	uint32_t i;
+
+	while ((i = hindex__next(&fl->index, &p, h)) != HINDEX_NONE)
+		if (fl->n[i].parent == parent && !strcmp(fl->n[i].name, name))
+			return i;
+	if (fl->len >= UINT32_MAX - 1 ||
+	    grow(&fl->n, &fl->cap, fl->len + 1, sizeof(*fl->n), 1024) ||
+	    hindex__insert(&fl->index, h, (uint32_t)fl->len))
+		return UINT32_MAX;
+	fl->n[fl->len] = (struct fnode){ name, parent, depth, 0, uncertain };
+	if (depth > fl->max_depth)
+		fl->max_depth = depth;
+	return (uint32_t)fl->len++;
+}
+
+/* report__folded()'s callback: the key's frames into the tree. */
+static int add_stack(void *arg, const char *key, int64_t group, double weight)
+{
+	struct flame *fl = arg;
+	char *copy = strdup(key), *frame, *save = NULL;
+	uint32_t at = UINT32_MAX, depth = 0;
+	bool uncertain = false;
+
+	(void)group;
+	if (!copy || grow(&fl->names, &fl->names_cap, fl->nnames + 1,
+			  sizeof(*fl->names), 256)) {
+		free(copy);
+		return -ENOMEM;
+	}
+	fl->names[fl->nnames++] = copy;
+	for (frame = strtok_r(copy, ";", &save); frame;
+	     frame = strtok_r(NULL, ";", &save), depth++) {
+		uncertain |= !strcmp(frame, CCT_UNKNOWN_ROOT);
+		at = child(fl, at, frame, depth, uncertain);
+		if (at == UINT32_MAX)
+			return -ENOMEM;
+		fl->n[at].weight += weight;
+	}
+	return 0;
+}
+
+/* Node order for layout: by parent, then name (siblings together). */
+static const struct flame *sort_fl;
+
+static int cmp_node(const void *a, const void *b)
+{
+	const struct fnode *x = &sort_fl->n[*(const uint32_t *)a];
+	const struct fnode *y = &sort_fl->n[*(const uint32_t *)b];
+	int64_t px = x->parent == UINT32_MAX ? -1 : (int64_t)x->parent;
+	int64_t py = y->parent == UINT32_MAX ? -1 : (int64_t)y->parent;
+
+	if (px != py)
+		return px < py ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* XML text of @s's first @max characters: the names are printable
+ * already (cct__define(): valid UTF-8, no control character), and what
+ * XML reserves is escaped. */
+static void xml(FILE *out, const char *s, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (size_t i = 0; *p && i < max; i++) {
+		size_t len = utf8__len(p);
+
+		switch (*p) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&#39;", out); break;
+		default: fwrite(p, 1, len ? len : 1, out);
+		}
+		p += len ? len : 1;
+	}
+}
+
+/* Characters in @s (UTF-8). */
+static size_t chars(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = 0;
+
+	for (; *p; n++) {
+		size_t len = utf8__len(p);
+
+		p += len ? len : 1;
+	}
+	return n;
+}
+
+/* A colour from the name, so that one function has one colour across
+ * graphs: warm for frames whose callers are known, grey and pale for
+ * the unknown. */
+static void colour(FILE *out, const struct fnode *n)
+{
+	uint64_t h = hindex__string(n->name);
+	unsigned r = 205 + (unsigned)(h % 50), g = (unsigned)((h >> 8) % 230),
+		 b = (unsigned)((h >> 16) % 55);
+
+	if (!strcmp(n->name, CCT_UNKNOWN_ROOT))
+		r = g = b = 170;
+	else if (n->uncertain)
+		g = 190 + g % 40, b = 170 + b;
+	fprintf(out, "#%02x%02x%02x", r, g, b);
+}
+
+static const char script[] =
+"<script type=\"text/ecmascript\"><![CDATA[\n"
+"'use strict';\n"
+"var W = " "%d" ", PAD = " "%d" ", CW = %.1f, frames = [], zoomed = null,\n"
+"    details, matched, reset, hits = null;\n"
+"function label(f, w) {\n"
+"  var n = Math.floor((w - 6) / CW);\n"
+"  if (f.name.length <= n) return f.name;\n"
+"  return n < 5 ? '' : f.name.slice(0, n - 2) + '..';\n"
+"}\n"
+"function place(f, x, w) {\n"
+"  f.r.setAttribute('x', x.toFixed(1));\n"
+"  f.r.setAttribute('width', Math.max(w, 0).toFixed(1));\n"
+"  f.t.setAttribute('x', (x + 3).toFixed(1));\n"
+"  f.t.textContent = label(f, w);\n"
+"}\n"
+"function zoom(z) {\n"
+"  var s = (W - 2 * PAD) / z.w;\n"
+"  zoomed = z;\n"
+"  reset.style.display = 'inline';\n"
+"  frames.forEach(function (f) {\n"
+"    var inside = f.x >= z.x - 1e-6 && f.x + f.w <= z.x + z.w + 1e-6;\n"
+"    if (f.y <= z.y && inside) {\n"
+"      f.g.style.display = ''; f.g.style.opacity = 1;\n"
+"      place(f, PAD + (f.x - z.x) * s, f.w * s);\n"
+"    } else if (f.y > z.y && f.x <= z.x + 1e-6 && f.x + f.w >= z.x + z.w - 1e-6) {\n"
+"      f.g.style.display = ''; f.g.style.opacity = 0.5;\n"
+"      place(f, PAD, W - 2 * PAD);\n"
+"    } else {\n"
+"      f.g.style.display = 'none';\n"
+"    }\n"
+"  });\n"
+"  if (hits) search(hits);\n"
+"}\n"
+"function unzoom() {\n"
+"  zoomed = null;\n"
+"  reset.style.display = 'none';\n"
+"  frames.forEach(function (f) {\n"
+"    f.g.style.display = ''; f.g.style.opacity = 1;\n"
+"    place(f, f.x, f.w);\n"
+"  });\n"
+"  if (hits) search(hits);\n"
+"}\n"
+"function search(re) {\n"
+"  var spans = [], covered = 0, end = -1, z = zoomed;\n"
+"  hits = re;\n"
+"  frames.forEach(function (f) {\n"
+"    var hit = re !== null && re.test(f.name);\n"
+"    f.r.setAttribute('fill', hit ? '#e040e0' : f.fill);\n"
+"    if (hit && f.g.style.display !== 'none' && f.g.style.opacity != 0.5)\n"
+"      spans.push([f.x, f.x + f.w]);\n"
+"  });\n"
+"  spans.sort(function (a, b) { return a[0] - b[0]; });\n"
+"  spans.forEach(function (s) {\n"
+"    if (s[0] > end) { covered += s[1] - s[0]; end = s[1]; }\n"
+"    else if (s[1] > end) { covered += s[1] - end; end = s[1]; }\n"
+"  });\n"
+"  matched.textContent = re === null ? '' : 'Matched: ' +\n"
+"    (100 * covered / (z ? z.w : W - 2 * PAD)).toFixed(1) + '%%';\n"
+"}\n"
+"function ask() {\n"
+"  if (hits) { hits = null; search(null); return; }\n"
+"  var s = prompt('Search for a function (regular expression):', '');\n"
+"  if (s) { try { search(new RegExp(s)); } catch (e) { alert(e); } }\n"
+"}\n"
+"window.addEventListener('load', function () {\n"
+"  details = document.getElementById('details');\n"
+"  matched = document.getElementById('matched');\n"
+"  reset = document.getElementById('reset');\n"
+"  Array.prototype.forEach.call(document.getElementById('frames').children,\n"
+"  function (g) {\n"
+"    var r = g.getElementsByTagName('rect')[0], tt = g.getElementsByTagName('title')[0];\n"
+"    var t = g.getElementsByTagName('text')[0], f = { g: g, r: r, t: t,\n"
+"      x: +r.getAttribute('x'), w: +r.getAttribute('width'),\n"
+"      y: +r.getAttribute('y'), fill: r.getAttribute('fill'),\n"
+"      name: tt.textContent.split('\\n')[0], info: tt.textContent.replace('\\n', ': ') };\n"
+"    frames.push(f);\n"
+"    g.addEventListener('click', function () { zoom(f); });\n"
+"    g.addEventListener('mouseover', function () { details.textContent = f.info; });\n"
+"    g.addEventListener('mouseout', function () { details.textContent = ' '; });\n"
+"  });\n"
+"  reset.addEventListener('click', unzoom);\n"
+"  /* #zoom=NAME&search=RE: a view to link to, or for a test */\n"
+"  location.hash.slice(1).split('&').forEach(function (kv) {\n"
+"    var k = kv.split('=')[0], v = decodeURIComponent(kv.slice(k.length + 1));\n"
+"    var best = null;\n"
+"    if (k === 'zoom') frames.forEach(function (f) {\n"
+"      if (f.name === v && (!best || f.w > best.w)) best = f; });\n"
+"    if (best) zoom(best);\n"
+"    if (k === 'search' && v) search(new RegExp(v));\n"
+"  });\n"
+"  document.getElementById('search').addEventListener('click', ask);\n"
+"  window.addEventListener('keydown', function (e) {\n"
+"    if ((e.ctrlKey && e.key === 'f') || e.key === '/') { e.preventDefault(); ask(); }\n"
+"    if (e.key === 'Escape') { unzoom(); if (hits) { hits = null; search(null); } }\n"
+"  });\n"
+"});\n"
+"]]></script>\n";
+
+/* The frames, each placed after its previous siblings in name order. */
+static void draw(const struct render *r, const struct flame *fl,
+		 const uint32_t *order, size_t height)
+{
+	double scale = (SVG_WIDTH - 2 * SVG_PAD) / (r->total > 0 ? r->total : 1);
+	double *x = calloc(fl->len ? fl->len : 1, sizeof(*x));
+	double *next = calloc(fl->len + 1, sizeof(*next));
+
+	if (!x || !next)
+		goto out;
+	/* children follow parents in @order (sorted by parent index, and
+	 * a parent is made before its children), so one pass places all:
+	 * each node starts where its parent's previous child ended */
+	for (size_t k = 0; k < fl->len; k++) {
+		uint32_t i = order[k];
+		const struct fnode *n = &fl->n[i];
+		double *at = &next[n->parent == UINT32_MAX ? fl->len : n->parent];
+
+		if (n->parent != UINT32_MAX && *at < x[n->parent])
+			*at = x[n->parent];
+		x[i] = *at;
+		*at += n->weight;
+	}
+	fputs("<g id=\"frames\">\n", r->out);
+	for (size_t i = 0; i < fl->len; i++) {
+		const struct fnode *n = &fl->n[i];
+		double px = SVG_PAD + x[i] * scale, w = n->weight * scale;
+		double y = (double)height - BOTTOM -
+			   (double)(n->depth + 1) * FRAME_HEIGHT;
+		size_t fit = w > 6 ? (size_t)((w - 6) / CHAR_WIDTH) : 0;
+
+		if (w < MIN_WIDTH_PX || n->depth >= SVG_MAX_DEPTH)
+			continue;
+		fputs("<g><title>", r->out);
+		xml(r->out, n->name, SIZE_MAX);
+		fprintf(r->out, r->integral ? "\n%.0f samples, %.2f%%" :
+			"\n%.1f samples, %.2f%%", n->weight,
+			r->total > 0 ? 100 * n->weight / r->total : 0.0);
+		fprintf(r->out, "</title><rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
+			"height=\"%d\" fill=\"", px, y, w, FRAME_HEIGHT - 1);
+		colour(r->out, n);
+		fprintf(r->out, "\"/><text x=\"%.1f\" y=\"%.0f\">", px + 3,
+			y + FRAME_HEIGHT - 5);
+		if (chars(n->name) <= fit) {
+			xml(r->out, n->name, fit);
+		} else if (fit >= 5) {	/* as label() in the script */
+			xml(r->out, n->name, fit - 2);
+			fputs("..", r->out);
+		}
+		fputs("</text></g>\n", r->out);
+	}
+	fputs("</g>\n", r->out);
+out:
+	free(x);
+	free(next);
+}
+
+static void header(const struct render *r, size_t height)
+{
+	const struct infer_stats *s = &r->p->stats;
+	double n = s->samples > 0 ? s->samples : 1;
+
+	fprintf(r->out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" "
+		"width=\"%d\" height=\"%zu\" viewBox=\"0 0 %d %zu\">\n"
+		"<style>text { font: 12px Verdana, sans-serif; fill: #000; }\n"
+		"#frames text { pointer-events: none; }\n"
+		"#frames g { cursor: pointer; }\n"
+		"#frames rect { stroke: #fff; stroke-width: 0.5; }\n"
+		".button { cursor: pointer; fill: #1a4f9c; }\n"
+		"</style>\n"
+		"<rect width=\"100%%\" height=\"100%%\" fill=\"#f6f6f0\"/>\n"
+		"<text x=\"%d\" y=\"24\" text-anchor=\"middle\" "
+		"style=\"font-size: 17px\">Flame graph: run %lld</text>\n",
+		SVG_WIDTH, height, SVG_WIDTH, height, SVG_WIDTH / 2,
+		(long long)r->p->run.id);
+	fprintf(r->out, "<text x=\"%d\" y=\"44\" text-anchor=\"middle\" "
+		"fill=\"#555\">%.0f samples; callers inferred: %.1f%% precise, "
+		"%.1f%% ambiguous, %.1f%% searched, %.1f%% unknown (grey)"
+		"</text>\n", SVG_WIDTH / 2, s->samples,
+		100 * s->by_how[CCT_PRECISE] / n,
+		100 * s->by_how[CCT_AMBIGUOUS] / n,
+		100 * s->by_how[CCT_SEARCHED] / n,
+		100 * s->by_how[CCT_UNKNOWN] / n);
+	fprintf(r->out, "<text id=\"reset\" class=\"button\" x=\"%d\" y=\"24\" "
+		"style=\"display: none\">Reset zoom</text>\n"
+		"<text id=\"search\" class=\"button\" x=\"%d\" y=\"24\" "
+		"text-anchor=\"end\">Search</text>\n"
+		"<text id=\"details\" x=\"%d\" y=\"%zu\"> </text>\n"
+		"<text id=\"matched\" x=\"%d\" y=\"%zu\" text-anchor=\"end\">"
+		"</text>\n", SVG_PAD, SVG_WIDTH - SVG_PAD, SVG_PAD,
+		height - 12, SVG_WIDTH - SVG_PAD, height - 12);
+}
+
+int render__svg(const struct render *r)
+{
+	struct flame fl = { 0 };
+	uint32_t *order = NULL;
+	size_t height;
+	int err = report__folded(r->p->cct, r->v->k, add_stack, &fl);
+
+	if (!err && !(order = malloc((fl.len ? fl.len : 1) * sizeof(*order))))
+		err = -ENOMEM;
+	if (err) {
+		report__forest_error(err);
+		goto out;
+	}
+	for (size_t i = 0; i < fl.len; i++)
+		order[i] = (uint32_t)i;
+	sort_fl = &fl;
+	qsort(order, fl.len, sizeof(*order), cmp_node);
+	height = TOP + BOTTOM + FRAME_HEIGHT *
+		 (size_t)(fl.len ? (fl.max_depth < SVG_MAX_DEPTH ?
+				    fl.max_depth + 1 : SVG_MAX_DEPTH) : 1);
+	header(r, height);
+	draw(r, &fl, order, height);
+	fprintf(r->out, script, SVG_WIDTH, SVG_PAD, CHAR_WIDTH);
+	fputs("</svg>\n", r->out);
+out:
+	for (size_t i = 0; i < fl.nnames; i++)
+		free(fl.names[i]);
+	free(fl.names);
+	free(fl.n);
+	free(order);
+	hindex__free(&fl.index);
+	return err ? -1 : 0;
+}
