@@ -63,27 +63,11 @@ struct profile_list {
 	bool file;		/* a folded file: read whole, cut later */
 };
 
-/* Keeps the last k + 1 frames of @key. */
-static const char *truncate_key(const char *key, uint32_t k)
-{
-	const char *p = key + strlen(key);
-	uint32_t frames = 0;
-
-	if (k == KCCF_INF)
-		return key;
-	while (p > key) {
-		if (p[-1] == ';' && ++frames == k + 1)
-			return p;
-		p--;
-	}
-	return key;
-}
-
 static int add_entry(void *arg, const char *key, double weight)
 {
 	struct profile_list *l = arg;
 
-	key = truncate_key(key, l->file ? KCCF_INF : l->k);
+	key = report__cut_key(key, l->file ? KCCF_INF : l->k);
 	for (size_t i = l->n; i-- > 0 && i + 64 >= l->n;)	/* recent dups */
 		if (!strcmp(l->e[i].key, key)) {
 			l->e[i].weight += weight;
@@ -102,7 +86,7 @@ static int add_entry(void *arg, const char *key, double weight)
 static void cut_keys(struct profile_list *l, uint32_t k)
 {
 	for (size_t i = 0; i < l->n; i++) {
-		const char *t = truncate_key(l->e[i].key, k);
+		const char *t = report__cut_key(l->e[i].key, k);
 
 		memmove(l->e[i].key, t, strlen(t) + 1);
 	}

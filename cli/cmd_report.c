@@ -4,6 +4,7 @@
  * the result (report/report.h).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "binary/lines.h"
 #include "cli/commands.h"
 #include "common/clock.h"
+#include "common/log.h"
 #include "common/outfile.h"
 #include "export/fleet.h"
 #include "report/report.h"
@@ -20,7 +22,7 @@
 
 struct report_opts {
 	const char *db, *k, *output, *since, *until, *exe, *comm, *sort;
-	const char *from, *host;
+	const char *from, *host, *base;
 	uint64_t run, pid;
 	double min_percent, similar, hot, budget;
 	int format;
@@ -79,6 +81,11 @@ static const struct cli_option report_options[] = {
 	  .choices = report_format_names },
 	{ "output", 'o', CLI_STRING, OPT(output), "FILE",
 	  "write to FILE instead of standard output", 0, 0 },
+	{ "base", 0, CLI_STRING, OPT(base), "RUN|FILE",
+	  "a differential report against run RUN of the database or a "
+	  "folded FILE: each function's and context's change of share "
+	  "(text, json, folded as flamegraph.pl's two columns); svg: red "
+	  "grew, blue shrank", 0, 0 },
 	{ "lines", 0, CLI_FLAG, OPT(lines), NULL,
 	  "show each caller's call site as file:line (DWARF)", 0, 0 },
 	{ "exact", 0, CLI_FLAG, OPT(exact), NULL,
@@ -245,6 +252,14 @@ static int check_opts(const struct report_opts *o, struct report_view *v,
 			     "instead", report_format_names[v->fmt]);
 	if (o->sort && parse_sort(o->sort, v))
 		return -1;
+	if (o->base && (v->fmt == REPORT_PPROF || o->hot || o->sort ||
+			o->inclusive || o->from))
+		return usage("--base compares self weights in text, json, folded "
+			     "or svg (not with --hot, --sort, --inclusive or "
+			     "--from); for pprof, write the base to its own "
+			     "file and run go tool pprof -diff_base BASE NEW");
+	if (o->base && !*o->base)
+		return usage("--base: expected a run id or a folded file, not ''");
 	if (o->comm_frame && v->fmt != REPORT_FOLDED && v->fmt != REPORT_SVG)
 		return usage("--comm-frame is for folded and svg output");
 	if (o->comm && !*o->comm)
@@ -289,6 +304,51 @@ static unsigned profile_flags(const struct report_opts *o,
 	       flags;
 }
 
+/* --base: run RUN of the database (as the report's selection chooses
+ * its processes), or a folded file.  NULL after logging why. */
+static struct report_base *load_base(struct store *st,
+				     const struct report_opts *o,
+				     const struct report_view *v,
+				     const struct store_selection *sel,
+				     unsigned flags)
+{
+	struct report_base *b = NULL;
+	struct store_selection bs = *sel;
+	struct run_profile bp = { 0 };
+	char *end;
+	size_t line = 0;
+	int err = 0;
+	unsigned long long id = strtoull(o->base, &end, 10);
+	FILE *f;
+
+	if (*o->base != '-' && !*end) {
+		bs.run_id = (int64_t)id;
+		bs.since_ns = 0;
+		bs.until_ns = INT64_MAX;
+		if (!run_profile__infer_within(st, &bs, flags, o->budget, &bp) &&
+		    !report__check(&bp, o->db, o->pid || o->exe || o->comm,
+				   v->k) &&
+		    !(b = report__base_of(&bp, v->k, &err)))
+			report__forest_error(err);
+		run_profile__free(&bp);
+		return b;
+	}
+	f = fopen(o->base, "re");
+	if (!f) {
+		log_error("report: --base %s: %s (a run id of %s, or a folded "
+			  "file)", o->base, strerror(errno), o->db);
+		return NULL;
+	}
+	b = report__base_read(f, v->k, &err, &line);
+	fclose(f);
+	if (err == -EINVAL)
+		log_error("report: --base %s: line %zu is not a folded stack "
+			  "(frame;frame;... COUNT)", o->base, line);
+	else if (err)
+		log_error("report: --base %s: %s", o->base, strerror(-err));
+	return b;
+}
+
 /* The run, program and window to infer; -1 after logging why. */
 static int select_runs(struct store *st, const struct report_opts *o,
 		       struct store_selection *sel, char *exe, size_t len)
@@ -313,6 +373,7 @@ int cmd_report(int argc, char **argv)
 	struct store_selection sel = { .until_ns = INT64_MAX };
 	struct store *st = NULL;
 	struct outfile out = { 0 };
+	struct report_base *base = NULL;
 	char exe_path[PATH_MAX];
 	int idx, ret = 1;
 
@@ -349,10 +410,15 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	if (o.lines && !(v.lines = lines__new()))
 		goto out;
+	if (o.base && !(base = load_base(st, &o, &v, &sel,
+					 profile_flags(&o, &v))))
+		goto out;
+	v.base = base;
 	if (report__write(&v))
 		goto out;
 	ret = 0;
 out:
+	report__base_free(base);
 	lines__free(v.lines);
 	run_profile__free(&p);
 	store__close(st);

@@ -151,6 +151,21 @@ int render__folded(const struct render *r)
 	return err ? -1 : 0;
 }
 
+const char *report__cut_key(const char *key, uint32_t k)
+{
+	const char *p = key + strlen(key);
+	uint32_t frames = 0;
+
+	if (k == KCCF_INF)
+		return key;
+	while (p > key) {
+		if (p[-1] == ';' && ++frames == k + 1)
+			return p;
+		p--;
+	}
+	return key;
+}
+
 int report__folded_line(char *line, double *w)
 {
 	size_t len = strlen(line);

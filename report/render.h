@@ -30,6 +30,8 @@ int render__hot(const struct render *r);
 int render__folded(const struct render *r);
 int render__pprof(const struct render *r);
 int render__svg(const struct render *r);
+/* Text, JSON or folded against v->base (diff.c). */
+int render__diff(const struct render *r);
 /* The flat table of --sort (sorted.c). */
 int render__sorted(const struct render *r);
 

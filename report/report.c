@@ -32,6 +32,8 @@ int report__write(const struct report_view *v)
 	for (size_t i = 0; i < n && r.integral; i++)
 		r.integral = fabs(recs[i].weight - round(recs[i].weight)) < 1e-6;
 
+	if (v->base && v->fmt != REPORT_SVG)
+		return render__diff(&r);
 	if (v->phi > 0)
 		return render__hot(&r);
 	if (v->nsort)

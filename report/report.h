@@ -22,6 +22,7 @@
 #include "profile/run_profile.h"
 
 struct lines;
+struct report_base;
 struct store;
 
 enum report_format { REPORT_TEXT, REPORT_FOLDED, REPORT_JSON, REPORT_PPROF,
@@ -52,6 +53,9 @@ struct report_view {
 						 * these keys instead */
 	size_t nsort;		/* 0: no table */
 	struct lines *lines;	/* call sites as file:line; NULL: none */
+	/* A baseline (--base): text, JSON and folded show each function's
+	 * and context's change of share against it, svg colours by it. */
+	const struct report_base *base;
 	FILE *out;
 };
 
@@ -112,5 +116,27 @@ int report__folded_line(char *line, double *w);
 
 /* Prints @w with no decimals when it is whole, else with up to 3. */
 void report__weight(FILE *out, double w);
+
+/* The last @k + 1 frames of folded key @key (all with KCCF_INF): a
+ * pointer into it. */
+const char *report__cut_key(const char *key, uint32_t k);
+
+/*
+ * A baseline for a differential report (diff.c): the k-contexts of
+ * profile @p (report__folded()'s keys and weights), or of the folded
+ * lines of @in cut to k.  NULL with *@err -ENOMEM, report__folded()'s
+ * errors, -EIO, or -EINVAL at line *@bad_line that is not a folded
+ * line.
+ */
+struct report_base *report__base_of(const struct run_profile *p, uint32_t k,
+				    int *err);
+struct report_base *report__base_read(FILE *in, uint32_t k, int *err,
+				      size_t *bad_line);
+void report__base_free(struct report_base *b);
+double report__base_total(const struct report_base *b);
+/* Its contexts: @i below report__base_size(), the weight into *@w. */
+size_t report__base_size(const struct report_base *b);
+const char *report__base_key(const struct report_base *b, size_t i,
+			     double *w);
 
 #endif

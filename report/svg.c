@@ -12,6 +12,11 @@
  * callers are unknown is under one "[unknown callers]" frame, drawn in
  * grey with the frames above it in pale colours: their own frames are
  * known, where they were called from is not.
+ *
+ * With a baseline (--base) it is a differential flame graph: frames as
+ * wide as their samples now, coloured by the change of their share
+ * (inclusive) against the base, red where it grew and blue where it
+ * shrank, the deeper the more; frames only the base has are not drawn.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -40,6 +45,7 @@ struct fnode {
 	uint32_t parent;	/* UINT32_MAX: a root */
 	uint32_t depth;
 	double weight;		/* inclusive */
+	double base;		/* inclusive, in the baseline */
 	bool uncertain;		/* under [unknown callers] */
 };
 
@@ -49,7 +55,9 @@ struct flame {
 	char **names;		/* the keys, split in place */
 	size_t nnames, names_cap;
 	struct hindex index;	/* (parent, name) -> node */
-	uint32_t max_depth;
+	uint32_t max_depth;	/* of the frames with weight */
+	bool base;		/* adding the baseline's stacks */
+	double base_total, max_change;	/* a differential graph's */
 };
 
 static uint64_t child_hash(uint32_t parent, const char *name)
@@ -73,9 +81,8 @@ static uint32_t child(struct flame *fl, uint32_t parent, const char *name,
 	    grow(&fl->n, &fl->cap, fl->len + 1, sizeof(*fl->n), 1024) ||
 	    hindex__insert(&fl->index, h, (uint32_t)fl->len))
 		return UINT32_MAX;
-	fl->n[fl->len] = (struct fnode){ name, parent, depth, 0, uncertain };
-	if (depth > fl->max_depth)
-		fl->max_depth = depth;
+	fl->n[fl->len] = (struct fnode){ name, parent, depth, 0, 0,
+					 uncertain };
 	return (uint32_t)fl->len++;
 }
 
@@ -100,9 +107,23 @@ static int add_stack(void *arg, const char *key, int64_t group, double weight)
 		at = child(fl, at, frame, depth, uncertain);
 		if (at == UINT32_MAX)
 			return -ENOMEM;
+		if (fl->base) {
+			fl->n[at].base += weight;
+			continue;
+		}
 		fl->n[at].weight += weight;
+		if (depth > fl->max_depth)
+			fl->max_depth = depth;
 	}
 	return 0;
+}
+
+/* A frame's change of share against the baseline, -1..1. */
+static double change(const struct render *r, const struct flame *fl,
+		     const struct fnode *n)
+{
+	return (r->total > 0 ? n->weight / r->total : 0) -
+	       (fl->base_total > 0 ? n->base / fl->base_total : 0);
 }
 
 /* Node order for layout: by parent, then name (siblings together). */
@@ -158,14 +179,23 @@ static size_t chars(const char *s)
 
 /* A colour from the name, so that one function has one colour across
  * graphs: warm for frames whose callers are known, grey and pale for
- * the unknown. */
-static void colour(FILE *out, const struct fnode *n)
+ * the unknown.  In a differential graph, red for a share that grew and
+ * blue for one that shrank, as deep as the change is to the largest. */
+static void colour(FILE *out, const struct flame *fl, const struct fnode *n,
+		   double delta)
 {
 	uint64_t h = hindex__string(n->name);
 	unsigned r = 205 + (unsigned)(h % 50), g = (unsigned)((h >> 8) % 230),
 		 b = (unsigned)((h >> 16) % 55);
 
-	if (!strcmp(n->name, CCT_UNKNOWN_ROOT))
+	if (fl->max_change > 0) {
+		unsigned t = (unsigned)(210 * (delta < 0 ? -delta : delta) /
+					fl->max_change);
+
+		r = delta < 0 ? 255 - t : 255;
+		g = 255 - t;
+		b = delta > 0 ? 255 - t : 255;
+	} else if (!strcmp(n->name, CCT_UNKNOWN_ROOT))
 		r = g = b = 170;
 	else if (n->uncertain)
 		g = 190 + g % 40, b = 170 + b;
@@ -309,9 +339,14 @@ static void draw(const struct render *r, const struct flame *fl,
 		fprintf(r->out, r->integral ? "\n%.0f samples, %.2f%%" :
 			"\n%.1f samples, %.2f%%", n->weight,
 			r->total > 0 ? 100 * n->weight / r->total : 0.0);
+		if (r->v->base)
+			fprintf(r->out, ", %+.2f points against the base "
+				"(%.2f%%)", 100 * change(r, fl, n),
+				fl->base_total > 0 ?
+				100 * n->base / fl->base_total : 0.0);
 		fprintf(r->out, "</title><rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
 			"height=\"%d\" fill=\"", px, y, w, FRAME_HEIGHT - 1);
-		colour(r->out, n);
+		colour(r->out, fl, n, change(r, fl, n));
 		fprintf(r->out, "\"/><text x=\"%.1f\" y=\"%.0f\">", px + 3,
 			y + FRAME_HEIGHT - 5);
 		if (chars(n->name) <= fit) {
@@ -347,14 +382,21 @@ static void header(const struct render *r, size_t height)
 		"style=\"font-size: 17px\">Flame graph: run %lld</text>\n",
 		SVG_WIDTH, height, SVG_WIDTH, height, SVG_WIDTH / 2,
 		(long long)r->p->run.id);
-	fprintf(r->out, "<text x=\"%d\" y=\"44\" text-anchor=\"middle\" "
-		"fill=\"#555\">%.0f samples; callers inferred: %.1f%% precise, "
-		"%.1f%% ambiguous, %.1f%% searched, %.1f%% unknown (grey)"
-		"</text>\n", SVG_WIDTH / 2, s->samples,
-		100 * s->by_how[CCT_PRECISE] / n,
-		100 * s->by_how[CCT_AMBIGUOUS] / n,
-		100 * s->by_how[CCT_SEARCHED] / n,
-		100 * s->by_how[CCT_UNKNOWN] / n);
+	if (r->v->base)
+		fprintf(r->out, "<text x=\"%d\" y=\"44\" text-anchor=\"middle\" "
+			"fill=\"#555\">%.0f samples against a base of %.0f: "
+			"red grew, blue shrank (share of all samples)</text>\n",
+			SVG_WIDTH / 2, r->total,
+			report__base_total(r->v->base));
+	else
+		fprintf(r->out, "<text x=\"%d\" y=\"44\" text-anchor=\"middle\" "
+			"fill=\"#555\">%.0f samples; callers inferred: %.1f%% "
+			"precise, %.1f%% ambiguous, %.1f%% searched, %.1f%% "
+			"unknown (grey)</text>\n", SVG_WIDTH / 2, s->samples,
+			100 * s->by_how[CCT_PRECISE] / n,
+			100 * s->by_how[CCT_AMBIGUOUS] / n,
+			100 * s->by_how[CCT_SEARCHED] / n,
+			100 * s->by_how[CCT_UNKNOWN] / n);
 	fprintf(r->out, "<text id=\"reset\" class=\"button\" x=\"%d\" y=\"24\" "
 		"style=\"display: none\">Reset zoom</text>\n"
 		"<text id=\"search\" class=\"button\" x=\"%d\" y=\"24\" "
@@ -377,6 +419,26 @@ int render__svg(const struct render *r)
 	if (err) {
 		report__forest_error(err);
 		goto out;
+	}
+	if (r->v->base) {	/* the baseline's stacks into the same tree */
+		fl.base = true;
+		fl.base_total = report__base_total(r->v->base);
+		for (size_t i = 0; i < report__base_size(r->v->base) && !err; i++) {
+			double w;
+			const char *key = report__base_key(r->v->base, i, &w);
+
+			err = add_stack(&fl, key, 0, w);
+		}
+		for (size_t i = 0; i < fl.len; i++) {
+			double d = change(r, &fl, &fl.n[i]);
+
+			if ((d < 0 ? -d : d) > fl.max_change)
+				fl.max_change = d < 0 ? -d : d;
+		}
+		if (err) {
+			report__forest_error(err);
+			goto out;
+		}
 	}
 	for (size_t i = 0; i < fl.len; i++)
 		order[i] = (uint32_t)i;

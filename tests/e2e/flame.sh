@@ -20,7 +20,7 @@ is "$(grep -o 'https\{0,1\}://[^"]*' "$tmp/h.svg" | sort -u)" "http://www.w3.org
 # One line per frame: "NAME SAMPLES X Y WIDTH FILL".
 frames() {
 	tr '\n' ' ' <"$1" | grep -o '<g[^>]*><title>[^<]*</title><rect [^>]*>' |
-		sed 's/<g[^>]*><title>\([^<]*\) \([0-9.]*\) samples, [0-9.]*%<\/title><rect x="\([0-9.]*\)" y="\([0-9.]*\)" width="\([0-9.]*\)" height="[0-9]*" fill="\(#[0-9a-f]*\)".*/\1 \2 \3 \4 \5 \6/'
+		sed 's/<g[^>]*><title>\([^<]*\) \([0-9.]*\) samples, [0-9.]*%[^<]*<\/title><rect x="\([0-9.]*\)" y="\([0-9.]*\)" width="\([0-9.]*\)" height="[0-9]*" fill="\(#[0-9a-f]*\)".*/\1 \2 \3 \4 \5 \6/'
 }
 frames "$tmp/h.svg" >"$tmp/frames"
 total=$(q "SELECT sum(samples) FROM cid_samples WHERE run_id = 1")
@@ -90,4 +90,54 @@ is $? 2 "--hot with svg: usage error"
 frames "$tmp/k1.svg" >"$tmp/frames"
 is "$(awk '{ print $4 }' "$tmp/frames" | sort -u | wc -l)" 2 \
 	"--k 1: two levels, each function and one caller"
+
+# Diffs against a baseline.  The base is this run's own folded stacks
+# with work's weight tripled: against it work's share shrank, by a known
+# amount, and every other function's grew.
+"$ICPPD" report -d "$db" -f folded >"$tmp/now.folded"
+awk '{ w = $NF; if ($0 ~ /;work [0-9]+$/) w *= 3; sub(/ [0-9]+$/, ""); print $0, w }' \
+	"$tmp/now.folded" >"$tmp/base.folded"
+want=$(awk '{ t += $NF; if ($0 ~ /;work [0-9]+$/) w += $NF }
+	END { printf "%.2f", 100 * (w / t - 3 * w / (t + 2 * w)) }' "$tmp/now.folded")
+text=$("$ICPPD" report -d "$db" --base "$tmp/base.folded")
+is $? 0 "--base FILE: exit 0"
+got=$(printf '%s\n' "$text" | awk '/^functions/ { f = 1 } f && $4 == "work" { print $3; exit }')
+ok $(awk -v g="$got" -v w="$want" 'BEGIN { d = g - w; exit !(d < 0.02 && d > -0.02) }'; echo $?) \
+	"text: work's share changed by $got points (expected $want)"
+is "$(printf '%s\n' "$text" | awk '/^functions/ { getline; getline; print $4; exit }')" work \
+	"text: the biggest change first"
+"$ICPPD" report -d "$db" --base "$tmp/base.folded" -f json -o "$tmp/d.json"
+is "$(sqlite3 :memory: "SELECT json_extract(readfile('$tmp/d.json'), '\$.functions[0].function') || ' ' || (json_extract(readfile('$tmp/d.json'), '\$.functions[0].change') < 0)")" \
+	"work 1" "json: work first, its change negative"
+"$ICPPD" report -d "$db" --base "$tmp/base.folded" -f folded >"$tmp/pairs"
+is "$(awk 'NF != 3' "$tmp/pairs" | wc -l)" 0 "folded: every line 'stack BASE NOW', flamegraph.pl's differential input"
+is "$(awk '{ b += $2; n += $3 } END { printf "%.0f %.0f", b, n }' "$tmp/pairs")" "$total $total" \
+	"folded: the base scaled to this run's total"
+"$ICPPD" report -d "$db" --base "$tmp/base.folded" -f svg -o "$tmp/d.svg"
+frames "$tmp/d.svg" >"$tmp/frames"
+fill() { field "$1" 6; }
+ok $(case "$(fill work)" in \#????ff) [ "$(fill work)" != "#ffffff" ] ;; *) false ;; esac; echo $?) \
+	"svg: work, which shrank, is blue ($(fill work))"
+ok $(case "$(fill recurse)" in \#ff????) [ "$(fill recurse)" != "#ffffff" ] ;; *) false ;; esac; echo $?) \
+	"svg: recurse, which grew, is red ($(fill recurse))"
+# another run as the base; what --base refuses
+"$ICPPD" record -q -d "$db" -- "$PROGS/heights-fp" 30 >/dev/null 2>&1
+contains "$("$ICPPD" report -d "$db" --base 1)" "run 2 (" "--base RUN: the latest run against run 1"
+out=$("$ICPPD" report -d "$db" --base 1 -f pprof 2>&1)
+is $? 2 "--base with pprof: usage error"
+contains "$out" "go tool pprof -diff_base" "... naming pprof's own way"
+out=$("$ICPPD" report -d "$db" --base "$tmp/missing.folded" 2>&1)
+is $? 1 "--base: a missing file: exit 1"
+printf 'a;b 3\nnot a stack\n' >"$tmp/bad.folded"
+contains "$("$ICPPD" report -d "$db" --base "$tmp/bad.folded" 2>&1)" "line 2 is not a folded stack" \
+	"--base: a bad line is named"
+# pprof diffs with pprof's own -diff_base, from one file per run
+if command -v go >/dev/null; then
+	"$ICPPD" report -d "$db" --run 1 -f pprof -o "$tmp/1.pb.gz"
+	"$ICPPD" report -d "$db" --run 2 -f pprof -o "$tmp/2.pb.gz"
+	top=$(HOME=$tmp GOCACHE=$tmp/.gocache go tool pprof -top -diff_base "$tmp/1.pb.gz" "$tmp/2.pb.gz" 2>&1)
+	contains "$top" "work" "go tool pprof -diff_base reads two of icppd's profiles"
+else
+	skip "no go" "go tool pprof -diff_base"
+fi
 done_testing
