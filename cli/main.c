@@ -7,31 +7,42 @@
 #include "config.h"
 #include "cli/commands.h"
 
+/* In the order 'icppd --help' lists them, each under its heading. */
 static const struct {
 	const struct cli_command *cmd;
 	int (*run)(int argc, char **argv);
+	const char *heading;	/* starts a group */
 } commands[] = {
-	{ &record_command, cmd_record },
-	{ &train_command, cmd_train },
-	{ &validate_command, cmd_validate },
-	{ &report_command, cmd_report },
-	{ &compare_command, cmd_compare },
-	{ &arr_command, cmd_arr },
-	{ &sites_command, cmd_sites },
-	{ &daemon_command, cmd_daemon },
-	{ &ctl_command, cmd_ctl },
-	{ &export_command, cmd_export },
+	{ &record_command, cmd_record, "Profiling" },
+	{ &report_command, cmd_report, NULL },
+	{ &compare_command, cmd_compare, NULL },
+	{ &list_command, cmd_list, NULL },
+	{ &train_command, cmd_train, NULL },
+	{ &validate_command, cmd_validate, NULL },
+	{ &daemon_command, cmd_daemon, "Continuous profiling" },
+	{ &ctl_command, cmd_ctl, NULL },
+	{ &export_command, cmd_export, NULL },
+	{ &arr_command, cmd_arr, "Advanced: the binaries themselves" },
+	{ &sites_command, cmd_sites, NULL },
 };
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 static void usage(FILE *out)
 {
 	fprintf(out, "Usage: icppd SUBCOMMAND [options] [-- COMMAND ARGS...]\n\n"
-		"Inferred call path profiling: samples of the stack pointer and\n"
-		"program counter, stored in SQLite.\n\nSubcommands:\n");
-	for (size_t i = 0; i < NR_COMMANDS; i++)
+		"Call paths at the cost of a flat profile: samples of the stack\n"
+		"pointer and program counter, call paths inferred, all in SQLite.\n\n"
+		"Examples:\n"
+		"  icppd record -- make -j4          profile a command (into icppd.db)\n"
+		"  icppd report                      its call paths, 3 callers deep\n"
+		"  icppd report -f svg -o flame.svg  a flame graph to open in a browser\n"
+		"  icppd report --base 1 -f svg -o diff.svg   what changed since run 1\n");
+	for (size_t i = 0; i < NR_COMMANDS; i++) {
+		if (commands[i].heading)
+			fprintf(out, "\n%s:\n", commands[i].heading);
 		fprintf(out, "  %-10s %s\n", commands[i].cmd->name,
 			commands[i].cmd->brief);
+	}
 	fprintf(out, "\n'icppd SUBCOMMAND --help' describes each; see icppd(1).\n");
 }
 

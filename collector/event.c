@@ -22,23 +22,66 @@ static const char *const precise_candidates[] = {
 };
 static const char fallback_event[] = "perf::cpu-clock";
 
+static int initialise(char *err, size_t errlen)
+{
+	static bool initialised;
+	int ret;
+
+	if (initialised)
+		return 0;
+	ret = pfm_initialize();
+	if (ret != PFM_SUCCESS) {
+		snprintf(err, errlen, "libpfm4 initialisation: %s",
+			 pfm_strerror(ret));
+		return -ENODEV;
+	}
+	initialised = true;
+	return 0;
+}
+
+/* What perf record takes and icppd does not, said plainly: perf's
+ * event lists and tracepoints (libpfm4 would only say "event not
+ * found"). */
+static int refuse(const char *name, char *err, size_t errlen)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing",
+					     "/sys/kernel/debug/tracing" };
+	const char *colon = strchr(name, ':');
+	char path[300];
+
+	if (strchr(name, ',') || strchr(name, '{')) {
+		snprintf(err, errlen, "event '%s': icppd samples one event at a "
+			 "time (give one -e; 'icppd list' shows them)", name);
+		return -EINVAL;
+	}
+	/* "subsystem:event", one colon (libpfm4's PMU names take two) */
+	if (!colon || colon[1] == ':' || strchr(colon + 1, ':') ||
+	    colon - name > 100 || strlen(colon + 1) > 100 || strchr(name, '/'))
+		return 0;
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		snprintf(path, sizeof(path), "%s/events/%.*s/%s", roots[i],
+			 (int)(colon - name), name, colon + 1);
+		if (!access(path, F_OK)) {
+			snprintf(err, errlen, "event '%s' is a tracepoint: icppd "
+				 "samples the stack at a clock or a counter's "
+				 "overflow, not at kernel events (try -e "
+				 "cpu-clock; 'icppd list' shows what it takes)",
+				 name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 static int encode(const char *name, struct event_choice *ev, char *err,
 		  size_t errlen)
 {
-	static bool initialised;
 	pfm_perf_encode_arg_t arg;
 	char *fstr = NULL;
 	int ret;
 
-	if (!initialised) {
-		ret = pfm_initialize();
-		if (ret != PFM_SUCCESS) {
-			snprintf(err, errlen, "libpfm4 initialisation: %s",
-				 pfm_strerror(ret));
-			return -ENODEV;
-		}
-		initialised = true;
-	}
+	if ((ret = initialise(err, errlen)) || (ret = refuse(name, err, errlen)))
+		return ret;
 	memset(&ev->attr, 0, sizeof(ev->attr));
 	memset(&arg, 0, sizeof(arg));
 	arg.attr = &ev->attr;
@@ -47,9 +90,14 @@ static int encode(const char *name, struct event_choice *ev, char *err,
 	ret = pfm_get_os_event_encoding(name, PFM_PLM3, PFM_OS_PERF_EVENT_EXT,
 					&arg);
 	if (ret != PFM_SUCCESS) {
+		/* where tracefs is not mounted: a tracepoint's shape */
+		bool tp = strchr(name, ':') && strspn(name,
+			"abcdefghijklmnopqrstuvwxyz0123456789_:") == strlen(name);
+
 		snprintf(err, errlen, "event '%s': %s (libpfm4 names, such as "
-			 "cpu-clock or INST_RETIRED:ANY_P)", name,
-			 pfm_strerror(ret));
+			 "cpu-clock or INST_RETIRED:ANY_P; 'icppd list' shows "
+			 "them%s)", name, pfm_strerror(ret),
+			 tp ? "; a tracepoint is not sampled by icppd" : "");
 		free(fstr);
 		return -EINVAL;
 	}
@@ -181,6 +229,44 @@ void event__scale_rate(struct event_choice *ev, unsigned factor)
 		ev->attr.sample_freq = ev->rate;
 	else
 		ev->attr.sample_period = ev->rate;
+}
+
+int event__list(void (*fn)(void *arg, const struct event_entry *e),
+		void *arg, char *err, size_t errlen)
+{
+	int ret = initialise(err, errlen);
+
+	if (ret)
+		return ret;
+	for (int p = PFM_PMU_NONE + 1; p < PFM_PMU_MAX; p++) {
+		pfm_pmu_info_t pinfo = { .size = sizeof(pinfo) };
+
+		if (pfm_get_pmu_info((pfm_pmu_t)p, &pinfo) != PFM_SUCCESS ||
+		    !pinfo.is_present)
+			continue;
+		for (int i = pinfo.first_event; i != -1;
+		     i = pfm_get_event_next(i)) {
+			pfm_event_info_t einfo = { .size = sizeof(einfo) };
+			struct event_choice ev;
+			struct event_entry e;
+			char name[256], why[256];
+
+			if (pfm_get_event_info(i, PFM_OS_NONE, &einfo) !=
+			    PFM_SUCCESS)
+				continue;
+			snprintf(name, sizeof(name), "%s::%s", pinfo.name,
+				 einfo.name);
+			e = (struct event_entry){ pinfo.name, pinfo.desc,
+				einfo.name, einfo.desc, -EINVAL,
+				einfo.is_precise };
+			if (!encode(name, &ev, why, sizeof(why))) {
+				set_format(&ev, ICPPD_DEFAULT_FREQ, 0);
+				e.open_err = try_open(&ev.attr);
+			}
+			fn(arg, &e);
+		}
+	}
+	return 0;
 }
 
 const char *event__hint(int err)

@@ -60,6 +60,23 @@ void event__learner(const struct perf_event_attr *main, uint32_t bytes,
  * divided by it): training's denser default. */
 void event__scale_rate(struct event_choice *ev, unsigned factor);
 
+/*
+ * The events of every PMU libpfm4 finds on this machine (the OS's
+ * generic ones, perf::, and the CPU's), each encoded and test-opened on
+ * icppd itself as a sampling event: @fn gets the PMU's name and
+ * description, the event's name and description, and 0 when
+ * perf_event_open took it, else -errno (-EINVAL also when libpfm4
+ * cannot encode it alone: it needs a unit mask).  0, or -ENODEV with a
+ * reason in @err when libpfm4 does not start.
+ */
+struct event_entry {
+	const char *pmu, *pmu_desc, *name, *desc;
+	int open_err;
+	bool precise;		/* libpfm4 says it can sample precisely */
+};
+int event__list(void (*fn)(void *arg, const struct event_entry *e),
+		void *arg, char *err, size_t errlen);
+
 /* A one-line hint for a perf_event_open errno, or "". */
 const char *event__hint(int err);
 

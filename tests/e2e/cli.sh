@@ -14,7 +14,7 @@ contains "$("$ICPPD" --version)" "icppd 0." "--version prints the version"
 is $? 2 "no subcommand: usage error 2"
 
 # Every long option of each subcommand's --help is in its man page.
-for cmd in record train validate report compare arr sites daemon ctl export; do
+for cmd in record train validate report compare list arr sites daemon ctl export; do
 	page=$man/icppd-$cmd.1
 	[ -f "$page" ] || page=$man/icppd-$cmd.8
 	# whole sentences: the line is the man page's NAME line, uncut
@@ -53,4 +53,16 @@ for u in complete truncated no_stack no_mapping no_cfi bad_cfi bad_frame too_dee
 	grep -q "^\.B $u" "$man/icppd-train.1"
 	ok $? "icppd-train(1) documents unwind outcome $u"
 done
+# icppd list: the events that open here, each named once per line,
+# and their number; what perf takes and icppd does not, said plainly.
+out=$("$ICPPD" list)
+is $? 0 "icppd list exits 0"
+nev=$(printf '%s\n' "$out" | sed -n 's/^\([0-9]*\) events can be sampled here.*/\1/p')
+is "$(printf '%s\n' "$out" | grep -c '^  ')" "${nev:-none}" "list: as many events listed as it counts ($nev)"
+ok $(printf '%s\n' "$out" | grep -qi '^  cpu-clock '; echo $?) "list: cpu-clock, which every machine samples"
+out=$("$ICPPD" record -d "$tmp/l.db" -e sched:sched_switch -- true 2>&1)
+ok $([ $? -ne 0 ]; echo $?) "a tracepoint: refused"
+contains "$out" "tracepoint" "... saying it is a tracepoint icppd does not sample"
+out=$("$ICPPD" record -d "$tmp/l.db" -e cycles,instructions -- true 2>&1)
+contains "$out" "icppd samples one event at a time" "an event list: refused, saying why"
 done_testing
