@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "cli/cli.h"
+#include "common/log.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -178,6 +179,8 @@ int cli__set(const struct cli_command *cmd, const char *name,
 
 		if (strcmp(o->name, name))
 			continue;
+		if (o->flags & (CLI_NOTE | CLI_REFUSE))	/* perf's, not ours */
+			break;
 		if (o->type == CLI_FLAG && val && *val && strcmp(val, "yes") &&
 		    strcmp(val, "true") && strcmp(val, "1")) {
 			snprintf(err, errlen, "%s is a switch: no value, or "
@@ -247,6 +250,14 @@ int cli__parse(const struct cli_command *cmd, int argc, char **argv,
 		}
 		if (!o)
 			return -2;
+		if (o->flags & CLI_REFUSE)
+			return c < 256 ?
+			       cli__usage(cmd, "-%c: %s", c, o->help) :
+			       cli__usage(cmd, "--%s: %s", o->name, o->help);
+		if (o->flags & CLI_NOTE) {
+			log_info("%s: %s", cmd->name, o->help);
+			continue;
+		}
 		if (store_value(o, optarg, opts, err, sizeof(err)))
 			return cli__usage(cmd, "%s", err);
 	}
@@ -261,6 +272,8 @@ void cli__help(const struct cli_command *cmd, FILE *out)
 		const struct cli_option *o = &cmd->options[i];
 		char left[64];
 
+		if (o->flags & (CLI_NOTE | CLI_REFUSE))
+			continue;
 		snprintf(left, sizeof(left), "%c%c%s--%s%s%s",
 			 o->short_name ? '-' : ' ',
 			 o->short_name ? o->short_name : ' ',

@@ -38,6 +38,12 @@ enum {
 	CLI_RELOAD = 1,		/* a daemon's SIGHUP reload applies it */
 	CLI_OPEN_LO = 2,	/* CLI_DOUBLE: lo itself is refused */
 	CLI_IN_SECONDS = 4,	/* CLI_DOUBLE: a duration (CLI_SECONDS) */
+	/* perf's options, where icppd's differ (icppd(1), PERF HABITS): not in
+	 * --help, nothing stored (@offset unused); given, @help is printed
+	 * as a one-line note and the command goes on (CLI_NOTE), or as a
+	 * usage error (CLI_REFUSE) */
+	CLI_NOTE = 8,
+	CLI_REFUSE = 16,
 };
 
 

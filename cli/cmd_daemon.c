@@ -16,8 +16,12 @@
 
 #define OPT(f) offsetof(struct daemon_opts, f)
 static const struct cli_option daemon_options[] = {
-	{ "config", 'c', CLI_STRING, OPT(config), "FILE",
+	{ "config", 'C', CLI_STRING, OPT(config), "FILE",
 	  "read settings from FILE (see icppd.conf(5))", 0, 0 },
+	{ "perf-c", 'c', CLI_STRING, 0, "N", "-c is the sampling period "
+	  "elsewhere, as in perf; the daemon samples at -F HZ, and its "
+	  "configuration file is -C FILE (--config)", 0, 0,
+	  .flags = CLI_REFUSE },
 	{ "foreground", 0, CLI_FLAG, OPT(foreground), NULL,
 	  "stay in the foreground (systemd, tests)", 0, 0 },
 	{ "database", 'd', CLI_STRING, OPT(db), "FILE",

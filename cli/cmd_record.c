@@ -12,6 +12,9 @@
 
 static const struct cli_option record_options[] = {
 	RUN_OPT_DB,
+	{ "output", 'o', CLI_STRING, RUN_OPT(db), "FILE",
+	  "the profile database, as -d (perf record's -o)", 0, 0 },
+	RUN_OPT_PERF_HABITS,
 	RUN_OPT_EVENT,
 	RUN_OPT_FREQ("1000"),
 	RUN_OPT_PERIOD("1000003"),

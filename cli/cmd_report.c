@@ -5,17 +5,21 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "binary/lines.h"
 #include "cli/commands.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/outfile.h"
+#include "common/sys.h"
 #include "export/fleet.h"
 #include "report/report.h"
 #include "schema/store.h"
@@ -33,6 +37,18 @@ struct report_opts {
 static const struct cli_option report_options[] = {
 	{ "database", 'd', CLI_STRING, OPT(db), "FILE",
 	  "profile database", 0, 0, .dflt = "icppd.db" },
+	{ "input", 'i', CLI_STRING, OPT(db), "FILE",
+	  "the profile database, as -d (perf report's -i)", 0, 0 },
+	{ "percent-limit", 0, CLI_DOUBLE, OPT(min_percent), "P",
+	  "as --min-percent (perf's name)", 0, 0, .lo = 0, .hi = 100 },
+	{ "children", 0, CLI_FLAG, OPT(inclusive), NULL,
+	  "as --inclusive (perf's name)", 0, 0 },
+	{ "no-children", 0, CLI_FLAG, 0, NULL, "self weights are the "
+	  "default: perf's --no-children is not needed", 0, 0,
+	  .flags = CLI_NOTE },
+	{ "perf-g", 'g', CLI_FLAG, 0, NULL, "call paths are always shown: "
+	  "--k K sets how many callers (inf: whole stacks)", 0, 0,
+	  .flags = CLI_NOTE },
 	{ "run", 0, CLI_UINT, OPT(run), "ID",
 	  "the run to report (default: the latest that is not training)",
 	  1, INT64_MAX },
@@ -317,8 +333,9 @@ static struct report_base *load_base(struct store *st,
 	struct run_profile bp = { 0 };
 	char *end;
 	size_t line = 0;
-	int err = 0;
+	int err = 0, fd;
 	unsigned long long id = strtoull(o->base, &end, 10);
+	struct stat sb;
 	FILE *f;
 
 	if (*o->base != '-' && !*end) {
@@ -333,10 +350,20 @@ static struct report_base *load_base(struct store *st,
 		run_profile__free(&bp);
 		return b;
 	}
-	f = fopen(o->base, "re");
+	/* a regular file, opened without blocking (a FIFO would hang) */
+	fd = sys__open(o->base, O_RDONLY | O_NONBLOCK, 0);
+	if (fd >= 0 && (fstat(fd, &sb) || !S_ISREG(sb.st_mode))) {
+		close(fd);
+		fd = -1;
+		errno = EINVAL;
+	}
+	f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	if (!f) {
 		log_error("report: --base %s: %s (a run id of %s, or a folded "
-			  "file)", o->base, strerror(errno), o->db);
+			  "file)", o->base, errno == EINVAL ? "not a regular file" :
+			  strerror(errno), o->db);
+		if (fd >= 0)
+			close(fd);
 		return NULL;
 	}
 	b = report__base_read(f, v->k, &err, &line);

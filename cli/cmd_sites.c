@@ -17,13 +17,15 @@ struct sites_opts {
 };
 
 static const struct cli_option sites_options[] = {
-	{ "function", 'f', CLI_STRING, offsetof(struct sites_opts, function),
+	{ "function", 0, CLI_STRING, offsetof(struct sites_opts, function),
 	  "NAME", "only the calls made by function NAME", 0, 0 },
+	{ "perf-f", 'f', CLI_STRING, 0, "X", "-f is --format elsewhere; "
+	  "sites takes --function NAME", 0, 0, .flags = CLI_REFUSE },
 };
 
 const struct cli_command sites_command = {
 	.name = "sites",
-	.synopsis = "[-f NAME] BINARY",
+	.synopsis = "[--function NAME] BINARY",
 	.brief = "list a binary's direct calls with the stack height each adds",
 	.summary = "List every direct call in BINARY: return address, caller,\n"
 		   "callee, and how far below the caller's canonical frame\n"

@@ -37,7 +37,7 @@ int run_cli__main(const struct cli_command *cmd, const struct run_mode *mode,
 	if (first < 0)
 		return first == -1 ? 0 : 2;
 	if (o.quiet)
-		log__set_level(LOG_WARN);
+		log__set_level(LOG_ERROR);
 	if (check(cmd, mode, &o, o.pid != 0, first < argc))
 		return 2;
 	return run__main(mode, &o, o.pid ? NULL : argv + first);

@@ -41,6 +41,17 @@ int run_cli__main(const struct cli_command *cmd, const struct run_mode *mode,
 	"the command shares)", 0, 0 }
 #define RUN_OPT_QUIET { "quiet", 'q', CLI_FLAG, RUN_OPT(quiet), NULL, \
 	"print errors only", 0, 0 }
+/* What perf record takes that icppd does not (cli.h's CLI_NOTE). */
+#define RUN_OPT_PERF_HABITS \
+	{ "perf-g", 'g', CLI_FLAG, 0, NULL, "call paths are always " \
+	  "recorded: perf's -g is not needed", 0, 0, .flags = CLI_NOTE }, \
+	{ "call-graph", 0, CLI_STRING, 0, "MODE", "call paths are always " \
+	  "recorded, frame pointers or not: perf's --call-graph is not " \
+	  "needed", 0, 0, .flags = CLI_NOTE }, \
+	{ "all-cpus", 'a', CLI_FLAG, 0, NULL, "icppd follows a command " \
+	  "(or -p PID) and its children; to profile every process, run " \
+	  "'icppd daemon' as root (icppd-daemon(8))", 0, 0, \
+	  .flags = CLI_REFUSE }
 #define RUN_OPT_STACK { "stack-size", 0, CLI_UINT, RUN_OPT(stack_size), \
 	"BYTES", "user stack copied per sample, a multiple of 8, at most " \
 	"65528 (default 16384, more when earlier runs of the build " \

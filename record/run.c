@@ -366,8 +366,11 @@ static int begin_run(struct run *r)
 		.frequency = ev->freq ? ev->rate : 0, .kernel = r->o->kernel };
 	if (recorder__begin(r->rec, &r->ri))
 		return -1;
-	if (ev->note[0])
-		log_info("%s; using cpu-clock", ev->note);
+	if (ev->note[0]) {	/* every VM and container without a PMU */
+		log_info("sampling cpu-clock: no hardware event opens here "
+			 "(normal in a VM)");
+		log_debug("%s", ev->note);
+	}
 	log_info("recording %s with %s%s, %s %llu, into %s (run %lld)",
 		 r->ri.command, ev->name, ev->precise ? " (precise)" : "",
 		 ev->freq ? "frequency (Hz)" : "period",

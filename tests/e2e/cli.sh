@@ -65,4 +65,23 @@ ok $([ $? -ne 0 ]; echo $?) "a tracepoint: refused"
 contains "$out" "tracepoint" "... saying it is a tracepoint icppd does not sample"
 out=$("$ICPPD" record -d "$tmp/l.db" -e cycles,instructions -- true 2>&1)
 contains "$out" "icppd samples one event at a time" "an event list: refused, saying why"
+# perf's habits: the same meaning works, a different one is answered.
+"$ICPPD" record -q -o "$tmp/o.db" -- true 2>"$tmp/q.err"
+ok $([ -s "$tmp/o.db" ]; echo $?) "record -o FILE: the database, as perf's -o"
+is "$(grep -v '^icppd: error' "$tmp/q.err" | head -1)" "" "record -q: errors only (no note, no warning)"
+out=$("$ICPPD" record -d "$tmp/o.db" -g -- true 2>&1)
+contains "$out" "call paths are always recorded" "record -g: accepted, with a note"
+out=$("$ICPPD" record -d "$tmp/o.db" -a -- true 2>&1)
+is $? 2 "record -a: usage error"
+contains "$out" "-a: icppd follows a command" "... naming the daemon for every process"
+"$ICPPD" record -q -d "$tmp/h.db" -- "$PROGS/heights-fp" 20 >/dev/null 2>&1
+"$ICPPD" report -d "$tmp/h.db" >/dev/null 2>&1	# infers and stores the run
+out=$("$ICPPD" report -i "$tmp/h.db" --percent-limit 1 --children 2>&1)
+is "$out" "$("$ICPPD" report -d "$tmp/h.db" --min-percent 1 --inclusive 2>&1)" \
+	"report -i, --percent-limit, --children: perf's names, the same report"
+out=$("$ICPPD" daemon -c 99 2>&1)
+is $? 2 "daemon -c: usage error"
+contains "$out" "configuration file is -C FILE" "... -c is the period elsewhere; the config is -C"
+out=$("$ICPPD" sites -f main /bin/true 2>&1)
+contains "$out" "sites takes --function NAME" "sites -f: -f is the format elsewhere"
 done_testing

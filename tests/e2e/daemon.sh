@@ -107,7 +107,7 @@ cat >"$tmp/icppd.conf" <<CONF
 comm heights-nofp
 flush-interval = 1
 CONF
-start -c "$tmp/icppd.conf"
+start -C "$tmp/icppd.conf"
 "$fp" $ms >/dev/null
 "$PROGS/heights-nofp" $ms >/dev/null
 "$ICPPD" ctl --socket "$sock" flush >/dev/null
@@ -210,11 +210,11 @@ fi
 
 # Bad configuration lines.
 printf 'exe %s\nfrobnicate 3\n' "$fp" >"$tmp/bad.conf"
-msg=$("$ICPPD" daemon --foreground -c "$tmp/bad.conf" -d "$tmp/b.db" --socket "$tmp/b.sock" 2>&1)
+msg=$("$ICPPD" daemon --foreground --config "$tmp/bad.conf" -d "$tmp/b.db" --socket "$tmp/b.sock" 2>&1)
 is $? 1 "a bad configuration line: exit 1"
 is "$msg" "icppd: $tmp/bad.conf:2: unknown setting 'frobnicate'" "a bad line: CONFIG:LINE: what"
 printf 'freq many\n' >"$tmp/bad.conf"
-msg=$("$ICPPD" daemon --foreground -c "$tmp/bad.conf" -d "$tmp/b.db" --socket "$tmp/b.sock" 2>&1)
+msg=$("$ICPPD" daemon --foreground --config "$tmp/bad.conf" -d "$tmp/b.db" --socket "$tmp/b.sock" 2>&1)
 contains "$msg" "$tmp/bad.conf:1: --freq wants a whole number" "a bad value: CONFIG:LINE: what"
 ok $([ ! -e "$tmp/b.sock" ] && [ ! -e "$tmp/b.db" ]; echo $?) "a refused configuration creates nothing"
 msg=$("$ICPPD" daemon --foreground -d "$tmp/b.db" 2>&1)

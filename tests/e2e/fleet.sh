@@ -19,7 +19,7 @@ prog=$PROGS/collide
 
 # A port nobody listens on: the spool without a server.
 dead=http://127.0.0.1:9
-out=$("$ICPPD" record -q -d "$tmp/a.db" --export "$dead" -- "$prog" ab 30 2>&1 >/dev/null)
+out=$("$ICPPD" record -d "$tmp/a.db" --export "$dead" -- "$prog" ab 30 2>&1 >/dev/null)
 is $? 0 "record --export to a server that is away: the run still succeeds"
 contains "$out" "icppd: warning: export: http://127.0.0.1:9: " "... and says why the export failed"
 contains "$out" "stays queued (icppd export --all -d $tmp/a.db $dead retries)" "... and that the run stays queued"
@@ -159,7 +159,7 @@ contains "$out" "no exported run matches" "... says so"
 
 # Outage: shard 0 stops; a run recorded meanwhile stays queued.
 stop_server 0
-out=$("$ICPPD" record -q -d "$tmp/a.db" --export "$url0" -- "$prog" ab 30 2>&1 >/dev/null)
+out=$("$ICPPD" record -d "$tmp/a.db" --export "$url0" -- "$prog" ab 30 2>&1 >/dev/null)
 is $? 0 "outage: record still succeeds"
 contains "$out" "stays queued" "outage: record says the run stays queued"
 run=$(q "SELECT max(run_id) FROM exports" "$tmp/a.db")

@@ -152,7 +152,7 @@ wait $dpid 2>/dev/null
 # (AddressSanitizer holds freed memory back for 256 MB by default.)
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0"
 export ASAN_OPTIONS
-start -c "$tmp/big.conf"
+start -C "$tmp/big.conf"
 rss0=$(awk '/^VmRSS/ { print $2 }' "/proc/$dpid/status")
 for i in $(seq 1 300); do
 	before=$(grep -c reloaded "$tmp/daemon.log")
@@ -171,19 +171,19 @@ dpid=
 # The configuration decides what root reads and writes.
 # A blank line once ended the file: line 3 must still be read.
 printf 'exe /bin/true\n\nfrobnicate 3\n' >"$tmp/blank.conf"
-msg=$("$ICPPD" daemon --foreground -c "$tmp/blank.conf" -d "$tmp/n.db" --socket "$tmp/n.sock" 2>&1)
+msg=$("$ICPPD" daemon --foreground --config "$tmp/blank.conf" -d "$tmp/n.db" --socket "$tmp/n.sock" 2>&1)
 is "$msg" "icppd: $tmp/blank.conf:3: unknown setting 'frobnicate'" "a blank line: the lines after it are read"
 printf 'exe /bin/true\nflush-interval 1\0\n' >"$tmp/nul.conf"
-msg=$("$ICPPD" daemon --foreground -c "$tmp/nul.conf" -d "$tmp/n.db" --socket "$tmp/n.sock" 2>&1)
+msg=$("$ICPPD" daemon --foreground --config "$tmp/nul.conf" -d "$tmp/n.db" --socket "$tmp/n.sock" 2>&1)
 is "$msg" "icppd: $tmp/nul.conf:2: a NUL byte: not a text file" "a NUL byte in the config: says so"
-msg=$("$ICPPD" daemon --foreground -c "$tmp" -d "$tmp/n.db" --socket "$tmp/n.sock" 2>&1)
+msg=$("$ICPPD" daemon --foreground --config "$tmp" -d "$tmp/n.db" --socket "$tmp/n.sock" 2>&1)
 is "$msg" "icppd: $tmp: not a regular file (a directory)" "a config that is a directory: says so"
 ln -s /etc/shadow "$tmp/shadow.conf"
-msg=$("$ICPPD" daemon --foreground -c "$tmp/shadow.conf" -d "$tmp/n.db" --socket "$tmp/n.sock" 2>&1)
+msg=$("$ICPPD" daemon --foreground --config "$tmp/shadow.conf" -d "$tmp/n.db" --socket "$tmp/n.sock" 2>&1)
 is "$msg" "icppd: $tmp/shadow.conf:1: not a NAME VALUE setting" "a config linked to /etc/shadow: no line echoed"
 printf 'exe /bin/true\n' >"$u/evil.conf"
 chown nobody "$u/evil.conf"
-msg=$("$ICPPD" daemon --foreground -c "$u/evil.conf" -d "$tmp/n.db" --socket "$tmp/n.sock" 2>&1)
+msg=$("$ICPPD" daemon --foreground --config "$u/evil.conf" -d "$tmp/n.db" --socket "$tmp/n.sock" 2>&1)
 contains "$msg" "owned by another user" "a config owned by nobody: refused"
 ok $([ ! -e "$tmp/n.db" ]; echo $?) "refused configurations create no database"
 

@@ -77,9 +77,9 @@ check threads "$PROGS/threads" 4
 check libwork.so "$PROGS/libwork.so" 1
 
 # heights' recursion: one site, the frame recurse adds, listed by caller
-out=$("$ICPPD" sites -f recurse "$PROGS/heights-nofp")
+out=$("$ICPPD" sites --function recurse "$PROGS/heights-nofp")
 is "$(echo "$out" | awk -F '\t' '$3 == "recurse"' | wc -l)" 1 \
-	"sites -f recurse: the one recursive call"
+	"sites --function recurse: the one recursive call"
 
 # bad input: one line, exit 1
 printf 'not an ELF file' > "$tmp/junk"
