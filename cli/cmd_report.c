@@ -414,6 +414,11 @@ int cmd_report(int argc, char **argv)
 	}
 	if (check_opts(&o, &v, &sel))
 		return 2;
+	if (v.fmt == REPORT_PPROF && !o.output && isatty(STDOUT_FILENO)) {
+		usage("-f pprof writes gzipped protobuf, which a terminal "
+		      "cannot show: give -o FILE (or redirect the output)");
+		return 2;
+	}
 	if (outfile__open(&out, o.output))
 		return 1;
 	v.out = out.f;

@@ -1082,9 +1082,19 @@ static int load_maps(struct store *st, const struct store_selection *sel,
 		if (add_rates(st, p, ps.v[i]))
 			goto out_store;
 		if (inf ? !ml.n : r != 1) {
+			size_t at = strlen(p->unmapped_list);
+			const char *path = m ? m->path : "?";
+
 			p->unmapped++;
 			snprintf(p->unmapped_path, sizeof(p->unmapped_path),
 				 "%s", m ? m->path : "");
+			if (at + strlen(path) + 8 < sizeof(p->unmapped_list))
+				snprintf(p->unmapped_list + at,
+					 sizeof(p->unmapped_list) - at, "%s%s",
+					 at ? ", " : "", path);
+			else if (!strstr(p->unmapped_list, ", ..."))
+				snprintf(p->unmapped_list + at,
+					 sizeof(p->unmapped_list) - at, ", ...");
 		}
 	}
 	ret = 0;
@@ -1150,6 +1160,7 @@ static int add_maps(struct store *st, const struct store_selection *sel,
 		return 0;
 	/* counted again as they load */
 	p->programs = p->unmapped = 0;
+	p->unmapped_list[0] = p->unmapped_path[0] = '\0';
 	p->validated_run = 0;
 	memset(p->validated, 0, sizeof(p->validated));
 	memset(p->validated_correct, 0, sizeof(p->validated_correct));

@@ -29,6 +29,8 @@ struct run_profile {
 	size_t nmodules, modules_cap;
 	size_t programs, unmapped;	/* programs, those without a map */
 	char unmapped_path[256];	/* one of them ("" when unknown) */
+	char unmapped_list[2048];	/* all, ", " between, cut with
+					 * ", ..." past the room */
 	bool whole;			/* RUN_PROFILE_WHOLE */
 	bool mangled;			/* RUN_PROFILE_MANGLED */
 	bool flat;			/* RUN_PROFILE_FLAT */

@@ -184,7 +184,10 @@ static void learn_summary(const struct run *r)
 		 "paths (%llu burst%s; the learning event was on %.0f%% of the "
 		 "run)", (unsigned long long)l.paths, (unsigned long long)l.samples,
 		 (unsigned long long)l.bursts, l.bursts == 1 ? "" : "s",
-		 ran > 0 ? 100.0 * (double)l.on_ns / (double)ran : 0.0);
+		 /* on_ns counts from the event's enabling, which the
+		  * run's clock may start after */
+		 ran <= 0 ? 0.0 : l.on_ns >= ran ? 100.0 :
+		 100.0 * (double)l.on_ns / (double)ran);
 	if (l.paths)
 		log_info("learning: %llu paths seen once: about %.1f%% of the "
 			 "samples on paths not learned (Good-Turing)",

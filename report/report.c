@@ -179,7 +179,7 @@ int report__check(const struct run_profile *p, const char *db, bool filtered,
 	if (p->unmapped && k != 0)
 		log_warn("%zu of %zu programs have no path map (%s): their "
 			 "samples appear under [unknown callers ...]",
-			 p->unmapped, p->programs, p->unmapped_path);
+			 p->unmapped, p->programs, p->unmapped_list);
 	/* said on stderr too: folded, pprof and JSON have no header, and
 	 * another user's report differs from the owner's for this alone */
 	if (p->calls_stats.unreadable && k != 0) {

@@ -168,4 +168,27 @@ contains "$(cat "$tmp/err")" "the view 'v_path_maps' is not one icppd made" "...
 
 is "$(q "SELECT count(*) FROM v_runs")" 1 "failed invocations added no run"
 is "$(integrity)" ok "database passes integrity_check"
+
+# A database with damaged pages, or one the user cannot write: refused
+# before the command starts, exit 1, one line (a record into a damaged
+# database stored nothing and exited 0).
+cp "$db" "$tmp/damaged.db"
+dd if=/dev/urandom of="$tmp/damaged.db" bs=1 seek=5000 count=3000 conv=notrunc 2>/dev/null
+out=$("$ICPPD" record -d "$tmp/damaged.db" -- touch "$tmp/started" 2>&1)
+is $? 1 "damaged database: exit 1"
+contains "$out" "the database is corrupt" "... saying so"
+is "$(printf '%s\n' "$out" | wc -l)" 1 "... in one line"
+ok $([ ! -e "$tmp/started" ]; echo $?) "... before the command starts"
+if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1; then
+	cp "$db" "$tmp/theirs.db"
+	chmod 644 "$tmp/theirs.db"
+	chmod 777 "$tmp"
+	out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups -- \
+		"$ICPPD" record -d "$tmp/theirs.db" -- touch "$tmp/started" 2>&1)
+	is $? 1 "a database the user cannot write: exit 1"
+	contains "$out" "read" "... saying it is read-only"
+	ok $([ ! -e "$tmp/started" ]; echo $?) "... before the command starts"
+else
+	skip "needs root and a 'nobody' user" "an unwritable database"
+fi
 done_testing

@@ -285,4 +285,22 @@ is "$(cat "$tmp/err")" "icppd: warning: $gone" \
 	"binary gone: folded has no header, so stderr says it"
 printf '%s\n' "$text" | grep -A1 '^ .* via_c$' | grep -q '<- main'
 ok $((! $?)) "binary gone: no confident caller for via_c"
+# Several programs without a path map: the warning names every one.
+"$ICPPD" train $TRAIN_OPTS -q -d "$tmp/u.db" -- "$PROGS/heights-fp" 20 >/dev/null 2>&1
+"$ICPPD" record -q --no-learn -d "$tmp/u.db" -- sh -c \
+	"'$PROGS/heights-fp' 20; '$PROGS/heights-nofp' 20; '$PROGS/dispatch' table 5" >/dev/null 2>&1
+out=$("$ICPPD" report -d "$tmp/u.db" 2>&1 >/dev/null)
+contains "$out" "2 of 3 programs have no path map" "unmapped programs: counted"
+contains "$out" "$PROGS/heights-nofp" "... the first named"
+contains "$out" "$PROGS/dispatch" "... and the second"
+# A binary format on a terminal: refused (script(1) gives the terminal).
+if command -v script >/dev/null; then
+	out=$(script -qec "'$ICPPD' report -d '$tmp/u.db' -f pprof" /dev/null 2>&1)
+	contains "$out" "-f pprof writes gzipped protobuf, which a terminal cannot show: give -o FILE" \
+		"pprof on a terminal: refused, naming -o"
+	"$ICPPD" report -d "$tmp/u.db" -f pprof 2>/dev/null | gzip -t
+	is $? 0 "pprof into a pipe: written"
+else
+	skip "no script(1)" "pprof on a terminal"
+fi
 done_testing
