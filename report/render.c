@@ -12,6 +12,7 @@
 
 #include "binary/lines.h"
 #include "common/json.h"
+#include "common/printable.h"
 #include "report/render.h"
 
 void render__count(const struct render *r, double w)
@@ -147,17 +148,34 @@ static void print_expected(const struct render *r)
  * where it is cut. */
 static const char *one_line(const char *s, char *buf, size_t len)
 {
+	const unsigned char *p = (const unsigned char *)s;
 	size_t n = 0;
 
-	for (; *s && n + 1 < len; s++) {
-		char c = (unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s;
+	/* whole characters only: controls (C0, DEL, C1) as a space, a
+	 * byte of invalid UTF-8 as '?', so the header stays one line of
+	 * valid UTF-8 whatever the command line held */
+	while (*p) {
+		size_t k = utf8__len(p);
 
-		if (c == ' ' && (!n || buf[n - 1] == ' '))
+		if (n + (k ? k : 1) + 1 > len)
+			break;
+		if (!k) {
+			buf[n++] = '?';
+			p++;
 			continue;
-		buf[n++] = c;
+		}
+		if (utf8__is_control(p, k) || *p == ' ') {
+			if (n && buf[n - 1] != ' ')
+				buf[n++] = ' ';
+		} else {
+			memcpy(buf + n, p, k);
+			n += k;
+		}
+		p += k;
 	}
-	if (*s && len > 4) {
-		n = len - 4;
+	if (*p && len > 4) {	/* cut: room for "..." at a boundary */
+		while (n > len - 4 || (n && ((unsigned char)buf[n] & 0xc0) == 0x80))
+			n--;
 		memcpy(buf + n, "...", 3);
 		n += 3;
 	}

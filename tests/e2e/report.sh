@@ -303,4 +303,16 @@ if command -v script >/dev/null; then
 else
 	skip "no script(1)" "pprof on a terminal"
 fi
+# A command line holding an escape sequence, a C1 control, a newline and
+# a byte of invalid UTF-8: the header is one line of valid UTF-8 with
+# no control character.
+"$ICPPD" record -q -d "$tmp/e.db" -- "$PROGS/heights-fp" 20 \
+	"$(printf 'x\033[31m\302\233\377y\nw')" >/dev/null 2>&1
+"$ICPPD" report -d "$tmp/e.db" --k 0 >"$tmp/e.txt" 2>&1
+head -1 "$tmp/e.txt" >"$tmp/e.head"
+is "$(tr -d '\n' <"$tmp/e.head" | LC_ALL=C tr -d '\040-\176\200-\377' | wc -c)" 0 \
+	"argv in the header: no control character"
+iconv -f UTF-8 -t UTF-8 "$tmp/e.head" >/dev/null 2>&1
+is $? 0 "argv in the header: valid UTF-8"
+contains "$(cat "$tmp/e.head")" "20 x [31m ?y w)" "... each control a space, the bad byte a '?'"
 done_testing
