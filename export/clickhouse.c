@@ -29,6 +29,7 @@ struct clickhouse {
 	char *shown;		/* the URL without the user and password:
 				 * what messages name and the spool keeps */
 	char database[64];
+	bool no_create;		/* create=no: never make missing tables */
 	char *reply;
 	size_t nreply, reply_cap;
 	bool too_long;
@@ -104,6 +105,10 @@ struct clickhouse *clickhouse__new(const char *url, char *err, size_t len)
 		free(c);
 		return NULL;
 	}
+	for (const char *p = q; p; p = strchr(p + 1, '&'))
+		if (!strncmp(p + 1, "create=no", 9) &&
+		    (!p[10] || p[10] == '&'))
+			c->no_create = true;
 	c->base = strndup(url, (size_t)(host - url) + n);
 	at = memchr(host, '@', n);
 	if (asprintf(&c->shown, "%.*s%s", (int)(host - url), url,
@@ -133,6 +138,11 @@ void clickhouse__free(struct clickhouse *c)
 const char *clickhouse__url(const struct clickhouse *c)
 {
 	return c->shown;
+}
+
+bool clickhouse__may_create(const struct clickhouse *c)
+{
+	return !c->no_create;
 }
 
 const char *clickhouse__database(const struct clickhouse *c)
@@ -175,6 +185,14 @@ int clickhouse__query(struct clickhouse *c, const char *sql,
 		      const char *settings, const char *body, size_t len,
 		      const char **reply)
 {
+	return clickhouse__query_in(c, c->database, sql, settings, body, len,
+				    reply);
+}
+
+int clickhouse__query_in(struct clickhouse *c, const char *database,
+			 const char *sql, const char *settings,
+			 const char *body, size_t len, const char **reply)
+{
 	char *q = NULL, *url = NULL;
 	long status = 0;
 	CURLcode rc;
@@ -188,7 +206,7 @@ int clickhouse__query(struct clickhouse *c, const char *sql,
 	c->reply[0] = '\0';
 	if (body && !(q = curl_easy_escape(c->curl, sql, 0)))
 		goto nomem;
-	if (asprintf(&url, "%s/?database=%s%s%s%s%s", c->base, c->database,
+	if (asprintf(&url, "%s/?database=%s%s%s%s%s", c->base, database,
 		     q ? "&query=" : "", q ? q : "", settings ? "&" : "",
 		     settings ? settings : "") < 0) {
 		url = NULL;

@@ -5,11 +5,14 @@
  *
  * The URL is the server's HTTP endpoint, http://HOST:PORT or https://...,
  * optionally with ?database=NAME (default "icppd"): the database the
- * export and fleet tables live in (icppd clickhouse-schema makes them).
+ * export and fleet tables live in (the exporter makes them where they
+ * are missing, unless the URL also says create=no; icppd export
+ * --schema prints them).
  */
 #ifndef ICPPD_EXPORT_CLICKHOUSE_H
 #define ICPPD_EXPORT_CLICKHOUSE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* What a reply may hold: a SELECT's rows beyond it are an error. */
@@ -25,6 +28,8 @@ void clickhouse__free(struct clickhouse *c);
 /* The server's URL without its user and password: what a database's
  * export spool names the server by (a password stays out of it). */
 const char *clickhouse__url(const struct clickhouse *c);
+/* Whether missing tables may be made (the URL has no create=no). */
+bool clickhouse__may_create(const struct clickhouse *c);
 /* The database named by the URL ("icppd" when it names none). */
 const char *clickhouse__database(const struct clickhouse *c);
 
@@ -39,6 +44,11 @@ const char *clickhouse__database(const struct clickhouse *c);
 int clickhouse__query(struct clickhouse *c, const char *sql,
 		      const char *settings, const char *body, size_t len,
 		      const char **reply);
+/* The same in @database (an identifier: "default" for what makes the
+ * URL's database). */
+int clickhouse__query_in(struct clickhouse *c, const char *database,
+			 const char *sql, const char *settings,
+			 const char *body, size_t len, const char **reply);
 const char *clickhouse__error(const struct clickhouse *c);
 
 /* Text being built: a query, an INSERT's rows (v: NUL-terminated once

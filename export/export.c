@@ -461,9 +461,68 @@ out:
 /* Ships one batch of the runs due (@now; < 0: all) for @c: -1 after
  * logging a local failure, else how many runs were due (a try that
  * failed stops the batch: the server is away, the rest wait). */
+/* Whether a failure says the database or a table is not there:
+ * ClickHouse's codes 60 (UNKNOWN_TABLE) and 81 (UNKNOWN_DATABASE), as
+ * "Code: 81, e.displayText() ..." (Debian's 18.16) or "Code: 81. DB::...". */
+static bool missing_tables(const char *why)
+{
+	const char *p = strstr(why, "Code: ");
+	long code = p ? strtol(p + 6, NULL, 10) : 0;
+
+	return code == 60 || code == 81;
+}
+
+/*
+ * A new server, or a database never set up: the tables export --schema
+ * prints (IF NOT EXISTS, no cluster: local tables and views over them)
+ * are made, one statement per request, unless the URL says create=no.
+ * 0 when they were made; else -1, the hint added to @why.
+ */
+static int create_tables(struct clickhouse *c, char *why, size_t len)
+{
+	char *ddl = NULL, *stmt, *save = NULL;
+	size_t n = 0;
+	FILE *m;
+	int ret = 0;
+
+	if (!clickhouse__may_create(c)) {
+		snprintf(why + strlen(why), len - strlen(why), " (the tables are "
+			 "missing and the URL says create=no: icppd export "
+			 "--schema prints them)");
+		return -1;
+	}
+	if (!(m = open_memstream(&ddl, &n)))
+		return -1;
+	export__schema(m, clickhouse__database(c), NULL);
+	if (fclose(m)) {
+		free(ddl);
+		return -1;
+	}
+	log_info("export: %s: creating the tables in database %s (missing; "
+		 "create=no in the URL stops this)", clickhouse__url(c),
+		 clickhouse__database(c));
+	for (stmt = strtok_r(ddl, ";", &save); stmt && !ret;
+	     stmt = strtok_r(NULL, ";", &save)) {
+		const char *reply;
+
+		if (strspn(stmt, " \n") == strlen(stmt))
+			continue;
+		/* in "default": the URL's database may not be there yet */
+		if (clickhouse__query_in(c, "default", stmt, NULL, NULL, 0,
+					 &reply)) {
+			snprintf(why, len, "creating the tables: %s",
+				 clickhouse__error(c));
+			ret = -1;
+		}
+	}
+	free(ddl);
+	return ret;
+}
+
 static int ship_batch(struct store *st, struct clickhouse *c, int64_t now,
 		      struct export_result *res)
 {
+	bool created = false;
 	int64_t runs[EXPORT_BATCH], attempts[EXPORT_BATCH];
 	size_t n;
 
@@ -484,6 +543,12 @@ static int ship_batch(struct store *st, struct clickhouse *c, int64_t now,
 
 		if (r < 0)
 			return -1;
+		if (r > 0 && !created && missing_tables(why) &&
+		    !create_tables(c, why, sizeof(why))) {
+			created = true;	/* and this run again */
+			i--;
+			continue;
+		}
 		if (!r) {
 			res->runs++;
 			continue;
@@ -573,6 +638,12 @@ int export__run(struct store *st, int64_t run_id, const char *url,
 	do
 		n = ship_batch(st, c, force ? -1 : now, res);
 	while (n == EXPORT_BATCH && !res->failed);
+	/* one shipped: the server is back, so the runs an outage left
+	 * waiting out their backoff go now too */
+	if (n >= 0 && !force && res->runs && !res->failed)
+		do
+			n = ship_batch(st, c, -1, res);
+		while (n == EXPORT_BATCH && !res->failed);
 	log__progress_end();
 	ret = n < 0 ? -1 : 0;
 out:

@@ -86,6 +86,17 @@ for s in 0 1; do
 	ok $? "the schema goes into server $s"
 done
 
+# A database nobody set up: the exporter makes its tables (IF NOT
+# EXISTS), unless the URL says create=no.
+"$ICPPD" record --no-learn -d "$tmp/f.db" --export "$url0/?database=fresh" -- "$prog" ab 30 >"$tmp/f.out" 2>&1
+is "$(q "SELECT state FROM exports" "$tmp/f.db")" done "missing tables: the run is shipped $(grep export "$tmp/f.out" | tail -1)"
+ok $([ "$(ch 0 "SELECT count() FROM fresh.stacks_local")" -gt 0 ]; echo $?) \
+	"... into the tables the exporter made"
+out=$("$ICPPD" record --no-learn -d "$tmp/g.db" --export "$url0/?database=none&create=no" -- "$prog" ab 30 2>&1 >/dev/null)
+contains "$out" "the URL says create=no: icppd export --schema prints them" \
+	"create=no: nothing made, the hint names export --schema"
+is "$(q "SELECT state FROM exports" "$tmp/g.db")" pending "... and the run stays queued"
+
 # Writer a (this host) ships to shard 0; writer b, another host name (a
 # UTS namespace of its own where there is one), to shard 1.
 # (Without learning: a map that grows re-weighs the apportioned
@@ -166,9 +177,13 @@ run=$(q "SELECT max(run_id) FROM exports" "$tmp/a.db")
 is "$(q "SELECT state FROM exports WHERE run_id = $run" "$tmp/a.db")" pending "outage: the run is pending"
 is "$(integrity "$tmp/a.db")" ok "outage: the database stays valid"
 start_server 0
+# the next run's export ships the one the outage left waiting (its
+# backoff not over) as well
+"$ICPPD" record --no-learn -d "$tmp/a.db" --export "$url0" -- "$prog" ab 30 >"$tmp/back.out" 2>&1
+is "$(q "SELECT state FROM exports WHERE run_id = $run" "$tmp/a.db")" done \
+	"back: the next record --export ships the queued run too"
 out=$("$ICPPD" export -d "$tmp/a.db" --all "$url0" 2>&1)
 is $? 0 "back: export --all exits 0"
-contains "$out" "exported 1 run " "back: the queued run is shipped"
 key=$(ch 0 "SELECT DISTINCT segment FROM icppd.stacks_local" | grep "/$run\$")
 rows=$(q "SELECT stack_rows FROM exports WHERE run_id = $run" "$tmp/a.db")
 is "$(ch 0 "SELECT count() FROM icppd.stacks_local WHERE segment = '$key'")" "$rows" \
@@ -180,7 +195,7 @@ is "$(ch 0 "SELECT count() FROM icppd.stacks_local WHERE segment = '$key'")" "$r
 	"a retry after a lost acknowledgement duplicates nothing"
 is "$(ch 0 "SELECT count() FROM icppd.cids_local WHERE segment = '$key'")" \
 	"$(q "SELECT cid_rows FROM exports WHERE run_id = $run" "$tmp/a.db")" "... in either table"
-is "$(ch 0 "SELECT count(DISTINCT segment) FROM icppd.stacks_local")" 3 "shard 0: writer a's three runs, once each"
+is "$(ch 0 "SELECT count(DISTINCT segment) FROM icppd.stacks_local")" 4 "shard 0: writer a's four runs, once each"
 
 # Fleet learning: the path maps went with the runs, one version per
 # run of each database.
