@@ -1383,17 +1383,43 @@ static char *read_all(int fd, size_t size)
 	return buf;
 }
 
+/*
+ * /tmp/perf-PID.map as process @pid sees it: through /proc/PID/root, as
+ * perf reads it, so that a process in a container or with a private
+ * /tmp (the daemon's own unit has PrivateTmp=yes) is found, with no
+ * symlink anywhere (RESOLVE_IN_ROOT: an absolute link inside that root
+ * would otherwise resolve against ours).  This process's /tmp only when
+ * the process's root cannot be opened (it is gone).
+ */
+static int perfmap_fd(int pid)
+{
+	char root_path[48], rel[48], self[48];
+	int root, pfd, fd;
+
+	snprintf(root_path, sizeof(root_path), "/proc/%d/root", pid);
+	snprintf(rel, sizeof(rel), "/tmp/perf-%d.map", pid);
+	root = sys__open(root_path, O_PATH | O_DIRECTORY, 0);
+	if (root < 0)
+		return sys__open(rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+				 O_CLOEXEC, 0);
+	pfd = open_path(root, rel, true);
+	close(root);
+	if (pfd < 0)
+		return -1;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = sys__open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+	close(pfd);
+	return fd;
+}
+
 int module_cache__perfmap_open(struct module_cache *c, int pid, uint32_t uid,
 			       const struct module *prev,
 			       struct perfmap_file *f)
 {
-	char path[64];
 	struct stat st;
 	uint64_t mtime;
 
-	snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
-	f->fd = sys__open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-			  0);
+	f->fd = perfmap_fd(pid);
 	if (f->fd < 0)
 		return -ENOENT;
 	mtime = fstat(f->fd, &st) ? 0 :

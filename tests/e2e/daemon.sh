@@ -232,4 +232,20 @@ contains "$msg" "writable by group or others" "a group-writable database: says s
 msg=$("$ICPPD" ctl --socket "$tmp/none.sock" status 2>&1)
 is $? 1 "ctl without a daemon: exit 1"
 contains "$msg" "is the daemon running?" "ctl without a daemon: says so"
+# The unit file as built: systemd reads it without a complaint (but the
+# binary, not installed yet, and the man pages); its sandbox has no
+# network and a private /tmp, and the export drop-in opens the network.
+unit=$(dirname "$ICPPD")/systemd/icppd.service
+dropin=$TESTS_SRCDIR/../systemd/icppd-export.conf
+if command -v systemd-analyze >/dev/null; then
+	SYSTEMD_LOG_LEVEL=warning systemd-analyze verify "$unit" 2>&1 |
+		grep -v 'is not executable\|Command .man ' >"$tmp/verify"
+	is "$(cat "$tmp/verify")" "" "systemd-analyze verify: the unit is sound"
+else
+	skip "no systemd-analyze" "the unit file"
+fi
+is "$(grep -c '^PrivateNetwork=yes$\|^PrivateTmp=yes$\|^RestrictAddressFamilies=AF_UNIX$' "$unit")" 3 \
+	"the unit: no network, AF_UNIX only, a private /tmp"
+is "$(grep -c '^PrivateNetwork=no$\|^RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6$' "$dropin")" 2 \
+	"the export drop-in: the network back, for HTTP to ClickHouse"
 done_testing

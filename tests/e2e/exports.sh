@@ -229,6 +229,19 @@ for mode in none link chown; do
 	rm -f "/tmp/perf-$jpid.map" "/tmp/perf-$jpid.other"
 done
 
+# A JIT in a mount namespace of its own with a private /tmp (a
+# container; the daemon's unit has PrivateTmp=yes): its map is read
+# through /proc/PID/root, as perf does.
+if [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then
+	"$ICPPD" record -q -d "$tmp/ns.db" -- unshare -m sh -c \
+		"mount -t tmpfs none /tmp && exec '$PROGS/jit' 200 file" >/dev/null 2>&1
+	jn=$(q "SELECT COALESCE(sum(samples), 0) FROM v_cids WHERE function = 'jit_spin'" "$tmp/ns.db")
+	ok $([ "$jn" -ge "$(min_samples 200)" ]; echo $?) \
+		"JIT behind a private /tmp: jit_spin named through /proc/PID/root ($jn)"
+else
+	skip "needs root and unshare -m" "JIT map behind a private /tmp"
+fi
+
 # A flat table needs no path map
 "$ICPPD" record -q --no-learn -d "$tmp/nomap.db" -- "$PROGS/heights-nofp" 30 >/dev/null 2>&1
 t=$("$ICPPD" report -d "$tmp/nomap.db" --sort dso,sym 2>"$tmp/err")
