@@ -6,9 +6,11 @@ set -e
 pkgs="build-essential autoconf automake pkg-config libpfm4-dev libdwarf-dev
 libelf-dev libsqlite3-dev sqlite3 binutils procps util-linux
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libcapstone-dev libiberty-dev
-libcurl4-openssl-dev clang libclang-rt-14-dev"
+libcurl4-openssl-dev"
 [ "${1:-}" = bench ] && pkgs="$pkgs linux-perf xz-utils bzip2 time python3 dpkg-dev clickhouse-server clickhouse-client golang-go"
-# The consumers the test suite checks exports with: the Go pprof parser,
+# Test-only (the demo needs none of it): clang and its runtime build
+# the libFuzzer harnesses.  The consumers the test suite checks exports
+# with: the Go pprof parser,
 # node + npm for speedscope (npm installs speedscope itself; a machine
 # with node from elsewhere keeps it), and ClickHouse, whose servers the
 # fleet tests start on loopback ports of their own.  The flame graph
@@ -16,7 +18,7 @@ libcurl4-openssl-dev clang libclang-rt-14-dev"
 # chromium (xmllint checks the XML).
 if [ "${1:-}" = test ]; then
 	pkgs="$pkgs golang-go golang-github-google-pprof-dev clickhouse-server
-clickhouse-client librsvg2-bin chromium libxml2-utils"
+clickhouse-client librsvg2-bin chromium libxml2-utils clang libclang-rt-14-dev"
 	command -v npm >/dev/null || pkgs="$pkgs nodejs npm"
 fi
 missing=

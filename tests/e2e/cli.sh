@@ -84,4 +84,15 @@ is $? 2 "daemon -c: usage error"
 contains "$out" "configuration file is -C FILE" "... -c is the period elsewhere; the config is -C"
 out=$("$ICPPD" sites -f main /bin/true 2>&1)
 contains "$out" "sites takes --function NAME" "sites -f: -f is the format elsewhere"
+# What record says on its way: a machine without a hardware PMU is
+# named once, quietly; learning's share of the run is at most 100 %.
+"$ICPPD" record -d "$tmp/say.db" -- "$PROGS/heights-fp" 20 >/dev/null 2>"$tmp/say.err"
+ok $(! grep -q 'No such file or directory' "$tmp/say.err"; echo $?) \
+	"record: no raw perf_event_open error on the way"
+if grep -q 'cpu-clock' "$tmp/say.err" && ! grep -q 'precise' "$tmp/say.err"; then
+	contains "$(cat "$tmp/say.err")" "sampling cpu-clock: no hardware event opens here (normal in a VM)" \
+		"record without a PMU: one quiet line says why cpu-clock"
+fi
+share=$(sed -n 's/.*the learning event was on \([0-9]*\)% of the run.*/\1/p' "$tmp/say.err")
+ok $([ -n "$share" ] && [ "$share" -le 100 ]; echo $?) "record: learning on ${share:-?}% of the run, at most 100"
 done_testing
