@@ -40,6 +40,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "binary/debuginfo.h"
 #include "binary/module.h"
 #include "common/grow.h"
 #include "common/hindex.h"
@@ -316,12 +317,14 @@ static struct line_module *load(struct reader *l, const char *path,
 		return NULL;
 	l->n++;
 	/* no rows from another build (open_file() checks) */
-	if (open_file(path, build_id, m) && strlen(build_id) > 2) {
-		char dbg[160];
+	/* a stripped binary's lines are in its debug file: the build-id
+	 * tree, its debuglink, or debuginfod (reports only read lines) */
+	if (open_file(path, build_id, m)) {
+		char dbg[4096];
 
-		snprintf(dbg, sizeof(dbg), "/usr/lib/debug/.build-id/%.2s/%s.debug",
-			 build_id, build_id + 2);
-		open_file(dbg, build_id, m);
+		if (debuginfo__find(path, build_id, true, dbg, sizeof(dbg)) !=
+		    DEBUGINFO_NONE)
+			open_file(dbg, build_id, m);
 	}
 	if (m->nrows)
 		qsort(m->rows, m->nrows, sizeof(*m->rows), cmp_row);

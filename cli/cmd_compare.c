@@ -224,7 +224,9 @@ static int load(struct store **st, const char *db, const char *arg,
 	} else {
 		struct store_selection sel = { .run_id = id };
 
-		ret = run_profile__infer(*st, &sel, RUN_PROFILE_STATIC, &p);
+		ret = run_profile__infer(*st, &sel, RUN_PROFILE_STATIC |
+					 RUN_PROFILE_DEBUGINFO |
+					 RUN_PROFILE_DEBUGINFOD, &p);
 	}
 	if (ret == 1 && truth)
 		log_error("run %lld has no true paths: only icppd validate "

@@ -296,7 +296,9 @@ static int check_opts(const struct report_opts *o, struct report_view *v,
 static unsigned profile_flags(const struct report_opts *o,
 			      const struct report_view *v)
 {
-	unsigned flags = RUN_PROFILE_SAVE | RUN_PROFILE_STATIC;
+	/* names and lines a stripped binary lacks, from its debug file */
+	unsigned flags = RUN_PROFILE_SAVE | RUN_PROFILE_STATIC |
+			 RUN_PROFILE_DEBUGINFO | RUN_PROFILE_DEBUGINFOD;
 
 	if (o->whole)
 		flags |= RUN_PROFILE_WHOLE;

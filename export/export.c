@@ -241,9 +241,12 @@ static int stack_rows(struct store *st, int64_t run_id,
 	int ret;
 
 	/* what report shows: the binaries' calls explain CIDs no path map
-	 * does */
+	 * does, stripped binaries are named from their local debug files
+	 * (never debuginfod: the root daemon starts exporters, and it
+	 * fetches nothing over the network) */
 	ret = run_profile__infer(st, &sel, RUN_PROFILE_BY_PID |
-				 RUN_PROFILE_STATIC | RUN_PROFILE_SAVE, &p);
+				 RUN_PROFILE_STATIC | RUN_PROFILE_SAVE |
+				 RUN_PROFILE_DEBUGINFO, &p);
 	if (ret) {
 		run_profile__free(&p);
 		return ret > 0 ? 0 : -EIO;	/* a run without samples */

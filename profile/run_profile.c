@@ -10,19 +10,77 @@
 #include <string.h>
 #include <time.h>
 
+#include "binary/debuginfo.h"
 #include "binary/demangle.h"
+#include "binary/module.h"
 #include "common/grow.h"
 #include "common/hindex.h"
 #include "common/log.h"
 #include "schema/store.h"
 #include "schema/validation.h"
 
+/* The debug file of module @id, opened at the first ask (NULL: none). */
+static struct module *debug_module(struct run_profile *p, int64_t id)
+{
+	char path[4096];
+
+	for (size_t i = 0; i < p->nmodules; i++) {
+		if (p->modules[i].id != id)
+			continue;
+		if (!p->debug_looked[i]) {
+			p->debug_looked[i] = true;
+			if (debuginfo__find(p->modules[i].path,
+					    p->modules[i].build_id,
+					    p->flags & RUN_PROFILE_DEBUGINFOD,
+					    path, sizeof(path)) !=
+			    DEBUGINFO_NONE)
+				p->debug[i] = module__open(path);
+			if (p->debug[i] && module__error(p->debug[i])) {
+				module__free(p->debug[i]);
+				p->debug[i] = NULL;
+			}
+		}
+		return p->debug[i];
+	}
+	return NULL;
+}
+
+/*
+ * @f's name from its module's debug file, where the binary was stripped
+ * and named it by its FDE ("prog+0x1130", module__func_label()): into
+ * @buf, or @f's own name.
+ */
+static const char *debug_name(struct run_profile *p,
+			      const struct store_function *f, char *buf,
+			      size_t len)
+{
+	const struct store_module *m = run_profile__module(p, f->module_id);
+	const char *base = m ? strrchr(m->path, '/') : NULL;
+	struct module_func fn;
+	struct module *dm;
+	char label[300];
+
+	if (!p->debug || !m)
+		return f->name;
+	snprintf(label, sizeof(label), "%s+0x%llx", base ? base + 1 : m->path,
+		 (unsigned long long)f->address);
+	if (strcmp(label, f->name) ||
+	    !(dm = debug_module(p, f->module_id)) ||
+	    module__function(dm, f->address, &fn) || !fn.name ||
+	    fn.start != f->address)
+		return f->name;
+	snprintf(buf, len, "%s", fn.name);
+	p->named_by_debuginfo++;
+	return buf;
+}
+
 static int add_function(void *arg, const struct store_function *f)
 {
 	struct run_profile *p = arg;
-	char buf[1024];
-	const char *name = p->mangled ? f->name :
-			   demangle__name(f->name, buf, sizeof(buf));
+	char buf[1024], dbg[1024];
+	const char *raw = debug_name(p, f, dbg, sizeof(dbg));
+	const char *name = p->mangled ? raw :
+			   demangle__name(raw, buf, sizeof(buf));
 	int ret = cct__define(p->cct, f->id, name, f->module_id, f->address);
 
 	return ret || !p->calls ? ret :
@@ -115,9 +173,16 @@ out_cct:
 	p->cct = cct__new();
 	if (p->cct && calls)
 		p->calls = static_calls__new(p->cct, st, p->mangled);
+	/* the modules first: a nameless function's is looked up */
 	if (!p->cct || (calls && !p->calls) ||
-	    store__functions(st, add_function, p) ||
 	    store__modules(st, add_module, p))
+		goto out_fail;
+	p->flags = flags;
+	if ((flags & RUN_PROFILE_DEBUGINFO) && p->nmodules &&
+	    (!(p->debug = calloc(p->nmodules, sizeof(*p->debug))) ||
+	     !(p->debug_looked = calloc(p->nmodules, sizeof(bool)))))
+		goto out_fail;
+	if (store__functions(st, add_function, p))
 		goto out_fail;
 	return 0;
 out_fail:
@@ -1543,7 +1608,11 @@ void run_profile__free(struct run_profile *p)
 	for (size_t i = 0; i < p->nmodules; i++) {
 		free((char *)p->modules[i].path);
 		free((char *)p->modules[i].build_id);
+		if (p->debug)
+			module__free(p->debug[i]);
 	}
+	free(p->debug);
+	free(p->debug_looked);
 	free(p->modules);
 	free(p->pcs);
 	static_calls__free(p->calls);

@@ -65,6 +65,12 @@ struct run_profile {
 	 * (validated_run: the latest of them; 0: none) */
 	int64_t validated_run;
 	double validated[CCT_NR_HOW], validated_correct[CCT_NR_HOW];
+	/* RUN_PROFILE_DEBUGINFO: each module's debug file, opened at its
+	 * first nameless function (NULL: none; parallel to @modules) */
+	struct module **debug;
+	bool *debug_looked;
+	unsigned flags;
+	size_t named_by_debuginfo;	/* functions named so */
 };
 
 /* What run_profile__infer() does besides inferring. */
@@ -94,6 +100,12 @@ enum {
 	 * inferring them took most of such a report's time); never
 	 * stored */
 	RUN_PROFILE_FLAT = 128,
+	/* name the functions a stripped binary left nameless from its
+	 * separate debug file (binary/debuginfo.h): the build-id tree and
+	 * .gnu_debuglink; with _DEBUGINFOD also debuginfod (the network:
+	 * never for what the root daemon starts) */
+	RUN_PROFILE_DEBUGINFO = 256,
+	RUN_PROFILE_DEBUGINFOD = 512,
 };
 
 /* The CPU time a report's inference may take (searches, and reading

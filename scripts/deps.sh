@@ -6,7 +6,7 @@ set -e
 pkgs="build-essential autoconf automake pkg-config libpfm4-dev libdwarf-dev
 libelf-dev libsqlite3-dev sqlite3 binutils procps util-linux
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libcapstone-dev libiberty-dev
-libcurl4-openssl-dev"
+libcurl4-openssl-dev libdebuginfod-dev"
 [ "${1:-}" = bench ] && pkgs="$pkgs linux-perf xz-utils bzip2 time python3 dpkg-dev clickhouse-server clickhouse-client golang-go"
 # Test-only (the demo needs none of it): clang and its runtime build
 # the libFuzzer harnesses.  The consumers the test suite checks exports
@@ -15,10 +15,12 @@ libcurl4-openssl-dev"
 # with node from elsewhere keeps it), and ClickHouse, whose servers the
 # fleet tests start on loopback ports of their own.  The flame graph
 # test draws the SVG with rsvg-convert and runs its script in headless
-# chromium (xmllint checks the XML).
+# chromium (xmllint checks the XML).  debuginfod serves a split debug
+# file on a loopback port.
 if [ "${1:-}" = test ]; then
 	pkgs="$pkgs golang-go golang-github-google-pprof-dev clickhouse-server
-clickhouse-client librsvg2-bin chromium libxml2-utils clang libclang-rt-14-dev"
+clickhouse-client librsvg2-bin chromium libxml2-utils clang libclang-rt-14-dev
+debuginfod"
 	command -v npm >/dev/null || pkgs="$pkgs nodejs npm"
 fi
 missing=

@@ -1,0 +1,77 @@
+#!/bin/sh
+# Names and lines for a stripped program from its separate debug file,
+# found as the toolchain finds it: the file .gnu_debuglink names, with
+# its CRC checked, and debuginfod by build-id (Debian's debuginfod
+# server on a loopback port, serving the file objcopy --only-keep-debug
+# split off); nothing fetched when DEBUGINFOD_URLS is unset, and a
+# server that does not answer costs at most its timeout.
+. "$TESTS_SRCDIR/e2e/lib.sh"
+require_perf
+
+d=$tmp/bin
+mkdir -p "$d" "$tmp/srv"
+cp "$PROGS/heights-fp" "$d/full"
+objcopy --only-keep-debug "$d/full" "$d/prog.debug"
+objcopy --strip-all --add-gnu-debuglink="$d/prog.debug" "$d/full" "$d/prog"
+mv "$d/prog.debug" "$tmp/prog.debug"	# away while recording
+"$ICPPD" record -q -d "$db" -- "$d/prog" 40 >/dev/null 2>&1
+names() {	# names [ENV...]: the report's leaf functions, sorted
+	env "$@" "$ICPPD" report -d "$db" -f folded --k 0 2>/dev/null |
+		sed 's/ [0-9]*$//' | sort -u | tr '\n' ' '
+}
+contains "$(names)" "prog+0x" "stripped, no debug file: functions named by their FDEs"
+
+# The debuglink: found beside the program, its CRC checked.
+cp "$tmp/prog.debug" "$d/prog.debug"
+printf 'x' | dd of="$d/prog.debug" bs=1 seek=100 conv=notrunc 2>/dev/null
+contains "$(names)" "prog+0x" "a debug file whose CRC is not the link's: not used"
+cp "$tmp/prog.debug" "$d/prog.debug"
+got=$(names)
+contains "$got" "leaf " "debuglink: the stripped program's functions named"
+ok $(printf '%s' "$got" | grep -q 'prog+0x'; [ $? -ne 0 ]; echo $?) "... every one"
+rm "$d/prog.debug"
+
+# debuginfod: a server on a loopback port serving the debug file.
+if ! command -v debuginfod >/dev/null; then
+	skip "no debuginfod server (apt-get install debuginfod)" "debuginfod"
+	done_testing
+	exit
+fi
+id=$(readelf -n "$d/prog" | sed -n 's/.*Build ID: //p')
+cp "$tmp/prog.debug" "$tmp/srv/"
+port=$((20000 + $$ % 20000))
+debuginfod -F "$tmp/srv" -p "$port" -d "$tmp/di.sqlite" >"$tmp/di.log" 2>&1 &
+dpid=$!
+trap 'kill $dpid 2>/dev/null; rm -rf "$tmp"' EXIT
+i=0
+until curl -sf -o /dev/null "http://127.0.0.1:$port/buildid/$id/debuginfo" ||
+	[ $i -ge 100 ]; do
+	sleep 0.2
+	i=$((i + 1))
+done
+ok $([ $i -lt 100 ]; echo $?) "debuginfod serves the debug file of build $id"
+contains "$(names)" "prog+0x" "DEBUGINFOD_URLS unset: nothing fetched"
+dienv="DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$tmp/cache"
+got=$(names $dienv)
+contains "$got" "leaf " "debuginfod: the stripped program's functions named"
+ok $(printf '%s' "$got" | grep -q 'prog+0x'; [ $? -ne 0 ]; echo $?) "... every one"
+lines=$(env $dienv "$ICPPD" report -d "$db" --lines --k 1 2>/dev/null)
+contains "$lines" "<- path_b (heights.c:" "debuginfod: the callers' lines too"
+ok $(ls "$tmp/cache/$id/debuginfo" >/dev/null 2>&1; echo $?) "... kept in debuginfod's cache"
+# the same name in every format
+"$ICPPD" report -d "$db" -f json -o "$tmp/r.json" 2>/dev/null
+env $dienv "$ICPPD" report -d "$db" -f json -o "$tmp/r.json"
+contains "$(cat "$tmp/r.json")" '"function": "path_a"' "json: the name debuginfod gave"
+env $dienv "$ICPPD" report -d "$db" -f svg -o "$tmp/r.svg"
+contains "$(cat "$tmp/r.svg")" "<title>path_a" "svg: the same name"
+kill $dpid 2>/dev/null
+wait $dpid 2>/dev/null
+
+# A server that does not answer: one timeout at most, then the raw names.
+start=$(now_ms)
+got=$(names DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_TIMEOUT=2 \
+	DEBUGINFOD_CACHE_PATH="$tmp/cache2")
+took=$(($(now_ms) - start))
+ok $([ $took -lt 6000 ]; echo $?) "a server away: the report took $took ms (timeout 2 s)"
+contains "$got" "prog+0x" "... and named what it could"
+done_testing
