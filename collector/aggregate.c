@@ -39,6 +39,9 @@ struct aggregate {
 	struct pc_count *pcs;
 	size_t npcs, pcs_cap;
 	struct hindex pc_index;	/* over pcs */
+	struct kchain_count *kchains;
+	size_t nkchains, kchains_cap;
+	struct hindex kchain_index;	/* over kchains */
 	size_t max_keys;
 	struct unresolved_count *unres;
 	size_t nunres, unres_cap;
@@ -64,6 +67,10 @@ void aggregate__free(struct aggregate *a)
 	hindex__free(&a->index);
 	free(a->pcs);
 	hindex__free(&a->pc_index);
+	for (size_t i = 0; i < a->nkchains; i++)
+		free(a->kchains[i].chain);
+	free(a->kchains);
+	hindex__free(&a->kchain_index);
 	free(a->unres);
 	free(a->threads);
 	free(a);
@@ -134,6 +141,35 @@ int aggregate__add_pc(struct aggregate *a, const struct cid_key *k,
 	return 0;
 }
 
+int aggregate__add_kchain(struct aggregate *a, const struct cid_key *k,
+			  const char *func_name, const char *chain)
+{
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	uint64_t h = hindex__mix(hindex__mix(hindex__mix(hindex__string(chain),
+		(uintptr_t)k->mod), k->func), ((uint64_t)k->tid << 32) |
+		(uint64_t)(uint32_t)k->height);
+	uint32_t i;
+
+	while ((i = hindex__next(&a->kchain_index, &p, h)) != HINDEX_NONE) {
+		struct kchain_count *c = &a->kchains[i];
+
+		if (same_key(&c->key, k) && !strcmp(c->chain, chain)) {
+			c->samples++;
+			return 0;
+		}
+	}
+	if (grow(&a->kchains, &a->kchains_cap, a->nkchains + 1,
+		 sizeof(*a->kchains), 64) ||
+	    hindex__insert(&a->kchain_index, h, (uint32_t)a->nkchains))
+		return -ENOMEM;
+	a->kchains[a->nkchains] = (struct kchain_count){ *k, func_name,
+		strdup(chain), 1 };
+	if (!a->kchains[a->nkchains].chain)
+		return -ENOMEM;
+	a->nkchains++;
+	return 0;
+}
+
 int aggregate__add_unresolved(struct aggregate *a, const struct module *mod,
 			      uint32_t pid, uint32_t tid, enum cid_failure why)
 {
@@ -176,25 +212,37 @@ int aggregate__add_thread(struct aggregate *a, uint32_t pid, uint32_t tid,
 
 bool aggregate__full(const struct aggregate *a)
 {
-	return a->ncids + a->npcs + a->nunres + a->nthreads >= a->max_keys;
+	return a->ncids + a->npcs + a->nkchains + a->nunres + a->nthreads >=
+	       a->max_keys;
 }
 
 bool aggregate__empty(const struct aggregate *a)
 {
-	return !a->ncids && !a->npcs && !a->nunres && !a->nthreads;
+	return !a->ncids && !a->npcs && !a->nkchains && !a->nunres &&
+	       !a->nthreads;
 }
 
 void aggregate__clear(struct aggregate *a)
 {
 	hindex__clear(&a->index);
 	hindex__clear(&a->pc_index);
-	a->ncids = a->npcs = a->nunres = a->nthreads = 0;
+	hindex__clear(&a->kchain_index);
+	for (size_t i = 0; i < a->nkchains; i++)
+		free(a->kchains[i].chain);
+	a->ncids = a->npcs = a->nkchains = a->nunres = a->nthreads = 0;
 }
 
 const struct cid_count *aggregate__cids(const struct aggregate *a, size_t *n)
 {
 	*n = a->ncids;
 	return a->cids;
+}
+
+const struct kchain_count *aggregate__kchains(const struct aggregate *a,
+					     size_t *n)
+{
+	*n = a->nkchains;
+	return a->kchains;
 }
 
 const struct pc_count *aggregate__pcs(const struct aggregate *a, size_t *n)

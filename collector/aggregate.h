@@ -65,6 +65,16 @@ struct pc_count {
 	uint64_t samples;
 };
 
+/* Samples of CID @key taken in the kernel along one kernel call chain
+ * (record --kernel, kallsyms readable): its functions' names, outermost
+ * first, ';' between. */
+struct kchain_count {
+	struct cid_key key;
+	const char *func_name;	/* the CID's; owned by the module */
+	char *chain;		/* owned by the aggregate */
+	uint64_t samples;
+};
+
 struct unresolved_count {
 	const struct module *mod;	/* NULL when the pc has no module */
 	uint32_t pid, tid;
@@ -89,6 +99,9 @@ int aggregate__add_cid(struct aggregate *a, const struct cid_key *k,
  * within 4 GiB after the function's start). */
 int aggregate__add_pc(struct aggregate *a, const struct cid_key *k,
 		      const char *func_name, uint64_t pc);
+/* A kernel sample of CID @k along @chain (copied). */
+int aggregate__add_kchain(struct aggregate *a, const struct cid_key *k,
+			  const char *func_name, const char *chain);
 int aggregate__add_unresolved(struct aggregate *a, const struct module *mod,
 			      uint32_t pid, uint32_t tid, enum cid_failure why);
 /* Remembers a thread's command name (last one wins). */
@@ -103,6 +116,8 @@ void aggregate__clear(struct aggregate *a);
  * clear. */
 const struct cid_count *aggregate__cids(const struct aggregate *a, size_t *n);
 const struct pc_count *aggregate__pcs(const struct aggregate *a, size_t *n);
+const struct kchain_count *aggregate__kchains(const struct aggregate *a,
+					     size_t *n);
 const struct unresolved_count *aggregate__unresolved(const struct aggregate *a,
 						     size_t *n);
 const struct thread_name *aggregate__threads(const struct aggregate *a,

@@ -27,6 +27,7 @@
 #include "common/clock.h"
 #include "common/grow.h"
 #include "collector/collector_int.h"
+#include "collector/kallsyms.h"
 #include "collector/procfs.h"
 #include "collector/record.h"
 #include "common/sys.h"
@@ -65,7 +66,46 @@ void collector__free(struct collector *c)
 	free(c->procs.slots);
 	free(c->threads.slots);
 	free(c->frames);
+	kallsyms__free(c->ksyms);
 	free(c);
+}
+
+void collector__set_kernel_chains(struct collector *c)
+{
+	c->kchains = true;
+}
+
+bool collector__kernel_unnamed(const struct collector *c)
+{
+	return c->ksyms_read && !c->ksyms;
+}
+
+/* The names of @s's kernel call chain, outermost first, ';' between,
+ * each with perf's "_[k]" (stackcollapse-perf.pl's mark of a kernel
+ * frame), into @buf: "" when none can be named. */
+static const char *kernel_chain(const struct collector *c,
+				const struct perf_sample *s, char *buf,
+				size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (uint64_t i = s->nchain; i-- > 0;) {
+		uint64_t ip;
+		const char *name;
+		int w;
+
+		memcpy(&ip, s->chain + i, sizeof(ip));
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX)	/* a context marker */
+			continue;
+		name = kallsyms__find(c->ksyms, ip);
+		w = snprintf(buf + n, len - n, "%s%s_[k]", n ? ";" : "",
+			     name ? name : "[unknown]");
+		if (w < 0 || (size_t)w >= len - n)
+			break;		/* the outermost frames kept */
+		n += (size_t)w;
+	}
+	return buf;
 }
 
 const struct collector_stats *collector__stats(const struct collector *c)
@@ -297,7 +337,8 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 	uint64_t base = 0, pc = 0;
 	bool learner;
 
-	if (record__parse_sample(h, &s)) {
+	if (c->kchains ? record__parse_sample_chain(h, &s) :
+	    record__parse_sample(h, &s)) {
 		c->stats.malformed++;
 		return 0;
 	}
@@ -322,9 +363,21 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 			c->stats.learn_unknown++;
 		/* a sample in the kernel (record --kernel): the CID is the
 		 * user code's that entered it, from its user registers */
-		ret = aggregate__add_cid(c->agg, &key, name,
-					 (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
-					 PERF_RECORD_MISC_KERNEL);
+		bool in_kernel = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
+				 PERF_RECORD_MISC_KERNEL;
+
+		ret = aggregate__add_cid(c->agg, &key, name, in_kernel);
+		if (in_kernel && c->kchains && !c->ksyms_read) {
+			c->ksyms = kallsyms__load(NULL);
+			c->ksyms_read = true;
+		}
+		if (!ret && in_kernel && c->ksyms) {
+			char chain[2048];
+
+			if (*kernel_chain(c, &s, chain, sizeof(chain)))
+				ret = aggregate__add_kchain(c->agg, &key, name,
+							    chain);
+		}
 		if (!ret)
 			ret = aggregate__add_pc(c->agg, &key, name, pc);
 		if (!ret && c->path_fn && (!c->known || learner))

@@ -29,6 +29,7 @@
 
 struct module;
 struct module_cache;
+struct kallsyms;
 
 /* What became of a sample's stack when unwinding (training and
  * validation runs).  Names are stored in the database. */
@@ -136,6 +137,15 @@ typedef bool (*collector_filter_fn)(void *arg, uint32_t pid, const char *exe,
 void collector__set_filter(struct collector *c, collector_filter_fn fn,
 			   void *arg);
 
+/* record --kernel: samples carry the kernel's call chain
+ * (PERF_SAMPLE_CALLCHAIN, the kernel part); each one taken in the
+ * kernel is counted along it, its functions named through
+ * /proc/kallsyms, read at the first such sample (50 ms of the kernel's
+ * time to list 120,000 symbols).  Where it shows no addresses, the
+ * samples stay under [kernel] alone and collector__kernel_unnamed()
+ * says so. */
+void collector__set_kernel_chains(struct collector *c);
+bool collector__kernel_unnamed(const struct collector *c);
 void collector__peek(struct collector *c, const struct perf_event_header *h);
 
 int collector__process(struct collector *c, const struct perf_event_header *h);

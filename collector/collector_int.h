@@ -109,6 +109,9 @@ struct collector {
 	struct table threads;	/* struct thread by tid: names known */
 	collector_path_fn path_fn;	/* NULL: no unwinding */
 	void *path_arg;
+	bool kchains;			/* samples carry a callchain */
+	bool ksyms_read;		/* kallsyms was read: */
+	struct kallsyms *ksyms;		/* its names; NULL: none */
 	collector_known_fn known;	/* NULL: not learning */
 	void *known_arg;
 	bool learner_counted;	/* its samples are samples too */

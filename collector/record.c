@@ -47,8 +47,8 @@ static int parse_stack(struct cursor *c, struct perf_sample *out)
 	return 0;
 }
 
-int record__parse_sample(const struct perf_event_header *h,
-			 struct perf_sample *out)
+static int parse_sample(const struct perf_event_header *h,
+			struct perf_sample *out, bool chain)
 {
 	struct cursor c;
 	uint64_t abi;
@@ -59,7 +59,16 @@ int record__parse_sample(const struct perf_event_header *h,
 	memset(out, 0, sizeof(*out));
 	if (take(&c, &out->id, 8) || take(&c, &out->ip, 8) ||
 	    take(&c, &out->pid, 4) || take(&c, &out->tid, 4) ||
-	    take(&c, &out->time, 8) || take(&c, &abi, 8))
+	    take(&c, &out->time, 8))
+		return -EINVAL;
+	if (chain) {	/* nr, then nr entries: bounded by the record */
+		if (take(&c, &out->nchain, 8) ||
+		    out->nchain > (uint64_t)(c.end - c.p) / 8)
+			return -EINVAL;
+		out->chain = (const uint64_t *)(const void *)c.p;
+		c.p += out->nchain * 8;
+	}
+	if (take(&c, &abi, 8))
 		return -EINVAL;
 	if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
 		if (abi != PERF_SAMPLE_REGS_ABI_64)
@@ -71,6 +80,18 @@ int record__parse_sample(const struct perf_event_header *h,
 		out->has_regs = true;
 	}
 	return c.p == c.end ? 0 : parse_stack(&c, out);
+}
+
+int record__parse_sample(const struct perf_event_header *h,
+			 struct perf_sample *out)
+{
+	return parse_sample(h, out, false);
+}
+
+int record__parse_sample_chain(const struct perf_event_header *h,
+			       struct perf_sample *out)
+{
+	return parse_sample(h, out, true);
 }
 
 /* The sample_id trailer: the last 24 bytes of a non-sample record. */

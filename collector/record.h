@@ -43,6 +43,10 @@ struct perf_sample {
 	const uint8_t *stack;	/* copy of [sp, sp + stack_size), into the
 				 * record; NULL when nothing was copied */
 	uint64_t stack_size;
+	/* PERF_SAMPLE_CALLCHAIN (record --kernel, the kernel's part): its
+	 * entries, context markers included, into the record */
+	const uint64_t *chain;
+	uint64_t nchain;
 };
 
 struct rec_mmap2 {
@@ -69,6 +73,9 @@ struct rec_task {
 
 int record__parse_sample(const struct perf_event_header *h,
 			 struct perf_sample *out);
+/* The same for events that also carry PERF_SAMPLE_CALLCHAIN. */
+int record__parse_sample_chain(const struct perf_event_header *h,
+			       struct perf_sample *out);
 int record__parse_mmap2(const struct perf_event_header *h,
 			struct rec_mmap2 *out);
 int record__parse_comm(const struct perf_event_header *h, struct rec_comm *out);

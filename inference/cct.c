@@ -293,6 +293,34 @@ int64_t cct__kernel(struct cct *t)
 	return t->kernel = f.id;
 }
 
+int64_t cct__kernel_function(struct cct *t, const char *name)
+{
+	struct cct_frame f = { .kind = CCT_KERNEL, .name = printable__dup(name) };
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	uint64_t h;
+	uint32_t i;
+
+	if (!f.name)
+		return 0;
+	h = hindex__mix(7, hindex__string(f.name));
+	while ((i = hindex__next(&t->pseudo_index, &p, h)) != HINDEX_NONE)
+		if (t->frames[i].kind == CCT_KERNEL &&
+		    !strcmp(t->frames[i].name, f.name)) {
+			free(f.name);
+			return t->frames[i].id;
+		}
+	f.id = t->next_pseudo;
+	i = (uint32_t)t->nframes;
+	if (add_frame(t, &f)) {
+		free(f.name);
+		return 0;
+	}
+	if (hindex__insert(&t->pseudo_index, h, i))
+		return 0;	/* the frame stays, owned by the tree */
+	t->next_pseudo--;
+	return f.id;
+}
+
 enum cct_frame_kind cct__kind(const struct cct *t, int64_t id)
 {
 	const struct cct_frame *f = id < 0 ? cct__frame(t, id) : NULL;

@@ -128,6 +128,10 @@ int64_t cct__process_of(struct cct *t, uint32_t i);
 /* The "[kernel]" frame: its id (< 0), always the same; 0 when out of
  * memory. */
 int64_t cct__kernel(struct cct *t);
+/* The frame of kernel function @name (kind CCT_KERNEL, as "[kernel]":
+ * drawn below it), the same id for the same name; 0 when out of
+ * memory. */
+int64_t cct__kernel_function(struct cct *t, const char *name);
 /* The kind of frame @id (an undefined one: CCT_FUNCTION). */
 enum cct_frame_kind cct__kind(const struct cct *t, int64_t id);
 /* The description of frame @id, or NULL when it was never defined. */

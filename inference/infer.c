@@ -1681,7 +1681,8 @@ int infer__unknown(struct infer *inf, int64_t func, int64_t height,
  * (@below: one frame more below it). */
 static int add_own(struct infer *inf, uint32_t node,
 		   const struct infer_outcome *o,
-		   const struct infer_solution *v, bool below, double samples)
+		   const struct infer_solution *v, uint32_t below,
+		   double samples)
 {
 	double own = v->own > 0 && o->how != CCT_PRECISE ?
 		     (v->own < v->share ? v->own : v->share) : 0;
@@ -1700,8 +1701,9 @@ static int add_own(struct infer *inf, uint32_t node,
 	return ret;
 }
 
-int infer__add_outcome(struct infer *inf, uint32_t under, int64_t below,
-		       const struct infer_outcome *o, double samples)
+int infer__add_outcome_chain(struct infer *inf, uint32_t under,
+			     const int64_t *below, size_t nbelow,
+			     const struct infer_outcome *o, double samples)
 {
 	int ret = 0;
 
@@ -1712,13 +1714,20 @@ int infer__add_outcome(struct infer *inf, uint32_t under, int64_t below,
 		uint32_t node;
 
 		ret = graft(inf, o->sols[i].node, under, &node);
-		if (!ret && below)
-			ret = cct__child(inf->cct, node, below, &node);
+		for (size_t j = 0; j < nbelow && !ret; j++)
+			ret = cct__child(inf->cct, node, below[j], &node);
 		if (!ret)
-			ret = add_own(inf, node, o, &o->sols[i], below != 0,
-				      samples);
+			ret = add_own(inf, node, o, &o->sols[i],
+				      (uint32_t)nbelow, samples);
 	}
 	return ret;
+}
+
+int infer__add_outcome(struct infer *inf, uint32_t under, int64_t below,
+		       const struct infer_outcome *o, double samples)
+{
+	return infer__add_outcome_chain(inf, under, &below, below != 0, o,
+					samples);
 }
 
 int infer__cid_under(struct infer *inf, uint32_t under, int64_t below,

@@ -203,6 +203,13 @@ int infer__unknown(struct infer *inf, int64_t func, int64_t height,
 int infer__add_outcome(struct infer *inf, uint32_t under, int64_t below,
 		       const struct infer_outcome *o, double samples);
 
+/* infer__add_outcome() with @nbelow frames below the context (the
+ * first just below it), every one certain: [kernel] and the kernel's
+ * call chain of the samples taken in it.  0 or -ENOMEM. */
+int infer__add_outcome_chain(struct infer *inf, uint32_t under,
+			     const int64_t *below, size_t nbelow,
+			     const struct infer_outcome *o, double samples);
+
 /* From now on, explanations search no more: a fragment's top (see
  * struct infer_node) is explained by the whole paths alone, as a
  * report's budget runs out. */

@@ -808,6 +808,75 @@ static int load_stored(struct store *st, struct run_profile *p,
 	return ret ? -1 : 0;
 }
 
+/* The kernel call chains of each CID (store__run_kchains()): entries
+ * of one CID linked from the first, which the index finds. */
+struct kchains {
+	struct kchain_entry {
+		int64_t program_id, function_id, height;
+		char *chain;
+		int64_t samples;
+		uint32_t next;		/* UINT32_MAX: the last */
+	} *v;
+	size_t n, cap;
+	struct hindex index;	/* over the first entry of each CID */
+};
+
+static uint64_t kchain_hash(int64_t program_id, int64_t function_id,
+			    int64_t height)
+{
+	return hindex__mix(hindex__mix(hindex__mix(11, (uint64_t)program_id),
+				       (uint64_t)function_id), (uint64_t)height);
+}
+
+/* The first chain of a CID, or UINT32_MAX. */
+static uint32_t kchain_first(const struct kchains *k, int64_t program_id,
+			     int64_t function_id, int64_t height)
+{
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	uint32_t i;
+
+	while ((i = hindex__next(&k->index, &p, kchain_hash(program_id,
+			function_id, height))) != HINDEX_NONE)
+		if (k->v[i].program_id == program_id &&
+		    k->v[i].function_id == function_id &&
+		    k->v[i].height == height)
+			return i;
+	return UINT32_MAX;
+}
+
+static int add_kchain(void *arg, const struct store_kchain *c)
+{
+	struct kchains *k = arg;
+	uint32_t first = kchain_first(k, c->program_id, c->function_id,
+				      c->height);
+
+	if (k->n >= UINT32_MAX - 1 ||
+	    grow(&k->v, &k->cap, k->n + 1, sizeof(*k->v), 64))
+		return -ENOMEM;
+	k->v[k->n] = (struct kchain_entry){ c->program_id, c->function_id,
+		c->height, strdup(c->chain), c->samples, UINT32_MAX };
+	if (!k->v[k->n].chain)
+		return -ENOMEM;
+	if (first == UINT32_MAX) {
+		if (hindex__insert(&k->index, kchain_hash(c->program_id,
+				   c->function_id, c->height), (uint32_t)k->n))
+			return -ENOMEM;
+	} else {	/* second on: after the first */
+		k->v[k->n].next = k->v[first].next;
+		k->v[first].next = (uint32_t)k->n;
+	}
+	k->n++;
+	return 0;
+}
+
+static void kchains_free(struct kchains *k)
+{
+	for (size_t i = 0; i < k->n; i++)
+		free(k->v[i].chain);
+	free(k->v);
+	hindex__free(&k->index);
+}
+
 /* Inferring a selection's CIDs, under process frames or not. */
 struct cid_load {
 	struct run_profile *p;
@@ -819,7 +888,52 @@ struct cid_load {
 	char *comm;
 	uint32_t node;		/* ... and its frame's node (the root when
 				 * processes stay together) */
+	struct kchains kchains;
 };
+
+/* @kernel samples of outcome @o below [kernel] and, where the CID has
+ * kernel chains, each chain's share of them below it too (the chains
+ * are counted over the CID's processes, so one process's share of a
+ * chain is apportioned). */
+static int add_kernel(struct cid_load *l, const struct store_cid *c,
+		      const struct infer_outcome *o, int64_t frame,
+		      double kernel)
+{
+	uint32_t first = kchain_first(&l->kchains, c->program_id,
+				      c->function_id, c->height);
+	double total = 0, done = 0;
+	int64_t frames[64];
+	int ret = 0;
+
+	for (uint32_t i = first; i != UINT32_MAX; i = l->kchains.v[i].next)
+		total += (double)l->kchains.v[i].samples;
+	frames[0] = frame;
+	for (uint32_t i = first; i != UINT32_MAX && total > 0 && !ret;
+	     i = l->kchains.v[i].next) {
+		const struct kchain_entry *k = &l->kchains.v[i];
+		char *copy = strdup(k->chain), *name, *save = NULL;
+		size_t n = 1;
+		double w = kernel * (double)k->samples / total;
+
+		if (!copy)
+			return -ENOMEM;
+		for (name = strtok_r(copy, ";", &save);
+		     name && n < sizeof(frames) / sizeof(frames[0]) && !ret;
+		     name = strtok_r(NULL, ";", &save))
+			if (!(frames[n++] = cct__kernel_function(l->p->cct,
+								  name)))
+				ret = -ENOMEM;
+		free(copy);
+		if (!ret)
+			ret = infer__add_outcome_chain(l->inf, l->node, frames,
+						       n, o, w);
+		done += w;
+	}
+	if (!ret && kernel - done > 1e-9)
+		ret = infer__add_outcome(l->inf, l->node, frame, o,
+					 kernel - done);
+	return ret;
+}
 
 /* The node of @c's process frame, in @l->node. */
 static int process_node(struct cid_load *l, const struct store_cid *c)
@@ -873,8 +987,7 @@ static int infer_cid(void *arg, const struct store_cid *c)
 		ret = infer__add_outcome(l->inf, l->node, 0, &o,
 					 (double)(c->samples - kernel));
 	if (!ret && kernel)
-		ret = infer__add_outcome(l->inf, l->node, frame, &o,
-					 (double)kernel);
+		ret = add_kernel(l, c, &o, frame, (double)kernel);
 	l->p->kernel_samples += (double)kernel;
 	return ret;
 }
@@ -915,12 +1028,16 @@ static int infer_cids(struct store *st, const struct store_selection *sel,
 		flags & RUN_PROFILE_BY_PID, 0, NULL, CCT_ROOT };
 	int ret;
 
-	if (store__run_comms(st, sel, add_comm, p))
+	if (store__run_comms(st, sel, add_comm, p) ||
+	    store__run_kchains(st, sel, add_kchain, &l.kchains)) {
+		kchains_free(&l.kchains);
 		return -1;
+	}
 	ret = l.processes ?
 	      store__run_process_cids(st, sel, l.by_pid, infer_cid, &l) :
 	      store__run_cids(st, sel, infer_cid, &l);
 	free(l.comm);
+	kchains_free(&l.kchains);
 	return ret;
 }
 

@@ -52,6 +52,10 @@ struct recorder_opts {
 	 * samples are the run's samples while it is on, and a path each
 	 * unwinds whole is that sample's own, exact path (run_learned). */
 	bool learn_turns;
+	/* The events carry the kernel's call chain (record --kernel): each
+	 * sample taken in the kernel is counted along it, named through
+	 * /proc/kallsyms where it shows addresses (collector.h). */
+	bool kernel_chains;
 	/* Nodes the in-memory path map may hold (0: millions, for one
 	 * run).  A long-lived recorder (the daemon) starts an empty map
 	 * after a flush stored the full one, or when the module cache must

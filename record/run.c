@@ -282,8 +282,15 @@ static int prepare(struct run *r)
 		event__add_stack(&r->ev, r->stack_size);
 	/* a sample in the kernel carries the user registers of the code
 	 * that entered it: its CID is that code's */
-	if (o->kernel)
+	if (o->kernel) {
 		r->ev.attr.exclude_kernel = 0;
+		/* the kernel's own unwind of its part (exclude_callchain_user
+		 * is set): the chain each kernel sample was taken on */
+		r->ev.attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
+		r->ev.attr.exclude_callchain_kernel = 0;
+		r->ev.attr.exclude_callchain_user = 1;
+		ro.kernel_chains = true;
+	}
 	if (r->mode->rate_scale > 1 && !o->freq && !o->period)
 		event__scale_rate(&r->ev, r->mode->rate_scale);
 	r->rec = recorder__new(r->store, &ro);
@@ -473,6 +480,11 @@ static void cpu_summary(struct run *r)
 		 100.0 * (double)sys / (double)(user + sys), r->o->kernel ?
 		 "sampled (--kernel) under [kernel]" :
 		 "where samples do not see it (--kernel samples it)");
+	if (r->o->kernel &&
+	    collector__kernel_unnamed(recorder__collector(r->rec)))
+		log_info("the kernel's functions stay unnamed: /proc/kallsyms "
+			 "shows no addresses here (kernel.kptr_restrict; run "
+			 "as root)");
 }
 
 /* The last counts, the summary and the mode's finish; waits for the

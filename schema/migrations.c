@@ -732,6 +732,30 @@ const struct store_migration icppd_migrations[] = {
 	"DELETE FROM inferred;"
 	"DELETE FROM inferences;"
 	},
+	/* 18 -> 19: the kernel's functions.  With record --kernel and
+	 * kallsyms readable, a CID's samples taken in the kernel are also
+	 * counted by the kernel call chain they were taken on (the
+	 * kernel's own unwind, PERF_SAMPLE_CALLCHAIN): its functions'
+	 * names, outermost first, each with perf's "_[k]".  Reports draw
+	 * them below [kernel]. */
+	{ "CREATE TABLE kernel_chains ("
+	"  run_id INTEGER NOT NULL REFERENCES runs(id),"
+	"  pid INTEGER NOT NULL,"
+	"  tid INTEGER NOT NULL,"
+	"  program_id INTEGER NOT NULL REFERENCES modules(id),"
+	"  function_id INTEGER NOT NULL REFERENCES functions(id),"
+	"  height INTEGER NOT NULL,"
+	"  chain TEXT NOT NULL,"
+	"  samples INTEGER NOT NULL,"
+	"  PRIMARY KEY (run_id, pid, tid, program_id, function_id, height,"
+	"               chain)) WITHOUT ROWID;"
+	"CREATE VIEW v_kernel_chains AS SELECT"
+	"  k.run_id, k.pid, k.tid, pr.path AS program, m.path AS module,"
+	"  f.name AS function, k.height, k.chain, k.samples"
+	"  FROM kernel_chains k JOIN functions f ON f.id = k.function_id"
+	"  JOIN modules m ON m.id = f.module_id"
+	"  JOIN modules pr ON pr.id = k.program_id;"
+	},
 };
 
 const int icppd_nr_migrations =

@@ -331,6 +331,34 @@ int store__run_pcs(struct store *st, const struct store_selection *sel,
 			 "reading the sampled instructions", sel, pc_row, &c);
 }
 
+struct kchain_cb {
+	int (*fn)(void *arg, const struct store_kchain *k);
+	void *arg;
+};
+
+static int kchain_row(sqlite3_stmt *s, void *ctx)
+{
+	struct kchain_cb *c = ctx;
+	struct store_kchain k = { sqlite3_column_int64(s, 0),
+		sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
+		store__text(s, 3), sqlite3_column_int64(s, 4) };
+
+	return k.samples > 0 ? c->fn(c->arg, &k) : 0;
+}
+
+int store__run_kchains(struct store *st, const struct store_selection *sel,
+		       int (*fn)(void *arg, const struct store_kchain *k),
+		       void *arg)
+{
+	struct kchain_cb c = { fn, arg };
+
+	return selection(st, "SELECT c.program_id, c.function_id, c.height,"
+			 " c.chain, SUM(c.samples) FROM kernel_chains c"
+			 SELECTION " GROUP BY c.program_id, c.function_id,"
+			 " c.height, c.chain", "reading the kernel's chains",
+			 sel, kchain_row, &c);
+}
+
 /* A command and its samples, for store__run_comms(). */
 struct comm_cb {
 	int (*fn)(void *arg, const char *comm, int64_t samples);

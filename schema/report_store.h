@@ -121,6 +121,16 @@ struct store_pc {
  * a crafted database holds out of range are left out. */
 int store__run_pcs(struct store *st, const struct store_selection *sel,
 		   int (*fn)(void *arg, const struct store_pc *pc), void *arg);
+/* The selection's kernel call chains (record --kernel): per CID, each
+ * chain's names and samples, over all its processes. */
+struct store_kchain {
+	int64_t program_id, function_id, height;
+	const char *chain;		/* valid in the callback */
+	int64_t samples;
+};
+int store__run_kchains(struct store *st, const struct store_selection *sel,
+		       int (*fn)(void *arg, const struct store_kchain *k),
+		       void *arg);
 /* The selection's samples by command, the heaviest first. */
 int store__run_comms(struct store *st, const struct store_selection *sel,
 		     int (*fn)(void *arg, const char *comm, int64_t samples),

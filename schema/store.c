@@ -142,6 +142,10 @@ static int prepare(struct store *st)
 		  "INSERT INTO pc_samples (run_id, pid, function_id, offset,"
 		  " samples) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
 		  " samples = samples + excluded.samples" },
+		{ offsetof(struct store, ins_kchain),
+		  "INSERT INTO kernel_chains VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+		  " ON CONFLICT DO UPDATE SET"
+		  " samples = samples + excluded.samples" },
 		{ offsetof(struct store, ins_unres),
 		  "INSERT INTO unresolved_samples VALUES (?, ?, ?, ?, ?, ?) ON"
 		  " CONFLICT DO UPDATE SET samples = samples + excluded.samples" },
@@ -366,7 +370,7 @@ void store__close(struct store *st)
 	if (!st)
 		return;
 	sqlite3_stmt *stmts[] = { st->ins_module, st->sel_module, st->sel_build,
-		st->ins_func, st->sel_func, st->ins_cid, st->ins_pc, st->ins_unres,
+		st->ins_func, st->sel_func, st->ins_cid, st->ins_pc, st->ins_kchain, st->ins_unres,
 		st->ins_thread, st->upd_run, st->ins_map, st->sel_map,
 		st->sel_ctx, st->ins_node, st->upd_node, st->ins_learned,
 		st->ins_counter, st->ins_ctx_new, st->ins_node_new,
@@ -718,6 +722,7 @@ static int write_counts(struct store *st, int64_t run_id,
 {
 	const struct cid_count *cids;
 	const struct pc_count *pcs;
+	const struct kchain_count *kch;
 	const struct unresolved_count *unres;
 	const struct thread_name *threads;
 	size_t n;
@@ -767,6 +772,26 @@ static int write_counts(struct store *st, int64_t run_id,
 		sqlite3_bind_int64(s, 4, pcs[i].offset);
 		sqlite3_bind_int64(s, 5, (int64_t)pcs[i].samples);
 		if (store__step_done(st, s, "writing samples"))
+			return -1;
+	}
+	kch = aggregate__kchains(agg, &n);
+	for (size_t i = 0; i < n; i++) {
+		sqlite3_stmt *s = st->ins_kchain;
+		int64_t fid, pid;
+
+		if (function_id(st, kch[i].key.mod, kch[i].key.func,
+				kch[i].func_name, &fid) ||
+		    module_id(st, kch[i].key.prog, &pid))
+			return -1;
+		sqlite3_bind_int64(s, 1, run_id);
+		sqlite3_bind_int64(s, 2, kch[i].key.pid);
+		sqlite3_bind_int64(s, 3, kch[i].key.tid);
+		sqlite3_bind_int64(s, 4, pid);
+		sqlite3_bind_int64(s, 5, fid);
+		sqlite3_bind_int64(s, 6, kch[i].key.height);
+		sqlite3_bind_text(s, 7, kch[i].chain, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 8, (int64_t)kch[i].samples);
+		if (store__step_done(st, s, "writing kernel chains"))
 			return -1;
 	}
 	unres = aggregate__unresolved(agg, &n);

@@ -45,7 +45,7 @@ struct store {
 		size_t cap;
 	} nodes;
 	sqlite3_stmt *ins_module, *sel_module, *sel_build, *ins_func, *sel_func,
-		     *ins_cid, *ins_pc, *ins_unres, *ins_thread, *upd_run, *ins_map,
+		     *ins_cid, *ins_pc, *ins_kchain, *ins_unres, *ins_thread, *upd_run, *ins_map,
 		     *sel_map, *sel_ctx, *ins_node, *upd_node, *ins_learned,
 		     *ins_counter, *ins_ctx_new, *ins_node_new;
 	/* prepared on first use by report_store.c */

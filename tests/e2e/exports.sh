@@ -191,13 +191,27 @@ ks=$(q "SELECT sum(samples) || ' ' || sum(kernel_samples) FROM v_cids WHERE run_
 ok $(echo "$ks" | awk '{ exit !($2 * 4 >= $1 && $2 > 0) }'; echo $?) \
 	"--kernel: a quarter or more of the samples in the kernel (samples, kernel: $ks)"
 f=$("$ICPPD" report -d "$tmp/k.db" --run "$krun" -f folded)
-ok $(printf '%s\n' "$f" | grep -q '^_start;.*;main;write_loop;.*;\[kernel\] [0-9]*$'; echo $?) \
+ok $(printf '%s\n' "$f" | grep -q '^_start;.*;main;write_loop;.*;\[kernel\]\(;[^ ;]*_\[k\]\)* [0-9]*$'; echo $?) \
 	"folded: [kernel] below write_loop's call of write, the whole user stack above"
 is "$(printf '%s\n' "$f" | awk '{ s += $NF } END { print s }')" "${ks%% *}" \
 	"folded: user and kernel samples add up to the run's"
 t=$("$ICPPD" report -d "$tmp/k.db" --run "$krun")
 contains "$t" "in the kernel: ${ks##* } samples" "the header counts the samples in the kernel"
 contains "$t" "[kernel]" "text: [kernel] is a function of the forest, with its callers"
+# the kernel's functions, where /proc/kallsyms shows their addresses:
+# the chain the kernel unwound for each of its samples, below [kernel]
+if [ "$(head -c 16 /proc/kallsyms 2>/dev/null | tr -d 0)" != "" ]; then
+	named=$(q "SELECT COALESCE(sum(samples), 0) FROM kernel_chains WHERE run_id = $krun" "$tmp/k.db")
+	ok $([ $((named * 10)) -ge $((${ks##* } * 9)) ]; echo $?) \
+		"--kernel: $named of ${ks##* } kernel samples named by kernel function (90 % or more)"
+	ok $(printf '%s\n' "$f" | grep -q ';\[kernel\];[^ ]*write[^ ;]*_\[k\]'; echo $?) \
+		"folded: below [kernel], the kernel's write functions, marked _[k] as perf marks them"
+	contains "$t" "_[k]" "text: the kernel's functions in the forest"
+	"$ICPPD" report -d "$tmp/k.db" --run "$krun" -f json -o "$tmp/k.json"
+	contains "$(cat "$tmp/k.json")" '_[k]"' "json: the same names"
+else
+	skip "/proc/kallsyms shows no addresses here (kptr_restrict)" "kernel functions named"
+fi
 "$ICPPD" report -d "$tmp/k.db" --run "$krun" --k 0 >/dev/null
 is "$(q "SELECT round(sum(samples)) FROM v_inferred WHERE run_id = $krun" "$tmp/k.db")" \
 	"$(q "SELECT round(sum(samples)) FROM v_cids WHERE run_id = $krun" "$tmp/k.db")" \
