@@ -6,6 +6,9 @@ man=$TESTS_SRCDIR/../man
 out=$("$ICPPD" --help)
 is $? 0 "icppd --help exits 0"
 contains "$out" "record" "icppd --help lists record"
+contains "$out" "icppd report -f svg -o flame.svg" "icppd --help opens with examples, a flame graph among them"
+is "$(printf '%s\n' "$out" | sed -n '/^Advanced/,/^$/p' | awk 'NR > 1 && NF { print $1 }' | tr '\n' ' ')" "arr sites " \
+	"icppd --help lists arr and sites apart, as advanced"
 out=$("$ICPPD" record --help)
 is $? 0 "icppd record --help exits 0"
 contains "$out" "Usage: icppd record" "record --help shows usage"
