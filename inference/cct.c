@@ -206,6 +206,24 @@ int cct__define(struct cct *t, int64_t id, const char *name,
 	return 0;
 }
 
+/* Pseudo frame @f (its name owned by the tree from now on, freed here
+ * when it cannot be), found again by hash @h: its id, or 0 when out of
+ * memory. */
+static int64_t add_pseudo(struct cct *t, struct cct_frame *f, uint64_t h)
+{
+	uint32_t i = (uint32_t)t->nframes;
+
+	f->id = t->next_pseudo;
+	if (add_frame(t, f)) {
+		free(f->name);
+		return 0;
+	}
+	if (hindex__insert(&t->pseudo_index, h, i))
+		return 0;	/* the frame stays, owned by the tree */
+	t->next_pseudo--;
+	return f->id;
+}
+
 int64_t cct__pseudo(struct cct *t, int64_t func, int64_t height)
 {
 	struct cct_frame f = { .kind = CCT_UNKNOWN_CALLERS,
@@ -225,17 +243,8 @@ int64_t cct__pseudo(struct cct *t, int64_t func, int64_t height)
 	     asprintf(&name, "[unknown callers of %s at height %lld]",
 		      cct__name(t, func), (long long)height)) < 0)
 		return 0;
-	f.id = t->next_pseudo;
 	f.name = name;
-	i = (uint32_t)t->nframes;
-	if (add_frame(t, &f)) {
-		free(name);
-		return 0;
-	}
-	if (hindex__insert(&t->pseudo_index, h, i))
-		return 0;	/* the frame stays, owned by the tree */
-	t->next_pseudo--;
-	return f.id;
+	return add_pseudo(t, &f, h);
 }
 
 static uint64_t process_hash(int64_t pid, const char *comm)
@@ -264,16 +273,7 @@ int64_t cct__process(struct cct *t, int64_t pid, const char *comm)
 			free(f.name);
 			return t->frames[i].id;
 		}
-	f.id = t->next_pseudo;
-	i = (uint32_t)t->nframes;
-	if (add_frame(t, &f)) {
-		free(f.name);
-		return 0;
-	}
-	if (hindex__insert(&t->pseudo_index, h, i))
-		return 0;	/* the frame stays, owned by the tree */
-	t->next_pseudo--;
-	return f.id;
+	return add_pseudo(t, &f, h);
 }
 
 int64_t cct__kernel(struct cct *t)
@@ -309,16 +309,7 @@ int64_t cct__kernel_function(struct cct *t, const char *name)
 			free(f.name);
 			return t->frames[i].id;
 		}
-	f.id = t->next_pseudo;
-	i = (uint32_t)t->nframes;
-	if (add_frame(t, &f)) {
-		free(f.name);
-		return 0;
-	}
-	if (hindex__insert(&t->pseudo_index, h, i))
-		return 0;	/* the frame stays, owned by the tree */
-	t->next_pseudo--;
-	return f.id;
+	return add_pseudo(t, &f, h);
 }
 
 enum cct_frame_kind cct__kind(const struct cct *t, int64_t id)
