@@ -13,41 +13,15 @@
 #include "common/hindex.h"
 #include "report/render.h"
 
-/* The frames of forest node @i up to its root, outermost first; in
- * *@group the root's frame (the leaf function), mixed with the outermost
- * frame when that is a process: the weight report__round() keeps whole
- * (a CID's samples, of one process when processes are apart). */
-static char *folded_key(const struct cct *t, const struct kccf *f, uint32_t i,
-			int64_t *group)
-{
-	int64_t outer = kccf__node(f, i)->frame, leaf = outer;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&buf, &len);
-
-	if (!m)
-		return NULL;
-	for (; i != KCCF_NONE; i = kccf__node(f, i)->parent) {
-		leaf = kccf__node(f, i)->frame;
-		fprintf(m, "%s%s", cct__root_name(t, kccf__node(f, i)->frame),
-			kccf__node(f, i)->parent == KCCF_NONE ? "" : ";");
-	}
-	*group = cct__kind(t, outer) == CCT_PROCESS ?
-		 (int64_t)hindex__mix((uint64_t)leaf, (uint64_t)outer) : leaf;
-	if (fclose(m)) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
-int report__folded(struct cct *t, uint32_t k,
-		   int (*fn)(void *arg, const char *key, int64_t group,
-			     double weight),
+int report__stacks(struct cct *t, uint32_t k,
+		   int (*fn)(void *arg, const int64_t *frames, size_t n,
+			     int64_t group, double weight),
 		   void *arg)
 {
 	int ret;
 	struct kccf *f = kccf__build(t, k, false, &ret);
+	int64_t *frames = NULL;
+	size_t cap = 0;
 
 	if (!f)
 		return ret;
@@ -55,19 +29,79 @@ int report__folded(struct cct *t, uint32_t k,
 	for (uint32_t i = 0; i < kccf__size(f) && !ret; i++) {
 		const struct kccf_node *n = kccf__node(f, i);
 		double self = n->weight;
-		int64_t group = 0;
-		char *key;
+		int64_t group;
+		size_t depth = 0;
 
 		for (uint32_t c = n->first_child; c != KCCF_NONE;
 		     c = kccf__node(f, c)->next_sibling)
 			self -= kccf__node(f, c)->weight;
 		if (self <= 1e-9)
 			continue;
-		key = folded_key(t, f, i, &group);
-		ret = key ? fn(arg, key, group, self) : -ENOMEM;
-		free(key);
+		/* a forest's root is the leaf function and its children its
+		 * callers: node i is the outermost frame, its parents lead in
+		 * to the leaf */
+		for (uint32_t j = i; j != KCCF_NONE && !ret;
+		     j = kccf__node(f, j)->parent, depth++)
+			if (grow(&frames, &cap, depth + 1, sizeof(*frames), 64))
+				ret = -ENOMEM;
+			else
+				frames[depth] = kccf__node(f, j)->frame;
+		if (ret)
+			break;
+		/* the weight report__round() keeps whole: a CID's samples,
+		 * of one process when processes are apart */
+		group = cct__kind(t, frames[0]) == CCT_PROCESS ?
+			(int64_t)hindex__mix((uint64_t)frames[depth - 1],
+					     (uint64_t)frames[0]) :
+			frames[depth - 1];
+		ret = fn(arg, frames, depth, group, self);
 	}
+	free(frames);
 	kccf__free(f);
+	return ret;
+}
+
+/* report__folded()'s frames into a key. */
+struct keyed {
+	struct cct *t;
+	int (*fn)(void *arg, const char *key, int64_t group, double weight);
+	void *arg;
+	char *buf;
+	size_t cap;
+};
+
+static int to_key(void *arg, const int64_t *frames, size_t n, int64_t group,
+		  double weight)
+{
+	struct keyed *k = arg;
+	size_t len = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *name = cct__root_name(k->t, frames[i]);
+		size_t l = strlen(name);
+
+		if (grow(&k->buf, &k->cap, len + l + 2, 1, 256))
+			return -ENOMEM;
+		memcpy(k->buf + len, name, l);
+		len += l;
+		k->buf[len++] = i + 1 < n ? ';' : '\0';
+	}
+	if (!n && grow(&k->buf, &k->cap, 1, 1, 256))
+		return -ENOMEM;
+	if (!n)
+		k->buf[0] = '\0';
+	return k->fn(k->arg, k->buf, group, weight);
+}
+
+int report__folded(struct cct *t, uint32_t k,
+		   int (*fn)(void *arg, const char *key, int64_t group,
+			     double weight),
+		   void *arg)
+{
+	struct keyed kd = { t, fn, arg, NULL, 0 };
+	int ret = report__stacks(t, k, to_key, &kd);
+
+	free(kd.buf);
 	return ret;
 }
 

@@ -83,6 +83,13 @@ int report__resolve_exe(struct store *st, const char *db, const char *exe,
 int report__check(const struct run_profile *p, const char *db,
 		  bool filtered, uint32_t k);
 
+/* Calls @fn for every k-context of @t with its exclusive weight: its
+ * @n frames, outermost first (valid in the call), and the group
+ * report__folded() gives. */
+int report__stacks(struct cct *t, uint32_t k,
+		   int (*fn)(void *arg, const int64_t *frames, size_t n,
+			     int64_t group, double weight),
+		   void *arg);
 /* Calls @fn for every k-context of @t (exclusive weights): @key is its
  * frames, outermost first, joined by ';' (valid in the call); @group
  * names its innermost frame, and its process when the context starts

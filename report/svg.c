@@ -6,7 +6,7 @@
  * highlight, and a line naming the frame under the pointer (each frame
  * also has a <title>, the tooltip).
  *
- * The stacks are folded output's (report__folded(): the same --k,
+ * The stacks are folded output's (report__stacks(): the same --k,
  * selection and --comm-frame), merged into a tree, root at the bottom,
  * callers below their callees, siblings in name order.  Weight whose
  * callers are unknown is under one "[unknown callers]" frame, drawn in
@@ -50,9 +50,10 @@ struct fnode {
 };
 
 struct flame {
+	const struct cct *t;
 	struct fnode *n;
 	size_t len, cap;
-	char **names;		/* the keys, split in place */
+	char **names;		/* the baseline's keys, split in place */
 	size_t nnames, names_cap;
 	struct hindex index;	/* (parent, name) -> node */
 	uint32_t max_depth;	/* of the frames with weight */
@@ -86,15 +87,50 @@ static uint32_t child(struct flame *fl, uint32_t parent, const char *name,
 	return (uint32_t)fl->len++;
 }
 
-/* report__folded()'s callback: the key's frames into the tree. */
-static int add_stack(void *arg, const char *key, int64_t group, double weight)
+/* One frame of a stack into the tree, below @at: the node. */
+static uint32_t add_frame(struct flame *fl, uint32_t at, const char *name,
+			  uint32_t depth, bool *uncertain, double weight)
+{
+	*uncertain |= !strcmp(name, CCT_UNKNOWN_ROOT);
+	at = child(fl, at, name, depth, *uncertain);
+	if (at == UINT32_MAX)
+		return at;
+	if (fl->base) {
+		fl->n[at].base += weight;
+		return at;
+	}
+	fl->n[at].weight += weight;
+	if (depth > fl->max_depth)
+		fl->max_depth = depth;
+	return at;
+}
+
+/* report__stacks()'s callback: the profile's frames into the tree, by
+ * their names (a name may hold ';': it stays one frame). */
+static int add_stack(void *arg, const int64_t *frames, size_t n,
+		     int64_t group, double weight)
 {
 	struct flame *fl = arg;
+	uint32_t at = UINT32_MAX;
+	bool uncertain = false;
+
+	(void)group;
+	for (size_t i = 0; i < n && i < UINT32_MAX; i++)
+		if ((at = add_frame(fl, at, cct__root_name(fl->t, frames[i]),
+				    (uint32_t)i, &uncertain, weight)) ==
+		    UINT32_MAX)
+			return -ENOMEM;
+	return 0;
+}
+
+/* A baseline's folded key into the tree: split at each ';', as every
+ * reader of folded files splits. */
+static int add_key(struct flame *fl, const char *key, double weight)
+{
 	char *copy = strdup(key), *frame, *save = NULL;
 	uint32_t at = UINT32_MAX, depth = 0;
 	bool uncertain = false;
 
-	(void)group;
 	if (!copy || grow(&fl->names, &fl->names_cap, fl->nnames + 1,
 			  sizeof(*fl->names), 256)) {
 		free(copy);
@@ -102,19 +138,10 @@ static int add_stack(void *arg, const char *key, int64_t group, double weight)
 	}
 	fl->names[fl->nnames++] = copy;
 	for (frame = strtok_r(copy, ";", &save); frame;
-	     frame = strtok_r(NULL, ";", &save), depth++) {
-		uncertain |= !strcmp(frame, CCT_UNKNOWN_ROOT);
-		at = child(fl, at, frame, depth, uncertain);
-		if (at == UINT32_MAX)
+	     frame = strtok_r(NULL, ";", &save), depth++)
+		if ((at = add_frame(fl, at, frame, depth, &uncertain,
+				    weight)) == UINT32_MAX)
 			return -ENOMEM;
-		if (fl->base) {
-			fl->n[at].base += weight;
-			continue;
-		}
-		fl->n[at].weight += weight;
-		if (depth > fl->max_depth)
-			fl->max_depth = depth;
-	}
 	return 0;
 }
 
@@ -409,10 +436,10 @@ static void header(const struct render *r, size_t height)
 
 int render__svg(const struct render *r)
 {
-	struct flame fl = { 0 };
+	struct flame fl = { .t = r->p->cct };
 	uint32_t *order = NULL;
 	size_t height;
-	int err = report__folded(r->p->cct, r->v->k, add_stack, &fl);
+	int err = report__stacks(r->p->cct, r->v->k, add_stack, &fl);
 
 	if (!err && !(order = malloc((fl.len ? fl.len : 1) * sizeof(*order))))
 		err = -ENOMEM;
@@ -427,7 +454,7 @@ int render__svg(const struct render *r)
 			double w;
 			const char *key = report__base_key(r->v->base, i, &w);
 
-			err = add_stack(&fl, key, 0, w);
+			err = add_key(&fl, key, w);
 		}
 		for (size_t i = 0; i < fl.len; i++) {
 			double d = change(r, &fl, &fl.n[i]);

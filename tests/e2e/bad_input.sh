@@ -142,6 +142,14 @@ if command -v objcopy >/dev/null; then
 		"JSON of a name that is not UTF-8 is valid UTF-8"
 	contains "$(cat "$tmp/json")" '"a\\x1b[2Jb\\xff"' \
 		"the name as in every format: the escape and the stray byte as \\xNN"
+	# the flame graph too; and a name with what XML reserves
+	objcopy --redefine-sym "path_b=$(printf '<b>&amp;\"')" "$tmp/forged" "$tmp/forged2"
+	"$ICPPD" record -q -d "$tmp/forged2.db" -- "$tmp/forged2" 100 >/dev/null 2>&1
+	"$ICPPD" report -d "$tmp/forged2.db" -f svg -o "$tmp/forged.svg" 2>/dev/null
+	xmllint --noout "$tmp/forged.svg" 2>/dev/null
+	is $? 0 "svg of names with a newline, an escape, a stray byte and XML's own characters: well-formed"
+	contains "$(cat "$tmp/forged.svg")" '&lt;b&gt;&amp;amp;' "... XML's characters escaped"
+	contains "$(cat "$tmp/forged.svg")" 'a\x1b[2Jb\xff' "... the others as in every format"
 else
 	skip "objcopy not installed" "names that forge output"
 fi
