@@ -5,10 +5,14 @@
  * header.size bytes in all); each is decoded by every parser, whatever
  * its type, then fed to a collector that unwinds stack copies, as the
  * root daemon does with what the kernel hands it.  The module cache
- * lives across inputs, as in the daemon.
+ * lives across inputs, as in the daemon.  Inputs whose first byte is
+ * odd are decoded as record --kernel's, with a call chain in each
+ * sample, named through a small kallsyms of the harness's own.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "binary/module.h"
 #include "collector/aggregate.h"
@@ -18,6 +22,25 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct module_cache *modules;
+static char kallsyms[] = "/tmp/fuzz_record-kallsyms-XXXXXX";
+
+/* A kallsyms of three functions, written once. */
+static const char *kallsyms_file(void)
+{
+	static const char text[] = "ffffffff81000000 T _stext\n"
+		"ffffffff81000100 t do_syscall_64\n"
+		"ffffffff81000200 W weak_one\tmodule]\n"
+		"0000000000000000 T zero\n";
+	static bool made;
+	int fd;
+
+	if (!made && (fd = mkstemp(kallsyms)) >= 0) {
+		made = write(fd, text, sizeof(text) - 1) ==
+		       (ssize_t)sizeof(text) - 1;
+		close(fd);
+	}
+	return made ? kallsyms : NULL;
+}
 
 /* A complete path has frames, at most ICPPD_MAX_FRAMES of them. */
 static int on_path(void *arg, const struct collector_path *p)
@@ -40,6 +63,12 @@ static void decode(const struct perf_event_header *h)
 	if (!record__parse_sample(h, &s) && s.stack &&
 	    (s.stack < (const uint8_t *)h ||
 	     s.stack + s.stack_size > (const uint8_t *)h + h->size))
+		__builtin_trap();
+	if (!record__parse_sample_chain(h, &s) &&
+	    ((s.nchain && (const uint8_t *)(s.chain + s.nchain) >
+	      (const uint8_t *)h + h->size) ||
+	     (s.stack && s.stack + s.stack_size >
+	      (const uint8_t *)h + h->size)))
 		__builtin_trap();
 	if (!record__parse_mmap2(h, &m) &&
 	    (m.filename < (const char *)h ||
@@ -69,6 +98,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	collector__set_unwind(col, on_path, NULL);
+	if (size && (data[0] & 1) && kallsyms_file())
+		collector__set_kernel_chains(col, kallsyms_file());
 	while (size - off >= sizeof(struct perf_event_header)) {
 		struct perf_event_header *h = (void *)buf;
 
