@@ -318,7 +318,7 @@ static const char script[] =
 "    if (k === 'zoom') frames.forEach(function (f) {\n"
 "      if (f.name === v && (!best || f.w > best.w)) best = f; });\n"
 "    if (best) zoom(best);\n"
-"    if (k === 'search' && v) search(new RegExp(v));\n"
+"    if (k === 'search' && v) { try { search(new RegExp(v)); } catch (e) {} }\n"
 "  });\n"
 "  document.getElementById('search').addEventListener('click', ask);\n"
 "  window.addEventListener('keydown', function (e) {\n"
@@ -328,16 +328,19 @@ static const char script[] =
 "});\n"
 "]]></script>\n";
 
-/* The frames, each placed after its previous siblings in name order. */
-static void draw(const struct render *r, const struct flame *fl,
-		 const uint32_t *order, size_t height)
+/* The frames, each placed after its previous siblings in name order.
+ * 0 or -ENOMEM. */
+static int draw(const struct render *r, const struct flame *fl,
+		const uint32_t *order, size_t height)
 {
 	double scale = (SVG_WIDTH - 2 * SVG_PAD) / (r->total > 0 ? r->total : 1);
 	double *x = calloc(fl->len ? fl->len : 1, sizeof(*x));
 	double *next = calloc(fl->len + 1, sizeof(*next));
+	int ret = -ENOMEM;
 
 	if (!x || !next)
 		goto out;
+	ret = 0;
 	/* children follow parents in @order (sorted by parent index, and
 	 * a parent is made before its children), so one pass places all:
 	 * each node starts where its parent's previous child ended */
@@ -388,6 +391,7 @@ static void draw(const struct render *r, const struct flame *fl,
 out:
 	free(x);
 	free(next);
+	return ret;
 }
 
 static void header(const struct render *r, size_t height)
@@ -475,7 +479,10 @@ int render__svg(const struct render *r)
 		 (size_t)(fl.len ? (fl.max_depth < SVG_MAX_DEPTH ?
 				    fl.max_depth + 1 : SVG_MAX_DEPTH) : 1);
 	header(r, height);
-	draw(r, &fl, order, height);
+	if ((err = draw(r, &fl, order, height))) {
+		report__forest_error(err);
+		goto out;
+	}
 	fprintf(r->out, script, SVG_WIDTH, SVG_PAD, CHAR_WIDTH);
 	fputs("</svg>\n", r->out);
 out:
