@@ -445,8 +445,6 @@ int render__svg(const struct render *r)
 	size_t height;
 	int err = report__stacks(r->p->cct, r->v->k, add_stack, &fl);
 
-	if (!err && !(order = malloc((fl.len ? fl.len : 1) * sizeof(*order))))
-		err = -ENOMEM;
 	if (err) {
 		report__forest_error(err);
 		goto out;
@@ -470,6 +468,12 @@ int render__svg(const struct render *r)
 			report__forest_error(err);
 			goto out;
 		}
+	}
+	/* every node, the baseline's own included */
+	if (!(order = malloc((fl.len ? fl.len : 1) * sizeof(*order)))) {
+		err = -ENOMEM;
+		report__forest_error(err);
+		goto out;
 	}
 	for (size_t i = 0; i < fl.len; i++)
 		order[i] = (uint32_t)i;

@@ -97,6 +97,9 @@ is "$(awk '{ print $4 }' "$tmp/frames" | sort -u | wc -l)" 2 \
 "$ICPPD" report -d "$db" -f folded >"$tmp/now.folded"
 awk '{ w = $NF; if ($0 ~ /;work [0-9]+$/) w *= 3; sub(/ [0-9]+$/, ""); print $0, w }' \
 	"$tmp/now.folded" >"$tmp/base.folded"
+# (and stacks this run does not have: the base's own frames, not drawn)
+cp "$tmp/base.folded" "$tmp/base-more.folded"
+for i in $(seq 1 50); do echo "main;gone_$i;deeper 1"; done >>"$tmp/base-more.folded"
 want=$(awk '{ t += $NF; if ($0 ~ /;work [0-9]+$/) w += $NF }
 	END { printf "%.2f", 100 * (w / t - 3 * w / (t + 2 * w)) }' "$tmp/now.folded")
 text=$("$ICPPD" report -d "$db" --base "$tmp/base.folded")
@@ -113,6 +116,9 @@ is "$(sqlite3 :memory: "SELECT json_extract(readfile('$tmp/d.json'), '\$.functio
 is "$(awk 'NF != 3' "$tmp/pairs" | wc -l)" 0 "folded: every line 'stack BASE NOW', flamegraph.pl's differential input"
 is "$(awk '{ b += $2; n += $3 } END { printf "%.0f %.0f", b, n }' "$tmp/pairs")" "$total $total" \
 	"folded: the base scaled to this run's total"
+"$ICPPD" report -d "$db" --base "$tmp/base-more.folded" -f svg -o "$tmp/more.svg"
+is $? 0 "svg against a base with stacks of its own: exit 0"
+is "$(grep -c 'gone_' "$tmp/more.svg")" 0 "... the base's own stacks not drawn"
 "$ICPPD" report -d "$db" --base "$tmp/base.folded" -f svg -o "$tmp/d.svg"
 frames "$tmp/d.svg" >"$tmp/frames"
 fill() { field "$1" 6; }
