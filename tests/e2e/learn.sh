@@ -100,8 +100,12 @@ for c in via_a via_b; do
 	ok $([ "${d#-}" -le "$unwhole" ]; echo $?) \
 		"$c -> target: the report shows the $(learned $c) samples unwound to it ($(shown $c); $unwhole not whole)"
 done
-is "$(q "SELECT printf('%.0f', coalesce(sum(samples), 0)) FROM v_inferred WHERE run_id = $erun AND how = 'ambiguous'" "$ex")" \
-	"0" "no sample of the run apportioned among candidates"
+# only the samples not unwound whole may be apportioned (all of them
+# are whole when the run is one burst; under a loaded machine's longer
+# wall time the burst may end before the run)
+amb=$(q "SELECT printf('%.0f', coalesce(sum(samples), 0)) FROM v_inferred WHERE run_id = $erun AND how = 'ambiguous'" "$ex")
+ok $([ "$amb" -le "$unwhole" ]; echo $?) \
+	"no sample unwound whole apportioned among candidates ($amb apportioned, $unwhole not whole)"
 
 counter() {	# counter NAME DB: the run's counter
 	q "SELECT value FROM v_run_counters WHERE name = '$1'" "$2"
