@@ -247,8 +247,10 @@ done
 # container; the daemon's unit has PrivateTmp=yes): its map is read
 # through /proc/PID/root, as perf does.
 if [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then
+	# (from its folder: the build may itself be under /tmp, which the
+	# new tmpfs hides; the working folder stays reachable)
 	"$ICPPD" record -q -d "$tmp/ns.db" -- unshare -m sh -c \
-		"mount -t tmpfs none /tmp && exec '$PROGS/jit' 200 file" >/dev/null 2>&1
+		"cd '$PROGS' && mount -t tmpfs none /tmp && exec ./jit 200 file" >/dev/null 2>&1
 	jn=$(q "SELECT COALESCE(sum(samples), 0) FROM v_cids WHERE function = 'jit_spin'" "$tmp/ns.db")
 	ok $([ "$jn" -ge "$(min_samples 200)" ]; echo $?) \
 		"JIT behind a private /tmp: jit_spin named through /proc/PID/root ($jn)"
