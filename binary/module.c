@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #include "binary/module.h"
 #include "common/grow.h"
+#include "common/hindex.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1136,6 +1137,8 @@ struct module_cache {
 	size_t max_modules;	/* MODULE_CACHE_MAX */
 	struct module *over;	/* the one past it; not in mods */
 	uint64_t refused;	/* files given it */
+	struct hindex index;	/* mods by path: a mapping's lookup is one
+				 * probe, not a scan of 16,384 modules */
 };
 
 struct module_cache *module_cache__new(void)
@@ -1231,6 +1234,7 @@ void module_cache__free(struct module_cache *c)
 		module__free(c->mods[i]);
 	module__free(c->over);
 	free(c->mods);
+	hindex__free(&c->index);
 	free(c);
 }
 
@@ -1264,16 +1268,29 @@ static void fit_symbols(struct module_cache *c, struct module *m)
 	c->symbols_dropped++;
 }
 
-/* Linear search: called per mapping event, not per sample, and a process
- * maps tens of modules. */
+/* Adds mods[c->n] (grown by the caller) to the cache and its index. */
+static int cache_add(struct module_cache *c, struct module *m)
+{
+	if (hindex__insert(&c->index, hindex__string(m->path),
+			   (uint32_t)c->n))
+		return -ENOMEM;
+	c->mods[c->n++] = m;
+	return 0;
+}
+
+/* Called per mapping event, not per sample: one probe of the index by
+ * path, the file told by its device and inode. */
 struct module *module_cache__get(struct module_cache *c, const char *path,
 				 const struct module_origin *o)
 {
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	uint64_t h = hindex__string(path);
 	struct module *m;
 	bool vdso = !strcmp(path, "[vdso]");
+	uint32_t i;
 	int fd;
 
-	for (size_t i = 0; i < c->n; i++) {
+	while ((i = hindex__next(&c->index, &p, h)) != HINDEX_NONE) {
 		m = c->mods[i];
 		if (!strcmp(m->path, path) && (vdso ||
 		    (m->origin.dev == o->dev && m->origin.ino == o->ino))) {
@@ -1316,7 +1333,10 @@ struct module *module_cache__get(struct module_cache *c, const char *path,
 	m->last_use = ++c->clock;
 	m->refs = 1;
 	fit_symbols(c, m);
-	c->mods[c->n++] = m;
+	if (cache_add(c, m)) {
+		module__free(m);
+		return NULL;
+	}
 	fit_budget(c, m);
 	return m;
 }
@@ -1479,7 +1499,10 @@ struct module *module_cache__adopt(struct module_cache *c, struct module *m)
 	m->cache = c;
 	m->last_use = ++c->clock;
 	m->refs = 1;
-	c->mods[c->n++] = m;
+	if (cache_add(c, m)) {
+		module__free(m);
+		return NULL;
+	}
 	return m;
 }
 
@@ -1514,6 +1537,14 @@ bool module_cache__over(const struct module_cache *c)
 	return over(c, &idle, &bytes);
 }
 
+static int cmp_last_use(const void *a, const void *b)
+{
+	const struct module *x = *(struct module *const *)a;
+	const struct module *y = *(struct module *const *)b;
+
+	return x->last_use < y->last_use ? -1 : x->last_use > y->last_use;
+}
+
 size_t module_cache__evict(struct module_cache *c,
 			   void (*forget)(void *arg, const struct module *const *m,
 					  size_t n),
@@ -1527,25 +1558,27 @@ size_t module_cache__evict(struct module_cache *c,
 	victims = malloc(idle * sizeof(*victims));
 	if (!victims)
 		return 0;
-	/* least recently used first: mark them by taking them out */
+	/* the idle ones, least recently used first (one sort: a process
+	 * that mapped 16,384 files leaves them all idle at once) */
+	for (size_t i = 0; i < c->n; i++)
+		if (!c->mods[i]->refs)
+			victims[nv++] = c->mods[i];
+	qsort(victims, nv, sizeof(*victims), cmp_last_use);
+	nv = 0;
 	while (idle && (idle > MODULE_CACHE_IDLE || bytes > c->max_bytes)) {
-		size_t lru = c->n;
-
-		for (size_t i = 0; i < c->n; i++)
-			if (!c->mods[i]->refs && c->mods[i]->cache &&
-			    (lru == c->n ||
-			     c->mods[i]->last_use < c->mods[lru]->last_use))
-				lru = i;
-		if (lru == c->n)
-			break;
-		bytes -= module_bytes(c->mods[lru]);
-		c->mods[lru]->cache = NULL;	/* taken */
-		victims[nv++] = c->mods[lru];
+		bytes -= module_bytes(victims[nv]);
+		victims[nv++]->cache = NULL;	/* taken */
 		idle--;
 	}
 	for (size_t i = 0; i < c->n; i++)
 		if (c->mods[i]->cache)
 			c->mods[kept++] = c->mods[i];
+	/* the kept moved: index them again (never fails: no more than
+	 * the index held) */
+	hindex__clear(&c->index);
+	for (size_t i = 0; i < kept; i++)
+		(void)hindex__insert(&c->index, hindex__string(c->mods[i]->path),
+				     (uint32_t)i);
 	c->n = kept;
 	if (forget && nv)
 		forget(arg, (const struct module *const *)victims, nv);
