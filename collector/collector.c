@@ -67,21 +67,19 @@ void collector__free(struct collector *c)
 	free(c->threads.slots);
 	free(c->frames);
 	kallsyms__free(c->ksyms);
-	free(c->kallsyms_path);
 	free(c);
 }
 
-int collector__set_kernel_chains(struct collector *c, const char *kallsyms)
+void collector__set_kernel_chains(struct collector *c, const char *kallsyms)
 {
 	c->kchains = true;
-	free(c->kallsyms_path);
-	c->kallsyms_path = kallsyms ? strdup(kallsyms) : NULL;
-	return kallsyms && !c->kallsyms_path ? -ENOMEM : 0;
+	kallsyms__free(c->ksyms);
+	c->ksyms = kallsyms__load(kallsyms);
 }
 
 bool collector__kernel_unnamed(const struct collector *c)
 {
-	return c->ksyms_read && !c->ksyms;
+	return c->kchains && !c->ksyms;
 }
 
 /* The names of @s's kernel call chain, outermost first, ';' between,
@@ -371,10 +369,6 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 				 PERF_RECORD_MISC_KERNEL;
 
 		ret = aggregate__add_cid(c->agg, &key, name, in_kernel);
-		if (in_kernel && c->kchains && !c->ksyms_read) {
-			c->ksyms = kallsyms__load(c->kallsyms_path);
-			c->ksyms_read = true;
-		}
 		if (!ret && in_kernel && c->ksyms) {
 			char chain[2048];
 

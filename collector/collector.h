@@ -140,11 +140,11 @@ void collector__set_filter(struct collector *c, collector_filter_fn fn,
 /* record --kernel: samples carry the kernel's call chain
  * (PERF_SAMPLE_CALLCHAIN, the kernel part); each one taken in the
  * kernel is counted along it, its functions named through @kallsyms
- * (NULL: /proc/kallsyms; a copy is kept), read at the first such
- * sample (50 ms of the kernel's time to list 120,000 symbols).  Where
- * it shows no addresses, the samples stay under [kernel] alone and
- * collector__kernel_unnamed() says so.  0 or -ENOMEM. */
-int collector__set_kernel_chains(struct collector *c, const char *kallsyms);
+ * (NULL: /proc/kallsyms), read now, before any sample (50 ms of the
+ * kernel's time to list 120,000 symbols: a stall the sample loop must
+ * not take).  Where it shows no addresses, the samples stay under
+ * [kernel] alone and collector__kernel_unnamed() says so. */
+void collector__set_kernel_chains(struct collector *c, const char *kallsyms);
 bool collector__kernel_unnamed(const struct collector *c);
 void collector__peek(struct collector *c, const struct perf_event_header *h);
 

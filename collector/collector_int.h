@@ -110,9 +110,7 @@ struct collector {
 	collector_path_fn path_fn;	/* NULL: no unwinding */
 	void *path_arg;
 	bool kchains;			/* samples carry a callchain */
-	char *kallsyms_path;		/* NULL: /proc/kallsyms */
-	bool ksyms_read;		/* kallsyms was read: */
-	struct kallsyms *ksyms;		/* its names; NULL: none */
+	struct kallsyms *ksyms;		/* their names; NULL: none */
 	collector_known_fn known;	/* NULL: not learning */
 	void *known_arg;
 	bool learner_counted;	/* its samples are samples too */

@@ -223,10 +223,8 @@ struct recorder *recorder__new(struct store *st, const struct recorder_opts *o)
 		collector__set_filter(r->col, o->filter, o->filter_arg);
 	if (o->learn_hz && r->paths)
 		collector__set_learning(r->col, known_cid, r, o->learn_turns);
-	if (o->kernel_chains && collector__set_kernel_chains(r->col, NULL)) {
-		recorder__free(r);
-		return NULL;
-	}
+	if (o->kernel_chains)
+		collector__set_kernel_chains(r->col, NULL);
 	return r;
 }
 
