@@ -54,13 +54,15 @@ static const char *debug_name(struct run_profile *p,
 			      const struct store_function *f, char *buf,
 			      size_t len)
 {
-	const struct store_module *m = run_profile__module(p, f->module_id);
+	const struct store_module *m = p->debug && strstr(f->name, "+0x") ?
+		run_profile__module(p, f->module_id) : NULL;
 	const char *base = m ? strrchr(m->path, '/') : NULL;
 	struct module_func fn;
 	struct module *dm;
 	char label[300];
 
-	if (!p->debug || !m)
+	/* named by a symbol: no module looked up, no label made */
+	if (!p->debug || !strstr(f->name, "+0x") || !m)
 		return f->name;
 	snprintf(label, sizeof(label), "%s+0x%llx", base ? base + 1 : m->path,
 		 (unsigned long long)f->address);
