@@ -23,7 +23,6 @@ struct report_base {
 	size_t n, cap, wcap;
 	struct hindex index;
 	double total;
-	uint32_t k;
 };
 
 /* Where @key is in @b, or HINDEX_NONE. */
@@ -41,10 +40,8 @@ static uint32_t find(const struct report_base *b, const char *key)
 
 static int add(struct report_base *b, const char *key, double w)
 {
-	uint32_t i;
+	uint32_t i = find(b, key);
 
-	key = report__cut_key(key, b->k);
-	i = find(b, key);
 	b->total += w;
 	if (i != HINDEX_NONE) {
 		b->w[i] += w;
@@ -72,11 +69,8 @@ struct report_base *report__base_of(const struct run_profile *p, uint32_t k,
 	struct report_base *b = calloc(1, sizeof(*b));
 
 	*err = b ? 0 : -ENOMEM;
-	if (b) {
-		b->k = KCCF_INF;	/* report__folded() cuts to k */
+	if (b)		/* its keys are k-contexts already */
 		*err = report__folded(p->cct, k, add_context, b);
-		b->k = k;
-	}
 	if (*err) {
 		report__base_free(b);
 		return NULL;
@@ -93,8 +87,6 @@ struct report_base *report__base_read(FILE *in, uint32_t k, int *err,
 
 	*err = b ? 0 : -ENOMEM;
 	*bad_line = 0;
-	if (b)
-		b->k = k;
 	while (!*err && getline(&line, &cap, in) > 0) {
 		double w;
 		int r = report__folded_line(line, &w);
@@ -103,8 +95,8 @@ struct report_base *report__base_read(FILE *in, uint32_t k, int *err,
 		if (r < 0) {
 			*err = -EINVAL;
 			*bad_line = no;
-		} else if (!r) {
-			*err = add(b, line, w);
+		} else if (!r) {	/* whole stacks: cut to k-contexts */
+			*err = add(b, report__cut_key(line, k), w);
 		}
 	}
 	free(line);

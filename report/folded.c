@@ -76,6 +76,9 @@ static int to_key(void *arg, const int64_t *frames, size_t n, int64_t group,
 	struct keyed *k = arg;
 	size_t len = 0;
 
+	if (grow(&k->buf, &k->cap, 1, 1, 256))
+		return -ENOMEM;
+	k->buf[0] = '\0';
 	for (size_t i = 0; i < n; i++) {
 		const char *name = cct__root_name(k->t, frames[i]);
 		size_t l = strlen(name);
@@ -86,10 +89,6 @@ static int to_key(void *arg, const int64_t *frames, size_t n, int64_t group,
 		len += l;
 		k->buf[len++] = i + 1 < n ? ';' : '\0';
 	}
-	if (!n && grow(&k->buf, &k->cap, 1, 1, 256))
-		return -ENOMEM;
-	if (!n)
-		k->buf[0] = '\0';
 	return k->fn(k->arg, k->buf, group, weight);
 }
 
