@@ -31,6 +31,7 @@ struct report_opts {
 	double min_percent, similar, hot, budget;
 	int format;
 	bool inclusive, lines, whole, exact, no_demangle, comm_frame;
+	bool no_inline;
 };
 
 #define OPT(f) offsetof(struct report_opts, f)
@@ -104,6 +105,10 @@ static const struct cli_option report_options[] = {
 	  "grew, blue shrank", 0, 0 },
 	{ "lines", 0, CLI_FLAG, OPT(lines), NULL,
 	  "show each caller's call site as file:line (DWARF)", 0, 0 },
+	{ "no-inline", 0, CLI_FLAG, OPT(no_inline), NULL,
+	  "leave out the functions inlined in each frame (by default "
+	  "they are frames of their own, marked \"(inlined)\", where "
+	  "DWARF names them)", 0, 0 },
 	{ "exact", 0, CLI_FLAG, OPT(exact), NULL,
 	  "folded and pprof: apportioned weights as fractions (default: "
 	  "whole counts that add up to each function's samples)", 0, 0 },
@@ -311,6 +316,8 @@ static unsigned profile_flags(const struct report_opts *o,
 			flags |= RUN_PROFILE_BY_COMM;
 	if (v->fmt == REPORT_PPROF)	/* pid and comm labels; leaf pcs */
 		flags |= RUN_PROFILE_BY_PID | RUN_PROFILE_PCS;
+	if (!o->no_inline)		/* what was inlined at the leaf pcs */
+		flags |= RUN_PROFILE_PCS;
 	if (o->comm_frame)
 		flags |= RUN_PROFILE_BY_COMM;
 	/* self weights alone: no callers to infer (JSON keeps the
@@ -320,6 +327,16 @@ static unsigned profile_flags(const struct report_opts *o,
 		flags |= RUN_PROFILE_FLAT;
 	return flags & RUN_PROFILE_BY_PID ? flags & ~RUN_PROFILE_BY_COMM :
 	       flags;
+}
+
+/* Draws what was inlined in @p's frames, when the view shows it (pprof
+ * shows it at its locations).  -1 after logging why. */
+static int inline_frames(struct run_profile *p, const struct report_view *v)
+{
+	if (!v->dwarf || v->fmt == REPORT_PPROF || !report__inline(p, v->dwarf))
+		return 0;
+	log_error("report: out of memory drawing inlined functions");
+	return -1;
 }
 
 /* --base: run RUN of the database (as the report's selection chooses
@@ -346,7 +363,7 @@ static struct report_base *load_base(struct store *st,
 		bs.until_ns = INT64_MAX;
 		if (!run_profile__infer_within(st, &bs, flags, o->budget, &bp) &&
 		    !report__check(&bp, o->db, o->pid || o->exe || o->comm,
-				   v->k) &&
+				   v->k) && !inline_frames(&bp, v) &&
 		    !(b = report__base_of(&bp, v->k, &err)))
 			report__forest_error(err);
 		run_profile__free(&bp);
@@ -442,7 +459,13 @@ int cmd_report(int argc, char **argv)
 	    report__check(&p, o.db, o.pid || o.exe || o.comm,
 			  v.nsort ? 0 : v.k))	/* a flat table needs no map */
 		goto out;
-	if (o.lines && !(v.lines = lines__new()))
+	/* one DWARF reader for call sites and inlined functions */
+	if ((o.lines || !o.no_inline) && !(v.dwarf = lines__new()))
+		goto out;
+	v.lines = o.lines ? v.dwarf : NULL;
+	if (o.no_inline)
+		v.dwarf = NULL;
+	if (inline_frames(&p, &v))
 		goto out;
 	if (o.base && !(base = load_base(st, &o, &v, &sel,
 					 profile_flags(&o, &v))))
@@ -453,7 +476,7 @@ int cmd_report(int argc, char **argv)
 	ret = 0;
 out:
 	report__base_free(base);
-	lines__free(v.lines);
+	lines__free(v.dwarf ? v.dwarf : v.lines);
 	run_profile__free(&p);
 	store__close(st);
 	if (outfile__close(&out, !ret))

@@ -56,6 +56,22 @@ static inline void hindex__free(struct hindex *h)
 	*h = (struct hindex){ 0 };
 }
 
+/* @dst (empty) as a copy of @src, for a copy of its entries' array.
+ * 0 or -ENOMEM. */
+static inline int hindex__copy(struct hindex *dst, const struct hindex *src)
+{
+	*dst = *src;
+	if (!src->slots)
+		return 0;
+	dst->slots = malloc((src->mask + 1) * sizeof(*src->slots));
+	if (!dst->slots) {
+		*dst = (struct hindex){ 0 };
+		return -ENOMEM;
+	}
+	memcpy(dst->slots, src->slots, (src->mask + 1) * sizeof(*src->slots));
+	return 0;
+}
+
 /* Empties the index, keeping its slots for reuse. */
 static inline void hindex__clear(struct hindex *h)
 {

@@ -312,6 +312,57 @@ int64_t cct__kernel_function(struct cct *t, const char *name)
 	return add_pseudo(t, &f, h);
 }
 
+int64_t cct__inlined(struct cct *t, int64_t module_id, const char *name)
+{
+	struct cct_frame f = { .kind = CCT_INLINED, .module_id = module_id };
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	uint64_t h;
+	uint32_t i;
+	char *s;
+
+	if (asprintf(&s, "%s" CCT_INLINED_MARK, name) < 0)
+		return 0;
+	f.name = printable__dup(s);
+	free(s);
+	if (!f.name)
+		return 0;
+	h = hindex__mix(hindex__mix(13, (uint64_t)module_id),
+			hindex__string(f.name));
+	while ((i = hindex__next(&t->pseudo_index, &p, h)) != HINDEX_NONE)
+		if (t->frames[i].kind == CCT_INLINED &&
+		    t->frames[i].module_id == module_id &&
+		    !strcmp(t->frames[i].name, f.name)) {
+			free(f.name);
+			return t->frames[i].id;
+		}
+	return add_pseudo(t, &f, h);
+}
+
+struct cct *cct__new_like(const struct cct *src)
+{
+	struct cct *t = cct__new();
+
+	if (!t)
+		return NULL;
+	t->next_pseudo = src->next_pseudo;
+	t->kernel = src->kernel;
+	if (grow(&t->frames, &t->frames_cap, src->nframes ? src->nframes : 1,
+		 sizeof(*t->frames), 256) ||
+	    hindex__copy(&t->frame_index, &src->frame_index) ||
+	    hindex__copy(&t->pseudo_index, &src->pseudo_index))
+		goto fail;
+	for (; t->nframes < src->nframes; t->nframes++) {
+		t->frames[t->nframes] = src->frames[t->nframes];
+		t->frames[t->nframes].name = strdup(src->frames[t->nframes].name);
+		if (!t->frames[t->nframes].name)
+			goto fail;
+	}
+	return t;
+fail:
+	cct__free(t);
+	return NULL;
+}
+
 enum cct_frame_kind cct__kind(const struct cct *t, int64_t id)
 {
 	const struct cct_frame *f = id < 0 ? cct__frame(t, id) : NULL;

@@ -9,7 +9,8 @@
  * explain (cct__pseudo()), a process (cct__process()), which stands
  * above every context of that process when a report asks for processes,
  * or "[kernel]" (cct__kernel()) below the user context that entered the
- * kernel, for samples taken there.
+ * kernel, for samples taken there, or a function inlined in the frame
+ * above it (cct__inlined(), added by report/inline.h).
  * Node 0 is the root (frame 0).
  *
  * Weights are attached to nodes as records (node, exact, how, weight):
@@ -72,6 +73,8 @@ enum cct_frame_kind {
 	CCT_UNKNOWN_CALLERS,	/* the pseudo frames: id < 0 */
 	CCT_PROCESS,
 	CCT_KERNEL,
+	CCT_INLINED,		/* a function inlined in the frame above:
+				 * a presentation of its pcs (cct__inlined()) */
 };
 
 /* What a report shows of a frame. */
@@ -132,6 +135,16 @@ int64_t cct__kernel(struct cct *t);
  * drawn below it), the same id for the same name; 0 when out of
  * memory. */
 int64_t cct__kernel_function(struct cct *t, const char *name);
+/* The frame of function @name inlined in code of module @module_id,
+ * named "@name (inlined)" (made printable), the same id for the same
+ * pair; 0 when out of memory. */
+int64_t cct__inlined(struct cct *t, int64_t module_id, const char *name);
+/* The suffix of an inlined frame's name, as perf report shows it. */
+#define CCT_INLINED_MARK " (inlined)"
+/* An empty tree (the root alone) with @src's frames, under the same ids:
+ * a tree rebuilt from @src's nodes (report/inline.h) keeps every frame
+ * id.  NULL when out of memory. */
+struct cct *cct__new_like(const struct cct *src);
 /* The kind of frame @id (an undefined one: CCT_FUNCTION). */
 enum cct_frame_kind cct__kind(const struct cct *t, int64_t id);
 /* The description of frame @id, or NULL when it was never defined. */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "binary/demangle.h"
 #include "binary/lines.h"
 #include "binary/module.h"
 #include "common/grow.h"
@@ -50,10 +51,12 @@ struct builder {
 	size_t func_frames_cap;
 	Location *locs;
 	Location **loc_ptrs;
-	Line *loc_lines;
+	Line *loc_lines;		/* every location's, in order */
 	Line **line_ptrs;
+	size_t *loc_first;		/* a location's first line */
+	size_t nlines, loc_lines_cap, loc_first_cap;
 	struct loc_key *loc_keys;
-	size_t nlocs, locs_cap, loc_lines_cap, loc_keys_cap;
+	size_t nlocs, locs_cap, loc_keys_cap;
 	struct hindex loc_index;
 	Mapping *maps;
 	Mapping **map_ptrs;
@@ -221,6 +224,88 @@ static uint64_t function(struct builder *b, int64_t frame, const char *file)
 	return ++b->nfuncs;
 }
 
+/* The function @name (from DWARF: mangled unless in->mangled) inlined
+ * in code of @file, or 0 when out of memory. */
+static uint64_t inlined_function(struct builder *b, const char *name,
+				 const char *file)
+{
+	char buf[1024];
+	int64_t n = str(b, b->in->mangled ? name :
+			demangle__name(name, buf, sizeof(buf)));
+	int64_t f = file ? str(b, file) : 0;
+	uint64_t h = hindex__mix(hindex__mix(16, (uint64_t)n), (uint64_t)f);
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	Function *fn;
+	uint32_t i;
+
+	while ((i = hindex__next(&b->func_index, &p, h)) != HINDEX_NONE)
+		if (!b->func_frames[i] && b->funcs[i].name == n &&
+		    b->funcs[i].filename == f)
+			return i + 1;
+	if (grow(&b->funcs, &b->funcs_cap, b->nfuncs + 1, sizeof(*b->funcs), 256) ||
+	    grow(&b->func_frames, &b->func_frames_cap, b->nfuncs + 1,
+		 sizeof(*b->func_frames), 256) ||
+	    hindex__insert(&b->func_index, h, (uint32_t)b->nfuncs)) {
+		b->err = -ENOMEM;
+		return 0;
+	}
+	fn = &b->funcs[b->nfuncs];
+	perftools__profiles__function__init(fn);
+	fn->id = b->nfuncs + 1;
+	fn->name = fn->system_name = n;
+	fn->filename = f;
+	b->func_frames[b->nfuncs] = 0;
+	return ++b->nfuncs;
+}
+
+/* A new line of the location being made. */
+static Line *add_line(struct builder *b)
+{
+	Line *l;
+
+	if (grow(&b->loc_lines, &b->loc_lines_cap, b->nlines + 1,
+		 sizeof(*b->loc_lines), 256)) {
+		b->err = -ENOMEM;
+		return NULL;
+	}
+	l = &b->loc_lines[b->nlines++];
+	perftools__profiles__line__init(l);
+	b->locs[b->nlocs].n_line++;
+	return l;
+}
+
+/* The lines of location @l of function frame @f: with in->inlined, one
+ * per function inlined at its address, innermost first, as pprof
+ * expects them, then @frame's own; else @frame's alone. */
+static void location_lines(struct builder *b, int64_t frame,
+			   const struct cct_frame *f, const Location *l)
+{
+	const struct store_module *m = f ? module(b, f->module_id) : NULL;
+	struct lines_frame fr[LINES_MAX_FRAMES];
+	const char *file = NULL;
+	int n = 0;
+	Line *ln;
+
+	if (m && b->in->inlined && b->in->lines)
+		n = lines__inlined(b->in->lines, m->path, m->build_id,
+				   l->address, fr, LINES_MAX_FRAMES);
+	for (int j = 0; j + 1 < n; j++) {
+		if (!(ln = add_line(b)))
+			return;
+		ln->line = fr[j].line;
+		ln->function_id = inlined_function(b, fr[j].name, fr[j].file);
+	}
+	if (!(ln = add_line(b)))
+		return;
+	if (n > 0) {
+		file = fr[n - 1].file;
+		ln->line = fr[n - 1].line;
+	} else if (f && frame > 0) {
+		ln->line = line_of(b, f, l->address, &file);
+	}
+	ln->function_id = function(b, frame, file);
+}
+
 /* The location of @frame at call site @site, or at sampled instruction
  * @pc (link-time addresses; 0: none). */
 static uint64_t location(struct builder *b, int64_t frame, uint64_t site,
@@ -230,7 +315,6 @@ static uint64_t location(struct builder *b, int64_t frame, uint64_t site,
 					     site), pc);
 	struct hindex_probe p = { HINDEX_NONE, 0 };
 	const struct cct_frame *f = cct__frame(b->in->cct, frame);
-	const char *file;
 	Location *l;
 	uint32_t i;
 
@@ -241,25 +325,23 @@ static uint64_t location(struct builder *b, int64_t frame, uint64_t site,
 	if (grow(&b->locs, &b->locs_cap, b->nlocs + 1, sizeof(*b->locs), 256) ||
 	    grow(&b->loc_keys, &b->loc_keys_cap, b->nlocs + 1,
 		 sizeof(*b->loc_keys), 256) ||
-	    grow(&b->loc_lines, &b->loc_lines_cap, b->nlocs + 1,
-		 sizeof(*b->loc_lines), 256) ||
+	    grow(&b->loc_first, &b->loc_first_cap, b->nlocs + 1,
+		 sizeof(*b->loc_first), 256) ||
 	    hindex__insert(&b->loc_index, h, (uint32_t)b->nlocs)) {
 		b->err = -ENOMEM;
 		return 0;
 	}
 	l = &b->locs[b->nlocs];
 	perftools__profiles__location__init(l);
-	perftools__profiles__line__init(&b->loc_lines[b->nlocs]);
 	l->id = b->nlocs + 1;
 	b->loc_keys[b->nlocs] = (struct loc_key){ frame, site, pc };
-	file = NULL;
+	b->loc_first[b->nlocs] = b->nlines;
 	if (f && frame > 0) {
 		/* a return address: its call is the instruction before */
 		l->address = pc ? pc : site ? site - 1 : f->address;
 		l->mapping_id = mapping(b, f->module_id);
-		b->loc_lines[b->nlocs].line = line_of(b, f, l->address, &file);
 	}
-	b->loc_lines[b->nlocs].function_id = function(b, frame, file);
+	location_lines(b, frame, frame > 0 ? f : NULL, l);
 	return ++b->nlocs;
 }
 
@@ -601,6 +683,7 @@ static void builder_free(struct builder *b)
 	free(b->locs);
 	free(b->loc_ptrs);
 	free(b->loc_lines);
+	free(b->loc_first);
 	free(b->line_ptrs);
 	free(b->loc_keys);
 	hindex__free(&b->loc_index);
@@ -664,7 +747,7 @@ static int link_messages(struct builder *b, Profile *p)
 {
 	b->func_ptrs = malloc((b->nfuncs + 1) * sizeof(*b->func_ptrs));
 	b->loc_ptrs = malloc((b->nlocs + 1) * sizeof(*b->loc_ptrs));
-	b->line_ptrs = malloc((b->nlocs + 1) * sizeof(*b->line_ptrs));
+	b->line_ptrs = malloc((b->nlines + 1) * sizeof(*b->line_ptrs));
 	b->map_ptrs = malloc((b->nmaps + 1) * sizeof(*b->map_ptrs));
 	b->sample_ptrs = malloc((b->nsamples + 1) * sizeof(*b->sample_ptrs));
 	b->labels = malloc((PPROF_LABELS * b->nsamples + 1) *
@@ -676,10 +759,10 @@ static int link_messages(struct builder *b, Profile *p)
 		return -ENOMEM;
 	for (size_t i = 0; i < b->nfuncs; i++)
 		b->func_ptrs[i] = &b->funcs[i];
-	for (size_t i = 0; i < b->nlocs; i++) {
+	for (size_t i = 0; i < b->nlines; i++)
 		b->line_ptrs[i] = &b->loc_lines[i];
-		b->locs[i].line = &b->line_ptrs[i];
-		b->locs[i].n_line = 1;
+	for (size_t i = 0; i < b->nlocs; i++) {
+		b->locs[i].line = &b->line_ptrs[b->loc_first[i]];
 		b->loc_ptrs[i] = &b->locs[i];
 	}
 	for (size_t i = 0; i < b->nmaps; i++)
@@ -778,11 +861,14 @@ int render__pprof(const struct render *r)
 	if (in.clock && !in.period && run->frequency)
 		in.period = 1000000000 / run->frequency;
 	/* line numbers always, where DWARF has them */
-	in.lines = r->v->lines ? r->v->lines : lines__new();
+	in.inlined = r->v->dwarf != NULL;
+	in.mangled = r->p->mangled;
+	in.lines = r->v->dwarf ? r->v->dwarf : r->v->lines ? r->v->lines :
+		   lines__new();
 	ret = in.lines ? pprof__write(r->out, &in) : -ENOMEM;
 	if (ret)
 		log_error("writing the pprof profile: %s", strerror(-ret));
-	if (in.lines != r->v->lines)
+	if (in.lines != r->v->lines && in.lines != r->v->dwarf)
 		lines__free(in.lines);
 	return ret ? -1 : 0;
 }

@@ -18,7 +18,10 @@
  * pprof names a profile by its first mapping.  Addresses are link-time
  * virtual addresses, so a mapping's start is its code's.  Functions and
  * locations carry source files and lines from DWARF where the module
- * has them; a caller's location is its call site.  A leaf's location is
+ * has them; a caller's location is its call site.  With @inlined, a
+ * location holds a Line for each function inlined at its address,
+ * innermost first, then its own function's (pprof's way: one Location,
+ * several Lines), each inlined function a Function of its own.  A leaf's location is
  * the instruction sampled: a leaf function's count over its records is
  * split among its sampled instructions (@pcs) in proportion to their
  * samples, by largest remainder, and each record takes its count from
@@ -44,6 +47,9 @@ struct pprof_input {
 	struct cct *cct;
 	uint32_t k;			/* KCCF_INF: whole contexts */
 	struct lines *lines;		/* may be NULL: no line numbers */
+	bool inlined;			/* a Line per function inlined at
+					 * each location, from @lines */
+	bool mangled;			/* C++ names of those as spelled */
 	const struct store_module *modules;
 	size_t nmodules;
 	const char *event;		/* the sampled event */

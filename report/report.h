@@ -53,11 +53,24 @@ struct report_view {
 						 * these keys instead */
 	size_t nsort;		/* 0: no table */
 	struct lines *lines;	/* call sites as file:line; NULL: none */
+	struct lines *dwarf;	/* the functions inlined at each location
+				 * (pprof; report__inline() for the rest);
+				 * NULL: none (--no-inline) */
 	/* A baseline (--base): text, JSON and folded show each function's
 	 * and context's change of share against it, svg colours by it. */
 	const struct report_base *base;
 	FILE *out;
 };
+
+/*
+ * Draws the functions inlined in @p's function frames as frames of
+ * their own below them (CCT_INLINED), from the DWARF @l reads: at each
+ * callee's call site, and, for a leaf, at its function's sampled
+ * instructions (@p read with RUN_PROFILE_PCS), whose samples split its
+ * weight.  Replaces p->cct; a frame of a module without DWARF stays as
+ * it was, and every frame id stays.  0 or -ENOMEM.
+ */
+int report__inline(struct run_profile *p, struct lines *l);
 
 /* Writes @v's profile.  0, or -1 after logging why. */
 int report__write(const struct report_view *v);
