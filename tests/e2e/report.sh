@@ -290,7 +290,9 @@ ok $((! $?)) "binary gone: no confident caller for via_c"
 "$ICPPD" record -q --no-learn -d "$tmp/u.db" -- sh -c \
 	"'$PROGS/heights-fp' 20; '$PROGS/heights-nofp' 20; '$PROGS/dispatch' table 5" >/dev/null 2>&1
 out=$("$ICPPD" report -d "$tmp/u.db" 2>&1 >/dev/null)
-contains "$out" "2 of 3 programs have no path map" "unmapped programs: counted"
+# (the shell itself has a program without a map when a sample lands in it)
+printf '%s\n' "$out" | grep -Eq "(2 of 3|3 of 4) programs have no path map"
+ok $? "unmapped programs: counted"
 contains "$out" "$PROGS/heights-nofp" "... the first named"
 contains "$out" "$PROGS/dispatch" "... and the second"
 # A binary format on a terminal: refused (script(1) gives the terminal).

@@ -3,7 +3,8 @@
  * what `report --lines` and `-f pprof` do with a recorded module, which
  * any local user can craft.  The bytes go to a file, since lines.c opens
  * modules by path as reports do; every probe address of the input is
- * looked up, and a row found must name a file.
+ * looked up, and a row found must name a file; the functions inlined
+ * there must be named, the last frame alone unnamed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,9 +50,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const char *file;
 		unsigned line;
 
+		struct lines_frame fr[LINES_MAX_FRAMES];
+		int nf;
+
 		if (!lines__find(l, path, "", probe[i], &file, &line) &&
 		    (!file || !line))
 			__builtin_trap();
+		nf = lines__inlined(l, path, "", probe[i], fr,
+				    LINES_MAX_FRAMES);
+		if (nf > LINES_MAX_FRAMES || (nf > 0 && fr[nf - 1].name))
+			__builtin_trap();
+		for (int j = 0; j + 1 < nf; j++)
+			if (!fr[j].name)
+				__builtin_trap();
 	}
 	lines__free(l);
 	return 0;

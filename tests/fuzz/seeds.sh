@@ -42,6 +42,9 @@ for h in module cfi notes elfimage lines; do
 		cp "$tmp/$f" "$out/$h/$f"
 	done
 done
+# inlined subroutines, with DWARF 5 range lists and DWARF 4 ranges
+$cc -O2 -g -I"$src/progs" -o "$out/lines/prog-inline" "$src/progs/inlined.c"
+$cc -O2 -gdwarf-4 -I"$src/progs" -o "$out/lines/prog-inline4" "$src/progs/inlined.c"
 mkdir -p "$out/record"
 $cc -I"$src/.." -o "$tmp/seed_records" "$src/fuzz/seed_records.c"
 "$tmp/seed_records" "$tmp/prog-fp" "$out/record"

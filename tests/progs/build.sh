@@ -30,6 +30,14 @@ $cc $common -rdynamic -o "$out/mapper" "$src/mapper.c" -ldl
 $cc $common -o "$out/syscalls" "$src/syscalls.c"
 $cc $common -o "$out/jit" "$src/jit.c"
 $cc $common -o "$out/coro" "$src/coro.c"
+# Inlined functions: DWARF 5 (gcc's default: range lists, .debug_aranges),
+# DWARF 4 (.debug_ranges) and clang's (no .debug_aranges: every unit is
+# read at once), when clang is here.
+$cc $common -o "$out/inlined" "$src/inlined.c"
+$cc $common -gdwarf-4 -o "$out/inlined-dwarf4" "$src/inlined.c"
+if command -v clang >/dev/null; then
+	clang $common -o "$out/inlined-clang" "$src/inlined.c"
+fi
 ${CXX:-g++} $common -o "$out/shapes" "$src/shapes.cc"
 $cc -O2 -Wall -o "$out/shpatch" "$src/shpatch.c"
 $cc -O2 -Wall -o "$out/ctlpeer" "$src/ctlpeer.c"

@@ -33,18 +33,24 @@ extern uint64_t burn_ns;	/* CPU time of one BURN() */
 
 static __thread struct timespec burn_ts_ __attribute__((tls_model("initial-exec")));
 
-/* CPU time of the calling thread in nanoseconds. */
-static inline __attribute__((always_inline)) uint64_t thread_cpu_ns(void)
-{
-	__asm__ volatile("mov %[nr], %%eax\n\t"
-			 "mov %[clk], %%edi\n\t"
-			 "syscall"
-			 : : [nr] "i"(SYS_clock_gettime),
-			     [clk] "i"(CLOCK_THREAD_CPUTIME_ID), "S"(&burn_ts_)
-			 : "rax", "rdi", "rcx", "r11", "memory");
-	return (uint64_t)burn_ts_.tv_sec * 1000000000u +
-	       (uint64_t)burn_ts_.tv_nsec;
-}
+/*
+ * CPU time of the calling thread in nanoseconds.  This and burn_for()
+ * are macros, not inline functions: DWARF names an inline function's
+ * code (DW_TAG_inlined_subroutine), and reports draw it as a frame of
+ * its own below the function it is in, where the tests expect the
+ * burning function itself.
+ */
+#define thread_cpu_ns() ({						\
+	__asm__ volatile("mov %[nr], %%eax\n\t"			\
+			 "mov %[clk], %%edi\n\t"			\
+			 "syscall"					\
+			 : : [nr] "i"(SYS_clock_gettime),		\
+			     [clk] "i"(CLOCK_THREAD_CPUTIME_ID),	\
+			     "S"(&burn_ts_)				\
+			 : "rax", "rdi", "rcx", "r11", "memory");	\
+	(uint64_t)burn_ts_.tv_sec * 1000000000u +			\
+	(uint64_t)burn_ts_.tv_nsec;					\
+})
 
 /*
  * The loop body.  BURN_SLOW=N repeats the store N times (a CPU N times
@@ -63,17 +69,16 @@ static inline __attribute__((always_inline)) uint64_t thread_cpu_ns(void)
 #endif
 
 /* Spins in the calling function until the thread used @ns of CPU. */
-static inline __attribute__((always_inline)) void burn_for(uint64_t ns)
-{
-	uint64_t end = thread_cpu_ns() + ns, acc = 0;
-
-	for (uint64_t i = 1;; i++) {
-		BURN_STEP_(acc, i);
-		if (!(i & 0x3ffff) && thread_cpu_ns() >= end)
-			break;
-	}
-	sink += acc;
-}
+#define burn_for(ns) do {						\
+	uint64_t end_ = thread_cpu_ns() + (ns), acc_ = 0;		\
+									\
+	for (uint64_t i_ = 1;; i_++) {					\
+		BURN_STEP_(acc_, i_);					\
+		if (!(i_ & 0x3ffff) && thread_cpu_ns() >= end_)		\
+			break;						\
+	}								\
+	sink += acc_;							\
+} while (0)
 
 #define BURN() burn_for(burn_ns)
 

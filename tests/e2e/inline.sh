@@ -1,0 +1,114 @@
+#!/bin/sh
+# Inlined functions as frames (report's default; --no-inline leaves them
+# out) on tests/progs/inlined.c, whose CPU time is known by construction:
+# about 50% in mix (inlined from a header into helper_a, itself inlined
+# into work), 25% in helper_b's own loop (inlined into work) and 25% in
+# callee, which helper_b calls from code inlined in work.  The chains
+# at every address pprof shows are checked against binutils' addr2line
+# -i on the same addresses, for gcc's DWARF 5 and 4 and for clang's.
+. "$TESTS_SRCDIR/e2e/lib.sh"
+require_perf
+
+"$ICPPD" record -q -d "$db" -- "$PROGS/inlined" 600 >/dev/null 2>&1
+is $? 0 "record the inlined program"
+total=$(q "SELECT sum(samples) FROM cid_samples WHERE run_id = 1")
+ok $([ "${total:-0}" -ge 200 ]; echo $?) "enough samples to weigh shares ($total)"
+
+# The flat table: each function's self share, the inlined ones named as
+# perf report names them.  Margins of 12 points: a share of 25% over
+# 200 samples has a standard deviation of 3 points.
+flat=$("$ICPPD" report -d "$db" --sort sym --min-percent 0)
+share() { printf '%s\n' "$flat" | awk -v f="$1" '{ s = $0; sub(/^ *[0-9.]+ +[0-9.]+% +/, "", s) } s == f { print $2 + 0; exit }'; }
+near() {	# near GOT WANT DESCRIPTION
+	ok $(awk -v g="${1:-0}" -v w="$2" 'BEGIN { d = g - w; exit !(d < 12 && d > -12) }'; echo $?) "$3 ($1%, expected about $2%)"
+}
+near "$(share 'mix (inlined)')" 50 "--sort sym: mix, inlined from a header"
+near "$(share 'helper_b (inlined)')" 25 "--sort sym: helper_b's own loop"
+near "$(share callee)" 25 "--sort sym: callee"
+own=$(share work)
+ok $(awk -v w="${own:-0}" 'BEGIN { exit !(w < 5) }'; echo $?) \
+	"--sort sym: work keeps little of its own (${own:-0}%)"
+
+# The contexts: inlined frames between their caller and what they call.
+folded=$("$ICPPD" report -d "$db" -f folded)
+has() { printf '%s\n' "$folded" | grep -q "\(^\|;\)$1 [0-9]*$"; }
+has 'main;work;helper_a (inlined);mix (inlined)'
+ok $? "folded: main;work;helper_a (inlined);mix (inlined)"
+has 'main;work;helper_b (inlined);callee'
+ok $? "folded: callee below helper_b, inlined where it calls it"
+sum_folded() { awk '{ s += $NF } END { print s }'; }
+is "$(printf '%s\n' "$folded" | sum_folded)" \
+	"$("$ICPPD" report -d "$db" -f folded --no-inline | sum_folded)" \
+	"folded: inlined frames split weights, they add none"
+text=$("$ICPPD" report -d "$db" --k 3)
+printf '%s\n' "$text" | grep -A2 ' mix (inlined)$' | tr -s ' ' |
+	grep -q '<- work$'
+ok $? "text, k = 3: mix (inlined) <- helper_a (inlined) <- work"
+contains "$("$ICPPD" report -d "$db" -f json)" '"function": "mix (inlined)"' \
+	"json: the inlined frame, named as in the text"
+"$ICPPD" report -d "$db" -f svg -o "$tmp/i.svg"
+tr '\n' ' ' <"$tmp/i.svg" | grep -q '<title>mix (inlined) [0-9.]* samples'
+ok $? "svg: a frame for mix (inlined)"
+
+# --no-inline: the physical functions alone, as the CIDs have them.
+plain=$("$ICPPD" report -d "$db" -f folded --no-inline)
+printf '%s\n' "$plain" | grep -q inlined
+ok $((! $?)) "--no-inline: no inlined frame"
+has_plain() { printf '%s\n' "$plain" | grep -q "\(^\|;\)$1 [0-9]*$"; }
+has_plain 'main;work;callee'
+ok $? "--no-inline: callee right below work"
+flat=$("$ICPPD" report -d "$db" --sort sym --min-percent 0 --no-inline)
+near "$(share work)" 75 "--no-inline --sort sym: work holds what was inlined in it"
+
+# pprof: one location per address, a line per function inlined there,
+# innermost first.  Every location of the program against addr2line -i.
+chains() {	# chains PROGRAM PPROF_FILE: "ADDRESS ours | addr2line's" per location
+	go tool pprof -raw "$2" 2>/dev/null | awk '
+		/^Locations/ { on = 1; next } /^Mappings/ { on = 0 }
+		on && $1 ~ /^[0-9]+:$/ { m = ($3 == "M=1"); if (m) { a = $2; n[a] = $4; order[++k] = a } next }
+		on && m && NF >= 2 { n[a] = n[a] " " $1 }
+		END { for (i = 1; i <= k; i++) print order[i], n[order[i]] }' |
+	while read -r addr names; do
+		theirs=$(addr2line -f -i -e "$1" "$addr" | awk 'NR % 2' | tr '\n' ' ')
+		echo "$addr $names | ${theirs% }"
+	done
+}
+same_chains() {	# same_chains PROGRAM DB LABEL
+	"$ICPPD" report -d "$2" -f pprof -o "$tmp/c.pb.gz" || return
+	chains "$1" "$tmp/c.pb.gz" >"$tmp/chains"
+	bad=$(awk -F' [|] ' '{ o = $1; sub(/^[^ ]* /, "", o) } o != $2' "$tmp/chains")
+	is "$bad" "" "$3: every location's functions as addr2line -i gives them ($(wc -l <"$tmp/chains") locations)"
+	grep -q ' mix helper_a work |' "$tmp/chains"
+	ok $? "$3: mix and helper_a inlined at work's hot addresses"
+}
+if command -v go >/dev/null; then
+	same_chains "$PROGS/inlined" "$db" "pprof, DWARF 5"
+	go tool pprof -traces "$tmp/c.pb.gz" >"$tmp/traces" 2>&1
+	grep -q 'mix (inline)' "$tmp/traces"
+	ok $? "go tool pprof -traces: mix (inline)"
+	go tool pprof -list '^mix$' "$tmp/c.pb.gz" >"$tmp/list" 2>&1
+	contains "$(cat "$tmp/list")" "ROUTINE ======================== mix in $(realpath "$TESTS_SRCDIR/progs/inlined.h")" \
+		"go tool pprof -list: mix's lines in the header it is inlined from"
+	"$ICPPD" report -d "$db" -f pprof --no-inline -o "$tmp/n.pb.gz"
+	go tool pprof -traces "$tmp/n.pb.gz" 2>&1 | grep -q '(inline)'
+	ok $((! $?)) "pprof --no-inline: no inlined lines"
+	"$ICPPD" record -q -d "$tmp/d4.db" -- "$PROGS/inlined-dwarf4" 200 >/dev/null 2>&1
+	same_chains "$PROGS/inlined-dwarf4" "$tmp/d4.db" "pprof, DWARF 4 (.debug_ranges)"
+	if [ -x "$PROGS/inlined-clang" ]; then
+		"$ICPPD" record -q -d "$tmp/cl.db" -- "$PROGS/inlined-clang" 200 >/dev/null 2>&1
+		same_chains "$PROGS/inlined-clang" "$tmp/cl.db" "pprof, clang (no .debug_aranges)"
+	else
+		skip "clang missing" "pprof, clang"
+	fi
+else
+	skip "go missing" "pprof's inlined lines"
+fi
+
+# A program without DWARF: no inlined frame, the report as before.
+"$ICPPD" record -q -d "$tmp/s.db" -- "$PROGS/heights-stripped" 60 >/dev/null 2>&1
+"$ICPPD" report -d "$tmp/s.db" -f folded >"$tmp/s.folded"
+is $? 0 "a stripped program: report exits 0"
+grep -q inlined "$tmp/s.folded"
+ok $((! $?)) "a stripped program: no inlined frame"
+is "$(integrity)" ok "the database passes integrity_check"
+done_testing
