@@ -56,7 +56,7 @@
 /* An answer's most bytes (an inline chain of LINES_MAX_INLINED frames,
  * each name and file cut to INL_NAME_MAX). */
 #define LINES_REPLY_MAX 16384
-#define INL_NAME_MAX 400
+#define INL_NAME_MAX LINES_NAME_MAX
 /* DIEs nest at most this deep in a walk; inlined frames and the ranges
  * kept per module are bounded likewise (a file is anyone's to craft). */
 #define INL_MAX_NEST 64

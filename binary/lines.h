@@ -42,6 +42,8 @@ struct lines_frame {
 /* The most frames lines__inlined() gives: 16 inlined, and the one they
  * are inlined in. */
 #define LINES_MAX_FRAMES 17
+/* The longest function name it gives (a longer one is cut). */
+#define LINES_NAME_MAX 400
 
 /*
  * The frames at virtual address @vaddr of the module at @path with

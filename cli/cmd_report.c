@@ -330,10 +330,13 @@ static unsigned profile_flags(const struct report_opts *o,
 }
 
 /* Draws what was inlined in @p's frames, when the view shows it (pprof
- * shows it at its locations).  -1 after logging why. */
-static int inline_frames(struct run_profile *p, const struct report_view *v)
+ * shows it at its locations), with what @st keeps of it.  -1 after
+ * logging why. */
+static int inline_frames(struct run_profile *p, const struct report_view *v,
+			 struct store *st)
 {
-	if (!v->dwarf || v->fmt == REPORT_PPROF || !report__inline(p, v->dwarf))
+	if (!v->dwarf || v->fmt == REPORT_PPROF ||
+	    !report__inline(p, v->dwarf, st))
 		return 0;
 	log_error("report: out of memory drawing inlined functions");
 	return -1;
@@ -363,7 +366,7 @@ static struct report_base *load_base(struct store *st,
 		bs.until_ns = INT64_MAX;
 		if (!run_profile__infer_within(st, &bs, flags, o->budget, &bp) &&
 		    !report__check(&bp, o->db, o->pid || o->exe || o->comm,
-				   v->k) && !inline_frames(&bp, v) &&
+				   v->k) && !inline_frames(&bp, v, st) &&
 		    !(b = report__base_of(&bp, v->k, &err)))
 			report__forest_error(err);
 		run_profile__free(&bp);
@@ -465,7 +468,7 @@ int cmd_report(int argc, char **argv)
 	v.lines = o.lines ? v.dwarf : NULL;
 	if (o.no_inline)
 		v.dwarf = NULL;
-	if (inline_frames(&p, &v))
+	if (inline_frames(&p, &v, st))
 		goto out;
 	if (o.base && !(base = load_base(st, &o, &v, &sel,
 					 profile_flags(&o, &v))))

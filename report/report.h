@@ -68,9 +68,12 @@ struct report_view {
  * callee's call site, and, for a leaf, at its function's sampled
  * instructions (@p read with RUN_PROFILE_PCS), whose samples split its
  * weight.  Replaces p->cct; a frame of a module without DWARF stays as
- * it was, and every frame id stays.  0 or -ENOMEM.
+ * it was, and every frame id stays.  The chains of builds with a
+ * build-id are read from @st (may be NULL) where a report kept them,
+ * else from the DWARF, and kept there when @st can be written.  0 or
+ * -ENOMEM.
  */
-int report__inline(struct run_profile *p, struct lines *l);
+int report__inline(struct run_profile *p, struct lines *l, struct store *st);
 
 /* Writes @v's profile.  0, or -1 after logging why. */
 int report__write(const struct report_view *v);

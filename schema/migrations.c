@@ -756,6 +756,20 @@ const struct store_migration icppd_migrations[] = {
 	"  JOIN modules m ON m.id = f.module_id"
 	"  JOIN modules pr ON pr.id = k.program_id;"
 	},
+	/* 19 -> 20: the functions inlined at a build's sampled addresses,
+	 * as its DWARF says (report__inline()): read from the DWARF by the
+	 * first report that needs them, from here by every later one.  A
+	 * cache like build_calls: a build-id's DWARF never changes, and
+	 * retention drops the rows with the run that last read them.
+	 * chain: the names, outermost first, '\n' between (each made
+	 * printable); '' where nothing is inlined. */
+	{ "CREATE TABLE inlined ("
+	"  build_id TEXT NOT NULL,"
+	"  address INTEGER NOT NULL,"
+	"  last_run INTEGER NOT NULL,"
+	"  chain TEXT NOT NULL,"
+	"  PRIMARY KEY (build_id, address)) WITHOUT ROWID;"
+	},
 };
 
 const int icppd_nr_migrations =

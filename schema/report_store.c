@@ -570,6 +570,68 @@ int store__put_build_calls(struct store *st, const char *build_id,
 	return rc == SQLITE_DONE ? 0 : store__db_error(st, what);
 }
 
+struct inlined_cb {
+	int (*fn)(void *arg, uint64_t address, const char *chain);
+	void *arg;
+};
+
+static int inlined_row(sqlite3_stmt *s, void *ctx)
+{
+	struct inlined_cb *c = ctx;
+	int64_t address = sqlite3_column_int64(s, 0);
+
+	if (address < 0 || sqlite3_column_bytes(s, 1) > STORE_MAX_CHAIN)
+		return 0;
+	return c->fn(c->arg, (uint64_t)address, store__text(s, 1));
+}
+
+int store__inlined(struct store *st, const char *build_id,
+		   int (*fn)(void *arg, uint64_t address, const char *chain),
+		   void *arg)
+{
+	const char *what = "reading a build's inlined functions";
+	struct inlined_cb c = { fn, arg };
+	int ret = store__sql(st, what, inlined_row, &c, "SELECT address, chain"
+			     " FROM inlined WHERE build_id = ? LIMIT ?", "ti",
+			     build_id, (int64_t)STORE_MAX_INLINED);
+
+	if (ret || st->readonly)
+		return ret;
+	return store__sql(st, what, NULL, NULL, "UPDATE inlined SET last_run ="
+			  " (SELECT coalesce(max(id), 0) FROM runs)"
+			  " WHERE build_id = ?1 AND last_run <"
+			  " (SELECT coalesce(max(id), 0) FROM runs)", "t",
+			  build_id);
+}
+
+int store__keep_inlined(struct store *st, const char *build_id,
+			const uint64_t *addresses, char *const *chains,
+			size_t n)
+{
+	const char *what = "keeping a build's inlined functions";
+	sqlite3_stmt *s;
+	int ret = 0;
+
+	if (st->readonly || store__begin(st, what))
+		return -1;
+	if (sqlite3_prepare_v2(st->db, "INSERT OR IGNORE INTO inlined"
+			       " (build_id, address, last_run, chain) VALUES"
+			       " (?, ?, (SELECT coalesce(max(id), 0) FROM runs),"
+			       " ?)", -1, &s, NULL))
+		return store__end(st, store__db_error(st, what), what);
+	for (size_t i = 0; !ret && i < n; i++) {
+		if (addresses[i] > INT64_MAX)
+			continue;
+		/* store__step_done() clears every binding */
+		sqlite3_bind_text(s, 1, build_id, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, (int64_t)addresses[i]);
+		sqlite3_bind_text(s, 3, chains[i], -1, SQLITE_STATIC);
+		ret = store__step_done(st, s, what);
+	}
+	sqlite3_finalize(s);
+	return store__end(st, ret, what);
+}
+
 int store__inference_stamp(struct store *st, int64_t run_id,
 			   struct inference_stamp *out)
 {

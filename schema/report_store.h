@@ -189,6 +189,28 @@ int store__build_calls(struct store *st, const char *build_id, size_t max,
 int store__put_build_calls(struct store *st, const char *build_id,
 			   const void *blob, size_t len);
 
+/* The most inline chains kept per build; the longest chain text. */
+#define STORE_MAX_INLINED 1000000
+#define STORE_MAX_CHAIN 8192
+
+/*
+ * The functions inlined at addresses of build @build_id that a report
+ * read from its DWARF before (report__inline()): @fn per address with
+ * its chain (names outermost first, '\n' between; "" for none; at most
+ * STORE_MAX_CHAIN bytes, longer rows are left out), at most
+ * STORE_MAX_INLINED of them.  A database that can be written marks them
+ * read by its newest run (retention drops them with that run).  0, or
+ * -1 (also when @fn returned a negative errno).
+ */
+int store__inlined(struct store *st, const char *build_id,
+		   int (*fn)(void *arg, uint64_t address, const char *chain),
+		   void *arg);
+/* Keeps the @n chains @chains of build @build_id at @addresses.  0, or
+ * -1 (a read-only database keeps nothing: the chains are read again). */
+int store__keep_inlined(struct store *st, const char *build_id,
+			const uint64_t *addresses, char *const *chains,
+			size_t n);
+
 /* The stamp of run @run_id's stored inference; 1 when there is none. */
 int store__inference_stamp(struct store *st, int64_t run_id,
 			   struct inference_stamp *out);

@@ -42,6 +42,9 @@ static int delete_run(struct store *st, int64_t run)
 	if (!ret)
 		ret = store__sql(st, "retention", NULL, NULL, "DELETE FROM"
 				 " build_calls WHERE last_run <= ?", "i", run);
+	if (!ret)
+		ret = store__sql(st, "retention", NULL, NULL, "DELETE FROM"
+				 " inlined WHERE last_run <= ?", "i", run);
 	return store__end(st, ret, "retention");
 }
 

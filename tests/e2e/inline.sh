@@ -104,6 +104,28 @@ else
 	skip "go missing" "pprof's inlined lines"
 fi
 
+# The chains a report read from the DWARF are kept in the store: a
+# later report of the build finds them there, also once its file is
+# gone.  What the store holds is checked as any input.
+cp "$PROGS/inlined" "$tmp/gone"
+"$ICPPD" record -q -d "$tmp/g.db" -- "$tmp/gone" 200 >/dev/null 2>&1
+"$ICPPD" report -d "$tmp/g.db" -f folded >"$tmp/g1"
+kept=$(q "SELECT count(*) FROM inlined WHERE chain != ''" "$tmp/g.db")
+ok $([ "${kept:-0}" -ge 1 ]; echo $?) "the store keeps the chains read ($kept)"
+rm "$tmp/gone"
+"$ICPPD" report -d "$tmp/g.db" -f folded >"$tmp/g2" 2>/dev/null
+is "$(grep -c inlined "$tmp/g2")" "$(grep -c inlined "$tmp/g1")" \
+	"the file gone: the inlined frames from the store"
+q "UPDATE inlined SET chain = 'a' || char(10) || 'b' || char(1) || 'c' WHERE chain != ''" "$tmp/g.db"
+"$ICPPD" report -d "$tmp/g.db" -f folded >"$tmp/g3" 2>/dev/null
+is "$?" 0 "a crafted chain: report exits 0"
+grep -q ';a (inlined);b\\x01c (inlined) [0-9]*$' "$tmp/g3"
+ok $? "a crafted chain: its names made printable"
+q "UPDATE inlined SET chain = 'x' || replace(hex(zeroblob(20)), '00', char(10) || 'x') WHERE chain != ''" "$tmp/g.db"
+"$ICPPD" report -d "$tmp/g.db" -f folded >"$tmp/g4" 2>/dev/null
+grep -q inlined "$tmp/g4"
+ok $((! $?)) "a chain of more frames than DWARF can give: left out"
+
 # A program without DWARF: no inlined frame, the report as before.
 "$ICPPD" record -q -d "$tmp/s.db" -- "$PROGS/heights-stripped" 60 >/dev/null 2>&1
 "$ICPPD" report -d "$tmp/s.db" -f folded >"$tmp/s.folded"
