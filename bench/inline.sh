@@ -64,7 +64,7 @@ leaves() {
 	# leading underscores: perf takes DWARF's names, icppd the symbols)
 	awk -F'\t' '{ f = $1; i = sub(/ \(inlined\)$/, "", f); sub(/@.*/, "", f)
 		sub(/\.(part|constprop|isra|cold)\..*$/, "", f); sub(/^_+(GI_+)?/, "", f)
-		# glibc: memcpy is memmove's code under a second name
+		# glibc: memcpy is the code of memmove under a second name
 		sub(/^memcpy_/, "memmove_", f)
 		if (i) f = f " (inlined)"; v[f] += $2 }
 		END { for (f in v) printf "%s%s=%s", (k++ ? "\t" : ""), f, v[f]; print "" }' \

@@ -35,6 +35,8 @@ static void json_open(void *arg, const struct kccf *f,
 	(void)f;
 	fprintf(r->out, "%s{\"function\": ", j->first ? "" : ", ");
 	json__string(r->out, cct__name(r->p->cct, n->frame));
+	if (cct__kind(r->p->cct, n->frame) == CCT_INLINED)
+		fprintf(r->out, ", \"inlined\": true");
 	fprintf(r->out, ", \"samples\": ");
 	report__weight(r->out, n->weight);
 	fprintf(r->out, ", \"certain\": ");

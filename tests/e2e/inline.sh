@@ -44,8 +44,8 @@ text=$("$ICPPD" report -d "$db" --k 3)
 printf '%s\n' "$text" | grep -A2 ' mix (inlined)$' | tr -s ' ' |
 	grep -q '<- work$'
 ok $? "text, k = 3: mix (inlined) <- helper_a (inlined) <- work"
-contains "$("$ICPPD" report -d "$db" -f json)" '"function": "mix (inlined)"' \
-	"json: the inlined frame, named as in the text"
+contains "$("$ICPPD" report -d "$db" -f json)" '"function": "mix (inlined)", "inlined": true' \
+	"json: the inlined frame, named as in the text and marked"
 "$ICPPD" report -d "$db" -f svg -o "$tmp/i.svg"
 tr '\n' ' ' <"$tmp/i.svg" | grep -q '<title>mix (inlined) [0-9.]* samples'
 ok $? "svg: a frame for mix (inlined)"
