@@ -99,7 +99,8 @@ struct line_module {
 	struct cu_range {
 		uint64_t lo, hi;
 		Dwarf_Off die;
-		bool read;
+		bool read;	/* its line rows */
+		bool walked;	/* its inlined subroutines */
 	} *cus;
 	size_t ncus;
 	int fd;
@@ -631,7 +632,7 @@ static int read_aranges(struct line_module *m)
 					    &die, NULL) == DW_DLV_OK &&
 		    len && start + len > start)
 			m->cus[m->ncus++] = (struct cu_range){ start,
-				start + len, die, false };
+				start + len, die, false, false };
 	}
 	for (Dwarf_Signed i = 0; i < n; i++)
 		dwarf_dealloc(m->dbg, ar[i], DW_DLA_ARANGE);
@@ -747,7 +748,7 @@ static struct line_module *load(struct reader *l, const char *path,
 
 /* Reads the rows of the unit whose range holds @vaddr, when there is
  * one not read yet, and sorts the rows again. */
-static void read_unit_of(struct line_module *m, uint64_t vaddr)
+static void read_unit_of(struct line_module *m, uint64_t vaddr, bool inlined)
 {
 	size_t lo = 0, hi = m->ncus;
 	Dwarf_Die cu;
@@ -767,17 +768,23 @@ static void read_unit_of(struct line_module *m, uint64_t vaddr)
 
 		if (vaddr >= c->hi)
 			continue;
-		if (c->read)
+		if (c->read && (c->walked || !inlined))
 			return;
-		c->read = true;
 		if (dwarf_offdie_b(m->dbg, c->die, true, &cu, NULL) !=
-		    DW_DLV_OK)
+		    DW_DLV_OK) {
+			c->read = c->walked = true;
 			continue;
-		read_cu(m->dbg, cu, m);
-		read_inlined(m->dbg, cu, m);
+		}
+		if (!c->read)
+			read_cu(m->dbg, cu, m);
+		/* the DIEs only for what was inlined: line lookups need no
+		 * .debug_info, whose decompression is most of the cost */
+		if (inlined)
+			read_inlined(m->dbg, cu, m);
+		c->read = true;
+		c->walked |= inlined;
 		dwarf_dealloc(m->dbg, cu, DW_DLA_DIE);
-		if (m->nrows)
-			qsort(m->rows, m->nrows, sizeof(*m->rows), cmp_row);
+		sort_module(m);
 		return;
 	}
 }
@@ -790,7 +797,7 @@ static int reader_find(struct reader *l, const char *path,
 	size_t lo = 0, hi;
 
 	if (m && m->ncus)
-		read_unit_of(m, vaddr);
+		read_unit_of(m, vaddr, false);
 	if (!m || !m->nrows)
 		return m && !m->ncus ? -ENODATA : -ENOENT;
 	hi = m->nrows;
@@ -822,7 +829,7 @@ static int reader_inlined(struct reader *l, const char *path,
 
 	*used = 0;
 	if (m && m->ncus)
-		read_unit_of(m, vaddr);
+		read_unit_of(m, vaddr, true);
 	if (!m || (!m->nrows && !m->nsegs))
 		return m && !m->ncus ? -ENODATA : 0;
 	hi = m->nsegs;

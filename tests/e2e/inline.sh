@@ -94,6 +94,10 @@ if command -v go >/dev/null; then
 	ok $((! $?)) "pprof --no-inline: no inlined lines"
 	"$ICPPD" record -q -d "$tmp/d4.db" -- "$PROGS/inlined-dwarf4" 200 >/dev/null 2>&1
 	same_chains "$PROGS/inlined-dwarf4" "$tmp/d4.db" "pprof, DWARF 4 (.debug_ranges)"
+	"$ICPPD" record -q -d "$tmp/mu.db" -- "$PROGS/inlined-multi" 200 >/dev/null 2>&1
+	same_chains "$PROGS/inlined-multi" "$tmp/mu.db" "pprof, two units read as lookups reach them"
+	grep -q ' cold_helper cold_path |' "$tmp/chains"
+	ok $? "two units: cold_helper inlined in the unit below"
 	if [ -x "$PROGS/inlined-clang" ]; then
 		"$ICPPD" record -q -d "$tmp/cl.db" -- "$PROGS/inlined-clang" 200 >/dev/null 2>&1
 		same_chains "$PROGS/inlined-clang" "$tmp/cl.db" "pprof, clang (no .debug_aranges)"

@@ -35,6 +35,7 @@ $cc $common -o "$out/coro" "$src/coro.c"
 # read at once), when clang is here.
 $cc $common -o "$out/inlined" "$src/inlined.c"
 $cc $common -gdwarf-4 -o "$out/inlined-dwarf4" "$src/inlined.c"
+$cc $common -DINLINED_MULTI -o "$out/inlined-multi" "$src/inlined_cold.c" "$src/inlined.c"
 if command -v clang >/dev/null; then
 	clang $common -o "$out/inlined-clang" "$src/inlined.c"
 fi

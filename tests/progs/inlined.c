@@ -11,7 +11,9 @@
  *   50% in mix (inlined) <- helper_a (inlined) <- work <- main
  *   25% in helper_b (inlined) <- work <- main
  *   25% in callee <- helper_b (inlined) <- work <- main
- * and none of work's own, with whatever machine runs it.
+ * and none of work's own, with whatever machine runs it.  Built with
+ * INLINED_MULTI (inlined-multi), each round also spends a unit in
+ * inlined_cold.c's cold_helper, inlined into its cold_path.
  */
 #include <stdlib.h>
 
@@ -54,6 +56,10 @@ INLINE uint64_t helper_b(uint64_t x, uint64_t ns)
 	return x;
 }
 
+#ifdef INLINED_MULTI
+void cold_path(uint64_t ns);	/* inlined_cold.c */
+#endif
+
 NOINLINE static void work(int rounds)
 {
 	uint64_t x = 1;
@@ -61,6 +67,9 @@ NOINLINE static void work(int rounds)
 	for (int r = 0; r < rounds; r++) {
 		x = helper_a(x, 2 * UNIT_NS);
 		x = helper_b(x, UNIT_NS);
+#ifdef INLINED_MULTI
+		cold_path(UNIT_NS);
+#endif
 	}
 	sink += x;
 }
