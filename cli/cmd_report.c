@@ -330,13 +330,11 @@ static unsigned profile_flags(const struct report_opts *o,
 }
 
 /* Draws what was inlined in @p's frames, when the view shows it (pprof
- * shows it at its locations), with what @st keeps of it.  -1 after
- * logging why. */
-static int inline_frames(struct run_profile *p, const struct report_view *v,
-			 struct store *st)
+ * shows it at its locations).  -1 after logging why. */
+static int inline_frames(struct run_profile *p, const struct report_view *v)
 {
 	if (!v->dwarf || v->fmt == REPORT_PPROF ||
-	    !report__inline(p, v->dwarf, st))
+	    !report__inline(p, v->dwarf))
 		return 0;
 	log_error("report: out of memory drawing inlined functions");
 	return -1;
@@ -366,7 +364,7 @@ static struct report_base *load_base(struct store *st,
 		bs.until_ns = INT64_MAX;
 		if (!run_profile__infer_within(st, &bs, flags, o->budget, &bp) &&
 		    !report__check(&bp, o->db, o->pid || o->exe || o->comm,
-				   v->k) && !inline_frames(&bp, v, st) &&
+				   v->k) && !inline_frames(&bp, v) &&
 		    !(b = report__base_of(&bp, v->k, &err)))
 			report__forest_error(err);
 		run_profile__free(&bp);
@@ -423,6 +421,7 @@ int cmd_report(int argc, char **argv)
 	struct store *st = NULL;
 	struct outfile out = { 0 };
 	struct report_base *base = NULL;
+	struct lines *lines = NULL;
 	char exe_path[PATH_MAX];
 	int idx, ret = 1;
 
@@ -463,12 +462,12 @@ int cmd_report(int argc, char **argv)
 			  v.nsort ? 0 : v.k))	/* a flat table needs no map */
 		goto out;
 	/* one DWARF reader for call sites and inlined functions */
-	if ((o.lines || !o.no_inline) && !(v.dwarf = lines__new()))
+	if ((o.lines || !o.no_inline) && !(lines = lines__new()))
 		goto out;
-	v.lines = o.lines ? v.dwarf : NULL;
-	if (o.no_inline)
-		v.dwarf = NULL;
-	if (inline_frames(&p, &v, st))
+	v.lines = o.lines ? lines : NULL;
+	if (!o.no_inline && !(v.dwarf = report__dwarf_new(&p, lines, st)))
+		goto out;
+	if (inline_frames(&p, &v))
 		goto out;
 	if (o.base && !(base = load_base(st, &o, &v, &sel,
 					 profile_flags(&o, &v))))
@@ -479,7 +478,9 @@ int cmd_report(int argc, char **argv)
 	ret = 0;
 out:
 	report__base_free(base);
-	lines__free(v.dwarf ? v.dwarf : v.lines);
+	/* before the store closes: it keeps what DWARF said */
+	report__dwarf_free(v.dwarf);
+	lines__free(lines);
 	run_profile__free(&p);
 	store__close(st);
 	if (outfile__close(&out, !ret))

@@ -12,11 +12,8 @@
  * That is exact for a function sampled in one context, and an
  * apportioning otherwise; perf, which has each sample's pc, splits
  * each context by its own.
- *
- * What a build's DWARF says at an address never changes: the chains
- * read from it are kept in the store (table inlined), and a later
- * report of a run of that build reads them there, with no DWARF opened
- * (libc's debug file alone took a report 0.09 s to decompress).
+ * The chains come from report_dwarf (dwarf.c): the store's, or the
+ * DWARF's.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,9 +24,7 @@
 #include "binary/lines.h"
 #include "common/grow.h"
 #include "common/hindex.h"
-#include "common/printable.h"
 #include "report/report.h"
-#include "schema/report_store.h"
 
 /* An inline chain: frame ids (of the new tree), outermost first, in
  * ids[start ..]; chain 0 is empty. */
@@ -49,22 +44,10 @@ struct part {
 	int64_t samples;
 };
 
-/* A module's chains read from its DWARF, to keep in the store. */
-struct mod {
-	int64_t module;
-	const char *build_id;
-	uint64_t *vaddrs;
-	char **texts;
-	size_t n, vaddrs_cap, texts_cap;
-};
-
 struct inliner {
 	struct run_profile *p;
-	struct lines *l;
-	struct store *st;	/* NULL: no cache */
+	struct report_dwarf *d;
 	struct cct *dst;
-	struct mod *mods;
-	size_t nmods, mods_cap;
 	/* chains by (module, address) */
 	struct site {
 		int64_t module;
@@ -84,164 +67,51 @@ struct inliner {
 	size_t nparts, parts_cap;
 };
 
-/* Chain @text (names outermost first, '\n' between, made printable)
- * of module @module_id: its index (0: none, or a text past bounds), or
- * UINT32_MAX when out of memory. */
-static uint32_t chain_of(struct inliner *in, int64_t module_id,
-			 const char *text)
-{
-	size_t n = 1;
-	uint32_t c;
-
-	for (const char *s = text; *s; s++)
-		n += *s == '\n';
-	if (!*text || n >= LINES_MAX_FRAMES)
-		return 0;
-	if (grow(&in->chains, &in->chains_cap, in->nchains + 1,
-		 sizeof(*in->chains), 64) ||
-	    grow(&in->ids, &in->ids_cap, in->nids + n, sizeof(*in->ids), 256))
-		return UINT32_MAX;
-	c = (uint32_t)in->nchains;
-	in->chains[c] = (struct chain){ (uint32_t)in->nids, (uint32_t)n };
-	for (const char *s = text; n--; s += strcspn(s, "\n") + 1) {
-		char name[LINES_NAME_MAX + 1], buf[1024];
-		size_t len = strcspn(s, "\n");
-		int64_t id;
-
-		if (len > LINES_NAME_MAX)
-			len = LINES_NAME_MAX;
-		memcpy(name, s, len);
-		name[len] = '\0';
-		id = cct__inlined(in->dst, module_id, in->p->mangled ? name :
-				  demangle__name(name, buf, sizeof(buf)));
-		if (!id)
-			return UINT32_MAX;
-		in->ids[in->nids++] = id;
-	}
-	in->nchains++;
-	return c;
-}
-
-/* Chain @c as the one at @vaddr of module @module.  0 or -ENOMEM. */
-static int remember(struct inliner *in, int64_t module, uint64_t vaddr,
-		    uint32_t c)
-{
-	uint64_t h = hindex__mix(hindex__mix(14, (uint64_t)module), vaddr);
-
-	if (c == UINT32_MAX ||
-	    grow(&in->sites, &in->sites_cap, in->nsites + 1,
-		 sizeof(*in->sites), 256) ||
-	    hindex__insert(&in->site_index, h, (uint32_t)in->nsites))
-		return -ENOMEM;
-	in->sites[in->nsites++] = (struct site){ module, vaddr, c };
-	return 0;
-}
-
-struct stored {
-	struct inliner *in;
-	int64_t module;
-	int err;
-};
-
-static int stored_chain(void *arg, uint64_t vaddr, const char *text)
-{
-	struct stored *s = arg;
-
-	s->err = remember(s->in, s->module, vaddr,
-			  chain_of(s->in, s->module, text));
-	return s->err;
-}
-
-/* Module @m's record: the chains the store keeps for its build read
- * at its first lookup.  NULL when out of memory. */
-static struct mod *mod_of(struct inliner *in, const struct store_module *m)
-{
-	struct stored s = { in, m->id, 0 };
-
-	for (size_t i = 0; i < in->nmods; i++)
-		if (in->mods[i].module == m->id)
-			return &in->mods[i];
-	if (grow(&in->mods, &in->mods_cap, in->nmods + 1, sizeof(*in->mods), 16))
-		return NULL;
-	in->mods[in->nmods] = (struct mod){ m->id, m->build_id };
-	/* a cache: a store that cannot be read costs the DWARF's reading */
-	if (in->st && m->build_id[0])
-		store__inlined(in->st, m->build_id, stored_chain, &s);
-	if (s.err)
-		return NULL;
-	return &in->mods[in->nmods++];
-}
-
-/* The text of chain @fr (@n frames from lines__inlined()), into @out
- * (STORE_MAX_CHAIN bytes); -E2BIG when it does not fit. */
-static int chain_text(const struct lines_frame *fr, int n, char *out)
-{
-	size_t at = 0;
-
-	out[0] = '\0';
-	for (int j = n - 2; j >= 0; j--) {	/* outermost first */
-		char *name = printable__dup(fr[j].name);
-		size_t len = name ? strlen(name) : 0;
-
-		if (!name || at + len + 2 > STORE_MAX_CHAIN) {
-			free(name);
-			return -E2BIG;
-		}
-		if (at)
-			out[at++] = '\n';
-		memcpy(out + at, name, len + 1);
-		at += len;
-		free(name);
-	}
-	return 0;
-}
-
-/* Chain @text at @vaddr, to keep for module @md's build.  0 or -ENOMEM. */
-static int keep(struct inliner *in, struct mod *md, uint64_t vaddr,
-		const char *text)
-{
-	(void)in;
-	if (grow(&md->vaddrs, &md->vaddrs_cap, md->n + 1, sizeof(*md->vaddrs),
-		 256) ||
-	    grow(&md->texts, &md->texts_cap, md->n + 1, sizeof(*md->texts),
-		 256) ||
-	    !(md->texts[md->n] = strdup(text)))
-		return -ENOMEM;
-	md->vaddrs[md->n++] = vaddr;
-	return 0;
-}
-
 /* The chain of the functions inlined at @vaddr of function frame @f:
- * from the store's, or the DWARF's (then kept for the store); its index
- * (0: none), or UINT32_MAX when out of memory. */
+ * its index (0: none), or UINT32_MAX when out of memory. */
 static uint32_t chain_at(struct inliner *in, const struct cct_frame *f,
 			 uint64_t vaddr)
 {
 	uint64_t h = hindex__mix(hindex__mix(14, (uint64_t)f->module_id),
 				 vaddr);
 	struct hindex_probe pr = { HINDEX_NONE, 0 };
-	const struct store_module *m = run_profile__module(in->p, f->module_id);
-	struct lines_frame fr[LINES_MAX_FRAMES];
-	char text[STORE_MAX_CHAIN];
-	struct mod *md = m ? mod_of(in, m) : NULL;
+	const struct lines_frame *fr;
 	uint32_t i, c = 0;
-	int n = 0;
+	int n;
 
-	if (m && !md)
-		return UINT32_MAX;
 	while ((i = hindex__next(&in->site_index, &pr, h)) != HINDEX_NONE)
 		if (in->sites[i].module == f->module_id &&
 		    in->sites[i].vaddr == vaddr)
 			return in->sites[i].chain;
-	if (m)
-		n = lines__inlined(in->l, m->path, m->build_id, vaddr, fr,
-				   LINES_MAX_FRAMES);
-	if (n > 0 && !chain_text(fr, n, text)) {
-		c = chain_of(in, f->module_id, text);
-		if (c != UINT32_MAX && m->build_id[0] && keep(in, md, vaddr, text))
+	n = report__dwarf_at(in->d, f->module_id, vaddr, &fr);
+	if (n < 0)
+		return UINT32_MAX;
+	if (n > 1) {
+		if (grow(&in->chains, &in->chains_cap, in->nchains + 1,
+			 sizeof(*in->chains), 64) ||
+		    grow(&in->ids, &in->ids_cap, in->nids + (size_t)n,
+			 sizeof(*in->ids), 256))
 			return UINT32_MAX;
+		c = (uint32_t)in->nchains++;
+		in->chains[c] = (struct chain){ (uint32_t)in->nids,
+						(uint32_t)n - 1 };
+		for (int j = n - 2; j >= 0; j--) {	/* outermost first */
+			char buf[1024];
+			const char *name = in->p->mangled ? fr[j].name :
+				demangle__name(fr[j].name, buf, sizeof(buf));
+			int64_t id = cct__inlined(in->dst, f->module_id, name);
+
+			if (!id)
+				return UINT32_MAX;
+			in->ids[in->nids++] = id;
+		}
 	}
-	return remember(in, f->module_id, vaddr, c) ? UINT32_MAX : c;
+	if (grow(&in->sites, &in->sites_cap, in->nsites + 1,
+		 sizeof(*in->sites), 256) ||
+	    hindex__insert(&in->site_index, h, (uint32_t)in->nsites))
+		return UINT32_MAX;
+	in->sites[in->nsites++] = (struct site){ f->module_id, vaddr, c };
+	return c;
 }
 
 /* The first of function @id's sampled instructions in p->pcs (sorted
@@ -380,28 +250,9 @@ static int add_record(struct inliner *in, struct cct *src,
 	return 0;
 }
 
-/* Keeps the chains read from DWARF in the store, per build, and frees
- * the modules' records.  A store that cannot be written keeps none
- * (they are read from the DWARF again). */
-static void keep_chains(struct inliner *in)
+int report__inline(struct run_profile *p, struct report_dwarf *d)
 {
-	for (size_t i = 0; i < in->nmods; i++) {
-		struct mod *m = &in->mods[i];
-
-		if (m->n && in->st)
-			store__keep_inlined(in->st, m->build_id, m->vaddrs,
-					    m->texts, m->n);
-		for (size_t j = 0; j < m->n; j++)
-			free(m->texts[j]);
-		free(m->texts);
-		free(m->vaddrs);
-	}
-	free(in->mods);
-}
-
-int report__inline(struct run_profile *p, struct lines *l, struct store *st)
-{
-	struct inliner in = { .p = p, .l = l, .st = st };
+	struct inliner in = { .p = p, .d = d };
 	struct cct *src = p->cct;
 	size_t nrecs, n = cct__size(src);
 	const struct cct_record *recs = cct__records(src, &nrecs);
@@ -425,7 +276,6 @@ int report__inline(struct run_profile *p, struct lines *l, struct store *st)
 	in.dst = src;
 	ret = 0;
 out:
-	keep_chains(&in);
 	cct__free(in.dst);
 	free(map);
 	free(in.sites);

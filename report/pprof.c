@@ -164,17 +164,28 @@ static uint64_t mapping(struct builder *b, int64_t module_id)
 	return ++b->nmaps;
 }
 
-/* Source line of @vaddr in the frame's module, or 0. */
+/* Source line of @vaddr in the frame's module (its own function's, past
+ * what is inlined there), or 0. */
 static unsigned line_of(struct builder *b, const struct cct_frame *f,
 			uint64_t vaddr, const char **file)
 {
 	const struct store_module *m = f ? module(b, f->module_id) : NULL;
+	const struct lines_frame *fr;
 	unsigned line = 0;
+	int n;
 
 	*file = NULL;
-	if (m && b->in->lines &&
-	    lines__find(b->in->lines, m->path, m->build_id, vaddr, file, &line))
+	if (m && b->in->dwarf) {
+		n = report__dwarf_at(b->in->dwarf, f->module_id, vaddr, &fr);
+		if (n < 0)
+			b->err = n;
+		else if (n > 0)
+			*file = fr[n - 1].file, line = fr[n - 1].line;
+	} else if (m && b->in->lines &&
+		   lines__find(b->in->lines, m->path, m->build_id, vaddr, file,
+			       &line)) {
 		line = 0;
+	}
 	return line;
 }
 
@@ -274,21 +285,25 @@ static Line *add_line(struct builder *b)
 	return l;
 }
 
-/* The lines of location @l of function frame @f: with in->inlined, one
+/* The lines of location @l of function frame @f: with in->dwarf, one
  * per function inlined at its address, innermost first, as pprof
  * expects them, then @frame's own; else @frame's alone. */
 static void location_lines(struct builder *b, int64_t frame,
 			   const struct cct_frame *f, const Location *l)
 {
-	const struct store_module *m = f ? module(b, f->module_id) : NULL;
-	struct lines_frame fr[LINES_MAX_FRAMES];
+	const struct lines_frame *fr = NULL;
 	const char *file = NULL;
-	int n = 0;
 	Line *ln;
+	int n = 0;
 
-	if (m && b->in->inlined && b->in->lines)
-		n = lines__inlined(b->in->lines, m->path, m->build_id,
-				   l->address, fr, LINES_MAX_FRAMES);
+	if (f && b->in->dwarf && module(b, f->module_id)) {
+		n = report__dwarf_at(b->in->dwarf, f->module_id, l->address,
+				     &fr);
+		if (n < 0) {
+			b->err = n;
+			return;
+		}
+	}
 	for (int j = 0; j + 1 < n; j++) {
 		if (!(ln = add_line(b)))
 			return;
@@ -297,7 +312,7 @@ static void location_lines(struct builder *b, int64_t frame,
 	}
 	if (!(ln = add_line(b)))
 		return;
-	if (n > 0) {
+	if (n > 0) {		/* read before function() asks again */
 		file = fr[n - 1].file;
 		ln->line = fr[n - 1].line;
 	} else if (f && frame > 0) {
@@ -861,14 +876,13 @@ int render__pprof(const struct render *r)
 	if (in.clock && !in.period && run->frequency)
 		in.period = 1000000000 / run->frequency;
 	/* line numbers always, where DWARF has them */
-	in.inlined = r->v->dwarf != NULL;
+	in.dwarf = r->v->dwarf;
 	in.mangled = r->p->mangled;
-	in.lines = r->v->dwarf ? r->v->dwarf : r->v->lines ? r->v->lines :
-		   lines__new();
+	in.lines = r->v->lines ? r->v->lines : lines__new();
 	ret = in.lines ? pprof__write(r->out, &in) : -ENOMEM;
 	if (ret)
 		log_error("writing the pprof profile: %s", strerror(-ret));
-	if (in.lines != r->v->lines && in.lines != r->v->dwarf)
+	if (in.lines != r->v->lines)
 		lines__free(in.lines);
 	return ret ? -1 : 0;
 }

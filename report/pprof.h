@@ -18,7 +18,7 @@
  * pprof names a profile by its first mapping.  Addresses are link-time
  * virtual addresses, so a mapping's start is its code's.  Functions and
  * locations carry source files and lines from DWARF where the module
- * has them; a caller's location is its call site.  With @inlined, a
+ * has them; a caller's location is its call site.  With @dwarf, a
  * location holds a Line for each function inlined at its address,
  * innermost first, then its own function's (pprof's way: one Location,
  * several Lines), each inlined function a Function of its own.  A leaf's location is
@@ -40,6 +40,7 @@
 #include "inference/cct.h"
 
 struct lines;
+struct report_dwarf;
 struct store_module;
 struct store_pc;
 
@@ -47,8 +48,9 @@ struct pprof_input {
 	struct cct *cct;
 	uint32_t k;			/* KCCF_INF: whole contexts */
 	struct lines *lines;		/* may be NULL: no line numbers */
-	bool inlined;			/* a Line per function inlined at
-					 * each location, from @lines */
+	struct report_dwarf *dwarf;	/* may be NULL; else the lines, and
+					 * a Line per function inlined at
+					 * each location, from it */
 	bool mangled;			/* C++ names of those as spelled */
 	const struct store_module *modules;
 	size_t nmodules;

@@ -22,6 +22,7 @@
 #include "profile/run_profile.h"
 
 struct lines;
+struct lines_frame;
 struct report_base;
 struct store;
 
@@ -53,9 +54,10 @@ struct report_view {
 						 * these keys instead */
 	size_t nsort;		/* 0: no table */
 	struct lines *lines;	/* call sites as file:line; NULL: none */
-	struct lines *dwarf;	/* the functions inlined at each location
-				 * (pprof; report__inline() for the rest);
-				 * NULL: none (--no-inline) */
+	struct report_dwarf *dwarf;	/* the functions inlined at each
+					 * location (pprof; report__inline()
+					 * for the rest); NULL: none
+					 * (--no-inline) */
 	/* A baseline (--base): text, JSON and folded show each function's
 	 * and context's change of share against it, svg colours by it. */
 	const struct report_base *base;
@@ -63,17 +65,34 @@ struct report_view {
 };
 
 /*
+ * What DWARF says at the addresses of a profile's modules: the
+ * functions inlined there and the source lines (lines__inlined()), read
+ * from store @st (may be NULL) where an earlier report kept them for
+ * the build, else from the DWARF @l reads, and then kept in @st (when
+ * it can be written) by report__dwarf_free().  A build-id's DWARF
+ * never changes: a later report of the build opens no DWARF for the
+ * addresses an earlier one asked about.
+ */
+struct report_dwarf;
+struct report_dwarf *report__dwarf_new(const struct run_profile *p,
+				       struct lines *l, struct store *st);
+/* The frames at virtual address @vaddr of module @module_id, as
+ * lines__inlined() gives them (names and files made printable; C++
+ * names mangled), in *@out until the next call: their number, 0 when
+ * unknown, or -ENOMEM. */
+int report__dwarf_at(struct report_dwarf *d, int64_t module_id,
+		     uint64_t vaddr, const struct lines_frame **out);
+void report__dwarf_free(struct report_dwarf *d);
+
+/*
  * Draws the functions inlined in @p's function frames as frames of
- * their own below them (CCT_INLINED), from the DWARF @l reads: at each
+ * their own below them (CCT_INLINED), from what @d says: at each
  * callee's call site, and, for a leaf, at its function's sampled
  * instructions (@p read with RUN_PROFILE_PCS), whose samples split its
  * weight.  Replaces p->cct; a frame of a module without DWARF stays as
- * it was, and every frame id stays.  The chains of builds with a
- * build-id are read from @st (may be NULL) where a report kept them,
- * else from the DWARF, and kept there when @st can be written.  0 or
- * -ENOMEM.
+ * it was, and every frame id stays.  0 or -ENOMEM.
  */
-int report__inline(struct run_profile *p, struct lines *l, struct store *st);
+int report__inline(struct run_profile *p, struct report_dwarf *d);
 
 /* Writes @v's profile.  0, or -1 after logging why. */
 int report__write(const struct report_view *v);

@@ -756,13 +756,14 @@ const struct store_migration icppd_migrations[] = {
 	"  JOIN modules m ON m.id = f.module_id"
 	"  JOIN modules pr ON pr.id = k.program_id;"
 	},
-	/* 19 -> 20: the functions inlined at a build's sampled addresses,
-	 * as its DWARF says (report__inline()): read from the DWARF by the
-	 * first report that needs them, from here by every later one.  A
-	 * cache like build_calls: a build-id's DWARF never changes, and
-	 * retention drops the rows with the run that last read them.
-	 * chain: the names, outermost first, '\n' between (each made
-	 * printable); '' where nothing is inlined. */
+	/* 19 -> 20: what a build's DWARF says at its sampled addresses and
+	 * call sites (report/dwarf.c): read from the DWARF by the first
+	 * report that asks, from here by every later one.  A cache like
+	 * build_calls: a build-id's DWARF never changes, and retention
+	 * drops the rows with the run that last read them.  chain: a line
+	 * per frame, innermost first, "NAME\tFILE\tLINE": the functions
+	 * inlined there, then, with no name, the one they are inlined in
+	 * (names and files made printable). */
 	{ "CREATE TABLE inlined ("
 	"  build_id TEXT NOT NULL,"
 	"  address INTEGER NOT NULL,"

@@ -614,7 +614,7 @@ int store__keep_inlined(struct store *st, const char *build_id,
 
 	if (st->readonly || store__begin(st, what))
 		return -1;
-	if (sqlite3_prepare_v2(st->db, "INSERT OR IGNORE INTO inlined"
+	if (sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO inlined"
 			       " (build_id, address, last_run, chain) VALUES"
 			       " (?, ?, (SELECT coalesce(max(id), 0) FROM runs),"
 			       " ?)", -1, &s, NULL))

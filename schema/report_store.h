@@ -205,8 +205,9 @@ int store__put_build_calls(struct store *st, const char *build_id,
 int store__inlined(struct store *st, const char *build_id,
 		   int (*fn)(void *arg, uint64_t address, const char *chain),
 		   void *arg);
-/* Keeps the @n chains @chains of build @build_id at @addresses.  0, or
- * -1 (a read-only database keeps nothing: the chains are read again). */
+/* Keeps the @n chains @chains of build @build_id at @addresses, over
+ * what was there (a row a reader could not use).  0, or -1 (a
+ * read-only database keeps nothing: the chains are read again). */
 int store__keep_inlined(struct store *st, const char *build_id,
 			const uint64_t *addresses, char *const *chains,
 			size_t n);

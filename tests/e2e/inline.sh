@@ -114,21 +114,35 @@ fi
 cp "$PROGS/inlined" "$tmp/gone"
 "$ICPPD" record -q -d "$tmp/g.db" -- "$tmp/gone" 200 >/dev/null 2>&1
 "$ICPPD" report -d "$tmp/g.db" -f folded >"$tmp/g1"
-kept=$(q "SELECT count(*) FROM inlined WHERE chain != ''" "$tmp/g.db")
-ok $([ "${kept:-0}" -ge 1 ]; echo $?) "the store keeps the chains read ($kept)"
+nl="char(10)" tab="char(9)"
+kept=$(q "SELECT count(*) FROM inlined WHERE instr(chain, $nl)" "$tmp/g.db")
+ok $([ "${kept:-0}" -ge 1 ]; echo $?) "the store keeps what DWARF said ($kept addresses with inlined functions)"
 rm "$tmp/gone"
 "$ICPPD" report -d "$tmp/g.db" -f folded >"$tmp/g2" 2>/dev/null
 is "$(grep -c inlined "$tmp/g2")" "$(grep -c inlined "$tmp/g1")" \
 	"the file gone: the inlined frames from the store"
-q "UPDATE inlined SET chain = 'a' || char(10) || 'b' || char(1) || 'c' WHERE chain != ''" "$tmp/g.db"
+if command -v go >/dev/null; then
+	"$ICPPD" report -d "$tmp/g.db" -f pprof -o "$tmp/g.pb.gz" 2>/dev/null
+	go tool pprof -traces "$tmp/g.pb.gz" 2>&1 | grep -q 'mix (inline)'
+	ok $? "the file gone: pprof's inlined lines from the store"
+else
+	skip "go missing" "pprof from the store"
+fi
+q "UPDATE inlined SET chain = 'b' || char(1) || 'c' || $tab || 'f.c' || $tab || '3' || $nl || 'a' || $tab || 'g.c' || $tab || '4' || $nl || $tab || 'h.c' || $tab || '5' WHERE instr(chain, $nl)" "$tmp/g.db"
 "$ICPPD" report -d "$tmp/g.db" -f folded >"$tmp/g3" 2>/dev/null
-is "$?" 0 "a crafted chain: report exits 0"
+is "$?" 0 "a crafted row: report exits 0"
 grep -q ';a (inlined);b\\x01c (inlined) [0-9]*$' "$tmp/g3"
-ok $? "a crafted chain: its names made printable"
-q "UPDATE inlined SET chain = 'x' || replace(hex(zeroblob(20)), '00', char(10) || 'x') WHERE chain != ''" "$tmp/g.db"
-"$ICPPD" report -d "$tmp/g.db" -f folded >"$tmp/g4" 2>/dev/null
-grep -q inlined "$tmp/g4"
-ok $((! $?)) "a chain of more frames than DWARF can give: left out"
+ok $? "a crafted row: its names made printable"
+for bad in "'x' || $tab || 'f' || $tab || '1' || $nl || 'y' || $tab || 'f' || $tab || '2'" \
+	"replace(hex(zeroblob(20)), '00', 'x' || $tab || 'f' || $tab || '1' || $nl) || $tab || 'f' || $tab || '1'" \
+	"'x' || $tab || '1' || $nl || $tab || 'f' || $tab || '1'" \
+	"'x' || $tab || 'f' || $tab || '99999999999' || $nl || $tab || 'f' || $tab || '1'"; do
+	q "UPDATE inlined SET chain = $bad WHERE instr(chain, 'b')" "$tmp/g.db"
+	"$ICPPD" report -d "$tmp/g.db" -f folded >"$tmp/g4" 2>/dev/null
+	grep -q inlined "$tmp/g4"
+	ok $((! $?)) "a row a report did not write, left out: $bad"
+	q "UPDATE inlined SET chain = 'b' || $tab || $tab || '1' || $nl || $tab || $tab || '1' WHERE chain = $bad" "$tmp/g.db"
+done
 
 # A program without DWARF: no inlined frame, the report as before.
 "$ICPPD" record -q -d "$tmp/s.db" -- "$PROGS/heights-stripped" 60 >/dev/null 2>&1
