@@ -8,7 +8,7 @@
 #
 # Per workload and repetition: two perf runs (A, B) and one icppd run,
 # interleaved; medians over REPS.  perf's stacks are folded with
-# inlined frames left out (icppd names real frames only) and names
+# inlined frames left out (and icppd's too: --no-inline) and names
 # mangled as icppd gives them, and icppd's functions without a symbol
 # ("liblzma.so.5+0x1a30") are named "[unknown]" as perf names them.
 # The functions perf cannot unwind from are left out (see no_caller);
@@ -80,9 +80,9 @@ run_one() {	# run_one MODE CMD...: prints "ceiling icppd left-out whole"; $train
 	"$icppd" record -q ${LEARN:-} -e "$event" -F "$freq" -d "$work/a.db" -- "$@" >/dev/null
 	# whole stacks, and a function without a symbol as perf names it;
 	# as shown (cut where candidates disagree) and --whole-chains
-	"$icppd" report -d "$work/a.db" -f folded --k inf --exact --no-demangle 2>/dev/null |
+	"$icppd" report -d "$work/a.db" -f folded --k inf --exact --no-demangle --no-inline 2>/dev/null |
 		sed "$as_perf" >"$work/i.folded"
-	"$icppd" report -d "$work/a.db" -f folded --k inf --exact --no-demangle --whole-chains 2>/dev/null |
+	"$icppd" report -d "$work/a.db" -f folded --k inf --exact --no-demangle --no-inline --whole-chains 2>/dev/null |
 		sed "$as_perf" >"$work/w.folded"
 	no_caller "$work/a.folded" >"$work/nocaller"
 	for x in a b i w; do

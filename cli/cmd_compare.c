@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "binary/lines.h"
 #include "common/grow.h"
 #include "common/log.h"
 #include "common/outfile.h"
@@ -23,6 +24,7 @@
 
 struct compare_opts {
 	const char *db, *k, *threshold, *format, *output;
+	bool no_inline;
 };
 
 #define OPT(f) offsetof(struct compare_opts, f)
@@ -39,6 +41,9 @@ static const struct cli_option compare_options[] = {
 	  "text (default) or json", 0, 0 },
 	{ "output", 'o', CLI_STRING, OPT(output), "FILE",
 	  "write to FILE instead of standard output", 0, 0 },
+	{ "no-inline", 0, CLI_FLAG, OPT(no_inline), NULL,
+	  "runs without their inlined frames, as report --no-inline "
+	  "shows them (a comparison with truth:ID never has them)", 0, 0 },
 };
 
 const struct cli_command compare_command = {
@@ -197,9 +202,26 @@ static int read_folded(const char *path, struct profile_list *l)
 	return ret;
 }
 
+/* @p drawn with its inlined frames, as a report shows them by default,
+ * when @lines reads DWARF for it (NULL: none).  0 or -ENOMEM. */
+static int inline_frames(struct store *st, struct run_profile *p,
+			 struct lines *lines)
+{
+	struct report_dwarf *d;
+	int ret;
+
+	if (!lines)
+		return 0;
+	if (!(d = report__dwarf_new(p, lines, st)))
+		return -ENOMEM;
+	ret = report__inline(p, d);
+	report__dwarf_free(d);		/* keeps what DWARF said */
+	return ret;
+}
+
 /* Loads operand @arg into @l. */
 static int load(struct store **st, const char *db, const char *arg,
-		struct profile_list *l)
+		struct profile_list *l, struct lines *lines)
 {
 	struct run_profile p;
 	bool truth = !strncmp(arg, "truth:", 6);
@@ -226,7 +248,13 @@ static int load(struct store **st, const char *db, const char *arg,
 
 		ret = run_profile__infer(*st, &sel, RUN_PROFILE_STATIC |
 					 RUN_PROFILE_DEBUGINFO |
-					 RUN_PROFILE_DEBUGINFOD, &p);
+					 RUN_PROFILE_DEBUGINFOD |
+					 (lines ? RUN_PROFILE_PCS : 0), &p);
+		if (!ret && inline_frames(*st, &p, lines)) {
+			log_error("compare: out of memory drawing inlined "
+				  "functions");
+			ret = -1;
+		}
 	}
 	if (ret == 1 && truth)
 		log_error("run %lld has no true paths: only icppd validate "
@@ -251,6 +279,7 @@ int cmd_compare(int argc, char **argv)
 	struct compare_result r;
 	struct store *st = NULL;
 	struct outfile out = { 0 };
+	struct lines *lines = NULL;
 	uint32_t k = KCCF_INF;
 	double threshold = 1;
 	bool json;
@@ -279,9 +308,16 @@ int cmd_compare(int argc, char **argv)
 		}
 	}
 	a.k = b.k = k;
-	if (outfile__open(&out, o.output))
+	/* truth paths are physical: frames as validation scores them */
+	if (!o.no_inline && strncmp(argv[idx], "truth:", 6) &&
+	    strncmp(argv[idx + 1], "truth:", 6) && !(lines = lines__new()))
 		return 1;
-	if (load(&st, o.db, argv[idx], &a) || load(&st, o.db, argv[idx + 1], &b))
+	if (outfile__open(&out, o.output)) {
+		lines__free(lines);
+		return 1;
+	}
+	if (load(&st, o.db, argv[idx], &a, lines) ||
+	    load(&st, o.db, argv[idx + 1], &b, lines))
 		goto out;
 	strip_comm_frames(&a, &b, argv[idx]);
 	strip_comm_frames(&b, &a, argv[idx + 1]);
@@ -309,6 +345,7 @@ out:
 		ret = 1;
 	free_list(&a);
 	free_list(&b);
+	lines__free(lines);
 	store__close(st);
 	return ret;
 }

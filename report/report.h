@@ -71,7 +71,7 @@ struct report_view {
  * the build, else from the DWARF @l reads, and then kept in @st (when
  * it can be written) by report__dwarf_free().  A build-id's DWARF
  * never changes: a later report of the build opens no DWARF for the
- * addresses an earlier one asked about.
+ * addresses an earlier one asked about.  @p, @l and @st outlive it.
  */
 struct report_dwarf;
 struct report_dwarf *report__dwarf_new(const struct run_profile *p,

@@ -60,6 +60,18 @@ ok $? "--no-inline: callee right below work"
 flat=$("$ICPPD" report -d "$db" --sort sym --min-percent 0 --no-inline)
 near "$(share work)" 75 "--no-inline --sort sym: work holds what was inlined in it"
 
+# compare draws a run as report does: with its inlined frames, or
+# without them with --no-inline.
+printf '%s\n' "$folded" >"$tmp/inl.folded"
+printf '%s\n' "$plain" >"$tmp/plain.folded"
+contains "$("$ICPPD" compare -d "$db" "$tmp/inl.folded" 1)" "degree of overlap: 1.0000" \
+	"compare: a run and its folded report overlap fully, inlined frames and all"
+contains "$("$ICPPD" compare -d "$db" --no-inline "$tmp/plain.folded" 1)" "degree of overlap: 1.0000" \
+	"compare --no-inline: as report --no-inline"
+ov=$("$ICPPD" compare -d "$db" --no-inline "$tmp/inl.folded" 1 | sed -n 's/^degree of overlap: //p')
+ok $(awk -v o="${ov:-1}" 'BEGIN { exit !(o < 0.5) }'; echo $?) \
+	"compare: inlined frames against none differ ($ov)"
+
 # pprof: one location per address, a line per function inlined there,
 # innermost first.  Every location of the program against addr2line -i.
 chains() {	# chains PROGRAM PPROF_FILE: "ADDRESS ours | addr2line's" per location
