@@ -3,11 +3,12 @@
  * rows per module; a lookup is a binary search for the last row at or
  * below the address, within its sequence.
  *
- * Where the file has .debug_aranges (the address ranges of each
- * compilation unit), a unit's line table is read only when a lookup
- * first falls in it: a profile asks for a few dozen addresses of libc,
- * whose debug file's line tables took most of a pprof export's time to
- * read whole.  Without aranges every unit is read at once.
+ * A unit's line table is read only when a lookup first falls in its
+ * address ranges (.debug_aranges, or, where the file has none as clang
+ * leaves it, the ranges its DIE gives): a profile asks for a few dozen
+ * addresses of libc, whose debug file's line tables took most of a
+ * pprof export's time to read whole.  A unit with no range at all is
+ * read at once.
  *
  * libdwarf runs in a worker process, forked on first use, that answers
  * one lookup per message over a socket pair.  A recorded module is any
@@ -102,7 +103,7 @@ struct line_module {
 		bool read;	/* its line rows */
 		bool walked;	/* its inlined subroutines */
 	} *cus;
-	size_t ncus;
+	size_t ncus, cus_cap;
 	int fd;
 	Elf *elf;
 	Dwarf_Debug dbg;
@@ -656,16 +657,66 @@ static void dwarf_failed(Dwarf_Error err, Dwarf_Ptr arg)
 	(void)arg;
 }
 
+/* Without .debug_aranges (clang emits none), the units' ranges from
+ * their DIEs (low/high pc or DW_AT_ranges), so that a unit is read when
+ * a lookup first falls in it, as with aranges; a unit that gives no
+ * range is read now.  0 when some unit is left to read on demand, or
+ * -ENOENT. */
+static int unit_ranges(struct line_module *m)
+{
+	Dwarf_Unsigned next;
+	Dwarf_Half type;
+
+	while (dwarf_next_cu_header_d(m->dbg, true, NULL, NULL, NULL, NULL,
+				      NULL, NULL, NULL, NULL, &next, &type,
+				      NULL) == DW_DLV_OK) {
+		struct walk w = { .m = m, .dbg = m->dbg };
+		Dwarf_Half offset_size;
+		Dwarf_Addr base;
+		Dwarf_Off off;
+		Dwarf_Die cu;
+		bool kept = true;
+
+		if (dwarf_siblingof_b(m->dbg, NULL, true, &cu, NULL) !=
+		    DW_DLV_OK)
+			continue;
+		if (dwarf_get_version_of_die(cu, &w.version, &offset_size) ==
+		    DW_DLV_OK && dwarf_dieoffset(cu, &off, NULL) == DW_DLV_OK) {
+			if (dwarf_lowpc(cu, &base, NULL) == DW_DLV_OK)
+				w.base = base;
+			die_ranges(&w, cu, 0, 0);
+		}
+		for (size_t i = 0; kept && i < w.nranges; i++) {
+			kept = !grow(&m->cus, &m->cus_cap, m->ncus + 1,
+				     sizeof(*m->cus), 64);
+			if (kept)
+				m->cus[m->ncus++] = (struct cu_range){
+					w.ranges[i].lo, w.ranges[i].hi, off,
+					false, false };
+		}
+		if (!w.nranges || !kept) {
+			read_cu(m->dbg, cu, m);
+			read_inlined(m->dbg, cu, m);
+		}
+		free(w.ranges);
+		dwarf_dealloc(m->dbg, cu, DW_DLA_DIE);
+	}
+	if (!m->ncus) {
+		close_dwarf(m);
+		return m->nrows ? 0 : -ENOENT;
+	}
+	qsort(m->cus, m->ncus, sizeof(*m->cus), cmp_cu);
+	return 0;
+}
+
 /* Opens the DWARF of the ELF file at @path, if it is the build
- * @build_id (module__open_recorded_fd()): its units' ranges kept for
- * reading on demand, or, without aranges, every unit's rows read now.
+ * @build_id (module__open_recorded_fd()): its units' ranges (from
+ * .debug_aranges, else from their DIEs) kept for reading on demand.
  * 0, or -ENOENT when it has no DWARF or is not that file. */
 static int open_file(const char *path, const char *build_id,
 		     struct line_module *m)
 {
 	Dwarf_Error err = NULL;
-	Dwarf_Unsigned next;
-	Dwarf_Half type;
 
 	m->fd = module__open_recorded_fd(path, build_id);
 	if (m->fd < 0)
@@ -681,20 +732,8 @@ static int open_file(const char *path, const char *build_id,
 		close_dwarf(m);
 		return -ENOENT;
 	}
-	if (!read_aranges(m))
+	if (!read_aranges(m) || !unit_ranges(m))
 		return 0;
-	while (dwarf_next_cu_header_d(m->dbg, true, NULL, NULL, NULL, NULL,
-				      NULL, NULL, NULL, NULL, &next, &type,
-				      NULL) == DW_DLV_OK) {
-		Dwarf_Die cu;
-
-		if (dwarf_siblingof_b(m->dbg, NULL, true, &cu, NULL) !=
-		    DW_DLV_OK)
-			continue;
-		read_cu(m->dbg, cu, m);
-		read_inlined(m->dbg, cu, m);
-		dwarf_dealloc(m->dbg, cu, DW_DLA_DIE);
-	}
 	close_dwarf(m);
 	return m->nrows ? 0 : -ENOENT;
 }

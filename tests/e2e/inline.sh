@@ -5,7 +5,8 @@
 # into work), 25% in helper_b's own loop (inlined into work) and 25% in
 # callee, which helper_b calls from code inlined in work.  The chains
 # at every address pprof shows are checked against binutils' addr2line
-# -i on the same addresses, for gcc's DWARF 5 and 4 and for clang's.
+# -i on the same addresses, for gcc's DWARF 5 and 4, two units, and
+# clang's (no .debug_aranges).
 . "$TESTS_SRCDIR/e2e/lib.sh"
 require_perf
 
@@ -112,7 +113,7 @@ if command -v go >/dev/null; then
 	ok $? "two units: cold_helper inlined in the unit below"
 	if [ -x "$PROGS/inlined-clang" ]; then
 		"$ICPPD" record -q -d "$tmp/cl.db" -- "$PROGS/inlined-clang" 200 >/dev/null 2>&1
-		same_chains "$PROGS/inlined-clang" "$tmp/cl.db" "pprof, clang (no .debug_aranges)"
+		same_chains "$PROGS/inlined-clang" "$tmp/cl.db" "pprof, clang (no .debug_aranges: units by their DIEs' ranges)"
 	else
 		skip "clang missing" "pprof, clang"
 	fi
