@@ -25,6 +25,7 @@
 #include "common/grow.h"
 #include "common/hindex.h"
 #include "report/report.h"
+#include "schema/report_store.h"
 
 /* An inline chain: frame ids (of the new tree), outermost first, in
  * ids[start ..]; chain 0 is empty. */
@@ -114,25 +115,6 @@ static uint32_t chain_at(struct inliner *in, const struct cct_frame *f,
 	return c;
 }
 
-/* The first of function @id's sampled instructions in p->pcs (sorted
- * by function), and their number. */
-static size_t pcs_of(const struct run_profile *p, int64_t id, size_t *first)
-{
-	size_t lo = 0, hi = p->npcs, end;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->pcs[mid].function_id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (end = lo; end < p->npcs && p->pcs[end].function_id == id; end++)
-		;
-	*first = lo;
-	return end - lo;
-}
 
 /* Function frame @f's leaf split (n 0: nothing inlined where it was
  * sampled), or NULL when out of memory. */
@@ -142,7 +124,8 @@ static const struct split *split_of(struct inliner *in,
 	uint64_t h = hindex__mix(15, (uint64_t)f->id);
 	struct hindex_probe pr = { HINDEX_NONE, 0 };
 	struct split s = { f->id, (uint32_t)in->nparts, 0, 0 };
-	size_t first, n = pcs_of(in->p, f->id, &first);
+	size_t first, n = store__pcs_of(in->p->pcs, in->p->npcs, f->id,
+				       &first);
 	bool inlined = false;
 	uint32_t i;
 

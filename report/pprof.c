@@ -189,6 +189,26 @@ static unsigned line_of(struct builder *b, const struct cct_frame *f,
 	return line;
 }
 
+/* A new function of frame @frame (0: an inlined one), found again by
+ * hash @h, its id set: the caller names it.  NULL when out of memory. */
+static Function *new_function(struct builder *b, uint64_t h, int64_t frame)
+{
+	Function *fn;
+
+	if (grow(&b->funcs, &b->funcs_cap, b->nfuncs + 1, sizeof(*b->funcs), 256) ||
+	    grow(&b->func_frames, &b->func_frames_cap, b->nfuncs + 1,
+		 sizeof(*b->func_frames), 256) ||
+	    hindex__insert(&b->func_index, h, (uint32_t)b->nfuncs)) {
+		b->err = -ENOMEM;
+		return NULL;
+	}
+	fn = &b->funcs[b->nfuncs];
+	perftools__profiles__function__init(fn);
+	fn->id = b->nfuncs + 1;
+	b->func_frames[b->nfuncs++] = frame;
+	return fn;
+}
+
 /*
  * The function of @frame, as source file @file holds it (NULL: the file
  * of its first line).  A line of another file is code inlined from
@@ -218,21 +238,12 @@ static uint64_t function(struct builder *b, int64_t frame, const char *file)
 	while ((i = hindex__next(&b->func_index, &p, h)) != HINDEX_NONE)
 		if (b->func_frames[i] == frame && b->funcs[i].filename == name)
 			return i + 1;
-	if (grow(&b->funcs, &b->funcs_cap, b->nfuncs + 1, sizeof(*b->funcs), 256) ||
-	    grow(&b->func_frames, &b->func_frames_cap, b->nfuncs + 1,
-		 sizeof(*b->func_frames), 256) ||
-	    hindex__insert(&b->func_index, h, (uint32_t)b->nfuncs)) {
-		b->err = -ENOMEM;
+	if (!(fn = new_function(b, h, frame)))
 		return 0;
-	}
-	fn = &b->funcs[b->nfuncs];
-	perftools__profiles__function__init(fn);
-	fn->id = b->nfuncs + 1;
 	fn->name = fn->system_name = str(b, cct__root_name(b->in->cct, frame));
 	fn->filename = name;
 	fn->start_line = start;
-	b->func_frames[b->nfuncs] = frame;
-	return ++b->nfuncs;
+	return b->nfuncs;
 }
 
 /* The function @name (from DWARF: mangled unless in->mangled) inlined
@@ -253,20 +264,11 @@ static uint64_t inlined_function(struct builder *b, const char *name,
 		if (!b->func_frames[i] && b->funcs[i].name == n &&
 		    b->funcs[i].filename == f)
 			return i + 1;
-	if (grow(&b->funcs, &b->funcs_cap, b->nfuncs + 1, sizeof(*b->funcs), 256) ||
-	    grow(&b->func_frames, &b->func_frames_cap, b->nfuncs + 1,
-		 sizeof(*b->func_frames), 256) ||
-	    hindex__insert(&b->func_index, h, (uint32_t)b->nfuncs)) {
-		b->err = -ENOMEM;
+	if (!(fn = new_function(b, h, 0)))
 		return 0;
-	}
-	fn = &b->funcs[b->nfuncs];
-	perftools__profiles__function__init(fn);
-	fn->id = b->nfuncs + 1;
 	fn->name = fn->system_name = n;
 	fn->filename = f;
-	b->func_frames[b->nfuncs] = 0;
-	return ++b->nfuncs;
+	return b->nfuncs;
 }
 
 /* A new line of the location being made. */
@@ -474,21 +476,7 @@ static int split(struct builder *b, int64_t total, const int64_t *w,
 static size_t pcs_of(const struct pprof_input *in, int64_t frame,
 		     size_t *first)
 {
-	size_t lo = 0, hi = in->npcs, end;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (in->pcs[mid].function_id < frame)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (end = lo; end < in->npcs && in->pcs[end].function_id == frame;
-	     end++)
-		;
-	*first = lo;
-	return end - lo;
+	return store__pcs_of(in->pcs, in->npcs, frame, first);
 }
 
 /* The leaf function of record @r and its sampled instructions: n rows

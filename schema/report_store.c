@@ -331,6 +331,25 @@ int store__run_pcs(struct store *st, const struct store_selection *sel,
 			 "reading the sampled instructions", sel, pc_row, &c);
 }
 
+size_t store__pcs_of(const struct store_pc *pcs, size_t n,
+		     int64_t function_id, size_t *first)
+{
+	size_t lo = 0, hi = n, end;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pcs[mid].function_id < function_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (end = lo; end < n && pcs[end].function_id == function_id; end++)
+		;
+	*first = lo;
+	return end - lo;
+}
+
 struct kchain_cb {
 	int (*fn)(void *arg, const struct store_kchain *k);
 	void *arg;

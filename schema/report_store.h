@@ -121,6 +121,10 @@ struct store_pc {
  * a crafted database holds out of range are left out. */
 int store__run_pcs(struct store *st, const struct store_selection *sel,
 		   int (*fn)(void *arg, const struct store_pc *pc), void *arg);
+/* The rows of function @function_id among @n such rows @pcs (sorted by
+ * function): their number, from *@first. */
+size_t store__pcs_of(const struct store_pc *pcs, size_t n,
+		     int64_t function_id, size_t *first);
 /* The selection's kernel call chains (record --kernel): per CID, each
  * chain's names and samples, over all its processes. */
 struct store_kchain {
