@@ -115,7 +115,6 @@ static uint32_t chain_at(struct inliner *in, const struct cct_frame *f,
 	return c;
 }
 
-
 /* Function frame @f's leaf split (n 0: nothing inlined where it was
  * sampled), or NULL when out of memory. */
 static const struct split *split_of(struct inliner *in,
