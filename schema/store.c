@@ -717,6 +717,26 @@ static int write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 	return 0;
 }
 
+/* Binds run @run_id and CID @k (its function named @func_name) to
+ * columns 1-6 of @s: run, pid, tid, program, function, height, as the
+ * cid_samples and kernel_chains inserts take them.  0 or -1. */
+static int bind_cid(struct store *st, sqlite3_stmt *s, int64_t run_id,
+		    const struct cid_key *k, const char *func_name)
+{
+	int64_t fid, pid;
+
+	if (function_id(st, k->mod, k->func, func_name, &fid) ||
+	    module_id(st, k->prog, &pid))
+		return -1;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_int64(s, 2, k->pid);
+	sqlite3_bind_int64(s, 3, k->tid);
+	sqlite3_bind_int64(s, 4, pid);
+	sqlite3_bind_int64(s, 5, fid);
+	sqlite3_bind_int64(s, 6, k->height);
+	return 0;
+}
+
 static int write_counts(struct store *st, int64_t run_id,
 			const struct aggregate *agg)
 {
@@ -741,18 +761,9 @@ static int write_counts(struct store *st, int64_t run_id,
 	cids = aggregate__cids(agg, &n);
 	for (size_t i = 0; i < n; i++) {
 		sqlite3_stmt *s = st->ins_cid;
-		int64_t fid, pid;
 
-		if (function_id(st, cids[i].key.mod, cids[i].key.func,
-				cids[i].func_name, &fid) ||
-		    module_id(st, cids[i].key.prog, &pid))
+		if (bind_cid(st, s, run_id, &cids[i].key, cids[i].func_name))
 			return -1;
-		sqlite3_bind_int64(s, 1, run_id);
-		sqlite3_bind_int64(s, 2, cids[i].key.pid);
-		sqlite3_bind_int64(s, 3, cids[i].key.tid);
-		sqlite3_bind_int64(s, 4, pid);
-		sqlite3_bind_int64(s, 5, fid);
-		sqlite3_bind_int64(s, 6, cids[i].key.height);
 		sqlite3_bind_int64(s, 7, (int64_t)cids[i].samples);
 		sqlite3_bind_int64(s, 8, (int64_t)cids[i].kernel);
 		if (store__step_done(st, s, "writing samples"))
@@ -777,18 +788,9 @@ static int write_counts(struct store *st, int64_t run_id,
 	kch = aggregate__kchains(agg, &n);
 	for (size_t i = 0; i < n; i++) {
 		sqlite3_stmt *s = st->ins_kchain;
-		int64_t fid, pid;
 
-		if (function_id(st, kch[i].key.mod, kch[i].key.func,
-				kch[i].func_name, &fid) ||
-		    module_id(st, kch[i].key.prog, &pid))
+		if (bind_cid(st, s, run_id, &kch[i].key, kch[i].func_name))
 			return -1;
-		sqlite3_bind_int64(s, 1, run_id);
-		sqlite3_bind_int64(s, 2, kch[i].key.pid);
-		sqlite3_bind_int64(s, 3, kch[i].key.tid);
-		sqlite3_bind_int64(s, 4, pid);
-		sqlite3_bind_int64(s, 5, fid);
-		sqlite3_bind_int64(s, 6, kch[i].key.height);
 		sqlite3_bind_text(s, 7, kch[i].chain, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 8, (int64_t)kch[i].samples);
 		if (store__step_done(st, s, "writing kernel chains"))
