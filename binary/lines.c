@@ -36,6 +36,7 @@
 #include <libdwarf/libdwarf.h>
 #include <libelf.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -785,21 +786,38 @@ static struct line_module *load(struct reader *l, const char *path,
 	return m;
 }
 
-/* Reads the rows of the unit whose range holds @vaddr, when there is
- * one not read yet, and sorts the rows again. */
-static void read_unit_of(struct line_module *m, uint64_t vaddr, bool inlined)
+/* The index of the first of @n elements of @size bytes at @a, sorted by
+ * the address each starts with (line_row, cu_range and inl_seg all do),
+ * whose address is above @vaddr: the one before it is the last at or
+ * below. */
+static size_t above(const void *a, size_t n, size_t size, uint64_t vaddr)
 {
-	size_t lo = 0, hi = m->ncus;
-	Dwarf_Die cu;
+	_Static_assert(offsetof(struct line_row, addr) == 0 &&
+		       offsetof(struct cu_range, lo) == 0 &&
+		       offsetof(struct inl_seg, lo) == 0,
+		       "above() reads the address each element starts with");
+	size_t lo = 0, hi = n;
 
-	while (lo < hi) {		/* the first range starting above */
-		size_t mid = (lo + hi) / 2;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t at;
 
-		if (m->cus[mid].lo <= vaddr)
+		memcpy(&at, (const char *)a + mid * size, sizeof(at));
+		if (at <= vaddr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+/* Reads the rows of the unit whose range holds @vaddr, when there is
+ * one not read yet, and sorts the rows again. */
+static void read_unit_of(struct line_module *m, uint64_t vaddr, bool inlined)
+{
+	size_t lo = above(m->cus, m->ncus, sizeof(*m->cus), vaddr);
+	Dwarf_Die cu;
+
 	/* ranges may nest or overlap (a unit's several ranges): look back
 	 * over those that start at or below @vaddr */
 	while (lo-- > 0) {
@@ -833,21 +851,13 @@ static int reader_find(struct reader *l, const char *path,
 		       unsigned *line)
 {
 	struct line_module *m = load(l, path, build_id);
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (m && m->ncus)
 		read_unit_of(m, vaddr, false);
 	if (!m || !m->nrows)
 		return m && !m->ncus ? -ENODATA : -ENOENT;
-	hi = m->nrows;
-	while (lo < hi) {		/* first row above vaddr */
-		size_t mid = (lo + hi) / 2;
-
-		if (m->rows[mid].addr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = above(m->rows, m->nrows, sizeof(*m->rows), vaddr);
 	if (!lo || !m->rows[lo - 1].line)
 		return -ENOENT;
 	*file = m->files[m->rows[lo - 1].file];
@@ -862,7 +872,7 @@ static int reader_inlined(struct reader *l, const char *path,
 			  size_t len, size_t *used)
 {
 	struct line_module *m = load(l, path, build_id);
-	size_t lo = 0, hi, at = 0;
+	size_t lo, at = 0;
 	uint32_t e;
 	int n = 0;
 
@@ -871,15 +881,7 @@ static int reader_inlined(struct reader *l, const char *path,
 		read_unit_of(m, vaddr, true);
 	if (!m || (!m->nrows && !m->nsegs))
 		return m && !m->ncus ? -ENODATA : 0;
-	hi = m->nsegs;
-	while (lo < hi) {		/* first segment above vaddr */
-		size_t mid = (lo + hi) / 2;
-
-		if (m->segs[mid].lo <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = above(m->segs, m->nsegs, sizeof(*m->segs), vaddr);
 	if (!lo || vaddr >= m->segs[lo - 1].hi)
 		return 0;
 	for (e = m->segs[lo - 1].entry; e < m->ninl && n < LINES_MAX_INLINED;
