@@ -134,11 +134,11 @@ is "$(q "SELECT sum(stack_rows) FROM exports" "$tmp/a.db")" \
 
 # The fleet's report, k-contexts summed by ClickHouse over both shards:
 # the union of the local reports of the runs exported (weights as
-# fractions, summed per stack).
+# fractions, summed per stack; physical frames, as the export has them).
 for r in $(q "SELECT run_id FROM exports WHERE target = '$url0'" "$tmp/a.db"); do
-	"$ICPPD" report -d "$tmp/a.db" --run "$r" -f folded --exact 2>/dev/null
+	"$ICPPD" report -d "$tmp/a.db" --run "$r" -f folded --exact --no-inline 2>/dev/null
 done >"$tmp/local.folded"
-"$ICPPD" report -d "$tmp/b.db" -f folded --exact >>"$tmp/local.folded" 2>/dev/null
+"$ICPPD" report -d "$tmp/b.db" -f folded --exact --no-inline >>"$tmp/local.folded" 2>/dev/null
 "$ICPPD" report --from "$url0" -f folded --exact >"$tmp/fleet.folded"
 is $? 0 "report --from: exit 0"
 same_stacks() {	# same_stacks A B: per stack, the same weight (to 0.01)
