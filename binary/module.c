@@ -70,6 +70,16 @@ struct segment {
 	bool exec;
 };
 
+/* Go's runtime functions past which no walk of a stack copy goes (see
+ * module__ends_walk()), as its symbol table names them; assembly ones
+ * carry an ".abi0" suffix there. */
+static const char *const go_end_names[] = {
+	"runtime.goexit", "runtime.mstart", "runtime.rt0_go",
+	"runtime.systemstack", "runtime.mcall", "runtime.morestack",
+	"runtime.asmcgocall", "runtime.nanotime1", "runtime.walltime",
+};
+#define GO_ENDS (sizeof(go_end_names) / sizeof(go_end_names[0]))
+
 struct symbol {
 	uint64_t addr, size;
 	const char *name;	/* into names, once read */
@@ -93,6 +103,8 @@ struct module {
 	size_t table_bytes;	/* symbol and string tables read */
 	struct cfi *cfi;
 	bool go;		/* Go code (see module__is_go) */
+	uint64_t go_ends[2 * GO_ENDS];	/* see module__ends_walk() */
+	size_t ngo_ends;
 	bool cfi_released;	/* no cfi held: built on first use (a cached
 				 * module's, and one the cache released) */
 	struct module_origin origin;	/* cache key and where to reopen */
@@ -342,6 +354,28 @@ static int sort_symbols(struct module *m)
 	return 0;
 }
 
+/* The addresses of go_end_names' functions (an assembly function and
+ * its Go-ABI wrapper both), once the symbols are sorted: one pass over
+ * them, for a Go module only. */
+static void find_go_ends(struct module *m)
+{
+	for (size_t i = 0; i < m->nsyms; i++) {
+		const char *name = m->syms[i].name;
+		size_t len;
+
+		if (strncmp(name, "runtime.", 8))
+			continue;
+		len = strlen(name);
+		if (len > 5 && !strcmp(name + len - 5, ".abi0"))
+			len -= 5;
+		for (size_t j = 0; j < GO_ENDS; j++)
+			if (strlen(go_end_names[j]) == len &&
+			    !strncmp(name, go_end_names[j], len) &&
+			    m->ngo_ends < 2 * GO_ENDS)
+				m->go_ends[m->ngo_ends++] = m->syms[i].addr;
+	}
+}
+
 /* A stripped Debian binary keeps its .symtab in /usr/lib/debug/.build-id
  * when the -dbgsym package is installed. */
 static void open_debug_file(struct module *m)
@@ -433,6 +467,8 @@ static int analyse(struct module *m, bool cfi)
 	open_debug_file(m);
 	if (sort_symbols(m))
 		return -ENOMEM;
+	if (m->go)
+		find_go_ends(m);
 	if (m->debug_elf) {	/* its names are copied: not needed */
 		elf_end(m->debug_elf);
 		m->debug_elf = NULL;
@@ -615,6 +651,14 @@ size_t module__nr_symbols(const struct module *m) { return m->nsyms; }
 static struct cfi *cfi_of(struct module *m);
 
 bool module__is_go(const struct module *m) { return m->go; }
+
+bool module__ends_walk(const struct module *m, uint64_t func)
+{
+	for (size_t i = 0; i < m->ngo_ends; i++)
+		if (m->go_ends[i] == func)
+			return true;
+	return false;
+}
 
 bool module__has_cfi(const struct module *m)
 {

@@ -84,6 +84,18 @@ bool module__has_cfi(const struct module *m);
 /* Go code: its goroutines run on stacks the Go runtime allocates in heap
  * arenas and moves as they grow, so no thread stack base holds there. */
 bool module__is_go(const struct module *m);
+/*
+ * Whether a walk up a stack copy ends at the function starting at
+ * @func: Go's runtime functions that start a stack (runtime.goexit,
+ * mstart, rt0_go) or leave the one they were called on for another
+ * (systemstack, mcall, morestack, asmcgocall, and nanotime1 and
+ * walltime, which call the vDSO on the thread's system stack).  The
+ * caller of a switching function lives on the other stack, which the
+ * copy does not hold: what lies above it in the copy is stale, and Go's
+ * own tracebacks stop there too.  False for every function of other
+ * code.
+ */
+bool module__ends_walk(const struct module *m, uint64_t func);
 
 /* File offset (as in a mapping's pgoff) -> link-time address. */
 int module__vaddr(const struct module *m, uint64_t file_off, uint64_t *vaddr);

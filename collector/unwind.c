@@ -80,8 +80,12 @@ static int64_t height_of(uint64_t base, uint64_t cfa)
  * Walks the stack copy from the sampled registers to the outermost
  * frame.  A frame is outermost when its CFI says the return address is
  * undefined (glibc's _start and clone3), when its return address is 0
- * (Go's runtime.goexit, the bottom of every goroutine) or when its CFA
- * is at or above the stack base (a start routine without such CFI).
+ * (Go's runtime.goexit, the bottom of every goroutine), when its CFA
+ * is at or above the stack base (a start routine without such CFI), or
+ * when it is a Go runtime function that starts a stack or switches to
+ * another (module__ends_walk(): what lies above runtime.systemstack on
+ * a thread's system stack is stale, and read as frames it gave a
+ * garbage caller or none).
  * Heights use the same base as the sample's CID, so frames[innermost]
  * is the CID; a @base of 0 (no fixed base) gives every frame
  * ICPPD_HEIGHT_NONE, up to a signal frame whose caller ran on a stack
@@ -148,7 +152,8 @@ static enum unwind_status unwind(struct collector *c, struct process *p,
 		c->frames[(*n)++] = (struct path_frame){ .mod = m->mod,
 			.func = f.start, .name = f.name, .pc = vaddr,
 			.height = height_of(base, st.cfa) };
-		if (ret == 1 || !below || (ret == 0 && !regs.ip))
+		if (ret == 1 || !below || (ret == 0 && !regs.ip) ||
+		    module__ends_walk(m->mod, f.start))
 			return UNW_COMPLETE;
 		/* a signal frame's caller may run on another stack (the
 		 * handler's was a sigaltstack() block): the walk goes on with

@@ -85,4 +85,27 @@ for prog in goroutines goroutines-nodwarf; do
 	is "$(q "SELECT value > 0 FROM v_run_counters WHERE name = 'unwind.complete'")" 1 \
 		"$prog: whole goroutine stacks, ended at runtime.goexit"
 done
+
+# Go code on the thread's system stack: mark assists on the main
+# thread's (the process's [stack], with a base) and the collector's
+# workers on theirs, each entered through runtime.systemstack.  A walk
+# ends there: above it lie stale frames of earlier switches (read as
+# callers, they ended in no mapping: 229 of 529 samples before).
+if [ -x "$PROGS/gcassist" ]; then
+	db=$tmp/gcassist.db
+	out=$("$ICPPD" record -d "$db" -- "$PROGS/gcassist" 300 2>&1 >/dev/null)
+	is $? 0 "gcassist: record exit 0"
+	folded=$("$ICPPD" report -d "$db" --format folded --k inf --no-inline 2>/dev/null)
+	is "$(q "SELECT value FROM v_run_counters WHERE name = 'unwind.no_mapping'")" 0 \
+		"gcassist: no walk leaves the system stack for stale frames"
+	is "$(q "SELECT (SELECT value FROM v_run_counters WHERE name = 'unwind.complete') =
+		(SELECT value FROM v_run_counters WHERE name = 'learn.samples')")" 1 \
+		"gcassist: every sample unwound whole"
+	sys=$(printf '%s\n' "$folded" | awk '/^runtime\.systemstack(\.abi0)?;/ { t += $NF } END { printf "%d\n", t }')
+	ok $([ "$sys" -ge 1 ]; echo $?) "gcassist: paths from runtime.systemstack ($sys samples)"
+	is "$(printf '%s\n' "$folded" | grep -c ';runtime\.systemstack')" 0 \
+		"gcassist: runtime.systemstack is always a path's outermost frame"
+else
+	skip "go not installed (./test.sh installs golang-go)" "gcassist: Go code on the system stack"
+fi
 done_testing

@@ -44,7 +44,7 @@ $cc -O2 -Wall -o "$out/shpatch" "$src/shpatch.c"
 $cc -O2 -Wall -o "$out/ctlpeer" "$src/ctlpeer.c"
 # Goroutines, when Go is here (./test.sh installs Debian's golang-go),
 # with .debug_frame and without DWARF (-w, as release builds strip it:
-# frame pointers only).  The build cache is the output directory's, so a
+# frame pointers only); and Go code on the thread's system stack.  The build cache is the output directory's, so a
 # build never writes to the user's home.
 if command -v go >/dev/null; then
 	abs=$(cd "$out" && pwd)
@@ -52,4 +52,6 @@ if command -v go >/dev/null; then
 		GOCACHE=$abs/.gocache GO111MODULE=off HOME=$abs \
 			go build "${v#*:}" -o "$out/${v%%:*}" "$src/goroutines.go"
 	done
+	GOCACHE=$abs/.gocache GO111MODULE=off HOME=$abs \
+		go build -o "$out/gcassist" "$src/gcassist.go"
 fi

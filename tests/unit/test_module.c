@@ -644,6 +644,58 @@ static void log_forget(void *arg, const struct module *const *m, size_t n)
 }
 
 /*
+ * Go's stack-switching functions end a walk (module__ends_walk): by
+ * name, with or without the ".abi0" of an assembly function, and only
+ * in a module with Go's sections.  A lookalike name and the same names
+ * in C code do not.
+ */
+static void test_go_ends(void)
+{
+	static uint8_t code[0x100] = { 0xc3 };
+	static const char strtab[] = "\0runtime.systemstack.abi0\0runtime.mcall"
+		"\0runtime.systemstackx\0runtime.mstart.abi0x\0main.main";
+	Elf64_Sym syms[6] = { { 0 }, ec_func(1, 0x1000, 16),
+		ec_func(26, 0x1010, 16), ec_func(40, 0x1020, 16),
+		ec_func(61, 0x1030, 16), ec_func(82, 0x1040, 16) };
+	struct ec_section s[4] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000,
+		  0, 0, 0, code, sizeof(code), 0, 0 },
+		{ ".symtab", SHT_SYMTAB, 0, 0, sizeof(Elf64_Sym), 3, 0, syms,
+		  sizeof(syms), 0, 0 },
+		{ ".strtab", SHT_STRTAB, 0, 0, 0, 0, 0, strtab, sizeof(strtab),
+		  0, 0 },
+		{ ".gopclntab", SHT_PROGBITS, SHF_ALLOC, 0x2000, 0, 0, 0, code,
+		  16, 0, 0 },
+	};
+
+	for (int go = 1; go >= 0; go--) {
+		struct ec_file f;
+		struct module *m;
+
+		if (ec_build(&f, s, go ? 4 : 3)) {
+			ok(0, "crafted Go module");
+			return;
+		}
+		m = module__open_memory("go.elf", f.buf, f.len);
+		free(f.buf);
+		if (!m || module__error(m)) {
+			ok(0, "crafted Go module opens");
+			module__free(m);
+			return;
+		}
+		is_int(module__is_go(m), go, "%s: Go by its sections", go ? "Go" : "C");
+		is_int(module__ends_walk(m, 0x1000), go,
+		       "%s: runtime.systemstack.abi0 ends a walk", go ? "Go" : "C");
+		is_int(module__ends_walk(m, 0x1010), go,
+		       "%s: runtime.mcall ends a walk", go ? "Go" : "C");
+		ok(!module__ends_walk(m, 0x1020) && !module__ends_walk(m, 0x1030) &&
+		   !module__ends_walk(m, 0x1040) && !module__ends_walk(m, 0),
+		   "%s: lookalike names and other functions do not", go ? "Go" : "C");
+		module__free(m);
+	}
+}
+
+/*
  * Whole modules go once nobody holds them: 300 files mapped and let go
  * but for the last 10, so 290 idle; 256 stay (the libraries of short
  * processes are parsed once), the 34 least recently used are freed, and
@@ -852,6 +904,7 @@ int main(void)
 	test_declared();
 	test_many_fdes();
 	test_code_once();
+	test_go_ends();
 	test_evict();
 	return tap_done();
 }
