@@ -20,8 +20,20 @@
 #
 # Workloads: bench/workloads.sh's, each recorded into a fresh database
 # (the online ones trained on another input first).  perf unwinds the Go
-# program by frame pointers (--call-graph fp, as Go users profile it):
-# with dwarf it gives every sample of it without a caller.
+# program by frame pointers (--call-graph fp): with dwarf it gives every
+# sample of it without a caller.  Frame pointers skip the caller of
+# every Go function that keeps no frame, so the go-pprof row scores the
+# same program against the profiler Go users run, the runtime's own
+# (runtime/pprof, whose traceback reads the runtime's tables and is
+# exact): A and B are two of its profiles, at 250 Hz (its highest
+# lossless rate here) over a run four times as long, and icppd records
+# at the same rate.  Its stacks name functions as Go does: assembly
+# without ".abi0", and no runtime.goexit or wrapper frames (those DWARF
+# marks DW_AT_trampoline), so icppd's are named so too.  Go's profiler
+# counts a thread's time in the kernel too, at the call that entered it
+# (runtime.futex); icppd and perf sample user time.
+#
+# The reference (ref) is perf, or Go's profiler on the go-pprof row.
 #
 # Usage: bench/accuracy.sh [BUILDDIR]   (default: build, made by ./demo.sh)
 # Environment: REPS (default 5), EVENT (cpu-clock), FREQ (1000), K (3),
@@ -62,6 +74,39 @@ share_of() {	# share_of PART WHOLE: PART's samples over WHOLE's
 		'{ t += $1 } END { printf "%.3f\n", (w > 0 ? 1 - t / w : 0) }'
 }
 
+# Go's own profile, folded as above; inlined frames left out.
+fold_pprof() {	# fold_pprof BINARY PROFILE
+	go tool pprof -traces -sample_index=samples "$1" "$2" 2>/dev/null | awk '
+		/^-----------\+/ { flush(); next }
+		!blk && /^ *[0-9]+   / { blk = 1; w = $1; sub(/^ *[0-9]+   /, ""); add($0); next }
+		blk && /^             / { sub(/^ +/, ""); add($0) }
+		function add(f) { if (f !~ / \(inline\)$/) fr[++n] = f }
+		function flush(  s, i) {
+			if (blk && n) { s = fr[n]; for (i = n - 1; i >= 1; i--) s = s ";" fr[i]; c[s] += w }
+			blk = 0; n = 0 }
+		END { flush(); for (s in c) print s, c[s] }'
+}
+# The functions Go's linker marks as wrappers (DW_AT_trampoline), which
+# its tracebacks leave out.
+go_wrappers() {	# go_wrappers BINARY
+	objdump --dwarf=info "$1" 2>/dev/null | awk '
+		/^ *<[0-9]+><[0-9a-f]+>: Abbrev Number/ {
+			if (tramp && name != "") print name
+			sp = /DW_TAG_subprogram/; tramp = 0; name = ""; next }
+		sp && /DW_AT_name/ { name = $0; sub(/^.*: /, "", name) }
+		sp && /DW_AT_trampoline/ { tramp = 1 }
+		END { if (tramp && name != "") print name }'
+}
+# icppd's folded stacks named as Go's profiler names them.
+as_go() {	# as_go WRAPPERS FOLDED
+	awk 'FILENAME == ARGV[1] { x[$0] = 1; next }
+	     { w = $NF; l = $0; sub(/ [0-9.]+$/, "", l); gsub(/\.abi0/, "", l)
+	       n = split(l, f, ";"); s = ""
+	       for (i = 1; i <= n; i++)
+		       if (!(f[i] in x) && f[i] != "runtime.goexit") s = s (s == "" ? "" : ";") f[i]
+	       if (s != "") print s, w }' "$1" "$2"
+}
+
 overlap() {	# overlap A B: degree of overlap of k-contexts
 	"$icppd" compare -d "$work/a.db" --k "$k" "$1" "$2" |
 		awk '/^degree of overlap/ { print $4 }'
@@ -71,6 +116,11 @@ run_one() {	# run_one MODE CMD...: prints "ceiling icppd left-out whole"; $train
 	# set, is a command trained into the database first (online)
 	shift
 	for x in a b; do
+		if [ "$graph" = pprof ]; then
+			GOWORK_CPUPROFILE="$work/$x.pb" "$@" >/dev/null 2>&1
+			fold_pprof "$1" "$work/$x.pb" >"$work/$x.folded"
+			continue
+		fi
 		perf record -q -e "$event:u" -F "$freq" --call-graph "$graph" \
 			-o "$work/$x.data" -- "$@" >/dev/null 2>&1
 		fold "$work/$x.data" >"$work/$x.folded"
@@ -84,6 +134,12 @@ run_one() {	# run_one MODE CMD...: prints "ceiling icppd left-out whole"; $train
 		sed "$as_perf" >"$work/i.folded"
 	"$icppd" report -d "$work/a.db" -f folded --k inf --exact --no-demangle --no-inline --whole-chains 2>/dev/null |
 		sed "$as_perf" >"$work/w.folded"
+	if [ "$graph" = pprof ]; then
+		for x in i w; do
+			as_go "$work/wrappers" "$work/$x.folded" >"$work/$x.go" &&
+				mv "$work/$x.go" "$work/$x.folded"
+		done
+	fi
 	no_caller "$work/a.folded" >"$work/nocaller"
 	for x in a b i w; do
 		drop_leaves "$work/nocaller" "$work/$x.folded" >"$work/$x.kept"
@@ -100,11 +156,15 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'
 
 modes=one
 printf '# %s, %s Hz, k = %s, %s repetitions; medians; %s CPUs\n' "$event" "$freq" "$k" "$reps" "$(nproc)"
-printf '%-15s %12s %12s %8s %9s %8s %8s\n' workload perf-vs-perf icppd-vs-perf ratio left-out whole ratio
+printf '%-15s %12s %12s %8s %9s %8s %8s\n' workload ref-vs-ref icppd-vs-ref ratio left-out whole ratio
 for w in ${WORKLOADS:-$workloads}; do
 	workload "$w"
-	graph=dwarf
+	graph=dwarf freq=${FREQ:-1000}
 	[ "$w" = go ] && graph=fp
+	if [ "$w" = go-pprof ]; then
+		graph=pprof freq=250
+		go_wrappers "$work/gowork" >"$work/wrappers"
+	fi
 	eval "set -- $cmd"
 	interleave "$w" run_one "$@"
 	c=$(col "$w" one 1) i=$(col "$w" one 2) l=$(col "$w" one 3) x=$(col "$w" one 4)

@@ -19,4 +19,4 @@ echo "== reports and exports (bench/exports.sh)"
 WORKLOADS="make g++ dispatch collide" sh "$dir/exports.sh" "$@"
 echo
 echo "== call paths against perf --call-graph dwarf (bench/accuracy.sh)"
-WORKLOADS="make g++ go coro dispatch collide" sh "$dir/accuracy.sh" "$@"
+WORKLOADS="make g++ go go-pprof coro dispatch collide" sh "$dir/accuracy.sh" "$@"

@@ -4,13 +4,14 @@
 # -O2 -c of a C++ file, a C program whose stacks are deeper than any
 # stack copy (deep: mutual recursion 4,000 frames down, 300 KiB), a Go
 # program (go: four goroutines encoding JSON, sorting, matching and
-# hashing, on stacks with no fixed base), makecontext() coroutines on
+# hashing, on stacks with no fixed base; go-pprof: the same four times
+# as long, scored against Go's own profiler), makecontext() coroutines on
 # heap blocks (coro: tests/progs/coro.c), two
 # online ones (NAME-online: trained on one
 # input, recorded on another), and two test programs whose CIDs collide
 # (dispatch: eight handlers; collide: two callers), trained first.  Sourced after lib.sh: writes the inputs
 # under $work and defines workload().
-workloads="python perl sqlite3 xz make g++ deep go coro python-online sqlite3-online dispatch collide"
+workloads="python perl sqlite3 xz make g++ deep go go-pprof coro python-online sqlite3-online dispatch collide"
 py=$(command -v python3.11 || command -v python3)
 cat >"$work/work.py" <<'PY'
 import json
@@ -127,6 +128,8 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"sync"
@@ -187,6 +190,18 @@ func worker(jobs <-chan int, out chan<- int, wg *sync.WaitGroup) {
 }
 
 func main() {
+	// Go's own CPU profile, for bench/accuracy.sh's go-pprof row: at
+	// 250 Hz, the highest rate at which its per-thread timers kept every
+	// sample here (500 Hz kept half the CPU time, 1000 Hz a quarter).
+	if p := os.Getenv("GOWORK_CPUPROFILE"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			panic(err)
+		}
+		runtime.SetCPUProfileRate(250)
+		pprof.StartCPUProfile(f)	// warns that the rate is set
+		defer pprof.StopCPUProfile()
+	}
 	n, _ := strconv.Atoi(os.Args[1])
 	jobs, out := make(chan int), make(chan int, n)
 	var wg sync.WaitGroup
@@ -225,6 +240,7 @@ workload() {
 	g++) cmd='g++ -O2 -c -o "$work/t.o" "$work/t.cc"' ;;
 	deep) cmd='"$work/deep" 15000' ;;
 	go) cmd='"$work/gowork" 300' ;;
+	go-pprof) cmd='"$work/gowork" 1200' ;;
 	coro) cmd='"$progs/coro" 300' ;;
 	python-online)
 		train='"$py" "$work/train.py"'
