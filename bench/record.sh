@@ -11,7 +11,10 @@
 # each repetition), and the table shows medians of: CPU time of the whole
 # process tree (profiler included, user + system), wall time, and bytes
 # stored per sample (perf.data size, or the growth of a fresh icppd
-# database, divided by the samples taken).
+# database, divided by the samples taken).  cpu/perf is the ratio of
+# the medians; paired the median of each round's own ratio to the perf
+# run beside it, which a machine that slows down or speeds up during
+# the bench moves less (rounds run minutes apart, modes seconds).
 #
 # Usage: bench/record.sh [BUILDDIR]   (default: build, made by ./demo.sh)
 # Environment: REPS (default 5), EVENT (default cpu-clock), FREQ (1000),
@@ -69,7 +72,11 @@ run() {
 
 modes=${MODES:-none perf perf-fp perf-dwarf icppd-nolearn icppd icppd-l250}
 printf '# %s, %s Hz, %s repetitions, interleaved; medians; %s\n' "$event" "$freq" "$reps" "$(nproc) CPUs"
-printf '%-8s %-13s %8s %8s %9s %9s %10s %8s\n' workload mode cpu_s wall_s cpu/none cpu/perf bytes/smp samples
+# paired NAME MODE: the median over rounds of MODE's CPU over perf's
+paired() {
+	paste -d' ' "$work/$1.$2" "$work/$1.perf" | awk '{ print $1 / $5 }' | median
+}
+printf '%-8s %-13s %8s %8s %9s %9s %8s %10s %8s\n' workload mode cpu_s wall_s cpu/none cpu/perf paired bytes/smp samples
 while [ $# -gt 0 ]; do
 	name=$1 cmd=$2
 	shift 2
@@ -82,8 +89,8 @@ while [ $# -gt 0 ]; do
 		wall=$(col "$name" "$m" 2)
 		smp=$(col "$name" "$m" 4)
 		bps=$(awk '{ if ($4 > 0) print $3 / $4; else print 0 }' "$work/$name.$m" | median)
-		printf '%-8s %-13s %8.3f %8.3f %9.3f %9.3f %10.1f %8d\n' "$name" "$m" "$cpu" "$wall" \
+		printf '%-8s %-13s %8.3f %8.3f %9.3f %9.3f %8.3f %10.1f %8.0f\n' "$name" "$m" "$cpu" "$wall" \
 			"$(echo "$cpu $base" | awk '{ print $1 / $2 }')" \
-			"$(echo "$cpu $perfc" | awk '{ print $1 / $2 }')" "$bps" "$smp"
+			"$(echo "$cpu $perfc" | awk '{ print $1 / $2 }')" "$(paired "$name" "$m")" "$bps" "$smp"
 	done
 done
