@@ -55,6 +55,7 @@ int run_cli__main(const struct cli_command *cmd, const struct run_mode *mode,
 #define RUN_OPT_STACK { "stack-size", 0, CLI_UINT, RUN_OPT(stack_size), \
 	"BYTES", "user stack copied per sample, a multiple of 8, at most " \
 	"65528 (default 16384, more when earlier runs of the build " \
-	"sampled deeper stacks)", 1, UINT64_MAX }
+	"sampled deeper stacks, and 65528 for the rest of a run once its " \
+	"copies are cut short)", 1, UINT64_MAX }
 
 #endif

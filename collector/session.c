@@ -42,9 +42,12 @@ struct session {
 	struct pollfd *pfds;
 	int *ring_cpu;		/* the CPU of each ring */
 	size_t nrings;
-	/* The learning event's fds (session__add_learner), also in fds. */
-	int *lfds;
-	size_t nlfds;
+	/* The learning event's fds (session__add_learner), also in fds,
+	 * from learners_at; and the deep learner's (session__add_learner
+	 * with @deep), after them, until session__deepen() swaps the two. */
+	int *lfds, *dfds;
+	size_t nlfds, ndfds, learners_at;
+	bool deep;
 	/* The exec notifier: a dummy event per CPU that writes only COMM
 	 * records into a small ring of its own, waking poll at each. */
 	struct ring *xrings;
@@ -318,6 +321,7 @@ void session__close(struct session *s)
 	free(s->pfds);
 	free(s->ring_cpu);
 	free(s->lfds);
+	free(s->dfds);
 	free(s->xrings);
 	free(s->xpfds);
 	free(s->arena);
@@ -327,25 +331,54 @@ void session__close(struct session *s)
 	free(s);
 }
 
-int session__add_learner(struct session *s, const struct perf_event_attr *attr,
-			 const pid_t *tasks, size_t ntasks, char *err,
-			 size_t errlen)
-{
-	size_t n = s->nrings * ntasks;
-
-	if (!(s->lfds = calloc(n ? n : 1, sizeof(*s->lfds)))) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	return open_into_rings(s, attr, tasks, ntasks, s->lfds, &s->nlfds,
-			       err, errlen);
-}
-
 static int ioctl_range(const int *fds, size_t n, unsigned long req)
 {
 	for (size_t i = 0; i < n; i++)
 		if (icppd_sys.ioctl(fds[i], req, 0))
 			return -errno;
+	return 0;
+}
+
+int session__add_learner(struct session *s, const struct perf_event_attr *attr,
+			 const pid_t *tasks, size_t ntasks, bool deep,
+			 char *err, size_t errlen)
+{
+	size_t n = s->nrings * ntasks;
+	int **list = deep ? &s->dfds : &s->lfds;
+	size_t *nlist = deep ? &s->ndfds : &s->nlfds;
+	struct perf_event_attr a = *attr;
+
+	if (deep ? !s->lfds || s->dfds != NULL : s->lfds != NULL)
+		return -EINVAL;		/* one of each, the learner first */
+	if (!(*list = calloc(n ? n : 1, sizeof(**list)))) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (!deep)
+		s->learners_at = s->nfds;
+	else			/* off until session__deepen() */
+		a.disabled = 1, a.enable_on_exec = 0;
+	return open_into_rings(s, &a, tasks, ntasks, *list, nlist, err,
+			       errlen);
+}
+
+int session__deepen(struct session *s, bool on)
+{
+	int *t = s->lfds;
+	size_t nt = s->nlfds;
+	int ret = 0;
+
+	if (s->deep || !s->ndfds)
+		return -ENOENT;
+	/* the deep one starts before the other stops: a sample counted
+	 * twice at worst, none missed */
+	if (on && (ret = ioctl_range(s->dfds, s->ndfds, PERF_EVENT_IOC_ENABLE)))
+		return ret;
+	if (on)
+		ioctl_range(s->lfds, s->nlfds, PERF_EVENT_IOC_DISABLE);
+	s->lfds = s->dfds, s->nlfds = s->ndfds;
+	s->dfds = t, s->ndfds = nt;
+	s->deep = true;
 	return 0;
 }
 
@@ -373,11 +406,13 @@ int session__learn(struct session *s, bool on)
 
 int session__enable(struct session *s)
 {
-	/* the main event waits while the learner has its turn */
+	/* the main event waits while the learner has its turn; of the
+	 * learners, only the one in use */
 	size_t from = s->turns && s->learning ? s->nmain : 0;
+	size_t to = s->lfds ? s->learners_at : s->nfds;
+	int ret = ioctl_range(s->fds + from, to - from, PERF_EVENT_IOC_ENABLE);
 
-	return ioctl_range(s->fds + from, s->nfds - from,
-			   PERF_EVENT_IOC_ENABLE);
+	return ret ? ret : ioctl_range(s->lfds, s->nlfds, PERF_EVENT_IOC_ENABLE);
 }
 
 int session__disable(struct session *s)

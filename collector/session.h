@@ -44,17 +44,25 @@ void session__close(struct session *s);
  * Learning during measurement: a second, sparse event with a stack copy
  * (@attr: its sample format is the main event's plus
  * PERF_SAMPLE_STACK_USER, which is how its records are told apart), on
- * the same tasks and CPUs, writing into the same rings.  0, or -errno
- * with a one-line reason in @err (the session is unchanged but for
- * what it had opened, which it closes with the rest).
+ * the same tasks and CPUs, writing into the same rings.  With @deep,
+ * after the learner: the same with a larger copy, off until
+ * session__deepen() puts it in the learner's place (an event's copy
+ * size is fixed once opened, and only events open from the start are
+ * inherited by every child).  0, or -errno with a one-line reason in
+ * @err (the session is unchanged but for what it had opened, which it
+ * closes with the rest).
  */
 int session__add_learner(struct session *s, const struct perf_event_attr *attr,
-			 const pid_t *tasks, size_t ntasks, char *err,
-			 size_t errlen);
+			 const pid_t *tasks, size_t ntasks, bool deep,
+			 char *err, size_t errlen);
 /* Turns the learning event on or off, for inherited (child) events too:
  * how the recorder makes bursts; taking turns, the main event the other
  * way.  0 or -errno. */
 int session__learn(struct session *s, bool on);
+/* The deep learner takes the learner's place for the rest of the
+ * session, on at once when @on (the learner is on).  0, -ENOENT when
+ * there is none or it already did, or -errno. */
+int session__deepen(struct session *s, bool on);
 
 /* Enables every event (attach mode; launch mode uses enable_on_exec),
  * but a main event waiting for the learner's turn to end. */

@@ -49,6 +49,13 @@
 #define LEARN_QUIET 4
 #define LEARN_TRICKLE_NS 1000000000LL
 #define LEARN_TRICKLE_ON_NS 20000000LL
+/* The copies grow (recorder_opts.deep_stack) once this many of a
+ * window's learning samples, and this share of them, were cut short:
+ * a stack deeper than the copy, which later runs of the build would
+ * copy whole (run.c sizes them) but the first one would only give
+ * fragments of. */
+#define LEARN_DEEPEN_MIN 8
+#define LEARN_DEEPEN 0.02
 /*
  * A known CID reached by a new path is what makes "precise" wrong, so
  * the CIDs are not the only trigger: a window in which the learning
@@ -87,6 +94,9 @@ struct recorder {
 		int quiet;		/* windows nearly all explained */
 		int64_t window, since;	/* start of the window, of on */
 		uint64_t cids, unknown;	/* collector totals at the window */
+		uint64_t samples, truncated;	/* and its learning samples' */
+		bool deep;		/* tried to grow them (deep_stack) */
+		uint32_t stack;		/* bytes each copy holds now */
 		uint64_t new_paths;	/* the recorder's, at the window */
 		uint64_t bursts;
 		int64_t on_ns;
@@ -261,7 +271,17 @@ int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 		return r->sess ? 0 : -1;
 	event__learner(attr, r->o.learn_stack, r->o.learn_turns ? 0 :
 		       r->o.learn_hz, &la);
-	ret = session__add_learner(r->sess, &la, tasks, ntasks, err, errlen);
+	ret = session__add_learner(r->sess, &la, tasks, ntasks, false, err,
+				   errlen);
+	if (!ret && r->o.deep_stack > r->o.learn_stack) {
+		char derr[256];
+
+		la.sample_stack_user = r->o.deep_stack;
+		if (session__add_learner(r->sess, &la, tasks, ntasks, true,
+					 derr, sizeof(derr)))
+			log_warn("stack copies stay at %u bytes: %s",
+				 r->o.learn_stack, derr);
+	}
 	if (ret) {
 		/* the run is still a run: identifiers only, the main
 		 * event on for good */
@@ -277,7 +297,8 @@ int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 	/* on from the start (with the main event: enable_on_exec, or
 	 * recorder__enable): a burst */
 	r->learn = (struct learn){ .active = true, .on = true, .burst = true,
-		.bursts = 1, .window = clock__mono_ns() };
+		.bursts = 1, .window = clock__mono_ns(),
+		.stack = r->o.learn_stack };
 	r->learn.since = r->learn.window;
 	return 0;
 }
@@ -296,6 +317,27 @@ static void learn_switch(struct recorder *r, bool on, int64_t now)
 	l->on = on;
 }
 
+/* Grows the copies when this window's learning samples were cut short
+ * (see LEARN_DEEPEN). */
+static void learn_deepen(struct recorder *r, const struct collector_stats *cs)
+{
+	struct learn *l = &r->learn;
+	uint64_t cut = cs->unwind[UNW_TRUNCATED] - l->truncated;
+	uint64_t samples = cs->learn_samples - l->samples;
+
+	if (l->deep || !r->o.deep_stack || cut < LEARN_DEEPEN_MIN ||
+	    (double)cut < LEARN_DEEPEN * (double)samples)
+		return;
+	l->deep = true;		/* tried once */
+	if (session__deepen(r->sess, l->on))
+		return;
+	l->stack = r->o.deep_stack;
+	log_info("stack copies grow to %u bytes: %llu of %llu learning "
+		 "samples had stacks deeper than %u", r->o.deep_stack,
+		 (unsigned long long)cut, (unsigned long long)samples,
+		 r->o.learn_stack);
+}
+
 /* After each read: closes a window when one is over, and moves the
  * learning event on or off (see LEARN_*). */
 static void learn_step(struct recorder *r)
@@ -306,6 +348,7 @@ static void learn_step(struct recorder *r)
 
 	if (!l->active)
 		return;
+	learn_deepen(r, cs);
 	if (now - l->window >= LEARN_WINDOW_NS) {
 		uint64_t cids = cs->cids - l->cids;
 		uint64_t unknown = cs->learn_unknown - l->unknown;
@@ -322,6 +365,8 @@ static void learn_step(struct recorder *r)
 		l->window = now;
 		l->cids = cs->cids;
 		l->unknown = cs->learn_unknown;
+		l->samples = cs->learn_samples;
+		l->truncated = cs->unwind[UNW_TRUNCATED];
 		l->new_paths = r->new_paths;
 	}
 	learn_switch(r, l->burst || now % LEARN_TRICKLE_NS <
@@ -528,6 +573,8 @@ static size_t counters(const struct recorder *r,
 						 (int64_t)l.new_paths };
 		c[n++] = (struct store_counter){ "learn.once",
 						 (int64_t)l.once };
+		c[n++] = (struct store_counter){ "learn.stack_bytes",
+						 r->learn.stack };
 	}
 	if (r->o.counters)
 		n += r->o.counters(r->o.counters_arg, cs, c + n,

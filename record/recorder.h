@@ -47,6 +47,11 @@ struct recorder_opts {
 	 * build.  Needs @unwind, not @truth.  0: off. */
 	uint64_t learn_hz;
 	uint32_t learn_stack;
+	/* Larger copies for stacks deeper than @learn_stack: when a
+	 * window's learning samples are cut short (LEARN_DEEPEN in
+	 * recorder.c), the learner copies this much for the rest of the
+	 * run.  0: never. */
+	uint32_t deep_stack;
 	/* The learner is the main event itself with a stack copy, taking
 	 * turns with it (session.h; @learn_hz then only sizes rings): its
 	 * samples are the run's samples while it is on, and a path each

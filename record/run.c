@@ -270,6 +270,10 @@ static int prepare(struct run *r)
 		ro.unwind = true;
 		ro.learn_hz = learn_hz(r);
 		ro.learn_stack = r->stack_size;
+		/* a first run of a deep program grows its copies as soon as
+		 * they are cut short, not from its next run on */
+		if (!o->stack_size)
+			ro.deep_stack = RUN_MAX_STACK;
 		/* at the sampling rate, the learner takes the main event's
 		 * turn: its samples are the run's, each one unwound whole
 		 * an exact one */

@@ -130,6 +130,23 @@ ok $([ -n "$folded" ] && ! printf '%s\n' "$folded" | grep -qv ';deep;deep_leaf '
 contains "$("$ICPPD" report -d "$fr" --k 2 2>/dev/null)" "<- [unknown callers of deep at height" \
 	"... above deep, its callers unknown, with its height"
 
+# Copies that grow: a stack of 32 KiB (a 32 KiB frame under deep_leaf),
+# deeper than a first record's 16 KiB copy but within the kernel's
+# limit, which the learner copies once its samples are cut short.  The
+# first record itself gets deep_leaf's whole path, where it gave only
+# fragments before; a shallow program's copies stay small.
+dg=$tmp/deepen.db
+out=$("$ICPPD" record -d "$dg" -- "$PROGS/heights-nofp" 300 deep 32 2>&1 >/dev/null)
+contains "$out" "stack copies grow to 65528 bytes" "a first record's copies grow once cut short"
+is "$(counter learn.stack_bytes "$dg")" 65528 "... to the kernel's limit (learn.stack_bytes)"
+ok $([ "$(q "SELECT count(*) FROM v_paths WHERE function = 'deep_leaf'" "$dg")" -ge 1 ]; echo $?) \
+	"deep_leaf's whole path learned in the first record"
+deep=$("$ICPPD" report -d "$dg" -f folded --k inf 2>/dev/null |
+	awk '/;main;deep;deep_leaf [0-9.]+$/ { t += $NF } END { printf "%d\n", t }')
+ok $([ "$deep" -ge "$(min_samples 300)" ]; echo $?) \
+	"... and its samples under main -> deep -> deep_leaf ($deep)"
+is "$(counter learn.stack_bytes "$ex")" 16384 "a shallow program's copies stay at 16 KiB"
+
 # Learning keeps going while it finds paths the map lacks: dispatch's
 # phases reach work() through a new handler every 400 ms of CPU, its
 # CIDs all known after the first, and the learning event stays on; the
