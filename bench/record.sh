@@ -27,8 +27,9 @@ make_input "$work/input" 8000000
 
 # The big multi-process workloads too (bench/workloads.sh's): make of a
 # small C project (make, cc, cc1, as, collect2, ld) and g++ -O2 -c of a
-# template-heavy file; a Go program's goroutines; makecontext()
-# coroutines.
+# template-heavy file, the same file through clang++ (a front end whose
+# stacks outgrow the first copies); a Go program's goroutines;
+# makecontext() coroutines.
 set -- \
 	"heights" "$progs/heights-nofp 200" \
 	"threads" "$progs/threads 360 2" \
@@ -36,6 +37,7 @@ set -- \
 	"bzip2" "bzip2 -9 -c $work/input" \
 	"make" "make -s -B -C $work/proj" \
 	"g++" "g++ -O2 -c -o $work/t.o $work/t.cc" \
+	"clang++" "clang++ -O2 -c -o $work/t.o $work/t.cc" \
 	"go" "$work/gowork 300" \
 	"coro" "$progs/coro 300" \
 	"dispatch" "$progs/dispatch table 20" \

@@ -238,6 +238,7 @@ workload() {
 	xz) cmd='xz -T2 -6 -c "$work/input"' ;;
 	make) cmd='make -s -B -C "$work/proj"' ;;
 	g++) cmd='g++ -O2 -c -o "$work/t.o" "$work/t.cc"' ;;
+	clang++) cmd='clang++ -O2 -c -o "$work/t.o" "$work/t.cc"' ;;
 	deep) cmd='"$work/deep" 15000' ;;
 	go) cmd='"$work/gowork" 300' ;;
 	go-pprof) cmd='"$work/gowork" 1200' ;;
