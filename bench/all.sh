@@ -13,10 +13,10 @@ set -eu
 dir=$(dirname "$0")
 export REPS=${REPS:-3}
 echo "== recording (bench/record.sh)"
-WORKLOADS="make g++ go coro dispatch collide" sh "$dir/record.sh" "$@"
+WORKLOADS="make g++ clang++ go coro dispatch collide" sh "$dir/record.sh" "$@"
 echo
 echo "== reports and exports (bench/exports.sh)"
 WORKLOADS="make g++ dispatch collide" sh "$dir/exports.sh" "$@"
 echo
 echo "== call paths against perf --call-graph dwarf (bench/accuracy.sh)"
-WORKLOADS="make g++ go go-pprof coro dispatch collide" sh "$dir/accuracy.sh" "$@"
+WORKLOADS="make g++ clang++ go go-pprof coro dispatch collide" sh "$dir/accuracy.sh" "$@"

@@ -11,7 +11,7 @@
 # input, recorded on another), and two test programs whose CIDs collide
 # (dispatch: eight handlers; collide: two callers), trained first.  Sourced after lib.sh: writes the inputs
 # under $work and defines workload().
-workloads="python perl sqlite3 xz make g++ deep go go-pprof coro python-online sqlite3-online dispatch collide"
+workloads="python perl sqlite3 xz make g++ clang++ deep go go-pprof coro python-online sqlite3-online dispatch collide"
 py=$(command -v python3.11 || command -v python3)
 cat >"$work/work.py" <<'PY'
 import json

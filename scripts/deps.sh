@@ -7,7 +7,7 @@ pkgs="build-essential autoconf automake pkg-config libpfm4-dev libdwarf-dev
 libelf-dev libsqlite3-dev sqlite3 binutils procps util-linux
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libcapstone-dev libiberty-dev
 libcurl4-openssl-dev libdebuginfod-dev"
-[ "${1:-}" = bench ] && pkgs="$pkgs linux-perf xz-utils bzip2 time python3 dpkg-dev clickhouse-server clickhouse-client golang-go"
+[ "${1:-}" = bench ] && pkgs="$pkgs linux-perf xz-utils bzip2 time python3 dpkg-dev clickhouse-server clickhouse-client golang-go clang"
 # Test-only (the demo needs none of it): clang and its runtime build
 # the libFuzzer harnesses.  The consumers the test suite checks exports
 # with: the Go pprof parser,
