@@ -347,6 +347,7 @@ int session__add_learner(struct session *s, const struct perf_event_attr *attr,
 	int **list = deep ? &s->dfds : &s->lfds;
 	size_t *nlist = deep ? &s->ndfds : &s->nlfds;
 	struct perf_event_attr a = *attr;
+	int ret;
 
 	if (deep ? !s->lfds || s->dfds != NULL : s->lfds != NULL)
 		return -EINVAL;		/* one of each, the learner first */
@@ -358,8 +359,11 @@ int session__add_learner(struct session *s, const struct perf_event_attr *attr,
 		s->learners_at = s->nfds;
 	else			/* off until session__deepen() */
 		a.disabled = 1, a.enable_on_exec = 0;
-	return open_into_rings(s, &a, tasks, ntasks, *list, nlist, err,
-			       errlen);
+	ret = open_into_rings(s, &a, tasks, ntasks, *list, nlist, err, errlen);
+	if (ret && deep)	/* what opened stays off, and is closed with
+				 * the rest; there is nothing to deepen to */
+		s->ndfds = 0;
+	return ret;
 }
 
 int session__deepen(struct session *s, bool on)
