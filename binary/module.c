@@ -703,8 +703,10 @@ int module__function(const struct module *m, uint64_t vaddr,
 		     struct module_func *out)
 {
 	size_t lo = 0, hi = m->nsyms;
-	const struct symbol *s;
 	uint64_t flo, fhi;
+	/* Logically const: rebuilding released CFI changes no answer. */
+	bool have_fde = !cfi__fde_range(cfi_of((struct module *)m), vaddr,
+					&flo, &fhi);
 
 	while (lo < hi) {	/* first symbol above vaddr */
 		size_t mid = lo + (hi - lo) / 2;
@@ -714,21 +716,24 @@ int module__function(const struct module *m, uint64_t vaddr,
 		else
 			hi = mid;
 	}
-	s = lo ? &m->syms[lo - 1] : NULL;
-	/* A sized symbol covers its range, with no need of the CFI; an
-	 * unsized one (hand-written assembly) only when its FDE starts at
-	 * it.  Logically const: rebuilding released CFI changes no answer. */
-	if (!(s && s->size && vaddr - s->addr < s->size) &&
-	    cfi__fde_range(cfi_of((struct module *)m), vaddr, &flo, &fhi))
-		return -ENOENT;
-	if (s && (s->size ? vaddr - s->addr < s->size : flo == s->addr)) {
-		out->start = s->addr;
-		out->name = s->name;
+	if (lo) {
+		const struct symbol *s = &m->syms[lo - 1];
+
+		/* A sized symbol covers its range; an unsized one (hand-
+		 * written assembly) only when its FDE starts at it. */
+		if ((s->size && vaddr - s->addr < s->size) ||
+		    (!s->size && have_fde && flo == s->addr)) {
+			out->start = s->addr;
+			out->name = s->name;
+			return 0;
+		}
+	}
+	if (have_fde) {
+		out->start = flo;
+		out->name = NULL;
 		return 0;
 	}
-	out->start = flo;
-	out->name = NULL;
-	return 0;
+	return -ENOENT;
 }
 
 int module__cfa(struct module *m, uint64_t vaddr, const struct cfi_regs *regs,
