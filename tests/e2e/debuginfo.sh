@@ -20,6 +20,14 @@ names() {	# names [ENV...]: the report's leaf functions, sorted
 		sed 's/ [0-9]*$//' | sort -u | tr '\n' ' '
 }
 contains "$(names)" "prog+0x" "stripped, no debug file: functions named by their FDEs"
+# The "prog+0xADDR" names the unstripped program's symbols cover: a
+# stray sample in a PLT stub (the program's truth-writing calls libc)
+# has no symbol in either, and stays an address.
+covered() {	# covered NAMES
+	for a in $(printf '%s\n' $1 | sed -n 's/^prog+0x//p'); do
+		addr2line -f -e "$d/full" "0x$a" | head -1
+	done | grep -vc '^??$'
+}
 
 # The debuglink: found beside the program, its CRC checked.
 cp "$tmp/prog.debug" "$d/prog.debug"
@@ -28,7 +36,7 @@ contains "$(names)" "prog+0x" "a debug file whose CRC is not the link's: not use
 cp "$tmp/prog.debug" "$d/prog.debug"
 got=$(names)
 contains "$got" "leaf " "debuglink: the stripped program's functions named"
-ok $(printf '%s' "$got" | grep -q 'prog+0x'; [ $? -ne 0 ]; echo $?) "... every one"
+is "$(covered "$got")" 0 "... every one"
 rm "$d/prog.debug"
 
 # debuginfod: a server on a loopback port serving the debug file.
@@ -54,7 +62,7 @@ contains "$(names)" "prog+0x" "DEBUGINFOD_URLS unset: nothing fetched"
 dienv="DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$tmp/cache"
 got=$(names $dienv)
 contains "$got" "leaf " "debuginfod: the stripped program's functions named"
-ok $(printf '%s' "$got" | grep -q 'prog+0x'; [ $? -ne 0 ]; echo $?) "... every one"
+is "$(covered "$got")" 0 "... every one"
 lines=$(env $dienv "$ICPPD" report -d "$db" --lines --k 1 2>/dev/null)
 contains "$lines" "<- path_b (heights.c:" "debuginfod: the callers' lines too"
 ok $(ls "$tmp/cache/$id/debuginfo" >/dev/null 2>&1; echo $?) "... kept in debuginfod's cache"
