@@ -471,14 +471,6 @@ static int split(struct builder *b, int64_t total, const int64_t *w,
 	return 0;
 }
 
-/* The sampled instructions of function @frame: n rows of in->pcs from
- * *first (sorted by function). */
-static size_t pcs_of(const struct pprof_input *in, int64_t frame,
-		     size_t *first)
-{
-	return store__pcs_of(in->pcs, in->npcs, frame, first);
-}
-
 /* The leaf function of record @r and its sampled instructions: n rows
  * of in->pcs from *first (none for an unknown or pseudo frame). */
 static size_t leaf_pcs(const struct builder *b, const struct cct_record *r,
@@ -488,7 +480,7 @@ static size_t leaf_pcs(const struct builder *b, const struct cct_record *r,
 	if (!*f || (*f)->id <= 0 ||
 	    cct__kind(b->in->cct, (*f)->id) != CCT_FUNCTION)
 		return 0;
-	return pcs_of(b->in, (*f)->id, first);
+	return store__pcs_of(b->in->pcs, b->in->npcs, (*f)->id, first);
 }
 
 /* Each leaf function's count over its records, for add_record(). */
