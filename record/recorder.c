@@ -278,11 +278,9 @@ int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 
 		la.sample_stack_user = r->o.deep_stack;
 		if (session__add_learner(r->sess, &la, tasks, ntasks, true,
-					 derr, sizeof(derr))) {
+					 derr, sizeof(derr)))	/* never deepened */
 			log_warn("stack copies stay at %u bytes: %s",
 				 r->o.learn_stack, derr);
-			r->o.deep_stack = 0;
-		}
 	}
 	if (ret) {
 		/* the run is still a run: identifiers only, the main
