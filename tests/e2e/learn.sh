@@ -166,9 +166,12 @@ ok $([ "$(counter learn.new_paths "$ph8")" -ge 8 ]; echo $?) \
 # one function) is learned early; then the learning event trickles.
 sp=$tmp/spin.db
 "$ICPPD" record -q -d "$sp" -- "$PROGS/heights-nofp" 20 spin 4 >/dev/null 2>&1
+# (its "CPU ..." lines every 100 ms go through libc: a path first seen
+# late restarts a burst, rightly; 16 runs here were on 31-56 % of the
+# run, one of them 85 %, and a learner that never trickles is on 100 %)
 set -- $(on_ran "$sp")
-ok $([ "${1:-999999}" -lt $((${2:-0} * 7 / 10)) ]; echo $?) \
-	"the learning event was on for less than 70% of a steady run ($1 of $2 ms)"
+ok $([ "${1:-999999}" -lt $((${2:-0} * 9 / 10)) ]; echo $?) \
+	"the learning event was on for less than 90% of a steady run ($1 of $2 ms)"
 ok $([ "$(counter learn.bursts "$sp")" -ge 1 ]; echo $?) \
 	"at least one burst"
 # The learner and the main event take turns: each stretch of CPU time
