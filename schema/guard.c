@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,12 +47,6 @@ struct objects {
 	size_t n, cap;
 };
 
-static int by_name(const void *a, const void *b)
-{
-	return strcmp(((const struct object *)a)->name,
-		      ((const struct object *)b)->name);
-}
-
 static void free_objects(struct objects *o)
 {
 	for (size_t i = 0; i < o->n; i++) {
@@ -79,39 +74,42 @@ static int add_object(void *arg, int ncol, char **cols, char **names)
 	return !x->type || !x->name || !x->tbl || !x->sql;
 }
 
-/* The schema icppd's migrations make, by name: made once per process
- * in memory (15 ms on the 2-CPU VM, most of it SQLite parsing the
- * schema again at each ALTER TABLE).  NULL when memory ran out. */
-static const struct objects *expected(void)
+static int by_name(const void *a, const void *b)
 {
-	static struct objects o;
-	static bool made;
-	sqlite3 *db = NULL;
-	bool ok;
-
-	if (made)
-		return &o;
-	ok = sqlite3_open(":memory:", &db) == SQLITE_OK;
-	for (int i = 0; ok && i < icppd_nr_migrations; i++)
-		ok = sqlite3_exec(db, icppd_migrations[i].sql, NULL, NULL,
-				  NULL) == SQLITE_OK;
-	ok = ok && sqlite3_exec(db, SCHEMA_ROWS, add_object, &o, NULL) ==
-		   SQLITE_OK;
-	sqlite3_close(db);
-	if (!ok) {
-		free_objects(&o);
-		return NULL;
-	}
-	qsort(o.v, o.n, sizeof(*o.v), by_name);
-	made = true;
-	return &o;
+	return strcmp(((const struct schema_object *)a)->name,
+		      ((const struct schema_object *)b)->name);
 }
 
-static const struct object *find(const struct objects *o, const char *name)
-{
-	struct object key = { .name = (char *)name };
+/* The schema icppd's migrations make (icppd_schema), sorted by name
+ * once per process (sort_schema).  NULL when memory ran out. */
+static struct schema_object *sorted_schema;
 
-	return o->n ? bsearch(&key, o->v, o->n, sizeof(*o->v), by_name) : NULL;
+static void sort_schema(void)
+{
+	struct schema_object *v = malloc((size_t)icppd_nr_schema * sizeof(*v));
+
+	if (!v)
+		return;
+	memcpy(v, icppd_schema, (size_t)icppd_nr_schema * sizeof(*v));
+	qsort(v, (size_t)icppd_nr_schema, sizeof(*v), by_name);
+	sorted_schema = v;
+}
+
+static const struct schema_object *expected(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, sort_schema);
+	return sorted_schema;
+}
+
+static const struct schema_object *find(const struct schema_object *want,
+					const char *name)
+{
+	struct schema_object key = { .name = name };
+
+	return bsearch(&key, want, (size_t)icppd_nr_schema, sizeof(*want),
+		       by_name);
 }
 
 /*
@@ -122,9 +120,9 @@ static const struct object *find(const struct objects *o, const char *name)
  * so only icppd's own; a user's tables and views, and indexes on them,
  * are theirs (icppd never reads them).
  */
-static bool allowed(const struct objects *want, const struct object *x)
+static bool allowed(const struct schema_object *want, const struct object *x)
 {
-	const struct object *w = find(want, x->name), *t;
+	const struct schema_object *w = find(want, x->name), *t;
 
 	if (w)
 		return !strcmp(w->type, x->type) && !strcmp(w->sql, x->sql);
@@ -136,7 +134,7 @@ static bool allowed(const struct objects *want, const struct object *x)
 
 int store__check_schema(struct store *st)
 {
-	const struct objects *want = expected();
+	const struct schema_object *want = expected();
 	struct objects have = { 0 };
 	int ret = 0, rc;
 

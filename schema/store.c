@@ -87,6 +87,34 @@ static int64_t file_bytes(const char *path)
 	return stat(path, &sb) ? 0 : (int64_t)sb.st_size;
 }
 
+/* A new database: the schema the migrations leave, made in one pass
+ * (icppd_schema), and *@v at their version.  One with objects of
+ * someone else's (ours() let it through) takes the migrations one by
+ * one, as before. */
+static int create_current(struct store *st, int *v)
+{
+	const char *what = "creating the schema";
+	char sql[64];
+	int objects;
+
+	if (pragma_int(st, what, "SELECT count(*) FROM sqlite_schema",
+		       &objects))
+		return -1;
+	if (objects)
+		return 0;
+	for (int i = 0; i < icppd_nr_schema; i++)
+		if (store__exec(st, icppd_schema[i].sql, what))
+			return -1;
+	if (store__exec(st, icppd_schema_rows, what))
+		return -1;
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
+		 icppd_nr_migrations);
+	if (store__exec(st, sql, what))
+		return -1;
+	*v = icppd_nr_migrations;
+	return 0;
+}
+
 static int migrate(struct store *st, const struct store_migration *migs,
 		   int n)
 {
@@ -105,6 +133,8 @@ static int migrate(struct store *st, const struct store_migration *migs,
 			  "supports (%d): upgrade icppd", v, n);
 		ret = -1;
 	}
+	if (!ret && !v && migs == icppd_migrations && n == icppd_nr_migrations)
+		ret = create_current(st, &v);
 	for (; !ret && v < n; v++) {
 		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", v + 1);
 		ret = store__exec(st, migs[v].sql, what) ||

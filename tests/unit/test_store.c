@@ -73,6 +73,65 @@ static void test_migrations(void)
 	is_int(query(db, "PRAGMA user_version"), 2, "refused database untouched");
 }
 
+/* Objects of database @a not in @b, and of @b not in @a, by type, name,
+ * table and SQL text; -1 when they cannot be read. */
+static long long schema_difference(const char *a, const char *b)
+{
+	static const char objects[] = "SELECT type, name, tbl_name, sql FROM";
+	char *sql = sqlite3_mprintf("SELECT (SELECT count(*) FROM (%s"
+		" main.sqlite_schema EXCEPT %s b.sqlite_schema)) + (SELECT"
+		" count(*) FROM (%s b.sqlite_schema EXCEPT %s"
+		" main.sqlite_schema))", objects, objects, objects, objects);
+	char *attach = sqlite3_mprintf("ATTACH %Q AS b", b);
+	sqlite3 *h = NULL;
+	sqlite3_stmt *s = NULL;
+	long long v = -1;
+
+	if (sql && attach && sqlite3_open(a, &h) == SQLITE_OK &&
+	    sqlite3_exec(h, attach, NULL, NULL, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(h, sql, -1, &s, NULL) == SQLITE_OK &&
+	    sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(h);
+	sqlite3_free(sql);
+	sqlite3_free(attach);
+	return v;
+}
+
+/* A new database is made in one pass (icppd_schema): it must be what
+ * every migration in turn makes of a version 1 database. */
+static void test_one_pass(void)
+{
+	char err[512];
+	char *stepped = path_in("stepped.db"), *fresh = path_in("fresh.db");
+	struct store *st = store__open_with(stepped, icppd_migrations, 1, err,
+					    sizeof(err));
+
+	ok(st != NULL, "version 1 database made: %s", st ? "" : err);
+	store__close(st);
+	st = store__open(stepped, err, sizeof(err));
+	ok(st != NULL, "... migrated step by step: %s", st ? "" : err);
+	store__close(st);
+	st = store__open(fresh, err, sizeof(err));
+	ok(st != NULL, "new database made in one pass: %s", st ? "" : err);
+	store__close(st);
+	is_int(query(fresh, "SELECT count(*) FROM sqlite_schema"),
+	       query(stepped, "SELECT count(*) FROM sqlite_schema"),
+	       "both have as many schema objects");
+	is_int(schema_difference(fresh, stepped), 0,
+	       "... the same ones, SQL text for SQL text");
+	is_int(query(fresh, "PRAGMA user_version"), icppd_nr_migrations,
+	       "the new one is at the last version");
+	is_int(query(fresh, "PRAGMA application_id"),
+	       query(stepped, "PRAGMA application_id"), "... and icppd's");
+	is_int(query(fresh, "SELECT count(*) FROM identity WHERE"
+		     " length(id) = 32"), 1, "... with an id of its own");
+	ok(query(fresh, "SELECT count(*) FROM runs") == 0 &&
+	   query(fresh, "SELECT count(*) FROM path_nodes") == 0,
+	   "... and no other rows");
+}
+
 /* Version 3 rebuilds cid_samples with a program column: old rows stay,
  * with program 0 (unknown); a read-only open needs the current schema. */
 static void test_v3(void)
@@ -471,6 +530,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 1;
 	test_migrations();
+	test_one_pass();
 	test_v3();
 	test_bad_files();
 	test_crafted();
