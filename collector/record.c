@@ -82,6 +82,35 @@ static int parse_sample(const struct perf_event_header *h,
 	return c.p == c.end ? 0 : parse_stack(&c, out);
 }
 
+size_t record__copy_trimmed(const struct perf_event_header *h,
+			    uint64_t stack_bytes, uint8_t *dst)
+{
+	const uint8_t *p = (const uint8_t *)h;
+	size_t at, keep;
+	uint64_t size, dyn;
+
+	/* the copy is the record's last field: { size, data, dyn_size } */
+	if (h->type != PERF_RECORD_SAMPLE || !stack_bytes ||
+	    stack_bytes % 8 || h->size < sizeof(*h) + stack_bytes + 16) {
+		memcpy(dst, h, h->size);
+		return h->size;
+	}
+	at = h->size - stack_bytes - 16;
+	memcpy(&size, p + at, 8);
+	memcpy(&dyn, p + h->size - 8, 8);
+	if (size != stack_bytes || dyn > size) {
+		memcpy(dst, h, h->size);
+		return h->size;
+	}
+	keep = (dyn + 7) & ~(size_t)7;
+	memcpy(dst, h, at + 8 + keep);
+	memcpy(dst + at, &(uint64_t){ keep }, 8);
+	memcpy(dst + at + 8 + keep, &dyn, 8);
+	((struct perf_event_header *)(void *)dst)->size =
+		(uint16_t)(at + 16 + keep);
+	return at + 16 + keep;
+}
+
 int record__parse_sample(const struct perf_event_header *h,
 			 struct perf_sample *out)
 {

@@ -15,6 +15,7 @@
 
 #include <linux/perf_event.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* The sample_type and registers icppd requests; record.c relies on them. */
@@ -76,6 +77,16 @@ int record__parse_sample(const struct perf_event_header *h,
 /* The same for events that also carry PERF_SAMPLE_CALLCHAIN. */
 int record__parse_sample_chain(const struct perf_event_header *h,
 			       struct perf_sample *out);
+/*
+ * Copies sample @h to @dst (room for h->size bytes) without the unused
+ * tail of its stack copy: a copy requested @stack_bytes long that the
+ * kernel filled only dyn_size of (the stack ended first) keeps its
+ * first dyn_size bytes, rounded up to 8, and says so in its size word.
+ * The result parses as the same sample.  A record that is not a sample
+ * with a copy of that size is copied whole.  Returns the bytes written.
+ */
+size_t record__copy_trimmed(const struct perf_event_header *h,
+			    uint64_t stack_bytes, uint8_t *dst);
 int record__parse_mmap2(const struct perf_event_header *h,
 			struct rec_mmap2 *out);
 int record__parse_comm(const struct perf_event_header *h, struct rec_comm *out);

@@ -48,6 +48,9 @@ struct session {
 	int *lfds, *dfds;
 	size_t nlfds, ndfds, learners_at;
 	bool deep;
+	/* their stack copies' sizes, learner's and deep learner's: the
+	 * queue keeps only the part of each copy the kernel filled */
+	uint64_t stack_bytes[2];
 	/* The exec notifier: a dummy event per CPU that writes only COMM
 	 * records into a small ring of its own, waking poll at each. */
 	struct ring *xrings;
@@ -355,6 +358,8 @@ int session__add_learner(struct session *s, const struct perf_event_attr *attr,
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	s->stack_bytes[deep] = a.sample_type & PERF_SAMPLE_STACK_USER ?
+			       a.sample_stack_user : 0;
 	if (!deep)
 		s->learners_at = s->nfds;
 	else			/* off until session__deepen() */
@@ -485,6 +490,9 @@ bool session__next_exec(struct session *s, struct session_exec *e)
 /* Copies @h to the ordering queue. */
 static int enqueue(struct session *s, const struct perf_event_header *h)
 {
+	/* the deep learner's records are the ones longer than its copy */
+	uint64_t copy = s->stack_bytes[1] && h->size > s->stack_bytes[1] ?
+			s->stack_bytes[1] : s->stack_bytes[0];
 	uint64_t time;
 
 	/* A record without a time stamp cannot be ordered: deliver it at
@@ -495,9 +503,12 @@ static int enqueue(struct session *s, const struct perf_event_header *h)
 		 1 << 16) ||
 	    grow(&s->q, &s->qcap, s->nq + 1, sizeof(*s->q), 1024))
 		return -ENOMEM;
-	memcpy(s->arena + s->arena_len, h, h->size);
 	s->q[s->nq++] = (struct pending){ time, s->seq++, s->arena_len };
-	s->arena_len += h->size;
+	/* A deep copy of a shallow stack is mostly padding: copied whole,
+	 * it was most of what the recorder copied (twice, with the round
+	 * it is held over) and of the arena's size. */
+	s->arena_len += record__copy_trimmed(h, copy, s->arena +
+					     s->arena_len);
 	if (time > s->round_max)
 		s->round_max = time;
 	return 0;

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "collector/record.h"
 #include "tests/tap.h"
@@ -163,10 +164,64 @@ static void test_stack(void)
 	ok(out.has_stack && !out.stack && !out.stack_size, "empty stack copy: no data");
 }
 
+/* A copy queued without its unused tail parses as the same sample. */
+static void test_trimmed(void)
+{
+	struct synth s;
+	struct perf_sample a, b;
+	struct perf_event_header *h, *t;
+	uint8_t out[512];
+	size_t base, n;
+
+	synth_sample(&s, 1, 2, 3, 0x401000, 0x7ffd0000, 0x7ffd0040, 1);
+	base = s.len;
+	synth_u64(&s, 64);			/* size: 8 words asked for */
+	for (int i = 0; i < 8; i++)
+		synth_u64(&s, 0x1111 * (uint64_t)(i + 1));
+	synth_u64(&s, 20);			/* dyn_size: 20 copied */
+	h = synth_end(&s);
+	n = record__copy_trimmed(h, 64, out);
+	t = (struct perf_event_header *)(void *)out;
+	is_int(n, h->size - 40, "the unused tail is dropped (kept: 24 bytes, 20 rounded up): %zu",
+	       n);
+	is_int(t->size, n, "... and the header says so");
+	ok(!record__parse_sample(h, &a) && !record__parse_sample(t, &b),
+	   "both decode");
+	ok(a.stack_size == b.stack_size && b.stack_size == 20 &&
+	   !memcmp(a.stack, b.stack, 20) && a.sp == b.sp && a.ip == b.ip &&
+	   a.time == b.time, "... as the same sample");
+
+	is_int(record__copy_trimmed(h, 32, out), h->size,
+	       "a copy of another size is copied whole");
+	ok(!memcmp(out, h, h->size), "... byte for byte");
+	is_int(record__copy_trimmed(h, 0, out), h->size,
+	       "no copy asked for: whole");
+	s.len = base;
+	synth_u64(&s, 64);
+	for (int i = 0; i < 8; i++)
+		synth_u64(&s, (uint64_t)i);
+	synth_u64(&s, 64);			/* the stack filled the copy */
+	h = synth_end(&s);
+	is_int(record__copy_trimmed(h, 64, out), h->size,
+	       "a full copy stays whole");
+	s.len = base;
+	synth_u64(&s, 64);
+	for (int i = 0; i < 8; i++)
+		synth_u64(&s, (uint64_t)i);
+	synth_u64(&s, 72);			/* dyn_size > size: a lie */
+	h = synth_end(&s);
+	is_int(record__copy_trimmed(h, 64, out), h->size,
+	       "a lying dyn_size is not trimmed by");
+	h->type = PERF_RECORD_MMAP2;
+	is_int(record__copy_trimmed(h, 64, out), h->size,
+	       "a record that is not a sample is copied whole");
+}
+
 int main(void)
 {
 	test_sample();
 	test_stack();
+	test_trimmed();
 	test_mmap2();
 	test_others();
 	return tap_done();
