@@ -27,7 +27,14 @@
 struct pending {
 	uint64_t time;
 	uint64_t seq;		/* read order breaks ties */
-	size_t off;		/* into the arena */
+	size_t off;		/* into arena[which] */
+	unsigned which;
+};
+
+/* Where a round's records are copied. */
+struct arena {
+	uint8_t *buf;
+	size_t len, cap;
 };
 
 struct session {
@@ -56,11 +63,14 @@ struct session {
 	struct ring *xrings;
 	struct pollfd *xpfds;
 	size_t nxrings;
-	/* Ordering queue: copies of records not yet delivered, and a
-	 * second arena the records held for the next round move to (the
-	 * two swap at each round, so neither is allocated again). */
-	uint8_t *arena, *spare;
-	size_t arena_len, arena_cap, spare_cap;
+	/* Ordering queue: copies of records not yet delivered, in two
+	 * arenas that take turns (cur: the one this round fills).  The
+	 * records a round holds over are this round's, delivered in the
+	 * next, so the arena of the round before can be emptied and
+	 * filled again: a held record is never copied twice (see
+	 * session__keep_rest). */
+	struct arena arena[2];
+	unsigned cur;
 	struct pending *q, *qtmp;	/* qtmp: sort_queue()'s other half */
 	size_t nq, qcap, qtmp_cap;
 	uint64_t seq;
@@ -327,8 +337,8 @@ void session__close(struct session *s)
 	free(s->dfds);
 	free(s->xrings);
 	free(s->xpfds);
-	free(s->arena);
-	free(s->spare);
+	free(s->arena[0].buf);
+	free(s->arena[1].buf);
 	free(s->q);
 	free(s->qtmp);
 	free(s);
@@ -487,6 +497,12 @@ bool session__next_exec(struct session *s, struct session_exec *e)
 	return false;
 }
 
+static const struct perf_event_header *record_at(const struct session *s,
+						const struct pending *p)
+{
+	return (const void *)(s->arena[p->which].buf + p->off);
+}
+
 /* Copies @h to the ordering queue. */
 static int enqueue(struct session *s, const struct perf_event_header *h)
 {
@@ -499,16 +515,16 @@ static int enqueue(struct session *s, const struct perf_event_header *h)
 	 * the front (the collector counts it as malformed). */
 	if (record__time(h, &time))
 		time = 0;
-	if (grow(&s->arena, &s->arena_cap, s->arena_len + h->size, 1,
-		 1 << 16) ||
+	struct arena *a = &s->arena[s->cur];
+
+	if (grow(&a->buf, &a->cap, a->len + h->size, 1, 1 << 16) ||
 	    grow(&s->q, &s->qcap, s->nq + 1, sizeof(*s->q), 1024))
 		return -ENOMEM;
-	s->q[s->nq++] = (struct pending){ time, s->seq++, s->arena_len };
+	s->q[s->nq++] = (struct pending){ time, s->seq++, a->len, s->cur };
 	/* A deep copy of a shallow stack is mostly padding: copied whole,
 	 * it was most of what the recorder copied (twice, with the round
 	 * it is held over) and of the arena's size. */
-	s->arena_len += record__copy_trimmed(h, copy, s->arena +
-					     s->arena_len);
+	a->len += record__copy_trimmed(h, copy, a->buf + a->len);
 	if (time > s->round_max)
 		s->round_max = time;
 	return 0;
@@ -569,7 +585,7 @@ int session__fill(struct session *s)
 const struct perf_event_header *session__fresh(const struct session *s,
 					       size_t i)
 {
-	return (const void *)(s->arena + s->q[s->fresh + i].off);
+	return record_at(s, &s->q[s->fresh + i]);
 }
 
 void session__order(struct session *s, bool final)
@@ -585,40 +601,40 @@ const struct perf_event_header *session__next(struct session *s)
 {
 	if (s->next >= s->nq || s->q[s->next].time > s->limit)
 		return NULL;
-	return (const void *)(s->arena + s->q[s->next++].off);
+	return record_at(s, &s->q[s->next++]);
 }
 
 int session__keep_rest(struct session *s)
 {
-	size_t done = s->next, keep_len = 0, cap;
-	uint8_t *t;
+	size_t done = s->next;
+	unsigned old = !s->cur;
+	struct arena *a = &s->arena[s->cur];
 
-	/* Move what is left, in order, to the front of the spare arena,
-	 * which becomes the arena. */
-	for (size_t i = done; i < s->nq; i++)
-		keep_len += ((const struct perf_event_header *)
-			     (s->arena + s->q[i].off))->size;
-	if (grow(&s->spare, &s->spare_cap, keep_len, 1, 1 << 16))
-		return -ENOMEM;
-	keep_len = 0;
+	/* What is left moves to the front of the queue.  Its records stay
+	 * where they are, but for one of an older round still held (a
+	 * round's every record is older than the limit of the next, so
+	 * only a caller that stopped early leaves one): it joins this
+	 * round's arena before the other is emptied. */
 	for (size_t i = done; i < s->nq; i++) {
-		const struct perf_event_header *h = (const void *)
-			(s->arena + s->q[i].off);
+		struct pending *p = &s->q[i];
 
-		memcpy(s->spare + keep_len, h, h->size);
-		s->q[i - done] = (struct pending){ s->q[i].time, s->q[i].seq,
-						   keep_len };
-		keep_len += h->size;
+		if (p->which == old) {
+			const struct perf_event_header *h = record_at(s, p);
+
+			if (grow(&a->buf, &a->cap, a->len + h->size, 1,
+				 1 << 16))
+				return -ENOMEM;
+			memcpy(a->buf + a->len, h, h->size);
+			p->off = a->len;
+			p->which = s->cur;
+			a->len += h->size;
+		}
+		s->q[i - done] = *p;
 	}
-	t = s->arena;
-	s->arena = s->spare;
-	s->spare = t;
-	cap = s->arena_cap;
-	s->arena_cap = s->spare_cap;
-	s->spare_cap = cap;
+	s->arena[old].len = 0;
+	s->cur = old;
 	s->nq -= done;
 	s->next = 0;
-	s->arena_len = keep_len;
 	return 0;
 }
 
