@@ -79,8 +79,21 @@ struct fde_entry {
 	bool signal;		/* CIE augmentation has 'S' */
 };
 
+/* Recent FDE lookups, by pc, in modules with more FDEs than this: a
+ * sample's return addresses are mostly ones the samples before it
+ * walked, and a search of libLLVM's 95k FDEs misses the data cache at
+ * most of its 17 steps (two per frame: the function, then its row). */
+#define MEMO_MIN_FDES 4096
+#define MEMO_BITS 12
+
+struct memo {
+	uint64_t pc;
+	struct fde_entry *f;	/* NULL: an empty slot */
+};
+
 struct cfi {
 	Dwarf_Debug dbg;
+	struct memo *memo;	/* 1 << MEMO_BITS slots, or NULL */
 	Dwarf_Cie *cie_data;
 	Dwarf_Fde *fde_data;
 	Dwarf_Signed cie_count, fde_count;
@@ -272,6 +285,8 @@ struct cfi *cfi__open(Elf *elf)
 	cfi->nfdes = kept;
 	if (!kept)
 		goto out_finish;
+	if (kept > MEMO_MIN_FDES)	/* none: the search without it */
+		cfi->memo = calloc((size_t)1 << MEMO_BITS, sizeof(*cfi->memo));
 	cfi->section_bytes = section_bytes;
 	return cfi;
 
@@ -290,6 +305,7 @@ void cfi__close(struct cfi *cfi)
 	for (size_t i = 0; i < cfi->nfdes; i++)
 		free(cfi->fdes[i].rows);
 	free(cfi->fdes);
+	free(cfi->memo);
 	if (cfi->fde_data)
 		dwarf_fde_cie_list_dealloc(cfi->dbg, cfi->cie_data,
 					   cfi->cie_count, cfi->fde_data,
@@ -305,7 +321,8 @@ size_t cfi__bytes(const struct cfi *cfi)
 	if (!cfi)
 		return 0;
 	return cfi->section_bytes + cfi->row_bytes +
-	       cfi->nfdes * (sizeof(struct fde_entry) + 200);
+	       cfi->nfdes * (sizeof(struct fde_entry) + 200) +
+	       (cfi->memo ? sizeof(struct memo) << MEMO_BITS : 0);
 }
 
 size_t cfi__nr_fdes(const struct cfi *cfi)
@@ -313,25 +330,35 @@ size_t cfi__nr_fdes(const struct cfi *cfi)
 	return cfi ? cfi->nfdes : 0;
 }
 
-static struct fde_entry *find_fde(const struct cfi *cfi, uint64_t vaddr)
+static struct fde_entry *find_fde(struct cfi *cfi, uint64_t vaddr)
 {
 	size_t lo = 0, hi = cfi ? cfi->nfdes : 0;
+	struct memo *m = NULL;
 
+	if (cfi && cfi->memo) {
+		m = &cfi->memo[(vaddr * 0x9e3779b97f4a7c15ULL) >>
+			       (64 - MEMO_BITS)];
+		if (m->f && m->pc == vaddr)
+			return m->f;
+	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		struct fde_entry *f = &cfi->fdes[mid];
 
-		if (vaddr < f->lo)
+		if (vaddr < f->lo) {
 			hi = mid;
-		else if (vaddr >= f->hi)
+		} else if (vaddr >= f->hi) {
 			lo = mid + 1;
-		else
+		} else {
+			if (m)
+				*m = (struct memo){ vaddr, f };
 			return f;
+		}
 	}
 	return NULL;
 }
 
-int cfi__fde_range(const struct cfi *cfi, uint64_t vaddr, uint64_t *lo,
+int cfi__fde_range(struct cfi *cfi, uint64_t vaddr, uint64_t *lo,
 		   uint64_t *hi)
 {
 	const struct fde_entry *f = find_fde(cfi, vaddr);

@@ -47,7 +47,7 @@ size_t cfi__nr_fdes(const struct cfi *cfi);
  * The FDE covering @vaddr: its range [*lo, *hi).  0, or -ENOENT when no
  * FDE covers @vaddr.
  */
-int cfi__fde_range(const struct cfi *cfi, uint64_t vaddr,
+int cfi__fde_range(struct cfi *cfi, uint64_t vaddr,
 		   uint64_t *lo, uint64_t *hi);
 
 /*

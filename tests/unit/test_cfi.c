@@ -354,6 +354,93 @@ static void test_big_fde(void)
 }
 
 /*
+ * MANY_FDES functions of 16 bytes from 0x1000, function i's CFA at rsp
+ * + 8 * (i + 1): enough FDEs that lookups go through the memo of recent
+ * ones (cfi.c), and a CFA that tells which FDE answered.
+ */
+#define MANY_FDES 6000
+
+static size_t many_fdes(uint8_t *eh)
+{
+	static const uint8_t cie[] = { 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78,
+		16, 1, 0x03, DW_CFA_def_cfa, 7, 8, 0x80 | 16, 1, 0, 0 };
+	size_t n;
+	uint32_t u32 = sizeof(cie);
+
+	memcpy(eh, &u32, 4);
+	memcpy(eh + 4, cie, sizeof(cie));
+	n = 4 + sizeof(cie);
+	for (uint32_t i = 0; i < MANY_FDES; i++) {
+		size_t fde = n;
+		uint32_t off = 8 * (i + 1);
+
+		n += 4;				/* length, below */
+		u32 = (uint32_t)n;		/* back to the CIE */
+		memcpy(eh + n, &u32, 4);
+		n += 4;
+		u32 = 0x1000 + 16 * i;		/* pc_begin */
+		memcpy(eh + n, &u32, 4);
+		n += 4;
+		u32 = 16;			/* pc_range */
+		memcpy(eh + n, &u32, 4);
+		n += 4;
+		eh[n++] = 0;			/* augmentation data length */
+		eh[n++] = DW_CFA_def_cfa_offset;
+		do {
+			eh[n++] = (uint8_t)((off & 0x7f) | (off > 0x7f ? 0x80 : 0));
+			off >>= 7;
+		} while (off);
+		while ((n - fde) % 4)
+			eh[n++] = DW_CFA_nop;
+		u32 = (uint32_t)(n - fde - 4);
+		memcpy(eh + fde, &u32, 4);
+	}
+	memset(eh + n, 0, 4);		/* terminator */
+	return n + 4;
+}
+
+/* Each pc's FDE, looked up in three orders (each fills the memo's slots
+ * with pcs that share them with the next order's): a remembered lookup
+ * is the searched one, never another pc's. */
+static void test_memo(void)
+{
+	static uint8_t eh[MANY_FDES * 24 + 64], code[16];
+	struct ec_section s[2] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, 0,
+		  0, 0, code, sizeof(code), 16 * MANY_FDES, 0 },
+		{ ".eh_frame", SHT_PROGBITS, SHF_ALLOC, 0x200000, 0, 0, 0, eh,
+		  0, 0, 0 },
+	};
+	struct ec_file f;
+	struct module *m;
+	size_t wrong = 0, looked = 0;
+
+	s[1].size = many_fdes(eh);
+	if (ec_build(&f, s, 2)) {
+		ok(0, "crafted FDEs built");
+		return;
+	}
+	m = module__open_memory("many.so", f.buf, f.len);
+	for (int pass = 0; pass < 3; pass++)
+		for (uint64_t k = 0; k < 16 * MANY_FDES; k += 3) {
+			uint64_t j = pass == 1 ? 16 * MANY_FDES - 1 - k :
+				     pass == 2 ? (k * 7919) % (16 * MANY_FDES) : k;
+			struct cfi_regs regs = { 0x10000, 0, 0x1000 + j };
+			uint64_t cfa = 0;
+
+			looked++;
+			if (module__cfa(m, 0x1000 + j, &regs, &cfa) ||
+			    cfa != 0x10000 + 8 * (j / 16 + 1))
+				wrong++;
+		}
+	ok(m && module__has_cfi(m), "%d crafted FDEs read", MANY_FDES);
+	is_int(wrong, 0, "each of %zu lookups in three orders finds its pc's "
+	       "FDE", looked);
+	module__free(m);
+	free(f.buf);
+}
+
+/*
  * Every CIE of this test binary with its augmentation data length set
  * to 144 bytes (ULEB 0x90 0x01) in a CIE of 20, and the pointer encoding
  * after it uleb128: the shape of the input libFuzzer found through
@@ -537,6 +624,7 @@ int main(void)
 	test_step(m);
 	module__free(m);
 	test_big_fde();
+	test_memo();
 	test_lying_cie();
 	test_factored_overflow();
 	{
