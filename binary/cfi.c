@@ -110,9 +110,16 @@ static int cmp_fde(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* The last CIE is_signal_frame() read, and its answer. */
+struct cie_signal {
+	Dwarf_Cie cie;
+	bool signal;
+};
+
 /* A signal trampoline's FDE ('S' in the CIE augmentation): the frame
  * above it was interrupted, not calling, so its pc is exact. */
-static bool is_signal_frame(struct cfi *cfi, Dwarf_Fde fde)
+static bool is_signal_frame(struct cfi *cfi, Dwarf_Fde fde,
+			    struct cie_signal *last)
 {
 	Dwarf_Cie cie;
 	Dwarf_Unsigned bytes, caf, ilen;
@@ -123,14 +130,22 @@ static bool is_signal_frame(struct cfi *cfi, Dwarf_Fde fde)
 	Dwarf_Error err = NULL;
 	char *aug = NULL;
 
-	if (dwarf_get_cie_of_fde(fde, &cie, &err) != DW_DLV_OK ||
-	    dwarf_get_cie_info_b(cie, &bytes, &version, &aug, &caf, &daf, &ra,
+	if (dwarf_get_cie_of_fde(fde, &cie, &err) != DW_DLV_OK) {
+		if (err)
+			dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
+		return false;
+	}
+	if (cie == last->cie)	/* a CIE's FDEs mostly come together */
+		return last->signal;
+	if (dwarf_get_cie_info_b(cie, &bytes, &version, &aug, &caf, &daf, &ra,
 				 &init, &ilen, &offsz, &err) != DW_DLV_OK) {
 		if (err)
 			dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
 		return false;
 	}
-	return aug && aug[0] == 'z' && strchr(aug, 'S');
+	*last = (struct cie_signal){ cie,
+		aug && aug[0] == 'z' && strchr(aug, 'S') };
+	return last->signal;
 }
 
 /* The entries (CIEs and FDEs) of a frame section's @n bytes at @p, up
@@ -259,6 +274,9 @@ struct cfi *cfi__open(Elf *elf)
 	cfi->fdes = calloc((size_t)cfi->fde_count, sizeof(*cfi->fdes));
 	if (!cfi->fdes)
 		goto out_finish;
+	struct cie_signal last = { 0 };
+	bool sorted = true;
+
 	for (Dwarf_Signed i = 0; i < cfi->fde_count; i++) {
 		Dwarf_Addr lo;
 		Dwarf_Unsigned len;
@@ -273,9 +291,13 @@ struct cfi *cfi__open(Elf *elf)
 			continue;
 		cfi->fdes[cfi->nfdes++] = (struct fde_entry){
 			.lo = lo, .hi = lo + len, .fde = cfi->fde_data[i],
-			.signal = is_signal_frame(cfi, cfi->fde_data[i]) };
+			.signal = is_signal_frame(cfi, cfi->fde_data[i],
+						  &last) };
+		sorted = sorted && (cfi->nfdes < 2 || cfi->fdes[cfi->nfdes -
+			2].lo <= lo);
 	}
-	qsort(cfi->fdes, cfi->nfdes, sizeof(*cfi->fdes), cmp_fde);
+	if (!sorted)	/* libdwarf's list comes sorted */
+		qsort(cfi->fdes, cfi->nfdes, sizeof(*cfi->fdes), cmp_fde);
 	size_t kept = 0;
 	for (size_t i = 0; i < cfi->nfdes; i++) {
 		if (kept && cfi->fdes[i].lo < cfi->fdes[kept - 1].hi)
