@@ -19,6 +19,7 @@ struct pathmap {
 	size_t n, cap, max;
 	uint32_t *path;		/* scratch: node of each frame being added */
 	size_t path_cap;
+	size_t path_n;		/* nodes path[] holds of the last path added */
 	struct hindex index;	/* over nodes */
 	struct hindex cids;	/* one node per distinct (mod, func, height) */
 	uint64_t serial;
@@ -155,7 +156,8 @@ static int add(struct pathmap *pm, const struct module *prog,
 	       const struct path_frame *frames, size_t n, uint32_t *leaf,
 	       bool fragment)
 {
-	uint32_t *path;
+	uint32_t *path, root;
+	size_t along;
 	int err = 0;
 
 	if (!n)
@@ -163,12 +165,25 @@ static int add(struct pathmap *pm, const struct module *prog,
 	if (grow(&pm->path, &pm->path_cap, n + 1, sizeof(*pm->path), 64))
 		return -ENOMEM;
 	path = pm->path;
-	path[0] = get(pm, PM_NONE, prog, 0, NULL, fragment ? PM_FRAGMENT : 0,
-		      0, &err);
-	for (size_t i = 0; i < n && path[i] != PM_NONE; i++)
+	root = get(pm, PM_NONE, prog, 0, NULL, fragment ? PM_FRAGMENT : 0, 0,
+		   &err);
+	/* A sample's outer frames are mostly the last one's: while they
+	 * are, the last path's node (still in path[]) is checked in place
+	 * of a search of the index. */
+	along = pm->path_n && path[0] == root ? pm->path_n : 0;
+	path[0] = root;
+	for (size_t i = 0; i < n && path[i] != PM_NONE; i++) {
+		uint64_t site = i ? frames[i - 1].pc : 0;
+
+		if (i + 1 < along && same(&pm->nodes[path[i + 1]], path[i],
+					  frames[i].mod, frames[i].func, site,
+					  frames[i].height))
+			continue;
+		along = 0;
 		path[i + 1] = get(pm, path[i], frames[i].mod, frames[i].func,
-				  frames[i].name, i ? frames[i - 1].pc : 0,
-				  frames[i].height, &err);
+				  frames[i].name, site, frames[i].height, &err);
+	}
+	pm->path_n = err ? 0 : n + 1;
 	if (err)
 		return err;	/* nodes made so far stay, with no counts */
 	for (size_t i = 1; i <= n; i++)

@@ -64,6 +64,60 @@ static void test_memory(void)
 
 /* With no height, a CID is explained by the map only while one path
  * reaches it (see record's known_cid). */
+/*
+ * Paths that share outer frames, each added after the others in many
+ * orders, and as fragments between them: a path ends at the node it got
+ * when first added, whatever was added just before it (add() checks the
+ * last path's nodes before searching the index).
+ */
+static void test_after_another(void)
+{
+	/* a height, a call site or a function apart at the second frame
+	 * or below, and one frame longer */
+	const struct path_frame paths[][4] = {
+		{ F(0x10, 0x15, 16), F(0x20, 0x25, 48), F(0x30, 0x35, 96),
+		  F(0x40, 0x45, 128) },
+		{ F(0x10, 0x15, 16), F(0x20, 0x25, 48), F(0x30, 0x35, 112),
+		  F(0x40, 0x45, 144) },
+		{ F(0x10, 0x15, 16), F(0x20, 0x27, 48), F(0x30, 0x35, 96),
+		  F(0x40, 0x45, 128) },
+		{ F(0x10, 0x15, 16), F(0x21, 0x25, 48), F(0x30, 0x35, 96),
+		  F(0x40, 0x45, 128) },
+	};
+	static const size_t len[] = { 4, 4, 3, 4 };
+	struct pathmap *pm = pathmap__new(1000);
+	uint32_t want[4], fwant[4], got;
+	size_t wrong = 0, tries = 0, size;
+
+	for (int i = 0; i < 4; i++) {
+		pathmap__add(pm, mod, paths[i], len[i], &want[i]);
+		pathmap__add_fragment(pm, mod, paths[i], len[i], &fwant[i]);
+	}
+	size = pathmap__size(pm);
+	for (int round = 0; round < 3; round++)
+		for (int i = 0; i < 4; i++)
+			for (int j = 0; j < 4; j++) {
+				int k = (i + j * (round + 1)) % 4;
+
+				pathmap__add(pm, mod, paths[k], len[k], &got);
+				wrong += got != want[k];
+				if (round == 1) {
+					pathmap__add_fragment(pm, mod, paths[j],
+							      len[j], &got);
+					wrong += got != fwant[j];
+					tries++;
+				}
+				tries++;
+			}
+	is_int(wrong, 0, "each of %zu paths, added after others, ends at its "
+	       "own leaf", tries);
+	is_int(pathmap__size(pm), size, "... and makes no node the map lacks");
+	is_int(size, 2 * (1 + 4 + 2 + 1 + 3), "the map: twice (paths and "
+	       "fragments) a root, the first path, the second's last two "
+	       "frames, the third's last, the fourth's last three");
+	pathmap__free(pm);
+}
+
 static void test_one_path(void)
 {
 	struct pathmap *pm = pathmap__new(100);
@@ -204,6 +258,7 @@ int main(void)
 	mod = m;
 	ok(m && !module__error(m), "test binary opens as a module");
 	test_memory();
+	test_after_another();
 	test_one_path();
 	test_store();
 	module__free(m);
