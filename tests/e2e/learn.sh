@@ -147,6 +147,23 @@ ok $([ "$deep" -ge "$(min_samples 300)" ]; echo $?) \
 	"... and its samples under main -> deep -> deep_leaf ($deep)"
 is "$(counter learn.stack_bytes "$ex")" 16384 "a shallow program's copies stay at 16 KiB"
 
+# A program that learns thousands of path nodes a second (as the first
+# record of clang++ does) is flushed as it learns, every 4096 new nodes,
+# not once a second: a flush holds up the reading of the rings, and the
+# first second's 15k nodes of clang++ took 53 ms, most of the 64 ms the
+# rings hold at 1000 Hz once the stack copies grow.  600 ms of CPU: about
+# 600 samples, each on one of 2^24 paths 48 frames deep.
+pdb=$tmp/paths.db
+"$ICPPD" record -q -d "$pdb" -- "$PROGS/paths" 600 >/dev/null 2>&1
+is $? 0 "record of a program whose paths are nearly all new: exit 0"
+nodes=$(q "SELECT count(*) FROM path_nodes" "$pdb")
+flushes=$(counter recorder.flushes "$pdb")
+ok $([ "${nodes:-0}" -ge 14000 ]; echo $?) "it learns thousands of path nodes ($nodes)"
+# a round may add a few hundred nodes past each 4096; once a second and
+# at the end made at most 2 flushes of a run this short
+ok $([ "${flushes:-0}" -ge 3 ]; echo $?) \
+	"... flushed as they came and at the end ($flushes flushes)"
+
 # Learning keeps going while it finds paths the map lacks: dispatch's
 # phases reach work() through a new handler every 400 ms of CPU, its
 # CIDs all known after the first, and the learning event stays on; the

@@ -30,6 +30,7 @@ $cc $common -rdynamic -o "$out/mapper" "$src/mapper.c" -ldl
 $cc $common -o "$out/syscalls" "$src/syscalls.c"
 $cc $common -o "$out/jit" "$src/jit.c"
 $cc $common -o "$out/coro" "$src/coro.c"
+$cc $common -o "$out/paths" "$src/paths.c"
 # Inlined functions: DWARF 5 (gcc's default: range lists, .debug_aranges),
 # DWARF 4 (.debug_ranges) and clang's (no .debug_aranges: every unit is
 # read at once), when clang is here.
