@@ -509,21 +509,20 @@ static int enqueue(struct session *s, const struct perf_event_header *h)
 	/* the deep learner's records are the ones longer than its copy */
 	uint64_t copy = s->stack_bytes[1] && h->size > s->stack_bytes[1] ?
 			s->stack_bytes[1] : s->stack_bytes[0];
+	struct arena *a = &s->arena[s->cur];
 	uint64_t time;
 
 	/* A record without a time stamp cannot be ordered: deliver it at
 	 * the front (the collector counts it as malformed). */
 	if (record__time(h, &time))
 		time = 0;
-	struct arena *a = &s->arena[s->cur];
-
 	if (grow(&a->buf, &a->cap, a->len + h->size, 1, 1 << 16) ||
 	    grow(&s->q, &s->qcap, s->nq + 1, sizeof(*s->q), 1024))
 		return -ENOMEM;
 	s->q[s->nq++] = (struct pending){ time, s->seq++, a->len, s->cur };
 	/* A deep copy of a shallow stack is mostly padding: copied whole,
-	 * it was most of what the recorder copied (twice, with the round
-	 * it is held over) and of the arena's size. */
+	 * it was most of what the recorder copied and of the arena's
+	 * size. */
 	a->len += record__copy_trimmed(h, copy, a->buf + a->len);
 	if (time > s->round_max)
 		s->round_max = time;
