@@ -270,46 +270,67 @@ static size_t against_libdwarf(const char *path, size_t *checked)
  */
 #define BIG_ROWS 65536
 
-static size_t big_fde(uint8_t *eh)
+/* Writes a 4-byte value at *@n and moves past it. */
+static void put_u32(uint8_t *eh, size_t *n, uint32_t v)
 {
-	size_t n = 0, fde;
-	uint32_t u32;
+	memcpy(eh + *n, &v, 4);
+	*n += 4;
+}
 
-	/* CIE: version 1, "zR", code align 1, data align -8, RA 16,
-	 * FDE pointers udata4; CFA = rsp + 8, RA at CFA - 8. */
+static void put_uleb(uint8_t *eh, size_t *n, uint32_t v)
+{
+	do {
+		eh[(*n)++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+}
+
+/* The CIE the crafted tables start with: version 1, "zR", code align 1,
+ * data align -8, RA 16, FDE pointers udata4; CFA = rsp + 8, RA at CFA -
+ * 8.  Returns its bytes. */
+static size_t put_cie(uint8_t *eh)
+{
 	static const uint8_t cie[] = { 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78,
 		16, 1, 0x03, DW_CFA_def_cfa, 7, 8, 0x80 | 16, 1, 0, 0 };
+	size_t n = 0;
 
-	u32 = sizeof(cie);
-	memcpy(eh, &u32, 4);
-	memcpy(eh + 4, cie, sizeof(cie));
-	n = 4 + sizeof(cie);
-	fde = n;
-	n += 4;				/* length, below */
-	u32 = (uint32_t)(n);		/* back to the CIE */
-	memcpy(eh + n, &u32, 4);
-	n += 4;
-	u32 = 0x1000;			/* pc_begin */
-	memcpy(eh + n, &u32, 4);
-	n += 4;
-	u32 = BIG_ROWS;			/* pc_range */
-	memcpy(eh + n, &u32, 4);
-	n += 4;
-	eh[n++] = 0;			/* augmentation data length */
+	put_u32(eh, &n, sizeof(cie));
+	memcpy(eh + n, cie, sizeof(cie));
+	return n + sizeof(cie);
+}
+
+/* An FDE of the CIE at 0, for [@pc, @pc + @range), at *@n: its header;
+ * end_fde() pads its instructions and writes its length.  Returns where
+ * it starts. */
+static size_t begin_fde(uint8_t *eh, size_t *n, uint32_t pc, uint32_t range)
+{
+	size_t fde = *n;
+
+	*n += 4;			/* length, in end_fde() */
+	put_u32(eh, n, (uint32_t)*n);	/* back to the CIE */
+	put_u32(eh, n, pc);
+	put_u32(eh, n, range);
+	eh[(*n)++] = 0;			/* augmentation data length */
+	return fde;
+}
+
+static void end_fde(uint8_t *eh, size_t fde, size_t *n)
+{
+	while ((*n - fde) % 4)
+		eh[(*n)++] = DW_CFA_nop;
+	memcpy(eh + fde, &(uint32_t){ (uint32_t)(*n - fde - 4) }, 4);
+}
+
+static size_t big_fde(uint8_t *eh)
+{
+	size_t n = put_cie(eh), fde = begin_fde(eh, &n, 0x1000, BIG_ROWS);
+
 	for (uint32_t i = 0; i < BIG_ROWS - 1; i++) {
-		uint32_t off = 16 + 8 * (i % 4096);
-
 		eh[n++] = DW_CFA_def_cfa_offset;
-		do {		/* ULEB128 */
-			eh[n++] = (uint8_t)((off & 0x7f) | (off > 0x7f ? 0x80 : 0));
-			off >>= 7;
-		} while (off);
+		put_uleb(eh, &n, 16 + 8 * (i % 4096));
 		eh[n++] = 0x40 | 1;	/* advance_loc 1 */
 	}
-	while ((n - fde) % 4)
-		eh[n++] = DW_CFA_nop;
-	u32 = (uint32_t)(n - fde - 4);
-	memcpy(eh + fde, &u32, 4);
+	end_fde(eh, fde, &n);
 	memset(eh + n, 0, 4);		/* terminator */
 	return n + 4;
 }
@@ -362,38 +383,14 @@ static void test_big_fde(void)
 
 static size_t many_fdes(uint8_t *eh)
 {
-	static const uint8_t cie[] = { 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78,
-		16, 1, 0x03, DW_CFA_def_cfa, 7, 8, 0x80 | 16, 1, 0, 0 };
-	size_t n;
-	uint32_t u32 = sizeof(cie);
+	size_t n = put_cie(eh);
 
-	memcpy(eh, &u32, 4);
-	memcpy(eh + 4, cie, sizeof(cie));
-	n = 4 + sizeof(cie);
 	for (uint32_t i = 0; i < MANY_FDES; i++) {
-		size_t fde = n;
-		uint32_t off = 8 * (i + 1);
+		size_t fde = begin_fde(eh, &n, 0x1000 + 16 * i, 16);
 
-		n += 4;				/* length, below */
-		u32 = (uint32_t)n;		/* back to the CIE */
-		memcpy(eh + n, &u32, 4);
-		n += 4;
-		u32 = 0x1000 + 16 * i;		/* pc_begin */
-		memcpy(eh + n, &u32, 4);
-		n += 4;
-		u32 = 16;			/* pc_range */
-		memcpy(eh + n, &u32, 4);
-		n += 4;
-		eh[n++] = 0;			/* augmentation data length */
 		eh[n++] = DW_CFA_def_cfa_offset;
-		do {
-			eh[n++] = (uint8_t)((off & 0x7f) | (off > 0x7f ? 0x80 : 0));
-			off >>= 7;
-		} while (off);
-		while ((n - fde) % 4)
-			eh[n++] = DW_CFA_nop;
-		u32 = (uint32_t)(n - fde - 4);
-		memcpy(eh + fde, &u32, 4);
+		put_uleb(eh, &n, 8 * (i + 1));
+		end_fde(eh, fde, &n);
 	}
 	memset(eh + n, 0, 4);		/* terminator */
 	return n + 4;

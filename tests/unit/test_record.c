@@ -165,25 +165,28 @@ static void test_stack(void)
 }
 
 /* A copy queued without its unused tail parses as the same sample. */
+/* A sample whose 8-word stack copy the kernel filled @dyn bytes of. */
+static struct perf_event_header *eight_words(struct synth *s, uint64_t dyn)
+{
+	synth_sample(s, 1, 2, 3, 0x401000, 0x7ffd0000, 0x7ffd0040, 1);
+	synth_u64(s, 64);			/* size */
+	for (int i = 0; i < 8; i++)
+		synth_u64(s, 0x1111 * (uint64_t)(i + 1));
+	synth_u64(s, dyn);
+	return synth_end(s);
+}
+
 static void test_trimmed(void)
 {
 	struct synth s;
 	struct perf_sample a, b;
-	struct perf_event_header *h, *t;
+	struct perf_event_header *h = eight_words(&s, 20), *t;
 	uint8_t out[512];
-	size_t base, n;
+	size_t n = record__copy_trimmed(h, 64, out);
 
-	synth_sample(&s, 1, 2, 3, 0x401000, 0x7ffd0000, 0x7ffd0040, 1);
-	base = s.len;
-	synth_u64(&s, 64);			/* size: 8 words asked for */
-	for (int i = 0; i < 8; i++)
-		synth_u64(&s, 0x1111 * (uint64_t)(i + 1));
-	synth_u64(&s, 20);			/* dyn_size: 20 copied */
-	h = synth_end(&s);
-	n = record__copy_trimmed(h, 64, out);
 	t = (struct perf_event_header *)(void *)out;
-	is_int(n, h->size - 40, "the unused tail is dropped (kept: 24 bytes, 20 rounded up): %zu",
-	       n);
+	is_int(n, h->size - 40, "the unused tail is dropped (kept: 24 bytes, "
+	       "20 rounded up): %zu", n);
 	is_int(t->size, n, "... and the header says so");
 	ok(!record__parse_sample(h, &a) && !record__parse_sample(t, &b),
 	   "both decode");
@@ -196,20 +199,10 @@ static void test_trimmed(void)
 	ok(!memcmp(out, h, h->size), "... byte for byte");
 	is_int(record__copy_trimmed(h, 0, out), h->size,
 	       "no copy asked for: whole");
-	s.len = base;
-	synth_u64(&s, 64);
-	for (int i = 0; i < 8; i++)
-		synth_u64(&s, (uint64_t)i);
-	synth_u64(&s, 64);			/* the stack filled the copy */
-	h = synth_end(&s);
+	h = eight_words(&s, 64);		/* the stack filled the copy */
 	is_int(record__copy_trimmed(h, 64, out), h->size,
 	       "a full copy stays whole");
-	s.len = base;
-	synth_u64(&s, 64);
-	for (int i = 0; i < 8; i++)
-		synth_u64(&s, (uint64_t)i);
-	synth_u64(&s, 72);			/* dyn_size > size: a lie */
-	h = synth_end(&s);
+	h = eight_words(&s, 72);		/* dyn_size > size: a lie */
 	is_int(record__copy_trimmed(h, 64, out), h->size,
 	       "a lying dyn_size is not trimmed by");
 	h->type = PERF_RECORD_MMAP2;
