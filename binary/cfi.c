@@ -229,7 +229,7 @@ struct cfi *cfi__open(Elf *elf)
 	Dwarf_Error err = NULL;
 	size_t section_bytes = frame_section_bytes(elf);
 	struct cfi *cfi;
-	int rc, tracked;
+	int rc;
 
 	/* libdwarf copies the frame sections whole: a crafted file's
 	 * sparse hole would cost as much memory as it claims */
@@ -251,11 +251,11 @@ struct cfi *cfi__open(Elf *elf)
 	dwarf_set_frame_rule_table_size(cfi->dbg, 128);
 	dwarf_set_frame_rule_initial_value(cfi->dbg, DW_FRAME_SAME_VAL);
 	/* libdwarf files each allocation in a search tree, so that
-	 * dwarf_finish() can free what a caller forgot: for the lists,
-	 * which cfi__close() hands back whole, that filing was over a
-	 * quarter of this function's time on clang++ (libLLVM's 95k FDEs).  Off for them
-	 * alone: the flag is read at each allocation. */
-	tracked = dwarf_set_de_alloc_flag(0);
+	 * dwarf_finish() can free what a caller forgot: over a quarter of
+	 * this call's time for libLLVM's 95k FDEs.  It stays on: with it
+	 * off, fuzz_cfi found a crafted section whose list call leaks an
+	 * allocation of libdwarf's own (40 bytes), which only the tree
+	 * frees, and the daemon reads such files for as long as it runs. */
 	rc = dwarf_get_fde_list_eh(cfi->dbg, &cfi->cie_data, &cfi->cie_count,
 				   &cfi->fde_data, &cfi->fde_count, &err);
 	if (rc != DW_DLV_OK) {
@@ -268,7 +268,6 @@ struct cfi *cfi__open(Elf *elf)
 		if (rc == DW_DLV_ERROR)
 			dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
 	}
-	dwarf_set_de_alloc_flag(tracked);
 	if (rc != DW_DLV_OK || cfi->fde_count <= 0)
 		goto out_finish;
 	cfi->fdes = calloc((size_t)cfi->fde_count, sizeof(*cfi->fdes));
