@@ -19,9 +19,9 @@
 #include <string.h>
 
 #include "common/clock.h"
-#include "common/grow.h"
 #include "common/printable.h"
 #include "schema/migrations.h"
+#include "schema/objects.h"
 #include "schema/store_int.h"
 
 /* A statement's longest run: the largest database a report reads, with
@@ -31,48 +31,6 @@
 #define STATEMENT_BYTES_PER_S (10LL << 20)
 /* Virtual machine steps between two looks at the clock. */
 #define PROGRESS_STEPS 100000
-
-/* Each object's type, name, table and SQL, SQLite's own (sqlite_*)
- * left out. */
-static const char SCHEMA_ROWS[] =
-	"SELECT type, name, tbl_name, coalesce(sql, '') FROM sqlite_schema"
-	" WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'";
-
-struct object {
-	char *type, *name, *tbl, *sql;
-};
-
-struct objects {
-	struct object *v;
-	size_t n, cap;
-};
-
-static void free_objects(struct objects *o)
-{
-	for (size_t i = 0; i < o->n; i++) {
-		free(o->v[i].type);
-		free(o->v[i].name);
-		free(o->v[i].tbl);
-		free(o->v[i].sql);
-	}
-	free(o->v);
-	*o = (struct objects){ 0 };
-}
-
-static int add_object(void *arg, int ncol, char **cols, char **names)
-{
-	struct objects *o = arg;
-	struct object *x;
-
-	(void)names;
-	if (ncol != 4 || grow(&o->v, &o->cap, o->n + 1, sizeof(*o->v), 64))
-		return 1;
-	x = &o->v[o->n++];
-	*x = (struct object){ strdup(cols[0] ? cols[0] : ""),
-		strdup(cols[1] ? cols[1] : ""), strdup(cols[2] ? cols[2] : ""),
-		strdup(cols[3] ? cols[3] : "") };
-	return !x->type || !x->name || !x->tbl || !x->sql;
-}
 
 static int by_name(const void *a, const void *b)
 {
@@ -120,7 +78,8 @@ static const struct schema_object *find(const struct schema_object *want,
  * so only icppd's own; a user's tables and views, and indexes on them,
  * are theirs (icppd never reads them).
  */
-static bool allowed(const struct schema_object *want, const struct object *x)
+static bool allowed(const struct schema_object *want,
+		    const struct schema_row *x)
 {
 	const struct schema_object *w = find(want, x->name), *t;
 
@@ -135,22 +94,22 @@ static bool allowed(const struct schema_object *want, const struct object *x)
 int store__check_schema(struct store *st)
 {
 	const struct schema_object *want = expected();
-	struct objects have = { 0 };
+	struct schema_rows have;
 	int ret = 0, rc;
 
 	if (!want) {
 		store__set_error(st, "checking the schema: out of memory");
 		return -1;
 	}
-	rc = sqlite3_exec(st->db, SCHEMA_ROWS, add_object, &have, NULL);
-	if (rc == SQLITE_ABORT) {	/* add_object() */
+	rc = schema_rows__read(st->db, &have);
+	if (rc == SQLITE_ABORT) {
 		store__set_error(st, "checking the schema: out of memory");
 		ret = -1;
 	} else if (rc != SQLITE_OK) {
 		ret = store__db_error(st, "checking the schema");
 	}
 	for (size_t i = 0; !ret && i < have.n; i++) {
-		const struct object *x = &have.v[i];
+		const struct schema_row *x = &have.v[i];
 		char *shown;
 
 		if (allowed(want, x))
@@ -165,7 +124,7 @@ int store__check_schema(struct store *st)
 		free(shown);
 		ret = -1;
 	}
-	free_objects(&have);
+	schema_rows__free(&have);
 	return ret;
 }
 
