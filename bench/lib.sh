@@ -46,3 +46,12 @@ interleave() {
 col() {
 	cut -d' ' -f"$3" "$work/$1.$2" | median
 }
+
+# perf_samples FILE: the samples perf.data FILE holds.  --stats counts
+# them without decoding them (-D printed every stack copy: minutes for
+# a dwarf run of clang++).
+perf_samples() {
+	perf_n=$(perf report --stats -i "$1" 2>/dev/null |
+		awk '/SAMPLE events:/ { print $3; exit }')
+	echo "${perf_n:-0}"
+}

@@ -67,11 +67,7 @@ run() {
 		samples=$(sqlite3 "$work/b.db" "SELECT samples FROM v_runs") ;;
 	*)
 		bytes=$(stat -c %s "$work/perf.data")
-		# --stats counts them without decoding them (-D printed every
-		# stack copy, minutes for a dwarf run of clang++)
-		samples=$(perf report --stats -i "$work/perf.data" 2>/dev/null |
-			awk '/SAMPLE events:/ { print $3; exit }')
-		samples=${samples:-0} ;;
+		samples=$(perf_samples "$work/perf.data") ;;
 	esac
 	echo "$u $s $e $bytes $samples" | awk '{ printf "%.3f %.3f %d %d\n", $1 + $2, $3, $4, $5 }'
 }

@@ -54,9 +54,7 @@ cost() {	# cost MODE CMD...: prints "cpu wall bytes samples"
 		samples=$(sqlite3 "$work/c.db" "SELECT samples FROM v_runs") ;;
 	*)
 		bytes=$(stat -c %s "$work/perf.data")
-		samples=$(perf report --stats -i "$work/perf.data" 2>/dev/null |
-			awk '/SAMPLE events:/ { print $3; exit }')
-		samples=${samples:-0} ;;
+		samples=$(perf_samples "$work/perf.data") ;;
 	esac
 	echo "$u $s $e $bytes $samples" | awk '{ printf "%.3f %.3f %d %d\n", $1 + $2, $3, $4, $5 }'
 }
