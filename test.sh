@@ -43,8 +43,15 @@ done
 # diagnosable from that alone.
 for trs in $(grep -l -s -E '^:global-test-result: (FAIL|ERROR|XPASS)' \
 	$(find "$top"/build-test-* -name '*.trs' 2>/dev/null)); do
-	echo "== ${trs#"$top"/} did not pass; the end of its log:"
-	grep -v -E "^(ok [0-9]|PASS: )" "${trs%.trs}.log" | tail -n 20 | sed "s/^/   /"
+	# (its failed checks first, then the end of its log, each line
+	# cut short: one check's dump of a whole file hid which failed)
+	echo "== ${trs#"$top"/} did not pass; its failed checks and the end of its log:"
+	{ grep -v -E "^(ok [0-9]|PASS: |FAIL: )" "${trs%.trs}.log" |
+		grep -A 2 -E "^not ok" | head -n 24
+	  echo "..."
+	  grep -v -E "^(ok [0-9]|not ok [0-9]|PASS: |FAIL: )" \
+		"${trs%.trs}.log" | tail -n 12
+	} | cut -c 1-300 | sed "s/^/   /"
 done
 [ $fail -eq 0 ] && [ $pass -eq 0 ] && fail=1	# nothing ran
 [ $fail -ne 0 ] && status=1

@@ -58,22 +58,38 @@ else
 	skip "rsvg-convert or node missing" "the picture"
 fi
 
-# The script, in a browser: zoomed on path_a, path_a and work above it
-# fill the width, main below is dimmed, path_b is hidden; a search for
-# work highlights it and matches all of path_a's width.
+# The script, in a browser: zoomed on path_a, path_a fills the width and
+# work above it its share of path_a (all of it but for a stray sample in
+# the truth-writing code path_a calls after work), main below is dimmed,
+# path_b is hidden; a search for work highlights it and matches that
+# share of the zoomed width.
 if command -v chromium >/dev/null; then
+	a_all=$(field path_a 2)
+	a_work=$("$ICPPD" report -d "$db" -f folded |
+		awk '/;path_a;work( |;)/ { s += $NF } END { print s + 0 }')
 	timeout 60 chromium --headless --no-sandbox --disable-gpu \
 		--user-data-dir="$tmp/chromium" \
 		--dump-dom "file://$tmp/h.svg#zoom=path_a&search=%5Ework%24" \
 		>"$tmp/dom" 2>/dev/null
 	frames "$tmp/dom" >"$tmp/frames"
+	near() {	# near GOT WANT MARGIN: exit 0 when |GOT - WANT| <= MARGIN
+		awk -v g="$1" -v w="$2" -v m="$3" 'BEGIN { d = g - w; exit !(g != "" && d <= m && d >= -m) }'
+	}
 	is "$(field path_a 3) $(field path_a 5)" "10.0 1180.0" "zoom: path_a fills the width"
-	is "$(field work 5) $(field work 6)" "1180.0 #e040e0" "zoom: work above it too, highlighted by the search"
+	w_work=$(awk -v a="$a_work" -v t="$a_all" 'BEGIN { printf "%.1f", 1180 * a / t }')
+	# (zoomed widths are scaled from widths rounded to 0.1 px: within
+	# 1.5 px, and 0.15 points of path_a's width)
+	ok $(near "$(field work 5)" "$w_work" 1.5; echo $?) \
+		"zoom: work above it, $(field work 5) px wide for $a_work of path_a's $a_all samples ($w_work)"
+	is "$(field work 6)" "#e040e0" "... highlighted by the search"
 	contains "$(tr '\n' ' ' <"$tmp/dom" | grep -o '<g style="[^"]*"><title>main ')" "opacity: 0.5" \
 		"zoom: main, below, is dimmed"
 	contains "$(tr '\n' ' ' <"$tmp/dom" | grep -o '<g style="[^"]*"><title>path_b ')" "display: none" \
 		"zoom: path_b is hidden"
-	contains "$(cat "$tmp/dom")" ">Matched: 100.0%<" "search: work matches the whole zoomed width"
+	got=$(sed -n 's/.*>Matched: \([0-9.]*\)%<.*/\1/p' "$tmp/dom" | head -1)
+	want=$(awk -v a="$a_work" -v t="$a_all" 'BEGIN { printf "%.1f", 100 * a / t }')
+	ok $(near "$got" "$want" 0.15; echo $?) \
+		"search: work matches its share of the zoomed width: $got% ($want%)"
 else
 	skip "chromium missing" "the script in a browser"
 fi
