@@ -6,10 +6,17 @@
  * Invariants: fdes[] is sorted by lo and ranges do not overlap (when a
  * broken producer emits overlapping FDEs, the later one is dropped); a
  * row array, once built, is sorted by pc and covers [fde.lo, fde.hi).
- * Expression rules point into libdwarf's copy of the section, which lives
- * as long as the Dwarf_Debug does.
+ * Every instruction range an entry names lies inside the section, which
+ * is libelf's data of the ELF (or, where libelf's differs, libdwarf's
+ * copy, kept open); expression rules point into it.
+ *
+ * libdwarf's lists are read once into plain entries (where each FDE's
+ * and CIE's instructions lie), and with libelf's section it is then let
+ * go: a cfi_cache keeps those entries, and a later open of the same
+ * bytes reads them back without libdwarf (see cfi_cache.h).
  */
 #include "binary/cfi.h"
+#include "binary/cfi_cache.h"
 #include "common/grow.h"
 
 #include <errno.h>
@@ -70,13 +77,25 @@ struct cfa_row {
 	struct rule cfa, bp, sp, ra;
 };
 
+/* A CIE: its factors, and where its initial instructions lie in the
+ * frame section. */
+struct cie_entry {
+	uint64_t code_align;
+	int64_t data_align;
+	uint32_t init_off, init_len;
+	uint16_t ra_reg;
+	bool signal;		/* augmentation has 'S' */
+	bool broken;		/* instructions outside it or the section */
+};
+
 struct fde_entry {
 	uint64_t lo, hi;
-	Dwarf_Fde fde;
 	struct cfa_row *rows;	/* NULL until first use */
+	uint32_t ins_off, ins_len;	/* its instructions, in the section */
+	uint32_t cie;		/* index into cies[] */
 	uint32_t nrows;
 	bool broken;		/* rows could not be built */
-	bool signal;		/* CIE augmentation has 'S' */
+	bool signal;		/* its CIE's */
 };
 
 /* Recent FDE lookups, by pc, in modules with more FDEs than this: a
@@ -92,15 +111,23 @@ struct memo {
 };
 
 struct cfi {
-	Dwarf_Debug dbg;
-	struct memo *memo;	/* 1 << MEMO_BITS slots, or NULL */
+	/* The frame section: libelf's data of the ELF (which outlives the
+	 * table), or libdwarf's copy where the two differ (a compressed
+	 * .debug_frame), kept with dbg and the lists. */
+	const uint8_t *sec;
+	size_t sec_len;
+	Dwarf_Debug dbg;	/* NULL once the section is libelf's */
 	Dwarf_Cie *cie_data;
 	Dwarf_Fde *fde_data;
 	Dwarf_Signed cie_count, fde_count;
+	struct cie_entry *cies;
+	size_t ncies;
+	struct memo *memo;	/* 1 << MEMO_BITS slots, or NULL */
 	struct fde_entry *fdes;
 	size_t nfdes;
 	size_t row_bytes;	/* of the rows built so far */
-	size_t section_bytes;	/* of the CFI section read */
+	size_t section_bytes;	/* of the CFI sections read */
+	bool cached;		/* read from a cfi_cache */
 };
 
 static int cmp_fde(const void *a, const void *b)
@@ -108,44 +135,6 @@ static int cmp_fde(const void *a, const void *b)
 	const struct fde_entry *x = a, *y = b;
 
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
-/* The last CIE is_signal_frame() read, and its answer. */
-struct cie_signal {
-	Dwarf_Cie cie;
-	bool signal;
-};
-
-/* A signal trampoline's FDE ('S' in the CIE augmentation): the frame
- * above it was interrupted, not calling, so its pc is exact. */
-static bool is_signal_frame(struct cfi *cfi, Dwarf_Fde fde,
-			    struct cie_signal *last)
-{
-	Dwarf_Cie cie;
-	Dwarf_Unsigned bytes, caf, ilen;
-	Dwarf_Small version;
-	Dwarf_Signed daf;
-	Dwarf_Half ra, offsz;
-	Dwarf_Ptr init;
-	Dwarf_Error err = NULL;
-	char *aug = NULL;
-
-	if (dwarf_get_cie_of_fde(fde, &cie, &err) != DW_DLV_OK) {
-		if (err)
-			dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
-		return false;
-	}
-	if (cie == last->cie)	/* a CIE's FDEs mostly come together */
-		return last->signal;
-	if (dwarf_get_cie_info_b(cie, &bytes, &version, &aug, &caf, &daf, &ra,
-				 &init, &ilen, &offsz, &err) != DW_DLV_OK) {
-		if (err)
-			dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
-		return false;
-	}
-	*last = (struct cie_signal){ cie,
-		aug && aug[0] == 'z' && strchr(aug, 'S') };
-	return last->signal;
 }
 
 /* The entries (CIEs and FDEs) of a frame section's @n bytes at @p, up
@@ -224,18 +213,173 @@ static size_t frame_section_bytes(Elf *elf)
 	return bytes;
 }
 
-struct cfi *cfi__open(Elf *elf)
+/* The data of section @name of @elf, or NULL (absent, empty, NOBITS). */
+static Elf_Data *section_data(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(n = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    strcmp(n, name))
+			continue;
+		d = elf_getdata(scn, NULL);
+		return d && d->d_buf && d->d_size ? d : NULL;
+	}
+	return NULL;
+}
+
+static void drop_dwarf(struct cfi *cfi)
+{
+	if (cfi->fde_data)
+		dwarf_fde_cie_list_dealloc(cfi->dbg, cfi->cie_data,
+					   cfi->cie_count, cfi->fde_data,
+					   cfi->fde_count);
+	cfi->fde_data = NULL;
+	cfi->cie_data = NULL;
+	if (cfi->dbg)
+		dwarf_finish(cfi->dbg, NULL);
+	cfi->dbg = NULL;
+}
+
+/* Whether [@p, @p + @len) lies inside the section; its offset in *@off. */
+static bool in_section(const struct cfi *cfi, const void *p, uint64_t len,
+		       uint32_t *off)
+{
+	uintptr_t at = (uintptr_t)p, base = (uintptr_t)cfi->sec;
+
+	if (at < base || at - base > cfi->sec_len ||
+	    len > cfi->sec_len - (at - base))
+		return false;
+	*off = (uint32_t)(at - base);
+	return true;
+}
+
+/* Reads the CIEs' factors and instructions from libdwarf's list. */
+static int read_cies(struct cfi *cfi)
 {
 	Dwarf_Error err = NULL;
-	size_t section_bytes = frame_section_bytes(elf);
-	struct cfi *cfi;
+
+	cfi->cies = calloc((size_t)cfi->cie_count, sizeof(*cfi->cies));
+	if (!cfi->cies)
+		return -ENOMEM;
+	cfi->ncies = (size_t)cfi->cie_count;
+	for (size_t i = 0; i < cfi->ncies; i++) {
+		struct cie_entry *c = &cfi->cies[i];
+		Dwarf_Unsigned bytes, caf, ilen;
+		Dwarf_Small version;
+		Dwarf_Signed daf;
+		Dwarf_Half ra, offsz;
+		Dwarf_Ptr init;
+		char *aug = NULL;
+
+		c->broken = true;
+		if (dwarf_get_cie_info_b(cfi->cie_data[i], &bytes, &version,
+					 &aug, &caf, &daf, &ra, &init, &ilen,
+					 &offsz, &err) != DW_DLV_OK) {
+			if (err)
+				dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
+			err = NULL;
+			continue;
+		}
+		/* libdwarf 20210528 derives the instruction length without
+		 * checking it: a crafted CIE gives one that wraps around.
+		 * The CIE's instructions lie inside the CIE. */
+		c->broken = ilen > bytes ||
+			    !in_section(cfi, init, ilen, &c->init_off);
+		c->init_len = (uint32_t)ilen;
+		c->code_align = caf ? caf : 1;
+		c->data_align = daf;
+		c->ra_reg = ra;
+		c->signal = aug && aug[0] == 'z' && strchr(aug, 'S');
+	}
+	return 0;
+}
+
+/* One FDE of libdwarf's list as an entry: 0, or 1 to leave it out (no
+ * range). */
+static int read_fde(struct cfi *cfi, Dwarf_Fde fde, struct fde_entry *f)
+{
+	Dwarf_Addr lo;
+	Dwarf_Unsigned len, fde_len, ilen;
+	Dwarf_Ptr fde_bytes, ins;
+	Dwarf_Off fde_off;
+	Dwarf_Signed cie;
+	Dwarf_Error err = NULL;
+	uint32_t len32, at;
 	int rc;
 
-	/* libdwarf copies the frame sections whole: a crafted file's
-	 * sparse hole would cost as much memory as it claims */
-	if (section_bytes > CFI_MAX_SECTION_BYTES || too_many_entries(elf))
-		return NULL;
-	cfi = calloc(1, sizeof(*cfi));
+	rc = dwarf_get_fde_range(fde, &lo, &len, &fde_bytes, &fde_len, NULL,
+				 &cie, &fde_off, &err);
+	if (rc == DW_DLV_ERROR)
+		dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
+	if (rc != DW_DLV_OK || len == 0 || lo + len < lo)
+		return 1;
+	*f = (struct fde_entry){ .lo = lo, .hi = lo + len, .broken = true };
+	err = NULL;
+	if (dwarf_get_fde_instr_bytes(fde, &ins, &ilen, &err) != DW_DLV_OK) {
+		if (err)
+			dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
+		return 0;
+	}
+	/* The FDE's instructions lie inside the FDE (its length field
+	 * included), which lies inside the section. */
+	if (!in_section(cfi, fde_bytes, 4, &at))
+		return 0;
+	memcpy(&len32, fde_bytes, sizeof(len32));
+	fde_len += len32 == 0xffffffff ? 12 : 4;
+	if (cie < 0 || (size_t)cie >= cfi->ncies || cfi->cies[cie].broken ||
+	    !in_section(cfi, fde_bytes, fde_len, &at) ||
+	    !in_section(cfi, ins, ilen, &f->ins_off) ||
+	    f->ins_off < at || ilen > fde_len - (f->ins_off - at))
+		return 0;
+	f->ins_len = (uint32_t)ilen;
+	f->cie = (uint32_t)cie;
+	f->signal = cfi->cies[cie].signal;
+	f->broken = false;
+	return 0;
+}
+
+/* Sorts the entries by address and drops overlapping ones (a broken
+ * producer's: the later one goes).  0, or -ENOENT with none left. */
+static int sort_fdes(struct cfi *cfi, bool sorted)
+{
+	size_t kept = 0;
+
+	if (!sorted)	/* libdwarf's list comes sorted */
+		qsort(cfi->fdes, cfi->nfdes, sizeof(*cfi->fdes), cmp_fde);
+	for (size_t i = 0; i < cfi->nfdes; i++) {
+		if (kept && cfi->fdes[i].lo < cfi->fdes[kept - 1].hi)
+			continue;
+		cfi->fdes[kept++] = cfi->fdes[i];
+	}
+	cfi->nfdes = kept;
+	if (!kept)
+		return -ENOENT;
+	if (kept > MEMO_MIN_FDES)	/* none: the search without it */
+		cfi->memo = calloc((size_t)1 << MEMO_BITS, sizeof(*cfi->memo));
+	return 0;
+}
+
+/* The table from libdwarf's lists of @elf's .eh_frame, or of its
+ * .debug_frame when that has none. */
+static struct cfi *list_fdes(Elf *elf)
+{
+	Dwarf_Error err = NULL;
+	Dwarf_Unsigned sec_addr, sec_len;
+	const char *name = ".eh_frame";
+	struct cfi *cfi = calloc(1, sizeof(*cfi));
+	bool sorted = true;
+	Elf_Data *d;
+	int rc;
+
 	if (!cfi)
 		return NULL;
 	if (dwarf_elf_init(elf, DW_DLC_READ, NULL, NULL, &cfi->dbg, &err) !=
@@ -244,12 +388,9 @@ struct cfi *cfi__open(Elf *elf)
 		 * NULL Dwarf_Debug (duplicate sections give one). */
 		if (err)
 			dwarf_dealloc(NULL, err, DW_DLA_ERROR);
-		goto out_free;
+		free(cfi);
+		return NULL;
 	}
-	/* Rule table large enough for every x86-64 DWARF register;
-	 * registers no instruction mentions keep their caller's value. */
-	dwarf_set_frame_rule_table_size(cfi->dbg, 128);
-	dwarf_set_frame_rule_initial_value(cfi->dbg, DW_FRAME_SAME_VAL);
 	/* libdwarf files each allocation in a search tree, so that
 	 * dwarf_finish() can free what a caller forgot: over a quarter of
 	 * this call's time for libLLVM's 95k FDEs.  It stays on: with it
@@ -262,61 +403,241 @@ struct cfi *cfi__open(Elf *elf)
 		if (rc == DW_DLV_ERROR)
 			dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
 		err = NULL;
+		name = ".debug_frame";
 		rc = dwarf_get_fde_list(cfi->dbg, &cfi->cie_data,
 					&cfi->cie_count, &cfi->fde_data,
 					&cfi->fde_count, &err);
 		if (rc == DW_DLV_ERROR)
 			dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
 	}
-	if (rc != DW_DLV_OK || cfi->fde_count <= 0)
-		goto out_finish;
+	if (rc != DW_DLV_OK || cfi->fde_count <= 0 || cfi->cie_count <= 0)
+		goto out_close;
+	/* The section as libdwarf holds it: where the first FDE says it
+	 * starts, of the size libdwarf read. */
+	{
+		Dwarf_Ptr bytes;
+		Dwarf_Unsigned blen;
+		Dwarf_Off off;
+
+		err = NULL;
+		rc = dwarf_get_section_info_by_name(cfi->dbg, name, &sec_addr,
+						    &sec_len, &err);
+		if (rc == DW_DLV_ERROR)
+			dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
+		err = NULL;
+		if (rc != DW_DLV_OK ||
+		    sec_len > CFI_MAX_SECTION_BYTES ||
+		    dwarf_get_fde_range(cfi->fde_data[0], NULL, NULL, &bytes,
+					&blen, NULL, NULL, &off, &err) !=
+		    DW_DLV_OK || off > sec_len) {
+			if (err)
+				dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
+			goto out_close;
+		}
+		cfi->sec = (const uint8_t *)bytes - off;
+		cfi->sec_len = sec_len;
+	}
+	if (read_cies(cfi))
+		goto out_close;
 	cfi->fdes = calloc((size_t)cfi->fde_count, sizeof(*cfi->fdes));
 	if (!cfi->fdes)
-		goto out_finish;
-	struct cie_signal last = { 0 };
-	bool sorted = true;
-
+		goto out_close;
 	for (Dwarf_Signed i = 0; i < cfi->fde_count; i++) {
-		Dwarf_Addr lo;
-		Dwarf_Unsigned len;
+		struct fde_entry *f = &cfi->fdes[cfi->nfdes];
 
-		rc = dwarf_get_fde_range(cfi->fde_data[i], &lo, &len, NULL,
-					 NULL, NULL, NULL, NULL, &err);
-		if (rc == DW_DLV_ERROR) {
-			dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
-			err = NULL;
-		}
-		if (rc != DW_DLV_OK || len == 0 || lo + len < lo)
+		if (read_fde(cfi, cfi->fde_data[i], f))
 			continue;
-		cfi->fdes[cfi->nfdes++] = (struct fde_entry){
-			.lo = lo, .hi = lo + len, .fde = cfi->fde_data[i],
-			.signal = is_signal_frame(cfi, cfi->fde_data[i],
-						  &last) };
-		sorted = sorted && (cfi->nfdes < 2 || cfi->fdes[cfi->nfdes -
-			2].lo <= lo);
+		sorted = sorted && (!cfi->nfdes || f[-1].lo <= f->lo);
+		cfi->nfdes++;
 	}
-	if (!sorted)	/* libdwarf's list comes sorted */
-		qsort(cfi->fdes, cfi->nfdes, sizeof(*cfi->fdes), cmp_fde);
-	size_t kept = 0;
-	for (size_t i = 0; i < cfi->nfdes; i++) {
-		if (kept && cfi->fdes[i].lo < cfi->fdes[kept - 1].hi)
-			continue;
-		cfi->fdes[kept++] = cfi->fdes[i];
+	if (sort_fdes(cfi, sorted))
+		goto out_close;
+	/* Where libelf's section holds the same bytes (no compression),
+	 * the table needs nothing more of libdwarf: its lists and copy
+	 * (about 200 bytes an FDE) go now. */
+	d = section_data(elf, name);
+	if (d && d->d_size == cfi->sec_len &&
+	    !memcmp(d->d_buf, cfi->sec, cfi->sec_len)) {
+		drop_dwarf(cfi);
+		cfi->sec = d->d_buf;
 	}
-	cfi->nfdes = kept;
-	if (!kept)
-		goto out_finish;
-	if (kept > MEMO_MIN_FDES)	/* none: the search without it */
-		cfi->memo = calloc((size_t)1 << MEMO_BITS, sizeof(*cfi->memo));
-	cfi->section_bytes = section_bytes;
 	return cfi;
 
-out_finish:
+out_close:
 	cfi__close(cfi);
 	return NULL;
-out_free:
-	free(cfi);
+}
+
+/*
+ * The table as a cfi_cache file: a header, the CIEs, the FDEs, in the
+ * byte order of the machine that wrote it (the cache is the machine's
+ * own).  Offsets are into the section the file is named after.
+ */
+#define IMAGE_MAGIC "ICPPDCFI"
+#define IMAGE_VERSION 1
+
+struct image_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t ncies;
+	uint64_t nfdes;
+	uint64_t sec_len;
+};
+
+struct image_cie {
+	uint64_t code_align;
+	int64_t data_align;
+	uint32_t init_off, init_len;
+	uint16_t ra_reg;
+	uint8_t signal, broken;
+	uint8_t pad[4];
+};
+
+struct image_fde {
+	uint64_t lo, hi;
+	uint32_t ins_off, ins_len;
+	uint32_t cie;
+	uint32_t broken;
+};
+
+static void *to_image(const struct cfi *cfi, size_t *len)
+{
+	size_t n = sizeof(struct image_header) +
+		   cfi->ncies * sizeof(struct image_cie) +
+		   cfi->nfdes * sizeof(struct image_fde);
+	uint8_t *img = calloc(1, n);
+	struct image_header *h = (void *)img;
+	struct image_cie *c = (void *)(h + 1);
+	struct image_fde *f = (void *)(c + cfi->ncies);
+
+	if (!img)
+		return NULL;
+	*h = (struct image_header){ .version = IMAGE_VERSION,
+		.ncies = (uint32_t)cfi->ncies, .nfdes = cfi->nfdes,
+		.sec_len = cfi->sec_len };
+	memcpy(h->magic, IMAGE_MAGIC, sizeof(h->magic));
+	for (size_t i = 0; i < cfi->ncies; i++) {
+		const struct cie_entry *e = &cfi->cies[i];
+
+		c[i] = (struct image_cie){ e->code_align, e->data_align,
+			e->init_off, e->init_len, e->ra_reg, e->signal,
+			e->broken, { 0 } };
+	}
+	for (size_t i = 0; i < cfi->nfdes; i++) {
+		const struct fde_entry *e = &cfi->fdes[i];
+
+		f[i] = (struct image_fde){ e->lo, e->hi, e->ins_off,
+			e->ins_len, e->cie, e->broken };
+	}
+	*len = n;
+	return img;
+}
+
+/* The table from a cfi_cache file, for the @sec_len bytes at @sec; NULL
+ * when the file is not a valid table of that section (every count,
+ * order and offset in it is checked, as anything read from a file). */
+static struct cfi *from_image(const uint8_t *img, size_t len,
+			      const uint8_t *sec, size_t sec_len)
+{
+	struct image_header h;
+	const struct image_cie *ic;
+	const struct image_fde *ifd;
+	struct cfi *cfi;
+
+	if (len < sizeof(h))
+		return NULL;
+	memcpy(&h, img, sizeof(h));
+	if (memcmp(h.magic, IMAGE_MAGIC, sizeof(h.magic)) ||
+	    h.version != IMAGE_VERSION || h.sec_len != sec_len ||
+	    !h.ncies || h.ncies > CFI_MAX_ENTRIES ||
+	    !h.nfdes || h.nfdes > CFI_MAX_ENTRIES ||
+	    len != sizeof(h) + h.ncies * sizeof(*ic) + h.nfdes * sizeof(*ifd))
+		return NULL;
+	ic = (const void *)(img + sizeof(h));
+	ifd = (const void *)(ic + h.ncies);
+	cfi = calloc(1, sizeof(*cfi));
+	if (!cfi)
+		return NULL;
+	cfi->sec = sec;
+	cfi->sec_len = sec_len;
+	cfi->cies = calloc(h.ncies, sizeof(*cfi->cies));
+	cfi->fdes = calloc(h.nfdes, sizeof(*cfi->fdes));
+	if (!cfi->cies || !cfi->fdes)
+		goto out_close;
+	cfi->ncies = h.ncies;
+	for (size_t i = 0; i < h.ncies; i++) {
+		struct image_cie c;
+
+		memcpy(&c, &ic[i], sizeof(c));
+		if (c.signal > 1 || c.broken > 1 || !c.code_align ||
+		    c.init_off > sec_len || c.init_len > sec_len - c.init_off)
+			goto out_close;
+		cfi->cies[i] = (struct cie_entry){ c.code_align, c.data_align,
+			c.init_off, c.init_len, c.ra_reg, c.signal, c.broken };
+	}
+	for (size_t i = 0; i < h.nfdes; i++) {
+		struct image_fde f;
+
+		memcpy(&f, &ifd[i], sizeof(f));
+		if (f.lo >= f.hi || (i && f.lo < cfi->fdes[i - 1].hi) ||
+		    f.broken > 1 || f.cie >= h.ncies ||
+		    f.ins_off > sec_len || f.ins_len > sec_len - f.ins_off ||
+		    (!f.broken && cfi->cies[f.cie].broken))
+			goto out_close;
+		cfi->fdes[i] = (struct fde_entry){ .lo = f.lo, .hi = f.hi,
+			.ins_off = f.ins_off, .ins_len = f.ins_len,
+			.cie = f.cie, .broken = f.broken,
+			.signal = cfi->cies[f.cie].signal };
+	}
+	cfi->nfdes = h.nfdes;
+	if (sort_fdes(cfi, true))
+		goto out_close;
+	cfi->cached = true;
+	return cfi;
+
+out_close:
+	cfi__close(cfi);
 	return NULL;
+}
+
+struct cfi *cfi__open(Elf *elf, struct cfi_cache *cache)
+{
+	size_t section_bytes = frame_section_bytes(elf), len;
+	Elf_Data *eh = NULL;
+	uint64_t key = 0;
+	struct cfi *cfi;
+	void *img;
+
+	/* libdwarf copies the frame sections whole: a crafted file's
+	 * sparse hole would cost as much memory as it claims */
+	if (section_bytes > CFI_MAX_SECTION_BYTES || too_many_entries(elf))
+		return NULL;
+	if (cache && (eh = section_data(elf, ".eh_frame")) &&
+	    eh->d_size >= CFI_CACHE_MIN_BYTES) {
+		key = cfi_cache__key(cache, eh->d_buf, eh->d_size);
+		if (!cfi_cache__load(cache, key, &img, &len)) {
+			cfi = from_image(img, len, eh->d_buf, eh->d_size);
+			free(img);
+			cfi_cache__checked(cache, cfi != NULL);
+			if (cfi) {
+				cfi->section_bytes = section_bytes;
+				return cfi;
+			}
+		}
+	} else {
+		eh = NULL;
+	}
+	cfi = list_fdes(elf);
+	if (!cfi)
+		return NULL;
+	cfi->section_bytes = section_bytes;
+	/* cached: what libdwarf listed of .eh_frame, read as libelf has
+	 * it (the bytes the next open looks it up by) */
+	if (eh && cfi->sec == eh->d_buf && (img = to_image(cfi, &len))) {
+		cfi_cache__store(cache, key, img, len);
+		free(img);
+	}
+	return cfi;
 }
 
 void cfi__close(struct cfi *cfi)
@@ -326,23 +647,26 @@ void cfi__close(struct cfi *cfi)
 	for (size_t i = 0; i < cfi->nfdes; i++)
 		free(cfi->fdes[i].rows);
 	free(cfi->fdes);
+	free(cfi->cies);
 	free(cfi->memo);
-	if (cfi->fde_data)
-		dwarf_fde_cie_list_dealloc(cfi->dbg, cfi->cie_data,
-					   cfi->cie_count, cfi->fde_data,
-					   cfi->fde_count);
-	dwarf_finish(cfi->dbg, NULL);
+	drop_dwarf(cfi);
 	free(cfi);
 }
 
-/* libdwarf keeps a copy of the section and a Dwarf_Fde (about 200 bytes)
- * per FDE; ours adds fde_entry and the rows. */
+bool cfi__cached(const struct cfi *cfi)
+{
+	return cfi && cfi->cached;
+}
+
+/* The section (libelf's, or libdwarf's copy with a Dwarf_Fde of about
+ * 200 bytes per FDE), fde_entry and the rows. */
 size_t cfi__bytes(const struct cfi *cfi)
 {
 	if (!cfi)
 		return 0;
 	return cfi->section_bytes + cfi->row_bytes +
-	       cfi->nfdes * (sizeof(struct fde_entry) + 200) +
+	       cfi->nfdes * (sizeof(struct fde_entry) + (cfi->dbg ? 200 : 0)) +
+	       cfi->ncies * sizeof(struct cie_entry) +
 	       (cfi->memo ? sizeof(struct memo) << MEMO_BITS : 0);
 }
 
@@ -735,58 +1059,26 @@ static int run_cfa(struct interp *in, const struct cie_info *ci,
 
 static int build_rows(struct cfi *cfi, struct fde_entry *f)
 {
-	Dwarf_Cie cie;
-	Dwarf_Unsigned bytes, caf, ilen, flen, fde_len;
-	Dwarf_Ptr fde_bytes;
-	uint32_t len32;
-	Dwarf_Small version;
-	Dwarf_Signed daf;
-	Dwarf_Half ra, offsz;
-	Dwarf_Ptr init, fins;
-	Dwarf_Error err = NULL;
-	char *aug = NULL;
-	struct cie_info ci;
+	const struct cie_entry *c = &cfi->cies[f->cie];
+	const uint8_t *ins = cfi->sec + f->ins_off;
+	struct cie_info ci = { .code_align = c->code_align,
+		.data_align = c->data_align, .ra_reg = c->ra_reg,
+		.init = cfi->sec + c->init_off, .init_len = c->init_len };
 	struct cfa_state initial;
 	struct interp in = { .pc = f->lo, .hi = f->hi };
 	int ret;
 
-	if (dwarf_get_cie_of_fde(f->fde, &cie, &err) != DW_DLV_OK ||
-	    dwarf_get_cie_info_b(cie, &bytes, &version, &aug, &caf, &daf, &ra,
-				 &init, &ilen, &offsz, &err) != DW_DLV_OK ||
-	    dwarf_get_fde_instr_bytes(f->fde, &fins, &flen, &err) !=
-	    DW_DLV_OK) {
-		if (err)
-			dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
-		return -EINVAL;
-	}
-	/* libdwarf 20210528 derives the instruction lengths without
-	 * checking them: a crafted CIE gives one that wraps around.  The
-	 * CIE's instructions lie inside the CIE, the FDE's inside the FDE. */
-	if (dwarf_get_fde_range(f->fde, NULL, NULL, &fde_bytes, &fde_len, NULL,
-				NULL, NULL, &err) != DW_DLV_OK) {
-		if (err)
-			dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
-		return -EINVAL;
-	}
-	memcpy(&len32, fde_bytes, sizeof(len32));
-	fde_len += len32 == 0xffffffff ? 12 : 4;  /* the length field's own */
-	if (ilen > bytes || (uintptr_t)init + ilen < (uintptr_t)init ||
-	    (uintptr_t)fins < (uintptr_t)fde_bytes || flen > fde_len ||
-	    (uintptr_t)fins - (uintptr_t)fde_bytes > fde_len - flen)
-		return -EINVAL;
-	ci = (struct cie_info){ .code_align = caf ? caf : 1, .data_align = daf,
-				.ra_reg = ra, .init = init, .init_len = ilen };
 	/* Registers no instruction mentions keep their caller's value. */
 	in.st = (struct cfa_state){ .cfa = { .kind = RULE_UNSUPPORTED },
 		.bp = { .kind = RULE_SAME }, .sp = { .kind = RULE_SAME },
 		.ra = { .kind = RULE_SAME } };
-	ret = run_cfa(&in, &ci, init, (const uint8_t *)init + ilen);
+	ret = run_cfa(&in, &ci, ci.init, ci.init + ci.init_len);
 	if (ret)
 		goto out;
 	initial = in.st;
 	in.initial = &initial;
 	in.depth = 0;
-	ret = run_cfa(&in, &ci, fins, (const uint8_t *)fins + flen);
+	ret = run_cfa(&in, &ci, ins, ins + f->ins_len);
 	if (!ret)
 		ret = emit_row(&in, f->hi);	/* the last row, to hi */
 	if (ret == -E2BIG && in.n)	/* a lying table: keep what fits */

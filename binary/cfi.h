@@ -6,7 +6,7 @@
  * .debug_frame when .eh_frame is absent) through libdwarf.
  *
  * Tuned for sampling: opening a table only lists and sorts the FDE
- * ranges; the rows of one FDE are expanded the first time a sample falls
+ * ranges (or reads the list from a cache); the rows of one FDE are expanded the first time a sample falls
  * in it and kept, so the cost is paid once per sampled function, and a
  * lookup afterwards is two binary searches.  Rows keep the columns an
  * unwinder needs (CFA, RBP, RSP, return address), so the same table
@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 struct cfi;
+struct cfi_cache;
 
 /* Registers a CFA rule may use, in DWARF x86-64 numbering. */
 struct cfi_regs {
@@ -29,13 +30,26 @@ struct cfi_regs {
 	uint64_t ip;	/* DWARF 16 */
 };
 
+/* .eh_frame sections smaller than this are listed by libdwarf every
+ * time (a few hundred FDEs: well under a millisecond), not cached. */
+#define CFI_CACHE_MIN_BYTES ((size_t)64 << 10)
+
 /*
  * Opens the CFI of @elf.  @elf stays owned by the caller and must outlive
  * the table.  Returns NULL when the image has no usable frame section
  * (not an error: such a module simply yields no CFA).
+ *
+ * With @cache (borrowed; NULL: none), an .eh_frame of at least
+ * CFI_CACHE_MIN_BYTES is looked up there by its bytes first, and what
+ * libdwarf lists of one not found is stored there (cfi_cache.h).  A
+ * table read from the cache answers every call below as the listed one
+ * would.
  */
-struct cfi *cfi__open(Elf *elf);
+struct cfi *cfi__open(Elf *elf, struct cfi_cache *cache);
 void cfi__close(struct cfi *cfi);
+
+/* Whether the table was read from a cfi_cache. */
+bool cfi__cached(const struct cfi *cfi);
 
 /* Memory the table holds now (rows are built as they are used). */
 size_t cfi__bytes(const struct cfi *cfi);

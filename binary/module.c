@@ -451,6 +451,8 @@ static void release_cfi(struct module *m)
 	m->elf = NULL;
 }
 
+static struct cfi_cache *cfi_cache_of(const struct module *m);
+
 /* Reads what a module is; the CFI too with @cfi, else at first use. */
 static int analyse(struct module *m, bool cfi)
 {
@@ -474,7 +476,7 @@ static int analyse(struct module *m, bool cfi)
 		m->debug_elf = NULL;
 	}
 	if (cfi) {
-		m->cfi = cfi__open(m->elf);
+		m->cfi = cfi__open(m->elf, cfi_cache_of(m));
 	} else {
 		release_cfi(m);
 		m->cfi_released = true;
@@ -1183,7 +1185,18 @@ struct module_cache {
 	uint64_t refused;	/* files given it */
 	struct hindex index;	/* mods by path: a mapping's lookup is one
 				 * probe, not a scan of 16,384 modules */
+	struct cfi_cache *cfi_cache;	/* borrowed; NULL: none */
 };
+
+static struct cfi_cache *cfi_cache_of(const struct module *m)
+{
+	return m->cache ? m->cache->cfi_cache : NULL;
+}
+
+void module_cache__set_cfi_cache(struct module_cache *c, struct cfi_cache *cc)
+{
+	c->cfi_cache = cc;
+}
 
 struct module_cache *module_cache__new(void)
 {
@@ -1262,7 +1275,7 @@ static struct cfi *cfi_of(struct module *m)
 	}
 	m->elf = module__elf_begin(fd);
 	if (!is_elf64(m->elf))
-		m->cfi = cfi__open(m->elf);
+		m->cfi = cfi__open(m->elf, cfi_cache_of(m));
 	if (m->elf)
 		elf_cntl(m->elf, ELF_C_FDDONE);
 	close(fd);

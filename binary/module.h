@@ -189,6 +189,11 @@ struct module_cache;
 struct module_cache *module_cache__new(void);
 /* Frees the cache and every module in it. */
 void module_cache__free(struct module_cache *c);
+/* The CFI tables of the modules it opens are looked up in and stored to
+ * @cc (borrowed, until the cache is freed or this is called again;
+ * NULL: none), see cfi.h. */
+struct cfi_cache;
+void module_cache__set_cfi_cache(struct module_cache *c, struct cfi_cache *cc);
 /* The module for a mapping of @path (dev/ino as the kernel reported them),
  * held for the caller; "[vdso]" gives the vDSO.  NULL only on allocation
  * failure. */

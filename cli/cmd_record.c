@@ -36,6 +36,7 @@ static const struct cli_option record_options[] = {
 	  "turn and its samples are exact ones)", 1,
 	  RUN_MAX_LEARN_HZ },
 	RUN_OPT_STACK,
+	RUN_OPT_NO_CACHE,
 	{ "export", 0, CLI_STRING, RUN_OPT(export_url), "URL",
 	  "then ship the run (and any still queued) to the ClickHouse "
 	  "server at URL (http://HOST:8123)", 0, 0 },

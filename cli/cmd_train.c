@@ -25,6 +25,7 @@ static const struct cli_option train_options[] = {
 	RUN_OPT_FREQ("4000"),
 	RUN_OPT_PERIOD("250001"),
 	RUN_OPT_STACK,
+	RUN_OPT_NO_CACHE,
 	RUN_OPT_PID,
 	RUN_OPT_DURATION,
 	RUN_OPT_MMAP("1024"),

@@ -23,6 +23,7 @@ static const struct cli_option validate_options[] = {
 	RUN_OPT_FREQ("1000"),
 	RUN_OPT_PERIOD("1000003"),
 	RUN_OPT_STACK,
+	RUN_OPT_NO_CACHE,
 	RUN_OPT_PID,
 	RUN_OPT_DURATION,
 	RUN_OPT_MMAP("1024"),

@@ -5,6 +5,7 @@
 #include "cli/run_cli.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "common/log.h"
 
@@ -26,10 +27,29 @@ static int check(const struct cli_command *cmd, const struct run_mode *mode,
 	return 0;
 }
 
+/* Where CFI tables are cached: $ICPPD_CACHE_DIR, else
+ * $XDG_CACHE_HOME/icppd, else ~/.cache/icppd (perf keeps its build-id
+ * cache in ~/.debug alike); NULL with none of them set. */
+static const char *cache_dir(char *buf, size_t len)
+{
+	const char *d = getenv("ICPPD_CACHE_DIR"), *home;
+
+	if (d && *d)
+		return d;
+	if ((d = getenv("XDG_CACHE_HOME")) && *d == '/')
+		return snprintf(buf, len, "%s/icppd", d) < (int)len ? buf :
+		       NULL;
+	if ((home = getenv("HOME")) && *home == '/')
+		return snprintf(buf, len, "%s/.cache/icppd", home) < (int)len ?
+		       buf : NULL;
+	return NULL;
+}
+
 int run_cli__main(const struct cli_command *cmd, const struct run_mode *mode,
 		  int argc, char **argv)
 {
 	struct run_opts o = { 0 };
+	char dir[4096];
 	int first;
 
 	cli__defaults(cmd, &o);
@@ -40,5 +60,7 @@ int run_cli__main(const struct cli_command *cmd, const struct run_mode *mode,
 		log__set_level(LOG_ERROR);
 	if (check(cmd, mode, &o, o.pid != 0, first < argc))
 		return 2;
+	if (!o.no_cache)
+		o.cache_dir = cache_dir(dir, sizeof(dir));
 	return run__main(mode, &o, o.pid ? NULL : argv + first);
 }

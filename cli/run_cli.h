@@ -52,6 +52,10 @@ int run_cli__main(const struct cli_command *cmd, const struct run_mode *mode,
 	  "(or -p PID) and its children; to profile every process, run " \
 	  "'icppd daemon' as root (icppd-daemon(8))", 0, 0, \
 	  .flags = CLI_REFUSE }
+#define RUN_OPT_NO_CACHE { "no-cache", 0, CLI_FLAG, RUN_OPT(no_cache), \
+	NULL, "read every binary's frame section (.eh_frame) afresh, and " \
+	"keep nothing of it in the cache directory ($ICPPD_CACHE_DIR, else " \
+	"$XDG_CACHE_HOME/icppd, else ~/.cache/icppd)", 0, 0 }
 #define RUN_OPT_STACK { "stack-size", 0, CLI_UINT, RUN_OPT(stack_size), \
 	"BYTES", "user stack copied per sample, a multiple of 8, at most " \
 	"65528 (default 16384, more when earlier runs of the build " \

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "binary/cfi_cache.h"
 #include "binary/module.h"
 #include "collector/aggregate.h"
 #include "collector/event.h"
@@ -31,7 +32,7 @@
  * "map_full" (a program with millions of distinct contexts). */
 #define PATHMAP_MAX_NODES (4u << 20)
 /* Counters a flush writes: unwinding's, the recorder's, the caller's. */
-#define MAX_COUNTERS (UNW_NR_STATUS + 24)
+#define MAX_COUNTERS (UNW_NR_STATUS + 27)
 /* New path nodes that make a flush before the second is up.  A flush
  * holds up the reading of the rings, which hold 64 ms of 64 KiB stack
  * copies at 1000 Hz: the first second of clang++ -O2 -c learns 15k
@@ -227,6 +228,8 @@ struct recorder *recorder__new(struct store *st, const struct recorder_opts *o)
 	r->o = *o;
 	r->store = st;
 	r->modules = module_cache__new();
+	if (r->modules)
+		module_cache__set_cfi_cache(r->modules, o->cfi_cache);
 	r->agg = aggregate__new(o->max_keys);
 	r->col = r->modules && r->agg ? collector__new(r->modules, r->agg) : NULL;
 	if (r->col && o->unwind &&
@@ -565,6 +568,18 @@ static size_t counters(const struct recorder *r,
 						 (int64_t)r->dropped };
 	c[n++] = (struct store_counter){ "recorder.flushes",
 					 (int64_t)r->flushes };
+	if (r->o.cfi_cache) {
+		struct cfi_cache_stats cc;
+
+		cfi_cache__stats(r->o.cfi_cache, &cc);
+		c[n++] = (struct store_counter){ "cfi.cache_hits",
+						 (int64_t)cc.hits };
+		c[n++] = (struct store_counter){ "cfi.cache_stores",
+						 (int64_t)cc.stores };
+		if (cc.rejected)
+			c[n++] = (struct store_counter){ "cfi.cache_rejected",
+						 (int64_t)cc.rejected };
+	}
 	if (r->learn.active) {
 		struct recorder_learning l;
 

@@ -29,6 +29,7 @@
 
 #include "collector/collector.h"
 
+struct cfi_cache;
 struct pathmap;
 struct run_info;
 struct store;
@@ -67,6 +68,9 @@ struct recorder_opts {
 	 * evict: the map points into its modules.  Its samples are in the
 	 * database, and the new map learns what is unexplained again. */
 	size_t max_paths;
+	/* Where the modules' CFI tables are looked up and kept (borrowed,
+	 * must outlive the recorder; NULL: none): binary/cfi_cache.h. */
+	struct cfi_cache *cfi_cache;
 	/* Keeps the samples of the processes it accepts (collector.h). */
 	collector_filter_fn filter;
 	void *filter_arg;

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "binary/cfi_cache.h"
 #include "binary/module.h"
 #include "collector/collector.h"
 #include "collector/event.h"
@@ -42,6 +43,7 @@ struct run {
 	char **command;			/* NULL: attached to o->pid */
 	struct store *store;
 	struct recorder *rec;
+	struct cfi_cache *cfi_cache;	/* NULL: none */
 	struct launch child;
 	struct event_choice ev;
 	struct run_info ri;
@@ -258,6 +260,7 @@ static int prepare(struct run *r)
 		.flush_ns = FLUSH_INTERVAL_NS, .poll_ms = POLL_MS,
 		.unwind = r->mode->unwind, .truth = r->mode->truth };
 	char err[512];
+	int ret;
 
 	if (r->mode->unwind || (r->mode->learn && !o->no_learn))
 		r->stack_size = stack_size(r);
@@ -297,6 +300,14 @@ static int prepare(struct run *r)
 	}
 	if (r->mode->rate_scale > 1 && !o->freq && !o->period)
 		event__scale_rate(&r->ev, r->mode->rate_scale);
+	/* a cache that cannot be used costs the run nothing but time */
+	if (o->cache_dir && (ret = cfi_cache__open(o->cache_dir,
+						   &r->cfi_cache)))
+		log_warn("CFI cache %s: %s; every binary's frame section is "
+			 "read afresh%s", o->cache_dir, strerror(-ret),
+			 ret == -EPERM ? " (the directory must be yours "
+			 "alone; --no-cache goes without)" : "");
+	ro.cfi_cache = r->cfi_cache;
 	r->rec = recorder__new(r->store, &ro);
 	if (!r->rec || recorder__catch_signals()) {
 		log_error("out of memory");
@@ -584,6 +595,7 @@ out:
 	if (r.command && r.child.pid > 0)
 		launch__abort(&r.child);
 	recorder__free(r.rec);
+	cfi_cache__close(r.cfi_cache);
 	free(r.command_line);
 	outfile__close(&out, false);
 	store__close(r.store);

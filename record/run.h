@@ -51,6 +51,10 @@ struct run_opts {
 	bool kernel;		/* record: sample in the kernel too */
 	const char *export_url;	/* record: ship the run to ClickHouse */
 	int format;		/* validate: text or json */
+	/* The directory of CFI tables already read (binary/cfi_cache.h),
+	 * NULL: none. */
+	const char *cache_dir;
+	bool no_cache;		/* --no-cache: the CLI leaves cache_dir NULL */
 	const char *output;	/* validate: -o FILE, NULL for stdout */
 };
 

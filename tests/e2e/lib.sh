@@ -7,6 +7,11 @@ failed=0
 tmp=$(mktemp -d /tmp/icppd-e2e.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 db=$tmp/icppd.db
+# The CFI cache (icppd-record(1) --no-cache) of this test alone: none in
+# the home of whoever runs the suite, and every test starts cold, as a
+# first record does.
+ICPPD_CACHE_DIR=$tmp/cache
+export ICPPD_CACHE_DIR
 # Training runs in tests: a ring that holds a second of samples, so that
 # a CI machine busy with other tests (and icppd slowed by ASan) loses
 # none; the exact path checks need every short burst of the programs.
