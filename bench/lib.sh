@@ -14,6 +14,12 @@ sh "$top/scripts/deps.sh" bench
 
 work=$(mktemp -d /tmp/icppd-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+# icppd's CFI cache (icppd-record(1) --no-cache) starts empty with each
+# bench, as on a machine that never ran icppd: the first icppd run of a
+# workload fills it, the later ones read it, as a user's next record
+# does.  Mode icppd-cold of record.sh lists every section afresh.
+ICPPD_CACHE_DIR=$work/cfi-cache
+export ICPPD_CACHE_DIR
 
 # make_input FILE BYTES: compressible input, repeated system binaries
 # (deterministic).

@@ -5,8 +5,10 @@
 # Modes: no profiler; perf record (same event and rate, no call graph);
 # perf record --call-graph fp; perf record --call-graph dwarf; icppd
 # record --no-learn (identifiers only); icppd record (learning call
-# paths in bursts, the default: at the sampling rate while on); icppd
-# record --learn-freq 250 (a sparser learning event: the cost side of
+# paths in bursts, the default: at the sampling rate while on; its CFI
+# cache filled by the first round, as a user's first record fills it);
+# icppd record --no-cache (icppd-cold: every binary's frame section
+# listed afresh, as in a first record); icppd record --learn-freq 250 (a sparser learning event: the cost side of
 # the rate curve).  Every mode runs REPS times, interleaved (mode order rotates
 # each repetition), and the table shows medians of: CPU time of the whole
 # process tree (profiler included, user + system), wall time, and bytes
@@ -56,6 +58,7 @@ run() {
 	perf-dwarf) prof="perf record -q -e $event:u -F $freq --call-graph dwarf -o $work/perf.data --" ;;
 	icppd-nolearn) prof="$icppd record -q --no-learn -e $event -F $freq -d $work/b.db --" ;;
 	icppd) prof="$icppd record -q -e $event -F $freq -d $work/b.db --" ;;
+	icppd-cold) prof="$icppd record -q --no-cache -e $event -F $freq -d $work/b.db --" ;;
 	icppd-l250) prof="$icppd record -q --learn-freq 250 -e $event -F $freq -d $work/b.db --" ;;
 	esac
 	/usr/bin/time -f '%U %S %e' -o "$work/time" $prof "$@" >/dev/null 2>"$out" || true
@@ -72,7 +75,7 @@ run() {
 	echo "$u $s $e $bytes $samples" | awk '{ printf "%.3f %.3f %d %d\n", $1 + $2, $3, $4, $5 }'
 }
 
-modes=${MODES:-none perf perf-fp perf-dwarf icppd-nolearn icppd icppd-l250}
+modes=${MODES:-none perf perf-fp perf-dwarf icppd-nolearn icppd icppd-cold icppd-l250}
 printf '# %s, %s Hz, %s repetitions, interleaved; medians; %s\n' "$event" "$freq" "$reps" "$(nproc) CPUs"
 # paired NAME MODE: the median over rounds of MODE's CPU over perf's
 paired() {
