@@ -11,6 +11,7 @@
 #include "common/sys.h"
 
 #include <dirent.h>
+#include <endian.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
@@ -47,11 +48,10 @@ static void sip_round(uint64_t v[4])
 
 static uint64_t le64(const uint8_t *p)
 {
-	uint64_t x = 0;
+	uint64_t x;
 
-	for (int i = 7; i >= 0; i--)
-		x = x << 8 | p[i];
-	return x;
+	memcpy(&x, p, sizeof(x));
+	return le64toh(x);
 }
 
 /* SipHash-2-4 (Aumasson and Bernstein, 2012) of @len bytes at @data. */
