@@ -191,26 +191,54 @@ static bool too_many_entries(Elf *elf)
 	return false;
 }
 
-/* The bytes of the sections libdwarf copies for the FDE list. */
-static size_t frame_section_bytes(Elf *elf)
+/*
+ * The bytes libdwarf holds of frame section @name of @elf: its size, or
+ * for a compressed one (Go's .debug_frame is SHF_COMPRESSED; older
+ * toolchains wrote .zdebug_frame, "ZLIB" and a big-endian size) the
+ * size it inflates to, which libdwarf's reported size is not.  0 when
+ * absent; UINT64_MAX for a compressed one whose size cannot be told.
+ */
+static uint64_t held_size(Elf *elf, const char *name)
 {
 	Elf_Scn *scn = NULL;
-	size_t shstrndx, bytes = 0;
+	size_t shstrndx;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return 0;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
-		const char *name;
+		GElf_Chdr ch;
+		Elf_Data *raw;
+		const char *n;
+		uint64_t size = 0;
 
 		if (!gelf_getshdr(scn, &sh) ||
-		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+		    !(n = elf_strptr(elf, shstrndx, sh.sh_name)))
 			continue;
-		if (!strcmp(name, ".eh_frame") || !strcmp(name, ".debug_frame"))
-			bytes += sh.sh_size < SIZE_MAX - bytes ? sh.sh_size :
-				 SIZE_MAX - bytes;	/* saturates */
+		if (!strcmp(n, name))
+			return !(sh.sh_flags & SHF_COMPRESSED) ? sh.sh_size :
+			       gelf_getchdr(scn, &ch) ? ch.ch_size : UINT64_MAX;
+		if (n[0] != '.' || n[1] != 'z' || strcmp(n + 2, name + 1))
+			continue;
+		raw = elf_rawdata(scn, NULL);
+		if (!raw || raw->d_size < 12 || memcmp(raw->d_buf, "ZLIB", 4))
+			return UINT64_MAX;
+		for (int i = 0; i < 8; i++)
+			size = size << 8 | ((const uint8_t *)raw->d_buf)[4 + i];
+		return size;
 	}
-	return bytes;
+	return 0;
+}
+
+/* The bytes of the sections libdwarf copies (and inflates) for the FDE
+ * list: a compressed section's inflated size, so that a small crafted
+ * one cannot make libdwarf allocate what it claims. */
+static uint64_t frame_section_bytes(Elf *elf)
+{
+	uint64_t eh = held_size(elf, ".eh_frame"),
+		 debug = held_size(elf, ".debug_frame");
+
+	return eh < UINT64_MAX - debug ? eh + debug : UINT64_MAX;
 }
 
 /* The data of section @name of @elf, or NULL (absent, empty, NOBITS). */
@@ -373,7 +401,7 @@ static int sort_fdes(struct cfi *cfi, bool sorted)
 static struct cfi *list_fdes(Elf *elf)
 {
 	Dwarf_Error err = NULL;
-	Dwarf_Unsigned sec_addr, sec_len;
+	uint64_t sec_len;
 	const char *name = ".eh_frame";
 	struct cfi *cfi = calloc(1, sizeof(*cfi));
 	bool sorted = true;
@@ -413,19 +441,14 @@ static struct cfi *list_fdes(Elf *elf)
 	if (rc != DW_DLV_OK || cfi->fde_count <= 0 || cfi->cie_count <= 0)
 		goto out_close;
 	/* The section as libdwarf holds it: where the first FDE says it
-	 * starts, of the size libdwarf read. */
+	 * starts, of the size libdwarf read (or inflated it to). */
 	{
 		Dwarf_Ptr bytes;
 		Dwarf_Unsigned blen;
 		Dwarf_Off off;
 
-		err = NULL;
-		rc = dwarf_get_section_info_by_name(cfi->dbg, name, &sec_addr,
-						    &sec_len, &err);
-		if (rc == DW_DLV_ERROR)
-			dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
-		err = NULL;
-		if (rc != DW_DLV_OK ||
+		sec_len = held_size(elf, name);
+		if (!sec_len ||
 		    sec_len > CFI_MAX_SECTION_BYTES ||
 		    dwarf_get_fde_range(cfi->fde_data[0], NULL, NULL, &bytes,
 					&blen, NULL, NULL, &off, &err) !=
@@ -602,7 +625,8 @@ out_close:
 
 struct cfi *cfi__open(Elf *elf, struct cfi_cache *cache)
 {
-	size_t section_bytes = frame_section_bytes(elf), len;
+	uint64_t section_bytes = frame_section_bytes(elf);
+	size_t len;
 	Elf_Data *eh = NULL;
 	uint64_t key = 0;
 	struct cfi *cfi;
