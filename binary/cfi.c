@@ -634,7 +634,7 @@ struct cfi *cfi__open(Elf *elf, struct cfi_cache *cache)
 
 	/* libdwarf copies the frame sections whole: a crafted file's
 	 * sparse hole would cost as much memory as it claims */
-	if (section_bytes > CFI_MAX_SECTION_BYTES || too_many_entries(elf))
+	if (section_bytes > CFI_MAX_SECTION_BYTES)
 		return NULL;
 	if (cache && (eh = section_data(elf, ".eh_frame")) &&
 	    eh->d_size >= CFI_CACHE_MIN_BYTES) {
@@ -651,6 +651,10 @@ struct cfi *cfi__open(Elf *elf, struct cfi_cache *cache)
 	} else {
 		eh = NULL;
 	}
+	/* ... and allocates for each entry (a cached table's counts are
+	 * checked as it is read) */
+	if (too_many_entries(elf))
+		return NULL;
 	cfi = list_fdes(elf);
 	if (!cfi)
 		return NULL;
