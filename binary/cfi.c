@@ -25,6 +25,7 @@
 #include <libdwarf/libdwarf.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -191,6 +192,24 @@ static bool too_many_entries(Elf *elf)
 	return false;
 }
 
+/* The first section of @elf named @name, its header in *@sh; NULL when
+ * there is none. */
+static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	const char *n;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, sh) &&
+		    (n = elf_strptr(elf, shstrndx, sh->sh_name)) &&
+		    !strcmp(n, name))
+			return scn;
+	return NULL;
+}
+
 /*
  * The bytes libdwarf holds of frame section @name of @elf: its size, or
  * for a compressed one (Go's .debug_frame is SHF_COMPRESSED; older
@@ -200,34 +219,25 @@ static bool too_many_entries(Elf *elf)
  */
 static uint64_t held_size(Elf *elf, const char *name)
 {
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
+	char zname[32];
+	GElf_Shdr sh;
+	GElf_Chdr ch;
+	Elf_Scn *scn = find_section(elf, name, &sh);
+	Elf_Data *raw;
+	uint64_t size = 0;
 
-	if (elf_getshdrstrndx(elf, &shstrndx))
+	if (scn)
+		return !(sh.sh_flags & SHF_COMPRESSED) ? sh.sh_size :
+		       gelf_getchdr(scn, &ch) ? ch.ch_size : UINT64_MAX;
+	snprintf(zname, sizeof(zname), ".z%s", name + 1);
+	if (!(scn = find_section(elf, zname, &sh)))
 		return 0;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		GElf_Chdr ch;
-		Elf_Data *raw;
-		const char *n;
-		uint64_t size = 0;
-
-		if (!gelf_getshdr(scn, &sh) ||
-		    !(n = elf_strptr(elf, shstrndx, sh.sh_name)))
-			continue;
-		if (!strcmp(n, name))
-			return !(sh.sh_flags & SHF_COMPRESSED) ? sh.sh_size :
-			       gelf_getchdr(scn, &ch) ? ch.ch_size : UINT64_MAX;
-		if (n[0] != '.' || n[1] != 'z' || strcmp(n + 2, name + 1))
-			continue;
-		raw = elf_rawdata(scn, NULL);
-		if (!raw || raw->d_size < 12 || memcmp(raw->d_buf, "ZLIB", 4))
-			return UINT64_MAX;
-		for (int i = 0; i < 8; i++)
-			size = size << 8 | ((const uint8_t *)raw->d_buf)[4 + i];
-		return size;
-	}
-	return 0;
+	raw = elf_rawdata(scn, NULL);
+	if (!raw || raw->d_size < 12 || memcmp(raw->d_buf, "ZLIB", 4))
+		return UINT64_MAX;
+	for (int i = 0; i < 8; i++)
+		size = size << 8 | ((const uint8_t *)raw->d_buf)[4 + i];
+	return size;
 }
 
 /* The bytes of the sections libdwarf copies (and inflates) for the FDE
@@ -244,24 +254,14 @@ static uint64_t frame_section_bytes(Elf *elf)
 /* The data of section @name of @elf, or NULL (absent, empty, NOBITS). */
 static Elf_Data *section_data(Elf *elf, const char *name)
 {
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
+	GElf_Shdr sh;
+	Elf_Scn *scn = find_section(elf, name, &sh);
+	Elf_Data *d;
 
-	if (elf_getshdrstrndx(elf, &shstrndx))
+	if (!scn || sh.sh_type == SHT_NOBITS)
 		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *n;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
-		    !(n = elf_strptr(elf, shstrndx, sh.sh_name)) ||
-		    strcmp(n, name))
-			continue;
-		d = elf_getdata(scn, NULL);
-		return d && d->d_buf && d->d_size ? d : NULL;
-	}
-	return NULL;
+	d = elf_getdata(scn, NULL);
+	return d && d->d_buf && d->d_size ? d : NULL;
 }
 
 static void drop_dwarf(struct cfi *cfi)
