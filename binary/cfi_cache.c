@@ -171,7 +171,7 @@ static int open_ours(int dirfd, const char *name, size_t max, size_t *size)
 		close(fd);
 		return ret;
 	}
-	if (!S_ISREG(st.st_mode) || !ours(&st) || st.st_nlink != 1) {
+	if (!S_ISREG(st.st_mode) || !ours(&st)) {
 		close(fd);
 		return -EPERM;
 	}
