@@ -16,7 +16,9 @@
 # database, divided by the samples taken).  cpu/perf is the ratio of
 # the medians; paired the median of each round's own ratio to the perf
 # run beside it, which a machine that slows down or speeds up during
-# the bench moves less (rounds run minutes apart, modes seconds).
+# the bench moves less (rounds run minutes apart, modes seconds);
+# per-smp the same of CPU per sample taken, which the workload's own
+# variation from run to run moves less.
 #
 # Usage: bench/record.sh [BUILDDIR]   (default: build, made by ./demo.sh)
 # Environment: REPS (default 5), EVENT (default cpu-clock), FREQ (1000),
@@ -81,7 +83,15 @@ printf '# %s, %s Hz, %s repetitions, interleaved; medians; %s\n' "$event" "$freq
 paired() {
 	paste -d' ' "$work/$1.$2" "$work/$1.perf" | awk '{ print $1 / $5 }' | median
 }
-printf '%-8s %-13s %8s %8s %9s %9s %8s %10s %8s\n' workload mode cpu_s wall_s cpu/none cpu/perf paired bytes/smp samples
+# per_sample NAME MODE: the same, of CPU per sample taken: samples count
+# the workload's own CPU time, which varies from run to run by more than
+# a profiler costs (clang++ took 2,648 to 2,834 samples a round), so
+# this is the profiler's cost for the same work
+per_sample() {
+	paste -d' ' "$work/$1.$2" "$work/$1.perf" |
+		awk '$4 > 0 && $8 > 0 { print ($1 / $4) / ($5 / $8) }' | median
+}
+printf '%-8s %-13s %8s %8s %9s %9s %8s %8s %10s %8s\n' workload mode cpu_s wall_s cpu/none cpu/perf paired per-smp bytes/smp samples
 while [ $# -gt 0 ]; do
 	name=$1 cmd=$2
 	shift 2
@@ -94,8 +104,11 @@ while [ $# -gt 0 ]; do
 		wall=$(col "$name" "$m" 2)
 		smp=$(col "$name" "$m" 4)
 		bps=$(awk '{ if ($4 > 0) print $3 / $4; else print 0 }' "$work/$name.$m" | median)
-		printf '%-8s %-13s %8.3f %8.3f %9.3f %9.3f %8.3f %10.1f %8.0f\n' "$name" "$m" "$cpu" "$wall" \
+		ps=-
+		[ "$m" = none ] || ps=$(per_sample "$name" "$m" | awk '{ printf "%.3f", $1 }')
+		printf '%-8s %-13s %8.3f %8.3f %9.3f %9.3f %8.3f %8s %10.1f %8.0f\n' "$name" "$m" "$cpu" "$wall" \
 			"$(echo "$cpu $base" | awk '{ print $1 / $2 }')" \
-			"$(echo "$cpu $perfc" | awk '{ print $1 / $2 }')" "$(paired "$name" "$m")" "$bps" "$smp"
+			"$(echo "$cpu $perfc" | awk '{ print $1 / $2 }')" "$(paired "$name" "$m")" \
+			"$ps" "$bps" "$smp"
 	done
 done
