@@ -99,16 +99,18 @@ struct fde_entry {
 	bool signal;		/* its CIE's */
 };
 
-/* Recent FDE lookups, by pc, in modules with more FDEs than this: a
- * sample's return addresses are mostly ones the samples before it
- * walked, and a search of libLLVM's 95k FDEs misses the data cache at
- * most of its 17 steps (two per frame: the function, then its row). */
+/* Recent FDE lookups, by pc, and the row each found, in modules with
+ * more FDEs than this: a sample's return addresses are mostly ones the
+ * samples before it walked, and a search of libLLVM's 95k FDEs misses
+ * the data cache at most of its 17 steps (two per frame: the function,
+ * then its row), as does the search of a large function's rows. */
 #define MEMO_MIN_FDES 4096
 #define MEMO_BITS 12
 
 struct memo {
 	uint64_t pc;
 	struct fde_entry *f;	/* NULL: an empty slot */
+	const struct cfa_row *row;	/* pc's row; NULL: not searched yet */
 };
 
 struct cfi {
@@ -703,16 +705,22 @@ size_t cfi__nr_fdes(const struct cfi *cfi)
 	return cfi ? cfi->nfdes : 0;
 }
 
-static struct fde_entry *find_fde(struct cfi *cfi, uint64_t vaddr)
+/* The FDE of @vaddr, or NULL; *@slot: the memo's entry that holds it
+ * now (NULL: none), where find_row() keeps its row. */
+static struct fde_entry *find_fde(struct cfi *cfi, uint64_t vaddr,
+				  struct memo **slot)
 {
 	size_t lo = 0, hi = cfi ? cfi->nfdes : 0;
 	struct memo *m = NULL;
 
+	*slot = NULL;
 	if (cfi && cfi->memo) {
 		m = &cfi->memo[(vaddr * 0x9e3779b97f4a7c15ULL) >>
 			       (64 - MEMO_BITS)];
-		if (m->f && m->pc == vaddr)
+		if (m->f && m->pc == vaddr) {
+			*slot = m;
 			return m->f;
+		}
 	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -724,7 +732,8 @@ static struct fde_entry *find_fde(struct cfi *cfi, uint64_t vaddr)
 			lo = mid + 1;
 		} else {
 			if (m)
-				*m = (struct memo){ vaddr, f };
+				*m = (struct memo){ vaddr, f, NULL };
+			*slot = m;
 			return f;
 		}
 	}
@@ -734,7 +743,8 @@ static struct fde_entry *find_fde(struct cfi *cfi, uint64_t vaddr)
 int cfi__fde_range(struct cfi *cfi, uint64_t vaddr, uint64_t *lo,
 		   uint64_t *hi)
 {
-	const struct fde_entry *f = find_fde(cfi, vaddr);
+	struct memo *m;
+	const struct fde_entry *f = find_fde(cfi, vaddr, &m);
 
 	if (!f)
 		return -ENOENT;
@@ -1287,11 +1297,20 @@ int cfi__eval_expr(const uint8_t *expr, size_t len,
 static int find_row(struct cfi *cfi, uint64_t vaddr, const struct cfa_row **row,
 		    const struct fde_entry **fde)
 {
-	struct fde_entry *f = find_fde(cfi, vaddr);
+	struct memo *m;
+	struct fde_entry *f = find_fde(cfi, vaddr, &m);
 	size_t lo, hi;
 
 	if (!f)
 		return -ENOENT;
+	if (fde)
+		*fde = f;
+	/* the row too: an FDE of a large function has hundreds, and the
+	 * search of them missed the cache as the FDEs' did */
+	if (m && m->row) {
+		*row = m->row;
+		return 0;
+	}
 	if (!f->rows && !f->broken) {
 		int ret = build_rows(cfi, f);
 
@@ -1314,8 +1333,8 @@ static int find_row(struct cfi *cfi, uint64_t vaddr, const struct cfa_row **row,
 			hi = mid;
 	}
 	*row = &f->rows[lo];
-	if (fde)
-		*fde = f;
+	if (m)
+		m->row = *row;
 	return 0;
 }
 

@@ -378,10 +378,12 @@ static void test_big_fde(void)
 
 /*
  * MANY_FDES functions of 16 bytes from 0x1000, function i's CFA at rsp
- * + 8 * (i + 1): enough FDEs that lookups go through the memo of recent
- * ones (cfi.c), and a CFA that tells which FDE answered.
+ * + 8 * (i + 1), and SECOND_ROW more from its ninth byte: enough FDEs
+ * that lookups go through the memo of recent ones and their rows
+ * (cfi.c), and a CFA that tells which FDE and which row answered.
  */
 #define MANY_FDES 6000
+#define SECOND_ROW 0x8000
 
 static size_t many_fdes(uint8_t *eh)
 {
@@ -392,6 +394,10 @@ static size_t many_fdes(uint8_t *eh)
 
 		eh[n++] = DW_CFA_def_cfa_offset;
 		put_uleb(eh, &n, 8 * (i + 1));
+		/* a second row, from the function's ninth byte */
+		eh[n++] = DW_CFA_advance_loc | 8;
+		eh[n++] = DW_CFA_def_cfa_offset;
+		put_uleb(eh, &n, 8 * (i + 1) + SECOND_ROW);
 		end_fde(eh, fde, &n);
 	}
 	memset(eh + n, 0, 4);		/* terminator */
@@ -403,7 +409,7 @@ static size_t many_fdes(uint8_t *eh)
  * is the searched one, never another pc's. */
 static void test_memo(void)
 {
-	static uint8_t eh[MANY_FDES * 24 + 64], code[16];
+	static uint8_t eh[MANY_FDES * 40 + 64], code[16];
 	struct ec_section s[2] = {
 		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, 0,
 		  0, 0, code, sizeof(code), 16 * MANY_FDES, 0 },
@@ -429,12 +435,13 @@ static void test_memo(void)
 
 			looked++;
 			if (module__cfa(m, 0x1000 + j, &regs, &cfa) ||
-			    cfa != 0x10000 + 8 * (j / 16 + 1))
+			    cfa != 0x10000 + 8 * (j / 16 + 1) +
+			    (j % 16 >= 8 ? SECOND_ROW : 0))
 				wrong++;
 		}
 	ok(m && module__has_cfi(m), "%d crafted FDEs read", MANY_FDES);
 	is_int(wrong, 0, "each of %zu lookups in three orders finds its pc's "
-	       "FDE", looked);
+	       "FDE and row", looked);
 	module__free(m);
 	free(f.buf);
 }
