@@ -308,6 +308,39 @@ static int cmp_sym(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* Orders @n symbols at @a by cmp_sym(), with @tmp as large: a merge sort
+ * whose comparisons are inlined and mostly decided by the address, where
+ * qsort() called cmp_sym() through a pointer for each (libLLVM has 45k
+ * dynamic symbols: in profiles of a record of clang++, qsort took 55 of
+ * icppd's 1,526 samples, this 29 of 1,220).  The result is in @a. */
+static void sort_by_address(struct symbol *a, struct symbol *tmp, size_t n)
+{
+	struct symbol *from = a, *to = tmp, *t;
+
+	for (size_t w = 1; w < n; w *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * w) {
+			size_t mid = lo + w < n ? lo + w : n,
+			       hi = lo + 2 * w < n ? lo + 2 * w : n,
+			       i = lo, j = mid, k = lo;
+
+			while (i < mid && j < hi)
+				to[k++] = from[j].addr < from[i].addr ||
+					  (from[j].addr == from[i].addr &&
+					   cmp_sym(&from[j], &from[i]) < 0) ?
+					  from[j++] : from[i++];
+			while (i < mid)
+				to[k++] = from[i++];
+			while (j < hi)
+				to[k++] = from[j++];
+		}
+		t = from;
+		from = to;
+		to = t;
+	}
+	if (from != a)
+		memcpy(a, from, n * sizeof(*a));
+}
+
 /* Sorts, keeps one name per address, and copies the names kept out of
  * libelf's string tables, which are released with the Elf.  The copies
  * are bounded by the tables: distinct names take no more than their
@@ -316,6 +349,7 @@ static int cmp_sym(const void *a, const void *b)
 static int sort_symbols(struct module *m)
 {
 	size_t kept = 0, bytes = 0, limit = MODULE_MAX_NAME_BYTES;
+	struct symbol *tmp;
 	char *p;
 
 	if (m->string_bytes < (limit - NAMES_SLACK) / 2)
@@ -323,7 +357,12 @@ static int sort_symbols(struct module *m)
 
 	if (!m->nsyms)		/* a stripped static binary: no array */
 		return 0;
-	qsort(m->syms, m->nsyms, sizeof(*m->syms), cmp_sym);
+	tmp = malloc(m->nsyms * sizeof(*tmp));
+	if (tmp)
+		sort_by_address(m->syms, tmp, m->nsyms);
+	else
+		qsort(m->syms, m->nsyms, sizeof(*m->syms), cmp_sym);
+	free(tmp);
 	for (size_t i = 0; i < m->nsyms; i++) {
 		size_t len;
 
