@@ -157,11 +157,17 @@ for bad in "'x' || $tab || 'f' || $tab || '1' || $nl || 'y' || $tab || 'f' || $t
 	q "UPDATE inlined SET chain = 'b' || $tab || $tab || '1' || $nl || $tab || $tab || '1' WHERE chain = $bad" "$tmp/g.db"
 done
 
-# A program without DWARF: no inlined frame, the report as before.
+# A program without DWARF: no inlined frame in its functions, the
+# report as before.  (A stray sample in libc, which has DWARF where
+# libc6-dbg is installed, may have inlined frames in libc's: those are
+# right, and not the program's.)
 "$ICPPD" record -q -d "$tmp/s.db" -- "$PROGS/heights-stripped" 60 >/dev/null 2>&1
 "$ICPPD" report -d "$tmp/s.db" -f folded >"$tmp/s.folded"
 is $? 0 "a stripped program: report exits 0"
-grep -q inlined "$tmp/s.folded"
-ok $((! $?)) "a stripped program: no inlined frame"
+is "$(awk '{ sub(/ [0-9]+$/, ""); n = split($0, f, ";"); phys = ""
+	for (i = 1; i <= n; i++)
+		if (f[i] !~ / \(inlined\)$/) phys = f[i]
+		else if (phys ~ /^heights-stripped/) print f[i] " in " phys }' "$tmp/s.folded" | head -3)" "" \
+	"a stripped program: no inlined frame in its functions"
 is "$(integrity)" ok "the database passes integrity_check"
 done_testing
