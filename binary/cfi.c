@@ -1144,12 +1144,25 @@ static uint64_t reg_value(const struct cfi_regs *regs, uint64_t reg, bool *ok)
 
 #define STACK_MAX 16
 
+static void log_read(const struct cfi_mem *mem, uint64_t addr,
+		     uint64_t value)
+{
+	struct cfi_log *l = mem->log;
+
+	if (l->n == l->cap)
+		l->full = true;
+	else
+		l->v[l->n++] = (struct cfi_read){ addr, value };
+}
+
 int cfi__mem_read(const struct cfi_mem *mem, uint64_t addr, uint64_t *value)
 {
 	if (!mem || addr < mem->start || addr - mem->start > mem->size ||
 	    mem->size - (addr - mem->start) < 8)
 		return -EFAULT;
 	memcpy(value, mem->data + (addr - mem->start), 8);
+	if (mem->log)
+		log_read(mem, addr, *value);
 	return 0;
 }
 
@@ -1374,6 +1387,8 @@ static int saved_value(const struct cfi_mem *mem, uint64_t addr,
 {
 	if (mem && addr < mem->start) {
 		*value = current;
+		if (mem->log)
+			log_read(mem, CFI_READ_DEAD, 0);
 		return 0;
 	}
 	return cfi__mem_read(mem, addr, value);

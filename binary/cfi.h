@@ -73,11 +73,29 @@ int cfi__fde_range(struct cfi *cfi, uint64_t vaddr,
 int cfi__cfa(struct cfi *cfi, uint64_t vaddr, const struct cfi_regs *regs,
 	     uint64_t *cfa);
 
+/*
+ * What a walk read of the stack copy: each 8-byte read, and a slot
+ * below the sampled SP taken as the register's current value (addr
+ * CFI_READ_DEAD).  collector/unwind.c reuses the outer frames of a
+ * thread's last walk where a later copy repeats every read they made.
+ */
+#define CFI_READ_DEAD UINT64_MAX
+struct cfi_read {
+	uint64_t addr, value;
+};
+struct cfi_log {
+	struct cfi_read *v;	/* cap entries, the caller's */
+	size_t n, cap;
+	bool full;		/* a read found no room: the log is partial */
+};
+
 /* A copy of part of the target's memory (the sampled user stack). */
 struct cfi_mem {
 	uint64_t start;		/* address of data[0] */
 	const uint8_t *data;
 	size_t size;
+	struct cfi_log *log;	/* NULL, or where every read is appended
+				 * (borrowed) */
 };
 
 /* Reads 8 bytes at @addr from @mem: 0, or -EFAULT outside the copy. */

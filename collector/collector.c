@@ -65,7 +65,7 @@ void collector__free(struct collector *c)
 	}
 	free(c->procs.slots);
 	free(c->threads.slots);
-	free(c->frames);
+	unwind__free(c);
 	kallsyms__free(c->ksyms);
 	free(c);
 }

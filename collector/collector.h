@@ -81,6 +81,9 @@ struct collector_stats {
 	/* Samples with a CID, by what unwinding their stack gave (only
 	 * when unwinding is on; when learning, the learner's samples). */
 	uint64_t unwind[UNW_NR_STATUS];
+	/* Of the complete ones, those whose outer frames were the thread's
+	 * last walk's (unwind.c), and those frames. */
+	uint64_t unwind_reused, unwind_frames_reused;
 	/* Learning (collector__set_learning): the learner's samples (in
 	 * @samples too when they are counted); and the CIDs the map
 	 * learned so far did not explain when they were counted. */

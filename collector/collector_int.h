@@ -61,6 +61,10 @@ struct process {
 	struct map_block **blocks;
 	size_t nblocks, blocks_cap;
 	size_t nmaps;		/* in all blocks, at most SPACE_MAX_MAPS */
+	/* Changes with every change of a code mapping (module), from a
+	 * clock all processes share: a walk remembered under one value
+	 * met the same code (unwind.c). */
+	uint64_t maps_gen;
 	struct stack_base bases[MAX_BASES];
 	int nbases;
 	struct procfs_stack next_exec;	/* known before its exec record, or
@@ -101,6 +105,10 @@ struct table {
 	size_t size;		/* of one element */
 };
 
+struct cfi_read;
+struct walk;
+struct walk_state;
+
 struct collector {
 	struct module_cache *modules;
 	struct aggregate *agg;
@@ -117,6 +125,9 @@ struct collector {
 	collector_filter_fn filter;	/* NULL: every process */
 	void *filter_arg;
 	struct path_frame *frames;	/* ICPPD_MAX_FRAMES, when unwinding */
+	struct walk *walks;		/* WALK_SLOTS, when unwinding */
+	struct walk_state *states;	/* ICPPD_MAX_FRAMES: this walk's */
+	struct cfi_read *reads;		/* WALK_MAX_READS: this walk's */
 	size_t nexec_unread;	/* processes with exec_unread set */
 	struct early {
 		uint32_t pid;
@@ -206,5 +217,7 @@ int stack__base(struct process *p, uint64_t sp, uint64_t time,
 /* @base: the stack base form_cid() found for the sample. */
 int unwind__sample(struct collector *c, const struct perf_sample *s,
 		   uint64_t base);
+/* Frees what collector__set_unwind() allocated. */
+void unwind__free(struct collector *c);
 
 #endif

@@ -129,8 +129,17 @@ void space__set_exec_unread(struct collector *c, struct process *p,
 	p->exec_unread = time;
 }
 
+/* A code mapping of @p changes (unwind.c's memo of walks). */
+static void code_changed(struct process *p)
+{
+	static uint64_t clock;
+
+	p->maps_gen = __atomic_add_fetch(&clock, 1, __ATOMIC_RELAXED);
+}
+
 void space__release_maps(struct process *p)
 {
+	code_changed(p);
 	for (size_t b = 0; b < p->nblocks; b++) {
 		for (size_t i = 0; i < p->blocks[b]->n; i++)
 			if (p->blocks[b]->m[i].kind == REGION_MODULE)
@@ -288,6 +297,8 @@ static int insert_at(struct process *p, size_t bi, size_t i,
 	b->m[i] = *m;
 	b->n++;
 	p->nmaps++;
+	if (m->kind == REGION_MODULE)
+		code_changed(p);
 	return 0;
 }
 
@@ -297,8 +308,10 @@ static bool remove_at(struct process *p, size_t bi, size_t i)
 {
 	struct map_block *b = p->blocks[bi];
 
-	if (b->m[i].kind == REGION_MODULE)
+	if (b->m[i].kind == REGION_MODULE) {
 		module__release(b->m[i].mod);
+		code_changed(p);
+	}
 	memmove(&b->m[i], &b->m[i + 1], (b->n - i - 1) * sizeof(*b->m));
 	b->n--;
 	p->nmaps--;
@@ -332,6 +345,8 @@ static int cut_range(struct process *p, uint64_t start, uint64_t end)
 		o = &p->blocks[bi]->m[i];
 		if (o->start >= end)
 			break;
+		if (o->kind == REGION_MODULE)
+			code_changed(p);
 		if (o->start < start && o->end > end) {	/* split in two */
 			struct mapping right = *o;
 

@@ -2,12 +2,52 @@
  * unwind.c - the CFI unwinder of training and validation: walks a
  * sample's stack copy to its outermost frame and hands the path, with
  * each frame's height, to the collector's path callback.
+ *
+ * Tuned for deep stacks sampled often (a compiler's 60 to 130 frames at
+ * 1000 Hz): a thread's last whole walk is remembered, with the
+ * registers it met at each frame and every word of the copy it read
+ * from there on.  When a walk reaches a frame of the last one with the
+ * same registers, and the new copy holds the same words at every
+ * address the last walk read from that frame out, the rest of the walk
+ * is the last one's: stepping out of a frame depends on nothing else
+ * (the code mapped, checked by the process's maps_gen, and the stack
+ * base, compared; a signal frame, whose caller's base is looked up by
+ * time, ends what is reused).
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "binary/module.h"
 #include "collector/collector_int.h"
+#include "common/grow.h"
+
+/* Threads whose last walk is kept: direct-mapped by tid. */
+#define WALK_SLOTS 8
+/* Reads one walk may log (a frame reads two or three words). */
+#define WALK_MAX_READS (4 * ICPPD_MAX_FRAMES)
+
+/* The registers a walk met entering a frame, and where in its log the
+ * reads of stepping out of it begin. */
+struct walk_state {
+	uint64_t ip, sp, bp, base;
+	uint32_t read_at;
+	bool exact;	/* the pc is not a return address */
+	bool signal;	/* stepping out of it crossed a signal frame */
+};
+
+/* A thread's last whole walk: frames innermost first. */
+struct walk {
+	uint32_t pid, tid;
+	uint64_t maps_gen;
+	size_t n, nreads;
+	struct path_frame *frames;
+	struct walk_state *states;
+	struct cfi_read *reads;
+	size_t frames_cap, states_cap, reads_cap;
+	size_t last_signal;	/* states past it cross no signal frame;
+				 * SIZE_MAX: none does */
+};
 
 /* ---- unwinding (training and validation) ---------------------------- */
 
@@ -33,8 +73,13 @@ int collector__set_unwind(struct collector *c, collector_path_fn fn,
 {
 	if (!c->frames) {
 		c->frames = calloc(ICPPD_MAX_FRAMES, sizeof(*c->frames));
-		if (!c->frames)
+		c->states = calloc(ICPPD_MAX_FRAMES, sizeof(*c->states));
+		c->reads = calloc(WALK_MAX_READS, sizeof(*c->reads));
+		c->walks = calloc(WALK_SLOTS, sizeof(*c->walks));
+		if (!c->frames || !c->states || !c->reads || !c->walks) {
+			unwind__free(c);
 			return -ENOMEM;
+		}
 	}
 	c->path_fn = fn;
 	c->path_arg = arg;
@@ -70,6 +115,99 @@ static int fp_step(struct cfi_regs *regs, const struct cfi_mem *mem,
 	return 0;
 }
 
+void unwind__free(struct collector *c)
+{
+	for (size_t i = 0; c->walks && i < WALK_SLOTS; i++) {
+		free(c->walks[i].frames);
+		free(c->walks[i].states);
+		free(c->walks[i].reads);
+	}
+	free(c->walks);
+	free(c->states);
+	free(c->reads);
+	free(c->frames);
+	c->walks = NULL;
+	c->states = NULL;
+	c->reads = NULL;
+	c->frames = NULL;
+}
+
+/* Keeps this walk (c->frames, c->states, c->reads; @n frames, @nreads
+ * reads) as @w's, the thread's last. */
+static void remember(struct collector *c, struct walk *w,
+		     const struct process *p, uint32_t tid, size_t n,
+		     size_t nreads)
+{
+	w->n = 0;
+	if (grow(&w->frames, &w->frames_cap, n, sizeof(*w->frames), 64) ||
+	    grow(&w->states, &w->states_cap, n, sizeof(*w->states), 64) ||
+	    grow(&w->reads, &w->reads_cap, nreads ? nreads : 1,
+		 sizeof(*w->reads), 256))
+		return;		/* none kept: the next walks whole */
+	memcpy(w->frames, c->frames, n * sizeof(*w->frames));
+	memcpy(w->states, c->states, n * sizeof(*w->states));
+	memcpy(w->reads, c->reads, nreads * sizeof(*w->reads));
+	w->last_signal = SIZE_MAX;
+	for (size_t i = 0; i < n; i++)
+		if (w->states[i].signal)
+			w->last_signal = i;
+	w->pid = p->pid;
+	w->tid = tid;
+	w->maps_gen = p->maps_gen;
+	w->nreads = nreads;
+	w->n = n;
+}
+
+/*
+ * Whether the walk at frame @n, entered with @st, is the last walk @w's
+ * from its frame *@at on (*@at: a cursor over @w's frames, by SP): then
+ * its frames, states and reads from there are appended to this walk's
+ * (c->frames, c->states, c->reads from @n and *@nreads) and *@at is
+ * their end.  @mem: the new copy.
+ */
+static bool reuse(struct collector *c, const struct walk *w, size_t *at,
+		  const struct walk_state *st, size_t n, size_t *nreads,
+		  const struct cfi_mem *mem)
+{
+	const struct cfi_mem plain = { mem->start, mem->data, mem->size, NULL };
+	const struct walk_state *o;
+	size_t k = *at, from, more;
+
+	while (k < w->n && w->states[k].sp < st->sp)
+		k++;
+	*at = k;
+	if (k >= w->n)
+		return false;
+	o = &w->states[k];
+	if (o->sp != st->sp || o->ip != st->ip || o->bp != st->bp ||
+	    o->base != st->base || o->exact != st->exact ||
+	    (w->last_signal != SIZE_MAX && w->last_signal >= k) ||
+	    n + (w->n - k) > ICPPD_MAX_FRAMES)
+		return false;
+	from = o->read_at;
+	more = w->nreads - from;
+	if (*nreads + more > WALK_MAX_READS)
+		return false;
+	for (size_t i = from; i < w->nreads; i++) {
+		uint64_t v;
+
+		if (w->reads[i].addr == CFI_READ_DEAD ||
+		    cfi__mem_read(&plain, w->reads[i].addr, &v) ||
+		    v != w->reads[i].value)
+			return false;
+	}
+	memcpy(&c->frames[n], &w->frames[k], (w->n - k) * sizeof(*c->frames));
+	for (size_t i = k; i < w->n; i++) {
+		c->states[n + i - k] = w->states[i];
+		c->states[n + i - k].read_at =
+			(uint32_t)(w->states[i].read_at - from + *nreads);
+	}
+	memcpy(&c->reads[*nreads], &w->reads[from], more * sizeof(*c->reads));
+	*nreads += more;
+	*at = w->n - k;		/* frames added */
+	return true;
+}
+
 /* The height of a frame whose CFA is @cfa: none without a base. */
 static int64_t height_of(uint64_t base, uint64_t cfa)
 {
@@ -97,9 +235,14 @@ static enum unwind_status unwind(struct collector *c, struct process *p,
 				 size_t *n)
 {
 	struct cfi_regs regs = { .sp = s->sp, .bp = s->bp, .ip = s->uip };
+	struct cfi_log log = { c->reads, 0, WALK_MAX_READS, false };
 	struct cfi_mem mem = { .start = s->sp, .data = s->stack,
-			       .size = s->stack_size };
+			       .size = s->stack_size, .log = &log };
+	struct walk *w = &c->walks[s->tid % WALK_SLOTS];
+	bool known = w->n && w->pid == p->pid && w->tid == s->tid &&
+		     w->maps_gen == p->maps_gen;
 	bool exact = true;	/* the pc is not a return address */
+	size_t at = 0;		/* reuse()'s cursor over w's frames */
 
 	*n = 0;
 	if (!s->stack || !s->stack_size)
@@ -107,19 +250,37 @@ static enum unwind_status unwind(struct collector *c, struct process *p,
 	for (;;) {
 		struct module_func f;
 		struct cfi_step st = { 0 };
-		struct mapping *m = space__find_map(p, regs.ip);
+		struct mapping *m;
+		struct walk_state *ws;
 		uint64_t vaddr, look, sp = regs.sp;
 		bool below;	/* the CFA is below the base */
 		int ret;
 
 		if (*n == ICPPD_MAX_FRAMES)
 			return UNW_TOO_DEEP;
+		ws = &c->states[*n];
+		*ws = (struct walk_state){ regs.ip, regs.sp, regs.bp, base,
+			(uint32_t)log.n, exact, false };
+		if (known && reuse(c, w, &at, ws, *n, &log.n, &mem)) {
+			c->stats.unwind_reused++;
+			c->stats.unwind_frames_reused += at;
+			*n += at;
+			if (!log.full)
+				remember(c, w, p, s->tid, *n, log.n);
+			return UNW_COMPLETE;
+		}
+		m = space__find_map(p, regs.ip);
 		/* With no base to reach, a stack ends where its frames stop
 		 * returning into code: makecontext()'s trampoline returns
 		 * to the uc_link it finds above it, as perf's unwinders
 		 * end there too.  With a base, that is a broken walk. */
-		if (!m || m->kind != REGION_MODULE)
-			return !base && *n ? UNW_COMPLETE : UNW_NO_MAPPING;
+		if (!m || m->kind != REGION_MODULE) {
+			if (base || !*n)
+				return UNW_NO_MAPPING;
+			if (!log.full)
+				remember(c, w, p, s->tid, *n, log.n);
+			return UNW_COMPLETE;
+		}
 		if (module__error(m->mod) ||
 		    module__vaddr(m->mod, regs.ip - m->start + m->pgoff, &vaddr))
 			return UNW_NO_MAPPING;
@@ -136,6 +297,7 @@ static enum unwind_status unwind(struct collector *c, struct process *p,
 		ret = module__step(m->mod, look, &regs, &mem, &st);
 		if (ret == -ENOENT)
 			ret = fp_step(&regs, &mem, &st);
+		ws->signal = st.signal;
 		if (ret < 0 && ret != -EFAULT)
 			return ret == -ENOENT ? UNW_NO_CFI : UNW_BAD_CFI;
 		below = !base || st.cfa < base;
@@ -153,8 +315,11 @@ static enum unwind_status unwind(struct collector *c, struct process *p,
 			.func = f.start, .name = f.name, .pc = vaddr,
 			.height = height_of(base, st.cfa) };
 		if (ret == 1 || !below || (ret == 0 && !regs.ip) ||
-		    module__ends_walk(m->mod, f.start))
+		    module__ends_walk(m->mod, f.start)) {
+			if (!log.full)
+				remember(c, w, p, s->tid, *n, log.n);
 			return UNW_COMPLETE;
+		}
 		/* a signal frame's caller may run on another stack (the
 		 * handler's was a sigaltstack() block): the walk goes on with
 		 * that stack's base, and a stack switch may move either way */

@@ -32,7 +32,7 @@
  * "map_full" (a program with millions of distinct contexts). */
 #define PATHMAP_MAX_NODES (4u << 20)
 /* Counters a flush writes: unwinding's, the recorder's, the caller's. */
-#define MAX_COUNTERS (UNW_NR_STATUS + 27)
+#define MAX_COUNTERS (UNW_NR_STATUS + 29)
 /* New path nodes that make a flush before the second is up.  A flush
  * holds up the reading of the rings, which hold 64 ms of 64 KiB stack
  * copies at 1000 Hz: the first second of clang++ -O2 -c learns 15k
@@ -522,6 +522,8 @@ void recorder__stats(const struct recorder *r, struct collector_stats *out)
 	out->execs_seen -= r->base.execs_seen;
 	out->execs_read -= r->base.execs_read;
 	out->maps_reread -= r->base.maps_reread;
+	out->unwind_reused -= r->base.unwind_reused;
+	out->unwind_frames_reused -= r->base.unwind_frames_reused;
 	for (int i = 0; i < CID_NR_FAILURES; i++)
 		out->by_reason[i] -= r->base.by_reason[i];
 	for (int i = 0; i < UNW_NR_STATUS; i++)
@@ -544,6 +546,10 @@ static size_t counters(const struct recorder *r,
 		}
 		c[n++] = (struct store_counter){ "unwind.map_full",
 						 (int64_t)r->map_full };
+		c[n++] = (struct store_counter){ "unwind.reused",
+						 (int64_t)cs->unwind_reused };
+		c[n++] = (struct store_counter){ "unwind.frames_reused",
+					(int64_t)cs->unwind_frames_reused };
 		if (r->map_resets)
 			c[n++] = (struct store_counter){ "unwind.map_resets",
 						 (int64_t)r->map_resets };

@@ -16,6 +16,14 @@ require_perf
 # learning, whose samples would be exact (learn.sh): apportioned.
 rounds=20
 "$ICPPD" train $TRAIN_OPTS -q -d "$db" -- "$PROGS/dispatch" table $rounds >/dev/null
+# The handlers' frames are alike: a walk that reused the outer frames
+# of the thread's last walk (collector/unwind.c) without checking the
+# words it read there gave the last handler's caller, and the shares
+# below failed.  Most walks reuse them.
+reused=$(q "SELECT value FROM v_run_counters WHERE run_id = 1 AND name = 'unwind.reused'")
+complete=$(q "SELECT value FROM v_run_counters WHERE run_id = 1 AND name = 'unwind.complete'")
+ok $([ "${reused:-0}" -ge $((${complete:-0} / 2)) ] && [ "${complete:-0}" -gt 0 ]; echo $?) \
+	"training: walks that reused the last one's outer frames ($reused of $complete)"
 "$ICPPD" record -q --no-learn -d "$db" -- "$PROGS/dispatch" table $rounds >/dev/null
 run=$(last_run)
 is "$(q "SELECT count(*) FROM inferences WHERE run_id = $run")" 0 \
