@@ -265,9 +265,7 @@ static enum unwind_status unwind(struct collector *c, struct process *p,
 			c->stats.unwind_reused++;
 			c->stats.unwind_frames_reused += at;
 			*n += at;
-			if (!log.full)
-				remember(c, w, p, s->tid, *n, log.n);
-			return UNW_COMPLETE;
+			break;
 		}
 		m = space__find_map(p, regs.ip);
 		/* With no base to reach, a stack ends where its frames stop
@@ -277,9 +275,7 @@ static enum unwind_status unwind(struct collector *c, struct process *p,
 		if (!m || m->kind != REGION_MODULE) {
 			if (base || !*n)
 				return UNW_NO_MAPPING;
-			if (!log.full)
-				remember(c, w, p, s->tid, *n, log.n);
-			return UNW_COMPLETE;
+			break;
 		}
 		if (module__error(m->mod) ||
 		    module__vaddr(m->mod, regs.ip - m->start + m->pgoff, &vaddr))
@@ -315,11 +311,8 @@ static enum unwind_status unwind(struct collector *c, struct process *p,
 			.func = f.start, .name = f.name, .pc = vaddr,
 			.height = height_of(base, st.cfa) };
 		if (ret == 1 || !below || (ret == 0 && !regs.ip) ||
-		    module__ends_walk(m->mod, f.start)) {
-			if (!log.full)
-				remember(c, w, p, s->tid, *n, log.n);
-			return UNW_COMPLETE;
-		}
+		    module__ends_walk(m->mod, f.start))
+			break;
 		/* a signal frame's caller may run on another stack (the
 		 * handler's was a sigaltstack() block): the walk goes on with
 		 * that stack's base, and a stack switch may move either way */
@@ -329,6 +322,10 @@ static enum unwind_status unwind(struct collector *c, struct process *p,
 			base = 0;
 		exact = st.signal;
 	}
+	/* complete: the thread's last walk now (unless its log is partial) */
+	if (!log.full)
+		remember(c, w, p, s->tid, *n, log.n);
+	return UNW_COMPLETE;
 }
 
 /* Reverses c->frames[0, n) into outermost-first order. */
