@@ -96,7 +96,6 @@ struct fde_entry {
 	uint32_t cie;		/* index into cies[] */
 	uint32_t nrows;
 	bool broken;		/* rows could not be built */
-	bool signal;		/* its CIE's */
 };
 
 /* Recent FDE lookups, by pc, and the row each found, in modules with
@@ -372,7 +371,6 @@ static int read_fde(struct cfi *cfi, Dwarf_Fde fde, struct fde_entry *f)
 		return 0;
 	f->ins_len = (uint32_t)ilen;
 	f->cie = (uint32_t)cie;
-	f->signal = cfi->cies[cie].signal;
 	f->broken = false;
 	return 0;
 }
@@ -611,8 +609,7 @@ static struct cfi *from_image(const uint8_t *img, size_t len,
 			goto out_close;
 		cfi->fdes[i] = (struct fde_entry){ .lo = f.lo, .hi = f.hi,
 			.ins_off = f.ins_off, .ins_len = f.ins_len,
-			.cie = f.cie, .broken = f.broken,
-			.signal = cfi->cies[f.cie].signal };
+			.cie = f.cie, .broken = f.broken };
 	}
 	cfi->nfdes = h.nfdes;
 	if (sort_fdes(cfi, true))
@@ -1435,7 +1432,7 @@ int cfi__step(struct cfi *cfi, uint64_t vaddr, struct cfi_regs *regs,
 
 	if (ret)
 		return ret;
-	out->signal = f->signal;
+	out->signal = cfi->cies[f->cie].signal;
 	ret = row_cfa(r, regs, mem, &out->cfa);
 	if (ret)
 		return ret;
