@@ -417,6 +417,9 @@ static void find_go_ends(struct module *m)
 
 /* A stripped Debian binary keeps its .symtab in /usr/lib/debug/.build-id
  * when the -dbgsym package is installed. */
+/* libelf on @fd for @m: mapped where its cache maps files. */
+static Elf *elf_open(const struct module *m, int fd);
+
 static void open_debug_file(struct module *m)
 {
 	char path[128];
@@ -431,7 +434,7 @@ static void open_debug_file(struct module *m)
 	if (fd < 0)
 		return;
 	if (!fstat(fd, &st) && S_ISREG(st.st_mode))
-		m->debug_elf = module__elf_begin(fd);
+		m->debug_elf = elf_open(m, fd);
 	if (m->debug_elf && elf_kind(m->debug_elf) == ELF_K_ELF)
 		add_symbols(m, m->debug_elf, SHT_SYMTAB);
 	/* Names are copied once sorted; the rest is never read again. */
@@ -440,7 +443,7 @@ static void open_debug_file(struct module *m)
 	close(fd);
 }
 
-Elf *module__elf_begin(int fd)
+static Elf *elf_begin_checked(int fd, Elf_Cmd cmd)
 {
 	Elf64_Ehdr eh;
 	Elf64_Shdr sh0;
@@ -467,7 +470,30 @@ Elf *module__elf_begin(int fd)
 	if (shnum > MODULE_MAX_SECTIONS || phnum > MODULE_MAX_SECTIONS)
 		return NULL;
 	elf_version(EV_CURRENT);
-	return elf_begin(fd, ELF_C_READ, NULL);
+	return elf_begin(fd, cmd, NULL);
+}
+
+Elf *module__elf_begin(int fd)
+{
+	return elf_begin_checked(fd, ELF_C_READ);
+}
+
+/*
+ * A mapped file that shrinks raises SIGBUS at the next read past its new
+ * end.  Only root and the file's owner can shrink a file no one else may
+ * write (group and other write bits clear; an ACL granting write shows
+ * in the group bits), so those files of root's or the caller's own are
+ * mapped, and only where the caller chose to trust itself.
+ */
+Elf *module__elf_map(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    (st.st_uid && st.st_uid != geteuid()) ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return module__elf_begin(fd);
+	return elf_begin_checked(fd, ELF_C_READ_MMAP);
 }
 
 static int is_elf64(Elf *elf)
@@ -526,7 +552,7 @@ static int analyse(struct module *m, bool cfi)
 /* Reads what analysis needs from @fd, then lets it go (see above). */
 static int analyse_fd(struct module *m, int fd, bool cfi)
 {
-	m->elf = module__elf_begin(fd);
+	m->elf = elf_open(m, fd);
 	m->error = analyse(m, cfi);
 	if (m->elf)
 		elf_cntl(m->elf, ELF_C_FDDONE);
@@ -1225,6 +1251,7 @@ struct module_cache {
 	struct hindex index;	/* mods by path: a mapping's lookup is one
 				 * probe, not a scan of 16,384 modules */
 	struct cfi_cache *cfi_cache;	/* borrowed; NULL: none */
+	bool map_files;		/* module__elf_map() */
 };
 
 static struct cfi_cache *cfi_cache_of(const struct module *m)
@@ -1235,6 +1262,17 @@ static struct cfi_cache *cfi_cache_of(const struct module *m)
 void module_cache__set_cfi_cache(struct module_cache *c, struct cfi_cache *cc)
 {
 	c->cfi_cache = cc;
+}
+
+void module_cache__set_map_files(struct module_cache *c, bool map)
+{
+	c->map_files = map;
+}
+
+static Elf *elf_open(const struct module *m, int fd)
+{
+	return m->cache && m->cache->map_files ? module__elf_map(fd) :
+						 module__elf_begin(fd);
 }
 
 struct module_cache *module_cache__new(void)
@@ -1312,7 +1350,7 @@ static struct cfi *cfi_of(struct module *m)
 		m->error = fd;
 		return NULL;
 	}
-	m->elf = module__elf_begin(fd);
+	m->elf = elf_open(m, fd);
 	if (!is_elf64(m->elf))
 		m->cfi = cfi__open(m->elf, cfi_cache_of(m));
 	if (m->elf)

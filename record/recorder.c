@@ -228,8 +228,10 @@ struct recorder *recorder__new(struct store *st, const struct recorder_opts *o)
 	r->o = *o;
 	r->store = st;
 	r->modules = module_cache__new();
-	if (r->modules)
+	if (r->modules) {
 		module_cache__set_cfi_cache(r->modules, o->cfi_cache);
+		module_cache__set_map_files(r->modules, o->map_files);
+	}
 	r->agg = aggregate__new(o->max_keys);
 	r->col = r->modules && r->agg ? collector__new(r->modules, r->agg) : NULL;
 	if (r->col && o->unwind &&

@@ -258,7 +258,8 @@ static int prepare(struct run *r)
 	const struct run_opts *o = r->o;
 	struct recorder_opts ro = { .max_keys = AGGREGATE_MAX_KEYS,
 		.flush_ns = FLUSH_INTERVAL_NS, .poll_ms = POLL_MS,
-		.unwind = r->mode->unwind, .truth = r->mode->truth };
+		.unwind = r->mode->unwind, .truth = r->mode->truth,
+		.map_files = true };
 	char err[512];
 	int ret;
 

@@ -3,6 +3,9 @@
  * stripped copy, the vDSO, and modules that are not usable.
  */
 #include <errno.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
@@ -629,6 +632,104 @@ static void test_cache(void)
 	module_cache__free(c);
 }
 
+/* Whether /proc/self/maps shows a mapping of @path. */
+static bool mapped(const char *path)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, path))
+			found = true;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* Whether module__elf_map(@path) maps it; the sections it reads are
+ * the same either way. */
+static bool maps(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	Elf *e = fd < 0 ? NULL : module__elf_map(fd);
+	bool is_mapped = mapped(path);
+
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	return e && is_mapped && !mapped(path);
+}
+
+/*
+ * module__elf_map() maps only a file that no one but root and the
+ * caller can shrink (a mapped file that shrinks raises SIGBUS): root's
+ * or the caller's own, writable by no one else.  A module cache set to
+ * map files reads its modules so, and they answer as read ones do.
+ */
+static void test_map(void)
+{
+	char dir[] = "/tmp/icppd-map-XXXXXX", copy[300], cmd[700];
+	char self[256] = "";
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	struct module_cache *c;
+	struct module_origin o;
+	struct module_func f;
+	struct module *m;
+	int fd;
+
+	if (n <= 0 || !mkdtemp(dir)) {
+		ok(0, "map: a scratch copy");
+		return;
+	}
+	self[n] = '\0';
+	snprintf(copy, sizeof(copy), "%s/copy", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", self, copy);
+	if (system(cmd)) {
+		ok(0, "map: a scratch copy");
+		return;
+	}
+	chmod(copy, 0644);
+	ok(maps(copy), "map: the caller's own file, writable by it alone, is mapped");
+	fd = open(copy, O_RDONLY);
+	{
+		Elf *e = module__elf_begin(fd);
+
+		ok(e && !mapped(copy), "map: module__elf_begin() reads, never maps");
+		elf_end(e);
+	}
+	close(fd);
+	chmod(copy, 0664);
+	ok(!maps(copy), "map: a file its group may write is read, not mapped");
+	chmod(copy, 0646);
+	ok(!maps(copy), "map: a file anyone may write is read, not mapped");
+	chmod(copy, 0644);
+	if (geteuid() == 0 && !chown(copy, 65534, 65534)) {
+		ok(!maps(copy), "map: another user's file is read, not mapped");
+		if (chown(copy, 0, 0))
+			ok(0, "map: the copy given back to root");
+	} else {
+		skip("making another user's file needs root",
+		     "map: another user's file is read, not mapped");
+	}
+
+	c = module_cache__new();
+	module_cache__set_map_files(c, true);
+	o = origin_of(copy, 0);
+	m = module_cache__get(c, copy, &o);
+	is_int(module__error(m), 0, "map: a cache that maps opens the module");
+	ok(module__has_cfi(m), "map: its CFI read from the mapping");
+	is_int(module__function(m, vaddr_of(m, known_function), &f), 0,
+	       "map: its functions found");
+	is_str(f.name, "known_function", "map: by name, from the mapped .symtab");
+	ok(mapped(copy), "map: the module holds the mapping");
+	module_cache__free(c);
+	ok(!mapped(copy), "map: and lets it go with the cache");
+	unlink(copy);
+	rmdir(dir);
+}
+
 struct forget_log {
 	size_t calls, n;
 	const struct module *first;
@@ -897,6 +998,7 @@ int main(void)
 	module__free(bad);
 
 	test_cache();
+	test_map();
 	module__free(m);
 	test_crafted();
 	test_symbol_budget();	/* first: the peak grows least before it */
