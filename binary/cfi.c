@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define DWARF_REG_BP 6
 #define DWARF_REG_SP 7
@@ -253,13 +254,13 @@ static uint64_t frame_section_bytes(Elf *elf)
 }
 
 /* The data of section @name of @elf, or NULL (absent, empty, NOBITS). */
-static Elf_Data *section_data(Elf *elf, const char *name)
+/* Section @name's bytes as libelf has them, its header in *@sh. */
+static Elf_Data *section_data(Elf *elf, const char *name, GElf_Shdr *sh)
 {
-	GElf_Shdr sh;
-	Elf_Scn *scn = find_section(elf, name, &sh);
+	Elf_Scn *scn = find_section(elf, name, sh);
 	Elf_Data *d;
 
-	if (!scn || sh.sh_type == SHT_NOBITS)
+	if (!scn || sh->sh_type == SHT_NOBITS)
 		return NULL;
 	d = elf_getdata(scn, NULL);
 	return d && d->d_buf && d->d_size ? d : NULL;
@@ -406,6 +407,7 @@ static struct cfi *list_fdes(Elf *elf)
 	struct cfi *cfi = calloc(1, sizeof(*cfi));
 	bool sorted = true;
 	Elf_Data *d;
+	GElf_Shdr sh;
 	int rc;
 
 	if (!cfi)
@@ -478,7 +480,7 @@ static struct cfi *list_fdes(Elf *elf)
 	/* Where libelf's section holds the same bytes (no compression),
 	 * the table needs nothing more of libdwarf: its lists and copy
 	 * (about 200 bytes an FDE) go now. */
-	d = section_data(elf, name);
+	d = section_data(elf, name, &sh);
 	if (d && d->d_size == cfi->sec_len &&
 	    !memcmp(d->d_buf, cfi->sec, cfi->sec_len)) {
 		drop_dwarf(cfi);
@@ -622,22 +624,49 @@ out_close:
 	return NULL;
 }
 
-struct cfi *cfi__open(Elf *elf, struct cfi_cache *cache)
+int cfi__file(int fd, struct cfi_file *f)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -errno;
+	*f = (struct cfi_file){ (uint64_t)st.st_dev, (uint64_t)st.st_ino,
+		(uint64_t)st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+		st.st_ctim.tv_sec, st.st_ctim.tv_nsec };
+	return 0;
+}
+
+/* The cache's name for @file's section @sh: hashed under the cache's
+ * key, so no one without it can name the file another's is read from. */
+static uint64_t cache_key(struct cfi_cache *cache, const struct cfi_file *file,
+			  const GElf_Shdr *sh)
+{
+	uint64_t k[10] = { file->dev, file->ino, file->size,
+		(uint64_t)file->mtime_sec, (uint64_t)file->mtime_nsec,
+		(uint64_t)file->ctime_sec, (uint64_t)file->ctime_nsec,
+		sh->sh_offset, sh->sh_size, sh->sh_addr };
+
+	return cfi_cache__key(cache, k, sizeof(k));
+}
+
+struct cfi *cfi__open(Elf *elf, struct cfi_cache *cache,
+		      const struct cfi_file *file)
 {
 	uint64_t section_bytes = frame_section_bytes(elf);
 	size_t len;
 	Elf_Data *eh = NULL;
 	uint64_t key = 0;
 	struct cfi *cfi;
+	GElf_Shdr sh;
 	void *img;
 
 	/* libdwarf copies the frame sections whole: a crafted file's
 	 * sparse hole would cost as much memory as it claims */
 	if (section_bytes > CFI_MAX_SECTION_BYTES)
 		return NULL;
-	if (cache && (eh = section_data(elf, ".eh_frame")) &&
+	if (cache && file && (eh = section_data(elf, ".eh_frame", &sh)) &&
 	    eh->d_size >= CFI_CACHE_MIN_BYTES) {
-		key = cfi_cache__key(cache, eh->d_buf, eh->d_size);
+		key = cache_key(cache, file, &sh);
 		if (!cfi_cache__load(cache, key, &img, &len)) {
 			cfi = from_image(img, len, eh->d_buf, eh->d_size);
 			free(img);
@@ -659,7 +688,7 @@ struct cfi *cfi__open(Elf *elf, struct cfi_cache *cache)
 		return NULL;
 	cfi->section_bytes = section_bytes;
 	/* cached: what libdwarf listed of .eh_frame, read as libelf has
-	 * it (the bytes the next open looks it up by) */
+	 * it (the bytes of the file the next open looks it up by) */
 	if (eh && cfi->sec == eh->d_buf && (img = to_image(cfi, &len))) {
 		cfi_cache__store(cache, key, img, len);
 		free(img);

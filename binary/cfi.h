@@ -6,8 +6,8 @@
  * .debug_frame when .eh_frame is absent) through libdwarf.
  *
  * Tuned for sampling: opening a table only lists and sorts the FDE
- * ranges (or reads the list from a cache); the rows of one FDE are expanded the first time a sample falls
- * in it and kept, so the cost is paid once per sampled function, and a
+ * ranges (or reads the list from a cache); the rows of one FDE are
+ * expanded the first time a sample falls in it and kept, so the cost is paid once per sampled function, and a
  * lookup afterwards is two binary searches.  Rows keep the columns an
  * unwinder needs (CFA, RBP, RSP, return address), so the same table
  * serves CID formation and stack unwinding.
@@ -35,17 +35,33 @@ struct cfi_regs {
 #define CFI_CACHE_MIN_BYTES ((size_t)64 << 10)
 
 /*
+ * The file an image was read from, as fstat() gave it: what names its
+ * .eh_frame in a cfi_cache.  Any change to a file's bytes sets its ctime
+ * to the current time, which only root can set back (utimensat() sets
+ * the other two), and a new file is a new inode or ctime: one identity
+ * is one content, without reading the content to hash it.
+ */
+struct cfi_file {
+	uint64_t dev, ino, size;
+	int64_t mtime_sec, mtime_nsec, ctime_sec, ctime_nsec;
+};
+
+/* The identity of the file open at @fd: 0, or -errno. */
+int cfi__file(int fd, struct cfi_file *f);
+
+/*
  * Opens the CFI of @elf.  @elf stays owned by the caller and must outlive
  * the table.  Returns NULL when the image has no usable frame section
  * (not an error: such a module simply yields no CFA).
  *
- * With @cache (borrowed; NULL: none), an .eh_frame of at least
- * CFI_CACHE_MIN_BYTES is looked up there by its bytes first, and what
- * libdwarf lists of one not found is stored there (cfi_cache.h).  A
- * table read from the cache answers every call below as the listed one
- * would.
+ * With @cache (borrowed; NULL: none) and the @file @elf was read from,
+ * an .eh_frame of at least CFI_CACHE_MIN_BYTES is looked up there first
+ * (by the file and the section's place in it), and what libdwarf lists
+ * of one not found is stored there (cfi_cache.h).  A table read from
+ * the cache answers every call below as the listed one would.
  */
-struct cfi *cfi__open(Elf *elf, struct cfi_cache *cache);
+struct cfi *cfi__open(Elf *elf, struct cfi_cache *cache,
+		      const struct cfi_file *file);
 void cfi__close(struct cfi *cfi);
 
 /* Whether the table was read from a cfi_cache. */

@@ -8,13 +8,15 @@
  * 60 ms and 20 MB), and what it yields depends on the section's bytes
  * alone.  cfi.c keeps what it needs of that listing (each FDE's range
  * and where its instructions lie in the section, each CIE's factors) in
- * a file here, named by a keyed hash of the section's bytes, and reads
- * it in place of the listing the next time the same bytes are opened.
+ * a file here, named by a keyed hash of the file the section was read
+ * from (struct cfi_file: any change to a file moves its change time) and
+ * of the section's place in it, and reads it in place of the listing the
+ * next time the same file is opened.
  *
  * Trust: the directory must be the caller's own (owned by the effective
  * user, writable by no one else); the hash is keyed with 16 random bytes
  * kept in it (file "key", mode 0600), so no one who cannot read the key
- * can name a file another section's bytes would be looked up by, and two
+ * can name a file another binary's table would be looked up by, and two
  * files whose build-ids agree but whose sections differ never share
  * one.  Files are still read as untrusted: regular files owned by the
  * effective user, of at most CFI_CACHE_MAX_FILE bytes, opened without
@@ -53,7 +55,8 @@ struct cfi_cache_stats {
 int cfi_cache__open(const char *dir, struct cfi_cache **out);
 void cfi_cache__close(struct cfi_cache *c);
 
-/* The cache's name for a section of @len bytes at @data. */
+/* The cache's name for the @len bytes at @data (cfi.c gives a file's
+ * identity and its section's place). */
 uint64_t cfi_cache__key(const struct cfi_cache *c, const void *data,
 			size_t len);
 

@@ -519,8 +519,16 @@ static void release_cfi(struct module *m)
 static struct cfi_cache *cfi_cache_of(const struct module *m);
 
 /* Reads what a module is; the CFI too with @cfi, else at first use. */
-static int analyse(struct module *m, bool cfi)
+/* @fd's identity, by which a cfi_cache names its table; NULL: none. */
+static const struct cfi_file *file_of(int fd, struct cfi_file *f)
 {
+	return fd >= 0 && !cfi__file(fd, f) ? f : NULL;
+}
+
+/* Reads what the module needs of m->elf, read from @fd (-1: memory). */
+static int analyse(struct module *m, int fd, bool cfi)
+{
+	struct cfi_file file;
 	int ret = is_elf64(m->elf);
 
 	if (ret)
@@ -541,7 +549,8 @@ static int analyse(struct module *m, bool cfi)
 		m->debug_elf = NULL;
 	}
 	if (cfi) {
-		m->cfi = cfi__open(m->elf, cfi_cache_of(m));
+		m->cfi = cfi__open(m->elf, cfi_cache_of(m),
+				   file_of(fd, &file));
 	} else {
 		release_cfi(m);
 		m->cfi_released = true;
@@ -553,7 +562,7 @@ static int analyse(struct module *m, bool cfi)
 static int analyse_fd(struct module *m, int fd, bool cfi)
 {
 	m->elf = elf_open(m, fd);
-	m->error = analyse(m, cfi);
+	m->error = analyse(m, fd, cfi);
 	if (m->elf)
 		elf_cntl(m->elf, ELF_C_FDDONE);
 	close(fd);
@@ -652,7 +661,7 @@ struct module *module__open_memory(const char *name, const void *img,
 	}
 	memcpy(m->image, img, size);
 	m->elf = elf_memory(m->image, size);
-	m->error = analyse(m, true);
+	m->error = analyse(m, -1, true);
 	return m;
 }
 
@@ -1338,6 +1347,7 @@ static void fit_budget(struct module_cache *c, const struct module *keep)
 
 static struct cfi *cfi_of(struct module *m)
 {
+	struct cfi_file file;
 	int fd;
 
 	if (m->cache)
@@ -1352,7 +1362,8 @@ static struct cfi *cfi_of(struct module *m)
 	}
 	m->elf = elf_open(m, fd);
 	if (!is_elf64(m->elf))
-		m->cfi = cfi__open(m->elf, cfi_cache_of(m));
+		m->cfi = cfi__open(m->elf, cfi_cache_of(m),
+				   file_of(fd, &file));
 	if (m->elf)
 		elf_cntl(m->elf, ELF_C_FDDONE);
 	close(fd);

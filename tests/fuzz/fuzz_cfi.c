@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(copy, data, size);
 	elf_version(EV_CURRENT);
 	elf = elf_memory(copy, size);
-	cfi = elf ? cfi__open(elf, NULL) : NULL;
+	cfi = elf ? cfi__open(elf, NULL, NULL) : NULL;
 	n = cfi ? fuzz_probes(data, size, probe) : 0;
 	for (size_t i = 0; i < n; i++) {
 		/* the stack: 512 bytes of the input from SP - 64 on */

@@ -8,8 +8,8 @@
  * file that does not check out is listed afresh; one that does must
  * stay inside the section at every lookup.
  */
+#include <dirent.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,28 +26,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static struct {
 	Elf *elf;
 	struct cfi_cache *cache;
+	struct cfi_file file;	/* libc's */
 	char path[256];		/* libc's table in the cache */
 	uint8_t *good;
 	size_t len;
 } s;
 
-static Elf_Data *eh_frame(Elf *elf)
+/* The one table file in the cache directory, into s.path. */
+static int find_table(void)
 {
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int found = -1;
 
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *n;
+	while (d && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
 
-		if (gelf_getshdr(scn, &sh) &&
-		    (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
-		    !strcmp(n, ".eh_frame"))
-			return elf_getdata(scn, NULL);
+		if (n > 4 && !strcmp(e->d_name + n - 4, ".cfi")) {
+			snprintf(s.path, sizeof(s.path), "%s/%s", dir,
+				 e->d_name);
+			found = 0;
+		}
 	}
-	return NULL;
+	if (d)
+		closedir(d);
+	return found;
 }
 
 static char dir[] = "/tmp/icppd-fuzz-cficache.XXXXXX";
@@ -65,22 +68,20 @@ static void cleanup(void)
 static int setup(void)
 {
 	int fd = open(LIBC, O_RDONLY | O_CLOEXEC);
-	Elf_Data *d;
 	struct cfi *cfi;
 	FILE *f;
 
 	elf_version(EV_CURRENT);
-	if (fd < 0 || !(s.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) ||
-	    !(d = eh_frame(s.elf)) || !mkdtemp(dir))
+	if (fd < 0 || cfi__file(fd, &s.file) ||
+	    !(s.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) || !mkdtemp(dir))
 		return -1;
 	atexit(cleanup);
 	if (cfi_cache__open(dir, &s.cache))
 		return -1;
-	cfi = cfi__open(s.elf, s.cache);
+	cfi = cfi__open(s.elf, s.cache, &s.file);
 	cfi__close(cfi);
-	snprintf(s.path, sizeof(s.path), "%s/%016llx.cfi", dir,
-		 (unsigned long long)cfi_cache__key(s.cache, d->d_buf,
-						    d->d_size));
+	if (find_table())
+		return -1;
 	f = fopen(s.path, "rb");
 	if (!f || fseek(f, 0, SEEK_END) || (long)(s.len = (size_t)ftell(f)) <= 0 ||
 	    fseek(f, 0, SEEK_SET) || !(s.good = malloc(s.len)) ||
@@ -122,7 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fclose(f);
 	}
 	free(img);
-	cfi = cfi__open(s.elf, s.cache);
+	cfi = cfi__open(s.elf, s.cache, &s.file);
 	for (uint64_t pc = 0x28000; cfi && pc < 0x1a0000; pc += 0x1003) {
 		struct cfi_regs regs = { 0x7ffd0000, 0x7ffd0100, pc };
 		uint64_t stack[64] = { 0 }, lo, hi, cfa;

@@ -21,6 +21,7 @@
 
 static char top[] = "/tmp/icppd-cfi-cache.XXXXXX";
 static char dir[160];	/* the cache's, under top */
+static struct cfi_file libc;	/* LIBC's identity */
 
 /* The ELF of @path, its descriptor in *@fd. */
 static Elf *open_elf(const char *path, int *fd)
@@ -168,7 +169,7 @@ static void test_crafted(Elf *elf, struct cfi *ref, struct cfi_cache *c)
 			       cases[i].size);
 		spill(path, bad, len - cases[i].cut);
 		cfi_cache__stats(c, &before);
-		t = cfi__open(elf, c);
+		t = cfi__open(elf, c, &libc);
 		cfi_cache__stats(c, &after);
 		ok(t && !cfi__cached(t) &&
 		   after.rejected == before.rejected + 1 &&
@@ -181,7 +182,7 @@ static void test_crafted(Elf *elf, struct cfi *ref, struct cfi_cache *c)
 	/* put back, the next open reads it */
 	spill(path, good, len);
 	{
-		struct cfi *t = cfi__open(elf, c);
+		struct cfi *t = cfi__open(elf, c, &libc);
 
 		ok(cfi__cached(t), "the file put back is read again");
 		cfi__close(t);
@@ -195,13 +196,70 @@ static void test_crafted(Elf *elf, struct cfi *ref, struct cfi_cache *c)
 		rename(path, target);
 		if (symlink(target, path))
 			ok(0, "symlink made");
-		t = cfi__open(elf, c);
+		t = cfi__open(elf, c, &libc);
 		ok(t && !cfi__cached(t), "a symlink to a good file: not read");
 		cfi__close(t);
 		unlink(target);
 	}
 	free(bad);
 	free(good);
+}
+
+/* Whether opening @path with cache @c reads its table from there (1),
+ * lists it (0), or fails (-1). */
+static int cached_open(const char *path, struct cfi_cache *c)
+{
+	struct cfi_file f;
+	int fd, ret = -1;
+	Elf *elf = open_elf(path, &fd);
+	struct cfi *t = elf && !cfi__file(fd, &f) ? cfi__open(elf, c, &f) :
+						    NULL;
+
+	if (t)
+		ret = cfi__cached(t);
+	cfi__close(t);
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+/*
+ * A table is named by the file it was read from, not by its bytes: a
+ * copy of libc has a table of its own, and a file changed since its
+ * table was stored is listed again, even when its modification time is
+ * put back (the change time moves with any change).
+ */
+static void test_identity(void)
+{
+	char copy[200], cmd[300], own[200];
+	struct cfi_cache *c = NULL;
+	struct stat st;
+
+	/* a cache of its own: test_crafted() finds libc's table by listing */
+	snprintf(own, sizeof(own), "%s/identity", top);
+	snprintf(copy, sizeof(copy), "%s/libc-copy.so", top);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", LIBC, copy);
+	if (cfi_cache__open(own, &c) || system(cmd) || stat(copy, &st)) {
+		ok(0, "a cache and a copy of libc made");
+		cfi_cache__close(c);
+		return;
+	}
+	is_int(cached_open(LIBC, c), 0, "libc: listed into a new cache");
+	is_int(cached_open(copy, c), 0, "a copy of libc: listed, not libc's");
+	is_int(cached_open(copy, c), 1, "... its own table read the next time");
+	sleep(1);	/* the change time a second on, whatever its grain */
+	{
+		struct timespec t[2] = { st.st_atim, st.st_mtim };
+
+		utimensat(AT_FDCWD, copy, t, 0);
+	}
+	is_int(cached_open(copy, c), 0, "a file changed since, its "
+	       "modification time put back: listed again");
+	is_int(cached_open(LIBC, c), 1, "libc's own table still read");
+	cfi_cache__close(c);
+	unlink(copy);
 }
 
 /* SipHash-2-4's test vectors (the paper's appendix): key 00..0f, the
@@ -249,7 +307,7 @@ int main(void)
 	char sub[128];
 	size_t n;
 
-	if (!elf || !mkdtemp(top)) {
+	if (!elf || cfi__file(fd, &libc) || !mkdtemp(top)) {
 		ok(0, "%s opened, a temporary directory made", LIBC);
 		return tap_done();
 	}
@@ -257,9 +315,9 @@ int main(void)
 	snprintf(dir, sizeof(dir), "%s/a/b", top);
 	is_int(cfi_cache__open(dir, &c), 0, "the cache opens, its directories "
 	       "made");
-	ref = cfi__open(elf, NULL);
-	cold = cfi__open(elf, c);
-	warm = cfi__open(elf, c);
+	ref = cfi__open(elf, NULL, NULL);
+	cold = cfi__open(elf, c, &libc);
+	warm = cfi__open(elf, c, &libc);
 	cfi_cache__stats(c, &s);
 	ok(ref && cold && warm, "libc's CFI opens without, into and from the "
 	   "cache");
@@ -276,7 +334,9 @@ int main(void)
 	{	/* a small section: never cached */
 		int sfd;
 		Elf *small = open_elf("/proc/self/exe", &sfd);
-		struct cfi *t = small ? cfi__open(small, c) : NULL;
+		struct cfi_file f;
+		struct cfi *t = small && !cfi__file(sfd, &f) ?
+				cfi__open(small, c, &f) : NULL;
 		struct cfi_cache_stats s2;
 
 		cfi_cache__stats(c, &s2);
@@ -287,6 +347,7 @@ int main(void)
 		elf_end(small);
 		close(sfd);
 	}
+	test_identity();
 	cfi__close(cold);
 	cfi__close(warm);
 	cfi_cache__close(c);
