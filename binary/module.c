@@ -415,11 +415,11 @@ static void find_go_ends(struct module *m)
 	}
 }
 
-/* A stripped Debian binary keeps its .symtab in /usr/lib/debug/.build-id
- * when the -dbgsym package is installed. */
 /* libelf on @fd for @m: mapped where its cache maps files. */
 static Elf *elf_open(const struct module *m, int fd);
 
+/* A stripped Debian binary keeps its .symtab in /usr/lib/debug/.build-id
+ * when the -dbgsym package is installed. */
 static void open_debug_file(struct module *m)
 {
 	char path[128];
