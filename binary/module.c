@@ -485,15 +485,13 @@ Elf *module__elf_begin(int fd)
  * in the group bits), so those files of root's or the caller's own are
  * mapped, and only where the caller chose to trust itself.
  */
-Elf *module__elf_map(int fd)
+static bool may_map(int fd)
 {
 	struct stat st;
 
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
-	    (st.st_uid && st.st_uid != geteuid()) ||
-	    (st.st_mode & (S_IWGRP | S_IWOTH)))
-		return module__elf_begin(fd);
-	return elf_begin_checked(fd, ELF_C_READ_MMAP);
+	return !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	       (!st.st_uid || st.st_uid == geteuid()) &&
+	       !(st.st_mode & (S_IWGRP | S_IWOTH));
 }
 
 static int is_elf64(Elf *elf)
@@ -1260,7 +1258,8 @@ struct module_cache {
 	struct hindex index;	/* mods by path: a mapping's lookup is one
 				 * probe, not a scan of 16,384 modules */
 	struct cfi_cache *cfi_cache;	/* borrowed; NULL: none */
-	bool map_files;		/* module__elf_map() */
+	bool map_files;		/* module_cache__set_map_files() */
+	uint64_t files_mapped;	/* opened so */
 };
 
 static struct cfi_cache *cfi_cache_of(const struct module *m)
@@ -1280,8 +1279,19 @@ void module_cache__set_map_files(struct module_cache *c, bool map)
 
 static Elf *elf_open(const struct module *m, int fd)
 {
-	return m->cache && m->cache->map_files ? module__elf_map(fd) :
-						 module__elf_begin(fd);
+	Elf *elf;
+
+	if (!m->cache || !m->cache->map_files || !may_map(fd))
+		return module__elf_begin(fd);
+	elf = elf_begin_checked(fd, ELF_C_READ_MMAP);
+	if (elf)
+		m->cache->files_mapped++;
+	return elf;
+}
+
+uint64_t module_cache__files_mapped(const struct module_cache *c)
+{
+	return c->files_mapped;
 }
 
 struct module_cache *module_cache__new(void)
@@ -1462,6 +1472,7 @@ struct module *module_cache__get(struct module_cache *c, const char *path,
 		m = module__open_vdso();
 	} else if ((m = module_alloc(path))) {
 		elf_version(EV_CURRENT);
+		m->cache = c;	/* read as the cache reads files */
 		/* CFI at first use: a process maps tens of libraries
 		 * whose code is never sampled, and libdwarf's FDE list is
 		 * the dearest part of a module to build */

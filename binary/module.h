@@ -50,12 +50,6 @@ int module__open_recorded_fd(const char *path, const char *build_id);
  * elf_begin(), and a file's extended numbering declares billions.
  * Every file icppd opens goes through here. */
 Elf *module__elf_begin(int fd);
-/* The same, but a file of root's or the effective user's that no one
- * else may write is mapped (ELF_C_READ_MMAP): its sections are read in
- * place, not copied.  A mapped file that shrinks raises SIGBUS, so this
- * is for a process that profiles the caller's own programs, never the
- * daemon (others' files stay read). */
-Elf *module__elf_map(int fd);
 /* The span of a file's code, as module__code_span() gives it. */
 struct module_span {
 	bool found;
@@ -200,8 +194,15 @@ void module_cache__free(struct module_cache *c);
  * NULL: none), see cfi.h. */
 struct cfi_cache;
 void module_cache__set_cfi_cache(struct module_cache *c, struct cfi_cache *cc);
-/* The modules it opens read their files through module__elf_map(). */
+/* The modules it opens map their files (ELF_C_READ_MMAP: sections read
+ * in place, not copied) where no one but root and the effective user
+ * can shrink them: files of theirs that no one else may write.  A mapped
+ * file that shrinks raises SIGBUS, so this is for a process that
+ * profiles the caller's own programs, never the daemon, which reads
+ * others' files. */
 void module_cache__set_map_files(struct module_cache *c, bool map);
+/* How many times they opened a file mapped. */
+uint64_t module_cache__files_mapped(const struct module_cache *c);
 /* The module for a mapping of @path (dev/ino as the kernel reported them),
  * held for the caller; "[vdso]" gives the vDSO.  NULL only on allocation
  * failure. */

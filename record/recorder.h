@@ -71,8 +71,8 @@ struct recorder_opts {
 	/* Where the modules' CFI tables are looked up and kept (borrowed,
 	 * must outlive the recorder; NULL: none): binary/cfi_cache.h. */
 	struct cfi_cache *cfi_cache;
-	/* Modules read their files mapped (module__elf_map()): for a
-	 * recorder of the user's own programs, not the daemon. */
+	/* Modules map their files (module_cache__set_map_files()): for
+	 * a recorder of the user's own programs, not the daemon. */
 	bool map_files;
 	/* Keeps the samples of the processes it accepts (collector.h). */
 	collector_filter_fn filter;
