@@ -3,7 +3,11 @@
 # same workloads in one run.
 #
 # Modes: no profiler; perf record (same event and rate, no call graph);
-# perf record --call-graph fp; perf record --call-graph dwarf; icppd
+# perf record --call-graph fp; perf record --call-graph dwarf (8 KiB of
+# stack a sample, its default: clang++'s stacks are 16 to 40 KiB deep,
+# so every such sample is cut short); perf record --call-graph
+# dwarf,65528 (perf-dwarf64: the whole stack, as icppd's copies grow to
+# where stacks are deep; its rings 4 MiB a CPU, as icppd's); icppd
 # record --no-learn (identifiers only); icppd record (learning call
 # paths in bursts, the default: at the sampling rate while on; its CFI
 # cache filled by the first round, as a user's first record fills it);
@@ -58,6 +62,7 @@ run() {
 	perf) prof="perf record -q -e $event:u -F $freq -o $work/perf.data --" ;;
 	perf-fp) prof="perf record -q -e $event:u -F $freq --call-graph fp -o $work/perf.data --" ;;
 	perf-dwarf) prof="perf record -q -e $event:u -F $freq --call-graph dwarf -o $work/perf.data --" ;;
+	perf-dwarf64) prof="perf record -q -e $event:u -F $freq --call-graph dwarf,65528 -m 1024 -o $work/perf.data --" ;;
 	icppd-nolearn) prof="$icppd record -q --no-learn -e $event -F $freq -d $work/b.db --" ;;
 	icppd) prof="$icppd record -q -e $event -F $freq -d $work/b.db --" ;;
 	icppd-cold) prof="$icppd record -q --no-cache -e $event -F $freq -d $work/b.db --" ;;
@@ -77,7 +82,7 @@ run() {
 	echo "$u $s $e $bytes $samples" | awk '{ printf "%.3f %.3f %d %d\n", $1 + $2, $3, $4, $5 }'
 }
 
-modes=${MODES:-none perf perf-fp perf-dwarf icppd-nolearn icppd icppd-cold icppd-l250}
+modes=${MODES:-none perf perf-fp perf-dwarf perf-dwarf64 icppd-nolearn icppd icppd-cold icppd-l250}
 printf '# %s, %s Hz, %s repetitions, interleaved; medians; %s\n' "$event" "$freq" "$reps" "$(nproc) CPUs"
 # paired NAME MODE: the median over rounds of MODE's CPU over perf's
 paired() {
