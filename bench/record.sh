@@ -22,7 +22,9 @@
 # run beside it, which a machine that slows down or speeds up during
 # the bench moves less (rounds run minutes apart, modes seconds);
 # per-smp the same of CPU per sample taken, which the workload's own
-# variation from run to run moves less.
+# variation from run to run moves less; wl/perf the same of the
+# workload's own CPU (its tree under /usr/bin/time inside the profiler):
+# what the profiler costs it from inside, which per-smp divides away.
 #
 # Usage: bench/record.sh [BUILDDIR]   (default: build, made by ./demo.sh)
 # Environment: REPS (default 5), EVENT (default cpu-clock), FREQ (1000),
@@ -51,7 +53,9 @@ set -- \
 	"dispatch" "$progs/dispatch table 20" \
 	"collide" "$progs/collide ab 300"
 
-# run MODE CMD: one measurement; prints "cpu wall bytes samples".
+# run MODE CMD: one measurement; prints "cpu wall bytes samples wl":
+# wl the workload's own CPU (user + system of the command's tree,
+# /usr/bin/time inside the profiler).
 run() {
 	mode=$1
 	shift
@@ -68,8 +72,10 @@ run() {
 	icppd-cold) prof="$icppd record -q --no-cache -e $event -F $freq -d $work/b.db --" ;;
 	icppd-l250) prof="$icppd record -q --learn-freq 250 -e $event -F $freq -d $work/b.db --" ;;
 	esac
-	/usr/bin/time -f '%U %S %e' -o "$work/time" $prof "$@" >/dev/null 2>"$out" || true
+	/usr/bin/time -f '%U %S %e' -o "$work/time" $prof \
+		/usr/bin/time -f '%U %S' -o "$work/wtime" "$@" >/dev/null 2>"$out" || true
 	read -r u s e <"$work/time"
+	read -r wu ws <"$work/wtime"
 	case $mode in
 	none) bytes=0 samples=0 ;;
 	icppd*)
@@ -79,14 +85,23 @@ run() {
 		bytes=$(stat -c %s "$work/perf.data")
 		samples=$(perf_samples "$work/perf.data") ;;
 	esac
-	echo "$u $s $e $bytes $samples" | awk '{ printf "%.3f %.3f %d %d\n", $1 + $2, $3, $4, $5 }'
+	echo "$u $s $e $bytes $samples $wu $ws" |
+		awk '{ printf "%.3f %.3f %d %d %.3f\n", $1 + $2, $3, $4, $5, $6 + $7 }'
 }
 
 modes=${MODES:-none perf perf-fp perf-dwarf perf-dwarf64 icppd-nolearn icppd icppd-cold icppd-l250}
 printf '# %s, %s Hz, %s repetitions, interleaved; medians; %s\n' "$event" "$freq" "$reps" "$(nproc) CPUs"
 # paired NAME MODE: the median over rounds of MODE's CPU over perf's
 paired() {
-	paste -d' ' "$work/$1.$2" "$work/$1.perf" | awk '{ print $1 / $5 }' | median
+	paste -d' ' "$work/$1.$2" "$work/$1.perf" | awk '{ print $1 / $6 }' | median
+}
+# workload NAME MODE: the same, of the workload's own CPU: what the
+# profiler costs it from inside (the kernel's stack copies are taken in
+# its time, and push its data out of the caches), which per-smp leaves
+# out
+workload_cpu() {
+	paste -d' ' "$work/$1.$2" "$work/$1.perf" |
+		awk '$5 > 0 && $10 > 0 { print $5 / $10 }' | median
 }
 # per_sample NAME MODE: the same, of CPU per sample taken: samples count
 # the workload's own CPU time, which varies from run to run by more than
@@ -94,9 +109,9 @@ paired() {
 # this is the profiler's cost for the same work
 per_sample() {
 	paste -d' ' "$work/$1.$2" "$work/$1.perf" |
-		awk '$4 > 0 && $8 > 0 { print ($1 / $4) / ($5 / $8) }' | median
+		awk '$4 > 0 && $9 > 0 { print ($1 / $4) / ($6 / $9) }' | median
 }
-printf '%-8s %-13s %8s %8s %9s %9s %8s %8s %10s %8s\n' workload mode cpu_s wall_s cpu/none cpu/perf paired per-smp bytes/smp samples
+printf '%-8s %-13s %8s %8s %9s %9s %8s %8s %8s %10s %8s\n' workload mode cpu_s wall_s cpu/none cpu/perf paired per-smp wl/perf bytes/smp samples
 while [ $# -gt 0 ]; do
 	name=$1 cmd=$2
 	shift 2
@@ -111,9 +126,9 @@ while [ $# -gt 0 ]; do
 		bps=$(awk '{ if ($4 > 0) print $3 / $4; else print 0 }' "$work/$name.$m" | median)
 		ps=-
 		[ "$m" = none ] || ps=$(per_sample "$name" "$m" | awk '{ printf "%.3f", $1 }')
-		printf '%-8s %-13s %8.3f %8.3f %9.3f %9.3f %8.3f %8s %10.1f %8.0f\n' "$name" "$m" "$cpu" "$wall" \
+		printf '%-8s %-13s %8.3f %8.3f %9.3f %9.3f %8.3f %8s %8.3f %10.1f %8.0f\n' "$name" "$m" "$cpu" "$wall" \
 			"$(echo "$cpu $base" | awk '{ print $1 / $2 }')" \
 			"$(echo "$cpu $perfc" | awk '{ print $1 / $2 }')" "$(paired "$name" "$m")" \
-			"$ps" "$bps" "$smp"
+			"$ps" "$(workload_cpu "$name" "$m")" "$bps" "$smp"
 	done
 done

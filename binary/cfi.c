@@ -253,8 +253,8 @@ static uint64_t frame_section_bytes(Elf *elf)
 	return eh < UINT64_MAX - debug ? eh + debug : UINT64_MAX;
 }
 
-/* The data of section @name of @elf, or NULL (absent, empty, NOBITS). */
-/* Section @name's bytes as libelf has them, its header in *@sh. */
+/* The data of section @name of @elf, or NULL (absent, empty, NOBITS);
+ * its header in *@sh. */
 static Elf_Data *section_data(Elf *elf, const char *name, GElf_Shdr *sh)
 {
 	Elf_Scn *scn = find_section(elf, name, sh);

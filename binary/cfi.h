@@ -7,8 +7,9 @@
  *
  * Tuned for sampling: opening a table only lists and sorts the FDE
  * ranges (or reads the list from a cache); the rows of one FDE are
- * expanded the first time a sample falls in it and kept, so the cost is paid once per sampled function, and a
- * lookup afterwards is two binary searches.  Rows keep the columns an
+ * expanded the first time a sample falls in it and kept, so the cost is
+ * paid once per sampled function, and a lookup afterwards is two binary
+ * searches.  Rows keep the columns an
  * unwinder needs (CFA, RBP, RSP, return address), so the same table
  * serves CID formation and stack unwinding.
  */

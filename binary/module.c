@@ -26,12 +26,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -483,15 +485,33 @@ Elf *module__elf_begin(int fd)
  * end.  Only root and the file's owner can shrink a file no one else may
  * write (group and other write bits clear; an ACL granting write shows
  * in the group bits), so those files of root's or the caller's own are
- * mapped, and only where the caller chose to trust itself.
+ * mapped, and only where the caller chose to trust itself.  Only on the
+ * local file systems below: a FUSE file system (which any user may
+ * mount) can claim any owner and shrink any file, and a network one's
+ * files change on other machines.
  */
+static bool local_fs(int fd)
+{
+	static const unsigned long types[] = { EXT4_SUPER_MAGIC,
+		XFS_SUPER_MAGIC, BTRFS_SUPER_MAGIC, F2FS_SUPER_MAGIC,
+		TMPFS_MAGIC, OVERLAYFS_SUPER_MAGIC, SQUASHFS_MAGIC };
+	struct statfs fs;
+
+	if (fstatfs(fd, &fs))
+		return false;
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if ((unsigned long)fs.f_type == types[i])
+			return true;
+	return false;
+}
+
 static bool may_map(int fd)
 {
 	struct stat st;
 
 	return !fstat(fd, &st) && S_ISREG(st.st_mode) &&
 	       (!st.st_uid || st.st_uid == geteuid()) &&
-	       !(st.st_mode & (S_IWGRP | S_IWOTH));
+	       !(st.st_mode & (S_IWGRP | S_IWOTH)) && local_fs(fd);
 }
 
 static int is_elf64(Elf *elf)
@@ -516,14 +536,14 @@ static void release_cfi(struct module *m)
 
 static struct cfi_cache *cfi_cache_of(const struct module *m);
 
-/* Reads what a module is; the CFI too with @cfi, else at first use. */
 /* @fd's identity, by which a cfi_cache names its table; NULL: none. */
 static const struct cfi_file *file_of(int fd, struct cfi_file *f)
 {
 	return fd >= 0 && !cfi__file(fd, f) ? f : NULL;
 }
 
-/* Reads what the module needs of m->elf, read from @fd (-1: memory). */
+/* Reads what a module is (m->elf, read from @fd; -1: from memory); the
+ * CFI too with @cfi, else at first use. */
 static int analyse(struct module *m, int fd, bool cfi)
 {
 	struct cfi_file file;

@@ -196,7 +196,9 @@ struct cfi_cache;
 void module_cache__set_cfi_cache(struct module_cache *c, struct cfi_cache *cc);
 /* The modules it opens map their files (ELF_C_READ_MMAP: sections read
  * in place, not copied) where no one but root and the effective user
- * can shrink them: files of theirs that no one else may write.  A mapped
+ * can shrink them: files of theirs that no one else may write, on a
+ * local file system (ext4, XFS, Btrfs, F2FS, tmpfs, overlayfs,
+ * squashfs; not FUSE, whose files claim any owner).  A mapped
  * file that shrinks raises SIGBUS, so this is for a process that
  * profiles the caller's own programs, never the daemon, which reads
  * others' files. */

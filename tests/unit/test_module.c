@@ -649,12 +649,14 @@ static uint64_t maps(const char *path, bool map)
 /*
  * A module cache set to map files maps only a file that no one but root
  * and the caller can shrink (a mapped file that shrinks raises SIGBUS):
- * root's or the caller's own, writable by no one else.  Its modules
- * answer as read ones do.
+ * root's or the caller's own, writable by no one else, on a local file
+ * system.  Its modules answer as read ones do.
  */
 static void test_map(void)
 {
-	char dir[] = "/tmp/icppd-map-XXXXXX", copy[300], cmd[700];
+	/* tmpfs, a local file system on any Linux machine (/tmp may be
+	 * any file system at all) */
+	char dir[] = "/dev/shm/icppd-map-XXXXXX", copy[300], cmd[700];
 	char self[256] = "";
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	struct module_cache *c;
@@ -663,7 +665,7 @@ static void test_map(void)
 	struct module *m;
 
 	if (n <= 0 || !mkdtemp(dir)) {
-		ok(0, "map: a scratch copy");
+		skip("no /dev/shm to write in", "map: files mapped");
 		return;
 	}
 	self[n] = '\0';
