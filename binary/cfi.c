@@ -90,13 +90,19 @@ struct cie_entry {
 	bool broken;		/* instructions outside it or the section */
 };
 
+/* An FDE: as the cache file holds it (to_image() writes the array
+ * whole, from_image() checks it where it was read), its rows apart. */
 struct fde_entry {
 	uint64_t lo, hi;
-	struct cfa_row *rows;	/* NULL until first use */
 	uint32_t ins_off, ins_len;	/* its instructions, in the section */
 	uint32_t cie;		/* index into cies[] */
+	uint32_t broken;	/* 1: rows could not be built */
+};
+
+/* An FDE's rows, built at its first use. */
+struct fde_rows {
+	struct cfa_row *rows;	/* NULL until then */
 	uint32_t nrows;
-	bool broken;		/* rows could not be built */
 };
 
 /* Recent FDE lookups, by pc, and the row each found, in modules with
@@ -126,8 +132,10 @@ struct cfi {
 	struct cie_entry *cies;
 	size_t ncies;
 	struct memo *memo;	/* 1 << MEMO_BITS slots, or NULL */
-	struct fde_entry *fdes;
+	struct fde_entry *fdes;	/* in image where read from a cache */
+	struct fde_rows *rows;	/* one per FDE; pages untouched till used */
 	size_t nfdes;
+	void *image;		/* a cache file's bytes, held; NULL: none */
 	size_t row_bytes;	/* of the rows built so far */
 	size_t section_bytes;	/* of the CFI sections read */
 	bool cached;		/* read from a cfi_cache */
@@ -352,7 +360,7 @@ static int read_fde(struct cfi *cfi, Dwarf_Fde fde, struct fde_entry *f)
 		dwarf_dealloc(cfi->dbg, err, DW_DLA_ERROR);
 	if (rc != DW_DLV_OK || len == 0 || lo + len < lo)
 		return 1;
-	*f = (struct fde_entry){ .lo = lo, .hi = lo + len, .broken = true };
+	*f = (struct fde_entry){ .lo = lo, .hi = lo + len, .broken = 1 };
 	err = NULL;
 	if (dwarf_get_fde_instr_bytes(fde, &ins, &ilen, &err) != DW_DLV_OK) {
 		if (err)
@@ -372,7 +380,7 @@ static int read_fde(struct cfi *cfi, Dwarf_Fde fde, struct fde_entry *f)
 		return 0;
 	f->ins_len = (uint32_t)ilen;
 	f->cie = (uint32_t)cie;
-	f->broken = false;
+	f->broken = 0;
 	return 0;
 }
 
@@ -392,6 +400,9 @@ static int sort_fdes(struct cfi *cfi, bool sorted)
 	cfi->nfdes = kept;
 	if (!kept)
 		return -ENOENT;
+	cfi->rows = calloc(kept, sizeof(*cfi->rows));
+	if (!cfi->rows)
+		return -ENOMEM;
 	if (kept > MEMO_MIN_FDES)	/* none: the search without it */
 		cfi->memo = calloc((size_t)1 << MEMO_BITS, sizeof(*cfi->memo));
 	return 0;
@@ -518,22 +529,19 @@ struct image_cie {
 	uint8_t pad[4];
 };
 
-struct image_fde {
-	uint64_t lo, hi;
-	uint32_t ins_off, ins_len;
-	uint32_t cie;
-	uint32_t broken;
-};
+_Static_assert(sizeof(struct fde_entry) == 32 &&
+	       offsetof(struct fde_entry, ins_off) == 16 &&
+	       offsetof(struct fde_entry, broken) == 28,
+	       "fde_entry is the image's FDE, in the file as in memory");
 
 static void *to_image(const struct cfi *cfi, size_t *len)
 {
 	size_t n = sizeof(struct image_header) +
 		   cfi->ncies * sizeof(struct image_cie) +
-		   cfi->nfdes * sizeof(struct image_fde);
+		   cfi->nfdes * sizeof(struct fde_entry);
 	uint8_t *img = calloc(1, n);
 	struct image_header *h = (void *)img;
 	struct image_cie *c = (void *)(h + 1);
-	struct image_fde *f = (void *)(c + cfi->ncies);
 
 	if (!img)
 		return NULL;
@@ -548,25 +556,22 @@ static void *to_image(const struct cfi *cfi, size_t *len)
 			e->init_off, e->init_len, e->ra_reg, e->signal,
 			e->broken, { 0 } };
 	}
-	for (size_t i = 0; i < cfi->nfdes; i++) {
-		const struct fde_entry *e = &cfi->fdes[i];
-
-		f[i] = (struct image_fde){ e->lo, e->hi, e->ins_off,
-			e->ins_len, e->cie, e->broken };
-	}
+	memcpy(c + cfi->ncies, cfi->fdes, cfi->nfdes * sizeof(*cfi->fdes));
 	*len = n;
 	return img;
 }
 
-/* The table from a cfi_cache file, for the @sec_len bytes at @sec; NULL
- * when the file is not a valid table of that section (every count,
- * order and offset in it is checked, as anything read from a file). */
-static struct cfi *from_image(const uint8_t *img, size_t len,
-			      const uint8_t *sec, size_t sec_len)
+/* The table from a cfi_cache file @img of @len bytes (malloc'd; held by
+ * the table, which checks its FDEs where they lie and uses them there),
+ * for the @sec_len bytes at @sec; NULL when the file is not a valid table
+ * of that section (every count, order and offset in it is checked, as
+ * anything read from a file), and @img is the caller's again. */
+static struct cfi *from_image(uint8_t *img, size_t len, const uint8_t *sec,
+			      size_t sec_len)
 {
 	struct image_header h;
 	const struct image_cie *ic;
-	const struct image_fde *ifd;
+	struct fde_entry *fdes;
 	struct cfi *cfi;
 
 	if (len < sizeof(h))
@@ -576,18 +581,18 @@ static struct cfi *from_image(const uint8_t *img, size_t len,
 	    h.version != IMAGE_VERSION || h.sec_len != sec_len ||
 	    !h.ncies || h.ncies > CFI_MAX_ENTRIES ||
 	    !h.nfdes || h.nfdes > CFI_MAX_ENTRIES ||
-	    len != sizeof(h) + h.ncies * sizeof(*ic) + h.nfdes * sizeof(*ifd))
+	    len != sizeof(h) + h.ncies * sizeof(*ic) + h.nfdes * sizeof(*fdes))
 		return NULL;
 	ic = (const void *)(img + sizeof(h));
-	ifd = (const void *)(ic + h.ncies);
+	/* 8-aligned: malloc's buffer, a 32-byte header, 32-byte CIEs */
+	fdes = (void *)(img + sizeof(h) + h.ncies * sizeof(*ic));
 	cfi = calloc(1, sizeof(*cfi));
 	if (!cfi)
 		return NULL;
 	cfi->sec = sec;
 	cfi->sec_len = sec_len;
 	cfi->cies = calloc(h.ncies, sizeof(*cfi->cies));
-	cfi->fdes = calloc(h.nfdes, sizeof(*cfi->fdes));
-	if (!cfi->cies || !cfi->fdes)
+	if (!cfi->cies)
 		goto out_close;
 	cfi->ncies = h.ncies;
 	for (size_t i = 0; i < h.ncies; i++) {
@@ -601,21 +606,22 @@ static struct cfi *from_image(const uint8_t *img, size_t len,
 			c.init_off, c.init_len, c.ra_reg, c.signal, c.broken };
 	}
 	for (size_t i = 0; i < h.nfdes; i++) {
-		struct image_fde f;
+		const struct fde_entry *f = &fdes[i];
 
-		memcpy(&f, &ifd[i], sizeof(f));
-		if (f.lo >= f.hi || (i && f.lo < cfi->fdes[i - 1].hi) ||
-		    f.broken > 1 || f.cie >= h.ncies ||
-		    f.ins_off > sec_len || f.ins_len > sec_len - f.ins_off ||
-		    (!f.broken && cfi->cies[f.cie].broken))
+		if (f->lo >= f->hi || (i && f->lo < fdes[i - 1].hi) ||
+		    f->broken > 1 || f->cie >= h.ncies ||
+		    f->ins_off > sec_len || f->ins_len > sec_len - f->ins_off ||
+		    (!f->broken && cfi->cies[f->cie].broken))
 			goto out_close;
-		cfi->fdes[i] = (struct fde_entry){ .lo = f.lo, .hi = f.hi,
-			.ins_off = f.ins_off, .ins_len = f.ins_len,
-			.cie = f.cie, .broken = f.broken };
 	}
+	cfi->fdes = fdes;
 	cfi->nfdes = h.nfdes;
-	if (sort_fdes(cfi, true))
+	cfi->image = img;
+	if (sort_fdes(cfi, true)) {
+		cfi->image = NULL;	/* the caller's again */
+		cfi->fdes = NULL;
 		goto out_close;
+	}
 	cfi->cached = true;
 	return cfi;
 
@@ -669,7 +675,8 @@ struct cfi *cfi__open(Elf *elf, struct cfi_cache *cache,
 		key = cache_key(cache, file, &sh);
 		if (!cfi_cache__load(cache, key, &img, &len)) {
 			cfi = from_image(img, len, eh->d_buf, eh->d_size);
-			free(img);
+			if (!cfi)
+				free(img);
 			cfi_cache__checked(cache, cfi != NULL);
 			if (cfi) {
 				cfi->section_bytes = section_bytes;
@@ -700,9 +707,13 @@ void cfi__close(struct cfi *cfi)
 {
 	if (!cfi)
 		return;
-	for (size_t i = 0; i < cfi->nfdes; i++)
-		free(cfi->fdes[i].rows);
-	free(cfi->fdes);
+	for (size_t i = 0; cfi->rows && i < cfi->nfdes; i++)
+		free(cfi->rows[i].rows);
+	free(cfi->rows);
+	if (cfi->image)
+		free(cfi->image);
+	else
+		free(cfi->fdes);
 	free(cfi->cies);
 	free(cfi->memo);
 	drop_dwarf(cfi);
@@ -715,13 +726,14 @@ bool cfi__cached(const struct cfi *cfi)
 }
 
 /* The section (libelf's, or libdwarf's copy with a Dwarf_Fde of about
- * 200 bytes per FDE), fde_entry and the rows. */
+ * 200 bytes per FDE), fde_entry, fde_rows and the rows. */
 size_t cfi__bytes(const struct cfi *cfi)
 {
 	if (!cfi)
 		return 0;
 	return cfi->section_bytes + cfi->row_bytes +
-	       cfi->nfdes * (sizeof(struct fde_entry) + (cfi->dbg ? 200 : 0)) +
+	       cfi->nfdes * (sizeof(struct fde_entry) + sizeof(struct fde_rows) +
+			     (cfi->dbg ? 200 : 0)) +
 	       cfi->ncies * sizeof(struct cie_entry) +
 	       (cfi->memo ? sizeof(struct memo) << MEMO_BITS : 0);
 }
@@ -1149,8 +1161,8 @@ static int build_rows(struct cfi *cfi, struct fde_entry *f)
 		ret = 0;
 	if (ret)
 		goto out;
-	f->rows = in.rows;
-	f->nrows = (uint32_t)in.n;
+	cfi->rows[f - cfi->fdes] = (struct fde_rows){ in.rows,
+						      (uint32_t)in.n };
 	cfi->row_bytes += in.cap * sizeof(*in.rows);
 	return 0;
 out:
@@ -1338,6 +1350,7 @@ static int find_row(struct cfi *cfi, uint64_t vaddr, const struct cfa_row **row,
 {
 	struct memo *m;
 	struct fde_entry *f = find_fde(cfi, vaddr, &m);
+	const struct fde_rows *r;
 	size_t lo, hi;
 
 	if (!f)
@@ -1350,28 +1363,29 @@ static int find_row(struct cfi *cfi, uint64_t vaddr, const struct cfa_row **row,
 		*row = m->row;
 		return 0;
 	}
-	if (!f->rows && !f->broken) {
+	r = &cfi->rows[f - cfi->fdes];
+	if (!r->rows && !f->broken) {
 		int ret = build_rows(cfi, f);
 
 		if (ret == -ENOMEM)
 			return ret;
 		if (ret)
-			f->broken = true;
+			f->broken = 1;
 	}
-	if (f->broken || !f->nrows)
+	if (f->broken || !r->nrows)
 		return -EINVAL;
 	/* Last row with pc <= vaddr. */
 	lo = 0;
-	hi = f->nrows;
+	hi = r->nrows;
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (f->rows[mid].pc <= vaddr)
+		if (r->rows[mid].pc <= vaddr)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	*row = &f->rows[lo];
+	*row = &r->rows[lo];
 	if (m)
 		m->row = *row;
 	return 0;
