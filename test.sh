@@ -14,6 +14,7 @@ sh scripts/deps.sh test || { echo "icppd: installing dependencies failed"; echo 
 [ -f config.status ] && make -s distclean >/dev/null 2>&1
 jobs=$(nproc)
 status=0
+broken=""	# the steps that failed outside any test (a build that broke)
 for variant in plain asan fuzz; do
 	dir=$top/build-test-$variant
 	rm -rf "$dir"
@@ -22,9 +23,10 @@ for variant in plain asan fuzz; do
 	[ $variant = asan ] && flags="$flags --enable-sanitizers"
 	[ $variant = fuzz ] && flags="$flags --enable-fuzzing CC=clang"
 	echo "== $variant build: configure $flags"
-	( cd "$dir" && "$top/configure" -q $flags && make -s -j"$jobs" ) || status=1
+	( cd "$dir" && "$top/configure" -q $flags && make -s -j"$jobs" ) ||
+		broken="$broken $variant-build"
 	echo "== $variant build: make check"
-	( cd "$dir" && make -s -j"$jobs" check ) || status=1
+	( cd "$dir" && make -s -j"$jobs" check ) || broken="$broken $variant-check"
 done
 pass=0 fail=0 skip=0
 for log in "$top"/build-test-*/test-suite.log; do
@@ -52,6 +54,19 @@ for trs in $(grep -l -s -E '^:global-test-result: (FAIL|ERROR|XPASS)' \
 	  grep -v -E "^(ok [0-9]|not ok [0-9]|PASS: |FAIL: )" \
 		"${trs%.trs}.log" | tail -n 12
 	} | cut -c 1-300 | sed "s/^/   /"
+done
+# A step that failed with no test failing (a harness that did not
+# compile stops make check before its tests run) is a failure too, and
+# the last line says so; a make check that failed tests is counted by
+# them.
+for step in $broken; do
+	log=$top/build-test-${step%-*}/test-suite.log
+	case $step in
+	*-check) grep -q -E '^# (FAIL|ERROR|XPASS): *[1-9]' "$log" 2>/dev/null &&
+		continue ;;
+	esac
+	echo "== $step failed (its output is above)"
+	fail=$((fail + 1))
 done
 [ $fail -eq 0 ] && [ $pass -eq 0 ] && fail=1	# nothing ran
 [ $fail -ne 0 ] && status=1

@@ -32,6 +32,8 @@ static struct {
 	size_t len;
 } s;
 
+static char dir[] = "/tmp/icppd-fuzz-cficache.XXXXXX";
+
 /* The one table file in the cache directory, into s.path. */
 static int find_table(void)
 {
@@ -52,8 +54,6 @@ static int find_table(void)
 		closedir(d);
 	return found;
 }
-
-static char dir[] = "/tmp/icppd-fuzz-cficache.XXXXXX";
 
 static void cleanup(void)
 {
