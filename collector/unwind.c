@@ -160,14 +160,15 @@ static void remember(struct collector *c, struct walk *w,
 
 /*
  * Whether the walk at frame @n, entered with @st, is the last walk @w's
- * from its frame *@at on (*@at: a cursor over @w's frames, by SP): then
- * its frames, states and reads from there are appended to this walk's
- * (c->frames, c->states, c->reads from @n and *@nreads) and *@at is
- * their end.  @mem: the new copy.
+ * from its frame *@at on (*@at: a cursor over @w's frames, by SP, which
+ * only moves out): then its frames, states and reads from there are
+ * appended to this walk's (c->frames, c->states, c->reads from @n and
+ * *@nreads), and the number of frames appended is returned; else 0.
+ * @mem: the new copy.
  */
-static bool reuse(struct collector *c, const struct walk *w, size_t *at,
-		  const struct walk_state *st, size_t n, size_t *nreads,
-		  const struct cfi_mem *mem)
+static size_t reuse(struct collector *c, const struct walk *w, size_t *at,
+		    const struct walk_state *st, size_t n, size_t *nreads,
+		    const struct cfi_mem *mem)
 {
 	const struct cfi_mem plain = { mem->start, mem->data, mem->size, NULL };
 	const struct walk_state *o;
@@ -177,24 +178,24 @@ static bool reuse(struct collector *c, const struct walk *w, size_t *at,
 		k++;
 	*at = k;
 	if (k >= w->n)
-		return false;
+		return 0;
 	o = &w->states[k];
 	if (o->sp != st->sp || o->ip != st->ip || o->bp != st->bp ||
 	    o->base != st->base || o->exact != st->exact ||
 	    (w->last_signal != SIZE_MAX && w->last_signal >= k) ||
 	    n + (w->n - k) > ICPPD_MAX_FRAMES)
-		return false;
+		return 0;
 	from = o->read_at;
 	more = w->nreads - from;
 	if (*nreads + more > WALK_MAX_READS)
-		return false;
+		return 0;
 	for (size_t i = from; i < w->nreads; i++) {
 		uint64_t v;
 
 		if (w->reads[i].addr == CFI_READ_DEAD ||
 		    cfi__mem_read(&plain, w->reads[i].addr, &v) ||
 		    v != w->reads[i].value)
-			return false;
+			return 0;
 	}
 	memcpy(&c->frames[n], &w->frames[k], (w->n - k) * sizeof(*c->frames));
 	for (size_t i = k; i < w->n; i++) {
@@ -204,8 +205,7 @@ static bool reuse(struct collector *c, const struct walk *w, size_t *at,
 	}
 	memcpy(&c->reads[*nreads], &w->reads[from], more * sizeof(*c->reads));
 	*nreads += more;
-	*at = w->n - k;		/* frames added */
-	return true;
+	return w->n - k;
 }
 
 /* The height of a frame whose CFA is @cfa: none without a base. */
@@ -242,7 +242,7 @@ static enum unwind_status unwind(struct collector *c, struct process *p,
 	bool known = w->n && w->pid == p->pid && w->tid == s->tid &&
 		     w->maps_gen == p->maps_gen;
 	bool exact = true;	/* the pc is not a return address */
-	size_t at = 0;		/* reuse()'s cursor over w's frames */
+	size_t at = 0, reused;	/* reuse()'s cursor over w's frames */
 
 	*n = 0;
 	if (!s->stack || !s->stack_size)
@@ -261,10 +261,11 @@ static enum unwind_status unwind(struct collector *c, struct process *p,
 		ws = &c->states[*n];
 		*ws = (struct walk_state){ regs.ip, regs.sp, regs.bp, base,
 			(uint32_t)log.n, exact, false };
-		if (known && reuse(c, w, &at, ws, *n, &log.n, &mem)) {
+		if (known && (reused = reuse(c, w, &at, ws, *n, &log.n,
+					     &mem))) {
 			c->stats.unwind_reused++;
-			c->stats.unwind_frames_reused += at;
-			*n += at;
+			c->stats.unwind_frames_reused += reused;
+			*n += reused;
 			break;
 		}
 		m = space__find_map(p, regs.ip);
