@@ -8,6 +8,7 @@
  * it in its bound.
  */
 #include "binary/cfi_cache.h"
+#include "common/grow.h"
 #include "common/sys.h"
 
 #include <dirent.h>
@@ -317,6 +318,9 @@ int cfi_cache__load(struct cfi_cache *c, uint64_t key, void **buf,
 	return 0;
 }
 
+/* Tables trim() lists at most. */
+#define TRIM_MAX_LISTED ((size_t)1 << 20)
+
 struct entry {
 	struct timespec mtime;
 	uint64_t size;
@@ -359,16 +363,10 @@ static void trim(struct cfi_cache *c)
 		    fstatat(c->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
 		    !S_ISREG(st.st_mode))
 			continue;
-		if (n == cap) {
-			size_t ncap = cap ? 2 * cap : 64;
-			struct entry *ne = ncap < ((size_t)1 << 20) ?
-				realloc(e, ncap * sizeof(*e)) : NULL;
-
-			if (!ne)
-				break;
-			e = ne;
-			cap = ncap;
-		}
+		/* a directory of more tables than that is trimmed from
+		 * the ones listed */
+		if (n == TRIM_MAX_LISTED || grow(&e, &cap, n + 1, sizeof(*e), 64))
+			break;
 		e[n] = (struct entry){ st.st_mtim, (uint64_t)st.st_size, "" };
 		memcpy(e[n++].name, de->d_name, nl + 1);
 		total += (uint64_t)st.st_size;
