@@ -3,14 +3,18 @@
  * read back from the cache answers every lookup and unwinding step as
  * the one libdwarf listed; crafted and swapped cache files are refused
  * (the table is listed afresh, with the same answers); the directory and
- * key must be the user's alone; the hash is SipHash-2-4.
+ * key must be the user's alone; the hash is SipHash-2-4; the directory
+ * is trimmed to its bound, the tables read least recently first.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "binary/cfi.h"
@@ -262,6 +266,65 @@ static void test_identity(void)
 	unlink(copy);
 }
 
+/* Whether table @key's file is in directory @d. */
+static bool has_table(const char *d, uint64_t key)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%016llx.cfi", d,
+		 (unsigned long long)key);
+	return access(path, F_OK) == 0;
+}
+
+/*
+ * The directory is kept under CFI_CACHE_MAX_BYTES, the tables read least
+ * recently removed first: 13 tables of 20 MiB (sparse files: no disk),
+ * the oldest read once, then a store: the second oldest goes, and only
+ * it.
+ */
+static void test_trim(void)
+{
+	char d[] = "/tmp/icppd-trim.XXXXXX", path[256];
+	struct cfi_cache *c = NULL;
+	uint64_t key;
+	void *b = NULL;
+	size_t len;
+	bool others = true;
+
+	if (!mkdtemp(d) || cfi_cache__open(d, &c)) {
+		ok(0, "a cache to trim");
+		return;
+	}
+	for (key = 1; key <= 13; key++) {
+		struct timespec t[2] = { { 1000000 + (time_t)key, 0 },
+					 { 1000000 + (time_t)key, 0 } };
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%016llx.cfi", d,
+			 (unsigned long long)key);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || ftruncate(fd, (off_t)20 << 20) ||
+		    futimens(fd, t))
+			ok(0, "table %llu made", (unsigned long long)key);
+		if (fd >= 0)
+			close(fd);
+	}
+	is_int(cfi_cache__load(c, 1, &b, &len), 0, "the oldest table read");
+	free(b);
+	is_int(cfi_cache__store(c, 99, "x", 1), 0, "a table stored over "
+	       "the bound");
+	ok(!has_table(d, 2), "the table read least recently is removed");
+	ok(has_table(d, 1), "the oldest, read since, stays");
+	for (key = 3; key <= 13; key++)
+		others = others && has_table(d, key);
+	ok(others && has_table(d, 99), "the others stay: the directory "
+	   "under the bound again");
+	cfi_cache__close(c);
+	snprintf(path, sizeof(path), "rm -rf %s", d);
+	if (system(path))
+		ok(0, "%s removed", d);
+}
+
 /* SipHash-2-4's test vectors (the paper's appendix): key 00..0f, the
  * messages 00..0e and the empty one. */
 static void test_siphash(void)
@@ -361,5 +424,6 @@ int main(void)
 	elf_end(elf);
 	close(fd);
 	test_siphash();
+	test_trim();
 	return tap_done();
 }
