@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "collector/procfs.h"
+#include "common/clock.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -110,8 +111,10 @@ int procfs__main_stack_base(pid_t pid, struct procfs_stack *out)
 
 	if (ret)
 		return ret;
-	if (!st.start_stack)	/* a zombie has no mm any more */
+	if (st.state == 'Z' || st.state == 'X')	/* no mm any more */
 		return -ESRCH;
+	if (!st.start_stack)	/* an exec's new mm, not laid out yet */
+		return -EAGAIN;
 	*out = (struct procfs_stack){ st.start_stack & ~(uint64_t)15,
 				      st.start_brk };
 	return 0;
@@ -147,14 +150,15 @@ int procfs__exec_stack_base(pid_t pid, struct procfs_stack *out,
 int procfs__wait_main_stack_base(pid_t pid, int timeout_ms,
 				 struct procfs_stack *st)
 {
+	int64_t end = clock__mono_ns() + (int64_t)timeout_ms * 1000000;
 	int ret;
 
-	for (int waited_us = 0;; waited_us += 50) {
-		ret = procfs__main_stack_base(pid, st);
-		if (ret != -ESRCH || waited_us >= timeout_ms * 1000)
-			return ret;
+	/* a command that is done before its base is read is a zombie,
+	 * whose base no wait brings */
+	while ((ret = procfs__main_stack_base(pid, st)) == -EAGAIN &&
+	       clock__mono_ns() < end)
 		usleep(50);
-	}
+	return ret;
 }
 
 int procfs__comm(pid_t pid, pid_t tid, char *buf, size_t len)

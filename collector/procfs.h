@@ -51,12 +51,15 @@ int procfs__parse_maps_line(char *line, struct procfs_map *m);
  * across runs whatever argv and the environment (see DESIGN.md).  With
  * it, start_brk: the brk heap is the mapping that holds it, whatever
  * name perf gave that mapping ("[heap]" only while the vma spans
- * start_brk..brk as the record is written; "//anon" otherwise). */
+ * start_brk..brk as the record is written; "//anon" otherwise).
+ * -EAGAIN while an exec has not laid out the new stack (startstack 0),
+ * -ESRCH for a zombie (no mm any more). */
 int procfs__main_stack_base(pid_t pid, struct procfs_stack *st);
 /*
  * The same, for a process that is in the middle of exec: the kernel sets
  * startstack (from 0) only once the new stack is laid out, so the first
- * non-zero value is final.  Polls for up to @timeout_ms.
+ * non-zero value is final.  Polls for up to @timeout_ms while the answer
+ * is -EAGAIN.
  */
 int procfs__wait_main_stack_base(pid_t pid, int timeout_ms,
 				 struct procfs_stack *st);

@@ -411,6 +411,7 @@ static int go(struct run *r)
 {
 	char err[512];
 	struct procfs_stack st;
+	int ret;
 
 	r->started = clock__mono_ns();
 	if (!r->command) {
@@ -427,12 +428,13 @@ static int go(struct run *r)
 		r->child.pid = -1;
 		return 127;
 	}
-	if (procfs__wait_main_stack_base(r->child.pid, EXEC_WAIT_MS, &st))
-		log_warn("%s: cannot read its stack base; samples of its main "
-			 "thread may stay unresolved", r->command[0]);
-	else
+	ret = procfs__wait_main_stack_base(r->child.pid, EXEC_WAIT_MS, &st);
+	if (!ret)
 		collector__set_main_base(recorder__collector(r->rec),
 					 r->child.pid, &st);
+	else if (ret != -ESRCH)	/* not a command that is done already */
+		log_warn("%s: cannot read its stack base; samples of its main "
+			 "thread may stay unresolved", r->command[0]);
 	return 0;
 }
 

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -98,6 +99,27 @@ int main(void)
 	      "0 0 0 0\n", f);
 	fclose(f);
 	is_int(procfs__exec_stack_base(4242, &st, comm), -ESRCH, "a zombie: gone");
+	{	/* a command that ended before its base was read: no wait
+		 * for a stack it will never have (it waited the whole
+		 * timeout, reading stat 40,000 times) */
+		struct timespec t0, t1;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		is_int(procfs__wait_main_stack_base(4242, 4000, &st), -ESRCH,
+		       "waiting on a zombie's base: gone");
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ok(t1.tv_sec - t0.tv_sec < 2, "at once, not after the 4 s "
+		   "timeout");
+	}
+	f = fopen(path, "w");
+	fputs("4242 (sh) R 1 4242 4242 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 1 "
+	      "0 12345 0 0 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 "
+	      "0 0 0 0\n", f);
+	fclose(f);
+	is_int(procfs__main_stack_base(4242, &st), -EAGAIN, "mid-exec (no "
+	       "startstack yet, not a zombie): try again");
+	is_int(procfs__wait_main_stack_base(4242, 1, &st), -EAGAIN,
+	       "and a wait that times out says so");
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/4242", dir);
 	rmdir(path);
