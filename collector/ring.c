@@ -34,6 +34,8 @@ void ring__init(struct ring *r, void *mem, size_t data_size)
 	r->size = data_size;
 	r->map_len = 0;
 	r->corrupt = 0;
+	r->read = 0;
+	r->holding = false;
 }
 
 void ring__unmap(struct ring *r)
@@ -47,8 +49,10 @@ void ring__unmap(struct ring *r)
 void ring__read_begin(struct ring *r, struct ring_read *rd)
 {
 	rd->head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-	rd->tail = r->meta->data_tail;
-	if (rd->head - rd->tail > r->size) {	/* the kernel never lets this happen */
+	rd->tail = r->holding ? r->read : r->meta->data_tail;
+	/* the kernel never lets this happen */
+	if (rd->head - r->meta->data_tail > r->size ||
+	    rd->head - rd->tail > r->size) {
 		r->corrupt++;
 		rd->tail = rd->head;
 	}
@@ -92,5 +96,36 @@ const struct perf_event_header *ring__read_next(struct ring *r,
 
 void ring__read_end(struct ring *r, const struct ring_read *rd)
 {
+	r->holding = false;
 	__atomic_store_n(&r->meta->data_tail, rd->tail, __ATOMIC_RELEASE);
 }
+
+void ring__read_hold(struct ring *r, const struct ring_read *rd)
+{
+	r->read = rd->tail;
+	r->holding = true;
+}
+
+bool ring__in_place(const struct ring *r, const struct perf_event_header *h)
+{
+	const uint8_t *p = (const uint8_t *)h;
+
+	return p >= r->data && p < r->data + r->size;
+}
+
+const struct perf_event_header *ring__at(const struct ring *r, uint64_t pos)
+{
+	return (const void *)(r->data + (pos & (r->size - 1)));
+}
+
+void ring__release(struct ring *r, uint64_t pos)
+{
+	if (!r->holding)
+		return;
+	if (pos - r->meta->data_tail > r->read - r->meta->data_tail)
+		pos = r->read;	/* not past what was read */
+	if (pos == r->read)
+		r->holding = false;
+	__atomic_store_n(&r->meta->data_tail, pos, __ATOMIC_RELEASE);
+}
+

@@ -14,6 +14,7 @@
 #define ICPPD_COLLECTOR_RING_H
 
 #include <linux/perf_event.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +24,10 @@ struct ring {
 	size_t size;		/* data size: a power of two */
 	size_t map_len;		/* whole mapping, 0 when not mmap'ed */
 	uint64_t corrupt;	/* times the reader had to skip */
+	/* Where the next pass starts when the last one kept its records
+	 * (ring__read_hold): ahead of data_tail, which the kernel reads. */
+	uint64_t read;
+	bool holding;
 	uint8_t bounce[65536];	/* header.size is 16 bits */
 };
 
@@ -45,5 +50,20 @@ const struct perf_event_header *ring__read_next(struct ring *r,
 						struct ring_read *rd);
 /* Gives what was read back to the kernel. */
 void ring__read_end(struct ring *r, const struct ring_read *rd);
+
+/*
+ * Or keeps it: the next pass starts where this one ended, and the
+ * records read stay where they are, unwritten by the kernel, until
+ * ring__release() gives them back.  A record the pass returned is held
+ * in place when ring__in_place() says so (one that wrapped the end was
+ * returned in the bounce buffer), at ring__at() of the position
+ * (rd->tail) it was read from.
+ */
+void ring__read_hold(struct ring *r, const struct ring_read *rd);
+bool ring__in_place(const struct ring *r, const struct perf_event_header *h);
+const struct perf_event_header *ring__at(const struct ring *r, uint64_t pos);
+/* Gives the kernel back everything before @pos (at most where the last
+ * pass ended); the rest stays held. */
+void ring__release(struct ring *r, uint64_t pos);
 
 #endif

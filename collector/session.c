@@ -27,9 +27,12 @@
 struct pending {
 	uint64_t time;
 	uint64_t seq;		/* read order breaks ties */
-	size_t off;		/* into arena[which] */
-	unsigned which;
+	uint64_t off;		/* into arena[which], or ring position */
+	unsigned which;		/* 0, 1: an arena; IN_RING + i: ring i */
 };
+
+/* A record left in ring i, at its position there, is IN_RING + i. */
+#define IN_RING 2u
 
 /* Where a round's records are copied. */
 struct arena {
@@ -63,17 +66,25 @@ struct session {
 	struct ring *xrings;
 	struct pollfd *xpfds;
 	size_t nxrings;
-	/* Ordering queue: copies of records not yet delivered, in two
-	 * arenas that take turns (cur: the one this round fills).  The
-	 * records a round holds over are this round's, delivered in the
-	 * next, so the arena of the round before can be emptied and
-	 * filled again: a held record is never copied twice (see
-	 * session__keep_rest). */
+	/* Ordering queue: the records not yet delivered.  They stay in
+	 * their rings, which the kernel gives no new records until they
+	 * are released (session__keep_rest), while the rings have room;
+	 * the rest are copied, in two arenas that take turns (cur: the
+	 * one this round fills).  The records a round holds over are
+	 * this round's, delivered in the next, so the arena of the round
+	 * before can be emptied and filled again: a held record is never
+	 * copied twice.  Copying the stack samples out of the rings was
+	 * a tenth of the recorder's CPU on a deep-stacked compiler. */
+	struct kept {		/* per ring, for session__keep_rest */
+		uint64_t from;	/* the oldest position of a record kept */
+		bool move;	/* too much held: copy them out */
+	} *kept;
 	struct arena arena[2];
 	unsigned cur;
 	struct pending *q, *qtmp;	/* qtmp: sort_queue()'s other half */
 	size_t nq, qcap, qtmp_cap;
-	uint64_t seq;
+	uint64_t seq;		/* records read */
+	uint64_t copied;	/* of them, copied to an arena */
 	uint64_t prev_round_max, round_max;
 	size_t fresh;		/* q index of the first record of this fill */
 	size_t next;		/* q index of the next record to deliver */
@@ -240,7 +251,8 @@ struct session *session__open(const struct perf_event_attr *attr,
 	s->rings = calloc(ncpus, sizeof(*s->rings));
 	s->pfds = calloc(ncpus, sizeof(*s->pfds));
 	s->ring_cpu = calloc(ncpus, sizeof(*s->ring_cpu));
-	if (!s->fds || !s->rings || !s->pfds || !s->ring_cpu)
+	s->kept = calloc(ncpus, sizeof(*s->kept));
+	if (!s->fds || !s->rings || !s->pfds || !s->ring_cpu || !s->kept)
 		goto out_close;
 	/* Wake when half the ring is full; the poll timeout bounds latency. */
 	a.wakeup_watermark = (uint32_t)(ring_pages * pg / 2);
@@ -333,6 +345,7 @@ void session__close(struct session *s)
 	free(s->rings);
 	free(s->pfds);
 	free(s->ring_cpu);
+	free(s->kept);
 	free(s->lfds);
 	free(s->dfds);
 	free(s->xrings);
@@ -500,32 +513,52 @@ bool session__next_exec(struct session *s, struct session_exec *e)
 static const struct perf_event_header *record_at(const struct session *s,
 						const struct pending *p)
 {
+	if (p->which >= IN_RING)
+		return ring__at(&s->rings[p->which - IN_RING], p->off);
 	return (const void *)(s->arena[p->which].buf + p->off);
 }
 
-/* Copies @h to the ordering queue. */
-static int enqueue(struct session *s, const struct perf_event_header *h)
+/* Copies @h to the arena @a; its offset there in *@off. */
+static int copy_out(struct session *s, struct arena *a,
+		    const struct perf_event_header *h, uint64_t *off)
 {
 	/* the deep learner's records are the ones longer than its copy */
 	uint64_t copy = s->stack_bytes[1] && h->size > s->stack_bytes[1] ?
 			s->stack_bytes[1] : s->stack_bytes[0];
-	struct arena *a = &s->arena[s->cur];
-	uint64_t time;
 
-	/* A record without a time stamp cannot be ordered: deliver it at
-	 * the front (the collector counts it as malformed). */
-	if (record__time(h, &time))
-		time = 0;
-	if (grow(&a->buf, &a->cap, a->len + h->size, 1, 1 << 16) ||
-	    grow(&s->q, &s->qcap, s->nq + 1, sizeof(*s->q), 1024))
+	if (grow(&a->buf, &a->cap, a->len + h->size, 1, 1 << 16))
 		return -ENOMEM;
-	s->q[s->nq++] = (struct pending){ time, s->seq++, a->len, s->cur };
+	s->copied++;
+	*off = a->len;
 	/* A deep copy of a shallow stack is mostly padding: copied whole,
 	 * it was most of what the recorder copied and of the arena's
 	 * size. */
 	a->len += record__copy_trimmed(h, copy, a->buf + a->len);
-	if (time > s->round_max)
-		s->round_max = time;
+	return 0;
+}
+
+/* Queues @h, read from ring @i at position @pos: left there when it is
+ * whole there, else copied. */
+static int enqueue(struct session *s, const struct perf_event_header *h,
+		   size_t i, uint64_t pos)
+{
+	struct pending p = { 0, s->seq, pos, IN_RING + (unsigned)i };
+
+	/* A record without a time stamp cannot be ordered: deliver it at
+	 * the front (the collector counts it as malformed). */
+	if (record__time(h, &p.time))
+		p.time = 0;
+	if (grow(&s->q, &s->qcap, s->nq + 1, sizeof(*s->q), 1024))
+		return -ENOMEM;
+	if (!ring__in_place(&s->rings[i], h)) {
+		p.which = s->cur;
+		if (copy_out(s, &s->arena[s->cur], h, &p.off))
+			return -ENOMEM;
+	}
+	s->q[s->nq++] = p;
+	s->seq++;
+	if (p.time > s->round_max)
+		s->round_max = p.time;
 	return 0;
 }
 
@@ -574,9 +607,10 @@ int session__fill(struct session *s)
 		const struct perf_event_header *h;
 
 		ring__read_begin(&s->rings[i], &rd);
-		while (!ret && (h = ring__read_next(&s->rings[i], &rd)))
-			ret = enqueue(s, h);
-		ring__read_end(&s->rings[i], &rd);
+		for (uint64_t pos = rd.tail; !ret &&
+		     (h = ring__read_next(&s->rings[i], &rd)); pos = rd.tail)
+			ret = enqueue(s, h, i, pos);
+		ring__read_hold(&s->rings[i], &rd);
 	}
 	return ret ? ret : (int)(s->nq - s->fresh);
 }
@@ -603,38 +637,72 @@ const struct perf_event_header *session__next(struct session *s)
 	return record_at(s, &s->q[s->next++]);
 }
 
+/*
+ * Moves what is left to the front of the queue.  Its records stay where
+ * they are, but for those a ring cannot keep and one of an older round
+ * still held (a round's every record is older than the limit of the
+ * next, so only a caller that stopped early leaves one): they join this
+ * round's arena before the other arena is emptied, and the rings are
+ * given back what they no longer hold.  A ring keeps its records while
+ * they span a quarter of it at most: the kernel wakes the reader when
+ * half of it is written, which leaves a quarter to spare.
+ */
 int session__keep_rest(struct session *s)
 {
 	size_t done = s->next;
 	unsigned old = !s->cur;
 	struct arena *a = &s->arena[s->cur];
 
-	/* What is left moves to the front of the queue.  Its records stay
-	 * where they are, but for one of an older round still held (a
-	 * round's every record is older than the limit of the next, so
-	 * only a caller that stopped early leaves one): it joins this
-	 * round's arena before the other is emptied. */
+	for (size_t r = 0; r < s->nrings; r++)
+		s->kept[r] = (struct kept){ UINT64_MAX, false };
+	for (size_t i = done; i < s->nq; i++) {
+		const struct pending *p = &s->q[i];
+
+		if (p->which >= IN_RING &&
+		    p->off < s->kept[p->which - IN_RING].from)
+			s->kept[p->which - IN_RING].from = p->off;
+	}
+	for (size_t r = 0; r < s->nrings; r++)
+		s->kept[r].move = s->kept[r].from != UINT64_MAX &&
+			s->rings[r].read - s->kept[r].from > s->rings[r].size / 4;
 	for (size_t i = done; i < s->nq; i++) {
 		struct pending *p = &s->q[i];
+		const struct perf_event_header *h = record_at(s, p);
+		uint64_t off = a->len;
 
-		if (p->which == old) {
-			const struct perf_event_header *h = record_at(s, p);
-
+		if (p->which == old) {	/* copied (and trimmed) already */
 			if (grow(&a->buf, &a->cap, a->len + h->size, 1,
 				 1 << 16))
 				return -ENOMEM;
 			memcpy(a->buf + a->len, h, h->size);
-			p->off = a->len;
-			p->which = s->cur;
 			a->len += h->size;
+		} else if (p->which < IN_RING ||
+			   !s->kept[p->which - IN_RING].move) {
+			continue;
+		} else if (copy_out(s, a, h, &off)) {
+			return -ENOMEM;
 		}
-		s->q[i - done] = *p;
+		p->off = off;
+		p->which = s->cur;
 	}
+	for (size_t i = done; i < s->nq; i++)
+		s->q[i - done] = s->q[i];
+	for (size_t r = 0; r < s->nrings; r++)
+		ring__release(&s->rings[r], s->kept[r].move ||
+			      s->kept[r].from == UINT64_MAX ?
+			      s->rings[r].read : s->kept[r].from);
 	s->arena[old].len = 0;
 	s->cur = old;
 	s->nq -= done;
 	s->next = 0;
 	return 0;
+}
+
+void session__copied(const struct session *s, uint64_t *copied,
+		     uint64_t *read)
+{
+	*copied = s->copied;
+	*read = s->seq;
 }
 
 unsigned long session__corrupt(const struct session *s)

@@ -114,6 +114,11 @@ bool session__next_exec(struct session *s, struct session_exec *e);
  *
  * fill returns the count or -ENOMEM; keep_rest 0 or -ENOMEM.  A record
  * is valid until keep_rest.
+ *
+ * Records wait in their rings, which the kernel does not write over
+ * until keep_rest gives them back, while a ring's held records span a
+ * quarter of it at most; past that, and where a record wrapped the
+ * ring's end, the queue copies them.
  */
 int session__fill(struct session *s);
 const struct perf_event_header *session__fresh(const struct session *s,
@@ -124,5 +129,8 @@ int session__keep_rest(struct session *s);
 
 /* Ring corruption events seen (records skipped). */
 unsigned long session__corrupt(const struct session *s);
+/* Records the queue copied out of the rings, of all it read. */
+void session__copied(const struct session *s, uint64_t *copied,
+		     uint64_t *read);
 
 #endif

@@ -2,6 +2,7 @@
  * test_ring.c - the pull reader on a fake ring: records that wrap around
  * the end, a header that wraps, and corrupt sizes.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "collector/record.h"
@@ -34,6 +35,19 @@ static int drain(struct ring *r)
 			times[ntimes++] = s.time;
 	}
 	ring__read_end(r, &rd);
+	return n;
+}
+
+/* One pass that holds what it read: how many records it returned. */
+static int drain_hold(struct ring *r)
+{
+	struct ring_read rd;
+	int n = 0;
+
+	ring__read_begin(r, &rd);
+	while (ring__read_next(r, &rd))
+		n++;
+	ring__read_hold(r, &rd);
 	return n;
 }
 
@@ -120,6 +134,60 @@ int main(void)
 	n = drain(&r);
 	is_int(n, 1, "record delivered once complete");
 	is_int(times[0], 9, "completed record intact");
+
+	/* A pass that holds what it read: the kernel gets nothing back,
+	 * the next pass starts after it, and the records stay readable
+	 * where they were read until given back. */
+	{
+		struct ring_read rd;
+		uint64_t at[3], start;
+		const struct perf_event_header *got[3];
+		struct perf_sample ps;
+		int wrapped = 0, bad = 0, whole = -1;
+
+		pos = start = f->meta.data_tail;
+
+		for (int i = 0; i < 3; i++) {
+			h = synth_sample(&s, 1, 1, 20 + (uint64_t)i, 0x1000,
+					 0x2000, 0, 1);
+			put(f, pos, h, h->size);
+			pos += h->size;
+		}
+		f->meta.data_head = pos;
+		ring__read_begin(&r, &rd);
+		for (int i = 0; i < 3; i++) {
+			at[i] = rd.tail;
+			got[i] = ring__read_next(&r, &rd);
+		}
+		ring__read_hold(&r, &rd);
+		is_int(f->meta.data_tail, start, "a held pass gives nothing "
+		       "back");
+		for (int i = 0; i < 3; i++) {
+			bool in = at[i] % DATA + 72 <= DATA;
+
+			wrapped += !in;
+			whole = in ? i : whole;
+			if (ring__in_place(&r, got[i]) != in ||
+			    (in && ring__at(&r, at[i]) != got[i]))
+				bad++;
+		}
+		ok(wrapped > 0 && wrapped < 3 && !bad, "records whole in the "
+		   "ring are held where they were read, those that wrapped "
+		   "the end are not (%d of 3 wrapped)", wrapped);
+		ntimes = 0;
+		is_int(drain_hold(&r), 0, "the next pass starts after the "
+		       "held records");
+		ring__release(&r, at[whole]);
+		is_int(f->meta.data_tail, at[whole], "released up to a position");
+		ok(whole >= 0 &&
+		   !record__parse_sample(ring__at(&r, at[whole]), &ps) &&
+		   ps.time == 20 + (uint64_t)whole,
+		   "a held record reads as it was read");
+		ring__release(&r, pos + 4096);
+		is_int(f->meta.data_tail, pos, "never past what was read");
+		ring__release(&r, start);
+		is_int(f->meta.data_tail, pos, "nor back, once all is given");
+	}
 
 	/* Head more than a ring ahead of tail: impossible, skip. */
 	f->meta.data_head = f->meta.data_tail + DATA + 8;

@@ -1,0 +1,237 @@
+/*
+ * test_session.c - the session's ordered delivery (collector/session.h)
+ * on a real event: a child that burns CPU, sampled with 8 KiB stack
+ * copies, read round by round as the recorder reads it.  Every record
+ * delivered must be the record read (each is hashed when read and
+ * checked when delivered: one given back to the kernel too early would
+ * be written over), in time order.  With rings of room, records wait in
+ * place; with rings too small to keep a round, they are copied.
+ *
+ * Sized by CPU time: the child burns BURN_MS of CPU, which at 1000 Hz of
+ * cpu-clock is about BURN_MS samples; the checks want a third.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../tap.h"
+#include "collector/event.h"
+#include "collector/record.h"
+#include "collector/session.h"
+
+#define BURN_MS 300
+#define MIN_SAMPLES (BURN_MS / 3)
+#define STACK 8192
+#define MAX_RECORDS 65536
+
+static volatile unsigned long sink;
+
+static void burn(void)
+{
+	struct timespec ts;
+
+	do {
+		for (int i = 0; i < 100000; i++)
+			sink += (unsigned long)i;
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	} while (ts.tv_sec * 1000 + ts.tv_nsec / 1000000 < BURN_MS);
+}
+
+/* A child held at a pipe until @go is written to; then it burns. */
+static pid_t spawn(int *go)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		close(fds[1]);
+		if (read(fds[0], &c, 1) == 1)
+			burn();
+		_exit(0);
+	}
+	close(fds[0]);
+	*go = fds[1];
+	return pid;
+}
+
+/* What a pass saw: each record read, by time and hash, and what was
+ * delivered. */
+struct seen {
+	struct {
+		uint64_t time, hash;
+		bool delivered;
+	} rec[MAX_RECORDS];
+	size_t n;
+	uint64_t last_time, samples;
+	unsigned out_of_order, unknown, broken;
+};
+
+static uint64_t fnv(uint64_t x, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+
+	for (size_t i = 0; i < len; i++)
+		x = (x ^ p[i]) * 1099511628211ULL;
+	return x;
+}
+
+/* A record's hash: a sample's by its fields and the filled part of its
+ * copy (a copied sample is trimmed to it), another record's whole. */
+static uint64_t hash(const struct perf_event_header *h)
+{
+	uint64_t x = 1469598103934665603ULL;
+	struct perf_sample s;
+
+	if (h->type != PERF_RECORD_SAMPLE || record__parse_sample(h, &s))
+		return fnv(x, h, h->size);
+	x = fnv(x, &s.time, 8);
+	x = fnv(x, &s.tid, 4);
+	x = fnv(x, &s.sp, 8);
+	x = fnv(x, &s.uip, 8);
+	return s.stack ? fnv(x, s.stack, s.stack_size) : x;
+}
+
+static void note_read(struct seen *sn, const struct perf_event_header *h)
+{
+	uint64_t t = 0;
+
+	if (sn->n == MAX_RECORDS)
+		return;
+	record__time(h, &t);
+	sn->rec[sn->n].time = t;
+	sn->rec[sn->n].hash = hash(h);
+	sn->rec[sn->n++].delivered = false;
+}
+
+static void note_delivered(struct seen *sn, const struct perf_event_header *h)
+{
+	struct perf_sample s;
+	uint64_t t = 0, x = hash(h);
+	size_t i;
+
+	record__time(h, &t);
+	if (t < sn->last_time)
+		sn->out_of_order++;
+	sn->last_time = t;
+	for (i = sn->n; i-- > 0;)
+		if (sn->rec[i].time == t && sn->rec[i].hash == x &&
+		    !sn->rec[i].delivered)
+			break;
+	if (i == (size_t)-1)
+		sn->unknown++;
+	else
+		sn->rec[i].delivered = true;
+	if (h->type != PERF_RECORD_SAMPLE)
+		return;
+	if (record__parse_sample(h, &s) || !s.has_stack ||
+	    s.stack_size > STACK)
+		sn->broken++;
+	else
+		sn->samples++;
+}
+
+static int one_round(struct session *s, struct seen *sn, bool final)
+{
+	const struct perf_event_header *h;
+	int n = session__fill(s);
+
+	for (int i = 0; i < n; i++)
+		note_read(sn, session__fresh(s, (size_t)i));
+	session__order(s, final);
+	while ((h = session__next(s)))
+		note_delivered(sn, h);
+	return n < 0 ? n : session__keep_rest(s);
+}
+
+/* A session of @pages a ring on a burning child; what it saw in *@sn,
+ * its copies in *@copied of *@read.  0, or -1 (skipped: @why). */
+static int run(size_t pages, struct seen *sn, uint64_t *copied,
+	       uint64_t *read, const char **why)
+{
+	struct event_choice ev;
+	struct session *s;
+	char err[512];
+	int go = -1, errnum, status, ret = -1;
+	pid_t child;
+
+	if (event__choose("cpu-clock", 1000, 0, &ev, err, sizeof(err))) {
+		*why = "no cpu-clock event";
+		return -1;
+	}
+	event__add_stack(&ev, STACK);
+	child = spawn(&go);
+	if (child < 0) {
+		*why = "cannot fork";
+		return -1;
+	}
+	s = session__open(&ev.attr, &child, 1, pages, 0, err, sizeof(err),
+			  &errnum);
+	if (!s || session__enable(s) || write(go, "g", 1) != 1) {
+		*why = "perf_event_open refused";
+		kill(child, SIGKILL);
+	} else {
+		while (waitpid(child, &status, WNOHANG) != child) {
+			session__wait(s, NULL, 0, 10);
+			if (one_round(s, sn, false))
+				break;
+		}
+		session__disable(s);
+		ret = one_round(s, sn, true) ? -1 : 0;
+		session__copied(s, copied, read);
+		*why = "a round failed";
+	}
+	waitpid(child, &status, 0);
+	close(go);
+	session__close(s);
+	return ret;
+}
+
+static void check(size_t pages, bool roomy)
+{
+	static struct seen sn;
+	uint64_t copied = 0, read = 0;
+	const char *why = NULL;
+	size_t undelivered = 0;
+
+	sn = (struct seen){ .n = 0 };
+	if (run(pages, &sn, &copied, &read, &why)) {
+		skip(why, "%zu-page rings", pages);
+		return;
+	}
+	for (size_t i = 0; i < sn.n; i++)
+		undelivered += !sn.rec[i].delivered;
+	ok(sn.samples >= MIN_SAMPLES, "%zu-page rings: %llu samples from %d "
+	   "ms of CPU at 1000 Hz (want >= %d)", pages,
+	   (unsigned long long)sn.samples, BURN_MS, MIN_SAMPLES);
+	ok(!sn.unknown && !sn.broken && !undelivered && sn.n == read,
+	   "%zu-page rings: each of %zu records delivered once, as it was "
+	   "read (%u changed, %u broken, %zu never delivered)", pages, sn.n,
+	   sn.unknown, sn.broken, undelivered);
+	is_int(sn.out_of_order, 0, "%zu-page rings: in time order", pages);
+	if (roomy)
+		ok(copied * 10 < read, "%zu-page rings: records wait in the "
+		   "rings (%llu of %llu copied: those that wrapped the end)",
+		   pages, (unsigned long long)copied,
+		   (unsigned long long)read);
+	else
+		ok(copied * 2 > read, "%zu-page rings: too small to keep a "
+		   "round, the records are copied (%llu of %llu)", pages,
+		   (unsigned long long)copied, (unsigned long long)read);
+}
+
+int main(void)
+{
+	/* 1 MiB: a round of 10 ms is ~80 KiB of samples, under a quarter */
+	check(256, true);
+	/* 32 KiB: a quarter holds no 8 KiB sample */
+	check(8, false);
+	return tap_done();
+}
