@@ -453,9 +453,11 @@ static void test_code_once(void)
 	unlink(path);
 }
 
-/* A file of @nsyms function symbols at distinct addresses, every one
- * named by the one string of @name_len bytes, at @path. */
-static int symbols_file(const char *path, size_t nsyms, size_t name_len)
+/* A file of @nsyms function symbols @stride bytes apart, every one
+ * named by the one string of @name_len bytes, at @path.  With @stride 0,
+ * all at one address, named by ever longer tails of that string. */
+static int symbols_file(const char *path, size_t nsyms, size_t name_len,
+			uint64_t stride)
 {
 	static const uint8_t code[16];
 	Elf64_Sym *syms = calloc(nsyms + 1, sizeof(*syms));
@@ -468,9 +470,10 @@ static int symbols_file(const char *path, size_t nsyms, size_t name_len)
 		goto out;
 	memset(strtab + 1, 'x', name_len);
 	for (size_t i = 1; i <= nsyms; i++)
-		syms[i] = (Elf64_Sym){ .st_name = 1,
+		syms[i] = (Elf64_Sym){ .st_name = stride ? 1 :
+			(uint32_t)(name_len - (i - 1) * name_len / nsyms),
 			.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
-			.st_shndx = 1, .st_value = 0x1000 + 16 * i,
+			.st_shndx = 1, .st_value = 0x1010 + stride * (i - 1),
 			.st_size = 16 };
 	s[0] = (struct ec_section){ ".text", SHT_PROGBITS,
 		SHF_ALLOC | SHF_EXECINSTR, 0x1000, 0, 0, 0, code, sizeof(code),
@@ -516,7 +519,7 @@ static void test_symbol_budget(void)
 	if ((fd = mkstemp(b)) < 0)
 		return;
 	close(fd);
-	if (symbols_file(a, 65000, 4095) || symbols_file(b, 20000, 16))
+	if (symbols_file(a, 65000, 4095, 16) || symbols_file(b, 20000, 16, 16))
 		return;
 	before = peak_mib();
 	m = module__open(a);
@@ -544,6 +547,30 @@ static void test_symbol_budget(void)
 	module_cache__free(c);
 	unlink(a);
 	unlink(b);
+}
+
+/* 65,000 aliases of one function, listed shortest name first: sorting
+ * them by name (longest first) must not take n^2 steps, as an insertion
+ * sort of each address's aliases would (minutes). */
+static void test_one_address(void)
+{
+	char a[] = "/tmp/icppd-alias-XXXXXX";
+	struct module_func fn;
+	struct module *m;
+	int fd = mkstemp(a);
+
+	if (fd < 0)
+		return;
+	close(fd);
+	if (symbols_file(a, 65000, 255, 0))
+		return;
+	m = module__open(a);
+	ok(!module__error(m) && module__nr_symbols(m) == 1 &&
+	   !module__function(m, 0x1010, &fn) && fn.start == 0x1010 &&
+	   fn.name && strlen(fn.name) == 255, "65,000 aliases at one "
+	   "address: one function, under its longest name");
+	module__free(m);
+	unlink(a);
 }
 
 /*
@@ -983,6 +1010,7 @@ int main(void)
 	module__free(m);
 	test_crafted();
 	test_symbol_budget();	/* first: the peak grows least before it */
+	test_one_address();
 	test_sparse();
 	test_declared();
 	test_many_fdes();
