@@ -18,6 +18,7 @@
 #include "binary/cfi.h"
 #include "binary/cfi_cache.h"
 #include "common/grow.h"
+#include "common/pageindex.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -132,6 +133,10 @@ struct cfi {
 	struct cie_entry *cies;
 	size_t ncies;
 	struct memo *memo;	/* 1 << MEMO_BITS slots, or NULL */
+	/* With the memo, a page index of the FDEs (common/pageindex.h):
+	 * a search that missed the memo looks at a few, not at all of
+	 * libLLVM's 95k (34 of 973 recorder samples on clang++). */
+	struct page_index pages;
 	struct fde_entry *fdes;	/* in image where read from a cache */
 	struct fde_rows *rows;	/* one per FDE; pages untouched till used */
 	size_t nfdes;
@@ -403,8 +408,11 @@ static int sort_fdes(struct cfi *cfi, bool sorted)
 	cfi->rows = calloc(kept, sizeof(*cfi->rows));
 	if (!cfi->rows)
 		return -ENOMEM;
-	if (kept > MEMO_MIN_FDES)	/* none: the search without it */
+	if (kept > MEMO_MIN_FDES) {	/* none: the search without them */
 		cfi->memo = calloc((size_t)1 << MEMO_BITS, sizeof(*cfi->memo));
+		page_index__build(&cfi->pages, cfi->fdes, kept,
+				  sizeof(*cfi->fdes), cfi->fdes[kept - 1].hi);
+	}
 	return 0;
 }
 
@@ -716,6 +724,7 @@ void cfi__close(struct cfi *cfi)
 		free(cfi->fdes);
 	free(cfi->cies);
 	free(cfi->memo);
+	page_index__free(&cfi->pages);
 	drop_dwarf(cfi);
 	free(cfi);
 }
@@ -735,7 +744,8 @@ size_t cfi__bytes(const struct cfi *cfi)
 	       cfi->nfdes * (sizeof(struct fde_entry) + sizeof(struct fde_rows) +
 			     (cfi->dbg ? 200 : 0)) +
 	       cfi->ncies * sizeof(struct cie_entry) +
-	       (cfi->memo ? sizeof(struct memo) << MEMO_BITS : 0);
+	       (cfi->memo ? sizeof(struct memo) << MEMO_BITS : 0) +
+	       page_index__bytes(&cfi->pages);
 }
 
 size_t cfi__nr_fdes(const struct cfi *cfi)
@@ -760,6 +770,8 @@ static struct fde_entry *find_fde(struct cfi *cfi, uint64_t vaddr,
 			return m->f;
 		}
 	}
+	if (cfi)
+		page_index__range(&cfi->pages, cfi->nfdes, vaddr, &lo, &hi);
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		struct fde_entry *f = &cfi->fdes[mid];

@@ -22,6 +22,7 @@
 #include "binary/module.h"
 #include "common/grow.h"
 #include "common/hindex.h"
+#include "common/pageindex.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -99,6 +100,8 @@ struct module {
 	size_t nsegs;
 	struct symbol *syms;
 	size_t nsyms;
+	/* of the symbols, where there are more than SYM_INDEX_MIN */
+	struct page_index sym_pages;
 	char *names;		/* the symbols' names, NUL-separated */
 	size_t names_bytes;
 	size_t string_bytes;	/* of the tables the names come from */
@@ -400,6 +403,9 @@ static void sort_by_address(struct symbol *a, struct symbol *tmp, size_t n)
 	}
 }
 
+/* Symbol tables this large get a page index (common/pageindex.h). */
+#define SYM_INDEX_MIN 4096
+
 /* Sorts, keeps one name per address, and copies the names kept out of
  * libelf's string tables, which are released with the Elf.  The copies
  * are bounded by the tables: distinct names take no more than their
@@ -449,6 +455,10 @@ static int sort_symbols(struct module *m)
 		m->syms[i].name = p;
 		p += len + 1;
 	}
+	if (kept > SYM_INDEX_MIN)	/* none: searched whole */
+		page_index__build(&m->sym_pages, m->syms, kept,
+				  sizeof(*m->syms), m->syms[kept - 1].addr +
+				  m->syms[kept - 1].size);
 	return 0;
 }
 
@@ -778,6 +788,7 @@ void module__free(struct module *m)
 	free(m->image);
 	free(m->segs);
 	free(m->syms);
+	page_index__free(&m->sym_pages);
 	free(m->names);
 	free(m->path);
 	free(m);
@@ -853,12 +864,13 @@ int module__code_span(const struct module *m, uint64_t *start,
 int module__function(const struct module *m, uint64_t vaddr,
 		     struct module_func *out)
 {
-	size_t lo = 0, hi = m->nsyms;
+	size_t lo, hi;
 	uint64_t flo, fhi;
 	/* Logically const: rebuilding released CFI changes no answer. */
 	bool have_fde = !cfi__fde_range(cfi_of((struct module *)m), vaddr,
 					&flo, &fhi);
 
+	page_index__range(&m->sym_pages, m->nsyms, vaddr, &lo, &hi);
 	while (lo < hi) {	/* first symbol above vaddr */
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -1313,12 +1325,19 @@ void module__release(struct module *m)
 		m->refs--;
 }
 
+/* A module's symbols, their names and their index. */
+static size_t symbol_bytes(const struct module *m)
+{
+	return m->names_bytes + m->nsyms * sizeof(*m->syms) +
+	       page_index__bytes(&m->sym_pages);
+}
+
 /* What a module holds in memory: symbols, names, segments, and the
  * CFI while it is built. */
 static size_t module_bytes(const struct module *m)
 {
-	return sizeof(*m) + strlen(m->path) + 1 + m->names_bytes +
-	       m->nsyms * sizeof(*m->syms) + m->nsegs * sizeof(*m->segs) +
+	return sizeof(*m) + strlen(m->path) + 1 + symbol_bytes(m) +
+	       m->nsegs * sizeof(*m->segs) +
 	       (m->cfi ? MODULE_ELF_BYTES + cfi__bytes(m->cfi) : 0);
 }
 
@@ -1470,11 +1489,6 @@ void module_cache__free(struct module_cache *c)
 	free(c);
 }
 
-static size_t symbol_bytes(const struct module *m)
-{
-	return m->names_bytes + m->nsyms * sizeof(*m->syms);
-}
-
 /*
  * One budget for the symbols of every module held: those of modules
  * still mapped cannot be evicted, so files crafted to the per-module
@@ -1494,6 +1508,7 @@ static void fit_symbols(struct module_cache *c, struct module *m)
 		return;
 	free(m->syms);
 	free(m->names);
+	page_index__free(&m->sym_pages);
 	m->syms = NULL;
 	m->names = NULL;
 	m->nsyms = m->names_bytes = 0;

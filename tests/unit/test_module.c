@@ -894,6 +894,150 @@ static size_t tiny_fdes(uint8_t *eh, uint32_t nfdes)
 	return n + 4;
 }
 
+/* An .eh_frame of one CIE (as tiny_fdes()) and @nfdes FDEs, FDE i for
+ * [lo[i], lo[i] + len[i]), into @eh (room for 24 + 20 * nfdes + 4). */
+static size_t fdes_at(uint8_t *eh, const uint32_t *lo, const uint32_t *len,
+		      uint32_t nfdes)
+{
+	size_t n = tiny_fdes(eh, nfdes) - 4;
+
+	for (uint32_t i = 0; i < nfdes; i++) {
+		memcpy(eh + 24 + 20 * (size_t)i + 8, &lo[i], 4);
+		memcpy(eh + 24 + 20 * (size_t)i + 12, &len[i], 4);
+	}
+	return n + 4;
+}
+
+/*
+ * The FDE search of a large table (a page index, then a few FDEs) finds
+ * the FDE of every address and none in the gaps: 20,000 FDEs with gaps
+ * of 0 to 64 bytes, and some of megabytes or gigabytes, which make the
+ * index's pages coarse.
+ */
+static void test_fde_search(void)
+{
+	enum { N = 20000 };
+	static uint32_t lo[N], len[N];
+	static uint8_t code[16];
+	uint8_t *eh = malloc(28 + 20 * (size_t)N);
+	uint64_t at = 0x1000, rng = 12345;
+	struct module_func f;
+	struct ec_file ef;
+	struct module *m;
+	unsigned wrong = 0, probes = 0;
+
+	for (uint32_t i = 0; i < N; i++) {
+		rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+		at += (rng >> 33) % 65;
+		if (i % 5000 == 4999)	/* a far jump */
+			at += i == 9999 ? 0x40000000 : 0x300000;
+		lo[i] = (uint32_t)at;
+		len[i] = 1 + (uint32_t)((rng >> 20) % 200);
+		at += len[i];
+	}
+	{
+		struct ec_section sec[2] = {
+			{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR,
+			  0x1000, 0, 0, 0, code, sizeof(code), at - 0x1000,
+			  0 },
+			{ ".eh_frame", SHT_PROGBITS, SHF_ALLOC, 0x60000000, 0,
+			  0, 0, eh, fdes_at(eh, lo, len, N), 0, 0 } };
+
+		if (ec_build(&ef, sec, 2)) {
+			ok(0, "crafted .eh_frame built");
+			free(eh);
+			return;
+		}
+	}
+	m = module__open_memory("fdes.so", ef.buf, ef.len);
+	for (uint32_t i = 0; i < N; i++) {
+		uint64_t in[] = { lo[i], lo[i] + len[i] / 2, lo[i] + len[i] - 1 };
+		uint64_t next = i + 1 < N ? lo[i + 1] : UINT64_MAX;
+
+		for (int k = 0; k < 3; k++, probes++)
+			wrong += module__function(m, in[k], &f) ||
+				 f.start != lo[i];
+		/* the gap after it, if any: no function */
+		if (lo[i] + len[i] < next) {
+			probes++;
+			wrong += !module__function(m, lo[i] + len[i], &f);
+		}
+	}
+	wrong += !module__function(m, lo[0] - 1, &f);
+	wrong += !module__function(m, (uint64_t)at + 4096, &f);
+	ok(module__has_cfi(m) && !wrong, "%u FDEs, gaps of up to 1 GiB: %u of "
+	   "%u lookups wrong", N, wrong, probes + 2);
+	module__free(m);
+	free(ef.buf);
+	free(eh);
+}
+
+/*
+ * The same for symbols: 20,000 sized functions with gaps between them,
+ * some of megabytes or a gigabyte.  Each is found from its first byte to
+ * its last, and no function in the gaps.
+ */
+static void test_symbol_search(void)
+{
+	enum { N = 20000 };
+	static const char strtab[] = "\0f";
+	static uint8_t code[16];
+	Elf64_Sym *syms = calloc(N + 1, sizeof(*syms));
+	uint64_t at = 0x1000, rng = 54321, last_end = 0;
+	unsigned wrong = 0, probes = 0;
+	struct module_func f;
+	struct ec_file ef;
+	struct module *m;
+
+	if (!syms)
+		return;
+	for (size_t i = 1; i <= N; i++) {
+		rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+		at += (rng >> 33) % 65;
+		if (i % 5000 == 0)
+			at += i == 10000 ? 0x40000000 : 0x300000;
+		syms[i] = ec_func(1, at, 1 + (rng >> 20) % 200);
+		at += syms[i].st_size;
+	}
+	{
+		struct ec_section sec[3] = {
+			{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR,
+			  0x1000, 0, 0, 0, code, sizeof(code), at - 0x1000,
+			  0 },
+			{ ".symtab", SHT_SYMTAB, 0, 0, sizeof(Elf64_Sym), 3,
+			  1, syms, (N + 1) * sizeof(*syms), 0, 0 },
+			{ ".strtab", SHT_STRTAB, 0, 0, 0, 0, 0, strtab,
+			  sizeof(strtab), 0, 0 } };
+
+		if (ec_build(&ef, sec, 3)) {
+			ok(0, "crafted symbols built");
+			free(syms);
+			return;
+		}
+	}
+	m = module__open_memory("syms.so", ef.buf, ef.len);
+	for (size_t i = 1; i <= N; i++) {
+		uint64_t a = syms[i].st_value, z = a + syms[i].st_size;
+		uint64_t in[] = { a, a + (z - a) / 2, z - 1 };
+
+		for (int k = 0; k < 3; k++, probes++)
+			wrong += module__function(m, in[k], &f) ||
+				 f.start != a;
+		if (last_end < a) {	/* the gap before it */
+			probes++;
+			wrong += !module__function(m, a - 1, &f);
+		}
+		last_end = z;
+	}
+	probes++;
+	wrong += !module__function(m, at + 4096, &f);
+	ok(module__nr_symbols(m) == N && !wrong, "%u symbols, gaps of up to "
+	   "1 GiB: %u of %u lookups wrong", N, wrong, probes);
+	module__free(m);
+	free(ef.buf);
+	free(syms);
+}
+
 /*
  * An .eh_frame of 600,000 FDEs of 20 bytes (12 MB): libdwarf allocates
  * about 300 bytes per FDE, 190 MB for this one in the root daemon, and
@@ -1014,6 +1158,8 @@ int main(void)
 	test_sparse();
 	test_declared();
 	test_many_fdes();
+	test_fde_search();
+	test_symbol_search();
 	test_code_once();
 	test_go_ends();
 	test_evict();
