@@ -28,7 +28,8 @@ struct ring {
 	 * (ring__read_hold): ahead of data_tail, which the kernel reads. */
 	uint64_t read;
 	bool holding;
-	uint8_t bounce[65536];	/* header.size is 16 bits */
+	/* header.size is 16 bits; records are read in place from here */
+	uint8_t bounce[65536] __attribute__((aligned(8)));
 };
 
 /* Maps @data_pages (a power of two) pages of @fd's ring.  0 or -errno. */
