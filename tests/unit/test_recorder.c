@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../tap.h"
+#include "burner.h"
 #include "dbquery.h"
 #include "collector/event.h"
 #include "record/recorder.h"
@@ -25,40 +26,6 @@
 
 #define BURN_MS 300
 #define MIN_SAMPLES (BURN_MS / 3)
-
-static volatile unsigned long sink;
-
-static void burn(void)
-{
-	struct timespec ts;
-
-	do {
-		for (int i = 0; i < 100000; i++)
-			sink += (unsigned long)i;
-		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	} while (ts.tv_sec * 1000 + ts.tv_nsec / 1000000 < BURN_MS);
-}
-
-/* A child held at a pipe until @go is written to; then it burns. */
-static pid_t spawn(int *go)
-{
-	int fds[2];
-	pid_t pid;
-	char c;
-
-	if (pipe(fds))
-		return -1;
-	pid = fork();
-	if (!pid) {
-		close(fds[1]);
-		if (read(fds[0], &c, 1) == 1)
-			burn();
-		_exit(0);
-	}
-	close(fds[0]);
-	*go = fds[1];
-	return pid;
-}
 
 static pid_t watched;
 
@@ -104,7 +71,7 @@ static int64_t one_run(struct store *st, bool system_wide,
 		*why = "no cpu-clock event";
 		return -1;
 	}
-	child = spawn(&go);
+	child = burner_spawn(BURN_MS, &go);
 	watched = child;
 	if (recorder__open(r, &ev.attr, system_wide ? &all : &child, 1, 64,
 			   err, sizeof(err), &errnum)) {

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../tap.h"
+#include "burner.h"
 #include "collector/event.h"
 #include "collector/record.h"
 #include "collector/session.h"
@@ -27,40 +28,6 @@
 #define MIN_SAMPLES (BURN_MS / 3)
 #define STACK 8192
 #define MAX_RECORDS 65536
-
-static volatile unsigned long sink;
-
-static void burn(void)
-{
-	struct timespec ts;
-
-	do {
-		for (int i = 0; i < 100000; i++)
-			sink += (unsigned long)i;
-		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	} while (ts.tv_sec * 1000 + ts.tv_nsec / 1000000 < BURN_MS);
-}
-
-/* A child held at a pipe until @go is written to; then it burns. */
-static pid_t spawn(int *go)
-{
-	int fds[2];
-	pid_t pid;
-	char c;
-
-	if (pipe(fds))
-		return -1;
-	pid = fork();
-	if (!pid) {
-		close(fds[1]);
-		if (read(fds[0], &c, 1) == 1)
-			burn();
-		_exit(0);
-	}
-	close(fds[0]);
-	*go = fds[1];
-	return pid;
-}
 
 /* What a pass saw: each record read, by time and hash, and what was
  * delivered. */
@@ -167,7 +134,7 @@ static int run(size_t pages, struct seen *sn, uint64_t *copied,
 		return -1;
 	}
 	event__add_stack(&ev, STACK);
-	child = spawn(&go);
+	child = burner_spawn(BURN_MS, &go);
 	if (child < 0) {
 		*why = "cannot fork";
 		return -1;
