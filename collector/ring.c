@@ -128,4 +128,3 @@ void ring__release(struct ring *r, uint64_t pos)
 		r->holding = false;
 	__atomic_store_n(&r->meta->data_tail, pos, __ATOMIC_RELEASE);
 }
-
