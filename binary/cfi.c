@@ -638,15 +638,20 @@ out_close:
 	return NULL;
 }
 
+void cfi__file_of(const struct stat *st, struct cfi_file *f)
+{
+	*f = (struct cfi_file){ (uint64_t)st->st_dev, (uint64_t)st->st_ino,
+		(uint64_t)st->st_size, st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
+		st->st_ctim.tv_sec, st->st_ctim.tv_nsec };
+}
+
 int cfi__file(int fd, struct cfi_file *f)
 {
 	struct stat st;
 
 	if (fstat(fd, &st))
 		return -errno;
-	*f = (struct cfi_file){ (uint64_t)st.st_dev, (uint64_t)st.st_ino,
-		(uint64_t)st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
-		st.st_ctim.tv_sec, st.st_ctim.tv_nsec };
+	cfi__file_of(&st, f);
 	return 0;
 }
 

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 struct cfi;
 struct cfi_cache;
@@ -47,8 +48,10 @@ struct cfi_file {
 	int64_t mtime_sec, mtime_nsec, ctime_sec, ctime_nsec;
 };
 
-/* The identity of the file open at @fd: 0, or -errno. */
+/* The identity of the file open at @fd: 0, or -errno.  The same from
+ * what fstat() gave, for a caller that has it. */
 int cfi__file(int fd, struct cfi_file *f);
+void cfi__file_of(const struct stat *st, struct cfi_file *f);
 
 /*
  * Opens the CFI of @elf.  @elf stays owned by the caller and must outlive

@@ -484,8 +484,9 @@ static void find_go_ends(struct module *m)
 	}
 }
 
-/* libelf on @fd for @m: mapped where its cache maps files. */
-static Elf *elf_open(const struct module *m, int fd);
+/* libelf on @fd for @m: mapped where its cache maps files and @st (what
+ * fstat() said of @fd; NULL: nothing) allows. */
+static Elf *elf_open(const struct module *m, int fd, const struct stat *st);
 
 /* A stripped Debian binary keeps its .symtab in /usr/lib/debug/.build-id
  * when the -dbgsym package is installed. */
@@ -503,7 +504,7 @@ static void open_debug_file(struct module *m)
 	if (fd < 0)
 		return;
 	if (!fstat(fd, &st) && S_ISREG(st.st_mode))
-		m->debug_elf = elf_open(m, fd);
+		m->debug_elf = elf_open(m, fd, &st);
 	if (m->debug_elf && elf_kind(m->debug_elf) == ELF_K_ELF)
 		add_symbols(m, m->debug_elf, SHT_SYMTAB);
 	/* Names are copied once sorted; the rest is never read again. */
@@ -572,13 +573,11 @@ static bool local_fs(int fd)
 	return false;
 }
 
-static bool may_map(int fd)
+static bool may_map(int fd, const struct stat *st)
 {
-	struct stat st;
-
-	return !fstat(fd, &st) && S_ISREG(st.st_mode) &&
-	       (!st.st_uid || st.st_uid == geteuid()) &&
-	       !(st.st_mode & (S_IWGRP | S_IWOTH)) && local_fs(fd);
+	return S_ISREG(st->st_mode) &&
+	       (!st->st_uid || st->st_uid == geteuid()) &&
+	       !(st->st_mode & (S_IWGRP | S_IWOTH)) && local_fs(fd);
 }
 
 static int is_elf64(Elf *elf)
@@ -603,15 +602,26 @@ static void release_cfi(struct module *m)
 
 static struct cfi_cache *cfi_cache_of(const struct module *m);
 
-/* @fd's identity, by which a cfi_cache names its table; NULL: none. */
-static const struct cfi_file *file_of(int fd, struct cfi_file *f)
+/* The identity of the file fstat() said @st of, by which a cfi_cache
+ * names its table; NULL (none) for NULL. */
+static const struct cfi_file *file_of(const struct stat *st,
+				      struct cfi_file *f)
 {
-	return fd >= 0 && !cfi__file(fd, f) ? f : NULL;
+	if (!st)
+		return NULL;
+	cfi__file_of(st, f);
+	return f;
 }
 
-/* Reads what a module is (m->elf, read from @fd; -1: from memory); the
- * CFI too with @cfi, else at first use. */
-static int analyse(struct module *m, int fd, bool cfi)
+/* What fstat() says of @fd, in *@st; NULL when it fails. */
+static const struct stat *stat_of(int fd, struct stat *st)
+{
+	return fstat(fd, st) ? NULL : st;
+}
+
+/* Reads what a module is (m->elf, read from the file fstat() said @st
+ * of; NULL: from memory); the CFI too with @cfi, else at first use. */
+static int analyse(struct module *m, const struct stat *st, bool cfi)
 {
 	struct cfi_file file;
 	int ret = is_elf64(m->elf);
@@ -635,7 +645,7 @@ static int analyse(struct module *m, int fd, bool cfi)
 	}
 	if (cfi) {
 		m->cfi = cfi__open(m->elf, cfi_cache_of(m),
-				   file_of(fd, &file));
+				   file_of(st, &file));
 	} else {
 		release_cfi(m);
 		m->cfi_released = true;
@@ -646,8 +656,11 @@ static int analyse(struct module *m, int fd, bool cfi)
 /* Reads what analysis needs from @fd, then lets it go (see above). */
 static int analyse_fd(struct module *m, int fd, bool cfi)
 {
-	m->elf = elf_open(m, fd);
-	m->error = analyse(m, fd, cfi);
+	struct stat buf;
+	const struct stat *st = stat_of(fd, &buf);
+
+	m->elf = elf_open(m, fd, st);
+	m->error = analyse(m, st, cfi);
 	if (m->elf)
 		elf_cntl(m->elf, ELF_C_FDDONE);
 	close(fd);
@@ -746,7 +759,7 @@ struct module *module__open_memory(const char *name, const void *img,
 	}
 	memcpy(m->image, img, size);
 	m->elf = elf_memory(m->image, size);
-	m->error = analyse(m, -1, true);
+	m->error = analyse(m, NULL, true);
 	return m;
 }
 
@@ -1373,11 +1386,11 @@ void module_cache__set_map_files(struct module_cache *c, bool map)
 	c->map_files = map;
 }
 
-static Elf *elf_open(const struct module *m, int fd)
+static Elf *elf_open(const struct module *m, int fd, const struct stat *st)
 {
 	Elf *elf;
 
-	if (!m->cache || !m->cache->map_files || !may_map(fd))
+	if (!st || !m->cache || !m->cache->map_files || !may_map(fd, st))
 		return module__elf_begin(fd);
 	elf = elf_begin_checked(fd, ELF_C_READ_MMAP);
 	if (elf)
@@ -1454,6 +1467,8 @@ static void fit_budget(struct module_cache *c, const struct module *keep)
 static struct cfi *cfi_of(struct module *m)
 {
 	struct cfi_file file;
+	const struct stat *st;
+	struct stat buf;
 	int fd;
 
 	if (m->cache)
@@ -1466,10 +1481,11 @@ static struct cfi *cfi_of(struct module *m)
 		m->error = fd;
 		return NULL;
 	}
-	m->elf = elf_open(m, fd);
+	st = stat_of(fd, &buf);
+	m->elf = elf_open(m, fd, st);
 	if (!is_elf64(m->elf))
 		m->cfi = cfi__open(m->elf, cfi_cache_of(m),
-				   file_of(fd, &file));
+				   file_of(st, &file));
 	if (m->elf)
 		elf_cntl(m->elf, ELF_C_FDDONE);
 	close(fd);
