@@ -75,10 +75,7 @@ struct session {
 	 * before can be emptied and filled again: a held record is never
 	 * copied twice.  Copying the stack samples out of the rings was
 	 * a tenth of the recorder's CPU on a deep-stacked compiler. */
-	struct kept {		/* per ring, for session__keep_rest */
-		uint64_t from;	/* the oldest position of a record kept */
-		bool move;	/* too much held: copy them out */
-	} *kept;
+	uint64_t *release;	/* per ring, session__keep_rest's */
 	struct arena arena[2];
 	unsigned cur;
 	struct pending *q, *qtmp;	/* qtmp: sort_queue()'s other half */
@@ -251,8 +248,8 @@ struct session *session__open(const struct perf_event_attr *attr,
 	s->rings = calloc(ncpus, sizeof(*s->rings));
 	s->pfds = calloc(ncpus, sizeof(*s->pfds));
 	s->ring_cpu = calloc(ncpus, sizeof(*s->ring_cpu));
-	s->kept = calloc(ncpus, sizeof(*s->kept));
-	if (!s->fds || !s->rings || !s->pfds || !s->ring_cpu || !s->kept)
+	s->release = calloc(ncpus, sizeof(*s->release));
+	if (!s->fds || !s->rings || !s->pfds || !s->ring_cpu || !s->release)
 		goto out_close;
 	/* Wake when half the ring is full; the poll timeout bounds latency. */
 	a.wakeup_watermark = (uint32_t)(ring_pages * pg / 2);
@@ -345,7 +342,7 @@ void session__close(struct session *s)
 	free(s->rings);
 	free(s->pfds);
 	free(s->ring_cpu);
-	free(s->kept);
+	free(s->release);
 	free(s->lfds);
 	free(s->dfds);
 	free(s->xrings);
@@ -637,15 +634,23 @@ const struct perf_event_header *session__next(struct session *s)
 	return record_at(s, &s->q[s->next++]);
 }
 
+/* Where @r is given back to after a round that keeps its records from
+ * @from on (UINT64_MAX: none of them): there while they span a quarter
+ * of it at most (the kernel wakes the reader when half of it is
+ * written, which leaves a quarter to spare), else all it read. */
+static uint64_t release_point(const struct ring *r, uint64_t from)
+{
+	return from != UINT64_MAX && r->read - from <= r->size / 4 ? from
+								    : r->read;
+}
+
 /*
  * Moves what is left to the front of the queue.  Its records stay where
- * they are, but for those a ring cannot keep and one of an older round
- * still held (a round's every record is older than the limit of the
- * next, so only a caller that stopped early leaves one): they join this
- * round's arena before the other arena is emptied, and the rings are
- * given back what they no longer hold.  A ring keeps its records while
- * they span a quarter of it at most: the kernel wakes the reader when
- * half of it is written, which leaves a quarter to spare.
+ * they are, but for those of a ring given back past them and one of an
+ * older round still held (a round's every record is older than the
+ * limit of the next, so only a caller that stopped early leaves one):
+ * they join this round's arena before the other arena is emptied and
+ * the rings are given back what they no longer hold.
  */
 int session__keep_rest(struct session *s)
 {
@@ -654,17 +659,16 @@ int session__keep_rest(struct session *s)
 	struct arena *a = &s->arena[s->cur];
 
 	for (size_t r = 0; r < s->nrings; r++)
-		s->kept[r] = (struct kept){ UINT64_MAX, false };
+		s->release[r] = UINT64_MAX;
 	for (size_t i = done; i < s->nq; i++) {
 		const struct pending *p = &s->q[i];
 
 		if (p->which >= IN_RING &&
-		    p->off < s->kept[p->which - IN_RING].from)
-			s->kept[p->which - IN_RING].from = p->off;
+		    p->off < s->release[p->which - IN_RING])
+			s->release[p->which - IN_RING] = p->off;
 	}
 	for (size_t r = 0; r < s->nrings; r++)
-		s->kept[r].move = s->kept[r].from != UINT64_MAX &&
-			s->rings[r].read - s->kept[r].from > s->rings[r].size / 4;
+		s->release[r] = release_point(&s->rings[r], s->release[r]);
 	for (size_t i = done; i < s->nq; i++) {
 		struct pending *p = &s->q[i];
 		const struct perf_event_header *h = record_at(s, p);
@@ -677,8 +681,8 @@ int session__keep_rest(struct session *s)
 			memcpy(a->buf + a->len, h, h->size);
 			a->len += h->size;
 		} else if (p->which < IN_RING ||
-			   !s->kept[p->which - IN_RING].move) {
-			continue;
+			   p->off >= s->release[p->which - IN_RING]) {
+			continue;	/* where it is, and stays */
 		} else if (copy_out(s, a, h, &off)) {
 			return -ENOMEM;
 		}
@@ -688,9 +692,7 @@ int session__keep_rest(struct session *s)
 	for (size_t i = done; i < s->nq; i++)
 		s->q[i - done] = s->q[i];
 	for (size_t r = 0; r < s->nrings; r++)
-		ring__release(&s->rings[r], s->kept[r].move ||
-			      s->kept[r].from == UINT64_MAX ?
-			      s->rings[r].read : s->kept[r].from);
+		ring__release(&s->rings[r], s->release[r]);
 	s->arena[old].len = 0;
 	s->cur = old;
 	s->nq -= done;
