@@ -36,12 +36,12 @@
  */
 #include "binary/callsites.h"
 
-#include <capstone/capstone.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "binary/disasm.h"
 #include "common/grow.h"
 #include "common/hindex.h"
 
@@ -90,6 +90,7 @@ struct sweep {
 	struct module *m;
 	struct callsites *out;
 	size_t cap;
+	const struct disasm *d;
 	csh cs;
 	uint64_t func;		/* start of the current function; 0: none */
 	bool in_func;
@@ -520,7 +521,7 @@ static int sweep_pass(struct sweep *w)
 static int decode(struct sweep *w, uint64_t vaddr, const uint8_t *code,
 		  size_t size)
 {
-	cs_insn *in = cs_malloc(w->cs);
+	cs_insn *in = w->d->malloc(w->cs);
 	const uint8_t *p = code;
 	uint64_t addr = vaddr;
 
@@ -530,10 +531,10 @@ static int decode(struct sweep *w, uint64_t vaddr, const uint8_t *code,
 	while (size) {
 		if (grow(&w->insns, &w->insns_cap, w->ninsns + 1,
 			 sizeof(*w->insns), 1024)) {
-			cs_free(in, 1);
+			w->d->free(in, 1);
 			return -ENOMEM;
 		}
-		if (cs_disasm_iter(w->cs, &p, &size, &addr, in)) {
+		if (w->d->disasm_iter(w->cs, &p, &size, &addr, in)) {
 			w->insns[w->ninsns++] = classify(in);
 			continue;
 		}
@@ -543,7 +544,7 @@ static int decode(struct sweep *w, uint64_t vaddr, const uint8_t *code,
 		size--;
 		addr++;
 	}
-	cs_free(in, 1);
+	w->d->free(in, 1);
 	return 0;
 }
 
@@ -866,18 +867,20 @@ static int stubs_section(void *arg, uint64_t vaddr, const uint8_t *code,
 int callsites__scan(struct module *m, struct callsites *out)
 {
 	struct sweep w = { .m = m, .out = out };
+	const char *why;
 	int ret;
 
 	*out = (struct callsites){ 0 };
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &w.cs) != CS_ERR_OK)
+	w.d = disasm__capstone(&why);
+	if (!w.d || w.d->open(CS_ARCH_X86, CS_MODE_64, &w.cs) != CS_ERR_OK)
 		return -ENOTSUP;
-	cs_option(w.cs, CS_OPT_DETAIL, CS_OPT_ON);
+	w.d->option(w.cs, CS_OPT_DETAIL, CS_OPT_ON);
 	ret = module__code(m, stubs_section, &w);
 	if (!ret && w.nstubs)
 		qsort(w.stubs, w.nstubs, sizeof(*w.stubs), cmp_ref);
 	if (!ret)
 		ret = module__code(m, scan_section, &w);
-	cs_close(&w.cs);
+	w.d->close(&w.cs);
 	if (!ret)
 		ret = module__dynamic(m, on_dynamic, &w);
 	if (!ret)

@@ -21,6 +21,7 @@
 #include <zlib.h>
 
 #include "binary/module.h"
+#include "common/dynlib.h"
 
 #define DEBUGLINK_MAX_BYTES 4096
 /* module.c keeps 20 bytes of build-id, as hex */
@@ -129,6 +130,23 @@ static bool by_link(const char *path, const char *build_id, char *out,
 	return false;
 }
 
+/* libdebuginfod, loaded when a server is named (common/dynlib.h) */
+static struct debuginfod_fns {
+	__typeof__(debuginfod_begin) *begin;
+	__typeof__(debuginfod_find_debuginfo) *find_debuginfo;
+	__typeof__(debuginfod_end) *end;
+} dbgd;
+static const struct dynlib_fn dbgd_names[] = {
+	DYNLIB_FN(struct debuginfod_fns, begin, debuginfod_begin),
+	DYNLIB_FN(struct debuginfod_fns, find_debuginfo,
+		  debuginfod_find_debuginfo),
+	DYNLIB_FN(struct debuginfod_fns, end, debuginfod_end),
+};
+static struct dynlib dbgd_lib = {
+	"libdebuginfod.so.1", "libdebuginfod1", dbgd_names,
+	sizeof(dbgd_names) / sizeof(dbgd_names[0]), &dbgd,
+};
+
 /* debuginfod, when DEBUGINFOD_URLS names servers: the file it fetched
  * (or had cached) for @build_id. */
 static bool by_debuginfod(const char *build_id, char *out, size_t len)
@@ -138,15 +156,14 @@ static bool by_debuginfod(const char *build_id, char *out, size_t len)
 	char *path = NULL;
 	int fd;
 
-	if (!urls || !*urls || !*build_id)
+	if (!urls || !*urls || !*build_id || dynlib__load(&dbgd_lib))
 		return false;
-	client = debuginfod_begin();
+	client = dbgd.begin();
 	if (!client)
 		return false;
-	fd = debuginfod_find_debuginfo(client,
-				       (const unsigned char *)build_id, 0,
-				       &path);
-	debuginfod_end(client);
+	fd = dbgd.find_debuginfo(client, (const unsigned char *)build_id, 0,
+				 &path);
+	dbgd.end(client);
 	/* a server that did not answer (as opposed to one that has no such
 	 * file) is not asked again by this process or its children (the
 	 * lines worker): one DEBUGINFOD_TIMEOUT in all, not one a module */

@@ -4,9 +4,10 @@
  */
 #include "binary/frame.h"
 
-#include <capstone/capstone.h>
 #include <errno.h>
 #include <string.h>
+
+#include "binary/disasm.h"
 
 static bool is_reg(const cs_x86_op *op, x86_reg r)
 {
@@ -184,17 +185,20 @@ static const char *check(const cs_insn *ins, size_t n, uint64_t start,
 void frame__analyse(const uint8_t *code, size_t size, uint64_t vaddr,
 		    struct frame_info *out)
 {
+	const struct disasm *d;
 	cs_insn *ins = NULL;
 	size_t n = 0;
 	csh h;
 
 	memset(out, 0, sizeof(*out));
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK) {
+	if (!(d = disasm__capstone(&out->why)))
+		return;
+	if (d->open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK) {
 		out->why = "the disassembler failed to start";
 		return;
 	}
-	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
-	n = cs_disasm(h, code, size, vaddr, 0, &ins);
+	d->option(h, CS_OPT_DETAIL, CS_OPT_ON);
+	n = d->disasm(h, code, size, vaddr, 0, &ins);
 	if (!n)
 		out->why = "no instruction decodes";
 	else if (ins[n - 1].address + ins[n - 1].size != vaddr + size)
@@ -203,8 +207,8 @@ void frame__analyse(const uint8_t *code, size_t size, uint64_t vaddr,
 		out->why = check(ins, n, vaddr, vaddr + size, out);
 	out->safe = !out->why;
 	if (n)
-		cs_free(ins, n);
-	cs_close(&h);
+		d->free(ins, n);
+	d->close(&h);
 }
 
 int frame__encode_sub(int64_t frame, unsigned len, uint8_t *buf)

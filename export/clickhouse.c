@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/dynlib.h"
 #include "common/grow.h"
 
 #define CONNECT_TIMEOUT_S 5L
@@ -36,12 +37,45 @@ struct clickhouse {
 	char error[512];
 };
 
+/* libcurl, loaded by the first client (common/dynlib.h).  The setopt
+ * calls go through a pointer, so curl's compile-time check of their
+ * values' types (typecheck-gcc.h) no longer sees them. */
+static struct curl_fns {
+	__typeof__(curl_global_init) *global_init;
+	__typeof__(curl_easy_init) *easy_init;
+	__typeof__(curl_easy_cleanup) *easy_cleanup;
+	__typeof__(curl_easy_reset) *easy_reset;
+	__typeof__(curl_easy_setopt) *easy_setopt;
+	__typeof__(curl_easy_perform) *easy_perform;
+	__typeof__(curl_easy_getinfo) *easy_getinfo;
+	__typeof__(curl_easy_strerror) *easy_strerror;
+	__typeof__(curl_easy_escape) *easy_escape;
+	__typeof__(curl_free) *free;
+} libcurl;
+static const struct dynlib_fn curl_names[] = {
+	DYNLIB_FN(struct curl_fns, global_init, curl_global_init),
+	DYNLIB_FN(struct curl_fns, easy_init, curl_easy_init),
+	DYNLIB_FN(struct curl_fns, easy_cleanup, curl_easy_cleanup),
+	DYNLIB_FN(struct curl_fns, easy_reset, curl_easy_reset),
+	DYNLIB_FN(struct curl_fns, easy_setopt, curl_easy_setopt),
+	DYNLIB_FN(struct curl_fns, easy_perform, curl_easy_perform),
+	DYNLIB_FN(struct curl_fns, easy_getinfo, curl_easy_getinfo),
+	DYNLIB_FN(struct curl_fns, easy_strerror, curl_easy_strerror),
+	DYNLIB_FN(struct curl_fns, easy_escape, curl_easy_escape),
+	DYNLIB_FN(struct curl_fns, free, curl_free),
+};
+static struct dynlib curl_lib = {
+	"libcurl.so.4", "libcurl4", curl_names,
+	sizeof(curl_names) / sizeof(curl_names[0]), &libcurl,
+};
+
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static int global_ret;
 
 static void global_init(void)
 {
-	global_ret = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
+	global_ret = dynlib__load(&curl_lib) ? -1 :
+		     libcurl.global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
 }
 
 /* The database=NAME of @query (after '?'), into @out; 0, or -1 when it
@@ -94,8 +128,8 @@ struct clickhouse *clickhouse__new(const char *url, char *err, size_t len)
 	c = calloc(1, sizeof(*c));
 	if (!c || global_ret) {
 		free(c);
-		snprintf(err, len, "%s", global_ret ? "libcurl could not start" :
-			 "out of memory");
+		snprintf(err, len, "%s", !global_ret ? "out of memory" :
+			 *curl_lib.why ? curl_lib.why : "libcurl could not start");
 		return NULL;
 	}
 	q = strchr(url, '?');
@@ -114,7 +148,7 @@ struct clickhouse *clickhouse__new(const char *url, char *err, size_t len)
 	if (asprintf(&c->shown, "%.*s%s", (int)(host - url), url,
 		     at ? at + 1 : host) < 0)
 		c->shown = NULL;
-	c->curl = curl_easy_init();
+	c->curl = libcurl.easy_init();
 	if (!c->base || !c->shown || !c->curl) {
 		snprintf(err, len, "out of memory");
 		clickhouse__free(c);
@@ -128,7 +162,7 @@ void clickhouse__free(struct clickhouse *c)
 	if (!c)
 		return;
 	if (c->curl)
-		curl_easy_cleanup(c->curl);
+		libcurl.easy_cleanup(c->curl);
 	free(c->base);
 	free(c->shown);
 	free(c->reply);
@@ -204,7 +238,7 @@ int clickhouse__query_in(struct clickhouse *c, const char *database,
 	if (grow(&c->reply, &c->reply_cap, 1, 1, 4096))
 		goto nomem;
 	c->reply[0] = '\0';
-	if (body && !(q = curl_easy_escape(c->curl, sql, 0)))
+	if (body && !(q = libcurl.easy_escape(c->curl, sql, 0)))
 		goto nomem;
 	if (asprintf(&url, "%s/?database=%s%s%s%s%s", c->base, database,
 		     q ? "&query=" : "", q ? q : "", settings ? "&" : "",
@@ -212,26 +246,26 @@ int clickhouse__query_in(struct clickhouse *c, const char *database,
 		url = NULL;
 		goto nomem;
 	}
-	curl_easy_reset(c->curl);
-	curl_easy_setopt(c->curl, CURLOPT_URL, url);
-	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT_S);
-	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT, QUERY_TIMEOUT_S);
-	curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
-	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body ? body : sql);
-	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE,
+	libcurl.easy_reset(c->curl);
+	libcurl.easy_setopt(c->curl, CURLOPT_URL, url);
+	libcurl.easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	libcurl.easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+	libcurl.easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT_S);
+	libcurl.easy_setopt(c->curl, CURLOPT_TIMEOUT, QUERY_TIMEOUT_S);
+	libcurl.easy_setopt(c->curl, CURLOPT_POST, 1L);
+	libcurl.easy_setopt(c->curl, CURLOPT_POSTFIELDS, body ? body : sql);
+	libcurl.easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE,
 			 (curl_off_t)(body ? len : strlen(sql)));
-	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, c);
-	rc = curl_easy_perform(c->curl);
+	libcurl.easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
+	libcurl.easy_setopt(c->curl, CURLOPT_WRITEDATA, c);
+	rc = libcurl.easy_perform(c->curl);
 	if (rc != CURLE_OK) {
 		snprintf(c->error, sizeof(c->error), "%s: %s", c->shown,
 			 c->too_long ? "the reply is over 64 MiB" :
-			 curl_easy_strerror(rc));
+			 libcurl.easy_strerror(rc));
 		goto out;
 	}
-	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
+	libcurl.easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status != 200) {
 		char line[320];
 
@@ -246,7 +280,7 @@ int clickhouse__query_in(struct clickhouse *c, const char *database,
 nomem:
 	snprintf(c->error, sizeof(c->error), "out of memory");
 out:
-	curl_free(q);
+	libcurl.free(q);
 	free(url);
 	return ret;
 }
