@@ -218,10 +218,10 @@ static int prepare(struct store *st)
 		{ offsetof(struct store, ins_ctx_new),
 		  "INSERT INTO contexts (parent_id, function_id) VALUES (?, ?)"
 		  " ON CONFLICT DO NOTHING" },
-		{ offsetof(struct store, ins_node_new),
-		  "INSERT INTO path_nodes (map_id, parent_id, function_id,"
-		  " call_site, height, depth, self, total, context_id)"
-		  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING" },
+		{ offsetof(struct store, rows.sel_node),
+		  "SELECT id FROM path_nodes WHERE map_id = ? AND"
+		  " parent_id = ? AND function_id = ? AND call_site = ? AND"
+		  " height = ?" },
 		{ offsetof(struct store, ins_node),
 		  "INSERT INTO path_nodes (map_id, parent_id, function_id,"
 		  " call_site, height, depth, self, total, context_id)"
@@ -425,17 +425,17 @@ void store__close(struct store *st)
 		st->ins_func, st->sel_func, st->ins_cid, st->ins_pc, st->ins_kchain, st->ins_unres,
 		st->ins_thread, st->upd_run, st->ins_map, st->sel_map,
 		st->sel_ctx, st->ins_node, st->upd_node, st->ins_learned,
-		st->ins_counter, st->ins_ctx_new, st->ins_node_new,
+		st->ins_counter, st->ins_ctx_new,
 		st->ins_unknown, st->ins_inferred, st->ins_function,
 		st->ins_explained, st->ins_site };
 
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
 		sqlite3_finalize(stmts[i]);
+	store__paths_free(st);		/* its statements before the close */
 	sqlite3_close(st->db);
 	free(st->mods);
 	free(st->funcs);
 	hindex__free(&st->func_index);
-	free(st->nodes.v);
 	free(st->path);
 	free(st);
 }
@@ -536,8 +536,8 @@ static int cache_func(struct store *st, const struct func_slot *f)
 	return 0;
 }
 
-static int function_id(struct store *st, const struct module *m, uint64_t addr,
-		       const char *name, int64_t *id)
+int store__function_id(struct store *st, const struct module *m,
+			uint64_t addr, const char *name, int64_t *id)
 {
 	struct hindex_probe p = { HINDEX_NONE, 0 };
 	char display[512];
@@ -629,9 +629,8 @@ void store__forget_modules(struct store *st, const struct module *const *mods,
 	free(sorted);
 }
 
-/* The id of @prog's map for @run_id (0: training), created if needed. */
-static int map_id(struct store *st, const struct module *prog, int64_t run_id,
-		  int64_t *id)
+int store__map_id(struct store *st, const struct module *prog, int64_t run_id,
+		 int64_t *id)
 {
 	int64_t pid;
 
@@ -648,127 +647,6 @@ static int map_id(struct store *st, const struct module *prog, int64_t run_id,
 	return 0;
 }
 
-/* The ids of @pm's nodes for @run_id: kept from the last flush of the
- * same map and run, zero for nodes not written yet.  NULL: no memory. */
-static struct node_row *node_ids(struct store *st, const struct pathmap *pm,
-				 int64_t run_id)
-{
-	struct node_ids *c = &st->nodes;
-	size_t n = pathmap__size(pm), old = c->cap;
-
-	if (c->serial != pathmap__serial(pm) || c->run_id != run_id) {
-		if (c->v)
-			memset(c->v, 0, c->cap * sizeof(*c->v));
-		c->serial = pathmap__serial(pm);
-		c->run_id = run_id;
-	}
-	if (n > c->cap) {
-		if (grow(&c->v, &c->cap, n, sizeof(*c->v), 1024))
-			return NULL;
-		memset(c->v + old, 0, (c->cap - old) * sizeof(*c->v));
-	}
-	return c->v;
-}
-
-/* Adds @samples that run @run_id unwound whole, ending at node @id. */
-static int write_learned(struct store *st, int64_t run_id, int64_t id,
-			 uint64_t samples)
-{
-	sqlite3_stmt *s = st->ins_learned;
-
-	sqlite3_bind_int64(s, 1, run_id);
-	sqlite3_bind_int64(s, 2, id);
-	sqlite3_bind_int64(s, 3, (int64_t)samples);
-	return store__step_done(st, s, "writing the path map");
-}
-
-/* Binds a path_nodes row of @n to ins_node or ins_node_new. */
-static void bind_node(sqlite3_stmt *s, const struct pm_node *n, int64_t map,
-		      int64_t parent, int64_t fid, int64_t ctx)
-{
-	sqlite3_bind_int64(s, 1, map);
-	sqlite3_bind_int64(s, 2, parent);
-	sqlite3_bind_int64(s, 3, fid);
-	sqlite3_bind_int64(s, 4, (int64_t)n->call_site);
-	sqlite3_bind_int64(s, 5, n->height);
-	sqlite3_bind_int64(s, 6, n->depth);
-	sqlite3_bind_int64(s, 7, (int64_t)n->self);
-	sqlite3_bind_int64(s, 8, (int64_t)n->total);
-	sqlite3_bind_int64(s, 9, ctx);
-}
-
-/*
- * Adds the counts of @pm's nodes to the database, into the map of
- * @run_id (0: the map every run shares), and when @learned_run is not
- * 0, each path's samples as that run's own (run_learned).  Nodes come
- * parents first, so a parent's row id is known when its children are
- * written.  A root's id is its map's; a node seen before is one UPDATE,
- * a new one an INSERT, or, where another training run created the row
- * since, an upsert that returns its id.
- */
-static int write_paths(struct store *st, int64_t run_id, int64_t learned_run,
-		       struct pathmap *pm)
-{
-	struct node_row *ids;
-
-	if (!pathmap__size(pm))
-		return 0;
-	ids = node_ids(st, pm, run_id);
-	if (!ids) {
-		store__set_error(st, "writing the path map: out of memory");
-		return -1;
-	}
-	for (uint32_t i = 0; i < pathmap__size(pm); i++) {
-		const struct pm_node *n = pathmap__node(pm, i);
-		struct node_row *r = &ids[i], *parent, *root;
-		sqlite3_stmt *s;
-		int64_t fid;
-		int added;
-
-		if (n->parent == PM_NONE) {
-			if (!r->id && map_id(st, n->mod, n->fragment ?
-					     STORE_FRAGMENTS_RUN : run_id,
-					     &r->id))
-				return -1;
-			continue;
-		}
-		if (r->id && !n->self && !n->total)
-			continue;
-		if (r->id) {
-			s = st->upd_node;
-			sqlite3_bind_int64(s, 1, (int64_t)n->self);
-			sqlite3_bind_int64(s, 2, (int64_t)n->total);
-			sqlite3_bind_int64(s, 3, r->id);
-			if (store__step_done(st, s, "writing the path map") ||
-			    (learned_run && n->self &&
-			     write_learned(st, learned_run, r->id, n->self)))
-				return -1;
-			continue;
-		}
-		parent = &ids[n->parent];
-		root = &ids[n->root];
-		if (function_id(st, n->mod, n->func, n->name, &fid) ||
-		    store__context(st, parent == root ? 0 : parent->ctx, fid,
-				   &r->ctx))
-			return -1;
-		bind_node(st->ins_node_new, n, root->id,
-			  parent == root ? 0 : parent->id, fid, r->ctx);
-		added = store__insert_new(st, st->ins_node_new, &r->id,
-					  "writing the path map");
-		if (!added) {	/* another run wrote it since node_ids() */
-			bind_node(st->ins_node, n, root->id,
-				  parent == root ? 0 : parent->id, fid, r->ctx);
-			added = store__returning_id(st, st->ins_node, &r->id,
-					"writing the path map") ? -1 : 1;
-		}
-		if (added < 0 ||
-		    (learned_run && n->self &&
-		     write_learned(st, learned_run, r->id, n->self)))
-			return -1;
-	}
-	return 0;
-}
-
 /* Binds run @run_id and CID @k (its function named @func_name) to
  * columns 1-6 of @s: run, pid, tid, program, function, height, as the
  * cid_samples and kernel_chains inserts take them.  0 or -1. */
@@ -777,7 +655,7 @@ static int bind_cid(struct store *st, sqlite3_stmt *s, int64_t run_id,
 {
 	int64_t fid, pid;
 
-	if (function_id(st, k->mod, k->func, func_name, &fid) ||
+	if (store__function_id(st, k->mod, k->func, func_name, &fid) ||
 	    module_id(st, k->prog, &pid))
 		return -1;
 	sqlite3_bind_int64(s, 1, run_id);
@@ -826,7 +704,7 @@ static int write_counts(struct store *st, int64_t run_id,
 		sqlite3_stmt *s = st->ins_pc;
 		int64_t fid;
 
-		if (function_id(st, pcs[i].mod, pcs[i].func, pcs[i].func_name,
+		if (store__function_id(st, pcs[i].mod, pcs[i].func, pcs[i].func_name,
 				&fid))
 			return -1;
 		sqlite3_bind_int64(s, 1, run_id);
@@ -884,7 +762,7 @@ static int write_batch(struct store *st, int64_t run_id,
 		if (store__step_done(st, s, "writing run counters"))
 			return -1;
 	}
-	if (b->paths && write_paths(st, b->truth ? run_id : 0,
+	if (b->paths && store__write_paths(st, b->truth ? run_id : 0,
 				    b->truth ? 0 : run_id, b->paths))
 		return -1;
 	sqlite3_bind_int64(st->upd_run, 1, (int64_t)tot->samples);

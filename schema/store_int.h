@@ -15,6 +15,10 @@
 #include "common/hindex.h"
 #include "schema/store.h"
 
+/* Rows an INSERT of paths.c takes at most: 2^BATCH_LOG. */
+#define BATCH_LOG 5
+#define BATCH_MAX (1 << BATCH_LOG)
+
 struct func_slot {
 	const struct module *mod;
 	uint64_t addr;
@@ -47,7 +51,22 @@ struct store {
 	sqlite3_stmt *ins_module, *sel_module, *sel_build, *ins_func, *sel_func,
 		     *ins_cid, *ins_pc, *ins_kchain, *ins_unres, *ins_thread, *upd_run, *ins_map,
 		     *sel_map, *sel_ctx, *ins_node, *upd_node, *ins_learned,
-		     *ins_counter, *ins_ctx_new, *ins_node_new;
+		     *ins_counter, *ins_ctx_new;
+	/* paths.c's: a flush's new nodes and contexts, written by depth
+	 * in batches of up to BATCH_MAX rows an INSERT */
+	struct path_rows {
+		uint32_t *fresh, *order;	/* new nodes; by depth */
+		size_t fresh_cap, order_cap;
+		uint32_t *at;			/* the counting sort's */
+		size_t at_cap;
+		struct ctx_row { int64_t parent, fid, id; } *ctx;
+		size_t nctx, ctx_cap;		/* the flush's contexts */
+		struct hindex ctx_index;	/* over ctx */
+		int64_t next_node, next_ctx;	/* ids to give; 0: SQLite's */
+		bool probe_node, probe_ctx;	/* look rows up first */
+		sqlite3_stmt *ins_nodes[BATCH_LOG + 1], *ins_ctxs[BATCH_LOG + 1];
+		sqlite3_stmt *sel_node;
+	} rows;
 	/* prepared on first use by report_store.c */
 	sqlite3_stmt *ins_unknown, *ins_inferred, *ins_function, *ins_explained,
 		     *ins_site;
@@ -94,6 +113,23 @@ int store__ints(struct store *st, const char *what, int64_t *v, int nv,
 		const char *sql, const char *types, ...);
 /* Column @col as a string, "" for NULL. */
 const char *store__text(sqlite3_stmt *s, int col);
+
+/* The function row of address @addr of @m (named @name, or NULL),
+ * cached.  0 or -1. */
+int store__function_id(struct store *st, const struct module *m,
+			uint64_t addr, const char *name, int64_t *id);
+/* The id of @prog's map for @run_id (0: training), created if needed. */
+int store__map_id(struct store *st, const struct module *prog, int64_t run_id,
+		  int64_t *id);
+/* paths.c: adds the counts of @pm's nodes to the database, into the map
+ * of @run_id (0: the map every run shares), and when @learned_run is
+ * not 0, each path's samples as that run's own (run_learned).  0 or -1.
+ * Inside the flush's transaction. */
+int store__write_paths(struct store *st, int64_t run_id, int64_t learned_run,
+		       struct pathmap *pm);
+/* Frees what store__write_paths keeps between flushes and finalizes
+ * its statements: before the connection closes. */
+void store__paths_free(struct store *st);
 
 /* The module row of (@path, @build): the one of that build-id whatever
  * its path, else the one of that path (created if needed).  0 or -1. */

@@ -251,6 +251,158 @@ static void test_store(void)
 	unlink(db);
 }
 
+/* The checks every written map passes: each row's parent is there and
+ * written before it, each row's context is its own function under its
+ * parent's context, and no two contexts are one. */
+static void check_rows(const char *db, const char *what)
+{
+	is_int(query(db, "SELECT count(*) FROM path_nodes n LEFT JOIN"
+		     " path_nodes p ON p.id = n.parent_id WHERE n.parent_id"
+		     " != 0 AND (p.id IS NULL OR p.id >= n.id OR"
+		     " p.depth != n.depth - 1 OR p.map_id != n.map_id)"), 0,
+	       "%s: every row's parent is there, written before it", what);
+	is_int(query(db, "SELECT count(*) FROM path_nodes n JOIN contexts c"
+		     " ON c.id = n.context_id LEFT JOIN path_nodes p ON"
+		     " p.id = n.parent_id WHERE c.function_id != n.function_id"
+		     " OR c.parent_id != COALESCE(p.context_id, 0)"), 0,
+	       "%s: every row's context is its function under its parent's",
+	       what);
+	is_int(query(db, "SELECT count(*) FROM path_nodes n LEFT JOIN"
+		     " contexts c ON c.id = n.context_id WHERE c.id IS NULL"),
+	       0, "%s: no row without its context", what);
+	is_int(query(db, "SELECT count(*) FROM (SELECT 1 FROM contexts"
+		     " GROUP BY parent_id, function_id HAVING count(*) > 1)"),
+	       0, "%s: no context twice", what);
+}
+
+/* Paths @from to @from + @n of a wide tree: 0x100 calls 0x50, which
+ * calls one function from each of its call sites (0x2000 from the
+ * first two), which calls 0x900. */
+static void add_wide(struct pathmap *pm, const struct module *prog, int n,
+		     int from)
+{
+	for (int i = from; i < from + n; i++) {
+		uint64_t fn = i < 2 ? 0x2000 : 0x2000 + 16 * (uint64_t)i;
+		struct path_frame p[] = { F(0x100, 0x1, 8),
+					  F(0x50, 0x101 + (uint64_t)i, 16),
+					  F(fn, fn + 5, 64),
+					  F(0x900, 0x905, 128) };
+
+		pathmap__add(pm, prog, p, 4, NULL);
+	}
+}
+
+/*
+ * The nodes of a flush go in by depth, many rows an INSERT: a depth
+ * wider than a batch, a chain deeper than one, a second run meeting the
+ * rows the first wrote (their counts added, no row twice), another
+ * program sharing the contexts, and tables whose ids are used up.
+ */
+static void test_batches(void)
+{
+	char db[] = "/tmp/icppd-batch-XXXXXX", err[512];
+	int fd = mkstemp(db);
+	struct module *other = module__open("/bin/sh");
+	struct pathmap *pm = pathmap__new(100000);
+	struct path_frame chain[300];
+	struct store_batch batch = { .paths = pm };
+	struct run_info ri = { "train", "t", 0, "cpu-clock", "cpu-clock", 0, 0,
+			       1000 };
+	struct store *st;
+	int64_t run;
+
+	close(fd);
+	unlink(db);
+	st = store__open(db, err, sizeof(err));
+	store__begin_run(st, &ri, &run);
+	add_wide(pm, mod, 100, 0);
+	for (int i = 0; i < 300; i++)
+		chain[i] = (struct path_frame)F(0x3000 + 16 * (uint64_t)i,
+						0x3005 + 16 * (uint64_t)i,
+						8 * (i + 1));
+	pathmap__add(pm, mod, chain, 300, NULL);
+	is_int(store__flush(st, run, &batch), 0, "a wide and deep map flushes");
+	/* wide: 1 + 1 + 100 + 100, chain 300 */
+	is_int(query(db, "SELECT count(*) FROM path_nodes"), 502,
+	       "502 rows");
+	is_int(query(db, "SELECT count(*) FROM contexts"), 500,
+	       "500 contexts: one function at two call sites is one");
+	is_int(query(db, "SELECT sum(self) FROM path_nodes"), 101,
+	       "101 samples");
+	is_int(query(db, "SELECT max(depth) FROM path_nodes"), 300,
+	       "the chain 300 deep");
+	check_rows(db, "first flush");
+
+	/* the next flush: the chain again, a new depth under it, new and
+	 * old siblings */
+	pathmap__add(pm, mod, chain, 300, NULL);
+	add_wide(pm, mod, 40, 90);
+	is_int(store__flush(st, run, &batch), 0, "the next flush");
+	is_int(query(db, "SELECT count(*) FROM path_nodes"), 562,
+	       "30 paths of 2 new rows");
+	is_int(query(db, "SELECT sum(self) FROM path_nodes"), 142,
+	       "41 samples more");
+	check_rows(db, "next flush");
+
+	/* another run: a new map in memory, whose rows are mostly there */
+	store__close(st);
+	pathmap__free(pm);
+	pm = pathmap__new(100000);
+	batch.paths = pm;
+	st = store__open(db, err, sizeof(err));
+	store__begin_run(st, &ri, &run);
+	add_wide(pm, mod, 200, 0);
+	pathmap__add(pm, mod, chain, 250, NULL);
+	is_int(store__flush(st, run, &batch), 0, "a second run flushes");
+	is_int(query(db, "SELECT count(*) FROM path_nodes"), 702,
+	       "70 paths of 2 new rows");
+	is_int(query(db, "SELECT sum(self) FROM path_nodes"), 343,
+	       "201 samples more");
+	is_int(query(db, "SELECT total FROM path_nodes WHERE depth = 1 AND"
+		     " function_id = (SELECT id FROM functions WHERE address ="
+		     " 256)"), 340, "the shared outermost frame counts all");
+	check_rows(db, "second run");
+
+	/* another program: its own map, the same contexts */
+	ok(other != NULL, "/bin/sh as another program");
+	add_wide(pm, other, 5, 0);
+	is_int(store__flush(st, run, &batch), 0, "another program flushes");
+	is_int(query(db, "SELECT count(*) FROM path_maps"), 2, "two maps");
+	is_int(query(db, "SELECT count(*) FROM contexts"), 700,
+	       "its contexts were there");
+	is_int(query(db, "SELECT count(*) FROM path_nodes n JOIN path_maps"
+		     " pm ON pm.id = n.map_id JOIN modules m ON m.id ="
+		     " pm.program_id WHERE m.path = '/bin/sh'"), 12,
+	       "its 12 rows");
+	check_rows(db, "another program");
+	store__close(st);
+
+	/* ids used up: SQLite picks them, one row at a time */
+	query(db, "INSERT INTO contexts VALUES (9223372036854775800, -5, 1)");
+	query(db, "INSERT INTO path_nodes VALUES (9223372036854775800,"
+	      " 1, -5, 1, 9223372036854775800, 0, 0, 1, 0, 0)");
+	pathmap__free(pm);
+	pm = pathmap__new(100000);
+	batch.paths = pm;
+	st = store__open(db, err, sizeof(err));
+	store__begin_run(st, &ri, &run);
+	add_wide(pm, mod, 30, 300);
+	is_int(store__flush(st, run, &batch), 0,
+	       "ids near 2^63: the flush goes on");
+	is_int(query(db, "SELECT count(*) FROM path_nodes WHERE parent_id"
+		     " != -5"), 774, "30 paths of 2 new rows");
+	is_int(query(db, "SELECT count(*) FROM path_nodes n LEFT JOIN"
+		     " path_nodes p ON p.id = n.parent_id WHERE n.parent_id"
+		     " > 0 AND p.id IS NULL"), 0, "every row's parent there");
+	is_int(query(db, "SELECT count(*) FROM path_nodes n JOIN contexts c"
+		     " ON c.id = n.context_id WHERE c.function_id !="
+		     " n.function_id"), 0, "each row's context its function");
+	store__close(st);
+	pathmap__free(pm);
+	module__free(other);
+	unlink(db);
+}
+
 int main(void)
 {
 	struct module *m = module__open("/proc/self/exe");
@@ -261,6 +413,7 @@ int main(void)
 	test_after_another();
 	test_one_path();
 	test_store();
+	test_batches();
 	module__free(m);
 	return tap_done();
 }

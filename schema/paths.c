@@ -1,0 +1,596 @@
+/*
+ * paths.c - a path map's nodes into path_nodes and contexts, at each
+ * flush (store__write_paths, store_int.h).
+ *
+ * A node written at an earlier flush of the same run is one UPDATE of
+ * its counts.  New nodes go in by the batch, up to BATCH_MAX rows an
+ * INSERT, one depth at a time, so that every row's parent has its id
+ * when the row is bound.  One statement of 32 rows pays SQLite's
+ * per-statement work (the VDBE's start and halt, the statement
+ * journal, the bindings' reset) once, not 32 times: a replay of the
+ * 22,258 nodes and 21,742 contexts of a first record of clang++ took
+ * 47 ms a row at a time and 34 ms so.
+ *
+ * Their ids are chosen here, above the tables' largest at the flush
+ * (which holds the write lock: nobody else inserts meanwhile), so that
+ * a batch needs no ids back.  A batch that takes fewer rows than it
+ * had found some there already (a context another map shares; a node an
+ * earlier run learned, which a second record of a program meets at
+ * every node): then each row's id is looked up by its key, and a node
+ * that was there gets its counts added.  Where the ids run out (a
+ * crafted table whose largest id is near 2^63), rows go one at a time
+ * and SQLite picks each id.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/grow.h"
+#include "common/hindex.h"
+#include "inference/pathmap.h"
+#include "schema/store_int.h"
+
+/* The room above a table's largest id that a flush needs for choosing
+ * its rows' (far more than it writes); with less, SQLite picks them. */
+#define IDS_ROOM ((int64_t)1 << 40)
+
+/* The ids of @pm's nodes for @run_id: kept from the last flush of the
+ * same map and run, zero for nodes not written yet.  NULL: no memory. */
+static struct node_row *node_ids(struct store *st, const struct pathmap *pm,
+				 int64_t run_id)
+{
+	struct node_ids *c = &st->nodes;
+	size_t n = pathmap__size(pm), old = c->cap;
+
+	if (c->serial != pathmap__serial(pm) || c->run_id != run_id) {
+		if (c->v)
+			memset(c->v, 0, c->cap * sizeof(*c->v));
+		c->serial = pathmap__serial(pm);
+		c->run_id = run_id;
+	}
+	if (n > c->cap) {
+		if (grow(&c->v, &c->cap, n, sizeof(*c->v), 1024))
+			return NULL;
+		memset(c->v + old, 0, (c->cap - old) * sizeof(*c->v));
+	}
+	return c->v;
+}
+
+/* Adds @samples that run @run_id unwound whole, ending at node @id. */
+static int write_learned(struct store *st, int64_t run_id, int64_t id,
+			 uint64_t samples)
+{
+	sqlite3_stmt *s = st->ins_learned;
+
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_int64(s, 2, id);
+	sqlite3_bind_int64(s, 3, (int64_t)samples);
+	return store__step_done(st, s, "writing the path map");
+}
+
+/* Adds @n's counts to row @id. */
+static int add_counts(struct store *st, const struct pm_node *n, int64_t id)
+{
+	sqlite3_stmt *s = st->upd_node;
+
+	if (!n->self && !n->total)
+		return 0;
+	sqlite3_bind_int64(s, 1, (int64_t)n->self);
+	sqlite3_bind_int64(s, 2, (int64_t)n->total);
+	sqlite3_bind_int64(s, 3, id);
+	return store__step_done(st, s, "writing the path map");
+}
+
+/* The first of @n ids from *@next, the table's next free one (a flush
+ * writes fewer than 2^32 rows, IDS_ROOM and more fit above it); 0:
+ * SQLite picks them. */
+static int64_t take_ids(int64_t *next, size_t n)
+{
+	int64_t id = *next;
+
+	if (id)
+		*next += (int64_t)n;
+	return id;
+}
+
+/* The statement that inserts 2^@k rows of @ncols (at most 16) columns
+ * into @table (@cols), prepared at its first use. */
+static sqlite3_stmt *batch_stmt(struct store *st, sqlite3_stmt **slot,
+				const char *table, const char *cols,
+				int ncols, int k)
+{
+	char sql[4096], row[40];
+	size_t len, rl = 0;
+
+	if (*slot)
+		return *slot;
+	row[rl++] = '(';
+	for (int c = 0; c < ncols && c < 16; c++) {
+		if (c)
+			row[rl++] = ',';
+		row[rl++] = '?';
+	}
+	row[rl++] = ')';
+	len = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO %s (%s) VALUES ",
+			       table, cols);
+	for (int r = 0; r < 1 << k && len + rl + 32 < sizeof(sql); r++) {
+		if (r)
+			sql[len++] = ',';
+		memcpy(sql + len, row, rl);
+		len += rl;
+	}
+	snprintf(sql + len, sizeof(sql) - len, " ON CONFLICT DO NOTHING");
+	if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+			       slot, NULL)) {
+		store__db_error(st, "writing the path map");
+		return NULL;
+	}
+	return *slot;
+}
+
+typedef void (*bind_row_fn)(void *arg, size_t row, sqlite3_stmt *s,
+			    int first);
+
+/* Inserts rows [0, @n) of @arg, each bound by @bind, in statements of
+ * 2^k rows (largest first); the rows the table took in *@took. */
+static int insert_rows(struct store *st, sqlite3_stmt **stmts,
+		       const char *table, const char *cols, int ncols,
+		       size_t n, bind_row_fn bind, void *arg, size_t *took)
+{
+	size_t done = 0;
+
+	*took = 0;
+	for (int k = BATCH_LOG; k >= 0; k--)
+		while (n - done >= (size_t)1 << k) {
+			sqlite3_stmt *s = batch_stmt(st, &stmts[BATCH_LOG - k],
+						     table, cols, ncols, k);
+
+			if (!s)
+				return -1;
+			for (size_t r = 0; r < (size_t)1 << k; r++)
+				bind(arg, done + r, s, (int)r * ncols + 1);
+			if (store__step_done(st, s, "writing the path map"))
+				return -1;
+			*took += (size_t)sqlite3_changes(st->db);
+			done += (size_t)1 << k;
+		}
+	return 0;
+}
+
+/* ---- contexts ---- */
+
+static uint64_t ctx_hash(int64_t parent, int64_t fid)
+{
+	return hindex__mix(hindex__mix(7, (uint64_t)parent), (uint64_t)fid);
+}
+
+/* The entry of context (@parent, @fid) this flush met, or HINDEX_NONE. */
+static uint32_t ctx_find(struct path_rows *pr, int64_t parent, int64_t fid)
+{
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	uint32_t i;
+
+	while ((i = hindex__next(&pr->ctx_index, &p, ctx_hash(parent, fid))) !=
+	       HINDEX_NONE)
+		if (pr->ctx[i].parent == parent && pr->ctx[i].fid == fid)
+			return i;
+	return HINDEX_NONE;
+}
+
+static int ctx_add(struct path_rows *pr, int64_t parent, int64_t fid,
+		   uint32_t *entry)
+{
+	if (pr->nctx >= UINT32_MAX - 1 ||
+	    grow(&pr->ctx, &pr->ctx_cap, pr->nctx + 1, sizeof(*pr->ctx),
+		 1024) ||
+	    hindex__insert(&pr->ctx_index, ctx_hash(parent, fid),
+			   (uint32_t)pr->nctx))
+		return -1;
+	pr->ctx[pr->nctx] = (struct ctx_row){ parent, fid, 0 };
+	*entry = (uint32_t)pr->nctx++;
+	return 0;
+}
+
+struct ctx_batch {
+	struct path_rows *pr;
+	const uint32_t *entries;
+};
+
+static void bind_ctx(void *arg, size_t row, sqlite3_stmt *s, int first)
+{
+	struct ctx_batch *b = arg;
+	const struct ctx_row *c = &b->pr->ctx[b->entries[row]];
+
+	if (c->id)
+		sqlite3_bind_int64(s, first, c->id);
+	else
+		sqlite3_bind_null(s, first);
+	sqlite3_bind_int64(s, first + 1, c->parent);
+	sqlite3_bind_int64(s, first + 2, c->fid);
+}
+
+/* Steps a SELECT of one id: 1 with the id in *@id, 0 when there is no
+ * row, -1 on an error. */
+static int lookup(struct store *st, sqlite3_stmt *s, int64_t *id)
+{
+	int rc = sqlite3_step(s);
+
+	if (rc == SQLITE_ROW)
+		*id = sqlite3_column_int64(s, 0);
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store__db_error(st, "writing the path map");
+	return rc == SQLITE_ROW;
+}
+
+/* Context @c's row, if there is one: 1 (its id in c->id), 0, -1. */
+static int ctx_lookup(struct store *st, struct ctx_row *c)
+{
+	sqlite3_bind_int64(st->sel_ctx, 1, c->parent);
+	sqlite3_bind_int64(st->sel_ctx, 2, c->fid);
+	return lookup(st, st->sel_ctx, &c->id);
+}
+
+/*
+ * Writes the contexts of @entries (new to this flush; the array is
+ * reused); each entry's id is the row's after, whether this wrote it
+ * or found it.  Where the last batch found rows there, each is looked
+ * up first (a second record of a program has most), until a batch
+ * finds none.
+ */
+static int write_contexts(struct store *st, uint32_t *entries, size_t n)
+{
+	struct path_rows *pr = &st->rows;
+	struct ctx_batch b = { pr, entries };
+	int64_t first;
+	size_t took, m = 0;
+
+	if (pr->probe_ctx) {
+		for (size_t i = 0; i < n; i++) {
+			int found = ctx_lookup(st, &pr->ctx[entries[i]]);
+
+			if (found < 0)
+				return -1;
+			if (!found)
+				entries[m++] = entries[i];
+		}
+		pr->probe_ctx = m < n;
+		if (!(n = m))
+			return 0;
+	}
+	first = take_ids(&pr->next_ctx, n);
+	for (size_t i = 0; i < n; i++)
+		pr->ctx[entries[i]].id = first ? first + (int64_t)i : 0;
+	if (insert_rows(st, pr->ins_ctxs, "contexts",
+			"id, parent_id, function_id", 3, n, bind_ctx, &b,
+			&took))
+		return -1;
+	if (first && took == n)
+		return 0;
+	if (!first && n == 1 && took == 1) {
+		pr->ctx[entries[0]].id = sqlite3_last_insert_rowid(st->db);
+		return 0;
+	}
+	pr->probe_ctx = true;
+	for (size_t i = 0; i < n; i++)		/* some were there */
+		if (ctx_lookup(st, &pr->ctx[entries[i]]) <= 0)
+			return store__db_error(st, "writing the path map");
+	return 0;
+}
+
+/* ---- nodes ---- */
+
+struct node_batch {
+	struct pathmap *pm;
+	const struct node_row *ids;
+	const uint32_t *idx;
+	const int64_t *fids;
+};
+
+/* The columns of a row of node @n: its map, its parent's row (0 under
+ * the root) and its function. */
+static void node_key(const struct node_batch *b, uint32_t i, int64_t *map,
+		     int64_t *parent)
+{
+	const struct pm_node *n = pathmap__node(b->pm, i);
+
+	*map = b->ids[n->root].id;
+	*parent = n->parent == n->root ? 0 : b->ids[n->parent].id;
+}
+
+static void bind_node(void *arg, size_t row, sqlite3_stmt *s, int first)
+{
+	struct node_batch *b = arg;
+	uint32_t i = b->idx[row];
+	const struct pm_node *n = pathmap__node(b->pm, i);
+	int64_t map, parent;
+
+	node_key(b, i, &map, &parent);
+	if (b->ids[i].id)
+		sqlite3_bind_int64(s, first, b->ids[i].id);
+	else
+		sqlite3_bind_null(s, first);
+	sqlite3_bind_int64(s, first + 1, map);
+	sqlite3_bind_int64(s, first + 2, parent);
+	sqlite3_bind_int64(s, first + 3, b->fids[row]);
+	sqlite3_bind_int64(s, first + 4, (int64_t)n->call_site);
+	sqlite3_bind_int64(s, first + 5, n->height);
+	sqlite3_bind_int64(s, first + 6, n->depth);
+	sqlite3_bind_int64(s, first + 7, (int64_t)n->self);
+	sqlite3_bind_int64(s, first + 8, (int64_t)n->total);
+	sqlite3_bind_int64(s, first + 9, b->ids[i].ctx);
+}
+
+/* The row of node @row of @b, if there is one: 1 (its id in *@id), 0,
+ * -1. */
+static int node_lookup(struct store *st, const struct node_batch *b,
+		       size_t row, int64_t *id)
+{
+	const struct pm_node *n = pathmap__node(b->pm, b->idx[row]);
+	sqlite3_stmt *s = st->rows.sel_node;
+	int64_t map, parent;
+
+	node_key(b, b->idx[row], &map, &parent);
+	sqlite3_bind_int64(s, 1, map);
+	sqlite3_bind_int64(s, 2, parent);
+	sqlite3_bind_int64(s, 3, b->fids[row]);
+	sqlite3_bind_int64(s, 4, (int64_t)n->call_site);
+	sqlite3_bind_int64(s, 5, n->height);
+	return lookup(st, s, id);
+}
+
+/* The nodes of @b found there (their ids set and counts added), and
+ * into @idx and @fids (*@m of them) those not: write_contexts() says
+ * when a batch looks first. */
+static int probe_nodes(struct store *st, struct node_row *ids,
+		       const struct node_batch *b, size_t n, uint32_t *idx,
+		       int64_t *fids, size_t *m)
+{
+	*m = 0;
+	for (size_t r = 0; r < n; r++) {
+		uint32_t i = b->idx[r];
+		int found = node_lookup(st, b, r, &ids[i].id);
+
+		if (found < 0 || (found &&
+				  add_counts(st, pathmap__node(b->pm, i),
+					     ids[i].id)))
+			return -1;
+		if (!found) {
+			idx[*m] = i;
+			fids[(*m)++] = b->fids[r];
+		}
+	}
+	st->rows.probe_node = *m < n;
+	return 0;
+}
+
+/* Writes the rows of @b's @n nodes (one depth, their contexts written):
+ * each node's id is its row's after, and a row that was there before
+ * gets the node's counts added.  Looks first as write_contexts() does. */
+static int write_nodes(struct store *st, struct node_row *ids,
+		       const struct node_batch *b, size_t n)
+{
+	struct path_rows *pr = &st->rows;
+	uint32_t idx[BATCH_MAX];
+	int64_t fids[BATCH_MAX], first, given;
+	struct node_batch left = { b->pm, ids, idx, fids };
+	size_t took;
+
+	if (pr->probe_node) {
+		if (probe_nodes(st, ids, b, n, idx, fids, &n))
+			return -1;
+		if (!n)
+			return 0;
+	} else {
+		memcpy(idx, b->idx, n * sizeof(*idx));
+		memcpy(fids, b->fids, n * sizeof(*fids));
+	}
+	first = take_ids(&pr->next_node, n);
+	for (size_t r = 0; r < n; r++)
+		ids[idx[r]].id = first ? first + (int64_t)r : 0;
+	if (insert_rows(st, pr->ins_nodes, "path_nodes", "id, map_id,"
+			" parent_id, function_id, call_site, height, depth,"
+			" self, total, context_id", 10, n, bind_node, &left,
+			&took))
+		return -1;
+	if (first && took == n)
+		return 0;
+	if (!first && n == 1 && took == 1) {
+		ids[idx[0]].id = sqlite3_last_insert_rowid(st->db);
+		return 0;
+	}
+	pr->probe_node = true;
+	for (size_t r = 0; r < n; r++) {	/* some were there */
+		given = ids[idx[r]].id;
+		if (node_lookup(st, &left, r, &ids[idx[r]].id) <= 0)
+			return store__db_error(st, "writing the path map");
+		if ((!given || ids[idx[r]].id != given) &&
+		    add_counts(st, pathmap__node(b->pm, idx[r]),
+			       ids[idx[r]].id))
+			return -1;
+	}
+	return 0;
+}
+
+/* Writes new nodes @idx[0, @n), all of one depth, and their contexts. */
+static int write_depth(struct store *st, struct pathmap *pm,
+		       struct node_row *ids, const uint32_t *idx, size_t n,
+		       int64_t learned_run)
+{
+	struct path_rows *pr = &st->rows;
+	uint32_t entry[BATCH_MAX], fresh[BATCH_MAX];
+	int64_t fids[BATCH_MAX];
+	struct node_batch b = { pm, ids, idx, fids };
+	size_t nfresh = 0;
+
+	for (size_t r = 0; r < n; r++) {
+		const struct pm_node *nd = pathmap__node(pm, idx[r]);
+		int64_t pctx = nd->parent == nd->root ? 0 :
+			       ids[nd->parent].ctx;
+
+		if (store__function_id(st, nd->mod, nd->func, nd->name,
+				       &fids[r]))
+			return -1;
+		entry[r] = ctx_find(pr, pctx, fids[r]);
+		if (entry[r] != HINDEX_NONE)
+			continue;
+		if (ctx_add(pr, pctx, fids[r], &entry[r])) {
+			store__set_error(st, "writing the path map: out of "
+					 "memory");
+			return -1;
+		}
+		fresh[nfresh++] = entry[r];
+	}
+	if (nfresh && write_contexts(st, fresh, nfresh))
+		return -1;
+	for (size_t r = 0; r < n; r++)
+		ids[idx[r]].ctx = pr->ctx[entry[r]].id;
+	if (write_nodes(st, ids, &b, n))
+		return -1;
+	for (size_t r = 0; r < n; r++) {
+		const struct pm_node *nd = pathmap__node(pm, idx[r]);
+
+		if (learned_run && nd->self &&
+		    write_learned(st, learned_run, ids[idx[r]].id, nd->self))
+			return -1;
+	}
+	return 0;
+}
+
+/* The id above the largest of @table's (0: SQLite picks them, where the
+ * largest leaves no room). */
+static int next_id(struct store *st, const char *table, int64_t *next)
+{
+	char sql[80];
+	int64_t max = 0;
+
+	snprintf(sql, sizeof(sql), "SELECT COALESCE(MAX(id), 0) FROM %s",
+		 table);
+	if (store__ints(st, "writing the path map", &max, 1, sql, "") < 0)
+		return -1;
+	*next = max < INT64_MAX - IDS_ROOM ? (max > 0 ? max : 0) + 1 : 0;
+	return 0;
+}
+
+/* The nodes of @pm not written yet into st->rows.order, by depth (a
+ * counting sort, stable: parents come before their children). */
+static int order_new(struct store *st, struct pathmap *pm,
+		     const uint32_t *fresh, size_t n)
+{
+	struct path_rows *pr = &st->rows;
+	uint32_t maxd = 0;
+
+	for (size_t k = 0; k < n; k++)
+		if (pathmap__node(pm, fresh[k])->depth > maxd)
+			maxd = pathmap__node(pm, fresh[k])->depth;
+	if (grow(&pr->order, &pr->order_cap, n + 1, sizeof(*pr->order),
+		 1024) ||
+	    grow(&pr->at, &pr->at_cap, (size_t)maxd + 2, sizeof(*pr->at),
+		 1024))
+		return -1;
+	memset(pr->at, 0, ((size_t)maxd + 2) * sizeof(*pr->at));
+	for (size_t k = 0; k < n; k++)
+		pr->at[pathmap__node(pm, fresh[k])->depth + 1]++;
+	for (uint32_t d = 1; d <= maxd + 1; d++)
+		pr->at[d] += pr->at[d - 1];
+	for (size_t k = 0; k < n; k++)
+		pr->order[pr->at[pathmap__node(pm, fresh[k])->depth]++] =
+			fresh[k];
+	return 0;
+}
+
+/* Roots and the nodes written before: roots get their maps' ids, a
+ * node written before its counts; the others' indexes, in the map's
+ * order, into st->rows.fresh (*@n of them). */
+static int write_known(struct store *st, struct pathmap *pm,
+		       struct node_row *ids, int64_t run_id,
+		       int64_t learned_run, size_t *n)
+{
+	struct path_rows *pr = &st->rows;
+
+	*n = 0;
+	for (uint32_t i = 0; i < pathmap__size(pm); i++) {
+		const struct pm_node *nd = pathmap__node(pm, i);
+		struct node_row *r = &ids[i];
+
+		if (nd->parent == PM_NONE) {
+			if (!r->id && store__map_id(st, nd->mod, nd->fragment ?
+						    STORE_FRAGMENTS_RUN :
+						    run_id, &r->id))
+				return -1;
+		} else if (!r->id) {
+			if (grow(&pr->fresh, &pr->fresh_cap, *n + 1,
+				 sizeof(*pr->fresh), 1024)) {
+				store__set_error(st, "writing the path map: "
+						 "out of memory");
+				return -1;
+			}
+			pr->fresh[(*n)++] = i;
+		} else if (add_counts(st, nd, r->id) ||
+			   (learned_run && nd->self &&
+			    write_learned(st, learned_run, r->id, nd->self))) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int store__write_paths(struct store *st, int64_t run_id, int64_t learned_run,
+		       struct pathmap *pm)
+{
+	struct path_rows *pr = &st->rows;
+	struct node_row *ids;
+	size_t n, batch;
+
+	if (!pathmap__size(pm))
+		return 0;
+	ids = node_ids(st, pm, run_id);
+	if (!ids) {
+		store__set_error(st, "writing the path map: out of memory");
+		return -1;
+	}
+	if (write_known(st, pm, ids, run_id, learned_run, &n))
+		return -1;
+	if (!n)
+		return 0;
+	if (order_new(st, pm, pr->fresh, n)) {
+		store__set_error(st, "writing the path map: out of memory");
+		return -1;
+	}
+	if (next_id(st, "path_nodes", &pr->next_node) ||
+	    next_id(st, "contexts", &pr->next_ctx))
+		return -1;
+	pr->nctx = 0;
+	hindex__clear(&pr->ctx_index);
+	pr->probe_ctx = pr->probe_node = false;
+	batch = pr->next_node && pr->next_ctx ? BATCH_MAX : 1;
+	for (size_t k = 0, m; k < n; k += m) {
+		uint32_t depth = pathmap__node(pm, pr->order[k])->depth;
+
+		for (m = 1; k + m < n && m < batch &&
+			    pathmap__node(pm, pr->order[k + m])->depth == depth;
+		     m++)
+			;
+		if (write_depth(st, pm, ids, pr->order + k, m, learned_run))
+			return -1;
+	}
+	return 0;
+}
+
+void store__paths_free(struct store *st)
+{
+	struct path_rows *pr = &st->rows;
+
+	for (int k = 0; k <= BATCH_LOG; k++) {
+		sqlite3_finalize(pr->ins_nodes[k]);
+		sqlite3_finalize(pr->ins_ctxs[k]);
+	}
+	sqlite3_finalize(pr->sel_node);
+	free(pr->fresh);
+	free(pr->order);
+	free(pr->at);
+	free(pr->ctx);
+	hindex__free(&pr->ctx_index);
+	free(st->nodes.v);
+}
