@@ -35,7 +35,9 @@
 #define IDS_ROOM ((int64_t)1 << 40)
 
 /* The ids of @pm's nodes for @run_id: kept from the last flush of the
- * same map and run, zero for nodes not written yet.  NULL: no memory. */
+ * same map and run, zero for nodes not written yet (and the contexts
+ * met, kept as long: no one deletes a context, and a flush that rolls
+ * back drops both, store.c's drop_caches()).  NULL: no memory. */
 static struct node_row *node_ids(struct store *st, const struct pathmap *pm,
 				 int64_t run_id)
 {
@@ -47,6 +49,8 @@ static struct node_row *node_ids(struct store *st, const struct pathmap *pm,
 			memset(c->v, 0, c->cap * sizeof(*c->v));
 		c->serial = pathmap__serial(pm);
 		c->run_id = run_id;
+		st->rows.nctx = 0;
+		hindex__clear(&st->rows.ctx_index);
 	}
 	if (n > c->cap) {
 		if (grow(&c->v, &c->cap, n, sizeof(*c->v), 1024))
@@ -164,7 +168,7 @@ static uint64_t ctx_hash(int64_t parent, int64_t fid)
 	return hindex__mix(hindex__mix(7, (uint64_t)parent), (uint64_t)fid);
 }
 
-/* The entry of context (@parent, @fid) this flush met, or HINDEX_NONE. */
+/* The entry of context (@parent, @fid) met before, or HINDEX_NONE. */
 static uint32_t ctx_find(struct path_rows *pr, int64_t parent, int64_t fid)
 {
 	struct hindex_probe p = { HINDEX_NONE, 0 };
@@ -561,8 +565,6 @@ int store__write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 	if (next_id(st, "path_nodes", &pr->next_node) ||
 	    next_id(st, "contexts", &pr->next_ctx))
 		return -1;
-	pr->nctx = 0;
-	hindex__clear(&pr->ctx_index);
 	pr->probe_ctx = pr->probe_node = false;
 	batch = pr->next_node && pr->next_ctx ? BATCH_MAX : 1;
 	for (size_t k = 0, m; k < n; k += m) {

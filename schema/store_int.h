@@ -60,7 +60,7 @@ struct store {
 		uint32_t *at;			/* the counting sort's */
 		size_t at_cap;
 		struct ctx_row { int64_t parent, fid, id; } *ctx;
-		size_t nctx, ctx_cap;		/* the flush's contexts */
+		size_t nctx, ctx_cap;		/* the contexts met, as nodes */
 		struct hindex ctx_index;	/* over ctx */
 		int64_t next_node, next_ctx;	/* ids to give; 0: SQLite's */
 		bool probe_node, probe_ctx;	/* look rows up first */

@@ -305,6 +305,9 @@ static void test_batches(void)
 	struct module *other = module__open("/bin/sh");
 	struct pathmap *pm = pathmap__new(100000);
 	struct path_frame chain[300];
+	struct path_frame site[] = { F(0x100, 0x1, 8), F(0x50, 0x777, 16),
+				     F(0x2000, 0x2005, 64),
+				     F(0x900, 0x905, 128) };
 	struct store_batch batch = { .paths = pm };
 	struct run_info ri = { "train", "t", 0, "cpu-clock", "cpu-clock", 0, 0,
 			       1000 };
@@ -333,15 +336,18 @@ static void test_batches(void)
 	       "the chain 300 deep");
 	check_rows(db, "first flush");
 
-	/* the next flush: the chain again, a new depth under it, new and
-	 * old siblings */
+	/* the next flush: the chain again, new and old siblings, and a
+	 * new call site of a function whose contexts the last flush wrote */
 	pathmap__add(pm, mod, chain, 300, NULL);
 	add_wide(pm, mod, 40, 90);
+	pathmap__add(pm, mod, site, 4, NULL);
 	is_int(store__flush(st, run, &batch), 0, "the next flush");
-	is_int(query(db, "SELECT count(*) FROM path_nodes"), 562,
-	       "30 paths of 2 new rows");
-	is_int(query(db, "SELECT sum(self) FROM path_nodes"), 142,
-	       "41 samples more");
+	is_int(query(db, "SELECT count(*) FROM path_nodes"), 564,
+	       "31 paths of 2 new rows");
+	is_int(query(db, "SELECT count(*) FROM contexts"), 560,
+	       "the new call site's contexts were there");
+	is_int(query(db, "SELECT sum(self) FROM path_nodes"), 143,
+	       "42 samples more");
 	check_rows(db, "next flush");
 
 	/* another run: a new map in memory, whose rows are mostly there */
@@ -354,13 +360,13 @@ static void test_batches(void)
 	add_wide(pm, mod, 200, 0);
 	pathmap__add(pm, mod, chain, 250, NULL);
 	is_int(store__flush(st, run, &batch), 0, "a second run flushes");
-	is_int(query(db, "SELECT count(*) FROM path_nodes"), 702,
+	is_int(query(db, "SELECT count(*) FROM path_nodes"), 704,
 	       "70 paths of 2 new rows");
-	is_int(query(db, "SELECT sum(self) FROM path_nodes"), 343,
+	is_int(query(db, "SELECT sum(self) FROM path_nodes"), 344,
 	       "201 samples more");
 	is_int(query(db, "SELECT total FROM path_nodes WHERE depth = 1 AND"
 		     " function_id = (SELECT id FROM functions WHERE address ="
-		     " 256)"), 340, "the shared outermost frame counts all");
+		     " 256)"), 341, "the shared outermost frame counts all");
 	check_rows(db, "second run");
 
 	/* another program: its own map, the same contexts */
@@ -390,7 +396,7 @@ static void test_batches(void)
 	is_int(store__flush(st, run, &batch), 0,
 	       "ids near 2^63: the flush goes on");
 	is_int(query(db, "SELECT count(*) FROM path_nodes WHERE parent_id"
-		     " != -5"), 774, "30 paths of 2 new rows");
+		     " != -5"), 776, "30 paths of 2 new rows");
 	is_int(query(db, "SELECT count(*) FROM path_nodes n LEFT JOIN"
 		     " path_nodes p ON p.id = n.parent_id WHERE n.parent_id"
 		     " > 0 AND p.id IS NULL"), 0, "every row's parent there");
