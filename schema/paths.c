@@ -148,13 +148,18 @@ static int insert_rows(struct store *st, sqlite3_stmt **stmts,
 		while (n - done >= (size_t)1 << k) {
 			sqlite3_stmt *s = batch_stmt(st, &stmts[BATCH_LOG - k],
 						     table, cols, ncols, k);
+			int rc;
 
 			if (!s)
 				return -1;
 			for (size_t r = 0; r < (size_t)1 << k; r++)
 				bind(arg, done + r, s, (int)r * ncols + 1);
-			if (store__step_done(st, s, "writing the path map"))
-				return -1;
+			/* every parameter is bound again next time: no
+			 * sqlite3_clear_bindings() of 320 of them */
+			rc = sqlite3_step(s);
+			sqlite3_reset(s);
+			if (rc != SQLITE_DONE)
+				return store__db_error(st, "writing the path map");
 			*took += (size_t)sqlite3_changes(st->db);
 			done += (size_t)1 << k;
 		}

@@ -180,8 +180,8 @@ static int prepare(struct store *st)
 		  "SELECT MIN(id) FROM modules WHERE build_id = ?"
 		  " HAVING COUNT(*) > 0" },
 		{ offsetof(struct store, ins_func),
-		  "INSERT OR IGNORE INTO functions (module_id, address, name,"
-		  " symbol) VALUES (?, ?, ?, ?)" },
+		  "INSERT INTO functions (module_id, address, name, symbol)"
+		  " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING" },
 		{ offsetof(struct store, sel_func),
 		  "SELECT id FROM functions WHERE module_id = ? AND address = ?" },
 		{ offsetof(struct store, ins_cid),
@@ -543,6 +543,7 @@ int store__function_id(struct store *st, const struct module *m,
 	char display[512];
 	int64_t mid;
 	uint32_t i;
+	int added;
 
 	while ((i = hindex__next(&st->func_index, &p, func_hash(m, addr))) !=
 	       HINDEX_NONE)
@@ -558,12 +559,15 @@ int store__function_id(struct store *st, const struct module *m,
 	sqlite3_bind_text(st->ins_func, 3, display, -1, SQLITE_TRANSIENT);
 	if (name)
 		sqlite3_bind_text(st->ins_func, 4, name, -1, SQLITE_STATIC);
-	if (store__step_done(st, st->ins_func, "adding a function"))
+	added = store__insert_new(st, st->ins_func, id, "adding a function");
+	if (added < 0)
 		return -1;
-	sqlite3_bind_int64(st->sel_func, 1, mid);
-	sqlite3_bind_int64(st->sel_func, 2, (int64_t)addr);
-	if (store__select_id(st, st->sel_func, id))
-		return -1;
+	if (!added) {	/* there already: another run's */
+		sqlite3_bind_int64(st->sel_func, 1, mid);
+		sqlite3_bind_int64(st->sel_func, 2, (int64_t)addr);
+		if (store__select_id(st, st->sel_func, id))
+			return -1;
+	}
 	if (cache_func(st, &(struct func_slot){ m, addr, *id })) {
 		store__set_error(st, "adding a function: out of memory");
 		return -1;
