@@ -24,7 +24,9 @@
 # per-smp the same of CPU per sample taken, which the workload's own
 # variation from run to run moves less; wl/perf the same of the
 # workload's own CPU (its tree under /usr/bin/time inside the profiler):
-# what the profiler costs it from inside, which per-smp divides away.
+# what the profiler costs it from inside, which per-smp divides away;
+# own_s the profiler's own CPU (the tree's less the workload's: perf
+# record or icppd record itself), median seconds.
 #
 # Usage: bench/record.sh [BUILDDIR]   (default: build, made by ./demo.sh)
 # Environment: REPS (default 5), EVENT (default cpu-clock), FREQ (1000),
@@ -111,7 +113,7 @@ per_sample() {
 	paste -d' ' "$work/$1.$2" "$work/$1.perf" |
 		awk '$4 > 0 && $9 > 0 { print ($1 / $4) / ($6 / $9) }' | median
 }
-printf '%-8s %-13s %8s %8s %9s %9s %8s %8s %8s %10s %8s\n' workload mode cpu_s wall_s cpu/none cpu/perf paired per-smp wl/perf bytes/smp samples
+printf '%-8s %-13s %8s %8s %9s %9s %8s %8s %8s %10s %8s %7s\n' workload mode cpu_s wall_s cpu/none cpu/perf paired per-smp wl/perf bytes/smp samples own_s
 while [ $# -gt 0 ]; do
 	name=$1 cmd=$2
 	shift 2
@@ -126,9 +128,10 @@ while [ $# -gt 0 ]; do
 		bps=$(awk '{ if ($4 > 0) print $3 / $4; else print 0 }' "$work/$name.$m" | median)
 		ps=-
 		[ "$m" = none ] || ps=$(per_sample "$name" "$m" | awk '{ printf "%.3f", $1 }')
-		printf '%-8s %-13s %8.3f %8.3f %9.3f %9.3f %8.3f %8s %8.3f %10.1f %8.0f\n' "$name" "$m" "$cpu" "$wall" \
+		printf '%-8s %-13s %8.3f %8.3f %9.3f %9.3f %8.3f %8s %8.3f %10.1f %8.0f %7.3f\n' "$name" "$m" "$cpu" "$wall" \
 			"$(echo "$cpu $base" | awk '{ print $1 / $2 }')" \
 			"$(echo "$cpu $perfc" | awk '{ print $1 / $2 }')" "$(paired "$name" "$m")" \
-			"$ps" "$(workload_cpu "$name" "$m")" "$bps" "$smp"
+			"$ps" "$(workload_cpu "$name" "$m")" "$bps" "$smp" \
+			"$(awk '{ print $1 - $5 }' "$work/$name.$m" | median)"
 	done
 done
