@@ -166,6 +166,19 @@ static int insert_rows(struct store *st, sqlite3_stmt **stmts,
 	return 0;
 }
 
+/* Whether a batch of @n rows, given ids from @first on (0: SQLite's,
+ * one row at a time), took each with its id known: every row with its
+ * given id, or the one row with SQLite's, into *@id. */
+static bool took_all(struct store *st, int64_t first, size_t n, size_t took,
+		     int64_t *id)
+{
+	if (first)
+		return took == n;
+	if (n == 1 && took == 1)
+		*id = sqlite3_last_insert_rowid(st->db);
+	return n == 1 && took == 1;
+}
+
 /* ---- contexts ---- */
 
 static uint64_t ctx_hash(int64_t parent, int64_t fid)
@@ -275,12 +288,8 @@ static int write_contexts(struct store *st, uint32_t *entries, size_t n)
 			"id, parent_id, function_id", 3, n, bind_ctx, &b,
 			&took))
 		return -1;
-	if (first && took == n)
+	if (took_all(st, first, n, took, &pr->ctx[entries[0]].id))
 		return 0;
-	if (!first && n == 1 && took == 1) {
-		pr->ctx[entries[0]].id = sqlite3_last_insert_rowid(st->db);
-		return 0;
-	}
 	pr->probe_ctx = true;
 	for (size_t i = 0; i < n; i++)		/* some were there */
 		if (ctx_lookup(st, &pr->ctx[entries[i]]) <= 0)
@@ -403,12 +412,8 @@ static int write_nodes(struct store *st, struct node_row *ids,
 			" self, total, context_id", 10, n, bind_node, &left,
 			&took))
 		return -1;
-	if (first && took == n)
+	if (took_all(st, first, n, took, &ids[idx[0]].id))
 		return 0;
-	if (!first && n == 1 && took == 1) {
-		ids[idx[0]].id = sqlite3_last_insert_rowid(st->db);
-		return 0;
-	}
 	pr->probe_node = true;
 	for (size_t r = 0; r < n; r++) {	/* some were there */
 		given = ids[idx[r]].id;
