@@ -246,6 +246,17 @@ static int lookup(struct store *st, sqlite3_stmt *s, int64_t *id)
 	return rc == SQLITE_ROW;
 }
 
+/* Whether a row a batch wrote or met is not there (@found: lookup()'s
+ * answer), with the error set: only a database changed under the write
+ * lock gets here. */
+static bool missing(struct store *st, int found)
+{
+	if (!found)
+		store__set_error(st, "writing the path map: a row just "
+				 "written is not there");
+	return found <= 0;
+}
+
 /* Context @c's row, if there is one: 1 (its id in c->id), 0, -1. */
 static int ctx_lookup(struct store *st, struct ctx_row *c)
 {
@@ -292,8 +303,8 @@ static int write_contexts(struct store *st, uint32_t *entries, size_t n)
 		return 0;
 	pr->probe_ctx = true;
 	for (size_t i = 0; i < n; i++)		/* some were there */
-		if (ctx_lookup(st, &pr->ctx[entries[i]]) <= 0)
-			return store__db_error(st, "writing the path map");
+		if (missing(st, ctx_lookup(st, &pr->ctx[entries[i]])))
+			return -1;
 	return 0;
 }
 
@@ -417,8 +428,8 @@ static int write_nodes(struct store *st, struct node_row *ids,
 	pr->probe_node = true;
 	for (size_t r = 0; r < n; r++) {	/* some were there */
 		given = ids[idx[r]].id;
-		if (node_lookup(st, &left, r, &ids[idx[r]].id) <= 0)
-			return store__db_error(st, "writing the path map");
+		if (missing(st, node_lookup(st, &left, r, &ids[idx[r]].id)))
+			return -1;
 		if ((!given || ids[idx[r]].id != given) &&
 		    add_counts(st, pathmap__node(b->pm, idx[r]),
 			       ids[idx[r]].id))
