@@ -418,6 +418,11 @@ static int sort_fdes(struct cfi *cfi, bool sorted)
 
 /* The table from libdwarf's lists of @elf's .eh_frame, or of its
  * .debug_frame when that has none. */
+void cfi__set_leak_tracking(bool on)
+{
+	dwarf_set_de_alloc_flag(on);
+}
+
 static struct cfi *list_fdes(Elf *elf)
 {
 	Dwarf_Error err = NULL;
@@ -442,8 +447,9 @@ static struct cfi *list_fdes(Elf *elf)
 	}
 	/* libdwarf files each allocation in a search tree, so that
 	 * dwarf_finish() can free what a caller forgot: over a quarter of
-	 * this call's time for libLLVM's 95k FDEs.  It stays on: with it
-	 * off, fuzz_cfi found a crafted section whose list call leaks an
+	 * this call's time for libLLVM's 95k FDEs.  It is on unless a
+	 * command turned it off (cfi__set_leak_tracking): with it off,
+	 * fuzz_cfi found a crafted section whose list call leaks an
 	 * allocation of libdwarf's own (40 bytes), which only the tree
 	 * frees, and the daemon reads such files for as long as it runs. */
 	rc = dwarf_get_fde_list_eh(cfi->dbg, &cfi->cie_data, &cfi->cie_count,

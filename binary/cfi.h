@@ -68,6 +68,17 @@ struct cfi *cfi__open(Elf *elf, struct cfi_cache *cache,
 		      const struct cfi_file *file);
 void cfi__close(struct cfi *cfi);
 
+/*
+ * Whether libdwarf files each of its allocations in a search tree, so
+ * that dwarf_finish() frees what a crafted section made it leak (its
+ * default: on).  Listing libLLVM's 95k FDEs spends a quarter of its
+ * time there.  Off suits a command that reads the frame sections of
+ * one program's binaries and exits (record: 30 ms of a first record of
+ * clang++); the daemon, which reads files any user can craft for as
+ * long as it runs, keeps it on.  Process-wide; before cfi__open().
+ */
+void cfi__set_leak_tracking(bool on);
+
 /* Whether the table was read from a cfi_cache. */
 bool cfi__cached(const struct cfi *cfi);
 

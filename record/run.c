@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "binary/cfi.h"
 #include "binary/cfi_cache.h"
 #include "binary/module.h"
 #include "collector/collector.h"
@@ -309,6 +310,9 @@ static int prepare(struct run *r)
 			 ret == -EPERM ? " (the directory must be yours "
 			 "alone; --no-cache goes without)" : "");
 	ro.cfi_cache = r->cfi_cache;
+	/* one program's binaries, then the command exits: what a crafted
+	 * section could make libdwarf leak goes with it (cfi.h) */
+	cfi__set_leak_tracking(false);
 	r->rec = recorder__new(r->store, &ro);
 	if (!r->rec || recorder__catch_signals()) {
 		log_error("out of memory");
