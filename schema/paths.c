@@ -231,14 +231,18 @@ static void bind_ctx(void *arg, size_t row, sqlite3_stmt *s, int first)
 	sqlite3_bind_int64(s, first + 2, c->fid);
 }
 
-/* Steps a SELECT of one id: 1 with the id in *@id, 0 when there is no
- * row, -1 on an error. */
-static int lookup(struct store *st, sqlite3_stmt *s, int64_t *id)
+/* Steps a SELECT of an id (and, with @second, of the column after it):
+ * 1 with them in *@id and *@second, 0 when there is no row, -1 on an
+ * error. */
+static int lookup(struct store *st, sqlite3_stmt *s, int64_t *id,
+		  int64_t *second)
 {
 	int rc = sqlite3_step(s);
 
 	if (rc == SQLITE_ROW)
 		*id = sqlite3_column_int64(s, 0);
+	if (rc == SQLITE_ROW && second)
+		*second = sqlite3_column_int64(s, 1);
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
@@ -262,7 +266,7 @@ static int ctx_lookup(struct store *st, struct ctx_row *c)
 {
 	sqlite3_bind_int64(st->sel_ctx, 1, c->parent);
 	sqlite3_bind_int64(st->sel_ctx, 2, c->fid);
-	return lookup(st, st->sel_ctx, &c->id);
+	return lookup(st, st->sel_ctx, &c->id, NULL);
 }
 
 /*
@@ -351,10 +355,10 @@ static void bind_node(void *arg, size_t row, sqlite3_stmt *s, int first)
 	sqlite3_bind_int64(s, first + 9, b->ids[i].ctx);
 }
 
-/* The row of node @row of @b, if there is one: 1 (its id in *@id), 0,
- * -1. */
+/* The row of node @row of @b, if there is one: 1 (its id in *@id, and
+ * with @ctx its context's in *@ctx), 0, -1. */
 static int node_lookup(struct store *st, const struct node_batch *b,
-		       size_t row, int64_t *id)
+		       size_t row, int64_t *id, int64_t *ctx)
 {
 	const struct pm_node *n = pathmap__node(b->pm, b->idx[row]);
 	sqlite3_stmt *s = st->rows.sel_node;
@@ -366,12 +370,14 @@ static int node_lookup(struct store *st, const struct node_batch *b,
 	sqlite3_bind_int64(s, 3, b->fids[row]);
 	sqlite3_bind_int64(s, 4, (int64_t)n->call_site);
 	sqlite3_bind_int64(s, 5, n->height);
-	return lookup(st, s, id);
+	return lookup(st, s, id, ctx);
 }
 
-/* The nodes of @b found there (their ids set and counts added), and
- * into @idx and @fids (*@m of them) those not: write_contexts() says
- * when a batch looks first. */
+/* The nodes of @b found there (their ids and contexts set, counts
+ * added), and into @idx and @fids (*@m of them) those not: looked up
+ * first, as write_contexts() says when, a node found needs no context
+ * written or looked up (a second record of a program meets half its
+ * nodes again). */
 static int probe_nodes(struct store *st, struct node_row *ids,
 		       const struct node_batch *b, size_t n, uint32_t *idx,
 		       int64_t *fids, size_t *m)
@@ -379,7 +385,7 @@ static int probe_nodes(struct store *st, struct node_row *ids,
 	*m = 0;
 	for (size_t r = 0; r < n; r++) {
 		uint32_t i = b->idx[r];
-		int found = node_lookup(st, b, r, &ids[i].id);
+		int found = node_lookup(st, b, r, &ids[i].id, &ids[i].ctx);
 
 		if (found < 0 || (found &&
 				  add_counts(st, pathmap__node(b->pm, i),
@@ -396,43 +402,32 @@ static int probe_nodes(struct store *st, struct node_row *ids,
 
 /* Writes the rows of @b's @n nodes (one depth, their contexts written):
  * each node's id is its row's after, and a row that was there before
- * gets the node's counts added.  Looks first as write_contexts() does. */
+ * gets the node's counts added. */
 static int write_nodes(struct store *st, struct node_row *ids,
 		       const struct node_batch *b, size_t n)
 {
 	struct path_rows *pr = &st->rows;
-	uint32_t idx[BATCH_MAX];
-	int64_t fids[BATCH_MAX], first, given;
-	struct node_batch left = { b->pm, ids, idx, fids };
+	int64_t first = take_ids(&pr->next_node, n), given;
 	size_t took;
 
-	if (pr->probe_node) {
-		if (probe_nodes(st, ids, b, n, idx, fids, &n))
-			return -1;
-		if (!n)
-			return 0;
-	} else {
-		memcpy(idx, b->idx, n * sizeof(*idx));
-		memcpy(fids, b->fids, n * sizeof(*fids));
-	}
-	first = take_ids(&pr->next_node, n);
 	for (size_t r = 0; r < n; r++)
-		ids[idx[r]].id = first ? first + (int64_t)r : 0;
+		ids[b->idx[r]].id = first ? first + (int64_t)r : 0;
 	if (insert_rows(st, pr->ins_nodes, "path_nodes", "id, map_id,"
 			" parent_id, function_id, call_site, height, depth,"
-			" self, total, context_id", 10, n, bind_node, &left,
-			&took))
+			" self, total, context_id", 10, n, bind_node,
+			(void *)b, &took))
 		return -1;
-	if (took_all(st, first, n, took, &ids[idx[0]].id))
+	if (took_all(st, first, n, took, &ids[b->idx[0]].id))
 		return 0;
 	pr->probe_node = true;
 	for (size_t r = 0; r < n; r++) {	/* some were there */
-		given = ids[idx[r]].id;
-		if (missing(st, node_lookup(st, &left, r, &ids[idx[r]].id)))
+		struct node_row *row = &ids[b->idx[r]];
+
+		given = row->id;
+		if (missing(st, node_lookup(st, b, r, &row->id, NULL)))
 			return -1;
-		if ((!given || ids[idx[r]].id != given) &&
-		    add_counts(st, pathmap__node(b->pm, idx[r]),
-			       ids[idx[r]].id))
+		if ((!given || row->id != given) &&
+		    add_counts(st, pathmap__node(b->pm, b->idx[r]), row->id))
 			return -1;
 	}
 	return 0;
@@ -444,23 +439,34 @@ static int write_depth(struct store *st, struct pathmap *pm,
 		       int64_t learned_run)
 {
 	struct path_rows *pr = &st->rows;
-	uint32_t entry[BATCH_MAX], fresh[BATCH_MAX];
-	int64_t fids[BATCH_MAX];
+	uint32_t left[BATCH_MAX], entry[BATCH_MAX], fresh[BATCH_MAX];
+	int64_t fids[BATCH_MAX], lfids[BATCH_MAX];
 	struct node_batch b = { pm, ids, idx, fids };
-	size_t nfresh = 0;
+	struct node_batch rest = { pm, ids, left, lfids };
+	size_t m = n, nfresh = 0;
 
 	for (size_t r = 0; r < n; r++) {
 		const struct pm_node *nd = pathmap__node(pm, idx[r]);
-		int64_t pctx = nd->parent == nd->root ? 0 :
-			       ids[nd->parent].ctx;
 
 		if (store__function_id(st, nd->mod, nd->func, nd->name,
 				       &fids[r]))
 			return -1;
-		entry[r] = ctx_find(pr, pctx, fids[r]);
+	}
+	if (!pr->probe_node) {
+		memcpy(left, idx, n * sizeof(*left));
+		memcpy(lfids, fids, n * sizeof(*lfids));
+	} else if (probe_nodes(st, ids, &b, n, left, lfids, &m)) {
+		return -1;
+	}
+	for (size_t r = 0; r < m; r++) {	/* the contexts of the rest */
+		const struct pm_node *nd = pathmap__node(pm, left[r]);
+		int64_t pctx = nd->parent == nd->root ? 0 :
+			       ids[nd->parent].ctx;
+
+		entry[r] = ctx_find(pr, pctx, lfids[r]);
 		if (entry[r] != HINDEX_NONE)
 			continue;
-		if (ctx_add(pr, pctx, fids[r], &entry[r])) {
+		if (ctx_add(pr, pctx, lfids[r], &entry[r])) {
 			store__set_error(st, "writing the path map: out of "
 					 "memory");
 			return -1;
@@ -469,9 +475,9 @@ static int write_depth(struct store *st, struct pathmap *pm,
 	}
 	if (nfresh && write_contexts(st, fresh, nfresh))
 		return -1;
-	for (size_t r = 0; r < n; r++)
-		ids[idx[r]].ctx = pr->ctx[entry[r]].id;
-	if (write_nodes(st, ids, &b, n))
+	for (size_t r = 0; r < m; r++)
+		ids[left[r]].ctx = pr->ctx[entry[r]].id;
+	if (m && write_nodes(st, ids, &rest, m))
 		return -1;
 	for (size_t r = 0; r < n; r++) {
 		const struct pm_node *nd = pathmap__node(pm, idx[r]);

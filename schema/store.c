@@ -219,7 +219,7 @@ static int prepare(struct store *st)
 		  "INSERT INTO contexts (parent_id, function_id) VALUES (?, ?)"
 		  " ON CONFLICT DO NOTHING" },
 		{ offsetof(struct store, rows.sel_node),
-		  "SELECT id FROM path_nodes WHERE map_id = ? AND"
+		  "SELECT id, context_id FROM path_nodes WHERE map_id = ? AND"
 		  " parent_id = ? AND function_id = ? AND call_site = ? AND"
 		  " height = ?" },
 		{ offsetof(struct store, ins_node),
