@@ -7,7 +7,7 @@
  * GnuTLS build of libcurl beside the OpenSSL one that export uses, with
  * their TLS, Kerberos and LDAP libraries, 40 objects and 159,000
  * relocations in all.  `icppd --version` took 8.0 ms of CPU and 1,231
- * page faults so, 1.7 ms and 402 with the three loaded at first use
+ * page faults so, 1.5 ms and 406 with the three loaded at first use
  * (perf stat -r 50).  So each module that uses one fills a table of the
  * functions it calls, typed by the library's own header, through
  * dynlib__load(), as elfutils' libdw loads libdebuginfod.
