@@ -416,13 +416,13 @@ static int sort_fdes(struct cfi *cfi, bool sorted)
 	return 0;
 }
 
-/* The table from libdwarf's lists of @elf's .eh_frame, or of its
- * .debug_frame when that has none. */
 void cfi__set_leak_tracking(bool on)
 {
 	dwarf_set_de_alloc_flag(on);
 }
 
+/* The table from libdwarf's lists of @elf's .eh_frame, or of its
+ * .debug_frame when that has none. */
 static struct cfi *list_fdes(Elf *elf)
 {
 	Dwarf_Error err = NULL;
