@@ -132,37 +132,38 @@ static sqlite3_stmt *batch_stmt(struct store *st, sqlite3_stmt **slot,
 	return *slot;
 }
 
-typedef void (*bind_row_fn)(void *arg, size_t row, sqlite3_stmt *s,
+typedef void (*bind_row_fn)(const void *arg, size_t row, sqlite3_stmt *s,
 			    int first);
 
 /* Inserts rows [0, @n) of @arg, each bound by @bind, in statements of
  * 2^k rows (largest first); the rows the table took in *@took. */
 static int insert_rows(struct store *st, sqlite3_stmt **stmts,
 		       const char *table, const char *cols, int ncols,
-		       size_t n, bind_row_fn bind, void *arg, size_t *took)
+		       size_t n, bind_row_fn bind, const void *arg,
+		       size_t *took)
 {
-	size_t done = 0;
-
 	*took = 0;
-	for (int k = BATCH_LOG; k >= 0; k--)
-		while (n - done >= (size_t)1 << k) {
-			sqlite3_stmt *s = batch_stmt(st, &stmts[BATCH_LOG - k],
-						     table, cols, ncols, k);
-			int rc;
+	for (size_t done = 0, rows; done < n; done += rows) {
+		int k = BATCH_LOG, rc;
+		sqlite3_stmt *s;
 
-			if (!s)
-				return -1;
-			for (size_t r = 0; r < (size_t)1 << k; r++)
-				bind(arg, done + r, s, (int)r * ncols + 1);
-			/* every parameter is bound again next time: no
-			 * sqlite3_clear_bindings() of 320 of them */
-			rc = sqlite3_step(s);
-			sqlite3_reset(s);
-			if (rc != SQLITE_DONE)
-				return store__db_error(st, "writing the path map");
-			*took += (size_t)sqlite3_changes(st->db);
-			done += (size_t)1 << k;
-		}
+		while ((size_t)1 << k > n - done)
+			k--;
+		rows = (size_t)1 << k;
+		s = batch_stmt(st, &stmts[BATCH_LOG - k], table, cols, ncols,
+			       k);
+		if (!s)
+			return -1;
+		for (size_t r = 0; r < rows; r++)
+			bind(arg, done + r, s, (int)r * ncols + 1);
+		/* every parameter is bound again next time: no
+		 * sqlite3_clear_bindings() of 320 of them */
+		rc = sqlite3_step(s);
+		sqlite3_reset(s);
+		if (rc != SQLITE_DONE)
+			return store__db_error(st, "writing the path map");
+		*took += (size_t)sqlite3_changes(st->db);
+	}
 	return 0;
 }
 
@@ -218,9 +219,9 @@ struct ctx_batch {
 	const uint32_t *entries;
 };
 
-static void bind_ctx(void *arg, size_t row, sqlite3_stmt *s, int first)
+static void bind_ctx(const void *arg, size_t row, sqlite3_stmt *s, int first)
 {
-	struct ctx_batch *b = arg;
+	const struct ctx_batch *b = arg;
 	const struct ctx_row *c = &b->pr->ctx[b->entries[row]];
 
 	if (c->id)
@@ -231,27 +232,8 @@ static void bind_ctx(void *arg, size_t row, sqlite3_stmt *s, int first)
 	sqlite3_bind_int64(s, first + 2, c->fid);
 }
 
-/* Steps a SELECT of an id (and, with @second, of the column after it):
- * 1 with them in *@id and *@second, 0 when there is no row, -1 on an
- * error. */
-static int lookup(struct store *st, sqlite3_stmt *s, int64_t *id,
-		  int64_t *second)
-{
-	int rc = sqlite3_step(s);
-
-	if (rc == SQLITE_ROW)
-		*id = sqlite3_column_int64(s, 0);
-	if (rc == SQLITE_ROW && second)
-		*second = sqlite3_column_int64(s, 1);
-	sqlite3_reset(s);
-	sqlite3_clear_bindings(s);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return store__db_error(st, "writing the path map");
-	return rc == SQLITE_ROW;
-}
-
-/* Whether a row a batch wrote or met is not there (@found: lookup()'s
- * answer), with the error set: only a database changed under the write
+/* Whether a row a batch wrote or met is not there (@found:
+ * store__lookup_id()'s answer), with the error set: only a database changed under the write
  * lock gets here. */
 static bool missing(struct store *st, int found)
 {
@@ -266,7 +248,7 @@ static int ctx_lookup(struct store *st, struct ctx_row *c)
 {
 	sqlite3_bind_int64(st->sel_ctx, 1, c->parent);
 	sqlite3_bind_int64(st->sel_ctx, 2, c->fid);
-	return lookup(st, st->sel_ctx, &c->id, NULL);
+	return store__lookup_id(st, st->sel_ctx, &c->id, NULL);
 }
 
 /*
@@ -332,9 +314,9 @@ static void node_key(const struct node_batch *b, uint32_t i, int64_t *map,
 	*parent = n->parent == n->root ? 0 : b->ids[n->parent].id;
 }
 
-static void bind_node(void *arg, size_t row, sqlite3_stmt *s, int first)
+static void bind_node(const void *arg, size_t row, sqlite3_stmt *s, int first)
 {
-	struct node_batch *b = arg;
+	const struct node_batch *b = arg;
 	uint32_t i = b->idx[row];
 	const struct pm_node *n = pathmap__node(b->pm, i);
 	int64_t map, parent;
@@ -370,7 +352,7 @@ static int node_lookup(struct store *st, const struct node_batch *b,
 	sqlite3_bind_int64(s, 3, b->fids[row]);
 	sqlite3_bind_int64(s, 4, (int64_t)n->call_site);
 	sqlite3_bind_int64(s, 5, n->height);
-	return lookup(st, s, id, ctx);
+	return store__lookup_id(st, s, id, ctx);
 }
 
 /* The nodes of @b found there (their ids and contexts set, counts
@@ -415,7 +397,7 @@ static int write_nodes(struct store *st, struct node_row *ids,
 	if (insert_rows(st, pr->ins_nodes, "path_nodes", "id, map_id,"
 			" parent_id, function_id, call_site, height, depth,"
 			" self, total, context_id", 10, n, bind_node,
-			(void *)b, &took))
+			b, &took))
 		return -1;
 	if (took_all(st, first, n, took, &ids[b->idx[0]].id))
 		return 0;

@@ -190,15 +190,29 @@ int store__step_done(struct store *st, sqlite3_stmt *s, const char *what)
 	return rc == SQLITE_DONE ? 0 : store__db_error(st, what);
 }
 
-int store__select_id(struct store *st, sqlite3_stmt *s, int64_t *id)
+int store__lookup_id(struct store *st, sqlite3_stmt *s, int64_t *id,
+		     int64_t *second)
 {
 	int rc = sqlite3_step(s);
 
 	if (rc == SQLITE_ROW)
 		*id = sqlite3_column_int64(s, 0);
+	if (rc == SQLITE_ROW && second)
+		*second = sqlite3_column_int64(s, 1);
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);
-	return rc == SQLITE_ROW ? 0 : store__db_error(st, "looking up an id");
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store__db_error(st, "looking up an id");
+	return rc == SQLITE_ROW;
+}
+
+int store__select_id(struct store *st, sqlite3_stmt *s, int64_t *id)
+{
+	int found = store__lookup_id(st, s, id, NULL);
+
+	if (!found)
+		return store__db_error(st, "looking up an id");
+	return found < 0 ? -1 : 0;
 }
 
 /* Runs an INSERT ... RETURNING id; the id in *@id. */

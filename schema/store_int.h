@@ -146,6 +146,11 @@ int store__end(struct store *st, int ret, const char *what);
 int store__step_done(struct store *st, sqlite3_stmt *s, const char *what);
 /* Steps a SELECT of one id; resets it. */
 int store__select_id(struct store *st, sqlite3_stmt *s, int64_t *id);
+/* The same where there may be no row: 1 with the id (and, with @second,
+ * the column after it) in *@id and *@second, 0 when there is none, -1
+ * on an error. */
+int store__lookup_id(struct store *st, sqlite3_stmt *s, int64_t *id,
+		     int64_t *second);
 /* Runs an INSERT ... RETURNING id; the id in *@id. */
 int store__returning_id(struct store *st, sqlite3_stmt *s, int64_t *id,
 			const char *what);
