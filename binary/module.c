@@ -89,6 +89,17 @@ struct symbol {
 	unsigned char bind;
 };
 
+/* Recent answers of module__function() by address, in a module with an
+ * index of its symbols: a deep stack's frames return to the same call
+ * sites sample after sample, and each search costs cache misses in the
+ * index, the symbols and the FDEs.  Empty slot: vaddr + 1 == 0. */
+#define FUNC_MEMO_BITS 12
+struct func_memo {
+	uint64_t vaddr1;	/* vaddr + 1 */
+	uint64_t start;
+	const char *name;
+};
+
 struct module {
 	char *path;
 	const char *name;
@@ -102,6 +113,7 @@ struct module {
 	size_t nsyms;
 	/* of the symbols, where there are more than SYM_INDEX_MIN */
 	struct page_index sym_pages;
+	struct func_memo *memo;	/* 1 << FUNC_MEMO_BITS slots, or NULL */
 	char *names;		/* the symbols' names, NUL-separated */
 	size_t names_bytes;
 	size_t string_bytes;	/* of the tables the names come from */
@@ -802,6 +814,7 @@ void module__free(struct module *m)
 	free(m->segs);
 	free(m->syms);
 	page_index__free(&m->sym_pages);
+	free(m->memo);
 	free(m->names);
 	free(m->path);
 	free(m);
@@ -874,8 +887,8 @@ int module__code_span(const struct module *m, uint64_t *start,
 	return found ? 0 : -ENOENT;
 }
 
-int module__function(const struct module *m, uint64_t vaddr,
-		     struct module_func *out)
+static int search_function(const struct module *m, uint64_t vaddr,
+			   struct module_func *out)
 {
 	size_t lo, hi;
 	uint64_t flo, fhi;
@@ -910,6 +923,31 @@ int module__function(const struct module *m, uint64_t vaddr,
 		return 0;
 	}
 	return -ENOENT;
+}
+
+int module__function(const struct module *m, uint64_t vaddr,
+		     struct module_func *out)
+{
+	/* Logically const, as the CFI's memo: the slots change no answer. */
+	struct module *w = (struct module *)m;
+	struct func_memo *slot;
+	int ret;
+
+	if (!w->memo && m->nsyms > SYM_INDEX_MIN)
+		w->memo = calloc((size_t)1 << FUNC_MEMO_BITS, sizeof(*w->memo));
+	if (!w->memo)
+		return search_function(m, vaddr, out);
+	slot = &w->memo[(vaddr * 0x9e3779b97f4a7c15ULL) >>
+			(64 - FUNC_MEMO_BITS)];
+	if (slot->vaddr1 == vaddr + 1) {
+		out->start = slot->start;
+		out->name = slot->name;
+		return 0;
+	}
+	ret = search_function(m, vaddr, out);
+	if (!ret)
+		*slot = (struct func_memo){ vaddr + 1, out->start, out->name };
+	return ret;
 }
 
 int module__cfa(struct module *m, uint64_t vaddr, const struct cfi_regs *regs,
@@ -1342,7 +1380,9 @@ void module__release(struct module *m)
 static size_t symbol_bytes(const struct module *m)
 {
 	return m->names_bytes + m->nsyms * sizeof(*m->syms) +
-	       page_index__bytes(&m->sym_pages);
+	       page_index__bytes(&m->sym_pages) +
+	       (m->nsyms > SYM_INDEX_MIN ?
+		sizeof(struct func_memo) << FUNC_MEMO_BITS : 0);
 }
 
 /* What a module holds in memory: symbols, names, segments, and the
@@ -1525,6 +1565,8 @@ static void fit_symbols(struct module_cache *c, struct module *m)
 	free(m->syms);
 	free(m->names);
 	page_index__free(&m->sym_pages);
+	free(m->memo);
+	m->memo = NULL;
 	m->syms = NULL;
 	m->names = NULL;
 	m->nsyms = m->names_bytes = 0;

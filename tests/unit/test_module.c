@@ -1033,6 +1033,20 @@ static void test_symbol_search(void)
 	wrong += !module__function(m, at + 4096, &f);
 	ok(module__nr_symbols(m) == N && !wrong, "%u symbols, gaps of up to "
 	   "1 GiB: %u of %u lookups wrong", N, wrong, probes);
+	/* Again, each address twice, from the last: the second answer is
+	 * the memo's, where the first left it (module.c's func_memo), and
+	 * the same as a search's. */
+	wrong = probes = 0;
+	for (size_t i = N; i >= 1; i--) {
+		uint64_t a = syms[i].st_value, z = a + syms[i].st_size;
+		uint64_t in[] = { z - 1, a, a + (z - a) / 2, z - 1, a };
+
+		for (int k = 0; k < 5; k++, probes++)
+			wrong += module__function(m, in[k], &f) ||
+				 f.start != a || !f.name || strcmp(f.name, "f");
+	}
+	ok(!wrong, "the same, remembered: %u of %u lookups wrong", wrong,
+	   probes);
 	module__free(m);
 	free(ef.buf);
 	free(syms);
