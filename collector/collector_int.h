@@ -128,6 +128,8 @@ struct collector {
 	struct walk *walks;		/* WALK_SLOTS, when unwinding */
 	struct walk_state *states;	/* ICPPD_MAX_FRAMES: this walk's */
 	struct cfi_read *reads;		/* WALK_MAX_READS: this walk's */
+	struct path_frame *path;	/* ICPPD_MAX_FRAMES: its path, outermost
+					 * first */
 	size_t nexec_unread;	/* processes with exec_unread set */
 	struct early {
 		uint32_t pid;

@@ -36,15 +36,17 @@ struct walk_state {
 	bool signal;	/* stepping out of it crossed a signal frame */
 };
 
-/* A thread's last whole walk: frames innermost first. */
+/* A thread's last whole walk: frames innermost first.  Its arrays have
+ * the room of the collector's own for a walk, with which they trade
+ * places when a walk is kept (no copy of a deep stack's frames at every
+ * sample). */
 struct walk {
 	uint32_t pid, tid;
 	uint64_t maps_gen;
 	size_t n, nreads;
-	struct path_frame *frames;
-	struct walk_state *states;
-	struct cfi_read *reads;
-	size_t frames_cap, states_cap, reads_cap;
+	struct path_frame *frames;	/* ICPPD_MAX_FRAMES, or NULL */
+	struct walk_state *states;	/* ICPPD_MAX_FRAMES */
+	struct cfi_read *reads;		/* WALK_MAX_READS */
 	size_t last_signal;	/* states past it cross no signal frame;
 				 * SIZE_MAX: none does */
 };
@@ -75,8 +77,10 @@ int collector__set_unwind(struct collector *c, collector_path_fn fn,
 		c->frames = calloc(ICPPD_MAX_FRAMES, sizeof(*c->frames));
 		c->states = calloc(ICPPD_MAX_FRAMES, sizeof(*c->states));
 		c->reads = calloc(WALK_MAX_READS, sizeof(*c->reads));
+		c->path = calloc(ICPPD_MAX_FRAMES, sizeof(*c->path));
 		c->walks = calloc(WALK_SLOTS, sizeof(*c->walks));
-		if (!c->frames || !c->states || !c->reads || !c->walks) {
+		if (!c->frames || !c->states || !c->reads || !c->path ||
+		    !c->walks) {
 			unwind__free(c);
 			return -ENOMEM;
 		}
@@ -126,6 +130,8 @@ void unwind__free(struct collector *c)
 	free(c->states);
 	free(c->reads);
 	free(c->frames);
+	free(c->path);
+	c->path = NULL;
 	c->walks = NULL;
 	c->states = NULL;
 	c->reads = NULL;
@@ -133,20 +139,34 @@ void unwind__free(struct collector *c)
 }
 
 /* Keeps this walk (c->frames, c->states, c->reads; @n frames, @nreads
- * reads) as @w's, the thread's last. */
+ * reads) as @w's, the thread's last: the arrays trade places, and the
+ * collector's are the last walk's now, to be written over. */
 static void remember(struct collector *c, struct walk *w,
 		     const struct process *p, uint32_t tid, size_t n,
 		     size_t nreads)
 {
+	struct path_frame *f = w->frames;
+	struct walk_state *st = w->states;
+	struct cfi_read *rd = w->reads;
+
 	w->n = 0;
-	if (grow(&w->frames, &w->frames_cap, n, sizeof(*w->frames), 64) ||
-	    grow(&w->states, &w->states_cap, n, sizeof(*w->states), 64) ||
-	    grow(&w->reads, &w->reads_cap, nreads ? nreads : 1,
-		 sizeof(*w->reads), 256))
-		return;		/* none kept: the next walks whole */
-	memcpy(w->frames, c->frames, n * sizeof(*w->frames));
-	memcpy(w->states, c->states, n * sizeof(*w->states));
-	memcpy(w->reads, c->reads, nreads * sizeof(*w->reads));
+	if (!f) {
+		f = malloc(ICPPD_MAX_FRAMES * sizeof(*f));
+		st = malloc(ICPPD_MAX_FRAMES * sizeof(*st));
+		rd = malloc(WALK_MAX_READS * sizeof(*rd));
+		if (!f || !st || !rd) {
+			free(f);
+			free(st);
+			free(rd);
+			return;		/* none kept: the next walks whole */
+		}
+	}
+	w->frames = c->frames;
+	w->states = c->states;
+	w->reads = c->reads;
+	c->frames = f;
+	c->states = st;
+	c->reads = rd;
 	w->last_signal = SIZE_MAX;
 	for (size_t i = 0; i < n; i++)
 		if (w->states[i].signal)
@@ -232,7 +252,7 @@ static int64_t height_of(uint64_t base, uint64_t cfa)
  */
 static enum unwind_status unwind(struct collector *c, struct process *p,
 				 const struct perf_sample *s, uint64_t base,
-				 size_t *n)
+				 const struct path_frame **frames, size_t *n)
 {
 	struct cfi_regs regs = { .sp = s->sp, .bp = s->bp, .ip = s->uip };
 	struct cfi_log log = { c->reads, 0, WALK_MAX_READS, false };
@@ -326,35 +346,35 @@ static enum unwind_status unwind(struct collector *c, struct process *p,
 	/* complete: the thread's last walk now (unless its log is partial) */
 	if (!log.full)
 		remember(c, w, p, s->tid, *n, log.n);
+	if (w->n)
+		*frames = w->frames;
 	return UNW_COMPLETE;
 }
 
-/* Reverses c->frames[0, n) into outermost-first order. */
-static void reverse_frames(struct path_frame *f, size_t n)
+/* @f[0, n) into @out, outermost first. */
+static void reverse_frames(struct path_frame *out, const struct path_frame *f,
+			   size_t n)
 {
-	for (size_t i = 0; i < n / 2; i++) {
-		struct path_frame t = f[i];
-
-		f[i] = f[n - 1 - i];
-		f[n - 1 - i] = t;
-	}
+	for (size_t i = 0; i < n; i++)
+		out[i] = f[n - 1 - i];
 }
 
 int unwind__sample(struct collector *c, const struct perf_sample *s,
 		   uint64_t base)
 {
 	struct process *p = space__find_proc(c, s->pid);	/* form_cid() made it */
+	const struct path_frame *frames = c->frames;
 	struct collector_path path;
 	enum unwind_status st;
 	size_t n;
 
-	st = p->exe ? unwind(c, p, s, base, &n) : UNW_NO_PROGRAM;
+	st = p->exe ? unwind(c, p, s, base, &frames, &n) : UNW_NO_PROGRAM;
 	c->stats.unwind[st]++;
 	if (st != UNW_COMPLETE && (st != UNW_TRUNCATED || !n))
 		return 0;
-	reverse_frames(c->frames, n);
+	reverse_frames(c->path, frames, n);
 	path = (struct collector_path){ .program = p->exe, .pid = s->pid,
-		.tid = s->tid, .frames = c->frames, .n = n,
+		.tid = s->tid, .frames = c->path, .n = n,
 		.fragment = st == UNW_TRUNCATED };
 	return c->path_fn(c->path_arg, &path);
 }
