@@ -104,6 +104,7 @@ struct fde_entry {
 struct fde_rows {
 	struct cfa_row *rows;	/* NULL until then */
 	uint32_t nrows;
+	uint32_t built_before;	/* the FDE built before it, + 1; 0: none */
 };
 
 /* Recent FDE lookups, by pc, and the row each found, in modules with
@@ -142,6 +143,9 @@ struct cfi {
 	size_t nfdes;
 	void *image;		/* a cache file's bytes, held; NULL: none */
 	size_t row_bytes;	/* of the rows built so far */
+	uint32_t last_built;	/* the FDE whose rows were built last, + 1:
+				 * a list through fde_rows, so that closing
+				 * touches no page of rows[] a walk did not */
 	size_t section_bytes;	/* of the CFI sections read */
 	bool cached;		/* read from a cfi_cache */
 };
@@ -726,8 +730,9 @@ void cfi__close(struct cfi *cfi)
 {
 	if (!cfi)
 		return;
-	for (size_t i = 0; cfi->rows && i < cfi->nfdes; i++)
-		free(cfi->rows[i].rows);
+	for (uint32_t i = cfi->last_built; cfi->rows && i;
+	     i = cfi->rows[i - 1].built_before)
+		free(cfi->rows[i - 1].rows);
 	free(cfi->rows);
 	if (cfi->image)
 		free(cfi->image);
@@ -1182,10 +1187,15 @@ static int build_rows(struct cfi *cfi, struct fde_entry *f)
 		ret = emit_row(&in, f->hi);	/* the last row, to hi */
 	if (ret == -E2BIG && in.n)	/* a lying table: keep what fits */
 		ret = 0;
+	/* none: broken, never built again (nor listed twice); the last
+	 * row to hi makes at least one where lo < hi, as checked */
+	if (!ret && !in.n)
+		ret = -EINVAL;
 	if (ret)
 		goto out;
 	cfi->rows[f - cfi->fdes] = (struct fde_rows){ in.rows,
-						      (uint32_t)in.n };
+		(uint32_t)in.n, cfi->last_built };
+	cfi->last_built = (uint32_t)(f - cfi->fdes) + 1;
 	cfi->row_bytes += in.cap * sizeof(*in.rows);
 	return 0;
 out:
