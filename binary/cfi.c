@@ -696,11 +696,11 @@ struct cfi *cfi__open(Elf *elf, struct cfi_cache *cache,
 	if (cache && file && (eh = section_data(elf, ".eh_frame", &sh)) &&
 	    eh->d_size >= CFI_CACHE_MIN_BYTES) {
 		key = cache_key(cache, file, &sh);
-		if (!cfi_cache__load(cache, key, &img, &len)) {
+		if (!cfi_cache__load(cache, CACHE_CFI, key, &img, &len)) {
 			cfi = from_image(img, len, eh->d_buf, eh->d_size);
 			if (!cfi)
 				free(img);
-			cfi_cache__checked(cache, cfi != NULL);
+			cfi_cache__checked(cache, CACHE_CFI, cfi != NULL);
 			if (cfi) {
 				cfi->section_bytes = section_bytes;
 				return cfi;
@@ -720,7 +720,7 @@ struct cfi *cfi__open(Elf *elf, struct cfi_cache *cache,
 	/* cached: what libdwarf listed of .eh_frame, read as libelf has
 	 * it (the bytes of the file the next open looks it up by) */
 	if (eh && cfi->sec == eh->d_buf && (img = to_image(cfi, &len))) {
-		cfi_cache__store(cache, key, img, len);
+		cfi_cache__store(cache, CACHE_CFI, key, img, len);
 		free(img);
 	}
 	return cfi;

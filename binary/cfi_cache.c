@@ -24,12 +24,17 @@
 #include <unistd.h>
 
 #define KEY_FILE "key"
-#define SUFFIX ".cfi"
+/* Each kind's file names end so: trim() removes only such files. */
+static const char *const suffixes[CACHE_NR_KINDS] = {
+	[CACHE_CFI] = ".cfi",
+	[CACHE_SYMBOLS] = ".sym",
+};
+#define SUFFIX_LEN 4
 
 struct cfi_cache {
 	int dirfd;
 	uint64_t k0, k1;
-	struct cfi_cache_stats stats;
+	struct cfi_cache_stats stats[CACHE_NR_KINDS];
 };
 
 static uint64_t rotl(uint64_t x, unsigned b)
@@ -287,20 +292,31 @@ void cfi_cache__close(struct cfi_cache *c)
 	free(c);
 }
 
-static void file_name(uint64_t key, char name[32])
+static void file_name(enum cache_kind kind, uint64_t key, char name[32])
 {
-	snprintf(name, 32, "%016llx" SUFFIX, (unsigned long long)key);
+	snprintf(name, 32, "%016llx%s", (unsigned long long)key,
+		 suffixes[kind]);
 }
 
-int cfi_cache__load(struct cfi_cache *c, uint64_t key, void **buf,
-		    size_t *len)
+/* Whether @name (of @len bytes) is a file name of any kind's. */
+static bool table_name(const char *name, size_t len)
+{
+	for (int k = 0; k < CACHE_NR_KINDS; k++)
+		if (len > SUFFIX_LEN &&
+		    !strcmp(name + len - SUFFIX_LEN, suffixes[k]))
+			return true;
+	return false;
+}
+
+int cfi_cache__load(struct cfi_cache *c, enum cache_kind kind, uint64_t key,
+		    void **buf, size_t *len)
 {
 	char name[32];
 	size_t size;
 	void *b;
 	int fd, ret;
 
-	file_name(key, name);
+	file_name(kind, key, name);
 	fd = open_ours(c->dirfd, name, CFI_CACHE_MAX_FILE, &size);
 	if (fd < 0)
 		return fd;
@@ -358,8 +374,7 @@ static void trim(struct cfi_cache *c)
 		size_t nl = strlen(de->d_name);
 		struct stat st;
 
-		if (nl >= sizeof(e->name) || nl < sizeof(SUFFIX) ||
-		    strcmp(de->d_name + nl - (sizeof(SUFFIX) - 1), SUFFIX) ||
+		if (nl >= sizeof(e->name) || !table_name(de->d_name, nl) ||
 		    fstatat(c->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
 		    !S_ISREG(st.st_mode))
 			continue;
@@ -381,32 +396,33 @@ static void trim(struct cfi_cache *c)
 	free(e);
 }
 
-int cfi_cache__store(struct cfi_cache *c, uint64_t key, const void *buf,
-		     size_t len)
+int cfi_cache__store(struct cfi_cache *c, enum cache_kind kind, uint64_t key,
+		     const void *buf, size_t len)
 {
 	char name[32];
 	int ret;
 
 	if (len > CFI_CACHE_MAX_FILE)
 		return -EFBIG;
-	file_name(key, name);
+	file_name(kind, key, name);
 	ret = publish(c->dirfd, name, buf, len, false);
 	if (ret)
 		return ret;
-	c->stats.stores++;
+	c->stats[kind].stores++;
 	trim(c);
 	return 0;
 }
 
-void cfi_cache__checked(struct cfi_cache *c, bool valid)
+void cfi_cache__checked(struct cfi_cache *c, enum cache_kind kind, bool valid)
 {
 	if (valid)
-		c->stats.hits++;
+		c->stats[kind].hits++;
 	else
-		c->stats.rejected++;
+		c->stats[kind].rejected++;
 }
 
-void cfi_cache__stats(const struct cfi_cache *c, struct cfi_cache_stats *s)
+void cfi_cache__stats(const struct cfi_cache *c, enum cache_kind kind,
+		      struct cfi_cache_stats *s)
 {
-	*s = c ? c->stats : (struct cfi_cache_stats){ 0 };
+	*s = c ? c->stats[kind] : (struct cfi_cache_stats){ 0 };
 }

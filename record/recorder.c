@@ -32,7 +32,7 @@
  * "map_full" (a program with millions of distinct contexts). */
 #define PATHMAP_MAX_NODES (4u << 20)
 /* Counters a flush writes: unwinding's, the recorder's, the caller's. */
-#define MAX_COUNTERS (UNW_NR_STATUS + 29)
+#define MAX_COUNTERS (UNW_NR_STATUS + 32)
 /* New path nodes that make a flush before the second is up.  A flush
  * holds up the reading of the rings, which hold 64 ms of 64 KiB stack
  * copies at 1000 Hz: the first second of clang++ -O2 -c learns 15k
@@ -576,16 +576,23 @@ static size_t counters(const struct recorder *r,
 						 (int64_t)r->dropped };
 	c[n++] = (struct store_counter){ "recorder.flushes",
 					 (int64_t)r->flushes };
-	if (r->o.cfi_cache) {
+	for (int k = 0; r->o.cfi_cache && k < CACHE_NR_KINDS; k++) {
+		static const char *const labels[CACHE_NR_KINDS][3] = {
+			[CACHE_CFI] = { "cfi.cache_hits", "cfi.cache_stores",
+					"cfi.cache_rejected" },
+			[CACHE_SYMBOLS] = { "symbols.cache_hits",
+					    "symbols.cache_stores",
+					    "symbols.cache_rejected" },
+		};
 		struct cfi_cache_stats cc;
 
-		cfi_cache__stats(r->o.cfi_cache, &cc);
-		c[n++] = (struct store_counter){ "cfi.cache_hits",
+		cfi_cache__stats(r->o.cfi_cache, (enum cache_kind)k, &cc);
+		c[n++] = (struct store_counter){ labels[k][0],
 						 (int64_t)cc.hits };
-		c[n++] = (struct store_counter){ "cfi.cache_stores",
+		c[n++] = (struct store_counter){ labels[k][1],
 						 (int64_t)cc.stores };
 		if (cc.rejected)
-			c[n++] = (struct store_counter){ "cfi.cache_rejected",
+			c[n++] = (struct store_counter){ labels[k][2],
 						 (int64_t)cc.rejected };
 	}
 	if (r->learn.active) {

@@ -305,8 +305,9 @@ static int prepare(struct run *r)
 	/* a cache that cannot be used costs the run nothing but time */
 	if (o->cache_dir && (ret = cfi_cache__open(o->cache_dir,
 						   &r->cfi_cache)))
-		log_warn("CFI cache %s: %s; every binary's frame section is "
-			 "read afresh%s", o->cache_dir, strerror(-ret),
+		log_warn("CFI cache %s: %s; every binary's frame section and "
+			 "symbols are read afresh%s", o->cache_dir,
+			 strerror(-ret),
 			 ret == -EPERM ? " (the directory must be yours "
 			 "alone; --no-cache goes without)" : "");
 	ro.cfi_cache = r->cfi_cache;

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The CFI cache (icppd-record(1) --no-cache): a second run of the same
 # binaries reads libc's table from the cache in place of libdwarf's
-# listing and learns the same call paths (heights-nofp has no frame
+# listing, and libc's symbols in place of its symbol tables, and learns
+# the same call paths (heights-nofp has no frame
 # pointers: every step is a CFI rule); --no-cache neither reads nor
 # writes it; a directory others may write, or a symlink, is refused
 # with a warning and the run goes on without it.
@@ -19,6 +20,8 @@ paths() {	# paths DB: the distinct call paths learned to the program's
 		ORDER BY path" "$1"
 }
 
+# (require_perf's probe ran true: libc's symbols may be there already)
+syms_before=$(ls "$ICPPD_CACHE_DIR" 2>/dev/null | grep -c '\.sym$')
 "$ICPPD" train $TRAIN_OPTS -q -d "$tmp/1.db" -- "$PROGS/heights-nofp" 30 >/dev/null 2>&1
 is $? 0 "first train: exit 0"
 ok $([ "$(counter cfi.cache_stores "$tmp/1.db")" -ge 1 ]; echo $?) \
@@ -27,12 +30,21 @@ is "$(counter cfi.cache_hits "$tmp/1.db")" 0 "first run: nothing read from the c
 is "$(ls "$ICPPD_CACHE_DIR" | grep -c '\.cfi$')" "$(counter cfi.cache_stores "$tmp/1.db")" \
 	"one file in the cache per table stored"
 is "$(stat -c %a "$ICPPD_CACHE_DIR")" 700 "the directory made is the user's alone"
+# libc has over SYM_CACHE_MIN (2,048) functions: its symbols are kept too
+sym1=$(($(counter symbols.cache_stores "$tmp/1.db") + $(counter symbols.cache_hits "$tmp/1.db")))
+ok $([ "$sym1" -ge 1 ]; echo $?) \
+	"first run: libc's symbols stored or read back ($sym1)"
+is "$(ls "$ICPPD_CACHE_DIR" | grep -c '\.sym$')" \
+	"$((syms_before + $(counter symbols.cache_stores "$tmp/1.db")))" \
+	"one file in the cache per symbol table stored"
 
 "$ICPPD" train $TRAIN_OPTS -q -d "$tmp/2.db" -- "$PROGS/heights-nofp" 30 >/dev/null 2>&1
 is $? 0 "second train: exit 0"
 is "$(counter cfi.cache_hits "$tmp/2.db")" "$(counter cfi.cache_stores "$tmp/1.db")" \
 	"second run: every table the first stored read back"
 is "$(counter cfi.cache_stores "$tmp/2.db")" 0 "second run: nothing stored"
+is "$(counter symbols.cache_hits "$tmp/2.db") $(counter symbols.cache_stores "$tmp/2.db")" \
+	"$sym1 0" "second run: every symbol table read back, none stored"
 is "$(counter unwind.bad_cfi "$tmp/2.db") $(counter unwind.no_cfi "$tmp/2.db")" "0 0" \
 	"second run: no step without a rule"
 ok $([ "$(counter unwind.complete "$tmp/2.db")" -ge "$(min_samples 270)" ]; echo $?) \
@@ -46,7 +58,7 @@ contains "$p1" "__libc_start_call_main;main;path_b;leaf" \
 before=$(ls -l --time-style=+%s.%N "$ICPPD_CACHE_DIR")
 "$ICPPD" train $TRAIN_OPTS -q --no-cache -d "$tmp/3.db" -- "$PROGS/heights-nofp" 10 >/dev/null 2>&1
 is $? 0 "--no-cache: exit 0"
-is "$(q "SELECT count(*) FROM v_run_counters WHERE name LIKE 'cfi.%'" "$tmp/3.db")" 0 \
+is "$(q "SELECT count(*) FROM v_run_counters WHERE name LIKE 'cfi.%' OR name LIKE 'symbols.%'" "$tmp/3.db")" 0 \
 	"--no-cache: no cache counters"
 is "$(ls -l --time-style=+%s.%N "$ICPPD_CACHE_DIR")" "$before" "--no-cache: the directory untouched"
 
@@ -55,7 +67,7 @@ mkdir -m 777 "$tmp/open"
 chmod 777 "$tmp/open"
 err=$(ICPPD_CACHE_DIR=$tmp/open "$ICPPD" record -d "$tmp/4.db" -- "$PROGS/heights-nofp" 10 2>&1 >/dev/null)
 is $? 0 "a directory others may write: the run goes on"
-contains "$err" "icppd: warning: CFI cache $tmp/open: Operation not permitted; every binary's frame section is read afresh (the directory must be yours alone; --no-cache goes without)" \
+contains "$err" "icppd: warning: CFI cache $tmp/open: Operation not permitted; every binary's frame section and symbols are read afresh (the directory must be yours alone; --no-cache goes without)" \
 	"... and says why"
 is "$(ls "$tmp/open" | wc -l)" 0 "... nothing written there"
 ln -s "$ICPPD_CACHE_DIR" "$tmp/link"

@@ -7,8 +7,8 @@ set -u
 secs=${FUZZ_SECONDS:-8}
 bin=${FUZZ_BIN:?}
 corpus=${FUZZ_CORPUS:?}
-names="module cfi cficache notes elfimage record config folded perfmap fleet buildcalls lines"
-echo "1..12"
+names="module cfi cficache symcache notes elfimage record config folded perfmap fleet buildcalls lines"
+echo "1..13"
 if [ ! -d "$corpus/buildcalls" ]; then
 	if ! sh "$TESTS_SRCDIR/fuzz/seeds.sh" "$TESTS_SRCDIR" "$corpus" \
 		>"$corpus.seeds.log" 2>&1; then

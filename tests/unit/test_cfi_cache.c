@@ -172,9 +172,9 @@ static void test_crafted(Elf *elf, struct cfi *ref, struct cfi_cache *c)
 			memcpy(bad + cases[i].at, &cases[i].value,
 			       cases[i].size);
 		spill(path, bad, len - cases[i].cut);
-		cfi_cache__stats(c, &before);
+		cfi_cache__stats(c, CACHE_CFI, &before);
 		t = cfi__open(elf, c, &libc);
-		cfi_cache__stats(c, &after);
+		cfi_cache__stats(c, CACHE_CFI, &after);
 		ok(t && !cfi__cached(t) &&
 		   after.rejected == before.rejected + 1 &&
 		   after.stores == before.stores + 1,
@@ -267,20 +267,26 @@ static void test_identity(void)
 }
 
 /* Whether table @key's file is in directory @d. */
+/* Tables of odd keys are CFI's in test_trim(), of even keys symbols'. */
+static const char *suffix(uint64_t key)
+{
+	return key % 2 ? "cfi" : "sym";
+}
+
 static bool has_table(const char *d, uint64_t key)
 {
 	char path[256];
 
-	snprintf(path, sizeof(path), "%s/%016llx.cfi", d,
-		 (unsigned long long)key);
+	snprintf(path, sizeof(path), "%s/%016llx.%s", d,
+		 (unsigned long long)key, suffix(key));
 	return access(path, F_OK) == 0;
 }
 
 /*
  * The directory is kept under CFI_CACHE_MAX_BYTES, the tables read least
  * recently removed first: 13 tables of 20 MiB (sparse files: no disk),
- * the oldest read once, then a store: the second oldest goes, and only
- * it.
+ * CFI's and symbols', the oldest read once, then a store: the second
+ * oldest goes, and only it.
  */
 static void test_trim(void)
 {
@@ -300,8 +306,8 @@ static void test_trim(void)
 					 { 1000000 + (time_t)key, 0 } };
 		int fd;
 
-		snprintf(path, sizeof(path), "%s/%016llx.cfi", d,
-			 (unsigned long long)key);
+		snprintf(path, sizeof(path), "%s/%016llx.%s", d,
+			 (unsigned long long)key, suffix(key));
 		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		if (fd < 0 || ftruncate(fd, (off_t)20 << 20) ||
 		    futimens(fd, t))
@@ -309,15 +315,18 @@ static void test_trim(void)
 		if (fd >= 0)
 			close(fd);
 	}
-	is_int(cfi_cache__load(c, 1, &b, &len), 0, "the oldest table read");
+	is_int(cfi_cache__load(c, CACHE_CFI, 1, &b, &len), 0,
+	       "the oldest table read");
 	free(b);
-	is_int(cfi_cache__store(c, 99, "x", 1), 0, "a table stored over "
-	       "the bound");
+	is_int(cfi_cache__load(c, CACHE_CFI, 2, &b, &len), -ENOENT,
+	       "a table of symbols is not CFI's");
+	is_int(cfi_cache__store(c, CACHE_SYMBOLS, 100, "x", 1), 0,
+	       "a table stored over the bound");
 	ok(!has_table(d, 2), "the table read least recently is removed");
 	ok(has_table(d, 1), "the oldest, read since, stays");
 	for (key = 3; key <= 13; key++)
 		others = others && has_table(d, key);
-	ok(others && has_table(d, 99), "the others stay: the directory "
+	ok(others && has_table(d, 100), "the others stay: the directory "
 	   "under the bound again");
 	cfi_cache__close(c);
 	snprintf(path, sizeof(path), "rm -rf %s", d);
@@ -381,7 +390,7 @@ int main(void)
 	ref = cfi__open(elf, NULL, NULL);
 	cold = cfi__open(elf, c, &libc);
 	warm = cfi__open(elf, c, &libc);
-	cfi_cache__stats(c, &s);
+	cfi_cache__stats(c, CACHE_CFI, &s);
 	ok(ref && cold && warm, "libc's CFI opens without, into and from the "
 	   "cache");
 	ok(!cfi__cached(cold) && cfi__cached(warm),
@@ -402,7 +411,7 @@ int main(void)
 				cfi__open(small, c, &f) : NULL;
 		struct cfi_cache_stats s2;
 
-		cfi_cache__stats(c, &s2);
+		cfi_cache__stats(c, CACHE_CFI, &s2);
 		ok(t && s2.stores == 1 && s2.hits == 1,
 		   "a section under %zu bytes: neither looked up nor stored",
 		   CFI_CACHE_MIN_BYTES);

@@ -9,13 +9,17 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "binary/cfi_cache.h"
 #include "binary/elfimage.h"
 #include "binary/module.h"
 #include "tests/tap.h"
 #include "tests/unit/elfcraft.h"
+
+#define LIBC_PATH "/usr/lib/x86_64-linux-gnu/libc.so.6"
 
 /* AddressSanitizer keeps freed memory before reusing it (256 MB by
  * default): a bound on the memory held now would measure that
@@ -1052,6 +1056,161 @@ static void test_symbol_search(void)
 	free(syms);
 }
 
+/* How many of @m's answers differ from @ref's at every 8th byte of
+ * @ref's code (function start and name); the probes in *@n. */
+static size_t answers_differ(struct module *ref, struct module *m, size_t *n)
+{
+	uint64_t start, off, limit;
+	size_t wrong = 0;
+
+	*n = 0;
+	if (!m || module__code_span(ref, &start, &limit, &off))
+		return 1;
+	for (uint64_t a = start; a < limit; a += 8, (*n)++) {
+		struct module_func x, y;
+		int rx = module__function(ref, a, &x),
+		    ry = module__function(m, a, &y);
+
+		wrong += rx != ry || (!rx && (x.start != y.start ||
+					      !x.name != !y.name ||
+					      (x.name && strcmp(x.name, y.name))));
+	}
+	return wrong;
+}
+
+/* The one file of symbols in @dir, into @path. */
+static bool sym_file(const char *dir, char *path, size_t len)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	bool found = false;
+
+	while (d && (e = readdir(d)))
+		if (strstr(e->d_name, ".sym")) {
+			snprintf(path, len, "%s/%s", dir, e->d_name);
+			found = true;
+		}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* libc through a new module cache with table cache @cc; its symbols'
+ * counts (CACHE_SYMBOLS) before and after in *@before, *@after, its
+ * answers' differences from @ref's in the return. */
+static size_t libc_through(struct cfi_cache *cc, struct module *ref,
+			   struct cfi_cache_stats *before,
+			   struct cfi_cache_stats *after, size_t *n)
+{
+	struct module_cache *c = module_cache__new();
+	struct module_origin o = origin_of(LIBC_PATH, 0);
+	struct module *m;
+	size_t wrong;
+
+	module_cache__set_cfi_cache(c, cc);
+	cfi_cache__stats(cc, CACHE_SYMBOLS, before);
+	m = module_cache__get(c, LIBC_PATH, &o);
+	cfi_cache__stats(cc, CACHE_SYMBOLS, after);
+	wrong = module__error(m) ? 1 : answers_differ(ref, m, n);
+	module_cache__free(c);
+	return wrong;
+}
+
+/*
+ * libc's 3,700 functions through the table cache (over SYM_CACHE_MIN):
+ * the first module reads its tables and stores its symbols, a module of
+ * another module cache reads them back, and both answer as libc opened
+ * without the cache at every 8th byte of its code.  Then the file is
+ * spoiled in each way the checks look for: refused (counted), the
+ * tables read again and the file stored again, the same answers.
+ */
+static void test_symbol_cache(void)
+{
+	static const struct {
+		const char *what;
+		size_t at;	/* SIZE_MAX: the last byte */
+		uint64_t value;
+		unsigned size, cut;
+	} cases[] = {
+		{ "another magic", 0, 'X', 1, 0 },
+		{ "another version", 8, 2, 4, 0 },
+		{ "one symbol more than the file holds", 16, 0, 0, 0 },
+		{ "a name past the names", 48 + 16, UINT32_MAX, 8, 0 },
+		{ "two symbols at one address", 48 + 32, 0, 0, 0 },
+		{ "names that do not end", SIZE_MAX, 'x', 1, 0 },
+		{ "a file cut short", 0, 0, 0, 1 },
+	};
+	char dir[] = "/tmp/icppd-symcache-XXXXXX", path[512], cmd[600];
+	struct module *ref = module__open(LIBC_PATH);
+	struct cfi_cache_stats b, a;
+	struct cfi_cache *cc = NULL;
+	uint8_t *good = NULL, *bad;
+	size_t n = 0, len = 0;
+	FILE *f;
+
+	if (!ref || module__nr_symbols(ref) < 3000 || !mkdtemp(dir) ||
+	    cfi_cache__open(dir, &cc)) {
+		ok(0, "libc's symbols, a table cache");
+		module__free(ref);
+		return;
+	}
+	is_int(libc_through(cc, ref, &b, &a, &n), 0,
+	       "symbols cache: the module that stores them answers as "
+	       "libc's own");
+	ok(n > 100000, "... at every 8th byte of its code (%zu)", n);
+	ok(a.stores == b.stores + 1 && a.hits == b.hits,
+	   "... its symbols stored (%zu)", module__nr_symbols(ref));
+	is_int(libc_through(cc, ref, &b, &a, &n), 0,
+	   "... a module of another cache reads them back: the same answers");
+	ok(a.hits == b.hits + 1 && a.stores == b.stores,
+	   "... read from the cache, not stored again");
+	if (!sym_file(dir, path, sizeof(path)) || !(f = fopen(path, "rb"))) {
+		ok(0, "the file of symbols");
+		goto out;
+	}
+	good = malloc(64 << 20);
+	len = good ? fread(good, 1, 64 << 20, f) : 0;
+	fclose(f);
+	bad = good ? malloc(len) : NULL;
+	for (size_t i = 0; bad && i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t at = cases[i].at == SIZE_MAX ? len - 1 : cases[i].at;
+		uint64_t v;
+
+		memcpy(bad, good, len);
+		if (cases[i].size) {
+			memcpy(bad + at, &cases[i].value, cases[i].size);
+		} else if (!cases[i].cut && at == 16) {	/* nsyms + 1 */
+			memcpy(&v, bad + 16, 8);
+			v++;
+			memcpy(bad + 16, &v, 8);
+		} else if (!cases[i].cut) {	/* entry 1's address: entry 0's */
+			memcpy(bad + at, bad + 48, 8);
+		}
+		f = fopen(path, "wb");
+		if (!f || fwrite(bad, 1, len - cases[i].cut, f) !=
+			  len - cases[i].cut) {
+			ok(0, "spoiled file written");
+			if (f)
+				fclose(f);
+			break;
+		}
+		fclose(f);
+		is_int(libc_through(cc, ref, &b, &a, &n), 0,
+		       "%s: the same answers", cases[i].what);
+		ok(a.rejected == b.rejected + 1 && a.stores == b.stores + 1 &&
+		   a.hits == b.hits, "... refused, read from the tables, "
+		   "stored again");
+	}
+	free(bad);
+out:
+	free(good);
+	cfi_cache__close(cc);
+	module__free(ref);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		ok(0, "%s removed", dir);
+}
+
 /*
  * An .eh_frame of 600,000 FDEs of 20 bytes (12 MB): libdwarf allocates
  * about 300 bytes per FDE, 190 MB for this one in the root daemon, and
@@ -1174,6 +1333,7 @@ int main(void)
 	test_many_fdes();
 	test_fde_search();
 	test_symbol_search();
+	test_symbol_cache();
 	test_code_once();
 	test_go_ends();
 	test_evict();
