@@ -141,7 +141,7 @@ struct cfi {
 	struct fde_entry *fdes;	/* in image where read from a cache */
 	struct fde_rows *rows;	/* one per FDE; pages untouched till used */
 	size_t nfdes;
-	void *image;		/* a cache file's bytes, held; NULL: none */
+	struct cache_table image;	/* a cache file's bytes, held */
 	size_t row_bytes;	/* of the rows built so far */
 	uint32_t last_built;	/* the FDE whose rows were built last, + 1:
 				 * a list through fde_rows, so that closing
@@ -579,14 +579,16 @@ static void *to_image(const struct cfi *cfi, size_t *len)
 	return img;
 }
 
-/* The table from a cfi_cache file @img of @len bytes (malloc'd; held by
- * the table, which checks its FDEs where they lie and uses them there),
- * for the @sec_len bytes at @sec; NULL when the file is not a valid table
- * of that section (every count, order and offset in it is checked, as
- * anything read from a file), and @img is the caller's again. */
-static struct cfi *from_image(uint8_t *img, size_t len, const uint8_t *sec,
+/* The table from cfi_cache file @t (held by the table, which checks its
+ * FDEs where they lie and uses them there), for the @sec_len bytes at
+ * @sec; NULL when the file is not a valid table of that section (every
+ * count, order and offset in it is checked, as anything read from a
+ * file), and @t is the caller's again. */
+static struct cfi *from_image(struct cache_table *t, const uint8_t *sec,
 			      size_t sec_len)
 {
+	uint8_t *img = t->buf;
+	size_t len = t->len;
 	struct image_header h;
 	const struct image_cie *ic;
 	struct fde_entry *fdes;
@@ -602,7 +604,8 @@ static struct cfi *from_image(uint8_t *img, size_t len, const uint8_t *sec,
 	    len != sizeof(h) + h.ncies * sizeof(*ic) + h.nfdes * sizeof(*fdes))
 		return NULL;
 	ic = (const void *)(img + sizeof(h));
-	/* 8-aligned: malloc's buffer, a 32-byte header, 32-byte CIEs */
+	/* 8-aligned: a mapping or malloc's buffer, a 32-byte header,
+	 * 32-byte CIEs */
 	fdes = (void *)(img + sizeof(h) + h.ncies * sizeof(*ic));
 	cfi = calloc(1, sizeof(*cfi));
 	if (!cfi)
@@ -634,12 +637,11 @@ static struct cfi *from_image(uint8_t *img, size_t len, const uint8_t *sec,
 	}
 	cfi->fdes = fdes;
 	cfi->nfdes = h.nfdes;
-	cfi->image = img;
 	if (sort_fdes(cfi, true)) {
-		cfi->image = NULL;	/* the caller's again */
-		cfi->fdes = NULL;
+		cfi->fdes = NULL;	/* the image stays the caller's */
 		goto out_close;
 	}
+	cfi->image = *t;
 	cfi->cached = true;
 	return cfi;
 
@@ -682,6 +684,7 @@ struct cfi *cfi__open(Elf *elf, struct cfi_cache *cache,
 		      const struct cfi_file *file)
 {
 	uint64_t section_bytes = frame_section_bytes(elf);
+	struct cache_table t;
 	size_t len;
 	Elf_Data *eh = NULL;
 	uint64_t key = 0;
@@ -696,10 +699,10 @@ struct cfi *cfi__open(Elf *elf, struct cfi_cache *cache,
 	if (cache && file && (eh = section_data(elf, ".eh_frame", &sh)) &&
 	    eh->d_size >= CFI_CACHE_MIN_BYTES) {
 		key = cache_key(cache, file, &sh);
-		if (!cfi_cache__load(cache, CACHE_CFI, key, &img, &len)) {
-			cfi = from_image(img, len, eh->d_buf, eh->d_size);
+		if (!cfi_cache__load(cache, CACHE_CFI, key, &t)) {
+			cfi = from_image(&t, eh->d_buf, eh->d_size);
 			if (!cfi)
-				free(img);
+				cfi_cache__release(&t);
 			cfi_cache__checked(cache, CACHE_CFI, cfi != NULL);
 			if (cfi) {
 				cfi->section_bytes = section_bytes;
@@ -734,8 +737,8 @@ void cfi__close(struct cfi *cfi)
 	     i = cfi->rows[i - 1].built_before)
 		free(cfi->rows[i - 1].rows);
 	free(cfi->rows);
-	if (cfi->image)
-		free(cfi->image);
+	if (cfi->image.buf)
+		cfi_cache__release(&cfi->image);
 	else
 		free(cfi->fdes);
 	free(cfi->cies);

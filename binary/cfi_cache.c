@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -33,6 +34,7 @@ static const char *const suffixes[CACHE_NR_KINDS] = {
 
 struct cfi_cache {
 	int dirfd;
+	bool map;		/* cfi_cache__set_map() */
 	uint64_t k0, k1;
 	struct cfi_cache_stats stats[CACHE_NR_KINDS];
 };
@@ -162,30 +164,30 @@ static int write_all(int fd, const void *buf, size_t len)
 }
 
 /* Opens @name in the cache for reading: a regular file of ours, of at
- * most @max bytes.  The descriptor, or -errno. */
-static int open_ours(int dirfd, const char *name, size_t max, size_t *size)
+ * most @max bytes (what fstat() said of it in *@st).  The descriptor, or
+ * -errno. */
+static int open_ours(int dirfd, const char *name, size_t max,
+		     struct stat *st)
 {
-	struct stat st;
 	int fd = icppd_sys.openat(dirfd, name, O_RDONLY | O_NOFOLLOW |
 				  O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0);
 
 	if (fd < 0)
 		return errno == ELOOP ? -EPERM : -errno;
-	if (fstat(fd, &st)) {
+	if (fstat(fd, st)) {
 		int ret = -errno;
 
 		close(fd);
 		return ret;
 	}
-	if (!S_ISREG(st.st_mode) || !ours(&st)) {
+	if (!S_ISREG(st->st_mode) || !ours(st)) {
 		close(fd);
 		return -EPERM;
 	}
-	if ((uint64_t)st.st_size > max) {
+	if ((uint64_t)st->st_size > max) {
 		close(fd);
 		return -EFBIG;
 	}
-	*size = (size_t)st.st_size;
 	return fd;
 }
 
@@ -220,14 +222,14 @@ static int publish(int dirfd, const char *name, const void *buf, size_t len,
 static int load_key(struct cfi_cache *c)
 {
 	uint8_t k[16];
-	size_t size;
+	struct stat st;
 	int ret, fd;
 
 	for (int tries = 0; tries < 2; tries++) {
-		fd = open_ours(c->dirfd, KEY_FILE, sizeof(k), &size);
+		fd = open_ours(c->dirfd, KEY_FILE, sizeof(k), &st);
 		if (fd >= 0) {
-			ret = size == sizeof(k) ? read_all(fd, k, sizeof(k)) :
-			      -EINVAL;
+			ret = (size_t)st.st_size == sizeof(k) ?
+			      read_all(fd, k, sizeof(k)) : -EINVAL;
 			close(fd);
 			if (ret)
 				return ret;
@@ -308,30 +310,58 @@ static bool table_name(const char *name, size_t len)
 	return false;
 }
 
+void cfi_cache__set_map(struct cfi_cache *c, bool map)
+{
+	if (c)
+		c->map = map;
+}
+
 int cfi_cache__load(struct cfi_cache *c, enum cache_kind kind, uint64_t key,
-		    void **buf, size_t *len)
+		    struct cache_table *t)
 {
 	char name[32];
+	struct stat st;
 	size_t size;
 	void *b;
 	int fd, ret;
 
+	*t = (struct cache_table){ 0 };
 	file_name(kind, key, name);
-	fd = open_ours(c->dirfd, name, CFI_CACHE_MAX_FILE, &size);
+	fd = open_ours(c->dirfd, name, CFI_CACHE_MAX_FILE, &st);
 	if (fd < 0)
 		return fd;
-	b = malloc(size ? size : 1);
-	ret = b ? read_all(fd, b, size) : -ENOMEM;
+	size = (size_t)st.st_size;
+	if (!size) {
+		close(fd);
+		return -EINVAL;
+	}
+	if (c->map && sys__may_map(fd, &st)) {
+		b = icppd_sys.mmap(NULL, size, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE, fd, 0);
+		ret = b == MAP_FAILED ? -errno : 0;
+		if (!ret)
+			*t = (struct cache_table){ b, size, true };
+	} else {
+		b = malloc(size);
+		ret = b ? read_all(fd, b, size) : -ENOMEM;
+		if (!ret)
+			*t = (struct cache_table){ b, size, false };
+		else
+			free(b);
+	}
 	if (!ret)
 		futimens(fd, NULL);	/* used now: trimmed last */
 	close(fd);
-	if (ret) {
-		free(b);
-		return ret;
-	}
-	*buf = b;
-	*len = size;
-	return 0;
+	return ret;
+}
+
+void cfi_cache__release(struct cache_table *t)
+{
+	if (t->buf && t->mapped)
+		icppd_sys.munmap(t->buf, t->len);
+	else
+		free(t->buf);
+	*t = (struct cache_table){ 0 };
 }
 
 /* Tables trim() lists at most. */

@@ -71,13 +71,33 @@ void cfi_cache__close(struct cfi_cache *c);
 uint64_t cfi_cache__key(const struct cfi_cache *c, const void *data,
 			size_t len);
 
+/* A file's bytes as cfi_cache__load() gives them: mapped (copy on
+ * write) or read into memory; either way writable, and the caller's
+ * until cfi_cache__release(). */
+struct cache_table {
+	void *buf;		/* NULL: none */
+	size_t len;
+	bool mapped;
+};
+
 /*
- * The file of @key, read whole into a buffer the caller frees: 0 with
- * *@buf and *@len, or -errno (-ENOENT: none; -EPERM: not a regular
- * file of ours; -EFBIG: over CFI_CACHE_MAX_FILE).
+ * Files are mapped in place of read where cfi_cache__set_map() allowed
+ * it and the file may be (sys__may_map(): ours, on a local file system,
+ * so that nobody else can shrink it under the mapping); a table's pages
+ * are then faulted in as used, not copied whole (libLLVM-14's FDEs and
+ * symbols: 6.5 MB).
+ */
+void cfi_cache__set_map(struct cfi_cache *c, bool map);
+
+/*
+ * The file of @key, whole, into *@t: 0, or -errno (-ENOENT: none;
+ * -EPERM: not a regular file of ours; -EFBIG: over CFI_CACHE_MAX_FILE;
+ * -EINVAL: empty).
  */
 int cfi_cache__load(struct cfi_cache *c, enum cache_kind kind, uint64_t key,
-		    void **buf, size_t *len);
+		    struct cache_table *t);
+/* Unmaps or frees @t's bytes (none: nothing); @t is empty after. */
+void cfi_cache__release(struct cache_table *t);
 
 /* Writes @len bytes as the file of @key (atomically: readers see the
  * old file or the whole new one), then trims the directory to

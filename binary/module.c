@@ -28,14 +28,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -116,8 +114,9 @@ struct module {
 	struct page_index sym_pages;
 	struct func_memo *memo;	/* 1 << FUNC_MEMO_BITS slots, or NULL */
 	char *names;		/* the symbols' names, NUL-separated */
-	void *sym_image;	/* a cache file holding syms and names, or
-				 * NULL: each is its own allocation */
+	struct cache_table sym_image;	/* a cache file holding syms and
+					 * names; none: each is its own
+					 * allocation */
 	size_t names_bytes;
 	size_t string_bytes;	/* of the tables the names come from */
 	size_t table_bytes;	/* symbol and string tables read */
@@ -480,15 +479,15 @@ static int sort_symbols(struct module *m)
 /* Frees the symbols, their names, index and memo. */
 static void drop_symbols(struct module *m)
 {
-	if (m->sym_image) {
-		free(m->sym_image);
+	if (m->sym_image.buf) {
+		cfi_cache__release(&m->sym_image);
 	} else {
 		free(m->syms);
 		free(m->names);
 	}
 	page_index__free(&m->sym_pages);
 	free(m->memo);
-	m->sym_image = m->syms = NULL;
+	m->syms = NULL;
 	m->names = NULL;
 	m->memo = NULL;
 	m->nsyms = m->names_bytes = 0;
@@ -581,13 +580,16 @@ static void store_symbols(const struct module *m, struct cfi_cache *c,
 	free(img);
 }
 
-/* @m's symbols from the file @img of @len bytes (malloc'd; @m holds it
- * when it is valid): 0, or -EINVAL with @img freed.  Everything in it is
- * checked as anything read from a file: the counts against the limits
- * of reading the tables, each name inside the names and ending there,
- * the addresses increasing (the order the searches need). */
-static int symbols_from_image(struct module *m, uint8_t *img, size_t len)
+/* @m's symbols from the file @t (@m holds it when it is valid): 0, or
+ * -EINVAL with @t released.  Everything in it is checked as anything
+ * read from a file: the counts against the limits of reading the
+ * tables, each name inside the names and ending there, the addresses
+ * increasing (the order the searches need).  A mapped file's entries are
+ * written (copied on write), its names only read as used. */
+static int symbols_from_image(struct module *m, struct cache_table *t)
 {
+	uint8_t *img = t->buf;
+	size_t len = t->len;
 	struct sym_image_header h;
 	struct sym_image_entry *e;
 	const char *names;
@@ -617,7 +619,7 @@ static int symbols_from_image(struct module *m, uint8_t *img, size_t len)
 		((struct symbol *)e)[i] = (struct symbol){ x.addr, x.size,
 			names + x.name_off, x.bind };
 	}
-	m->sym_image = img;
+	m->sym_image = *t;
 	m->syms = (struct symbol *)e;
 	m->names = (char *)names;
 	m->nsyms = h.nsyms;
@@ -630,7 +632,7 @@ static int symbols_from_image(struct module *m, uint8_t *img, size_t len)
 				  m->syms[m->nsyms - 1].size);
 	return 0;
 bad:
-	free(img);
+	cfi_cache__release(t);
 	return -EINVAL;
 }
 
@@ -638,13 +640,12 @@ bad:
  * valid: counted, and replaced by the store that follows). */
 static int load_symbols(struct module *m, struct cfi_cache *c, uint64_t key)
 {
-	void *img;
-	size_t len;
-	int ret = cfi_cache__load(c, CACHE_SYMBOLS, key, &img, &len);
+	struct cache_table t;
+	int ret = cfi_cache__load(c, CACHE_SYMBOLS, key, &t);
 
 	if (ret)
 		return ret;
-	ret = symbols_from_image(m, img, len);
+	ret = symbols_from_image(m, &t);
 	cfi_cache__checked(c, CACHE_SYMBOLS, !ret);
 	return ret;
 }
@@ -747,38 +748,6 @@ static Elf *elf_begin_checked(int fd, Elf_Cmd cmd)
 Elf *module__elf_begin(int fd)
 {
 	return elf_begin_checked(fd, ELF_C_READ);
-}
-
-/*
- * A mapped file that shrinks raises SIGBUS at the next read past its new
- * end.  Only root and the file's owner can shrink a file no one else may
- * write (group and other write bits clear; an ACL granting write shows
- * in the group bits), so those files of root's or the caller's own are
- * mapped, and only where the caller chose to trust itself.  Only on the
- * local file systems below: a FUSE file system (which any user may
- * mount) can claim any owner and shrink any file, and a network one's
- * files change on other machines.
- */
-static bool local_fs(int fd)
-{
-	static const unsigned long types[] = { EXT4_SUPER_MAGIC,
-		XFS_SUPER_MAGIC, BTRFS_SUPER_MAGIC, F2FS_SUPER_MAGIC,
-		TMPFS_MAGIC, OVERLAYFS_SUPER_MAGIC, SQUASHFS_MAGIC };
-	struct statfs fs;
-
-	if (fstatfs(fd, &fs))
-		return false;
-	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		if ((unsigned long)fs.f_type == types[i])
-			return true;
-	return false;
-}
-
-static bool may_map(int fd, const struct stat *st)
-{
-	return S_ISREG(st->st_mode) &&
-	       (!st->st_uid || st->st_uid == geteuid()) &&
-	       !(st->st_mode & (S_IWGRP | S_IWOTH)) && local_fs(fd);
 }
 
 static int is_elf64(Elf *elf)
@@ -1646,7 +1615,7 @@ static Elf *elf_open(const struct module *m, int fd, const struct stat *st)
 {
 	Elf *elf;
 
-	if (!st || !m->cache || !m->cache->map_files || !may_map(fd, st))
+	if (!st || !m->cache || !m->cache->map_files || !sys__may_map(fd, st))
 		return module__elf_begin(fd);
 	elf = elf_begin_checked(fd, ELF_C_READ_MMAP);
 	if (elf)

@@ -12,6 +12,9 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -61,6 +64,29 @@ DIR *sys__opendir(const char *path)
 	if (fd >= 0 && !d)
 		close(fd);
 	return d;
+}
+
+/* The file systems sys__may_map() trusts (sys.h). */
+static bool local_fs(int fd)
+{
+	static const unsigned long types[] = { EXT4_SUPER_MAGIC,
+		XFS_SUPER_MAGIC, BTRFS_SUPER_MAGIC, F2FS_SUPER_MAGIC,
+		TMPFS_MAGIC, OVERLAYFS_SUPER_MAGIC, SQUASHFS_MAGIC };
+	struct statfs fs;
+
+	if (fstatfs(fd, &fs))
+		return false;
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if ((unsigned long)fs.f_type == types[i])
+			return true;
+	return false;
+}
+
+bool sys__may_map(int fd, const struct stat *st)
+{
+	return S_ISREG(st->st_mode) &&
+	       (!st->st_uid || st->st_uid == geteuid()) &&
+	       !(st->st_mode & (S_IWGRP | S_IWOTH)) && local_fs(fd);
 }
 
 struct icppd_sys icppd_sys = {

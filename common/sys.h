@@ -13,6 +13,7 @@
 
 #include <dirent.h>
 #include <linux/perf_event.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -47,6 +48,20 @@ DIR *sys__opendir(const char *path);
  * or -EINVAL for a malformed value.
  */
 int sys__inject_from_env(void);
+
+/*
+ * Whether the file @fd (fstat() said @st) may be mapped in place of read:
+ * a mapped file that shrinks raises SIGBUS at the next read past its new
+ * end.  Only root and the file's owner can shrink a file no one else may
+ * write (group and other write bits clear; an ACL granting write shows
+ * in the group bits), so a regular file of root's or the caller's own,
+ * with those bits clear, on a local file system: a FUSE file system
+ * (which any user may mount) can claim any owner and shrink any file,
+ * and a network one's files change on other machines.  Callers map only
+ * where they chose to trust themselves (not the daemon).
+ */
+struct stat;
+bool sys__may_map(int fd, const struct stat *st);
 
 /* Root of the proc file system ("/proc"); tests point it elsewhere. */
 extern const char *icppd_procdir;

@@ -310,6 +310,8 @@ static int prepare(struct run *r)
 			 strerror(-ret),
 			 ret == -EPERM ? " (the directory must be yours "
 			 "alone; --no-cache goes without)" : "");
+	/* its files are mapped as the binaries are (.map_files) */
+	cfi_cache__set_map(r->cfi_cache, true);
 	ro.cfi_cache = r->cfi_cache;
 	/* one program's binaries, then the command exits: what a crafted
 	 * section could make libdwarf leak goes with it (cfi.h) */

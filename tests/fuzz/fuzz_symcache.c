@@ -5,8 +5,8 @@
  * 12 bytes: a 4-byte offset into the file, then up to 8 bytes written
  * there, as wide as the offset's top two bits say; a last odd byte cuts
  * the file to that fraction of its length), put back under libc's name,
- * then libc opened through a new module cache and its functions looked
- * up across its text.  A file that does not check out is read afresh
+ * then libc opened through a new module cache (the file read or mapped)
+ * and its functions looked up across its text.  A file that does not check out is read afresh
  * from the tables; one that does must give each lookup a function that
  * starts at or below it, with a name that ends inside the file.
  */
@@ -136,6 +136,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fclose(f);
 	}
 	free(img);
+	/* read, or mapped as record maps it: by the input's length */
+	cfi_cache__set_map(s.cache, size % 2);
 	c = libc_through_cache(&m);
 	if (m && !module__error(m) &&
 	    !module__code_span(m, &start, &limit, &off))

@@ -19,6 +19,7 @@
 
 #include "binary/cfi.h"
 #include "binary/cfi_cache.h"
+#include "common/sys.h"
 #include "tests/tap.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
@@ -117,6 +118,20 @@ static void spill(const char *path, const void *b, size_t len)
 		ok(0, "wrote %s", path);
 	if (fd >= 0)
 		close(fd);
+}
+
+/* Whether a file under @under is mapped in this process. */
+static bool mapped_here(const char *under)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	bool found = false;
+
+	while (f && fgets(line, sizeof(line), f))
+		found = found || strstr(line, under);
+	if (f)
+		fclose(f);
+	return found;
 }
 
 /* Offsets in the file (cfi.c's image: header of 32 bytes, CIEs of 32,
@@ -293,8 +308,7 @@ static void test_trim(void)
 	char d[] = "/tmp/icppd-trim.XXXXXX", path[256];
 	struct cfi_cache *c = NULL;
 	uint64_t key;
-	void *b = NULL;
-	size_t len;
+	struct cache_table table;
 	bool others = true;
 
 	if (!mkdtemp(d) || cfi_cache__open(d, &c)) {
@@ -315,10 +329,10 @@ static void test_trim(void)
 		if (fd >= 0)
 			close(fd);
 	}
-	is_int(cfi_cache__load(c, CACHE_CFI, 1, &b, &len), 0,
+	is_int(cfi_cache__load(c, CACHE_CFI, 1, &table), 0,
 	       "the oldest table read");
-	free(b);
-	is_int(cfi_cache__load(c, CACHE_CFI, 2, &b, &len), -ENOENT,
+	cfi_cache__release(&table);
+	is_int(cfi_cache__load(c, CACHE_CFI, 2, &table), -ENOENT,
 	       "a table of symbols is not CFI's");
 	is_int(cfi_cache__store(c, CACHE_SYMBOLS, 100, "x", 1), 0,
 	       "a table stored over the bound");
@@ -425,6 +439,28 @@ int main(void)
 	cfi_cache__close(c);
 	if (!cfi_cache__open(dir, &c))	/* opened again: its key read */
 		test_crafted(elf, ref, c);
+	/* mapped, as record maps it: the same answers, the file in this
+	 * process's mappings while the table is held; the same checks */
+	cfi_cache__set_map(c, true);
+	{
+		struct cfi *mapped = cfi__open(elf, c, &libc);
+		int cfd = open(cache_file(), O_RDONLY);
+		struct stat st;
+		/* where the file system allows (common/sys.h) */
+		bool can = cfd >= 0 && !fstat(cfd, &st) &&
+			   sys__may_map(cfd, &st);
+
+		if (cfd >= 0)
+			close(cfd);
+		ok(cfi__cached(mapped) && mapped_here(dir) == can,
+		   "mapped: the table read from the cache, the file %s",
+		   can ? "mapped" : "not (its file system may change it)");
+		is_int(differ(ref, mapped, &n), 0, "... the same answers at "
+		       "%zu pcs", n);
+		cfi__close(mapped);
+		ok(!mapped_here(dir), "... and unmapped when it is closed");
+		test_crafted(elf, ref, c);
+	}
 	cfi_cache__close(c);
 	snprintf(sub, sizeof(sub), "rm -rf %s", top);
 	if (system(sub))

@@ -15,6 +15,7 @@
 
 #include "binary/cfi_cache.h"
 #include "binary/elfimage.h"
+#include "common/sys.h"
 #include "binary/module.h"
 #include "tests/tap.h"
 #include "tests/unit/elfcraft.h"
@@ -1095,12 +1096,28 @@ static bool sym_file(const char *dir, char *path, size_t len)
 	return found;
 }
 
-/* libc through a new module cache with table cache @cc; its symbols'
- * counts (CACHE_SYMBOLS) before and after in *@before, *@after, its
- * answers' differences from @ref's in the return. */
-static size_t libc_through(struct cfi_cache *cc, struct module *ref,
-			   struct cfi_cache_stats *before,
-			   struct cfi_cache_stats *after, size_t *n)
+/* Whether a file under @dir is mapped in this process. */
+static bool mapped_here(const char *dir)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	bool found = false;
+
+	while (f && fgets(line, sizeof(line), f))
+		found = found || strstr(line, dir);
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* libc through a new module cache with table cache @cc (in directory
+ * @dir); its symbols' counts (CACHE_SYMBOLS) before and after in
+ * *@before, *@after, whether a file of @dir was mapped while it was held
+ * in *@mapped, its answers' differences from @ref's in the return. */
+static size_t libc_through(struct cfi_cache *cc, const char *dir,
+			   struct module *ref, struct cfi_cache_stats *before,
+			   struct cfi_cache_stats *after, bool *mapped,
+			   size_t *n)
 {
 	struct module_cache *c = module_cache__new();
 	struct module_origin o = origin_of(LIBC_PATH, 0);
@@ -1112,6 +1129,7 @@ static size_t libc_through(struct cfi_cache *cc, struct module *ref,
 	m = module_cache__get(c, LIBC_PATH, &o);
 	cfi_cache__stats(cc, CACHE_SYMBOLS, after);
 	wrong = module__error(m) ? 1 : answers_differ(ref, m, n);
+	*mapped = mapped_here(dir);
 	module_cache__free(c);
 	return wrong;
 }
@@ -1145,6 +1163,7 @@ static void test_symbol_cache(void)
 	struct cfi_cache_stats b, a;
 	struct cfi_cache *cc = NULL;
 	uint8_t *good = NULL, *bad;
+	bool mapped;
 	size_t n = 0, len = 0;
 	FILE *f;
 
@@ -1154,52 +1173,71 @@ static void test_symbol_cache(void)
 		module__free(ref);
 		return;
 	}
-	is_int(libc_through(cc, ref, &b, &a, &n), 0,
+	is_int(libc_through(cc, dir, ref, &b, &a, &mapped, &n), 0,
 	       "symbols cache: the module that stores them answers as "
 	       "libc's own");
 	ok(n > 100000, "... at every 8th byte of its code (%zu)", n);
 	ok(a.stores == b.stores + 1 && a.hits == b.hits,
 	   "... its symbols stored (%zu)", module__nr_symbols(ref));
-	is_int(libc_through(cc, ref, &b, &a, &n), 0,
+	is_int(libc_through(cc, dir, ref, &b, &a, &mapped, &n), 0,
 	   "... a module of another cache reads them back: the same answers");
-	ok(a.hits == b.hits + 1 && a.stores == b.stores,
-	   "... read from the cache, not stored again");
+	ok(a.hits == b.hits + 1 && a.stores == b.stores && !mapped,
+	   "... read from the cache (not mapped), not stored again");
 	if (!sym_file(dir, path, sizeof(path)) || !(f = fopen(path, "rb"))) {
 		ok(0, "the file of symbols");
 		goto out;
+	}
+	{	/* mapped where the file system allows (common/sys.h) */
+		struct stat st;
+		bool can = !fstat(fileno(f), &st) &&
+			   sys__may_map(fileno(f), &st);
+
+		cfi_cache__set_map(cc, true);
+		is_int(libc_through(cc, dir, ref, &b, &a, &mapped, &n), 0,
+		       "... mapped, as record maps it: the same answers");
+		ok(a.hits == b.hits + 1 && mapped == can,
+		   "... read from the file, %s", can ? "mapped" :
+		   "not mapped (its file system may change it)");
 	}
 	good = malloc(64 << 20);
 	len = good ? fread(good, 1, 64 << 20, f) : 0;
 	fclose(f);
 	bad = good ? malloc(len) : NULL;
-	for (size_t i = 0; bad && i < sizeof(cases) / sizeof(cases[0]); i++) {
-		size_t at = cases[i].at == SIZE_MAX ? len - 1 : cases[i].at;
-		uint64_t v;
+	for (int map = 0; map < 2; map++) {
+		cfi_cache__set_map(cc, map);
+		for (size_t i = 0; bad && i < sizeof(cases) / sizeof(cases[0]);
+		     i++) {
+			size_t at = cases[i].at == SIZE_MAX ? len - 1 :
+				    cases[i].at;
+			uint64_t v;
 
-		memcpy(bad, good, len);
-		if (cases[i].size) {
-			memcpy(bad + at, &cases[i].value, cases[i].size);
-		} else if (!cases[i].cut && at == 16) {	/* nsyms + 1 */
-			memcpy(&v, bad + 16, 8);
-			v++;
-			memcpy(bad + 16, &v, 8);
-		} else if (!cases[i].cut) {	/* entry 1's address: entry 0's */
-			memcpy(bad + at, bad + 48, 8);
+			memcpy(bad, good, len);
+			if (cases[i].size) {
+				memcpy(bad + at, &cases[i].value,
+				       cases[i].size);
+			} else if (!cases[i].cut && at == 16) {	/* nsyms + 1 */
+				memcpy(&v, bad + 16, 8);
+				v++;
+				memcpy(bad + 16, &v, 8);
+			} else if (!cases[i].cut) {	/* entry 1 at entry 0 */
+				memcpy(bad + at, bad + 48, 8);
+			}
+			f = fopen(path, "wb");
+			if (!f || fwrite(bad, 1, len - cases[i].cut, f) !=
+				  len - cases[i].cut) {
+				ok(0, "spoiled file written");
+				if (f)
+					fclose(f);
+				break;
+			}
+			fclose(f);
+			is_int(libc_through(cc, dir, ref, &b, &a, &mapped, &n),
+			       0, "%s%s: the same answers", cases[i].what,
+			       map ? " (mapped)" : "");
+			ok(a.rejected == b.rejected + 1 &&
+			   a.stores == b.stores + 1 && a.hits == b.hits,
+			   "... refused, read from the tables, stored again");
 		}
-		f = fopen(path, "wb");
-		if (!f || fwrite(bad, 1, len - cases[i].cut, f) !=
-			  len - cases[i].cut) {
-			ok(0, "spoiled file written");
-			if (f)
-				fclose(f);
-			break;
-		}
-		fclose(f);
-		is_int(libc_through(cc, ref, &b, &a, &n), 0,
-		       "%s: the same answers", cases[i].what);
-		ok(a.rejected == b.rejected + 1 && a.stores == b.stores + 1 &&
-		   a.hits == b.hits, "... refused, read from the tables, "
-		   "stored again");
 	}
 	free(bad);
 out:
