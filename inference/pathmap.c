@@ -110,20 +110,22 @@ static bool same(const struct pm_node *x, uint32_t parent,
 	       x->call_site == call_site && x->height == height;
 }
 
-/* The node for the key, created when absent.  PM_NONE on failure, with
- * *@err set. */
+/* The node for the key, created when absent (*@made set then; not
+ * looked for when @parent was just made: it has no children yet).
+ * PM_NONE on failure, with *@err set. */
 static uint32_t get(struct pathmap *pm, uint32_t parent,
 		    const struct module *mod, uint64_t func, const char *name,
-		    uint64_t call_site, int64_t height, int *err)
+		    uint64_t call_site, int64_t height, bool *made, int *err)
 {
 	uint64_t h = hash(parent, mod, func, call_site, height);
 	struct hindex_probe p = { HINDEX_NONE, 0 };
 	struct pm_node *x;
 	uint32_t i;
 
-	while ((i = hindex__next(&pm->index, &p, h)) != HINDEX_NONE)
+	while (!*made && (i = hindex__next(&pm->index, &p, h)) != HINDEX_NONE)
 		if (same(&pm->nodes[i], parent, mod, func, call_site, height))
 			return i;
+	*made = true;
 	if (pm->n >= pm->max) {
 		*err = -ENOSPC;
 		return PM_NONE;
@@ -158,6 +160,7 @@ static int add(struct pathmap *pm, const struct module *prog,
 {
 	uint32_t *path, root;
 	size_t along;
+	bool made = false;	/* the last node got was made: no children */
 	int err = 0;
 
 	if (!n)
@@ -166,7 +169,7 @@ static int add(struct pathmap *pm, const struct module *prog,
 		return -ENOMEM;
 	path = pm->path;
 	root = get(pm, PM_NONE, prog, 0, NULL, fragment ? PM_FRAGMENT : 0, 0,
-		   &err);
+		   &made, &err);
 	/* A sample's outer frames are mostly the last one's: while they
 	 * are, the last path's node (still in path[]) is checked in place
 	 * of a search of the index. */
@@ -181,7 +184,8 @@ static int add(struct pathmap *pm, const struct module *prog,
 			continue;
 		along = 0;
 		path[i + 1] = get(pm, path[i], frames[i].mod, frames[i].func,
-				  frames[i].name, site, frames[i].height, &err);
+				  frames[i].name, site, frames[i].height, &made,
+				  &err);
 	}
 	pm->path_n = err ? 0 : n + 1;
 	if (err)
