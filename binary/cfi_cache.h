@@ -91,8 +91,7 @@ void cfi_cache__set_map(struct cfi_cache *c, bool map);
 
 /*
  * The file of @key, whole, into *@t: 0, or -errno (-ENOENT: none;
- * -EPERM: not a regular file of ours; -EFBIG: over CFI_CACHE_MAX_FILE;
- * -EINVAL: empty).
+ * -EPERM: not a regular file of ours; -EFBIG: over CFI_CACHE_MAX_FILE).
  */
 int cfi_cache__load(struct cfi_cache *c, enum cache_kind kind, uint64_t key,
 		    struct cache_table *t);

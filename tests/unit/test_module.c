@@ -3,6 +3,7 @@
  * stripped copy, the vDSO, and modules that are not usable.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1138,9 +1139,10 @@ static size_t libc_through(struct cfi_cache *cc, const char *dir,
  * libc's 3,700 functions through the table cache (over SYM_CACHE_MIN):
  * the first module reads its tables and stores its symbols, a module of
  * another module cache reads them back, and both answer as libc opened
- * without the cache at every 8th byte of its code.  Then the file is
- * spoiled in each way the checks look for: refused (counted), the
- * tables read again and the file stored again, the same answers.
+ * without the cache at every 8th byte of its code; then again mapped.
+ * Then the file is spoiled in each way the checks look for, and read
+ * and mapped each time: refused (counted), the tables read again and
+ * the file stored again, the same answers.
  */
 static void test_symbol_cache(void)
 {
@@ -1157,6 +1159,7 @@ static void test_symbol_cache(void)
 		{ "two symbols at one address", 48 + 32, 0, 0, 0 },
 		{ "names that do not end", SIZE_MAX, 'x', 1, 0 },
 		{ "a file cut short", 0, 0, 0, 1 },
+		{ "an empty file", 0, 0, 0, UINT_MAX },
 	};
 	char dir[] = "/tmp/icppd-symcache-XXXXXX", path[512], cmd[600];
 	struct module *ref = module__open(LIBC_PATH);
@@ -1209,6 +1212,8 @@ static void test_symbol_cache(void)
 		     i++) {
 			size_t at = cases[i].at == SIZE_MAX ? len - 1 :
 				    cases[i].at;
+			size_t wlen = cases[i].cut == UINT_MAX ? 0 :
+				      len - cases[i].cut;
 			uint64_t v;
 
 			memcpy(bad, good, len);
@@ -1223,8 +1228,7 @@ static void test_symbol_cache(void)
 				memcpy(bad + at, bad + 48, 8);
 			}
 			f = fopen(path, "wb");
-			if (!f || fwrite(bad, 1, len - cases[i].cut, f) !=
-				  len - cases[i].cut) {
+			if (!f || fwrite(bad, 1, wlen, f) != wlen) {
 				ok(0, "spoiled file written");
 				if (f)
 					fclose(f);
