@@ -1,14 +1,14 @@
 /*
  * fuzz_cficache.c - CFI cache files (binary/cfi_cache.h) someone else
  * wrote: libc's own table, as cfi.c stores it, patched by the input
- * (each 12 bytes: a 4-byte offset into the file, then up to 8 bytes
- * written there, as wide as the offset's top two bits say; a last odd
- * byte cuts the file to that fraction of its length), put in the cache
- * under libc's name, then opened and looked up across libc's text.  A
+ * (fuzz.h's fuzz_patch_file(): each 12 bytes a 4-byte offset into the
+ * file, then up to 8 bytes written there, as wide as the offset's top
+ * two bits say; a last odd byte cuts the file to that fraction of its
+ * length), put in the cache under libc's name, then opened and looked
+ * up across libc's text.  A
  * file that does not check out is listed afresh; one that does must
  * stay inside the section at every lookup.
  */
-#include <dirent.h>
 #include <fcntl.h>
 #include <libelf.h>
 #include <stdio.h>
@@ -18,6 +18,7 @@
 
 #include "binary/cfi.h"
 #include "binary/cfi_cache.h"
+#include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -34,27 +35,6 @@ static struct {
 
 static char dir[] = "/tmp/icppd-fuzz-cficache.XXXXXX";
 
-/* The one table file in the cache directory, into s.path. */
-static int find_table(void)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int found = -1;
-
-	while (d && (e = readdir(d))) {
-		size_t n = strlen(e->d_name);
-
-		if (n > 4 && !strcmp(e->d_name + n - 4, ".cfi")) {
-			snprintf(s.path, sizeof(s.path), "%s/%s", dir,
-				 e->d_name);
-			found = 0;
-		}
-	}
-	if (d)
-		closedir(d);
-	return found;
-}
-
 static void cleanup(void)
 {
 	char cmd[64];
@@ -69,7 +49,6 @@ static int setup(void)
 {
 	int fd = open(LIBC, O_RDONLY | O_CLOEXEC);
 	struct cfi *cfi;
-	FILE *f;
 
 	elf_version(EV_CURRENT);
 	if (fd < 0 || cfi__file(fd, &s.file) ||
@@ -80,49 +59,22 @@ static int setup(void)
 		return -1;
 	cfi = cfi__open(s.elf, s.cache, &s.file);
 	cfi__close(cfi);
-	if (find_table())
+	if (fuzz_find_file(dir, ".cfi", s.path, sizeof(s.path)) ||
+	    !(s.good = fuzz_slurp(s.path, &s.len)))
 		return -1;
-	f = fopen(s.path, "rb");
-	if (!f || fseek(f, 0, SEEK_END) || (long)(s.len = (size_t)ftell(f)) <= 0 ||
-	    fseek(f, 0, SEEK_SET) || !(s.good = malloc(s.len)) ||
-	    fread(s.good, 1, s.len, f) != s.len)
-		return -1;
-	fclose(f);
 	return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int ready;
-	uint8_t *img;
-	size_t len;
 	struct cfi *cfi;
-	FILE *f;
 
 	if (!ready)
 		ready = setup() ? -1 : 1;
-	if (ready < 0 || !(img = malloc(s.len)))
+	if (ready < 0)
 		return 0;
-	memcpy(img, s.good, s.len);
-	len = s.len;
-	for (size_t i = 0; i + 12 <= size; i += 12) {
-		uint32_t at;
-		size_t width;
-
-		memcpy(&at, data + i, 4);
-		width = (size_t)1 << (at >> 30);
-		at %= (uint32_t)s.len;
-		if (width <= s.len - at)
-			memcpy(img + at, data + i + 4, width);
-	}
-	if (size % 12)
-		len = len * data[size - 1] / 256;
-	f = fopen(s.path, "wb");
-	if (f) {
-		fwrite(img, 1, len, f);
-		fclose(f);
-	}
-	free(img);
+	fuzz_patch_file(s.path, s.good, s.len, data, size);
 	cfi = cfi__open(s.elf, s.cache, &s.file);
 	for (uint64_t pc = 0x28000; cfi && pc < 0x1a0000; pc += 0x1003) {
 		struct cfi_regs regs = { 0x7ffd0000, 0x7ffd0100, pc };
