@@ -20,7 +20,6 @@
 
 #include "binary/module.h"
 #include "collector/collector_int.h"
-#include "common/grow.h"
 
 /* Threads whose last walk is kept: direct-mapped by tid. */
 #define WALK_SLOTS 8
