@@ -15,7 +15,7 @@
  *
  * module.c keeps a module's symbols here too (CACHE_SYMBOLS): reading
  * libLLVM-14's and libclang-cpp's symbol tables, sorting them by address
- * and copying out the names took 10 to 15 ms of every clang++ record.
+ * and copying out the names took 12 to 18 ms of every clang++ record.
  *
  * Trust: the directory must be the caller's own (owned by the effective
  * user, writable by no one else); the hash is keyed with 16 random bytes
