@@ -139,8 +139,9 @@ void unwind__free(struct collector *c)
 
 /* Keeps this walk (c->frames, c->states, c->reads; @n frames, @nreads
  * reads) as @w's, the thread's last: the arrays trade places, and the
- * collector's are the last walk's now, to be written over. */
-static void remember(struct collector *c, struct walk *w,
+ * collector's are the last walk's now, to be written over.  Whether it
+ * was kept (no memory: the next walks whole). */
+static bool remember(struct collector *c, struct walk *w,
 		     const struct process *p, uint32_t tid, size_t n,
 		     size_t nreads)
 {
@@ -157,7 +158,7 @@ static void remember(struct collector *c, struct walk *w,
 			free(f);
 			free(st);
 			free(rd);
-			return;		/* none kept: the next walks whole */
+			return false;
 		}
 	}
 	w->frames = c->frames;
@@ -175,6 +176,7 @@ static void remember(struct collector *c, struct walk *w,
 	w->maps_gen = p->maps_gen;
 	w->nreads = nreads;
 	w->n = n;
+	return true;
 }
 
 /*
@@ -342,10 +344,9 @@ static enum unwind_status unwind(struct collector *c, struct process *p,
 			base = 0;
 		exact = st.signal;
 	}
-	/* complete: the thread's last walk now (unless its log is partial) */
-	if (!log.full)
-		remember(c, w, p, s->tid, *n, log.n);
-	if (w->n)
+	/* complete: the thread's last walk now (unless its log is partial;
+	 * then the slot keeps another walk, and the frames stay here) */
+	if (!log.full && remember(c, w, p, s->tid, *n, log.n))
 		*frames = w->frames;
 	return UNW_COMPLETE;
 }
