@@ -523,31 +523,21 @@ _Static_assert(sizeof(struct symbol) == sizeof(struct sym_image_entry) &&
 	       "a cached symbol is read where it lies");
 
 /* The cache's name for the symbols of the file @f (with @debug, the
- * debug file's identity; NULL: none). */
+ * debug file's identity; NULL: none): both identities whole, after the
+ * limits that shaped what was kept. */
 static uint64_t symbols_key(const struct cfi_cache *c,
 			    const struct cfi_file *f,
 			    const struct cfi_file *debug)
 {
-	const struct cfi_file none = { 0 };
-	uint64_t k[4 + 2 * 7];
-	const struct cfi_file *both[2] = { f, debug ? debug : &none };
+	uint64_t k[4 + 2 * sizeof(struct cfi_file) / 8] = {
+		0x73796d626f6c73,	/* "symbols": no CFI key is this */
+		SYM_IMAGE_VERSION, MODULE_MAX_SYMBOLS, MODULE_MAX_NAME_BYTES };
 
-	k[0] = 0x73796d626f6c73;	/* "symbols": no CFI key is this */
-	k[1] = SYM_IMAGE_VERSION;
-	k[2] = MODULE_MAX_SYMBOLS;
-	k[3] = MODULE_MAX_NAME_BYTES;
-	for (int i = 0; i < 2; i++) {
-		const struct cfi_file *x = both[i];
-		uint64_t *w = &k[4 + 7 * i];
-
-		w[0] = x->dev;
-		w[1] = x->ino;
-		w[2] = x->size;
-		w[3] = (uint64_t)x->mtime_sec;
-		w[4] = (uint64_t)x->mtime_nsec;
-		w[5] = (uint64_t)x->ctime_sec;
-		w[6] = (uint64_t)x->ctime_nsec;
-	}
+	_Static_assert(sizeof(struct cfi_file) % 8 == 0,
+		       "an identity is whole words, no padding");
+	memcpy(&k[4], f, sizeof(*f));
+	if (debug)
+		memcpy(&k[4 + sizeof(*f) / 8], debug, sizeof(*debug));
 	return cfi_cache__key(c, k, sizeof(k));
 }
 
@@ -609,13 +599,14 @@ static int symbols_from_image(struct module *m, struct cache_table *t)
 	names = (const char *)(e + h.nsyms);
 	if (names[h.names_bytes - 1])
 		goto bad;
-	for (size_t i = 0; i < h.nsyms; i++)
-		if (e[i].name_off >= h.names_bytes ||
-		    (i && e[i].addr <= e[i - 1].addr))
-			goto bad;
+	/* each entry checked, then made a symbol where it lies (the same
+	 * addr at the same place: the check of the next reads it) */
 	for (size_t i = 0; i < h.nsyms; i++) {
 		struct sym_image_entry x = e[i];
 
+		if (x.name_off >= h.names_bytes ||
+		    (i && x.addr <= e[i - 1].addr))
+			goto bad;
 		((struct symbol *)e)[i] = (struct symbol){ x.addr, x.size,
 			names + x.name_off, x.bind };
 	}
@@ -677,13 +668,12 @@ static void find_go_ends(struct module *m)
 static Elf *elf_open(const struct module *m, int fd, const struct stat *st);
 
 /* A stripped Debian binary keeps its .symtab in /usr/lib/debug/.build-id
- * when the -dbgsym package is installed: that file, opened, and its
- * identity in *@f (a symbol table cached without it is not this one);
- * -1 when there is none. */
-static int open_debug_file(const struct module *m, struct cfi_file *f)
+ * when the -dbgsym package is installed: that file, opened, with what
+ * fstat() said of it in *@st (its identity names a symbol table cached
+ * with it); -1 when there is none. */
+static int open_debug_file(const struct module *m, struct stat *st)
 {
 	char path[128];
-	struct stat st;
 	int fd;
 
 	if (strlen(m->build_id) < 4)
@@ -693,21 +683,17 @@ static int open_debug_file(const struct module *m, struct cfi_file *f)
 	fd = sys__open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW, 0);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, st) || !S_ISREG(st->st_mode)) {
 		close(fd);
 		return -1;
 	}
-	cfi__file_of(&st, f);
 	return fd;
 }
 
-/* The debug file's symbols (@fd from open_debug_file()), added. */
-static void add_debug_symbols(struct module *m, int fd)
+/* The debug file's symbols (@fd and @st from open_debug_file()), added. */
+static void add_debug_symbols(struct module *m, int fd, const struct stat *st)
 {
-	struct stat st;
-
-	if (!fstat(fd, &st))
-		m->debug_elf = elf_open(m, fd, &st);
+	m->debug_elf = elf_open(m, fd, st);
 	if (m->debug_elf && elf_kind(m->debug_elf) == ELF_K_ELF)
 		add_symbols(m, m->debug_elf, SHT_SYMTAB);
 	/* Names are copied once sorted; the rest is never read again. */
@@ -796,13 +782,14 @@ static int read_symbols(struct module *m, const struct stat *st)
 {
 	struct cfi_cache *c = st ? cfi_cache_of(m) : NULL;
 	struct cfi_file file, debug;
-	int dfd = open_debug_file(m, &debug);
+	struct stat dst;
+	int dfd = open_debug_file(m, &dst);
 	uint64_t key = 0;
 	int ret = 0;
 
 	if (c) {
-		key = symbols_key(c, file_of(st, &file), dfd >= 0 ? &debug :
-				  NULL);
+		key = symbols_key(c, file_of(st, &file), dfd >= 0 ?
+				  file_of(&dst, &debug) : NULL);
 		if (!load_symbols(m, c, key))
 			goto out;
 	}
@@ -812,7 +799,7 @@ static int read_symbols(struct module *m, const struct stat *st)
 		goto out;
 	}
 	if (dfd >= 0)
-		add_debug_symbols(m, dfd);
+		add_debug_symbols(m, dfd, &dst);
 	ret = sort_symbols(m);
 	if (!ret && c)
 		store_symbols(m, c, key);
