@@ -74,6 +74,34 @@ static inline size_t fuzz_probes(const uint8_t *data, size_t size,
 	return n;
 }
 
+/* The directory fuzz_make_dir() made, removed at exit. */
+static inline char **fuzz_dir_slot(void)
+{
+	static char *dir;
+
+	return &dir;
+}
+
+static inline void fuzz_rm_dir(void)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", *fuzz_dir_slot());
+	if (system(cmd))
+		fprintf(stderr, "fuzz: %s left behind\n", *fuzz_dir_slot());
+}
+
+/* A fresh directory from template @tmpl (mkdtemp(3)), removed when the
+ * harness exits: 0, or -1. */
+static inline int fuzz_make_dir(char *tmpl)
+{
+	if (!mkdtemp(tmpl))
+		return -1;
+	*fuzz_dir_slot() = tmpl;
+	atexit(fuzz_rm_dir);
+	return 0;
+}
+
 /* The one file of @dir whose name ends with @suffix, into @path: 0, or
  * -1 when there is none. */
 static inline int fuzz_find_file(const char *dir, const char *suffix,

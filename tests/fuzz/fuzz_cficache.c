@@ -35,15 +35,6 @@ static struct {
 
 static char dir[] = "/tmp/icppd-fuzz-cficache.XXXXXX";
 
-static void cleanup(void)
-{
-	char cmd[64];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd))
-		fprintf(stderr, "fuzz_cficache: %s left behind\n", dir);
-}
-
 /* libc opened once, its table stored in a fresh cache and read back. */
 static int setup(void)
 {
@@ -52,9 +43,9 @@ static int setup(void)
 
 	elf_version(EV_CURRENT);
 	if (fd < 0 || cfi__file(fd, &s.file) ||
-	    !(s.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) || !mkdtemp(dir))
+	    !(s.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) ||
+	    fuzz_make_dir(dir))
 		return -1;
-	atexit(cleanup);
 	if (cfi_cache__open(dir, &s.cache))
 		return -1;
 	cfi = cfi__open(s.elf, s.cache, &s.file);

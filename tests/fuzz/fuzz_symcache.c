@@ -32,15 +32,6 @@ static struct {
 
 static char dir[] = "/tmp/icppd-fuzz-symcache.XXXXXX";
 
-static void cleanup(void)
-{
-	char cmd[64];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd))
-		fprintf(stderr, "fuzz_symcache: %s left behind\n", dir);
-}
-
 /* libc through a new module cache (its symbols stored the first time). */
 static struct module_cache *libc_through_cache(struct module **m)
 {
@@ -58,9 +49,8 @@ static int setup(void)
 	struct module *m = NULL;
 	struct stat st;
 
-	if (stat(LIBC, &st) || !mkdtemp(dir))
+	if (stat(LIBC, &st) || fuzz_make_dir(dir))
 		return -1;
-	atexit(cleanup);
 	s.origin = (struct module_origin){ .dev = st.st_dev,
 					   .ino = st.st_ino };
 	if (cfi_cache__open(dir, &s.cache))
