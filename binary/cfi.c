@@ -404,7 +404,11 @@ static int sort_fdes(struct cfi *cfi, bool sorted)
 	for (size_t i = 0; i < cfi->nfdes; i++) {
 		if (kept && cfi->fdes[i].lo < cfi->fdes[kept - 1].hi)
 			continue;
-		cfi->fdes[kept++] = cfi->fdes[i];
+		/* a mapped cache table has no overlaps: writing each entry
+		 * in place would copy each of its pages */
+		if (kept != i)
+			cfi->fdes[kept] = cfi->fdes[i];
+		kept++;
 	}
 	cfi->nfdes = kept;
 	if (!kept)

@@ -82,10 +82,17 @@ static const char *const go_end_names[] = {
 };
 #define GO_ENDS (sizeof(go_end_names) / sizeof(go_end_names[0]))
 
+/* A symbol is also the cache file's entry (symbols_from_image() uses a
+ * mapped file's where they lie, written never: no page is copied), so
+ * its name is an offset into the module's names once they are copied
+ * there (sort_symbols()); before, the name read in the table. */
 struct symbol {
 	uint64_t addr, size;
-	const char *name;	/* into names, once read */
-	unsigned char bind;
+	union {
+		const char *at;	/* read: in the ELF's (or perf map's) text */
+		uint64_t off;	/* sorted: into names */
+	} name;
+	uint8_t bind, pad[7];
 };
 
 /* Recent answers of module__function() by address, in a module with an
@@ -278,8 +285,8 @@ static int add_symbols(struct module *m, Elf *elf, Elf64_Word type)
 			if (m->nsyms == MODULE_MAX_SYMBOLS)
 				return 0;
 			m->syms[m->nsyms++] = (struct symbol){
-				s.st_value, s.st_size, name,
-				GELF_ST_BIND(s.st_info) };
+				s.st_value, s.st_size, { .at = name },
+				GELF_ST_BIND(s.st_info), { 0 } };
 		}
 	}
 	return 0;
@@ -316,15 +323,15 @@ static int cmp_sym(const void *a, const void *b)
 		return x->bind == STB_WEAK ? 1 : -1;
 	if ((x->bind == STB_GLOBAL) != (y->bind == STB_GLOBAL))
 		return x->bind == STB_GLOBAL ? -1 : 1;
-	nx = leading_underscores(x->name);
-	ny = leading_underscores(y->name);
+	nx = leading_underscores(x->name.at);
+	ny = leading_underscores(y->name.at);
 	if (nx != ny)
 		return nx < ny ? -1 : 1;
-	nx = strlen(x->name);
-	ny = strlen(y->name);
+	nx = strlen(x->name.at);
+	ny = strlen(y->name.at);
 	if (nx != ny)
 		return nx > ny ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return strcmp(x->name.at, y->name.at);
 }
 
 /* Orders @n symbols at @a by cmp_sym(), with @tmp as large: a merge sort
@@ -447,7 +454,7 @@ static int sort_symbols(struct module *m)
 
 		if (kept && m->syms[kept - 1].addr == m->syms[i].addr)
 			continue;
-		len = strnlen(m->syms[i].name, 4096) + 1;
+		len = strnlen(m->syms[i].name.at, 4096) + 1;
 		if (bytes + len > limit)
 			break;
 		bytes += len;
@@ -462,11 +469,11 @@ static int sort_symbols(struct module *m)
 	}
 	p = m->names;
 	for (size_t i = 0; i < kept; i++) {
-		size_t len = strnlen(m->syms[i].name, 4095);
+		size_t len = strnlen(m->syms[i].name.at, 4095);
 
-		memcpy(p, m->syms[i].name, len);
+		memcpy(p, m->syms[i].name.at, len);
 		p[len] = '\0';
-		m->syms[i].name = p;
+		m->syms[i].name.off = (uint64_t)(p - m->names);
 		p += len + 1;
 	}
 	if (kept > SYM_INDEX_MIN)	/* none: searched whole */
@@ -511,14 +518,7 @@ struct sym_image_header {
 	uint64_t nsyms, names_bytes, string_bytes, table_bytes;
 };
 
-/* An entry: struct symbol with its name's offset in place of the
- * pointer, so that an entry is read in place. */
-struct sym_image_entry {
-	uint64_t addr, size, name_off;
-	uint8_t bind, pad[7];
-};
-
-_Static_assert(sizeof(struct symbol) == sizeof(struct sym_image_entry) &&
+_Static_assert(sizeof(struct symbol) == 32 &&
 	       sizeof(struct sym_image_header) % 8 == 0,
 	       "a cached symbol is read where it lies");
 
@@ -549,10 +549,9 @@ static void store_symbols(const struct module *m, struct cfi_cache *c,
 		.nsyms = m->nsyms, .names_bytes = m->names_bytes,
 		.string_bytes = m->string_bytes,
 		.table_bytes = m->table_bytes };
-	size_t len = sizeof(h) + m->nsyms * sizeof(struct sym_image_entry) +
-		     m->names_bytes;
+	size_t len = sizeof(h) + m->nsyms * sizeof(*m->syms) + m->names_bytes;
 	uint8_t *img;
-	struct sym_image_entry *e;
+	struct symbol *e;
 
 	if (m->nsyms < SYM_CACHE_MIN || len > CFI_CACHE_MAX_FILE ||
 	    !(img = malloc(len)))
@@ -560,11 +559,9 @@ static void store_symbols(const struct module *m, struct cfi_cache *c,
 	memcpy(h.magic, SYM_IMAGE_MAGIC, sizeof(h.magic));
 	memcpy(img, &h, sizeof(h));
 	e = (void *)(img + sizeof(h));
-	for (size_t i = 0; i < m->nsyms; i++)
-		e[i] = (struct sym_image_entry){ m->syms[i].addr,
-			m->syms[i].size,
-			(uint64_t)(m->syms[i].name - m->names),
-			m->syms[i].bind, { 0 } };
+	for (size_t i = 0; i < m->nsyms; i++)	/* no padding of the heap's */
+		e[i] = (struct symbol){ m->syms[i].addr, m->syms[i].size,
+			m->syms[i].name, m->syms[i].bind, { 0 } };
 	memcpy(e + m->nsyms, m->names, m->names_bytes);
 	cfi_cache__store(c, CACHE_SYMBOLS, key, img, len);
 	free(img);
@@ -574,14 +571,14 @@ static void store_symbols(const struct module *m, struct cfi_cache *c,
  * -EINVAL with @t released.  Everything in it is checked as anything
  * read from a file: the counts against the limits of reading the
  * tables, each name inside the names and ending there, the addresses
- * increasing (the order the searches need).  A mapped file's entries are
- * written (copied on write), its names only read as used. */
+ * increasing (the order the searches need).  A mapped file is only
+ * read: its entries are the symbols, its names read as used. */
 static int symbols_from_image(struct module *m, struct cache_table *t)
 {
 	uint8_t *img = t->buf;
 	size_t len = t->len;
 	struct sym_image_header h;
-	struct sym_image_entry *e;
+	const struct symbol *e;
 	const char *names;
 
 	if (len < sizeof(h))
@@ -599,17 +596,10 @@ static int symbols_from_image(struct module *m, struct cache_table *t)
 	names = (const char *)(e + h.nsyms);
 	if (names[h.names_bytes - 1])
 		goto bad;
-	/* each entry checked, then made a symbol where it lies (the same
-	 * addr at the same place: the check of the next reads it) */
-	for (size_t i = 0; i < h.nsyms; i++) {
-		struct sym_image_entry x = e[i];
-
-		if (x.name_off >= h.names_bytes ||
-		    (i && x.addr <= e[i - 1].addr))
+	for (size_t i = 0; i < h.nsyms; i++)
+		if (e[i].name.off >= h.names_bytes ||
+		    (i && e[i].addr <= e[i - 1].addr))
 			goto bad;
-		((struct symbol *)e)[i] = (struct symbol){ x.addr, x.size,
-			names + x.name_off, x.bind };
-	}
 	m->sym_image = *t;
 	m->syms = (struct symbol *)e;
 	m->names = (char *)names;
@@ -647,7 +637,7 @@ static int load_symbols(struct module *m, struct cfi_cache *c, uint64_t key)
 static void find_go_ends(struct module *m)
 {
 	for (size_t i = 0; i < m->nsyms; i++) {
-		const char *name = m->syms[i].name;
+		const char *name = m->names + m->syms[i].name.off;
 		size_t len;
 
 		if (strncmp(name, "runtime.", 8))
@@ -1085,7 +1075,7 @@ static int search_function(const struct module *m, uint64_t vaddr,
 		if ((s->size && vaddr - s->addr < s->size) ||
 		    (!s->size && have_fde && flo == s->addr)) {
 			out->start = s->addr;
-			out->name = s->name;
+			out->name = m->names + s->name.off;
 			return 0;
 		}
 	}
@@ -1849,8 +1839,8 @@ static int parse_perfmap(struct module *m, char *buf)
 			continue;
 		if (grow(&m->syms, &cap, m->nsyms + 1, sizeof(*m->syms), 256))
 			return -ENOMEM;
-		m->syms[m->nsyms++] = (struct symbol){ start, size, end + 1,
-						       STB_GLOBAL };
+		m->syms[m->nsyms++] = (struct symbol){ start, size,
+			{ .at = end + 1 }, STB_GLOBAL, { 0 } };
 	}
 	return sort_symbols(m);
 }
