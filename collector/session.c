@@ -700,6 +700,28 @@ int session__keep_rest(struct session *s)
 	return 0;
 }
 
+int session__spill(struct session *s)
+{
+	int n = session__fill(s);
+
+	if (n < 0)
+		return n;
+	for (size_t i = 0; i < s->nq; i++) {
+		struct pending *p = &s->q[i];
+		uint64_t off;
+
+		if (p->which < IN_RING)
+			continue;	/* copied already */
+		if (copy_out(s, &s->arena[s->cur], record_at(s, p), &off))
+			return -ENOMEM;
+		p->off = off;
+		p->which = s->cur;
+	}
+	for (size_t r = 0; r < s->nrings; r++)
+		ring__release(&s->rings[r], s->rings[r].read);
+	return n;
+}
+
 void session__copied(const struct session *s, uint64_t *copied,
 		     uint64_t *read)
 {

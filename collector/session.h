@@ -126,6 +126,15 @@ const struct perf_event_header *session__fresh(const struct session *s,
 void session__order(struct session *s, bool final);
 const struct perf_event_header *session__next(struct session *s);
 int session__keep_rest(struct session *s);
+/*
+ * Between rounds, while the caller cannot deliver (a long flush): reads
+ * every ring into the queue as fill does (session__fresh(s, 0..n-1)
+ * are the records just read, for the same look), then copies every
+ * record a ring still holds and gives the rings back all they were
+ * read to, so that the kernel never waits on the caller.  The next
+ * round delivers them.  The number of records read, or -errno.
+ */
+int session__spill(struct session *s);
 
 /* Ring corruption events seen (records skipped). */
 unsigned long session__corrupt(const struct session *s);

@@ -5,7 +5,9 @@
  * delivered must be the record read (each is hashed when read and
  * checked when delivered: one given back to the kernel too early would
  * be written over), in time order.  With rings of room, records wait in
- * place; with rings too small to keep a round, they are copied.
+ * place; with rings too small to keep a round, they are copied.  Read
+ * by spills (a flush's, session__spill()) between rounds far apart,
+ * none is lost where the same rings read only at the end lose samples.
  *
  * Sized by CPU time: the child burns BURN_MS of CPU, which at 1000 Hz of
  * cpu-clock is about BURN_MS samples; the checks want a third.
@@ -37,7 +39,7 @@ struct seen {
 		bool delivered;
 	} rec[MAX_RECORDS];
 	size_t n;
-	uint64_t last_time, samples;
+	uint64_t last_time, samples, lost;
 	unsigned out_of_order, unknown, broken;
 };
 
@@ -96,6 +98,8 @@ static void note_delivered(struct seen *sn, const struct perf_event_header *h)
 		sn->unknown++;
 	else
 		sn->rec[i].delivered = true;
+	if (h->type == PERF_RECORD_LOST && h->size >= sizeof(*h) + 16)
+		sn->lost += ((const uint64_t *)(h + 1))[1];
 	if (h->type != PERF_RECORD_SAMPLE)
 		return;
 	if (record__parse_sample(h, &s) || !s.has_stack ||
@@ -118,10 +122,27 @@ static int one_round(struct session *s, struct seen *sn, bool final)
 	return n < 0 ? n : session__keep_rest(s);
 }
 
-/* A session of @pages a ring on a burning child; what it saw in *@sn,
- * its copies in *@copied of *@read.  0, or -1 (skipped: @why). */
-static int run(size_t pages, struct seen *sn, uint64_t *copied,
-	       uint64_t *read, const char **why)
+/* How the rings are read while the child runs. */
+enum reading {
+	ROUNDS,		/* a round every 10 ms, as the recorder's loop */
+	SPILLS,		/* a spill every 2 ms, rounds only at the end */
+	AT_END,		/* nothing until the end */
+};
+
+static int spill(struct session *s, struct seen *sn)
+{
+	int n = session__spill(s);
+
+	for (int i = 0; i < n; i++)
+		note_read(sn, session__fresh(s, (size_t)i));
+	return n < 0 ? n : 0;
+}
+
+/* A session of @pages a ring on a burning child, read as @how says;
+ * what it saw in *@sn, its copies in *@copied of *@read.  0, or -1
+ * (skipped: @why). */
+static int run(size_t pages, enum reading how, struct seen *sn,
+	       uint64_t *copied, uint64_t *read, const char **why)
 {
 	struct event_choice ev;
 	struct session *s;
@@ -146,8 +167,13 @@ static int run(size_t pages, struct seen *sn, uint64_t *copied,
 		kill(child, SIGKILL);
 	} else {
 		while (waitpid(child, &status, WNOHANG) != child) {
-			session__wait(s, NULL, 0, 10);
-			if (one_round(s, sn, false))
+			if (how == AT_END) {
+				usleep(10000);
+				continue;
+			}
+			session__wait(s, NULL, 0, how == SPILLS ? 2 : 10);
+			if (how == SPILLS ? spill(s, sn) :
+			    one_round(s, sn, false))
 				break;
 		}
 		session__disable(s);
@@ -169,7 +195,7 @@ static void check(size_t pages, bool roomy)
 	size_t undelivered = 0;
 
 	sn = (struct seen){ .n = 0 };
-	if (run(pages, &sn, &copied, &read, &why)) {
+	if (run(pages, ROUNDS, &sn, &copied, &read, &why)) {
 		skip(why, "%zu-page rings", pages);
 		return;
 	}
@@ -194,11 +220,53 @@ static void check(size_t pages, bool roomy)
 		   (unsigned long long)copied, (unsigned long long)read);
 }
 
+/*
+ * 64-page rings (256 KiB: about 30 samples of 8 KiB, 30 ms of the
+ * child's CPU) read only once it is done lose samples; spilled every 2
+ * ms, none, and each record read is delivered once, in time order, from
+ * the copy the spill made (every record a spill read is copied).
+ */
+static void check_spills(void)
+{
+	static struct seen sn;
+	uint64_t copied = 0, read = 0;
+	const char *why = NULL;
+	size_t undelivered = 0;
+
+	sn = (struct seen){ .n = 0 };
+	if (run(64, AT_END, &sn, &copied, &read, &why)) {
+		skip(why, "spills");
+		return;
+	}
+	ok(sn.lost > 0, "64-page rings read at the end only: %llu samples "
+	   "lost (%llu kept)", (unsigned long long)sn.lost,
+	   (unsigned long long)sn.samples);
+	sn = (struct seen){ .n = 0 };
+	if (run(64, SPILLS, &sn, &copied, &read, &why)) {
+		skip(why, "spills");
+		return;
+	}
+	for (size_t i = 0; i < sn.n; i++)
+		undelivered += !sn.rec[i].delivered;
+	ok(sn.samples >= MIN_SAMPLES && !sn.lost, "spilled every 2 ms: %llu "
+	   "samples, %llu lost", (unsigned long long)sn.samples,
+	   (unsigned long long)sn.lost);
+	ok(!sn.unknown && !sn.broken && !undelivered && sn.n == read,
+	   "spilled: each of %zu records delivered once, as it was read (%u "
+	   "changed, %u broken, %zu never delivered)", sn.n, sn.unknown,
+	   sn.broken, undelivered);
+	is_int(sn.out_of_order, 0, "spilled: in time order");
+	ok(copied + 2 >= read, "spilled: the records copied out of the rings "
+	   "(%llu of %llu; the final round's may wait in place)",
+	   (unsigned long long)copied, (unsigned long long)read);
+}
+
 int main(void)
 {
 	/* 1 MiB: a round of 10 ms is ~80 KiB of samples, under a quarter */
 	check(256, true);
 	/* 32 KiB: a quarter holds no 8 KiB sample */
 	check(8, false);
+	check_spills();
 	return tap_done();
 }
