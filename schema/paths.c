@@ -527,6 +527,8 @@ static int write_known(struct store *st, struct pathmap *pm,
 		const struct pm_node *nd = pathmap__node(pm, i);
 		struct node_row *r = &ids[i];
 
+		if (i % MEANWHILE_ROWS == 0)
+			store__meanwhile(st);
 		if (nd->parent == PM_NONE) {
 			if (!r->id && store__map_id(st, nd->mod, nd->fragment ?
 						    STORE_FRAGMENTS_RUN :
@@ -585,6 +587,7 @@ int store__write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 			;
 		if (write_depth(st, pm, ids, pr->order + k, m, learned_run))
 			return -1;
+		store__meanwhile(st);
 	}
 	return 0;
 }

@@ -702,6 +702,8 @@ static int write_counts(struct store *st, int64_t run_id,
 		sqlite3_bind_int64(s, 8, (int64_t)cids[i].kernel);
 		if (store__step_done(st, s, "writing samples"))
 			return -1;
+		if (i % MEANWHILE_ROWS == 0)
+			store__meanwhile(st);
 	}
 	pcs = aggregate__pcs(agg, &n);
 	for (size_t i = 0; i < n; i++) {
@@ -718,6 +720,8 @@ static int write_counts(struct store *st, int64_t run_id,
 		sqlite3_bind_int64(s, 5, (int64_t)pcs[i].samples);
 		if (store__step_done(st, s, "writing samples"))
 			return -1;
+		if (i % MEANWHILE_ROWS == 0)
+			store__meanwhile(st);
 	}
 	kch = aggregate__kchains(agg, &n);
 	for (size_t i = 0; i < n; i++) {
@@ -778,11 +782,27 @@ static int write_batch(struct store *st, int64_t run_id,
 	return store__step_done(st, st->upd_run, "updating the run");
 }
 
+void store__meanwhile(struct store *st)
+{
+	if (!st->meanwhile ||
+	    clock__mono_ns() - st->meanwhile_ns < STORE_MEANWHILE_NS)
+		return;
+	st->meanwhile(st->meanwhile_arg);
+	st->meanwhile_ns = clock__mono_ns();
+}
+
 int store__flush(struct store *st, int64_t run_id, const struct store_batch *b)
 {
+	int ret;
+
 	if (store__begin(st, "flushing"))
 		return -1;
-	if (store__end(st, write_batch(st, run_id, b), "flushing")) {
+	st->meanwhile = b->meanwhile;
+	st->meanwhile_arg = b->meanwhile_arg;
+	st->meanwhile_ns = clock__mono_ns();
+	ret = write_batch(st, run_id, b);
+	st->meanwhile = NULL;
+	if (store__end(st, ret, "flushing")) {
 		drop_caches(st);
 		return -1;
 	}
