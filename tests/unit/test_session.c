@@ -221,10 +221,11 @@ static void check(size_t pages, bool roomy)
 }
 
 /*
- * 64-page rings (256 KiB: about 30 samples of 8 KiB, 30 ms of the
- * child's CPU) read only once it is done lose samples; spilled every 2
- * ms, none, and each record read is delivered once, in time order, from
- * the copy the spill made (every record a spill read is copied).
+ * 256-page rings (1 MiB: about 125 samples of 8 KiB, 125 ms of the
+ * child's CPU, of its 300) read only once it is done lose samples;
+ * spilled every 2 ms, none (it would take this process 120 ms off the
+ * CPU), and each record read is delivered once, in time order, from the
+ * copy the spill made (every record a spill read is copied).
  */
 static void check_spills(void)
 {
@@ -234,15 +235,15 @@ static void check_spills(void)
 	size_t undelivered = 0;
 
 	sn = (struct seen){ .n = 0 };
-	if (run(64, AT_END, &sn, &copied, &read, &why)) {
+	if (run(256, AT_END, &sn, &copied, &read, &why)) {
 		skip(why, "spills");
 		return;
 	}
-	ok(sn.lost > 0, "64-page rings read at the end only: %llu samples "
+	ok(sn.lost > 0, "256-page rings read at the end only: %llu samples "
 	   "lost (%llu kept)", (unsigned long long)sn.lost,
 	   (unsigned long long)sn.samples);
 	sn = (struct seen){ .n = 0 };
-	if (run(64, SPILLS, &sn, &copied, &read, &why)) {
+	if (run(256, SPILLS, &sn, &copied, &read, &why)) {
 		skip(why, "spills");
 		return;
 	}
