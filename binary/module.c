@@ -559,9 +559,7 @@ static void store_symbols(const struct module *m, struct cfi_cache *c,
 	memcpy(h.magic, SYM_IMAGE_MAGIC, sizeof(h.magic));
 	memcpy(img, &h, sizeof(h));
 	e = (void *)(img + sizeof(h));
-	for (size_t i = 0; i < m->nsyms; i++)	/* pad zeroed, whatever held it */
-		e[i] = (struct symbol){ m->syms[i].addr, m->syms[i].size,
-			m->syms[i].name, m->syms[i].bind, { 0 } };
+	memcpy(e, m->syms, m->nsyms * sizeof(*e));	/* each made with pad 0 */
 	memcpy(e + m->nsyms, m->names, m->names_bytes);
 	cfi_cache__store(c, CACHE_SYMBOLS, key, img, len);
 	free(img);

@@ -784,10 +784,10 @@ static int write_batch(struct store *st, int64_t run_id,
 
 void store__meanwhile(struct store *st)
 {
-	if (!st->meanwhile ||
+	if (!st->flushing || !st->flushing->meanwhile ||
 	    clock__mono_ns() - st->meanwhile_ns < STORE_MEANWHILE_NS)
 		return;
-	st->meanwhile(st->meanwhile_arg);
+	st->flushing->meanwhile(st->flushing->meanwhile_arg);
 	st->meanwhile_ns = clock__mono_ns();
 }
 
@@ -797,11 +797,10 @@ int store__flush(struct store *st, int64_t run_id, const struct store_batch *b)
 
 	if (store__begin(st, "flushing"))
 		return -1;
-	st->meanwhile = b->meanwhile;
-	st->meanwhile_arg = b->meanwhile_arg;
+	st->flushing = b;
 	st->meanwhile_ns = clock__mono_ns();
 	ret = write_batch(st, run_id, b);
-	st->meanwhile = NULL;
+	st->flushing = NULL;
 	if (store__end(st, ret, "flushing")) {
 		drop_caches(st);
 		return -1;

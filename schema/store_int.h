@@ -73,9 +73,8 @@ struct store {
 	/* every statement bounded (guard.c) */
 	int64_t limit_ns, deadline_ns;
 	bool timed_out;		/* one ran over: SQLITE_INTERRUPT */
-	/* the flush's store_batch.meanwhile, and when it last ran */
-	void (*meanwhile)(void *arg);
-	void *meanwhile_arg;
+	/* the batch a flush writes (its meanwhile), and when that ran */
+	const struct store_batch *flushing;
 	int64_t meanwhile_ns;
 };
 
