@@ -384,6 +384,27 @@ static void test_batches(void)
 	check_rows(db, "another program");
 	store__close(st);
 
+	/* a batch whose new row follows one that was there: SQLite gives
+	 * the new one the id the old one was to have, and its count goes
+	 * in once */
+	pathmap__free(pm);
+	pm = pathmap__new(100000);
+	batch.paths = pm;
+	st = store__open(db, err, sizeof(err));
+	store__begin_run(st, &ri, &run);
+	pathmap__add(pm, mod, site, 1, NULL);
+	pathmap__add(pm, mod, &(struct path_frame)F(0x7000, 0x7001, 8), 1,
+		     NULL);
+	is_int(store__flush(st, run, &batch), 0, "a third run flushes");
+	is_int(query(db, "SELECT total FROM path_nodes WHERE function_id ="
+		     " (SELECT id FROM functions WHERE address = 28672)"), 1,
+	       "a new row after one that was there: its sample once");
+	is_int(query(db, "SELECT total FROM path_nodes WHERE depth = 1 AND"
+		     " function_id = (SELECT id FROM functions WHERE address ="
+		     " 256)"), 342, "... and the old one's added");
+	check_rows(db, "third run");
+	store__close(st);
+
 	/* ids used up: SQLite picks them, one row at a time */
 	query(db, "INSERT INTO contexts VALUES (9223372036854775800, -5, 1)");
 	query(db, "INSERT INTO path_nodes VALUES (9223372036854775800,"
@@ -397,7 +418,7 @@ static void test_batches(void)
 	is_int(store__flush(st, run, &batch), 0,
 	       "ids near 2^63: the flush goes on");
 	is_int(query(db, "SELECT count(*) FROM path_nodes WHERE parent_id"
-		     " != -5"), 776, "30 paths of 2 new rows");
+		     " != -5"), 777, "30 paths of 2 new rows");
 	is_int(query(db, "SELECT count(*) FROM path_nodes n LEFT JOIN"
 		     " path_nodes p ON p.id = n.parent_id WHERE n.parent_id"
 		     " > 0 AND p.id IS NULL"), 0, "every row's parent there");
