@@ -64,31 +64,6 @@ static struct node_row *node_ids(struct store *st, const struct pathmap *pm,
 	return c->v;
 }
 
-/* Adds @samples that run @run_id unwound whole, ending at node @id. */
-static int write_learned(struct store *st, int64_t run_id, int64_t id,
-			 uint64_t samples)
-{
-	sqlite3_stmt *s = st->ins_learned;
-
-	sqlite3_bind_int64(s, 1, run_id);
-	sqlite3_bind_int64(s, 2, id);
-	sqlite3_bind_int64(s, 3, (int64_t)samples);
-	return store__step_done(st, s, "writing the path map");
-}
-
-/* Adds @n's counts to row @id. */
-static int add_counts(struct store *st, const struct pm_node *n, int64_t id)
-{
-	sqlite3_stmt *s = st->upd_node;
-
-	if (!n->self && !n->total)
-		return 0;
-	sqlite3_bind_int64(s, 1, (int64_t)n->self);
-	sqlite3_bind_int64(s, 2, (int64_t)n->total);
-	sqlite3_bind_int64(s, 3, id);
-	return store__step_done(st, s, "writing the path map");
-}
-
 /* The first of @n ids from *@next, the table's next free one (a flush
  * writes fewer than 2^32 rows, IDS_ROOM and more fit above it); 0:
  * SQLite picks them. */
@@ -101,11 +76,32 @@ static int64_t take_ids(int64_t *next, size_t n)
 	return id;
 }
 
-/* The statement that inserts 2^@k rows of @ncols (at most 16) columns
- * into @table (@cols), prepared at its first use. */
+/* A statement of many rows: @head, 2^k rows of @ncols (at most 16)
+ * parameters, @tail. */
+struct batch_sql {
+	const char *head, *tail;
+	int ncols;
+};
+
+static const struct batch_sql ctx_sql = {
+	"INSERT INTO contexts (parent_id, function_id) VALUES ",
+	" ON CONFLICT DO NOTHING", 2
+}, node_sql = {
+	"INSERT INTO path_nodes (map_id, parent_id, function_id, call_site,"
+	" height, depth, self, total, context_id) VALUES ",
+	" ON CONFLICT DO NOTHING", 9
+}, counts_sql = {
+	"UPDATE path_nodes SET self = self + v.column2,"
+	" total = total + v.column3 FROM (VALUES ",
+	") AS v WHERE path_nodes.id = v.column1", 3
+}, learned_sql = {
+	"INSERT INTO run_learned VALUES ",
+	" ON CONFLICT DO UPDATE SET samples = samples + excluded.samples", 3
+};
+
+/* @q's statement of 2^@k rows, prepared at its first use. */
 static sqlite3_stmt *batch_stmt(struct store *st, sqlite3_stmt **slot,
-				const char *table, const char *cols,
-				int ncols, int k)
+				const struct batch_sql *q, int k)
 {
 	char sql[4096], row[40];
 	size_t len, rl = 0;
@@ -113,21 +109,20 @@ static sqlite3_stmt *batch_stmt(struct store *st, sqlite3_stmt **slot,
 	if (*slot)
 		return *slot;
 	row[rl++] = '(';
-	for (int c = 0; c < ncols && c < 16; c++) {
+	for (int c = 0; c < q->ncols && c < 16; c++) {
 		if (c)
 			row[rl++] = ',';
 		row[rl++] = '?';
 	}
 	row[rl++] = ')';
-	len = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO %s (%s) VALUES ",
-			       table, cols);
-	for (int r = 0; r < 1 << k && len + rl + 32 < sizeof(sql); r++) {
+	len = (size_t)snprintf(sql, sizeof(sql), "%s", q->head);
+	for (int r = 0; r < 1 << k && len + rl + 128 < sizeof(sql); r++) {
 		if (r)
 			sql[len++] = ',';
 		memcpy(sql + len, row, rl);
 		len += rl;
 	}
-	snprintf(sql + len, sizeof(sql) - len, " ON CONFLICT DO NOTHING");
+	snprintf(sql + len, sizeof(sql) - len, "%s", q->tail);
 	if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
 			       slot, NULL)) {
 		store__db_error(st, "writing the path map");
@@ -142,9 +137,8 @@ typedef void (*bind_row_fn)(const void *arg, size_t row, sqlite3_stmt *s,
 /* Inserts rows [0, @n) of @arg, each bound by @bind, in statements of
  * 2^k rows (largest first); the rows the table took in *@took. */
 static int insert_rows(struct store *st, sqlite3_stmt **stmts,
-		       const char *table, const char *cols, int ncols,
-		       size_t n, bind_row_fn bind, const void *arg,
-		       size_t *took)
+		       const struct batch_sql *q, size_t n, bind_row_fn bind,
+		       const void *arg, size_t *took)
 {
 	*took = 0;
 	for (size_t done = 0, rows; done < n; done += rows) {
@@ -154,12 +148,11 @@ static int insert_rows(struct store *st, sqlite3_stmt **stmts,
 		while ((size_t)1 << k > n - done)
 			k--;
 		rows = (size_t)1 << k;
-		s = batch_stmt(st, &stmts[BATCH_LOG - k], table, cols, ncols,
-			       k);
+		s = batch_stmt(st, &stmts[BATCH_LOG - k], q, k);
 		if (!s)
 			return -1;
 		for (size_t r = 0; r < rows; r++)
-			bind(arg, done + r, s, (int)r * ncols + 1);
+			bind(arg, done + r, s, (int)r * q->ncols + 1);
 		/* every parameter is bound again next time: no
 		 * sqlite3_clear_bindings() of 320 of them */
 		rc = sqlite3_step(s);
@@ -169,6 +162,61 @@ static int insert_rows(struct store *st, sqlite3_stmt **stmts,
 		*took += (size_t)sqlite3_changes(st->db);
 	}
 	return 0;
+}
+
+/* ---- counts and learned samples, by the batch ---- */
+
+static void bind_queued(const void *arg, size_t row, sqlite3_stmt *s,
+			int first)
+{
+	const struct queued_row *q = (const struct queued_row *)arg + row;
+
+	sqlite3_bind_int64(s, first, q->a);
+	sqlite3_bind_int64(s, first + 1, q->b);
+	sqlite3_bind_int64(s, first + 2, q->c);
+}
+
+/* Writes the rows @q queued (a whole batch of them, or with @all every
+ * one). */
+static int drain(struct store *st, struct row_queue *q, bool all)
+{
+	size_t n = all ? q->n : q->n - q->n % BATCH_MAX, took;
+
+	if (!n)
+		return 0;
+	if (insert_rows(st, q->stmts, q->sql, n, bind_queued, q->v, &took))
+		return -1;
+	memmove(q->v, q->v + n, (q->n - n) * sizeof(*q->v));
+	q->n -= n;
+	return 0;
+}
+
+static int queue(struct store *st, struct row_queue *q, int64_t a,
+		 int64_t b, int64_t c)
+{
+	if (grow(&q->v, &q->cap, q->n + 1, sizeof(*q->v), BATCH_MAX)) {
+		store__set_error(st, "writing the path map: out of memory");
+		return -1;
+	}
+	q->v[q->n++] = (struct queued_row){ a, b, c };
+	return q->n < BATCH_MAX ? 0 : drain(st, q, false);
+}
+
+/* Adds @samples that the flush's run unwound whole, ending at row @id. */
+static int write_learned(struct store *st, int64_t id, uint64_t samples)
+{
+	struct path_rows *pr = &st->rows;
+
+	return queue(st, &pr->learned, pr->learned_run, id, (int64_t)samples);
+}
+
+/* Adds @n's counts to row @id. */
+static int add_counts(struct store *st, const struct pm_node *n, int64_t id)
+{
+	if (!n->self && !n->total)
+		return 0;
+	return queue(st, &st->rows.counts, id, (int64_t)n->self,
+		     (int64_t)n->total);
 }
 
 /* Whether a batch of @n rows, whose ids SQLite was to pick from @first
@@ -299,8 +347,7 @@ static int write_contexts(struct store *st, uint32_t *entries, size_t n)
 	first = take_ids(&pr->next_ctx, n);
 	for (size_t i = 0; i < n; i++)
 		pr->ctx[entries[i]].id = first ? first + (int64_t)i : 0;
-	if (insert_rows(st, pr->ins_ctxs, "contexts", "parent_id, function_id",
-			2, n, bind_ctx, &b, &took))
+	if (insert_rows(st, pr->ins_ctxs, &ctx_sql, n, bind_ctx, &b, &took))
 		return -1;
 	if (took_all(st, first, n, took, &pr->ctx[entries[0]].id))
 		return 0;
@@ -408,9 +455,7 @@ static int write_nodes(struct store *st, struct node_row *ids,
 
 	for (size_t r = 0; r < n; r++)
 		ids[b->idx[r]].id = first ? first + (int64_t)r : 0;
-	if (insert_rows(st, pr->ins_nodes, "path_nodes", "map_id, parent_id,"
-			" function_id, call_site, height, depth, self, total,"
-			" context_id", 9, n, bind_node, b, &took))
+	if (insert_rows(st, pr->ins_nodes, &node_sql, n, bind_node, b, &took))
 		return -1;
 	if (took_all(st, first, n, took, &ids[b->idx[0]].id))
 		return 0;
@@ -478,7 +523,7 @@ static int write_depth(struct store *st, struct pathmap *pm,
 		const struct pm_node *nd = pathmap__node(pm, idx[r]);
 
 		if (learned_run && nd->self &&
-		    write_learned(st, learned_run, ids[idx[r]].id, nd->self))
+		    write_learned(st, ids[idx[r]].id, nd->self))
 			return -1;
 	}
 	return 0;
@@ -542,7 +587,7 @@ static int write_known(struct store *st, struct pathmap *pm,
 			pr->fresh[(*n)++] = i;
 		} else if (add_counts(st, nd, r->id) ||
 			   (learned_run && nd->self &&
-			    write_learned(st, learned_run, r->id, nd->self))) {
+			    write_learned(st, r->id, nd->self))) {
 			return -1;
 		}
 	}
@@ -563,10 +608,15 @@ int store__write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 		store__set_error(st, "writing the path map: out of memory");
 		return -1;
 	}
+	pr->counts.n = pr->learned.n = 0;	/* what a failed flush left */
+	pr->counts.sql = &counts_sql;
+	pr->learned.sql = &learned_sql;
+	pr->learned_run = learned_run;
 	if (write_known(st, pm, ids, run_id, learned_run, &n))
 		return -1;
 	if (!n)
-		return 0;
+		return drain(st, &pr->counts, true) ||
+		       drain(st, &pr->learned, true) ? -1 : 0;
 	if (order_new(st, pm, pr->fresh, n)) {
 		store__set_error(st, "writing the path map: out of memory");
 		return -1;
@@ -587,7 +637,8 @@ int store__write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 			return -1;
 		store__meanwhile(st);
 	}
-	return 0;
+	return drain(st, &pr->counts, true) || drain(st, &pr->learned, true) ?
+		       -1 : 0;
 }
 
 void store__paths_free(struct store *st)
@@ -597,7 +648,11 @@ void store__paths_free(struct store *st)
 	for (int k = 0; k <= BATCH_LOG; k++) {
 		sqlite3_finalize(pr->ins_nodes[k]);
 		sqlite3_finalize(pr->ins_ctxs[k]);
+		sqlite3_finalize(pr->counts.stmts[k]);
+		sqlite3_finalize(pr->learned.stmts[k]);
 	}
+	free(pr->counts.v);
+	free(pr->learned.v);
 	sqlite3_finalize(pr->sel_node);
 	free(pr->fresh);
 	free(pr->order);

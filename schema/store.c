@@ -228,12 +228,6 @@ static int prepare(struct store *st)
 		  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
 		  " self = self + excluded.self, total = total + excluded.total"
 		  " RETURNING id" },
-		{ offsetof(struct store, upd_node),
-		  "UPDATE path_nodes SET self = self + ?, total = total + ?"
-		  " WHERE id = ?" },
-		{ offsetof(struct store, ins_learned),
-		  "INSERT INTO run_learned VALUES (?, ?, ?) ON CONFLICT"
-		  " DO UPDATE SET samples = samples + excluded.samples" },
 		{ offsetof(struct store, ins_counter),
 		  "INSERT INTO run_counters VALUES (?, ?, ?) ON CONFLICT"
 		  " DO UPDATE SET value = excluded.value" },
@@ -424,8 +418,7 @@ void store__close(struct store *st)
 	sqlite3_stmt *stmts[] = { st->ins_module, st->sel_module, st->sel_build,
 		st->ins_func, st->sel_func, st->ins_cid, st->ins_pc, st->ins_kchain, st->ins_unres,
 		st->ins_thread, st->upd_run, st->ins_map, st->sel_map,
-		st->sel_ctx, st->ins_node, st->upd_node, st->ins_learned,
-		st->ins_counter, st->ins_ctx_new,
+		st->sel_ctx, st->ins_node, st->ins_counter, st->ins_ctx_new,
 		st->ins_unknown, st->ins_inferred, st->ins_function,
 		st->ins_explained, st->ins_site };
 

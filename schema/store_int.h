@@ -50,8 +50,7 @@ struct store {
 	} nodes;
 	sqlite3_stmt *ins_module, *sel_module, *sel_build, *ins_func, *sel_func,
 		     *ins_cid, *ins_pc, *ins_kchain, *ins_unres, *ins_thread, *upd_run, *ins_map,
-		     *sel_map, *sel_ctx, *ins_node, *upd_node, *ins_learned,
-		     *ins_counter, *ins_ctx_new;
+		     *sel_map, *sel_ctx, *ins_node, *ins_counter, *ins_ctx_new;
 	/* paths.c's: a flush's new nodes and contexts, written by depth
 	 * in batches of up to BATCH_MAX rows an INSERT */
 	struct path_rows {
@@ -66,6 +65,16 @@ struct store {
 		bool probe_node, probe_ctx;	/* look rows up first */
 		sqlite3_stmt *ins_nodes[BATCH_LOG + 1], *ins_ctxs[BATCH_LOG + 1];
 		sqlite3_stmt *sel_node;
+		/* rows of three numbers, written BATCH_MAX a statement:
+		 * the counts added to nodes written before (id, self,
+		 * total), the samples unwound whole (run, node, samples) */
+		struct row_queue {
+			struct queued_row { int64_t a, b, c; } *v;
+			size_t n, cap;
+			const struct batch_sql *sql;
+			sqlite3_stmt *stmts[BATCH_LOG + 1];
+		} counts, learned;
+		int64_t learned_run;
 	} rows;
 	/* prepared on first use by report_store.c */
 	sqlite3_stmt *ins_unknown, *ins_inferred, *ins_function, *ins_explained,
