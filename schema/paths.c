@@ -27,8 +27,10 @@
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "binary/module.h"
 #include "common/grow.h"
 #include "common/hindex.h"
 #include "inference/pathmap.h"
@@ -94,6 +96,9 @@ static const struct batch_sql ctx_sql = {
 	"UPDATE path_nodes SET self = self + v.column2,"
 	" total = total + v.column3 FROM (VALUES ",
 	") AS v WHERE path_nodes.id = v.column1", 3
+}, func_sql = {
+	"INSERT INTO functions (module_id, address, name, symbol) VALUES ",
+	" ON CONFLICT DO NOTHING", 4
 }, learned_sql = {
 	"INSERT INTO run_learned VALUES ",
 	" ON CONFLICT DO UPDATE SET samples = samples + excluded.samples", 3
@@ -247,6 +252,111 @@ static int next_id(struct store *st, const char *table, int64_t *next)
 	if (store__ints(st, "writing the path map", &max, 1, sql, "") < 0)
 		return -1;
 	*next = max < INT64_MAX - IDS_ROOM ? (max > 0 ? max : 0) + 1 : 0;
+	return 0;
+}
+
+/* ---- functions ---- */
+
+/* A function new to the cache, waiting for its batch. */
+struct func_row {
+	const struct module *mod;
+	uint64_t addr;
+	const char *symbol;
+	int64_t mid, id;
+	char label[STORE_LABEL_MAX];
+};
+
+static void bind_func(const void *arg, size_t row, sqlite3_stmt *s, int first)
+{
+	const struct func_row *f = (const struct func_row *)arg + row;
+
+	sqlite3_bind_int64(s, first, f->mid);
+	sqlite3_bind_int64(s, first + 1, (int64_t)f->addr);
+	sqlite3_bind_text(s, first + 2, f->label, -1, SQLITE_STATIC);
+	if (f->symbol)
+		sqlite3_bind_text(s, first + 3, f->symbol, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, first + 3);
+}
+
+/* Inserts the @n functions of @f, each into the cache with its row's
+ * id: the one foreseen, or where the batch met rows (another run's) or
+ * the ids ran out, the one looked up. */
+static int insert_functions(struct store *st, struct func_row *f, size_t n)
+{
+	int64_t first, id;
+	size_t took;
+	bool known;
+
+	if (!n)
+		return 0;
+	if (next_id(st, "functions", &first) ||
+	    insert_rows(st, st->rows.ins_funcs, &func_sql, n, bind_func, f,
+			&took))
+		return -1;
+	known = first && took_all(st, first, n, took, &id);
+	for (size_t i = 0; i < n; i++) {
+		if (known)
+			f[i].id = first + (int64_t)i;
+		else if (store__function_found(st, f[i].mid, f[i].addr,
+						 &f[i].id))
+			return -1;
+		if (store__cache_function(st, f[i].mod, f[i].addr, f[i].id))
+			return -1;
+	}
+	return 0;
+}
+
+/* The function ids of nodes @order[0, @n) into @fids: the cache's, or
+ * rows inserted BATCH_MAX a statement (a statement each was 8 % of the
+ * instructions of a flush of clang++'s first record). */
+static int function_ids(struct store *st, struct pathmap *pm,
+			const uint32_t *order, size_t n, int64_t *fids)
+{
+	struct path_rows *pr = &st->rows;
+	size_t nf = 0;
+
+	if (!pr->funcs &&
+	    !(pr->funcs = malloc(BATCH_MAX * sizeof(*pr->funcs)))) {
+		store__set_error(st, "writing the path map: out of memory");
+		return -1;
+	}
+	for (size_t k = 0; k < n; k++) {
+		const struct pm_node *nd = pathmap__node(pm, order[k]);
+		struct func_row *f = pr->funcs;
+		size_t i = 0;
+
+		if (store__cached_function(st, nd->mod, nd->func, &fids[k]))
+			continue;
+		fids[k] = -1;	/* its batch's, below */
+		while (i < nf && (f[i].mod != nd->mod || f[i].addr != nd->func))
+			i++;
+		if (i < nf)
+			continue;
+		f[nf] = (struct func_row){ nd->mod, nd->func, nd->name, 0, 0,
+					   "" };
+		if (store__module_id(st, nd->mod, &f[nf].mid))
+			return -1;
+		module__func_label(nd->mod, nd->func, nd->name, f[nf].label,
+				   sizeof(f[nf].label));
+		if (++nf == BATCH_MAX) {
+			if (insert_functions(st, f, nf))
+				return -1;
+			nf = 0;
+		}
+	}
+	if (insert_functions(st, pr->funcs, nf))
+		return -1;
+	for (size_t k = 0; k < n; k++) {
+		const struct pm_node *nd = pathmap__node(pm, order[k]);
+
+		if (fids[k] < 0 &&
+		    !store__cached_function(st, nd->mod, nd->func, &fids[k])) {
+			store__set_error(st, "writing the path map: a "
+					 "function just written is not there");
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -475,23 +585,16 @@ static int write_nodes(struct store *st, struct node_row *ids,
 
 /* Writes new nodes @idx[0, @n), all of one depth, and their contexts. */
 static int write_depth(struct store *st, struct pathmap *pm,
-		       struct node_row *ids, const uint32_t *idx, size_t n,
-		       int64_t learned_run)
+		       struct node_row *ids, const uint32_t *idx,
+		       const int64_t *fids, size_t n, int64_t learned_run)
 {
 	struct path_rows *pr = &st->rows;
 	uint32_t left[BATCH_MAX], entry[BATCH_MAX], fresh[BATCH_MAX];
-	int64_t fids[BATCH_MAX], lfids[BATCH_MAX];
+	int64_t lfids[BATCH_MAX];
 	struct node_batch b = { pm, ids, idx, fids };
 	struct node_batch rest = { pm, ids, left, lfids };
 	size_t m = n, nfresh = 0;
 
-	for (size_t r = 0; r < n; r++) {
-		const struct pm_node *nd = pathmap__node(pm, idx[r]);
-
-		if (store__function_id(st, nd->mod, nd->func, nd->name,
-				       &fids[r]))
-			return -1;
-	}
 	if (!pr->probe_node) {
 		memcpy(left, idx, n * sizeof(*left));
 		memcpy(lfids, fids, n * sizeof(*lfids));
@@ -624,6 +727,12 @@ int store__write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 	if (next_id(st, "path_nodes", &pr->next_node) ||
 	    next_id(st, "contexts", &pr->next_ctx))
 		return -1;
+	if (grow(&pr->fids, &pr->fids_cap, n, sizeof(*pr->fids), 1024)) {
+		store__set_error(st, "writing the path map: out of memory");
+		return -1;
+	}
+	if (function_ids(st, pm, pr->order, n, pr->fids))
+		return -1;
 	pr->probe_ctx = pr->probe_node = false;
 	batch = pr->next_node && pr->next_ctx ? BATCH_MAX : 1;
 	for (size_t k = 0, m; k < n; k += m) {
@@ -633,7 +742,8 @@ int store__write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 			    pathmap__node(pm, pr->order[k + m])->depth == depth;
 		     m++)
 			;
-		if (write_depth(st, pm, ids, pr->order + k, m, learned_run))
+		if (write_depth(st, pm, ids, pr->order + k, pr->fids + k, m,
+				learned_run))
 			return -1;
 		store__meanwhile(st);
 	}
@@ -651,8 +761,12 @@ void store__paths_free(struct store *st)
 		sqlite3_finalize(pr->counts.stmts[k]);
 		sqlite3_finalize(pr->learned.stmts[k]);
 	}
+	for (int k = 0; k <= BATCH_LOG; k++)
+		sqlite3_finalize(pr->ins_funcs[k]);
 	free(pr->counts.v);
 	free(pr->learned.v);
+	free(pr->funcs);
+	free(pr->fids);
 	sqlite3_finalize(pr->sel_node);
 	free(pr->fresh);
 	free(pr->order);

@@ -493,7 +493,7 @@ int store__module_row(struct store *st, const char *path, const char *build,
 	return 0;
 }
 
-static int module_id(struct store *st, const struct module *m, int64_t *id)
+int store__module_id(struct store *st, const struct module *m, int64_t *id)
 {
 	if (!m) {
 		*id = 0;
@@ -517,34 +517,45 @@ static uint64_t func_hash(const struct module *m, uint64_t addr)
 	return hindex__mix(hindex__mix(0, (uintptr_t)m), addr);
 }
 
-/* Adds @f to the cache and its index. */
-static int cache_func(struct store *st, const struct func_slot *f)
+int store__cache_function(struct store *st, const struct module *m,
+			  uint64_t addr, int64_t id)
 {
 	if (grow(&st->funcs, &st->funcs_cap, st->nfuncs + 1,
 		 sizeof(*st->funcs), 1024) ||
-	    hindex__insert(&st->func_index, func_hash(f->mod, f->addr),
-			   (uint32_t)st->nfuncs))
+	    hindex__insert(&st->func_index, func_hash(m, addr),
+			   (uint32_t)st->nfuncs)) {
+		store__set_error(st, "adding a function: out of memory");
 		return -1;
-	st->funcs[st->nfuncs++] = *f;
+	}
+	st->funcs[st->nfuncs++] = (struct func_slot){ m, addr, id };
 	return 0;
 }
 
-int store__function_id(struct store *st, const struct module *m,
-			uint64_t addr, const char *name, int64_t *id)
+bool store__cached_function(struct store *st, const struct module *m,
+			    uint64_t addr, int64_t *id)
 {
 	struct hindex_probe p = { HINDEX_NONE, 0 };
-	char display[512];
-	int64_t mid;
 	uint32_t i;
-	int added;
 
 	while ((i = hindex__next(&st->func_index, &p, func_hash(m, addr))) !=
 	       HINDEX_NONE)
 		if (st->funcs[i].mod == m && st->funcs[i].addr == addr) {
 			*id = st->funcs[i].id;
-			return 0;
+			return true;
 		}
-	if (module_id(st, m, &mid))
+	return false;
+}
+
+int store__function_id(struct store *st, const struct module *m,
+			uint64_t addr, const char *name, int64_t *id)
+{
+	char display[STORE_LABEL_MAX];
+	int64_t mid;
+	int added;
+
+	if (store__cached_function(st, m, addr, id))
+		return 0;
+	if (store__module_id(st, m, &mid))
 		return -1;
 	module__func_label(m, addr, name, display, sizeof(display));
 	sqlite3_bind_int64(st->ins_func, 1, mid);
@@ -555,17 +566,17 @@ int store__function_id(struct store *st, const struct module *m,
 	added = store__insert_new(st, st->ins_func, id, "adding a function");
 	if (added < 0)
 		return -1;
-	if (!added) {	/* there already: another run's */
-		sqlite3_bind_int64(st->sel_func, 1, mid);
-		sqlite3_bind_int64(st->sel_func, 2, (int64_t)addr);
-		if (store__select_id(st, st->sel_func, id))
-			return -1;
-	}
-	if (cache_func(st, &(struct func_slot){ m, addr, *id })) {
-		store__set_error(st, "adding a function: out of memory");
-		return -1;
-	}
-	return 0;
+	if (!added && store__function_found(st, mid, addr, id))
+		return -1;	/* there already: another run's */
+	return store__cache_function(st, m, addr, *id);
+}
+
+int store__function_found(struct store *st, int64_t module_id, uint64_t addr,
+			int64_t *id)
+{
+	sqlite3_bind_int64(st->sel_func, 1, module_id);
+	sqlite3_bind_int64(st->sel_func, 2, (int64_t)addr);
+	return store__select_id(st, st->sel_func, id);
 }
 
 static void drop_caches(struct store *st)
@@ -631,7 +642,7 @@ int store__map_id(struct store *st, const struct module *prog, int64_t run_id,
 {
 	int64_t pid;
 
-	if (module_id(st, prog, &pid))
+	if (store__module_id(st, prog, &pid))
 		return -1;
 	for (int k = 0; k < 2; k++) {
 		sqlite3_stmt *s = k ? st->sel_map : st->ins_map;
@@ -653,7 +664,7 @@ static int bind_cid(struct store *st, sqlite3_stmt *s, int64_t run_id,
 	int64_t fid, pid;
 
 	if (store__function_id(st, k->mod, k->func, func_name, &fid) ||
-	    module_id(st, k->prog, &pid))
+	    store__module_id(st, k->prog, &pid))
 		return -1;
 	sqlite3_bind_int64(s, 1, run_id);
 	sqlite3_bind_int64(s, 2, k->pid);
@@ -732,7 +743,7 @@ static int write_counts(struct store *st, int64_t run_id,
 		sqlite3_stmt *s = st->ins_unres;
 		int64_t mid;
 
-		if (module_id(st, unres[i].mod, &mid))
+		if (store__module_id(st, unres[i].mod, &mid))
 			return -1;
 		sqlite3_bind_int64(s, 1, run_id);
 		sqlite3_bind_int64(s, 2, unres[i].pid);
@@ -933,7 +944,7 @@ int store__map_summary(struct store *st, const struct module *prog,
 	int64_t mid, v[4] = { 0 };
 
 	memset(out, 0, sizeof(*out));
-	if (module_id(st, prog, &mid) ||
+	if (store__module_id(st, prog, &mid) ||
 	    store__ints(st, "reading the path map", v, 4,
 			"SELECT paths, cids, ambiguous_cids, samples"
 			" FROM v_path_maps v JOIN path_maps pm"

@@ -75,6 +75,11 @@ struct store {
 			sqlite3_stmt *stmts[BATCH_LOG + 1];
 		} counts, learned;
 		int64_t learned_run;
+		/* the functions of the new nodes, by the batch */
+		struct func_row *funcs;		/* BATCH_MAX */
+		int64_t *fids;			/* of each in order */
+		size_t fids_cap;
+		sqlite3_stmt *ins_funcs[BATCH_LOG + 1];
 	} rows;
 	/* prepared on first use by report_store.c */
 	sqlite3_stmt *ins_unknown, *ins_inferred, *ins_function, *ins_explained,
@@ -137,6 +142,19 @@ const char *store__text(sqlite3_stmt *s, int col);
  * cached.  0 or -1. */
 int store__function_id(struct store *st, const struct module *m,
 			uint64_t addr, const char *name, int64_t *id);
+/* The parts of it, for a caller that inserts many (paths.c): the
+ * cache's id, if it has one; adding to the cache (0 or -1, the error
+ * set); the row of (@module_id, @addr), which must be there (0 or -1);
+ * the row of @m, 0 for none (0 or -1).  A function's name, as
+ * module__func_label() makes it, is at most STORE_LABEL_MAX bytes. */
+bool store__cached_function(struct store *st, const struct module *m,
+			    uint64_t addr, int64_t *id);
+int store__cache_function(struct store *st, const struct module *m,
+			  uint64_t addr, int64_t id);
+int store__function_found(struct store *st, int64_t module_id, uint64_t addr,
+			int64_t *id);
+int store__module_id(struct store *st, const struct module *m, int64_t *id);
+#define STORE_LABEL_MAX 512
 /* The id of @prog's map for @run_id (0: training), created if needed. */
 int store__map_id(struct store *st, const struct module *prog, int64_t run_id,
 		  int64_t *id);
