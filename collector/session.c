@@ -481,6 +481,11 @@ int session__wait(struct session *s, const int *extra, size_t nextra,
 	return mask;
 }
 
+bool session__notifies_execs(const struct session *s)
+{
+	return s->nrings && s->nxrings == s->nrings;
+}
+
 bool session__next_exec(struct session *s, struct session_exec *e)
 {
 	while (s->xi < s->nxrings) {

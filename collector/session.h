@@ -98,6 +98,8 @@ struct session_exec {
 	char comm[16];		/* the new image's command name */
 };
 bool session__next_exec(struct session *s, struct session_exec *e);
+/* Whether the notifier covers every CPU (it wakes poll at each exec). */
+bool session__notifies_execs(const struct session *s);
 
 /*
  * Reading the sampling rings, one round at a time, pulled by the caller

@@ -59,6 +59,8 @@
 #define LEARN_QUIET 4
 #define LEARN_TRICKLE_NS 1000000000LL
 #define LEARN_TRICKLE_ON_NS 20000000LL
+/* A step's longest wait where no notifier reports execs (step_wait_ms) */
+#define WAIT_NO_NOTIFIER_MS 10
 /* The copies grow (recorder_opts.deep_stack) once this many of a
  * window's learning samples, and this share of them, were cut short:
  * a stack deeper than the copy, which later runs of the build would
@@ -738,10 +740,45 @@ int recorder__flush(struct recorder *r)
 	return flush(r);
 }
 
+/*
+ * How long a step waits for the rings: poll_ms at most, and no longer
+ * than what the clock has due sooner: the learning trickle's next turn
+ * (a wait past it would stretch or skip the turn) and the next flush;
+ * 1 ms while an exec's stack base waits.  The rest wakes the step when
+ * it comes: the rings at their watermark, an exec at the notifier, a
+ * signal at its pipe.  Without the notifier, a step reads a new
+ * image's stack base in the round after its exec, and the wait bounds
+ * how late that is (a process gone by then has none: no_stack_base).
+ */
+static int step_wait_ms(struct recorder *r)
+{
+	int64_t now = clock__mono_ns(), wait = r->o.poll_ms * 1000000LL;
+	int64_t flush = r->last_flush + r->o.flush_ns - now;
+	const struct learn *l = &r->learn;
+
+	if (collector__execs_waiting(r->col))
+		return 1;
+	if (!session__notifies_execs(r->sess) &&
+	    wait > WAIT_NO_NOTIFIER_MS * 1000000LL)
+		wait = WAIT_NO_NOTIFIER_MS * 1000000LL;
+	if (l->active && !l->burst) {
+		int64_t phase = now % LEARN_TRICKLE_NS;
+		int64_t turn = phase < LEARN_TRICKLE_ON_NS ?
+			       LEARN_TRICKLE_ON_NS - phase :
+			       LEARN_TRICKLE_NS - phase;
+
+		if (turn < wait)
+			wait = turn;
+	}
+	if (flush < wait)
+		wait = flush;
+	return wait > 1000000 ? (int)((wait + 999999) / 1000000) : 1;
+}
+
 int recorder__step(struct recorder *r, int extra_fd)
 {
 	int fds[2] = { sig_pipe[0], extra_fd }, mask, seen;
-	int wait = collector__execs_waiting(r->col) ? 1 : r->o.poll_ms;
+	int wait = step_wait_ms(r);
 
 	mask = session__wait(r->sess, fds, extra_fd >= 0 ? 2 : 1, wait);
 	if (mask < 0) {

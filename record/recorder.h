@@ -140,10 +140,12 @@ enum {
 };
 
 /*
- * One turn of the loop: waits for data, a signal or @extra_fd (-1: none)
- * up to poll_ms (1 ms while an exec's stack base waits), reads the
- * rings into the collector, and flushes when one is due.  The mask of
- * what it saw, or -1 after logging a failure that ends the recording.
+ * One turn of the loop: waits for data, an exec, a signal or @extra_fd
+ * (-1: none) up to poll_ms, less where the learning trickle turns or a
+ * flush is due sooner (1 ms while an exec's stack base waits, 10 ms at
+ * most without an exec notifier), reads the rings into the collector,
+ * and flushes when one is due.  The mask of what it saw, or -1 after
+ * logging a failure that ends the recording.
  */
 int recorder__step(struct recorder *r, int extra_fd);
 

@@ -20,6 +20,7 @@
 #include "../tap.h"
 #include "burner.h"
 #include "dbquery.h"
+#include "common/clock.h"
 #include "collector/event.h"
 #include "record/recorder.h"
 #include "schema/store.h"
@@ -46,12 +47,13 @@ static size_t extra_counters(void *arg, const struct collector_stats *run,
 	return 1;
 }
 
-/* One run through the recorder; the run id, or -1 (skipped: @why). */
-static int64_t one_run(struct store *st, bool system_wide,
+/* One run through the recorder, each step waiting @poll_ms at most; the
+ * run id, or -1 (skipped: @why). */
+static int64_t one_run(struct store *st, bool system_wide, int poll_ms,
 		       struct collector_stats *stats, const char **why)
 {
 	struct recorder_opts o = { .max_keys = 64, .flush_ns = 50000000,
-				   .poll_ms = 10 };
+				   .poll_ms = poll_ms };
 	struct run_info ri = { .kind = system_wide ? "daemon" : "record",
 			       .command = "test", .event = "cpu-clock",
 			       .event_canonical = "cpu-clock", .frequency = 1000 };
@@ -114,7 +116,7 @@ static void check(const char *db, struct store *st, bool system_wide)
 	struct collector_stats cs;
 	const char *why = NULL;
 	char sql[256];
-	int64_t id = one_run(st, system_wide, &cs, &why);
+	int64_t id = one_run(st, system_wide, 10, &cs, &why);
 
 	if (id < 0) {
 		skip(why, "%s run", name);
@@ -144,6 +146,31 @@ static void check(const char *db, struct store *st, bool system_wide)
 		       "written", name);
 }
 
+/*
+ * Each step waits no longer than the next flush is due: with a poll of
+ * 10 s, a run of BURN_MS of CPU still flushes every 50 ms (a step that
+ * waited out its poll would flush once, at the end, 10 s later).
+ */
+static void check_deadline(const char *db, struct store *st)
+{
+	struct collector_stats cs;
+	const char *why = NULL;
+	char sql[256];
+	int64_t start = clock__mono_ns(), id, ms;
+
+	id = one_run(st, false, 10000, &cs, &why);
+	ms = (clock__mono_ns() - start) / 1000000;
+	if (id < 0) {
+		skip(why, "a run with a long poll");
+		return;
+	}
+	snprintf(sql, sizeof(sql), "SELECT value FROM v_run_counters WHERE "
+		 "run_id = %lld AND name = 'recorder.flushes'", (long long)id);
+	ok(query(db, sql) >= 3 && ms < 5000, "a 10 s poll: the flushes every "
+	   "50 ms wake the steps (%lld flushes in %lld ms; want >= 3, and "
+	   "under 5 s)", query(db, sql), (long long)ms);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/icppd-recorder.XXXXXX", db[64], err[512];
@@ -157,6 +184,7 @@ int main(void)
 	if (st) {
 		check(db, st, false);
 		check(db, st, true);
+		check_deadline(db, st);
 		store__close(st);
 	}
 	unlink(db);
