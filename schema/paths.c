@@ -16,8 +16,8 @@
  * flush holds the write lock (nobody else inserts meanwhile), so the
  * rows of a batch get the ids from the table's largest at the flush on,
  * in order.  Given no id, a row skips the check of its id for a
- * conflict: 8 % of the instructions of a flush of clang++'s first
- * record.  A batch that takes fewer rows than it had found some there
+ * conflict: 10 % of the instructions of a flush of clang++'s first
+ * record (docs/record.md, Storage).  A batch that takes fewer rows than it had found some there
  * already (a context another map shares; a node an earlier run learned,
  * which a second record of a program meets at every node), or whose
  * last row's id is not the one foreseen: then each row's id is looked
@@ -308,7 +308,7 @@ static int insert_functions(struct store *st, struct func_row *f, size_t n)
 }
 
 /* The function ids of nodes @order[0, @n) into @fids: the cache's, or
- * rows inserted BATCH_MAX a statement (a statement each was 8 % of the
+ * rows inserted BATCH_MAX a statement (a statement each cost 2 % of the
  * instructions of a flush of clang++'s first record). */
 static int function_ids(struct store *st, struct pathmap *pm,
 			const uint32_t *order, size_t n, int64_t *fids)
