@@ -2,10 +2,11 @@
  * paths.c - a path map's nodes into path_nodes and contexts, at each
  * flush (store__write_paths, store_int.h).
  *
- * A node written at an earlier flush of the same run is one UPDATE of
- * its counts.  New nodes go in by the batch, up to BATCH_MAX rows an
- * INSERT, one depth at a time, so that every row's parent has its id
- * when the row is bound.  One statement of 32 rows pays SQLite's
+ * A node written at an earlier flush of the same run has its counts
+ * added, BATCH_MAX nodes an UPDATE.  New nodes go in by the batch, up
+ * to BATCH_MAX rows an INSERT, one depth at a time, so that every row's
+ * parent has its id when the row is bound, and their functions before
+ * them, as many an INSERT.  One statement of 32 rows pays SQLite's
  * per-statement work (the VDBE's start and halt, the statement
  * journal, the bindings' reset) once, not 32 times: a replay of the
  * 22,258 nodes and 21,742 contexts of a first record of clang++ took
