@@ -18,11 +18,12 @@
  * rows of a batch get the ids from the table's largest at the flush on,
  * in order.  Given no id, a row skips the check of its id for a
  * conflict: 10 % of the instructions of a flush of clang++'s first
- * record (docs/record.md, Storage).  A batch that takes fewer rows than it had found some there
- * already (a context another map shares; a node an earlier run learned,
- * which a second record of a program meets at every node), or whose
- * last row's id is not the one foreseen: then each row's id is looked
- * up by its key, and a node that was there gets its counts added.
+ * record (docs/record.md, Storage).  A batch that takes fewer rows
+ * than it had found some there already (a context another map shares;
+ * a node an earlier run learned, which a second record of a program
+ * meets at every node), or whose last row's id is not the one
+ * foreseen: then each row's id is looked up by its key, and a node
+ * that was there gets its counts added.
  * Where the ids run out (a crafted table whose largest id is near
  * 2^63: SQLite picks ids at random there), rows go one at a time.
  */
@@ -182,19 +183,14 @@ static void bind_queued(const void *arg, size_t row, sqlite3_stmt *s,
 	sqlite3_bind_int64(s, first + 2, q->c);
 }
 
-/* Writes the rows @q queued (a whole batch of them, or with @all every
- * one). */
-static int drain(struct store *st, struct row_queue *q, bool all)
+/* Writes the rows @q queued. */
+static int drain(struct store *st, struct row_queue *q)
 {
-	size_t n = all ? q->n : q->n - q->n % BATCH_MAX, took;
+	size_t took, n = q->n;
 
-	if (!n)
-		return 0;
-	if (insert_rows(st, q->stmts, q->sql, n, bind_queued, q->v, &took))
-		return -1;
-	memmove(q->v, q->v + n, (q->n - n) * sizeof(*q->v));
-	q->n -= n;
-	return 0;
+	q->n = 0;
+	return n && insert_rows(st, q->stmts, q->sql, n, bind_queued, q->v,
+				&took) ? -1 : 0;
 }
 
 static int queue(struct store *st, struct row_queue *q, int64_t a,
@@ -205,7 +201,7 @@ static int queue(struct store *st, struct row_queue *q, int64_t a,
 		return -1;
 	}
 	q->v[q->n++] = (struct queued_row){ a, b, c };
-	return q->n < BATCH_MAX ? 0 : drain(st, q, false);
+	return q->n < BATCH_MAX ? 0 : drain(st, q);
 }
 
 /* Adds @samples that the flush's run unwound whole, ending at row @id. */
@@ -719,8 +715,8 @@ int store__write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 	if (write_known(st, pm, ids, run_id, learned_run, &n))
 		return -1;
 	if (!n)
-		return drain(st, &pr->counts, true) ||
-		       drain(st, &pr->learned, true) ? -1 : 0;
+		return drain(st, &pr->counts) || drain(st, &pr->learned) ?
+			       -1 : 0;
 	if (order_new(st, pm, pr->fresh, n)) {
 		store__set_error(st, "writing the path map: out of memory");
 		return -1;
@@ -748,8 +744,7 @@ int store__write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 			return -1;
 		store__meanwhile(st);
 	}
-	return drain(st, &pr->counts, true) || drain(st, &pr->learned, true) ?
-		       -1 : 0;
+	return drain(st, &pr->counts) || drain(st, &pr->learned) ? -1 : 0;
 }
 
 void store__paths_free(struct store *st)
