@@ -251,8 +251,10 @@ struct session *session__open(const struct perf_event_attr *attr,
 	s->release = calloc(ncpus, sizeof(*s->release));
 	if (!s->fds || !s->rings || !s->pfds || !s->ring_cpu || !s->release)
 		goto out_close;
-	/* Wake when half the ring is full; the poll timeout bounds latency. */
-	a.wakeup_watermark = (uint32_t)(ring_pages * pg / 2);
+	/* Wake when a quarter of the ring is written: a round then finds
+	 * no more than a ring keeps in place (release_point()), at any
+	 * poll timeout; the timeout bounds latency. */
+	a.wakeup_watermark = (uint32_t)(ring_pages * pg / 4);
 	/* samples only: the side records come from their own event */
 	a.mmap = a.mmap2 = a.mmap_data = 0;
 	a.comm = a.comm_exec = a.task = 0;
@@ -641,8 +643,8 @@ const struct perf_event_header *session__next(struct session *s)
 
 /* Where @r is given back to after a round that keeps its records from
  * @from on (UINT64_MAX: none of them): there while they span a quarter
- * of it at most (the kernel wakes the reader when half of it is
- * written, which leaves a quarter to spare), else all it read. */
+ * of it at most (the kernel wakes the reader when a quarter of it is
+ * written, which leaves half to spare), else all it read. */
 static uint64_t release_point(const struct ring *r, uint64_t from)
 {
 	return from != UINT64_MAX && r->read - from <= r->size / 4 ? from

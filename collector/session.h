@@ -86,7 +86,7 @@ int session__wait(struct session *s, const int *extra, size_t nextra,
  * Execs as soon as the kernel reports them, for reading a new image's
  * stack base before a short-lived process is gone: a dummy event per
  * CPU writes COMM records to a small ring that wakes poll at each
- * (SESSION_EXEC), while the sampling rings wake only half full.
+ * (SESSION_EXEC), while the sampling rings wake only a quarter full.
  * session__next_exec() gives the next exec since the last pass, or
  * false at the end of one.  These records are duplicates: the sampling
  * rings carry the same execs in order.  A session whose notifier could

@@ -34,8 +34,8 @@
 /* A step's longest wait for the rings: the clock's deadlines, execs,
  * signals and the rings' watermarks wake it sooner (recorder.c's
  * step_wait_ms).  Every wait past them was a round for nothing: 10 ms
- * cost 2 % of the recorder's CPU on clang++, 5 % on g++ and 6 % on make
- * (paired medians of 20 interleaved records, bench/ab.sh). */
+ * waits cost 11 % of the recorder's CPU on g++ and 2 % on clang++
+ * (docs/record.md, The loop's wait). */
 #define POLL_MS 50
 /* How long the launched command may take to finish its exec. */
 #define EXEC_WAIT_MS 2000
