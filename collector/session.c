@@ -251,9 +251,7 @@ struct session *session__open(const struct perf_event_attr *attr,
 	s->release = calloc(ncpus, sizeof(*s->release));
 	if (!s->fds || !s->rings || !s->pfds || !s->ring_cpu || !s->release)
 		goto out_close;
-	/* Wake when a quarter of the ring is written: a round then finds
-	 * no more than a ring keeps in place (release_point()), at any
-	 * poll timeout; the timeout bounds latency. */
+	/* Wake a quarter full: what a round leaves fits (release_point) */
 	a.wakeup_watermark = (uint32_t)(ring_pages * pg / 4);
 	/* samples only: the side records come from their own event */
 	a.mmap = a.mmap2 = a.mmap_data = 0;
