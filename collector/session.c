@@ -705,38 +705,25 @@ int session__keep_rest(struct session *s)
 	return 0;
 }
 
-/* Whether @r's records read and not given back span more than a
- * quarter of it: what a spill copies out (see session__spill). */
-static bool over_quarter(const struct ring *r)
-{
-	return r->read - r->meta->data_tail > r->size / 4;
-}
-
 int session__spill(struct session *s)
 {
 	int n = session__fill(s);
 
 	if (n < 0)
 		return n;
-	/* A ring whose records span a quarter of it at most keeps them:
-	 * the next look comes before the kernel fills the rest (a round
-	 * gives back no more, release_point()).  Copied at every look, a
-	 * learner's 60 KiB records were 5 % of a recorder's CPU. */
 	for (size_t i = 0; i < s->nq; i++) {
 		struct pending *p = &s->q[i];
 		uint64_t off;
 
-		if (p->which < IN_RING ||
-		    !over_quarter(&s->rings[p->which - IN_RING]))
-			continue;	/* copied already, or stays */
+		if (p->which < IN_RING)
+			continue;	/* copied already */
 		if (copy_out(s, &s->arena[s->cur], record_at(s, p), &off))
 			return -ENOMEM;
 		p->off = off;
 		p->which = s->cur;
 	}
 	for (size_t r = 0; r < s->nrings; r++)
-		if (over_quarter(&s->rings[r]))
-			ring__release(&s->rings[r], s->rings[r].read);
+		ring__release(&s->rings[r], s->rings[r].read);
 	return n;
 }
 

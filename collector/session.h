@@ -131,11 +131,10 @@ int session__keep_rest(struct session *s);
 /*
  * Between rounds, while the caller cannot deliver (a long flush): reads
  * every ring into the queue as fill does (session__fresh(s, 0..n-1)
- * are the records just read, for the same look), then, of each ring
- * whose records span more than a quarter of it, copies every record it
- * still holds and gives it back all it was read to, so that the kernel
- * never waits on the caller.  The next round delivers them.  The
- * number of records read, or -errno.
+ * are the records just read, for the same look), then copies every
+ * record a ring still holds and gives the rings back all they were
+ * read to, so that the kernel never waits on the caller.  The next
+ * round delivers them.  The number of records read, or -errno.
  */
 int session__spill(struct session *s);
 
