@@ -123,9 +123,27 @@ static void note_thread(struct collector *c, uint32_t pid, uint32_t tid,
 {
 	struct thread *t = space__table_get(&c->threads, tid);
 
-	if (t) {
-		snprintf(t->comm, sizeof(t->comm), "%s", comm);
+	if (!t)
+		return;
+	snprintf(t->comm, sizeof(t->comm), "%s", comm);
+	t->pid = pid;
+	if (!c->names_held)
 		aggregate__add_thread(c->agg, pid, tid, t->comm);
+	else if (!t->held)
+		t->held = true, c->nheld++;
+}
+
+void collector__hold_names(struct collector *c, bool hold)
+{
+	c->names_held = hold;
+	for (size_t i = 0; !hold && c->nheld && i < c->threads.nslots; i++) {
+		struct thread *t = (struct thread *)c->threads.slots + i;
+
+		if (t->tid && t->held) {
+			aggregate__add_thread(c->agg, t->pid, t->tid, t->comm);
+			t->held = false;
+			c->nheld--;
+		}
 	}
 }
 

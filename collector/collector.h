@@ -150,6 +150,14 @@ void collector__set_filter(struct collector *c, collector_filter_fn fn,
 void collector__set_kernel_chains(struct collector *c, const char *kallsyms);
 bool collector__kernel_unnamed(const struct collector *c);
 void collector__peek(struct collector *c, const struct perf_event_header *h);
+/*
+ * While the caller writes the aggregate out and clears it (a flush),
+ * peeking from another thread: the thread names peek learns wait in the
+ * collector, not in the aggregate; released, they go into it, for the
+ * next flush.  Nothing else peek, collector__exec_seen() and
+ * collector__retry_execs() touch is the aggregate's or the path map's.
+ */
+void collector__hold_names(struct collector *c, bool hold);
 
 int collector__process(struct collector *c, const struct perf_event_header *h);
 

@@ -90,6 +90,8 @@ struct process {
 
 struct thread {
 	uint32_t tid;		/* first: the table key; 0 = empty slot */
+	uint32_t pid;
+	bool held;		/* named while names were held */
 	char comm[16];
 };
 
@@ -138,6 +140,8 @@ struct collector {
 		char comm[16];
 	} early[MAX_EARLY];	/* execs whose base is still to be read */
 	size_t nearly;
+	bool names_held;	/* collector__hold_names() */
+	size_t nheld;		/* threads held */
 	struct jit_loader *jit;	/* NULL until a large perf map is read */
 };
 

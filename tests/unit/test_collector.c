@@ -264,6 +264,46 @@ static void test_big_perfmap(const char *dir)
 	rmdir(path);
 }
 
+static bool named(struct aggregate *a, uint32_t tid, const char *comm)
+{
+	size_t n;
+	const struct thread_name *t = aggregate__threads(a, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (t[i].tid == tid && !strcmp(t[i].comm, comm))
+			return true;
+	return false;
+}
+
+/*
+ * While a flush writes the aggregate out and clears it, the names learned
+ * (by the recorder's reader, which peeks meanwhile) wait in the
+ * collector; released after the clear, they are in it for the next
+ * flush, once each.
+ */
+static void test_hold_names(struct aggregate *agg)
+{
+	const uint32_t tid = THREAD + 7;
+	size_t n;
+
+	collector__hold_names(col, true);
+	feed(synth_comm(&s, PID, tid, "held-a", 0, 60));
+	feed(synth_comm(&s, PID, tid, "held-b", 0, 61));
+	ok(!named(agg, tid, "held-a") && !named(agg, tid, "held-b"),
+	   "names held: none in the aggregate the flush writes");
+	aggregate__clear(agg);
+	collector__hold_names(col, false);
+	ok(named(agg, tid, "held-b"), "released after the clear: the last "
+	   "name, for the next flush");
+	aggregate__threads(agg, &n);
+	is_int((int)n, 1, "... once");
+	collector__hold_names(col, false);
+	aggregate__threads(agg, &n);
+	is_int((int)n, 1, "released again: nothing more");
+	feed(synth_comm(&s, PID, tid, "free-c", 0, 62));
+	ok(named(agg, tid, "free-c"), "not held: straight into the aggregate");
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/icppd-col-XXXXXX", self[256] = "";
@@ -486,6 +526,7 @@ int main(void)
 	test_map_model();
 	agg_of_test = agg;
 	test_big_perfmap(dir);
+	test_hold_names(agg);
 
 	collector__free(col);
 	aggregate__free(agg);
