@@ -10,6 +10,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +36,7 @@
 /* Counters a flush writes: unwinding's, the recorder's, the caller's. */
 #define MAX_COUNTERS (UNW_NR_STATUS + 32)
 /* New path nodes that make a flush before the second is up: a bound on
- * a flush's transaction.  The rings are read while it runs (meanwhile()),
+ * a flush's transaction.  The rings are read while it runs (reader_main()),
  * so its length loses no samples: the first second of clang++ -O2 -c
  * learns 15k nodes, a flush of about 50 ms.  Flushes every 4096 nodes,
  * short enough for the rings (64 ms of 64 KiB stack copies at 1000 Hz),
@@ -99,7 +101,12 @@ struct recorder {
 	int64_t run_id;
 	int64_t last_flush;
 	size_t flushed_nodes;		/* the map's size at the last flush */
-	uint64_t spills;		/* meanwhile()'s reads */
+	uint64_t spills;		/* read_meanwhile()'s reads */
+	struct {
+		pthread_t thread;	/* reads the rings while a flush writes */
+		int stop[2];		/* the flush's end, to it */
+		unsigned failed;	/* flushes it could not start for */
+	} reader;
 	uint64_t flushes;		/* tried, this one included */
 	bool flush_failed;
 	struct learn {
@@ -233,6 +240,7 @@ struct recorder *recorder__new(struct store *st, const struct recorder_opts *o)
 		return NULL;
 	r->o = *o;
 	r->store = st;
+	r->reader.stop[0] = r->reader.stop[1] = -1;
 	r->modules = module_cache__new();
 	if (r->modules) {
 		module_cache__set_cfi_cache(r->modules, o->cfi_cache);
@@ -262,6 +270,10 @@ void recorder__free(struct recorder *r)
 	if (!r)
 		return;
 	session__close(r->sess);
+	if (r->reader.stop[0] >= 0) {
+		close(r->reader.stop[0]);
+		close(r->reader.stop[1]);
+	}
 	collector__free(r->col);
 	pathmap__free(r->paths);
 	free(r->seen);
@@ -480,11 +492,50 @@ static void take_execs(struct recorder *r)
 	collector__retry_execs(r->col);
 }
 
-/* While a flush writes: the rings read and given back (the records
- * copied, peeked at as a round does), for the next round to process. */
-static void meanwhile(void *arg)
+/*
+ * How long a wait for the rings may be, whatever the clock has due:
+ * poll_ms; 1 ms while an exec's stack base waits.  The rest wakes the
+ * wait when it comes: the rings at their watermark, an exec at the
+ * notifier, a signal at its pipe.  Without the notifier, a round reads
+ * a new image's stack base after its exec, and the wait (at most
+ * WAIT_NO_NOTIFIER_MS) bounds how late that is (a process gone by then
+ * has none: no_stack_base).
+ */
+static int64_t ring_wait_ns(const struct recorder *r)
 {
-	struct recorder *r = arg;
+	int64_t wait = r->o.poll_ms * 1000000LL;
+
+	if (collector__execs_waiting(r->col))
+		return 1000000;
+	if (!session__notifies_execs(r->sess) &&
+	    wait > WAIT_NO_NOTIFIER_MS * 1000000LL)
+		wait = WAIT_NO_NOTIFIER_MS * 1000000LL;
+	return wait;
+}
+
+static int wait_ms(int64_t ns)
+{
+	return ns > 1000000 ? (int)((ns + 999999) / 1000000) : 1;
+}
+
+/* ---- reading the rings while a flush writes ----------------------------- */
+
+/*
+ * A flush cannot stop in the middle of a statement: SQLite's COMMIT
+ * (with the WAL's checkpoint and its fsyncs, hundreds of ms on a busy
+ * disk), a lock another process holds (a report storing its inference:
+ * the busy timeout waits up to 5 s), a slow page.  Rings sized for tens
+ * of ms would lose samples meanwhile, so a second thread reads them
+ * for as long as the flush runs, woken as the main loop is (the rings'
+ * watermark, the exec notifier): it takes the execs, copies what the
+ * rings hold into the session's queue and gives the rings back
+ * (session__spill), and peeks at those records.  The flush touches
+ * only the store, the aggregate and the path map; the thread touches
+ * only the session and the collector's processes and threads, and
+ * holds the names it learns for the next flush (collector__hold_names).
+ */
+static void read_meanwhile(struct recorder *r)
+{
 	int n;
 
 	take_execs(r);
@@ -492,6 +543,66 @@ static void meanwhile(void *arg)
 	for (int i = 0; i < n; i++)
 		collector__peek(r->col, session__fresh(r->sess, (size_t)i));
 	r->spills++;
+}
+
+static void *reader_main(void *arg)
+{
+	struct recorder *r = arg;
+	struct pollfd stop = { .fd = r->reader.stop[0], .events = POLLIN };
+	int mask;
+
+	do {
+		mask = session__wait(r->sess, &stop.fd, 1,
+				     wait_ms(ring_wait_ns(r)));
+		if (mask >= 0 && !(mask & SESSION_EXTRA))
+			read_meanwhile(r);
+	} while (mask >= 0 && !(mask & (SESSION_EXTRA | SESSION_HUP)));
+	/* every task gone: nothing more comes, and the rings' poll would
+	 * not wait */
+	if (mask > 0 && !(mask & SESSION_EXTRA))
+		poll(&stop, 1, -1);
+	return NULL;
+}
+
+/* Starts the reader for a flush; false when it could not (the flush
+ * runs without it, as a round that stalls would). */
+static bool reader_start(struct recorder *r)
+{
+	sigset_t all, old;
+	int err;
+
+	if (!r->sess)
+		return false;
+	if (r->reader.stop[0] < 0 &&
+	    pipe2(r->reader.stop, O_CLOEXEC | O_NONBLOCK)) {
+		r->reader.stop[0] = r->reader.stop[1] = -1;
+		err = errno;
+	} else {
+		collector__hold_names(r->col, true);
+		/* signals stay the main loop's (their pipe, its EINTR) */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		err = pthread_create(&r->reader.thread, NULL, reader_main, r);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (err)
+			collector__hold_names(r->col, false);
+	}
+	if (err && !r->reader.failed++)
+		log_warn("cannot read the rings while flushing (%s): a long "
+			 "flush may lose samples", strerror(err));
+	return !err;
+}
+
+static void reader_stop(struct recorder *r)
+{
+	char c = 0;
+
+	if (write(r->reader.stop[1], &c, 1) != 1)
+		log_warn("cannot stop the flush's reader: %s", strerror(errno));
+	pthread_join(r->reader.thread, NULL);
+	if (read(r->reader.stop[0], &c, 1) != 1) {
+		/* nothing to take back: the pipe is empty again either way */
+	}
 }
 
 /*
@@ -689,8 +800,9 @@ static int flush(struct recorder *r)
 	struct collector_stats cs;
 	struct store_counter c[MAX_COUNTERS];
 	struct store_batch b = { .agg = r->agg, .paths = r->paths,
-				 .truth = r->o.truth, .counters = c,
-				 .meanwhile = meanwhile, .meanwhile_arg = r };
+				 .truth = r->o.truth, .counters = c };
+	bool reading;
+	int failed;
 
 	r->flushes++;
 	recorder__stats(r, &cs);
@@ -699,7 +811,11 @@ static int flush(struct recorder *r)
 	b.ncounters = counters(r, &cs, c);
 	r->last_flush = clock__mono_ns();
 	r->flushed_nodes = r->paths ? pathmap__size(r->paths) : 0;
-	if (store__flush(r->store, r->run_id, &b)) {
+	reading = reader_start(r);
+	failed = store__flush(r->store, r->run_id, &b);
+	if (reading)
+		reader_stop(r);
+	if (failed) {
 		if (!r->flush_failed)
 			log_error("flush failed, counts kept for the next one: "
 				  "%s", store__error(r->store));
@@ -714,12 +830,15 @@ static int flush(struct recorder *r)
 			r->dropped += lost;
 			aggregate__clear(r->agg);
 		}
-		return -1;
+	} else {
+		if (r->flush_failed)
+			log_info("flushing again");
+		r->flush_failed = false;
+		aggregate__clear(r->agg);
 	}
-	if (r->flush_failed)
-		log_info("flushing again");
-	r->flush_failed = false;
-	aggregate__clear(r->agg);
+	collector__hold_names(r->col, false);	/* the reader's, for the next */
+	if (failed)
+		return -1;
 	/* Nothing counted refers to a module now: those no process maps
 	 * go beyond the cache's bounds (a user mapping file after file
 	 * must not grow the daemon), and the store forgets their ids.  A
@@ -740,27 +859,15 @@ int recorder__flush(struct recorder *r)
 	return flush(r);
 }
 
-/*
- * How long a step waits for the rings: poll_ms at most, and no longer
- * than what the clock has due sooner: the learning trickle's next turn
- * (a wait past it would stretch or skip the turn) and the next flush;
- * 1 ms while an exec's stack base waits.  The rest wakes the step when
- * it comes: the rings at their watermark, an exec at the notifier, a
- * signal at its pipe.  Without the notifier, a step reads a new
- * image's stack base in the round after its exec, and the wait bounds
- * how late that is (a process gone by then has none: no_stack_base).
- */
+/* How long a step waits: ring_wait_ns(), and no longer than what the
+ * clock has due sooner: the learning trickle's next turn (a wait past
+ * it would stretch or skip the turn) and the next flush. */
 static int step_wait_ms(struct recorder *r)
 {
-	int64_t now = clock__mono_ns(), wait = r->o.poll_ms * 1000000LL;
+	int64_t now = clock__mono_ns(), wait = ring_wait_ns(r);
 	int64_t flush = r->last_flush + r->o.flush_ns - now;
 	const struct learn *l = &r->learn;
 
-	if (collector__execs_waiting(r->col))
-		return 1;
-	if (!session__notifies_execs(r->sess) &&
-	    wait > WAIT_NO_NOTIFIER_MS * 1000000LL)
-		wait = WAIT_NO_NOTIFIER_MS * 1000000LL;
 	if (l->active && !l->burst) {
 		int64_t phase = now % LEARN_TRICKLE_NS;
 		int64_t turn = phase < LEARN_TRICKLE_ON_NS ?
@@ -772,7 +879,7 @@ static int step_wait_ms(struct recorder *r)
 	}
 	if (flush < wait)
 		wait = flush;
-	return wait > 1000000 ? (int)((wait + 999999) / 1000000) : 1;
+	return wait_ms(wait);
 }
 
 int recorder__step(struct recorder *r, int extra_fd)

@@ -670,8 +670,6 @@ static int write_known(struct store *st, struct pathmap *pm,
 		const struct pm_node *nd = pathmap__node(pm, i);
 		struct node_row *r = &ids[i];
 
-		if (i % MEANWHILE_ROWS == 0)
-			store__meanwhile(st);
 		if (nd->parent == PM_NONE) {
 			if (!r->id && store__map_id(st, nd->mod, nd->fragment ?
 						    STORE_FRAGMENTS_RUN :
@@ -742,7 +740,6 @@ int store__write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 		if (write_depth(st, pm, ids, pr->order + k, pr->fids + k, m,
 				learned_run))
 			return -1;
-		store__meanwhile(st);
 	}
 	return drain(st, &pr->counts) || drain(st, &pr->learned) ? -1 : 0;
 }

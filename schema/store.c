@@ -706,8 +706,6 @@ static int write_counts(struct store *st, int64_t run_id,
 		sqlite3_bind_int64(s, 8, (int64_t)cids[i].kernel);
 		if (store__step_done(st, s, "writing samples"))
 			return -1;
-		if (i % MEANWHILE_ROWS == 0)
-			store__meanwhile(st);
 	}
 	pcs = aggregate__pcs(agg, &n);
 	for (size_t i = 0; i < n; i++) {
@@ -724,8 +722,6 @@ static int write_counts(struct store *st, int64_t run_id,
 		sqlite3_bind_int64(s, 5, (int64_t)pcs[i].samples);
 		if (store__step_done(st, s, "writing samples"))
 			return -1;
-		if (i % MEANWHILE_ROWS == 0)
-			store__meanwhile(st);
 	}
 	kch = aggregate__kchains(agg, &n);
 	for (size_t i = 0; i < n; i++) {
@@ -786,25 +782,13 @@ static int write_batch(struct store *st, int64_t run_id,
 	return store__step_done(st, st->upd_run, "updating the run");
 }
 
-void store__meanwhile(struct store *st)
-{
-	if (!st->flushing || !st->flushing->meanwhile ||
-	    clock__mono_ns() - st->meanwhile_ns < STORE_MEANWHILE_NS)
-		return;
-	st->flushing->meanwhile(st->flushing->meanwhile_arg);
-	st->meanwhile_ns = clock__mono_ns();
-}
-
 int store__flush(struct store *st, int64_t run_id, const struct store_batch *b)
 {
 	int ret;
 
 	if (store__begin(st, "flushing"))
 		return -1;
-	st->flushing = b;
-	st->meanwhile_ns = clock__mono_ns();
 	ret = write_batch(st, run_id, b);
-	st->flushing = NULL;
 	if (store__end(st, ret, "flushing")) {
 		drop_caches(st);
 		return -1;

@@ -107,14 +107,7 @@ struct store_batch {
 	bool truth;
 	const struct store_counter *counters;
 	size_t ncounters;
-	/* Called every STORE_MEANWHILE_NS of the flush at most, between
-	 * its statements (NULL: never), to touch nothing @b names: the
-	 * recorder reads its rings meanwhile, as a flush of tens of
-	 * thousands of learned nodes runs for longer than they hold. */
-	void (*meanwhile)(void *arg);
-	void *meanwhile_arg;
 };
-#define STORE_MEANWHILE_NS 4000000LL
 
 /* Writes @b in one transaction.  0 or -1.  On failure nothing of @b is
  * written and its counts stay, to be retried by the next flush. */

@@ -87,9 +87,6 @@ struct store {
 	/* every statement bounded (guard.c) */
 	int64_t limit_ns, deadline_ns;
 	bool timed_out;		/* one ran over: SQLITE_INTERRUPT */
-	/* the batch a flush writes (its meanwhile), and when that ran */
-	const struct store_batch *flushing;
-	int64_t meanwhile_ns;
 };
 
 void store__set_error(struct store *st, const char *fmt, ...)
@@ -103,13 +100,6 @@ int store__check_schema(struct store *st);
 /* Bounds each statement's run (a minute, and a second per 10 MB of a
  * @file_bytes database): one over it stops with SQLITE_INTERRUPT. */
 void store__bound_statements(struct store *st, int64_t file_bytes);
-/* Rows written between looks at the clock for store__meanwhile(): a
- * few hundred microseconds of them. */
-#define MEANWHILE_ROWS 256
-/* Runs the flush's store_batch.meanwhile when STORE_MEANWHILE_NS have
- * passed since it last ran (or the flush began): between statements of
- * a flush, every few rows. */
-void store__meanwhile(struct store *st);
 /* Runs @sql (no rows, no parameters).  0 or -1. */
 int store__exec(struct store *st, const char *sql, const char *what);
 

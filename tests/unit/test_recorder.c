@@ -47,24 +47,56 @@ static size_t extra_counters(void *arg, const struct collector_stats *run,
 	return 1;
 }
 
-/* One run through the recorder, each step waiting @poll_ms at most; the
- * run id, or -1 (skipped: @why). */
-static int64_t one_run(struct store *st, bool system_wide, int poll_ms,
-		       struct collector_stats *stats, const char **why)
+/* How a run goes: each step waits @poll_ms at most; the rings have
+ * @ring_pages; the child burns @burn_ms of CPU; while it does, another
+ * process holds the database's write lock for @lock_ms (0: none). */
+struct spec {
+	bool system_wide;
+	int poll_ms;
+	size_t ring_pages;
+	long burn_ms;
+	long lock_ms;
+};
+
+/* A process that holds @db's write lock for @ms from now, as a report
+ * storing its inference does; its pid, or -1. */
+static pid_t hold_lock(const char *db, long ms)
+{
+	pid_t pid = fork();
+
+	if (!pid) {
+		struct timespec ts = { ms / 1000, ms % 1000 * 1000000 };
+		sqlite3 *h;
+
+		if (sqlite3_open(db, &h) != SQLITE_OK ||
+		    sqlite3_busy_timeout(h, 5000) != SQLITE_OK ||
+		    sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
+		    SQLITE_OK)
+			_exit(1);
+		nanosleep(&ts, NULL);
+		_exit(sqlite3_exec(h, "COMMIT", NULL, NULL, NULL) != SQLITE_OK);
+	}
+	return pid;
+}
+
+/* One run through the recorder; the run id, or -1 (skipped: @why). */
+static int64_t one_run(const char *db, struct store *st,
+		       const struct spec *sp, struct collector_stats *stats,
+		       const char **why)
 {
 	struct recorder_opts o = { .max_keys = 64, .flush_ns = 50000000,
-				   .poll_ms = poll_ms };
-	struct run_info ri = { .kind = system_wide ? "daemon" : "record",
+				   .poll_ms = sp->poll_ms };
+	struct run_info ri = { .kind = sp->system_wide ? "daemon" : "record",
 			       .command = "test", .event = "cpu-clock",
 			       .event_canonical = "cpu-clock", .frequency = 1000 };
 	struct event_choice ev;
 	struct recorder *r;
 	char err[512];
 	int go = -1, errnum, status;
-	pid_t all = -1, child;
+	pid_t all = -1, child, locker = -1;
 	int64_t id = -1;
 
-	if (system_wide) {
+	if (sp->system_wide) {
 		o.filter = only_child;
 		o.counters = extra_counters;
 	}
@@ -73,10 +105,10 @@ static int64_t one_run(struct store *st, bool system_wide, int poll_ms,
 		*why = "no cpu-clock event";
 		return -1;
 	}
-	child = burner_spawn(BURN_MS, &go);
+	child = burner_spawn(sp->burn_ms, &go);
 	watched = child;
-	if (recorder__open(r, &ev.attr, system_wide ? &all : &child, 1, 64,
-			   err, sizeof(err), &errnum)) {
+	if (recorder__open(r, &ev.attr, sp->system_wide ? &all : &child, 1,
+			   sp->ring_pages, err, sizeof(err), &errnum)) {
 		*why = "perf_event_open refused (system-wide needs root or "
 		       "CAP_PERFMON)";
 		goto out;
@@ -91,6 +123,8 @@ static int64_t one_run(struct store *st, bool system_wide, int poll_ms,
 		*why = "cannot start the child";
 		goto out;
 	}
+	if (sp->lock_ms)
+		locker = hold_lock(db, sp->lock_ms);
 	while (waitpid(child, &status, WNOHANG) != child)
 		if (recorder__step(r, -1) < 0)
 			break;
@@ -104,6 +138,8 @@ out:
 		kill(child, SIGKILL);
 		waitpid(child, &status, 0);
 	}
+	if (locker > 0)
+		waitpid(locker, &status, 0);
 	if (go >= 0)
 		close(go);
 	recorder__free(r);
@@ -113,10 +149,11 @@ out:
 static void check(const char *db, struct store *st, bool system_wide)
 {
 	const char *name = system_wide ? "daemon-style" : "record-style";
+	struct spec sp = { system_wide, 10, 64, BURN_MS, 0 };
 	struct collector_stats cs;
 	const char *why = NULL;
 	char sql[256];
-	int64_t id = one_run(st, system_wide, 10, &cs, &why);
+	int64_t id = one_run(db, st, &sp, &cs, &why);
 
 	if (id < 0) {
 		skip(why, "%s run", name);
@@ -153,12 +190,13 @@ static void check(const char *db, struct store *st, bool system_wide)
  */
 static void check_deadline(const char *db, struct store *st)
 {
+	struct spec sp = { false, 10000, 64, BURN_MS, 0 };
 	struct collector_stats cs;
 	const char *why = NULL;
 	char sql[256];
 	int64_t start = clock__mono_ns(), id, ms;
 
-	id = one_run(st, false, 10000, &cs, &why);
+	id = one_run(db, st, &sp, &cs, &why);
 	ms = (clock__mono_ns() - start) / 1000000;
 	if (id < 0) {
 		skip(why, "a run with a long poll");
@@ -169,6 +207,37 @@ static void check_deadline(const char *db, struct store *st)
 	ok(query(db, sql) >= 3 && ms < 5000, "a 10 s poll: the flushes every "
 	   "50 ms wake the steps (%lld flushes in %lld ms; want >= 3, and "
 	   "under 5 s)", query(db, sql), (long long)ms);
+}
+
+/*
+ * A flush that waits on the database (another process holds its write
+ * lock for LOCK_MS while the child burns) loses no sample: a thread
+ * reads the rings meanwhile.  Rings of 4 pages hold about 200 ms of
+ * these samples, a fifth of the wait; a recorder that read them only
+ * between its statements lost most of the wait's samples.
+ */
+#define LOCK_MS 1000
+static void check_blocked_flush(const char *db, struct store *st)
+{
+	struct spec sp = { false, 10, 4, 3 * LOCK_MS / 2, LOCK_MS };
+	struct collector_stats cs;
+	const char *why = NULL;
+	char sql[256];
+	int64_t id = one_run(db, st, &sp, &cs, &why);
+
+	if (id < 0) {
+		skip(why, "a run whose flush waits");
+		return;
+	}
+	snprintf(sql, sizeof(sql), "SELECT value FROM v_run_counters WHERE "
+		 "run_id = %lld AND name = 'recorder.flush_reads'",
+		 (long long)id);
+	ok(query(db, sql) >= 1, "a flush that waits %d ms on another's lock: "
+	   "the rings read meanwhile (%lld times)", LOCK_MS, query(db, sql));
+	ok(cs.samples >= 3 * LOCK_MS / 2 / 3 && cs.lost * 20 <= cs.samples,
+	   "... and no sample lost (%llu lost of %llu; want under 5 %%, of "
+	   "at least %d)", (unsigned long long)cs.lost,
+	   (unsigned long long)cs.samples, 3 * LOCK_MS / 2 / 3);
 }
 
 int main(void)
@@ -185,6 +254,7 @@ int main(void)
 		check(db, st, false);
 		check(db, st, true);
 		check_deadline(db, st);
+		check_blocked_flush(db, st);
 		store__close(st);
 	}
 	unlink(db);
