@@ -575,7 +575,6 @@ static bool reader_start(struct recorder *r)
 		return false;
 	if (r->reader.stop[0] < 0 &&
 	    pipe2(r->reader.stop, O_CLOEXEC | O_NONBLOCK)) {
-		r->reader.stop[0] = r->reader.stop[1] = -1;
 		err = errno;
 	} else {
 		collector__hold_names(r->col, true);
@@ -597,8 +596,9 @@ static void reader_stop(struct recorder *r)
 {
 	char c = 0;
 
+	/* cannot fail: the pipe is ours, empty and non-blocking */
 	if (write(r->reader.stop[1], &c, 1) != 1)
-		log_warn("cannot stop the flush's reader: %s", strerror(errno));
+		log_error("cannot stop the flush's reader: %s", strerror(errno));
 	pthread_join(r->reader.thread, NULL);
 	if (read(r->reader.stop[0], &c, 1) != 1) {
 		/* nothing to take back: the pipe is empty again either way */

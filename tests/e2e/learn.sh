@@ -148,12 +148,15 @@ ok $([ "$deep" -ge "$(min_samples 300)" ]; echo $?) \
 is "$(counter learn.stack_bytes "$ex")" 16384 "a shallow program's copies stay at 16 KiB"
 
 # A program that learns thousands of path nodes a second (as the first
-# record of clang++ does) is flushed once a second, the rings read while
-# a flush writes (recorder.flush_reads): a flush of the first second's
-# nodes runs for tens of ms (53 ms for clang++'s 15k), most of what the
-# rings hold at 1000 Hz once the stack copies grow.  2500 ms of CPU:
-# about 2500 samples, each on one of 2^24 paths 48 frames deep, 20,000
-# nodes a second, whose flush takes 4 ms on a machine 15 times this VM.
+# record of clang++ does) is flushed once a second, the rings read by a
+# thread of their own while a flush writes: a flush of the first
+# second's nodes runs for tens of ms (53 ms for clang++'s 15k), most of
+# what the rings hold at 1000 Hz once the stack copies grow, and longer
+# where the disk is slow (test_recorder checks the reading itself, on a
+# flush that waits a second).  2500 ms of CPU: about 2500 samples, each
+# on one of 2^24 paths 48 frames deep, 20,000 nodes a second.  A flush
+# that stalled the reading lost a ring's worth (60 samples and more);
+# the margin is for a machine so loaded that the recorder itself waits.
 pdb=$tmp/paths.db
 "$ICPPD" record -q -d "$pdb" -- "$PROGS/paths" 2500 >/dev/null 2>&1
 is $? 0 "record of a program whose paths are nearly all new: exit 0"
@@ -161,9 +164,10 @@ nodes=$(q "SELECT count(*) FROM path_nodes" "$pdb")
 ok $([ "${nodes:-0}" -ge 40000 ]; echo $?) "it learns thousands of path nodes ($nodes)"
 ok $([ "$(counter recorder.flushes "$pdb")" -ge 3 ]; echo $?) \
 	"... flushed once a second and at the end ($(counter recorder.flushes "$pdb") flushes)"
-ok $([ "$(counter recorder.flush_reads "$pdb")" -ge 1 ]; echo $?) \
-	"... the rings read while a flush wrote ($(counter recorder.flush_reads "$pdb") times)"
-is "$(q "SELECT lost FROM runs" "$pdb")" 0 "... no sample lost"
+lost=$(q "SELECT lost FROM runs" "$pdb")
+taken=$(q "SELECT samples FROM runs" "$pdb")
+ok $([ "${lost:-1}" -le $((${taken:-0} / 100)) ] && [ "${taken:-0}" -ge "$(min_samples 2500)" ]; echo $?) \
+	"... no sample lost to the flushes ($lost lost of $taken; want at most 1 %)"
 
 # Learning keeps going while it finds paths the map lacks: dispatch's
 # phases reach work() through a new handler every 400 ms of CPU, its
