@@ -150,7 +150,7 @@ for bad in "'x' || $tab || 'f' || $tab || '1' || $nl || 'y' || $tab || 'f' || $t
 	"replace(hex(zeroblob(20)), '00', 'x' || $tab || 'f' || $tab || '1' || $nl) || $tab || 'f' || $tab || '1'" \
 	"'x' || $tab || '1' || $nl || $tab || 'f' || $tab || '1'" \
 	"'x' || $tab || 'f' || $tab || '99999999999' || $nl || $tab || 'f' || $tab || '1'"; do
-	q "UPDATE inlined SET chain = $bad WHERE instr(chain, 'b')" "$tmp/g.db"
+	q "UPDATE inlined SET chain = $bad WHERE instr(chain, $tab)" "$tmp/g.db"
 	"$ICPPD" report -d "$tmp/g.db" -f folded >"$tmp/g4" 2>/dev/null
 	grep -q inlined "$tmp/g4"
 	ok $((! $?)) "a row a report did not write, left out: $bad"

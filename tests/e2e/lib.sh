@@ -71,8 +71,8 @@ done_testing() {
 	[ "$failed" -eq 0 ]
 }
 
-q() {	# q SQL [DB]
-	sqlite3 -batch -noheader "${2:-$db}" "$1"
+q() {	# q SQL [DB]: waits out another's write lock, as icppd does
+	sqlite3 -batch -noheader -cmd ".timeout 5000" "${2:-$db}" "$1"
 }
 
 integrity() {	# integrity [DB]
