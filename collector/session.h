@@ -134,7 +134,9 @@ int session__keep_rest(struct session *s);
  * are the records just read, for the same look), then copies every
  * record a ring still holds and gives the rings back all they were
  * read to, so that the kernel never waits on the caller.  The next
- * round delivers them.  The number of records read, or -errno.
+ * round delivers them.  The number of records read, or -errno.  A
+ * session is one thread's at a time: the recorder hands it to a thread
+ * of its own for a flush's length, and that thread spills.
  */
 int session__spill(struct session *s);
 
