@@ -80,30 +80,44 @@ static int64_t take_ids(int64_t *next, size_t n)
 	return id;
 }
 
-/* A statement of many rows: @head, 2^k rows of @ncols (at most 16)
- * parameters, @tail. */
+/*
+ * A statement of many rows: @head, 2^k rows of @ncols (at most 16)
+ * parameters, @tail.
+ *
+ * None of them can abort (OR IGNORE, no DO UPDATE): a statement that
+ * writes many rows and could stop half-way, on a NOT NULL constraint or
+ * an upsert's update, keeps a statement journal of every page it
+ * changes, to undo its part alone.  Past 64 KiB SQLite spills it to a
+ * file in /var/tmp: 42 MB over a clang++ -O2 -c record (10,359 writes
+ * of 4 KiB, for a 3.4 MB database), written by the counts' UPDATE,
+ * whose 32 rows lie on as many pages.  Every value bound is a number,
+ * so OR IGNORE ignores only what DO NOTHING did: a row already there.
+ */
 struct batch_sql {
 	const char *head, *tail;
 	int ncols;
 };
 
 static const struct batch_sql ctx_sql = {
-	"INSERT INTO contexts (parent_id, function_id) VALUES ",
-	" ON CONFLICT DO NOTHING", 2
+	"INSERT OR IGNORE INTO contexts (parent_id, function_id) VALUES ",
+	"", 2
 }, node_sql = {
-	"INSERT INTO path_nodes (map_id, parent_id, function_id, call_site,"
-	" height, depth, self, total, context_id) VALUES ",
-	" ON CONFLICT DO NOTHING", 9
+	"INSERT OR IGNORE INTO path_nodes (map_id, parent_id, function_id,"
+	" call_site, height, depth, self, total, context_id) VALUES ",
+	"", 9
 }, counts_sql = {
-	"UPDATE path_nodes SET self = self + v.column2,"
+	"UPDATE OR IGNORE path_nodes SET self = self + v.column2,"
 	" total = total + v.column3 FROM (VALUES ",
 	") AS v WHERE path_nodes.id = v.column1", 3
 }, func_sql = {
-	"INSERT INTO functions (module_id, address, name, symbol) VALUES ",
-	" ON CONFLICT DO NOTHING", 4
+	"INSERT OR IGNORE INTO functions (module_id, address, name, symbol)"
+	" VALUES ", "", 4
 }, learned_sql = {
-	"INSERT INTO run_learned VALUES ",
-	" ON CONFLICT DO UPDATE SET samples = samples + excluded.samples", 3
+	"UPDATE OR IGNORE run_learned SET samples = samples + v.column3"
+	" FROM (VALUES ", ") AS v WHERE run_learned.run_id = v.column1"
+	" AND run_learned.node_id = v.column2", 3
+}, learned_new_sql = {		/* after learned_sql: the rows not there */
+	"INSERT OR IGNORE INTO run_learned VALUES ", "", 3
 };
 
 /* @q's statement of 2^@k rows, prepared at its first use. */
@@ -183,14 +197,18 @@ static void bind_queued(const void *arg, size_t row, sqlite3_stmt *s,
 	sqlite3_bind_int64(s, first + 2, q->c);
 }
 
-/* Writes the rows @q queued. */
+/* Writes the rows @q queued: its statement, then its second if it has one. */
 static int drain(struct store *st, struct row_queue *q)
 {
 	size_t took, n = q->n;
 
 	q->n = 0;
-	return n && insert_rows(st, q->stmts, q->sql, n, bind_queued, q->v,
-				&took) ? -1 : 0;
+	if (!n)
+		return 0;
+	return insert_rows(st, q->stmts, q->sql, n, bind_queued, q->v,
+			   &took) ||
+	       (q->then && insert_rows(st, q->then_stmts, q->then, n,
+				       bind_queued, q->v, &took)) ? -1 : 0;
 }
 
 static int queue(struct store *st, struct row_queue *q, int64_t a,
@@ -709,6 +727,7 @@ int store__write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 	pr->counts.n = pr->learned.n = 0;	/* what a failed flush left */
 	pr->counts.sql = &counts_sql;
 	pr->learned.sql = &learned_sql;
+	pr->learned.then = &learned_new_sql;
 	pr->learned_run = learned_run;
 	if (write_known(st, pm, ids, run_id, learned_run, &n))
 		return -1;
@@ -753,6 +772,7 @@ void store__paths_free(struct store *st)
 		sqlite3_finalize(pr->ins_ctxs[k]);
 		sqlite3_finalize(pr->counts.stmts[k]);
 		sqlite3_finalize(pr->learned.stmts[k]);
+		sqlite3_finalize(pr->learned.then_stmts[k]);
 	}
 	for (int k = 0; k <= BATCH_LOG; k++)
 		sqlite3_finalize(pr->ins_funcs[k]);

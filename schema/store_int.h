@@ -67,12 +67,15 @@ struct store {
 		sqlite3_stmt *sel_node;
 		/* rows of three numbers, written BATCH_MAX a statement:
 		 * the counts added to nodes written before (id, self,
-		 * total), the samples unwound whole (run, node, samples) */
+		 * total), the samples unwound whole (run, node, samples);
+		 * @then, if set, runs after @sql on the same rows (an
+		 * UPDATE, then an INSERT OR IGNORE of the rows not there) */
 		struct row_queue {
 			struct queued_row { int64_t a, b, c; } *v;
 			size_t n, cap;
-			const struct batch_sql *sql;
+			const struct batch_sql *sql, *then;
 			sqlite3_stmt *stmts[BATCH_LOG + 1];
+			sqlite3_stmt *then_stmts[BATCH_LOG + 1];
 		} counts, learned;
 		int64_t learned_run;
 		/* the functions of the new nodes, by the batch */
