@@ -90,8 +90,10 @@ static int64_t take_ids(int64_t *next, size_t n)
  * changes, to undo its part alone.  Past 64 KiB SQLite spills it to a
  * file in /var/tmp: 42 MB over a clang++ -O2 -c record (10,359 writes
  * of 4 KiB, for a 3.4 MB database), written by the counts' UPDATE,
- * whose 32 rows lie on as many pages.  Every value bound is a number,
- * so OR IGNORE ignores only what DO NOTHING did: a row already there.
+ * whose 32 rows lie on as many pages.  No value bound is NULL and the
+ * tables have no CHECK, so OR IGNORE ignores only what DO NOTHING did:
+ * a row already there (a row the batch should have written and did not
+ * is an error where its id is looked up, missing()).
  */
 struct batch_sql {
 	const char *head, *tail;
