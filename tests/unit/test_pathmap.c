@@ -490,7 +490,7 @@ static void test_wide(void)
 		add_wide(pm, mod, 1, i);
 	add_wide(pm, mod, 15000, 15000);
 	is_int(store__flush(st, run, &batch), 0,
-	       "a second flush: 150 rows' counts, 30,000 new nodes");
+	       "a second flush: 50 paths' counts again, 15,000 new paths");
 	is_int(query(db, "SELECT count(*) FROM path_nodes"), 60002,
 	       "... all of them");
 	is_int(query(db, "SELECT sum(self) FROM path_nodes"), 30050,
