@@ -118,7 +118,7 @@ static const struct batch_sql ctx_sql = {
 	"UPDATE OR IGNORE run_learned SET samples = samples + v.column3"
 	" FROM (VALUES ", ") AS v WHERE run_learned.run_id = v.column1"
 	" AND run_learned.node_id = v.column2", 3
-}, learned_new_sql = {		/* after learned_sql: the rows not there */
+}, learned_new_sql = {	/* after learned_sql: the rows not there */
 	"INSERT OR IGNORE INTO run_learned VALUES ", "", 3
 };
 
