@@ -430,8 +430,6 @@ static void test_batches(void)
 	unlink(db);
 }
 
-/* A flush of 30,000 new nodes writes every row (a hundred of the 32-row
- * statements at each depth). */
 /* Temporary files SQLite opened (statement journals spilled past 64 KiB,
  * temporary tables, sorters), through countingvfs. */
 static int temp_opens;
@@ -447,7 +445,8 @@ static int counting_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f,
 	return real_vfs->xOpen(real_vfs, name, f, flags, out);
 }
 
-/* Makes a VFS that counts temporary files the default, in front of it. */
+/* Makes the default VFS one that counts temporary files, in front of
+ * the one that was. */
 static void count_temp_files(void)
 {
 	static sqlite3_vfs counting;
@@ -460,10 +459,11 @@ static void count_temp_files(void)
 }
 
 /*
- * A flush of many nodes writes every row, and without a statement
- * journal: a multi-row INSERT that a NOT NULL constraint could abort
- * keeps one, which spilled to /var/tmp 42 MB of pages over a clang++
- * record (10,359 writes of 4 KiB; INSERT OR IGNORE cannot abort).
+ * A flush of 30,000 new nodes writes every row (a hundred of the 32-row
+ * statements at each depth), and a second one the counts of nodes whose
+ * rows lie pages apart, without a statement journal: a multi-row
+ * statement that could abort half-way (NOT NULL, an upsert's DO UPDATE)
+ * keeps one, which spilled 42 MB to /var/tmp over a clang++ record.
  */
 static void test_wide(void)
 {
