@@ -24,7 +24,8 @@ paths() {	# paths DB: the distinct call paths learned to the program's
 # Symbols bound at start: a sample inside ld.so's lazy binding
 # (_dl_runtime_resolve_xsave, whose CFA is RBX + 32, a register icppd
 # does not track) fails a step as bad_cfi, with or without the cache:
-# under three busy loops, 4 of 90 runs, and none of 40 bound at start.
+# under three busy loops 4 of 90 runs had a bad_cfi step (the one
+# traced was there), and none of 40 bound at start.
 LD_BIND_NOW=1
 export LD_BIND_NOW
 syms_before=$(ls "$ICPPD_CACHE_DIR" 2>/dev/null | grep -c '\.sym$')
