@@ -23,7 +23,8 @@ static const struct cli_option record_options[] = {
 	{ "mmap-pages", 'm', CLI_UINT, RUN_OPT(mmap_pages), "N",
 	  "ring buffer pages per CPU, a power of two (default 64; while "
 	  "learning, 1024 at 1000 Hz with 16 KiB stack copies, in "
-	  "proportion up to 4096)", 1, 65536 },
+	  "proportion up to 4096, and copies grown to 64 KiB get rings "
+	  "of their own so sized)", 1, 65536 },
 	RUN_OPT_QUIET,
 	{ "kernel", 0, CLI_FLAG, RUN_OPT(kernel), NULL,
 	  "sample time in the kernel too, attributed to the user call path "

@@ -48,16 +48,22 @@ struct session {
 	/* SESSION_TAKE_TURNS: the main event is off while the learner is
 	 * on (@learning), and on otherwise. */
 	bool turns, learning;
-	struct ring *rings;	/* one per CPU */
+	struct ring *rings;	/* one per CPU, then the deep learner's */
 	struct pollfd *pfds;
 	int *ring_cpu;		/* the CPU of each ring */
 	size_t nrings;
+	size_t cpu_rings;	/* the first, one per CPU: every event's */
 	/* The learning event's fds (session__add_learner), also in fds,
 	 * from learners_at; and the deep learner's (session__add_learner
 	 * with @deep), after them, until session__deepen() swaps the two. */
 	int *lfds, *dfds;
 	size_t nlfds, ndfds, learners_at;
 	bool deep;
+	/* With deep_pages, the deep learner writes into rings of its own
+	 * of that many data pages, mapped when it is turned on: dring[i]
+	 * is the CPU ring of dfds[i], whose rings it would share. */
+	size_t deep_pages;
+	size_t *dring;
 	/* their stack copies' sizes, learner's and deep learner's: the
 	 * queue keeps only the part of each copy the kernel filled */
 	uint64_t stack_bytes[2];
@@ -156,16 +162,18 @@ static void open_notifier(struct session *s, const struct perf_event_attr *main,
 }
 
 /*
- * Opens @attr for each of @tasks on each ring's CPU, writing into that
- * ring; the fds join s->fds and, with @list, *@list too (room for
- * s->nrings * @ntasks made by the caller).  0, or -errno with a reason
- * in @err.
+ * Opens @attr for each of @tasks on each CPU ring's CPU, writing into
+ * that ring, or with @ring_of into none yet (ring_of[i]: the ring of
+ * (*@list)[i]); the fds join s->fds and, with @list, *@list too (room
+ * for s->cpu_rings * @ntasks made by the caller).  0, or -errno with a
+ * reason in @err.
  */
 static int open_into_rings(struct session *s, const struct perf_event_attr *attr,
 			   const pid_t *tasks, size_t ntasks, int *list,
-			   size_t *nlist, char *err, size_t errlen)
+			   size_t *nlist, size_t *ring_of, char *err,
+			   size_t errlen)
 {
-	int *fds = realloc(s->fds, (s->nfds + s->nrings * ntasks) *
+	int *fds = realloc(s->fds, (s->nfds + s->cpu_rings * ntasks) *
 			   sizeof(*s->fds));
 
 	if (!fds) {
@@ -173,7 +181,7 @@ static int open_into_rings(struct session *s, const struct perf_event_attr *attr
 		return -ENOMEM;
 	}
 	s->fds = fds;
-	for (size_t r = 0; r < s->nrings; r++)
+	for (size_t r = 0; r < s->cpu_rings; r++)
 		for (size_t t = 0; t < ntasks; t++) {
 			int fd = icppd_sys.perf_event_open(
 				(struct perf_event_attr *)attr, tasks[t],
@@ -181,9 +189,9 @@ static int open_into_rings(struct session *s, const struct perf_event_attr *attr
 
 			if (fd < 0 && errno == ESRCH && ntasks > 1)
 				continue;	/* thread gone */
-			if (fd < 0 || icppd_sys.ioctl(fd,
+			if (fd < 0 || (!ring_of && icppd_sys.ioctl(fd,
 			    PERF_EVENT_IOC_SET_OUTPUT,
-			    (unsigned long)s->pfds[r].fd)) {
+			    (unsigned long)s->pfds[r].fd))) {
 				int e = errno;
 
 				if (fd >= 0)
@@ -193,6 +201,8 @@ static int open_into_rings(struct session *s, const struct perf_event_attr *attr
 				return -e;
 			}
 			s->fds[s->nfds++] = fd;
+			if (ring_of)
+				ring_of[*nlist] = r;
 			if (list)
 				list[(*nlist)++] = fd;
 		}
@@ -291,7 +301,7 @@ struct session *session__open(const struct perf_event_attr *attr,
 				s->pfds[s->nrings].fd = fd;
 				s->pfds[s->nrings].events = POLLIN;
 				s->ring_cpu[s->nrings] = cpus[c];
-				s->nrings++;
+				s->cpu_rings = ++s->nrings;
 				leader = fd;
 			} else if (icppd_sys.ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT,
 						   (unsigned long)leader)) {
@@ -309,7 +319,7 @@ struct session *session__open(const struct perf_event_attr *attr,
 	}
 	s->nmain = s->nfds;
 	side_records(attr, &side);
-	ret = open_into_rings(s, &side, tasks, ntasks, NULL, NULL, err,
+	ret = open_into_rings(s, &side, tasks, ntasks, NULL, NULL, NULL, err,
 			      errlen);
 	if (ret) {
 		*errnum = -ret;
@@ -343,6 +353,7 @@ void session__close(struct session *s)
 	free(s->pfds);
 	free(s->ring_cpu);
 	free(s->release);
+	free(s->dring);
 	free(s->lfds);
 	free(s->dfds);
 	free(s->xrings);
@@ -364,9 +375,9 @@ static int ioctl_range(const int *fds, size_t n, unsigned long req)
 
 int session__add_learner(struct session *s, const struct perf_event_attr *attr,
 			 const pid_t *tasks, size_t ntasks, bool deep,
-			 char *err, size_t errlen)
+			 size_t ring_pages, char *err, size_t errlen)
 {
-	size_t n = s->nrings * ntasks;
+	size_t n = s->cpu_rings * ntasks;
 	int **list = deep ? &s->dfds : &s->lfds;
 	size_t *nlist = deep ? &s->ndfds : &s->nlfds;
 	struct perf_event_attr a = *attr;
@@ -374,21 +385,92 @@ int session__add_learner(struct session *s, const struct perf_event_attr *attr,
 
 	if (deep ? !s->lfds || s->dfds != NULL : s->lfds != NULL)
 		return -EINVAL;		/* one of each, the learner first */
-	if (!(*list = calloc(n ? n : 1, sizeof(**list)))) {
+	if (!(*list = calloc(n ? n : 1, sizeof(**list))) ||
+	    (deep && ring_pages &&
+	     !(s->dring = calloc(n ? n : 1, sizeof(*s->dring))))) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	s->stack_bytes[deep] = a.sample_type & PERF_SAMPLE_STACK_USER ?
 			       a.sample_stack_user : 0;
-	if (!deep)
+	if (!deep) {
 		s->learners_at = s->nfds;
-	else			/* off until session__deepen() */
+	} else {		/* off until session__deepen() */
 		a.disabled = 1, a.enable_on_exec = 0;
-	ret = open_into_rings(s, &a, tasks, ntasks, *list, nlist, err, errlen);
+		/* its own rings wake the reader a quarter full, as the
+		 * CPUs' do (release_point()) */
+		s->deep_pages = s->dring ? ring_pages : 0;
+		a.watermark = 1;
+		a.wakeup_watermark = (uint32_t)(s->deep_pages *
+				     (size_t)sysconf(_SC_PAGESIZE) / 4);
+	}
+	ret = open_into_rings(s, &a, tasks, ntasks, *list, nlist,
+			      deep ? s->dring : NULL, err, errlen);
 	if (ret && deep)	/* what opened stays off, and is closed with
 				 * the rest; there is nothing to deepen to */
 		s->ndfds = 0;
 	return ret;
+}
+
+/* Room for @n rings in each of the session's per-ring arrays. */
+static int ring_room(struct session *s, size_t n)
+{
+	struct ring *rings = realloc(s->rings, n * sizeof(*rings));
+	struct pollfd *pfds;
+	int *cpu;
+	uint64_t *release;
+
+	if (rings)
+		s->rings = rings;
+	if (!rings || !(pfds = realloc(s->pfds, n * sizeof(*pfds))))
+		return -ENOMEM;
+	s->pfds = pfds;
+	if (!(cpu = realloc(s->ring_cpu, n * sizeof(*cpu))))
+		return -ENOMEM;
+	s->ring_cpu = cpu;
+	if (!(release = realloc(s->release, n * sizeof(*release))))
+		return -ENOMEM;
+	s->release = release;
+	return 0;
+}
+
+/*
+ * Gives the deep learner its rings: on each CPU, the first of its fds
+ * maps one of s->deep_pages and the rest write into it.  Where that
+ * cannot be mapped (the locked-memory limit), they write into the
+ * CPU's ring, as without deep_pages.  0, or -errno where an fd could be
+ * given no ring at all.
+ */
+static int map_deep_rings(struct session *s)
+{
+	size_t cpus = s->cpu_rings;
+
+	if (ring_room(s, 2 * cpus))
+		return -ENOMEM;
+	for (size_t r = 0; r < cpus; r++) {
+		int into = -1;
+
+		for (size_t i = 0; i < s->ndfds; i++) {
+			int fd = s->dfds[i];
+
+			if (s->dring[i] != r)
+				continue;
+			if (into < 0 && !ring__map(&s->rings[s->nrings], fd,
+						   s->deep_pages)) {
+				s->pfds[s->nrings] = (struct pollfd){ fd,
+								POLLIN, 0 };
+				s->ring_cpu[s->nrings++] = s->ring_cpu[r];
+				into = fd;
+				continue;
+			}
+			if (into < 0)
+				into = s->pfds[r].fd;
+			if (icppd_sys.ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT,
+					    (unsigned long)into))
+				return -errno;
+		}
+	}
+	return 0;
 }
 
 int session__deepen(struct session *s, bool on)
@@ -399,6 +481,9 @@ int session__deepen(struct session *s, bool on)
 
 	if (s->deep || !s->ndfds)
 		return -ENOENT;
+	if (s->deep_pages && (ret = map_deep_rings(s)))
+		return ret;
+	s->deep_pages = 0;	/* mapped: not again */
 	/* the deep one starts before the other stops: a sample counted
 	 * twice at worst, none missed */
 	if (on && (ret = ioctl_range(s->dfds, s->ndfds, PERF_EVENT_IOC_ENABLE)))
@@ -483,7 +568,7 @@ int session__wait(struct session *s, const int *extra, size_t nextra,
 
 bool session__notifies_execs(const struct session *s)
 {
-	return s->nrings && s->nxrings == s->nrings;
+	return s->cpu_rings && s->nxrings == s->cpu_rings;
 }
 
 bool session__next_exec(struct session *s, struct session_exec *e)

@@ -48,20 +48,26 @@ void session__close(struct session *s);
  * after the learner: the same with a larger copy, off until
  * session__deepen() puts it in the learner's place (an event's copy
  * size is fixed once opened, and only events open from the start are
- * inherited by every child).  0, or -errno with a one-line reason in
- * @err (the session is unchanged but for what it had opened, which it
- * closes with the rest).
+ * inherited by every child).  With @deep and @ring_pages, the deep
+ * learner writes into rings of its own, @ring_pages data pages per CPU
+ * (a power of two), mapped by session__deepen(): a copy four times the
+ * size needs four times the room, and only a program whose stacks
+ * need the copy pays for it; where they cannot be mapped, into the
+ * CPUs' rings.  0, or -errno with a one-line reason in @err (the
+ * session is unchanged but for what it had opened, which it closes
+ * with the rest).
  */
 int session__add_learner(struct session *s, const struct perf_event_attr *attr,
 			 const pid_t *tasks, size_t ntasks, bool deep,
-			 char *err, size_t errlen);
+			 size_t ring_pages, char *err, size_t errlen);
 /* Turns the learning event on or off, for inherited (child) events too:
  * how the recorder makes bursts; taking turns, the main event the other
  * way.  0 or -errno. */
 int session__learn(struct session *s, bool on);
 /* The deep learner takes the learner's place for the rest of the
- * session, on at once when @on (the learner is on).  0, -ENOENT when
- * there is none or it already did, or -errno. */
+ * session, on at once when @on (the learner is on), its rings mapped
+ * first.  0, -ENOENT when there is none or it already did, or -errno
+ * (the learner stays). */
 int session__deepen(struct session *s, bool on);
 
 /* Enables every event (attach mode; launch mode uses enable_on_exec),

@@ -302,14 +302,15 @@ int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 		return r->sess ? 0 : -1;
 	event__learner(attr, r->o.learn_stack, r->o.learn_turns ? 0 :
 		       r->o.learn_hz, &la);
-	ret = session__add_learner(r->sess, &la, tasks, ntasks, false, err,
+	ret = session__add_learner(r->sess, &la, tasks, ntasks, false, 0, err,
 				   errlen);
 	if (!ret && r->o.deep_stack > r->o.learn_stack) {
 		char derr[256];
 
 		la.sample_stack_user = r->o.deep_stack;
 		if (session__add_learner(r->sess, &la, tasks, ntasks, true,
-					 derr, sizeof(derr)))	/* never deepened */
+					 r->o.deep_ring_pages, derr,
+					 sizeof(derr)))	/* never deepened */
 			log_warn("stack copies stay at %u bytes: %s",
 				 r->o.learn_stack, derr);
 	}
@@ -710,6 +711,13 @@ static size_t counters(const struct recorder *r,
 	if (r->spills)
 		c[n++] = (struct store_counter){ "recorder.flush_reads",
 						 (int64_t)r->spills };
+	if (r->sess) {
+		uint64_t copied, read;
+
+		session__copied(r->sess, &copied, &read);
+		c[n++] = (struct store_counter){ "recorder.copied",
+						 (int64_t)copied };
+	}
 	for (int k = 0; r->o.cfi_cache && k < CACHE_NR_KINDS; k++) {
 		static const char *const labels[CACHE_NR_KINDS][3] = {
 			[CACHE_CFI] = { "cfi.cache_hits", "cfi.cache_stores",

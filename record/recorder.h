@@ -51,8 +51,10 @@ struct recorder_opts {
 	/* Larger copies for stacks deeper than @learn_stack: when a
 	 * window's learning samples are cut short (LEARN_DEEPEN in
 	 * recorder.c), the learner copies this much for the rest of the
-	 * run.  0: never. */
+	 * run.  0: never.  Its records go to rings of @deep_ring_pages
+	 * data pages per CPU, mapped then (0: the CPUs' rings). */
 	uint32_t deep_stack;
+	size_t deep_ring_pages;
 	/* The learner is the main event itself with a stack copy, taking
 	 * turns with it (session.h; @learn_hz then only sizes rings): its
 	 * samples are the run's samples while it is on, and a path each

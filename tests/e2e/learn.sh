@@ -139,6 +139,12 @@ dg=$tmp/deepen.db
 out=$("$ICPPD" record -d "$dg" -- "$PROGS/heights-nofp" 300 deep 32 2>&1 >/dev/null)
 contains "$out" "stack copies grow to 65528 bytes" "a first record's copies grow once cut short"
 is "$(counter learn.stack_bytes "$dg")" 65528 "... to the kernel's limit (learn.stack_bytes)"
+# in rings of their own (test_session checks that they wait there):
+# recorder.copied counts the records copied out, a few that wrapped
+# a ring's end or were read while a flush wrote
+copied=$(counter recorder.copied "$dg")
+ok $([ -n "$copied" ] && [ "$copied" -le $(($(counter learn.samples "$dg") / 3)) ]; echo $?) \
+	"... few of its records copied out of the rings (recorder.copied $copied)"
 ok $([ "$(q "SELECT count(*) FROM v_paths WHERE function = 'deep_leaf'" "$dg")" -ge 1 ]; echo $?) \
 	"deep_leaf's whole path learned in the first record"
 deep=$("$ICPPD" report -d "$dg" -f folded --k inf 2>/dev/null |

@@ -9,6 +9,10 @@
  * by spills (a flush's, session__spill()) between rounds far apart,
  * none is lost where the same rings read only at the end lose samples.
  *
+ * The deep learner's records (session__deepen) go to rings of their own,
+ * where they wait as in roomy rings, though the CPUs' are too small to
+ * keep one.
+ *
  * Sized by CPU time: the child burns BURN_MS of CPU, which at 1000 Hz of
  * cpu-clock is about BURN_MS samples; the checks want a third.
  */
@@ -30,6 +34,7 @@
 #define BURN_MS 300
 #define MIN_SAMPLES (BURN_MS / 3)
 #define STACK 8192
+#define DEEP_STACK 16384
 #define MAX_RECORDS 65536
 
 /* What a pass saw: each record read, by time and hash, and what was
@@ -40,7 +45,7 @@ struct seen {
 		bool delivered;
 	} rec[MAX_RECORDS];
 	size_t n;
-	uint64_t last_time, samples, lost;
+	uint64_t last_time, samples, deep, lost;
 	unsigned out_of_order, unknown, broken;
 };
 
@@ -104,10 +109,11 @@ static void note_delivered(struct seen *sn, const struct perf_event_header *h)
 	if (h->type != PERF_RECORD_SAMPLE)
 		return;
 	if (record__parse_sample(h, &s) || !s.has_stack ||
-	    s.stack_size > STACK)
+	    s.stack_size > DEEP_STACK)
 		sn->broken++;
 	else
 		sn->samples++;
+	sn->deep += h->size > DEEP_STACK;
 }
 
 static int one_round(struct session *s, struct seen *sn, bool final)
@@ -157,10 +163,31 @@ static void pin(pid_t pid)
 		}
 }
 
+/* With @deep (NO_DEEP: none), the main event copies no stack: a
+ * learner with STACK bytes, taking turns, is put in place at once by a
+ * deep learner with DEEP_STACK, given rings of @deep pages (0: none). */
+#define NO_DEEP ((size_t)-1)
+static int learners(struct session *s, const struct perf_event_attr *main,
+		    pid_t child, size_t deep)
+{
+	struct perf_event_attr la;
+	char err[512];
+
+	event__learner(main, STACK, 0, &la);
+	if (session__add_learner(s, &la, &child, 1, false, 0, err,
+				 sizeof(err)))
+		return -1;
+	la.sample_stack_user = DEEP_STACK;
+	if (session__add_learner(s, &la, &child, 1, true, deep, err,
+				 sizeof(err)) || session__enable(s))
+		return -1;
+	return session__deepen(s, true) ? -1 : 0;
+}
+
 /* A session of @pages a ring on a burning child, read as @how says;
  * what it saw in *@sn, its copies in *@copied of *@read.  0, or -1
  * (skipped: @why). */
-static int run(size_t pages, enum reading how, struct seen *sn,
+static int run(size_t pages, size_t deep, enum reading how, struct seen *sn,
 	       uint64_t *copied, uint64_t *read, const char **why)
 {
 	struct event_choice ev;
@@ -173,16 +200,19 @@ static int run(size_t pages, enum reading how, struct seen *sn,
 		*why = "no cpu-clock event";
 		return -1;
 	}
-	event__add_stack(&ev, STACK);
+	if (deep == NO_DEEP)
+		event__add_stack(&ev, STACK);
 	child = burner_spawn(BURN_MS, &go);
 	if (child < 0) {
 		*why = "cannot fork";
 		return -1;
 	}
 	pin(child);
-	s = session__open(&ev.attr, &child, 1, pages, 0, err, sizeof(err),
-			  &errnum);
-	if (!s || session__enable(s) || write(go, "g", 1) != 1) {
+	s = session__open(&ev.attr, &child, 1, pages, deep == NO_DEEP ? 0 :
+			  SESSION_TAKE_TURNS, err, sizeof(err), &errnum);
+	if (!s || (deep == NO_DEEP ? session__enable(s) :
+		   learners(s, &ev.attr, child, deep)) ||
+	    write(go, "g", 1) != 1) {
 		*why = "perf_event_open refused";
 		kill(child, SIGKILL);
 	} else {
@@ -215,7 +245,7 @@ static void check(size_t pages, bool roomy)
 	size_t undelivered = 0;
 
 	sn = (struct seen){ .n = 0 };
-	if (run(pages, ROUNDS, &sn, &copied, &read, &why)) {
+	if (run(pages, NO_DEEP, ROUNDS, &sn, &copied, &read, &why)) {
 		skip(why, "%zu-page rings", pages);
 		return;
 	}
@@ -255,7 +285,7 @@ static void check_spills(void)
 	size_t undelivered = 0;
 
 	sn = (struct seen){ .n = 0 };
-	if (run(256, AT_END, &sn, &copied, &read, &why)) {
+	if (run(256, NO_DEEP, AT_END, &sn, &copied, &read, &why)) {
 		skip(why, "spills");
 		return;
 	}
@@ -263,7 +293,7 @@ static void check_spills(void)
 	   "lost (%llu kept)", (unsigned long long)sn.lost,
 	   (unsigned long long)sn.samples);
 	sn = (struct seen){ .n = 0 };
-	if (run(256, SPILLS, &sn, &copied, &read, &why)) {
+	if (run(256, NO_DEEP, SPILLS, &sn, &copied, &read, &why)) {
 		skip(why, "spills");
 		return;
 	}
@@ -282,6 +312,49 @@ static void check_spills(void)
 	   (unsigned long long)copied, (unsigned long long)read);
 }
 
+/*
+ * 16-page rings (64 KiB) keep a round of the main event's small samples,
+ * but not one of the deep learner's 16 KiB copies (a quarter of the
+ * ring holds one): written there, they are copied.  In rings of 1024
+ * pages of its own (4 MiB: 250 ms of them), they wait there.
+ */
+static void check_deep(void)
+{
+	static struct seen sn;
+	uint64_t copied = 0, read = 0;
+	const char *why = NULL;
+	size_t undelivered = 0;
+
+	sn = (struct seen){ .n = 0 };
+	if (run(16, 0, ROUNDS, &sn, &copied, &read, &why)) {
+		skip(why, "the deep learner");
+		return;
+	}
+	ok(copied * 2 > read, "the deep learner in the CPUs' 16-page rings: "
+	   "its records copied (%llu of %llu)", (unsigned long long)copied,
+	   (unsigned long long)read);
+	sn = (struct seen){ .n = 0 };
+	if (run(16, 1024, ROUNDS, &sn, &copied, &read, &why)) {
+		skip(why, "the deep learner");
+		return;
+	}
+	for (size_t i = 0; i < sn.n; i++)
+		undelivered += !sn.rec[i].delivered;
+	ok(sn.deep >= MIN_SAMPLES && !sn.lost, "in 1024-page rings of its "
+	   "own: %llu samples of %d-byte copies (want >= %d), %llu lost",
+	   (unsigned long long)sn.deep, DEEP_STACK, MIN_SAMPLES,
+	   (unsigned long long)sn.lost);
+	ok(!sn.unknown && !sn.broken && !undelivered && sn.n == read,
+	   "its own rings: each of %zu records delivered once, as it was "
+	   "read (%u changed, %u broken, %zu never delivered)", sn.n,
+	   sn.unknown, sn.broken, undelivered);
+	is_int(sn.out_of_order, 0, "its own rings and the CPUs': in time "
+	       "order");
+	ok(copied * 10 < read, "its own rings: records wait there (%llu of "
+	   "%llu copied)", (unsigned long long)copied,
+	   (unsigned long long)read);
+}
+
 int main(void)
 {
 	/* 1 MiB: a round of 10 ms is ~80 KiB of samples, under a quarter */
@@ -289,5 +362,6 @@ int main(void)
 	/* 32 KiB: a quarter holds no 8 KiB sample */
 	check(8, false);
 	check_spills();
+	check_deep();
 	return tap_done();
 }
