@@ -400,7 +400,7 @@ int session__add_learner(struct session *s, const struct perf_event_attr *attr,
 		/* its own rings wake the reader a quarter full, as the
 		 * CPUs' do (release_point()) */
 		s->deep_pages = s->dring ? ring_pages : 0;
-		a.watermark = 1;
+		a.watermark = s->deep_pages != 0;
 		a.wakeup_watermark = (uint32_t)(s->deep_pages *
 				     (size_t)sysconf(_SC_PAGESIZE) / 4);
 	}

@@ -28,9 +28,10 @@ struct store;
 #define RUN_RING_PAGES 64
 #define RUN_RING_PAGES_LEARNING 256
 #define RUN_RING_LEARN_HZ 250
-/* ... but at most 16 MiB per CPU (-m sets more: 64 KiB copies at
- * 1000 Hz fit), where a 16-CPU machine sampling at 10 kHz would
- * otherwise lock 2.5 GiB of rings. */
+/* ... but at most 16 MiB per CPU and ring (-m sets more: 64 KiB copies
+ * at 1000 Hz fit), where a 16-CPU machine sampling at 10 kHz would
+ * otherwise lock 2.5 GiB of rings.  A run whose copies grow has two per
+ * CPU, the CPUs' and the grown copies' (session.h). */
 #define RUN_RING_PAGES_MAX 4096
 /* --learn-freq's bound, and the learning rate's when it follows the
  * sampling rate. */
