@@ -481,9 +481,14 @@ int session__deepen(struct session *s, bool on)
 
 	if (s->deep || !s->ndfds)
 		return -ENOENT;
-	if (s->deep_pages && (ret = map_deep_rings(s)))
-		return ret;
-	s->deep_pages = 0;	/* mapped: not again */
+	if (s->deep_pages) {
+		ret = map_deep_rings(s);
+		/* once, failed or not: the rings it mapped stay, and the
+		 * arrays have room for one set */
+		s->deep_pages = 0;
+		if (ret)
+			return ret;
+	}
 	/* the deep one starts before the other stops: a sample counted
 	 * twice at worst, none missed */
 	if (on && (ret = ioctl_range(s->dfds, s->ndfds, PERF_EVENT_IOC_ENABLE)))
