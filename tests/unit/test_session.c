@@ -116,6 +116,16 @@ static void note_delivered(struct seen *sn, const struct perf_event_header *h)
 	sn->deep += h->size > DEEP_STACK;
 }
 
+/* Records read and never delivered. */
+static size_t never_delivered(const struct seen *sn)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < sn->n; i++)
+		n += !sn->rec[i].delivered;
+	return n;
+}
+
 static int one_round(struct session *s, struct seen *sn, bool final)
 {
 	const struct perf_event_header *h;
@@ -242,15 +252,14 @@ static void check(size_t pages, bool roomy)
 	static struct seen sn;
 	uint64_t copied = 0, read = 0;
 	const char *why = NULL;
-	size_t undelivered = 0;
+	size_t undelivered;
 
 	sn = (struct seen){ .n = 0 };
 	if (run(pages, NO_DEEP, ROUNDS, &sn, &copied, &read, &why)) {
 		skip(why, "%zu-page rings", pages);
 		return;
 	}
-	for (size_t i = 0; i < sn.n; i++)
-		undelivered += !sn.rec[i].delivered;
+	undelivered = never_delivered(&sn);
 	ok(sn.samples >= MIN_SAMPLES, "%zu-page rings: %llu samples from %d "
 	   "ms of CPU at 1000 Hz (want >= %d)", pages,
 	   (unsigned long long)sn.samples, BURN_MS, MIN_SAMPLES);
@@ -282,7 +291,7 @@ static void check_spills(void)
 	static struct seen sn;
 	uint64_t copied = 0, read = 0;
 	const char *why = NULL;
-	size_t undelivered = 0;
+	size_t undelivered;
 
 	sn = (struct seen){ .n = 0 };
 	if (run(256, NO_DEEP, AT_END, &sn, &copied, &read, &why)) {
@@ -297,8 +306,7 @@ static void check_spills(void)
 		skip(why, "spills");
 		return;
 	}
-	for (size_t i = 0; i < sn.n; i++)
-		undelivered += !sn.rec[i].delivered;
+	undelivered = never_delivered(&sn);
 	ok(sn.samples >= MIN_SAMPLES && !sn.lost, "spilled every 2 ms: %llu "
 	   "samples, %llu lost", (unsigned long long)sn.samples,
 	   (unsigned long long)sn.lost);
@@ -323,7 +331,7 @@ static void check_deep(void)
 	static struct seen sn;
 	uint64_t copied = 0, read = 0;
 	const char *why = NULL;
-	size_t undelivered = 0;
+	size_t undelivered;
 
 	sn = (struct seen){ .n = 0 };
 	if (run(16, 0, ROUNDS, &sn, &copied, &read, &why)) {
@@ -338,8 +346,7 @@ static void check_deep(void)
 		skip(why, "the deep learner");
 		return;
 	}
-	for (size_t i = 0; i < sn.n; i++)
-		undelivered += !sn.rec[i].delivered;
+	undelivered = never_delivered(&sn);
 	ok(sn.deep >= MIN_SAMPLES && !sn.lost, "in 1024-page rings of its "
 	   "own: %llu samples of %d-byte copies (want >= %d), %llu lost",
 	   (unsigned long long)sn.deep, DEEP_STACK, MIN_SAMPLES,
