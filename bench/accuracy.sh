@@ -31,7 +31,10 @@
 # without ".abi0", and no runtime.goexit or wrapper frames (those DWARF
 # marks DW_AT_trampoline), so icppd's are named so too.  Go's profiler
 # counts a thread's time in the kernel too, at the call that entered it
-# (runtime.futex); icppd and perf sample user time.
+# (runtime.futex); icppd and perf sample user time.  Below the table,
+# perf's own profile of the go-pprof row's program (frame pointers, as
+# on the go row) is scored against Go's profiler the same way: what a
+# perf user gets for a Go program, beside what icppd gives.
 #
 # The reference (ref) is perf, or Go's profiler on the go-pprof row.
 #
@@ -125,7 +128,7 @@ run_one() {	# run_one MODE CMD...: prints "ceiling icppd left-out whole"; $train
 			-o "$work/$x.data" -- "$@" >/dev/null 2>&1
 		fold "$work/$x.data" >"$work/$x.folded"
 	done
-	rm -f "$work"/a.db* "$work"/proj/*.o "$work"/t.o
+	rm -f "$work"/a.db* "$work"/p.folded "$work"/proj/*.o "$work"/t.o
 	[ -z "$train" ] || eval "\"\$icppd\" train -q -e \"\$event\" -F \"\$freq\" -d \"\$work/a.db\" -- $train" >/dev/null
 	"$icppd" record -q ${LEARN:-} -e "$event" -F "$freq" -d "$work/a.db" -- "$@" >/dev/null
 	# whole stacks, and a function without a symbol as perf names it;
@@ -140,11 +143,22 @@ run_one() {	# run_one MODE CMD...: prints "ceiling icppd left-out whole"; $train
 				mv "$work/$x.go" "$work/$x.folded"
 		done
 	fi
+	# perf's own profile of the program (frame pointers, as on the go
+	# row), scored against Go's profiler as icppd's is
+	if [ "$graph" = pprof ]; then
+		perf record -q -e "$event:u" -F "$freq" --call-graph fp \
+			-o "$work/p.data" -- "$@" >/dev/null 2>&1
+		fold "$work/p.data" | sed "$as_perf" >"$work/p.perf"
+		as_go "$work/wrappers" "$work/p.perf" >"$work/p.folded"
+	fi
 	no_caller "$work/a.folded" >"$work/nocaller"
-	for x in a b i w; do
-		drop_leaves "$work/nocaller" "$work/$x.folded" >"$work/$x.kept"
+	for x in a b i w p; do
+		[ -f "$work/$x.folded" ] &&
+			drop_leaves "$work/nocaller" "$work/$x.folded" >"$work/$x.kept"
 	done
-	echo "$(overlap "$work/a.kept" "$work/b.kept") $(overlap "$work/a.kept" "$work/i.kept") $(share_of "$work/a.kept" "$work/a.folded") $(overlap "$work/a.kept" "$work/w.kept")"
+	perf_fp=-
+	[ "$graph" != pprof ] || perf_fp=$(overlap "$work/a.kept" "$work/p.kept")
+	echo "$(overlap "$work/a.kept" "$work/b.kept") $(overlap "$work/a.kept" "$work/i.kept") $(share_of "$work/a.kept" "$work/a.folded") $(overlap "$work/a.kept" "$work/w.kept") $perf_fp"
 }
 
 # What perf cannot name, as perf names it: a function without a symbol,
@@ -154,7 +168,7 @@ as_perf='s/[^;]*+0x[0-9a-f]*/[unknown]/g; s/^__start_context;/[unknown];/'
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
 
-modes=one
+modes=one pprof_line=
 printf '# %s, %s Hz, k = %s, %s repetitions; medians; %s CPUs\n' "$event" "$freq" "$k" "$reps" "$(nproc)"
 printf '%-15s %12s %12s %8s %9s %8s %8s\n' workload ref-vs-ref icppd-vs-ref ratio left-out whole ratio
 for w in ${WORKLOADS:-$workloads}; do
@@ -169,4 +183,8 @@ for w in ${WORKLOADS:-$workloads}; do
 	interleave "$w" run_one "$@"
 	c=$(col "$w" one 1) i=$(col "$w" one 2) l=$(col "$w" one 3) x=$(col "$w" one 4)
 	printf '%-15s %12s %12s %8s %9s %8s %8s\n' "$w" "$c" "$i" "$(ratio "$i" "$c")" "$l" "$x" "$(ratio "$x" "$c")"
+	[ "$graph" != pprof ] ||
+		pprof_line="$pprof_line$(p=$(col "$w" one 5); printf '%s: perf --call-graph fp against Go'"'"'s profiler %s, ratio %s (icppd %s)' "$w" "$p" "$(ratio "$p" "$c")" "$(ratio "$i" "$c")")
+"
 done
+printf '%s' "${pprof_line:-}"
