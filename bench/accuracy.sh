@@ -115,8 +115,10 @@ overlap() {	# overlap A B: degree of overlap of k-contexts
 		awk '/^degree of overlap/ { print $4 }'
 }
 
-run_one() {	# run_one MODE CMD...: prints "ceiling icppd left-out whole"; $train, when
-	# set, is a command trained into the database first (online)
+run_one() {	# run_one MODE CMD...: prints "ceiling icppd left-out whole perf-fp"
+	# (perf-fp: perf's frame-pointer profile against Go's, "-" but on
+	# the go-pprof row); $train, when set, is a command trained into
+	# the database first (online)
 	shift
 	for x in a b; do
 		if [ "$graph" = pprof ]; then
@@ -183,8 +185,7 @@ for w in ${WORKLOADS:-$workloads}; do
 	interleave "$w" run_one "$@"
 	c=$(col "$w" one 1) i=$(col "$w" one 2) l=$(col "$w" one 3) x=$(col "$w" one 4)
 	printf '%-15s %12s %12s %8s %9s %8s %8s\n' "$w" "$c" "$i" "$(ratio "$i" "$c")" "$l" "$x" "$(ratio "$x" "$c")"
-	[ "$graph" != pprof ] ||
-		pprof_line="$pprof_line$(p=$(col "$w" one 5); printf '%s: perf --call-graph fp against Go'"'"'s profiler %s, ratio %s (icppd %s)' "$w" "$p" "$(ratio "$p" "$c")" "$(ratio "$i" "$c")")
+	[ "$graph" != pprof ] || pprof_line="$pprof_line$w: perf --call-graph fp against Go's profiler $(col "$w" one 5), ratio $(ratio "$(col "$w" one 5)" "$c") (icppd $(ratio "$i" "$c"))
 "
 done
 printf '%s' "${pprof_line:-}"
