@@ -15,6 +15,7 @@
 #include "common/grow.h"
 #include "common/hindex.h"
 #include "common/json.h"
+#include "common/printable.h"
 #include "report/render.h"
 
 struct report_base {
@@ -95,8 +96,15 @@ struct report_base *report__base_read(FILE *in, uint32_t k, int *err,
 		if (r < 0) {
 			*err = -EINVAL;
 			*bad_line = no;
-		} else if (!r) {	/* whole stacks: cut to k-contexts */
-			*err = add(b, report__cut_key(line, k), w);
+		} else if (!r) {
+			/* whole stacks: cut to k-contexts, and printable as
+			 * the database's names are (a baseline file is
+			 * anyone's to write: no escape sequence from it
+			 * reaches a terminal, no invalid UTF-8 the JSON) */
+			char *key = printable__dup(report__cut_key(line, k));
+
+			*err = key ? add(b, key, w) : -ENOMEM;
+			free(key);
 		}
 	}
 	free(line);

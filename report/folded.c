@@ -2,6 +2,13 @@
  * folded.c - folded stacks ("frame;frame;frame WEIGHT", outermost
  * first), the format of flamegraph.pl and speedscope: writing a
  * profile's k-contexts, and reading a line back (compare).
+ *
+ * Every reader of folded stacks (flamegraph.pl, speedscope, inferno)
+ * splits a line's frames at ';' and has no escape for one: a name that
+ * holds one (a symbol any local user can write) would be two frames.
+ * So a ';' in a name is written as the printable form of the byte,
+ * "\x3b" (common/printable.h writes every unsafe byte so), here only:
+ * every other format keeps the name as it is.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -83,10 +90,17 @@ static int to_key(void *arg, const int64_t *frames, size_t n, int64_t group,
 		const char *name = cct__root_name(k->t, frames[i]);
 		size_t l = strlen(name);
 
-		if (grow(&k->buf, &k->cap, len + l + 2, 1, 256))
+		/* each ';' of a name written as FOLDED_SEMICOLON: 4 bytes */
+		if (l > (SIZE_MAX - len - 2) / 4 ||
+		    grow(&k->buf, &k->cap, len + 4 * l + 2, 1, 256))
 			return -ENOMEM;
-		memcpy(k->buf + len, name, l);
-		len += l;
+		for (const char *c = name; *c; c++)
+			if (*c == ';') {
+				memcpy(k->buf + len, FOLDED_SEMICOLON, 4);
+				len += 4;
+			} else {
+				k->buf[len++] = *c;
+			}
 		k->buf[len++] = i + 1 < n ? ';' : '\0';
 	}
 	return k->fn(k->arg, k->buf, group, weight);
@@ -182,6 +196,20 @@ int render__folded(const struct render *r)
 	free(l.count);
 	hindex__free(&l.index);
 	return err ? -1 : 0;
+}
+
+void report__folded_unescape(char *frame)
+{
+	char *w = frame;
+
+	for (const char *r = frame; *r;)
+		if (!strncmp(r, FOLDED_SEMICOLON, 4)) {
+			*w++ = ';';
+			r += 4;
+		} else {
+			*w++ = *r++;
+		}
+	*w = '\0';
 }
 
 const char *report__cut_key(const char *key, uint32_t k)

@@ -125,8 +125,13 @@ int report__stacks(struct cct *t, uint32_t k,
 		   int (*fn)(void *arg, const int64_t *frames, size_t n,
 			     int64_t group, double weight),
 		   void *arg);
+/* What a ';' of a name is in a folded key (folded.c says why). */
+#define FOLDED_SEMICOLON "\\x3b"
+/* A frame of a folded key with its names' ';' back, in place. */
+void report__folded_unescape(char *frame);
 /* Calls @fn for every k-context of @t (exclusive weights): @key is its
- * frames, outermost first, joined by ';' (valid in the call); @group
+ * frames, outermost first, joined by ';', a ';' in a name written as
+ * FOLDED_SEMICOLON (valid in the call); @group
  * names its innermost frame, and its process when the context starts
  * with one (report__round()'s groups).  0, the first non-zero return of
  * @fn, or kccf__build's -ENOMEM or -E2BIG. */

@@ -124,7 +124,8 @@ static int add_stack(void *arg, const int64_t *frames, size_t n,
 }
 
 /* A baseline's folded key into the tree: split at each ';', as every
- * reader of folded files splits. */
+ * reader of folded files splits, each frame's own ';' (written as
+ * FOLDED_SEMICOLON) back, so that it is the frame add_stack() names. */
 static int add_key(struct flame *fl, const char *key, double weight)
 {
 	char *copy = strdup(key), *frame, *save = NULL;
@@ -138,10 +139,12 @@ static int add_key(struct flame *fl, const char *key, double weight)
 	}
 	fl->names[fl->nnames++] = copy;
 	for (frame = strtok_r(copy, ";", &save); frame;
-	     frame = strtok_r(NULL, ";", &save), depth++)
+	     frame = strtok_r(NULL, ";", &save), depth++) {
+		report__folded_unescape(frame);
 		if ((at = add_frame(fl, at, frame, depth, &uncertain,
 				    weight)) == UINT32_MAX)
 			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -168,9 +171,24 @@ static int cmp_node(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* XML text of @s's first @max characters: the names are printable
- * already (cct__define(): valid UTF-8, no control character), and what
- * XML reserves is escaped. */
+/* Whether the UTF-8 sequence of @len bytes at @p (0: not one) is a
+ * character XML 1.0 allows: tab, newline, CR, U+0020..U+D7FF,
+ * U+E000..U+FFFD, U+10000 and up.  utf8__len() refuses surrogates;
+ * U+FFFE and U+FFFF are valid UTF-8 that a browser refuses the whole
+ * document for. */
+static bool xml_char(const unsigned char *p, size_t len)
+{
+	if (len == 1)
+		return p[0] >= 0x20 || p[0] == '\t' || p[0] == '\n' ||
+		       p[0] == '\r';
+	return len && !(len == 3 && p[0] == 0xef && p[1] == 0xbf &&
+			(p[2] == 0xbe || p[2] == 0xbf));
+}
+
+/* XML text of @s's first @max characters: what XML reserves escaped,
+ * and every byte or code point XML forbids as U+FFFD.  The names are
+ * printable already (cct__define(): valid UTF-8, no control
+ * character), but not every printable character is an XML one. */
 static void xml(FILE *out, const char *s, size_t max)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -184,7 +202,11 @@ static void xml(FILE *out, const char *s, size_t max)
 		case '>': fputs("&gt;", out); break;
 		case '"': fputs("&quot;", out); break;
 		case '\'': fputs("&#39;", out); break;
-		default: fwrite(p, 1, len ? len : 1, out);
+		default:
+			if (xml_char(p, len))
+				fwrite(p, 1, len, out);
+			else
+				fputs("\xef\xbf\xbd", out);	/* U+FFFD */
 		}
 		p += len ? len : 1;
 	}

@@ -2,7 +2,9 @@
  * test_render.c - the renderers behind one report view, on a profile
  * built by hand: main calls leaf through work (3 samples) and through
  * other (1).  Each format is checked for the values it must carry;
- * pprof has its own test (test_pprof.c).
+ * pprof has its own test (test_pprof.c).  Then names no format may
+ * break on: a ';' (a forged frame in folded stacks), U+FFFE (not an
+ * XML character), and a baseline file's escape sequences.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,10 +17,11 @@
 
 enum { MAIN = 1, WORK, OTHER, LEAF };
 
-static void profile(struct run_profile *p)
+static const char *const plain_names[] = { "", "main", "work", "other",
+					   "leaf" };
+
+static void profile_named(struct run_profile *p, const char *const *names)
 {
-	static const char *const names[] = { "", "main", "work", "other",
-					     "leaf" };
 	const int64_t via_work[] = { MAIN, WORK, LEAF },
 		      via_other[] = { MAIN, OTHER, LEAF };
 	uint32_t n;
@@ -42,6 +45,11 @@ static void profile(struct run_profile *p)
 	p->stats.by_how[CCT_PRECISE] = 4;
 }
 
+static void profile(struct run_profile *p)
+{
+	profile_named(p, plain_names);
+}
+
 /* @v rendered into a string (freed by the next call). */
 static const char *render(struct report_view v)
 {
@@ -58,6 +66,78 @@ static const char *render(struct report_view v)
 	}
 	fclose(v.out);
 	return buf;
+}
+
+/* The number of bytes of @s below 0x20 other than newline. */
+static int controls(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += (unsigned char)*s < 0x20 && *s != '\n';
+	return n;
+}
+
+/* Hostile names (issue 51, items 3 to 5), each failed before its fix. */
+static void hostile_names(void)
+{
+	static const char *const names[] = { "", "main", "ev;FORGED",
+		"bad\xef\xbf\xbe\xef\xbf\xbfname", "leaf" };
+	static const char base_file[] =
+		"main;\x1b]0;pwned\x07\x1b[2Jwork;leaf 2\n"
+		"main;FAKE\rother;leaf\xff\xfe 1\n";
+	struct run_profile p;
+	struct report_view v = { .p = &p, .k = KCCF_INF };
+	struct report_base *b;
+	size_t bad_line;
+	const char *s;
+	FILE *in;
+	int err;
+
+	profile_named(&p, names);
+	v.fmt = REPORT_FOLDED;
+	s = render(v);
+	ok(strstr(s, "main;ev\\x3bFORGED;leaf 3\n") != NULL,
+	   "folded: a ';' in a name is written \\x3b, one frame");
+	ok(!strstr(s, ";FORGED"), "folded: no forged frame FORGED");
+	v.fmt = REPORT_TEXT;
+	s = render(v);
+	ok(strstr(s, "ev;FORGED") != NULL, "text: the name whole, as it is");
+	v.fmt = REPORT_JSON;
+	s = render(v);
+	ok(strstr(s, "\"ev;FORGED\"") != NULL, "json: the name whole");
+
+	v.fmt = REPORT_SVG;
+	s = render(v);
+	ok(!strstr(s, "\xef\xbf\xbe") && !strstr(s, "\xef\xbf\xbf"),
+	   "svg: no U+FFFE or U+FFFF (not XML characters)");
+	ok(strstr(s, "bad\xef\xbf\xbd\xef\xbf\xbdname") != NULL,
+	   "svg: each written as U+FFFD");
+	ok(strstr(s, "ev;FORGED") != NULL, "svg: the ';' name one frame");
+
+	/* a baseline file's keys are printable, as the database's are */
+	in = fmemopen((void *)base_file, sizeof(base_file) - 1, "r");
+	b = in ? report__base_read(in, KCCF_INF, &err, &bad_line) : NULL;
+	if (in)
+		fclose(in);
+	ok(b != NULL, "a crafted baseline file reads");
+	v.base = b;
+	v.fmt = REPORT_TEXT;
+	s = render(v);
+	is_int(controls(s), 0, "text against it: no control byte");
+	ok(strstr(s, "\\x1b]0") != NULL && strstr(s, "FAKE\\x0dother"),
+	   "... ESC and CR written \\xNN");
+	ok(strstr(s, "\\xff\\xfe") != NULL, "... invalid UTF-8 too");
+	v.fmt = REPORT_FOLDED;
+	s = render(v);
+	is_int(controls(s), 0, "folded against it: no control byte");
+	v.fmt = REPORT_SVG;
+	s = render(v);
+	is_int(controls(s), 0, "svg against it: no control byte");
+	ok(strstr(s, "ev;FORGED") != NULL,
+	   "svg against it: the ';' name still one frame");
+	report__base_free(b);
+	cct__free(p.cct);
 }
 
 int main(void)
@@ -105,5 +185,6 @@ int main(void)
 	   "the hot tree at phi 0.5 keeps work's path only");
 
 	cct__free(p.cct);
+	hostile_names();
 	return tap_done();
 }
