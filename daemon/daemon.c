@@ -763,7 +763,8 @@ int daemon__run(const struct daemon_opts *o, daemon_reload_fn reload_fn,
 		 (int)getpid(), ev.name, (unsigned long long)ev.rate,
 		 d.db_path, (long long)recorder__run_id(d.rec), d.sock_path);
 	serve(&d, ctl, lfd, &ri);
-	ret = recorder__drain(d.rec) ? 1 : 0;
+	recorder__drain(d.rec);
+	ret = recorder__unstored(d.rec) ? 1 : 0;	/* logs, spills */
 	log_info("stopped: run %lld flushed", (long long)recorder__run_id(d.rec));
 out_run:
 	recorder__end(d.rec, ret ? "failed" : "finished", -1);

@@ -27,6 +27,7 @@
 #include "common/clock.h"
 #include "common/grow.h"
 #include "common/log.h"
+#include "common/printable.h"
 #include "inference/pathmap.h"
 #include "schema/store.h"
 
@@ -108,7 +109,9 @@ struct recorder {
 		unsigned failed;	/* flushes it could not start for */
 	} reader;
 	uint64_t flushes;		/* tried, this one included */
-	bool flush_failed;
+	bool flush_failed;		/* the last flush stored nothing */
+	bool paths_unstored;		/* ... stored the counts alone */
+	char flush_error[512];		/* why the last one failed */
 	struct learn {
 		bool active;		/* the run learns */
 		bool on;		/* the learning event is on */
@@ -821,12 +824,31 @@ static int flush(struct recorder *r)
 	r->flushed_nodes = r->paths ? pathmap__size(r->paths) : 0;
 	reading = reader_start(r);
 	failed = store__flush(r->store, r->run_id, &b);
+	if (failed) {
+		snprintf(r->flush_error, sizeof(r->flush_error), "%s",
+			 store__error(r->store));
+		/* The counts alone, where a disk too full for the path map
+		 * takes them: a map is most of a flush's bytes (a make that
+		 * learned 1,255 paths filled 600 KiB that its counts fit
+		 * in), and it keeps its counts for the next flush. */
+		if (b.paths) {
+			b.paths = NULL;
+			failed = store__flush(r->store, r->run_id, &b);
+			if (!failed && !r->paths_unstored)
+				log_error("storing the learned paths failed, "
+					  "the samples were stored: %s",
+					  r->flush_error);
+			r->paths_unstored = !failed;
+		}
+	} else {
+		r->paths_unstored = false;
+	}
 	if (reading)
 		reader_stop(r);
 	if (failed) {
 		if (!r->flush_failed)
 			log_error("flush failed, counts kept for the next one: "
-				  "%s", store__error(r->store));
+				  "%s", r->flush_error);
 		r->flush_failed = true;
 		if (aggregate__full(r->agg)) {	/* bounded memory */
 			uint64_t lost = held_samples(r->agg);
@@ -935,6 +957,88 @@ int recorder__drain(struct recorder *r)
 	session__disable(r->sess);
 	read_rings(r, true);
 	return flush(r);
+}
+
+/* The counts @r holds, as text, into a new file whose name goes into
+ * @path.  0 or -errno. */
+static int spill(const struct recorder *r, char *path, size_t len)
+{
+	const char *tmp = getenv("TMPDIR");
+	size_t n, nu;
+	const struct cid_count *c = aggregate__cids(r->agg, &n);
+	const struct unresolved_count *u = aggregate__unresolved(r->agg, &nu);
+	uint64_t unresolved = 0;
+	FILE *f;
+	int fd, ret = 0;
+
+	if ((size_t)snprintf(path, len, "%s/icppd-run-%lld-XXXXXX.tsv",
+			     tmp && *tmp == '/' ? tmp : "/tmp",
+			     (long long)r->run_id) >= len)
+		return -ENAMETOOLONG;
+	fd = mkstemps(path, 4);	/* O_EXCL, 0600: never another's file */
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	for (size_t i = 0; i < nu; i++)
+		unresolved += u[i].samples;
+	fprintf(f, "# icppd run %lld: the samples the database did not take "
+		"(%llu more had no context identifier)\n"
+		"# pid\ttid\tprogram\tmodule\tfunction\taddress\theight"
+		"\tsamples\tkernel\n", (long long)r->run_id,
+		(unsigned long long)unresolved);
+	for (size_t i = 0; i < n; i++) {
+		const struct cid_key *k = &c[i].key;
+
+		fprintf(f, "%u\t%u\t", k->pid, k->tid);
+		printable__write(f, k->prog ? module__path(k->prog) : "");
+		fputc('\t', f);
+		printable__write(f, k->mod ? module__path(k->mod) : "");
+		fputc('\t', f);
+		printable__write(f, c[i].func_name ? c[i].func_name : "");
+		fprintf(f, "\t0x%llx\t%lld\t%llu\t%llu\n",
+			(unsigned long long)k->func, (long long)k->height,
+			(unsigned long long)c[i].samples,
+			(unsigned long long)c[i].kernel);
+	}
+	if (ferror(f))
+		ret = -EIO;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	return ret;
+}
+
+bool recorder__unstored(const struct recorder *r)
+{
+	uint64_t held = r->flush_failed ? held_samples(r->agg) : 0;
+	char file[4096];
+	int err;
+
+	if (!r->flush_failed && !r->paths_unstored)
+		return false;
+	if (!r->flush_failed) {
+		log_error("storing run %lld's learned paths: %s: its samples "
+			  "are stored, what it learned of their call paths is "
+			  "not (free space and record again)",
+			  (long long)r->run_id, r->flush_error);
+		return true;
+	}
+	err = spill(r, file, sizeof(file));
+	if (err)
+		log_error("storing run %lld: %s: %llu samples lost (writing "
+			  "them to %s failed too: %s)", (long long)r->run_id,
+			  r->flush_error, (unsigned long long)held, file,
+			  strerror(-err));
+	else
+		log_error("storing run %lld: %s: %llu samples not in the "
+			  "database, written to %s (free space and record "
+			  "again)", (long long)r->run_id, r->flush_error,
+			  (unsigned long long)held, file);
+	return true;
 }
 
 void recorder__end(struct recorder *r, const char *status, int exit_status)

@@ -162,6 +162,15 @@ int recorder__next_run(struct recorder *r, const struct run_info *ri);
 /* Disables the events, reads everything left and flushes.  0 or -1. */
 int recorder__drain(struct recorder *r);
 
+/*
+ * After the last flush: says what the store did not take of the
+ * current run (one error line), and writes the counts it refused to a
+ * new file of $TMPDIR (/tmp), a line per context identifier, named in
+ * that line.  True when it refused anything: the counts, or the path
+ * map of a flush that stored the counts alone.
+ */
+bool recorder__unstored(const struct recorder *r);
+
 /* Ends the run: "finished", "interrupted", "failed"; @exit_status of the
  * profiled command, -1 for none. */
 void recorder__end(struct recorder *r, const char *status, int exit_status);

@@ -531,11 +531,12 @@ static void cpu_summary(struct run *r)
 static int finish(struct run *r, struct outfile *out)
 {
 	struct collector_stats cs;
-	bool failed = false;
+	bool failed;
 	int ret;
 
 	recorder__drain(r->rec);
 	recorder__summary(r->rec);
+	failed = recorder__unstored(r->rec);
 	if (learning(r))
 		learn_summary(r);
 	else if (!r->mode->unwind)
@@ -548,7 +549,7 @@ static int finish(struct run *r, struct outfile *out)
 			.map_full = recorder__map_full(r->rec),
 			.stack_size = r->stack_size, .out = out->f };
 
-		failed = r->mode->finish(&res) != 0;
+		failed |= r->mode->finish(&res) != 0;
 	}
 	if (r->command && !r->child_done) {
 		/* Ctrl-C at a terminal reached the child too; a signal sent
