@@ -82,6 +82,13 @@ struct report_dwarf *report__dwarf_new(const struct run_profile *p,
  * unknown, or -ENOMEM. */
 int report__dwarf_at(struct report_dwarf *d, int64_t module_id,
 		     uint64_t vaddr, const struct lines_frame **out);
+/* A row of the store's inlined table, @text (anyone's to write), as
+ * frames into @fr (LINES_MAX_FRAMES; names and files @d's, valid while
+ * it lives): their number, 0 when it is not a row a report writes (more
+ * frames than the line reader gives, a named last frame, a line not
+ * "NAME\tFILE\tLINE"), or -ENOMEM. */
+int report__dwarf_row(struct report_dwarf *d, const char *text,
+		      struct lines_frame *fr);
 void report__dwarf_free(struct report_dwarf *d);
 
 /*

@@ -589,38 +589,39 @@ int store__put_build_calls(struct store *st, const char *build_id,
 	return rc == SQLITE_DONE ? 0 : store__db_error(st, what);
 }
 
-struct inlined_cb {
-	int (*fn)(void *arg, uint64_t address, const char *chain);
-	void *arg;
-};
-
-static int inlined_row(sqlite3_stmt *s, void *ctx)
-{
-	struct inlined_cb *c = ctx;
-	int64_t address = sqlite3_column_int64(s, 0);
-
-	if (address < 0 || sqlite3_column_bytes(s, 1) > STORE_MAX_CHAIN)
-		return 0;
-	return c->fn(c->arg, (uint64_t)address, store__text(s, 1));
-}
-
-int store__inlined(struct store *st, const char *build_id,
-		   int (*fn)(void *arg, uint64_t address, const char *chain),
-		   void *arg)
+int store__inlined_at(struct store *st, const char *build_id,
+		      uint64_t address, char *chain, size_t len)
 {
 	const char *what = "reading a build's inlined functions";
-	struct inlined_cb c = { fn, arg };
-	int ret = store__sql(st, what, inlined_row, &c, "SELECT address, chain"
-			     " FROM inlined WHERE build_id = ? LIMIT ?", "ti",
-			     build_id, (int64_t)STORE_MAX_INLINED);
+	sqlite3_stmt *s;
+	int rc, ret = 0;
 
-	if (ret || st->readonly)
-		return ret;
-	return store__sql(st, what, NULL, NULL, "UPDATE inlined SET last_run ="
-			  " (SELECT coalesce(max(id), 0) FROM runs)"
-			  " WHERE build_id = ?1 AND last_run <"
-			  " (SELECT coalesce(max(id), 0) FROM runs)", "t",
-			  build_id);
+	if (address > INT64_MAX || len <= STORE_MAX_CHAIN)
+		return 0;
+	if (!st->sel_inlined &&
+	    sqlite3_prepare_v3(st->db, "SELECT chain FROM inlined"
+			       " WHERE build_id = ? AND address = ?", -1,
+			       SQLITE_PREPARE_PERSISTENT, &st->sel_inlined,
+			       NULL))
+		return store__db_error(st, what);
+	s = st->sel_inlined;
+	sqlite3_bind_text(s, 1, build_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, (int64_t)address);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		/* a row is anyone's to write: its length checked first */
+		int bytes = sqlite3_column_bytes(s, 0);
+
+		if (bytes >= 0 && bytes <= STORE_MAX_CHAIN) {
+			snprintf(chain, len, "%.*s", bytes, store__text(s, 0));
+			ret = 1;
+		}
+	} else if (rc != SQLITE_DONE) {
+		ret = store__db_error(st, what);
+	}
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	return ret;
 }
 
 int store__keep_inlined(struct store *st, const char *build_id,
@@ -628,7 +629,7 @@ int store__keep_inlined(struct store *st, const char *build_id,
 			size_t n)
 {
 	const char *what = "keeping a build's inlined functions";
-	sqlite3_stmt *s;
+	sqlite3_stmt *ins, *upd;
 	int ret = 0;
 
 	if (st->readonly || store__begin(st, what))
@@ -636,18 +637,29 @@ int store__keep_inlined(struct store *st, const char *build_id,
 	if (sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO inlined"
 			       " (build_id, address, last_run, chain) VALUES"
 			       " (?, ?, (SELECT coalesce(max(id), 0) FROM runs),"
-			       " ?)", -1, &s, NULL))
+			       " ?)", -1, &ins, NULL))
 		return store__end(st, store__db_error(st, what), what);
+	if (sqlite3_prepare_v2(st->db, "UPDATE inlined SET last_run ="
+			       " (SELECT coalesce(max(id), 0) FROM runs)"
+			       " WHERE build_id = ? AND address = ?", -1, &upd,
+			       NULL)) {
+		sqlite3_finalize(ins);
+		return store__end(st, store__db_error(st, what), what);
+	}
 	for (size_t i = 0; !ret && i < n; i++) {
+		sqlite3_stmt *s = chains[i] ? ins : upd;
+
 		if (addresses[i] > INT64_MAX)
 			continue;
 		/* store__step_done() clears every binding */
 		sqlite3_bind_text(s, 1, build_id, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 2, (int64_t)addresses[i]);
-		sqlite3_bind_text(s, 3, chains[i], -1, SQLITE_STATIC);
+		if (chains[i])
+			sqlite3_bind_text(s, 3, chains[i], -1, SQLITE_STATIC);
 		ret = store__step_done(st, s, what);
 	}
-	sqlite3_finalize(s);
+	sqlite3_finalize(ins);
+	sqlite3_finalize(upd);
 	return store__end(st, ret, what);
 }
 

@@ -193,25 +193,26 @@ int store__build_calls(struct store *st, const char *build_id, size_t max,
 int store__put_build_calls(struct store *st, const char *build_id,
 			   const void *blob, size_t len);
 
-/* The most inline chains kept per build; the longest chain text. */
-#define STORE_MAX_INLINED 1000000
+/* The longest chain text kept. */
 #define STORE_MAX_CHAIN 8192
 
 /*
- * The functions inlined at addresses of build @build_id that a report
- * read from its DWARF before (report__inline()): @fn per address with
- * its chain (names outermost first, '\n' between; "" for none; at most
- * STORE_MAX_CHAIN bytes, longer rows are left out), at most
- * STORE_MAX_INLINED of them.  A database that can be written marks them
- * read by its newest run (retention drops them with that run).  0, or
- * -1 (also when @fn returned a negative errno).
+ * The functions inlined at address @address of build @build_id that a
+ * report read from its DWARF before (report__inline()), into @chain
+ * (@len bytes, at least STORE_MAX_CHAIN + 1): names outermost first,
+ * '\n' between ("" for none).  One lookup of the table's key, whatever
+ * else the build holds: a report asks for the addresses it needs.
+ * 1, 0 when there is no such row (or one longer than STORE_MAX_CHAIN),
+ * or -1.
  */
-int store__inlined(struct store *st, const char *build_id,
-		   int (*fn)(void *arg, uint64_t address, const char *chain),
-		   void *arg);
+int store__inlined_at(struct store *st, const char *build_id,
+		      uint64_t address, char *chain, size_t len);
 /* Keeps the @n chains @chains of build @build_id at @addresses, over
- * what was there (a row a reader could not use).  0, or -1 (a
- * read-only database keeps nothing: the chains are read again). */
+ * what was there (a row a reader could not use; @chains[i] NULL: the
+ * row there stays, a row read), and marks each of the @n rows read by
+ * the newest run (retention drops them with the last run that read
+ * them).  0, or -1 (a read-only database keeps nothing: the chains are
+ * read again). */
 int store__keep_inlined(struct store *st, const char *build_id,
 			const uint64_t *addresses, char *const *chains,
 			size_t n);

@@ -86,7 +86,7 @@ struct store {
 	} rows;
 	/* prepared on first use by report_store.c */
 	sqlite3_stmt *ins_unknown, *ins_inferred, *ins_function, *ins_explained,
-		     *ins_site;
+		     *ins_site, *sel_inlined;
 	/* every statement bounded (guard.c) */
 	int64_t limit_ns, deadline_ns;
 	bool timed_out;		/* one ran over: SQLITE_INTERRUPT */
