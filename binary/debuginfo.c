@@ -2,9 +2,18 @@
  * debuginfo.c - a binary's separate debug file (debuginfo.h).
  *
  * The reads are bounded as the module's are: the debuglink section is
- * read up to 4 KiB, a candidate's CRC over at most DEBUGINFO_MAX_BYTES,
- * and every file is opened as a recorded path is (no symlink anywhere
- * in the path, a regular file, never blocking: module.h).
+ * read up to 4 KiB, and every file is opened as a recorded path is (no
+ * symlink anywhere in the path, a regular file, never blocking:
+ * module.h).  A debuglink candidate is anyone's to place beside a
+ * program a root daemon watches (an 8 GiB sparse file made a report
+ * CRC 16 GiB: 40 s for one module), so it is judged by the cheapest
+ * evidence first: a candidate that is no ELF file is none; one with a
+ * build-id note is the module's debug file exactly when the notes
+ * agree, with no CRC; only where either has no build-id is it CRC'd,
+ * and then only up to DEBUGINFO_CRC_MAX bytes a file and
+ * DEBUGINFO_CRC_BUDGET a process.  Each lookup's answer is kept for the
+ * life of the process, by (directory, name, CRC, build-id).  Callers
+ * run the lookup where a timeout bounds it (lines.h's worker).
  */
 #define _GNU_SOURCE
 #include "binary/debuginfo.h"
@@ -26,8 +35,14 @@
 #define DEBUGLINK_MAX_BYTES 4096
 /* module.c keeps 20 bytes of build-id, as hex */
 #define BUILD_ID_HEX 40
-/* A debug file CRC'd whole: gdb's largest, chromium's, are some GB. */
-#define DEBUGINFO_MAX_BYTES ((off_t)8 << 30)
+/* The most bytes CRC'd of one candidate, and by one process in all.  A
+ * file CRC'd is one without a build-id note, which no current
+ * toolchain's debug file lacks (Debian's -dbgsym files, the largest
+ * some hundred MB, have one and are never CRC'd). */
+#define DEBUGINFO_CRC_MAX ((off_t)512 << 20)
+#define DEBUGINFO_CRC_BUDGET ((off_t)2 << 30)
+/* Debuglink lookups whose answers are kept (the oldest goes first). */
+#define DEBUGINFO_CACHE 128
 
 /* Whether the file at @path is a regular file with build-id @id. */
 static bool has_build_id(const char *path, const char *id)
@@ -78,8 +93,10 @@ out:
 	return ret;
 }
 
+static off_t crc_spent;		/* bytes CRC'd by this process */
+
 /* Whether the file at @path has CRC32 @crc (gdb's check of a debuglink
- * target: the file's build-id may be absent). */
+ * target whose build-id cannot be compared), within the bounds above. */
 static bool has_crc(const char *path, uint32_t crc)
 {
 	int fd = module__open_recorded_fd(path, NULL);
@@ -90,14 +107,83 @@ static bool has_crc(const char *path, uint32_t crc)
 
 	if (fd < 0)
 		return false;
-	if (fstat(fd, &st) || st.st_size > DEBUGINFO_MAX_BYTES) {
+	if (fstat(fd, &st) || st.st_size > DEBUGINFO_CRC_MAX ||
+	    st.st_size > DEBUGINFO_CRC_BUDGET - crc_spent) {
 		close(fd);
 		return false;
 	}
+	crc_spent += st.st_size;
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
 		c = crc32(c, buf, (uInt)n);
 	close(fd);
 	return n == 0 && (uint32_t)c == crc;
+}
+
+/* Whether @cand is the debug file of a binary with build-id @build_id
+ * ("": unknown) whose debuglink says CRC @crc: an ELF file whose
+ * build-id is the binary's, or, where either has none, whose CRC is the
+ * link's. */
+static bool is_debug_file(const char *cand, const char *build_id,
+			  uint32_t crc)
+{
+	char got[BUILD_ID_HEX + 1];
+
+	if (module__file_build_id(cand, got, sizeof(got), NULL))
+		return false;	/* no regular ELF file, or a link */
+	if (*build_id && *got)
+		return !strcmp(got, build_id);
+	return has_crc(cand, crc);
+}
+
+/* The debuglink lookups answered: @found "" for none. */
+static struct link_answer {
+	char *dir, *name, *build_id, *found;
+	uint32_t crc;
+} answers[DEBUGINFO_CACHE];
+static size_t answers_next;
+
+static struct link_answer *answer_of(const char *dir, const char *name,
+				     uint32_t crc, const char *build_id)
+{
+	for (size_t i = 0; i < DEBUGINFO_CACHE; i++) {
+		struct link_answer *a = &answers[i];
+
+		if (a->dir && a->crc == crc && !strcmp(a->dir, dir) &&
+		    !strcmp(a->name, name) && !strcmp(a->build_id, build_id))
+			return a;
+	}
+	return NULL;
+}
+
+static void forget(struct link_answer *a)
+{
+	free(a->dir);
+	free(a->name);
+	free(a->build_id);
+	free(a->found);
+	*a = (struct link_answer){ 0 };
+}
+
+void debuginfo__forget(void)
+{
+	for (size_t i = 0; i < DEBUGINFO_CACHE; i++)
+		forget(&answers[i]);
+	answers_next = 0;
+}
+
+static void keep_answer(const char *dir, const char *name, uint32_t crc,
+			const char *build_id, const char *found)
+{
+	struct link_answer *a = &answers[answers_next];
+
+	forget(a);
+	*a = (struct link_answer){ strdup(dir), strdup(name),
+		strdup(build_id), strdup(found), crc };
+	if (!a->dir || !a->name || !a->build_id || !a->found) {
+		forget(a);
+		return;
+	}
+	answers_next = (answers_next + 1) % DEBUGINFO_CACHE;
 }
 
 /* The debuglink target, in gdb's folders: the binary's own, its .debug,
@@ -107,6 +193,7 @@ static bool by_link(const char *path, const char *build_id, char *out,
 {
 	char name[256], dir[4096];
 	const char *slash = strrchr(path, '/');
+	const struct link_answer *a;
 	uint32_t crc;
 	int fd = module__open_recorded_fd(path, build_id);
 	int r;
@@ -118,15 +205,23 @@ static bool by_link(const char *path, const char *build_id, char *out,
 	if (r || !slash || (size_t)(slash - path) >= sizeof(dir))
 		return false;
 	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if ((a = answer_of(dir, name, crc, build_id))) {
+		snprintf(out, len, "%s", a->found);
+		return *out;
+	}
 	for (int i = 0; i < 3; i++) {
 		int n = snprintf(out, len, i == 0 ? "%s/%s" : i == 1 ?
 				 "%s/.debug/%s" : "/usr/lib/debug%s/%s", dir,
 				 name);
 
 		if (n > 0 && (size_t)n < len && strcmp(out, path) &&
-		    has_crc(out, crc))
+		    is_debug_file(out, build_id, crc)) {
+			keep_answer(dir, name, crc, build_id, out);
 			return true;
+		}
 	}
+	keep_answer(dir, name, crc, build_id, "");
+	*out = '\0';
 	return false;
 }
 

@@ -19,15 +19,22 @@ enum debuginfo_via { DEBUGINFO_NONE, DEBUGINFO_BUILD_ID, DEBUGINFO_LINK,
 /*
  * The debug file of the binary at @path with build-id @build_id (hex;
  * "" when unknown: the build-id tree and debuginfod are skipped) into
- * @out: a regular file, opened without following a symlink in its last
- * component, whose build-id is @build_id (or, found by debuglink, whose
- * CRC is the link's).  @network: debuginfod may be asked (when
+ * @out: a regular file, opened without following a symlink, whose
+ * build-id is @build_id (or, found by debuglink where either has no
+ * build-id, whose CRC is the link's, CRC'd within a bound per file and
+ * per process).  @network: debuginfod may be asked (when
  * DEBUGINFOD_URLS is set; its timeouts are DEBUGINFOD_TIMEOUT's).
  * What found it, or DEBUGINFO_NONE.  A debuginfod server that does not
  * answer clears DEBUGINFOD_URLS from this process's environment: the
- * rest of it, and its children, do not wait on it again.
+ * rest of it, and its children, do not wait on it again.  Debuglink
+ * answers are kept for the life of the process.  Any local user can
+ * place candidates: call it where a timeout bounds it
+ * (lines__debug_file()).
  */
 enum debuginfo_via debuginfo__find(const char *path, const char *build_id,
 				   bool network, char *out, size_t len);
+
+/* Drops the debuglink answers kept (a test's next lookup looks again). */
+void debuginfo__forget(void);
 
 #endif

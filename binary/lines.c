@@ -117,7 +117,8 @@ struct reader {
 };
 
 
-enum request_kind { ASK_LINE, ASK_INLINED };
+enum request_kind { ASK_LINE, ASK_INLINED, ASK_DEBUG_FILE,
+		    ASK_DEBUG_FILE_NET };
 
 /* One lookup, then the path and build-id (no terminating NULs). */
 struct request {
@@ -128,7 +129,8 @@ struct request {
 
 /* Its answer: ASK_LINE, the line then the file name (no terminating
  * NUL); ASK_INLINED, ret frames, each an inl_wire then its name and
- * file.  ret -ENODATA: the module has no DWARF at all. */
+ * file; ASK_DEBUG_FILE(_NET), the debug file's path.  ret -ENODATA: the
+ * module has no DWARF at all. */
 struct reply {
 	int32_t ret;
 	uint32_t line;
@@ -948,6 +950,17 @@ static void answer_inlined(struct reader *r, const char *path,
 	*used = sizeof(w) + w.file_len + more;
 }
 
+/* ASK_DEBUG_FILE(_NET): the path of the debug file. */
+static void answer_debug_file(const char *path, const char *id, bool network,
+			      struct reply *a, char *out, size_t *used)
+{
+	if (debuginfo__find(path, id, network, out, LINES_PATH_MAX) ==
+	    DEBUGINFO_NONE)
+		return;
+	a->ret = 0;
+	*used = strnlen(out, LINES_PATH_MAX - 1);
+}
+
 static void serve(int sock)
 {
 	char in[sizeof(struct request) + LINES_PATH_MAX + LINES_ID_MAX + 2];
@@ -974,6 +987,11 @@ static void serve(int sock)
 			if (q.kind == ASK_INLINED)
 				answer_inlined(&r, path, id, q.vaddr, &a,
 					       out + sizeof(a), &used);
+			else if (q.kind == ASK_DEBUG_FILE ||
+				 q.kind == ASK_DEBUG_FILE_NET)
+				answer_debug_file(path, id,
+						  q.kind == ASK_DEBUG_FILE_NET,
+						  &a, out + sizeof(a), &used);
 			else
 				answer_line(&r, path, id, q.vaddr, &a,
 					    out + sizeof(a), &used);
@@ -1175,6 +1193,28 @@ int lines__inlined(struct lines *l, const char *path, const char *build_id,
 	/* cut off by @cap or a bad wire: the unnamed frame is not the
 	 * outermost one, so none is given */
 	return n == (size_t)a.ret + 1 ? (int)n : 0;
+}
+
+int lines__debug_file(struct lines *l, const char *path, const char *build_id,
+		      bool network, char *out, size_t len)
+{
+	struct reply a;
+	size_t n;
+	int ret;
+
+	if (l->deaths >= LINES_MAX_DEATHS)
+		return -ENOENT;
+	ret = ask(l, network ? ASK_DEBUG_FILE_NET : ASK_DEBUG_FILE, path,
+		  build_id, 0, &a, &n);
+	if (ret == -EPIPE) {	/* it took too long, or died */
+		stop_worker(l);
+		l->deaths++;
+	}
+	if (ret || a.ret || !n || n >= len || memchr(l->in + sizeof(a), 0, n))
+		return -ENOENT;
+	memcpy(out, l->in + sizeof(a), n);
+	out[n] = '\0';
+	return 0;
 }
 
 void lines__free(struct lines *l)

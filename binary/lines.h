@@ -12,6 +12,7 @@
 #ifndef ICPPD_BINARY_LINES_H
 #define ICPPD_BINARY_LINES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,5 +59,15 @@ struct lines_frame {
  */
 int lines__inlined(struct lines *l, const char *path, const char *build_id,
 		   uint64_t vaddr, struct lines_frame *out, size_t cap);
+
+/*
+ * The separate debug file of the module at @path with @build_id
+ * (debuginfo__find(), with debuginfod when @network), looked up by the
+ * worker, so the same timeout bounds it: its path into @out (@len
+ * bytes).  0, or -ENOENT when there is none, it took too long, or the
+ * worker was lost.
+ */
+int lines__debug_file(struct lines *l, const char *path, const char *build_id,
+		      bool network, char *out, size_t len);
 
 #endif

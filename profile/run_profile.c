@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "binary/debuginfo.h"
 #include "binary/demangle.h"
+#include "binary/lines.h"
 #include "binary/module.h"
 #include "common/grow.h"
 #include "common/hindex.h"
@@ -19,7 +19,9 @@
 #include "schema/store.h"
 #include "schema/validation.h"
 
-/* The debug file of module @id, opened at the first ask (NULL: none). */
+/* The debug file of module @id, opened at the first ask (NULL: none).
+ * The line reader's worker looks it up: a debuglink's candidates are
+ * anyone's to place, and its timeout bounds what they cost. */
 static struct module *debug_module(struct run_profile *p, int64_t id)
 {
 	char path[4096];
@@ -29,11 +31,14 @@ static struct module *debug_module(struct run_profile *p, int64_t id)
 			continue;
 		if (!p->debug_looked[i]) {
 			p->debug_looked[i] = true;
-			if (debuginfo__find(p->modules[i].path,
-					    p->modules[i].build_id,
-					    p->flags & RUN_PROFILE_DEBUGINFOD,
-					    path, sizeof(path)) !=
-			    DEBUGINFO_NONE)
+			if (!p->debug_lines)
+				p->debug_lines = lines__new();
+			if (p->debug_lines &&
+			    !lines__debug_file(p->debug_lines,
+					       p->modules[i].path,
+					       p->modules[i].build_id,
+					       p->flags & RUN_PROFILE_DEBUGINFOD,
+					       path, sizeof(path)))
 				p->debug[i] = module__open(path);
 			if (p->debug[i] && module__error(p->debug[i])) {
 				module__free(p->debug[i]);
@@ -1732,6 +1737,7 @@ void run_profile__free(struct run_profile *p)
 	}
 	free(p->debug);
 	free(p->debug_looked);
+	lines__free(p->debug_lines);
 	free(p->modules);
 	free(p->pcs);
 	static_calls__free(p->calls);

@@ -20,6 +20,8 @@
 /* The commands a profile shows by name in its header. */
 #define RUN_PROFILE_COMMS 4
 
+struct lines;
+
 struct run_profile {
 	struct run_row run;
 	struct cct *cct;		/* owned */
@@ -69,6 +71,7 @@ struct run_profile {
 	 * first nameless function (NULL: none; parallel to @modules) */
 	struct module **debug;
 	bool *debug_looked;
+	struct lines *debug_lines;	/* whose worker looks them up */
 	unsigned flags;
 	size_t named_by_debuginfo;	/* functions named so */
 };

@@ -7,9 +7,9 @@ set -u
 secs=${FUZZ_SECONDS:-8}
 bin=${FUZZ_BIN:?}
 corpus=${FUZZ_CORPUS:?}
-names="module cfi cficache symcache notes elfimage record config folded perfmap fleet buildcalls lines"
-echo "1..13"
-if [ ! -d "$corpus/buildcalls" ]; then
+names="module cfi cficache symcache notes elfimage record config folded perfmap fleet buildcalls lines debuglink inlined"
+echo "1..15"
+if [ ! -d "$corpus/inlined" ]; then
 	if ! sh "$TESTS_SRCDIR/fuzz/seeds.sh" "$TESTS_SRCDIR" "$corpus" \
 		>"$corpus.seeds.log" 2>&1; then
 		echo "Bail out! seeds.sh failed: $(tail -1 "$corpus.seeds.log")"

@@ -92,3 +92,23 @@ printf 'h/1\t1\t0\t/bin/p\t/bin/p\tab\t4096\tmain\t0\t8\t0\t5\nh/1\t2\t1\t/bin/p
 # calls (one through an import), an export, two named functions.
 mkdir -p "$out/buildcalls"
 printf '\111\103\120\103\001\000\000\000\002\000\000\000\000\000\000\000\001\000\000\000\000\000\000\000\002\000\000\000\000\000\000\000\003\000\000\000\000\000\000\000\013\000\000\000\000\000\000\000\220\040\040\000\340\003\040\020\100\001\020\200\042\011\200\040\017\200\002\023\155\145\155\143\160\171\000\146\000\147\000' >"$out/buildcalls/small"
+# A stripped program whose .gnu_debuglink names c.debug, and its debug
+# file (fuzz_debuglink: a 16-bit length, the program, the candidate);
+# then the program with a debug file of another build.
+mkdir -p "$out/debuglink"
+objcopy --only-keep-debug "$tmp/prog-fp" "$tmp/c.debug"
+(cd "$tmp" && objcopy --strip-all --add-gnu-debuglink=c.debug prog-fp prog-linked)
+seed_link() {	# seed_link PROG CANDIDATE OUT
+	n=$(stat -c %s "$1")
+	printf "\\$(printf %03o $((n & 255)))\\$(printf %03o $((n >> 8 & 255)))" >"$3"
+	cat "$1" "$2" >>"$3"
+}
+seed_link "$tmp/prog-linked" "$tmp/c.debug" "$out/debuglink/match"
+objcopy --only-keep-debug "$tmp/prog-nopie" "$tmp/other.debug"
+seed_link "$tmp/prog-linked" "$tmp/other.debug" "$out/debuglink/other"
+# Rows of the store's inlined table (report/dwarf.c): a chain, a row
+# with no inlined function, one with a control byte.
+mkdir -p "$out/inlined"
+printf 'mix\tinlined.h\t12\nhelper_a\tinlined.c\t30\n\tinlined.c\t41' >"$out/inlined/chain"
+printf '\tmain.c\t7' >"$out/inlined/plain"
+printf 'a\001b\tf.c\t3\n\t\t0' >"$out/inlined/control"
