@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -80,6 +81,7 @@ struct daemon {
 	struct watched *seen;		/* processes seeded or matched */
 	size_t nseen, seen_cap;
 	pid_t exporter;			/* the export child, or 0 */
+	int64_t export_started;		/* ... since */
 	unsigned export_fails;		/* rounds failed in a row */
 	int64_t export_next;		/* after a failed one: not before */
 	bool stop;
@@ -626,11 +628,23 @@ static int start_recording(struct daemon *d, struct run_info *ri,
  * (export.h keeps the backoff) and exits; the loop reaps it and starts
  * the next round when a run is due again.  Niced: shipping is never
  * more urgent than the work being profiled.
+ *
+ * What it reads (the segment's binaries, their debug files) is any
+ * watched user's to craft, so a round has a budget: EXPORT_CPU_S of
+ * CPU (RLIMIT_CPU: the kernel ends it) and EXPORT_WALL_S of wall time
+ * (the loop kills it).  A round killed is a failed round: its runs stay
+ * queued, retried after the backoff.  A stop waits EXPORT_STOP_S for
+ * the running round, then as long again for the last segment's.
  */
-static void exporter(struct daemon *d)
+#define EXPORT_CPU_S 60
+#define EXPORT_WALL_S 300
+#define EXPORT_STOP_S 5
+
+static void exporter(struct daemon *d, bool all)
 {
-	char *argv[] = { "icppd", "export", "--due", "-d", d->db_path,
-			 (char *)d->o.export_url, NULL };
+	char *argv[] = { "icppd", "export", all ? "--all" : "--due", "-d",
+			 d->db_path, (char *)d->o.export_url, NULL };
+	struct rlimit cpu = { EXPORT_CPU_S, EXPORT_CPU_S + 5 };
 	int null = sys__open("/dev/null", O_WRONLY | O_CLOEXEC, 0);
 
 	/* what it logs goes where the daemon's log goes; the rest away */
@@ -639,44 +653,85 @@ static void exporter(struct daemon *d)
 	close_range(3, ~0u, 0);		/* the events, the socket, the lock */
 	if (nice(10) == -1 && errno)
 		log_warn("export: nice: %s", strerror(errno));
+	if (setrlimit(RLIMIT_CPU, &cpu))
+		log_warn("export: setrlimit: %s", strerror(errno));
 	execv("/proc/self/exe", argv);
 	log_error("export: /proc/self/exe: %s", strerror(errno));
 	_exit(127);
 }
 
-/* Reaps a finished exporter; starts one when a run is due.  @block:
- * waits for a running one instead (at the stop). */
-static void export_round(struct daemon *d, bool block)
+static void start_exporter(struct daemon *d, bool all)
+{
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		log_error("export: fork: %s", strerror(errno));
+	} else if (!pid) {
+		exporter(d, all);
+	} else {
+		d->exporter = pid;
+		d->export_started = clock__mono_ns();
+	}
+}
+
+/* Reaps the exporter when it is done, and kills it when it runs past
+ * @deadline (clock__mono_ns()): 1 when it is gone (its round counted),
+ * 0 while it runs. */
+static int reap_exporter(struct daemon *d, int64_t deadline)
 {
 	int status = 0;
-	pid_t pid;
+	pid_t pid = waitpid(d->exporter, &status, WNOHANG);
 
-	if (d->exporter &&
-	    waitpid(d->exporter, &status, block ? 0 : WNOHANG) > 0) {
-		d->exporter = 0;
-		/* a round that failed (the server away): the next waits 2,
-		 * 4, 8 ... s, at most an hour, whatever asks for one (a
-		 * pull has no backoff of its own in the spool) */
-		if (WIFEXITED(status) && !WEXITSTATUS(status)) {
-			d->export_fails = 0;
-		} else {
-			d->export_fails += d->export_fails < 12;
-			d->export_next = clock__mono_ns() + ((int64_t)1 <<
-				d->export_fails) * 1000000000LL;
-		}
+	if (!pid && clock__mono_ns() >= deadline) {
+		log_warn("export: the exporter ran %.1f s, past its budget: "
+			 "killed, its runs stay queued",
+			 (double)(clock__mono_ns() - d->export_started) / 1e9);
+		kill(d->exporter, SIGKILL);
+		pid = waitpid(d->exporter, &status, 0);
 	}
-	if (d->exporter || !d->o.export_url || block ||
+	if (!pid)
+		return 0;
+	d->exporter = 0;
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU)
+		log_warn("export: the exporter spent its %d s of CPU: its runs "
+			 "stay queued", EXPORT_CPU_S);
+	/* a round that failed (the server away): the next waits 2, 4,
+	 * 8 ... s, at most an hour, whatever asks for one (a pull has no
+	 * backoff of its own in the spool) */
+	if (pid > 0 && WIFEXITED(status) && !WEXITSTATUS(status)) {
+		d->export_fails = 0;
+	} else {
+		d->export_fails += d->export_fails < 12;
+		d->export_next = clock__mono_ns() + ((int64_t)1 <<
+			d->export_fails) * 1000000000LL;
+	}
+	return 1;
+}
+
+/* Waits up to EXPORT_STOP_S for the running exporter (at the stop),
+ * then kills it. */
+static void wait_exporter(struct daemon *d)
+{
+	int64_t deadline = clock__mono_ns() + EXPORT_STOP_S * 1000000000LL;
+
+	while (d->exporter && !reap_exporter(d, deadline))
+		usleep(20000);
+}
+
+/* Reaps a finished exporter (or one past its wall budget); starts one
+ * when a run is due. */
+static void export_round(struct daemon *d)
+{
+	if (d->exporter &&
+	    !reap_exporter(d, d->export_started +
+			   EXPORT_WALL_S * 1000000000LL))
+		return;
+	if (!d->o.export_url ||
 	    (d->export_fails && clock__mono_ns() < d->export_next) ||
 	    export__due(d->store, d->o.export_url,
 			recorder__run_id(d->rec)) != 1)
 		return;
-	pid = fork();
-	if (pid < 0)
-		log_error("export: fork: %s", strerror(errno));
-	else if (!pid)
-		exporter(d);
-	else
-		d->exporter = pid;
+	start_exporter(d, false);
 }
 
 /* A finished run goes into the spool when the daemon exports. */
@@ -705,7 +760,7 @@ static void serve(struct daemon *d, struct ctl_server *ctl, int lfd,
 			reload(d);
 		if (clock__mono_ns() - last_scan >= (int64_t)(d->o.flush * 1e9)) {
 			scan(d);
-			export_round(d, false);
+			export_round(d);
 			last_scan = clock__mono_ns();
 		}
 		if (clock__mono_ns() - segment_start >=
@@ -716,7 +771,7 @@ static void serve(struct daemon *d, struct ctl_server *ctl, int lfd,
 				continue;
 			segment_start = clock__mono_ns();
 			export_queue(d, ended);
-			export_round(d, false);
+			export_round(d);
 			retain(d);
 		}
 	}
@@ -768,19 +823,14 @@ int daemon__run(const struct daemon_opts *o, daemon_reload_fn reload_fn,
 	log_info("stopped: run %lld flushed", (long long)recorder__run_id(d.rec));
 out_run:
 	recorder__end(d.rec, ret ? "failed" : "finished", -1);
-	/* the last segment: one try now, sampling being over (a failed
-	 * one stays queued for the next start, or icppd export --all) */
-	export_round(&d, true);
+	/* the last segment: one try now, sampling being over, by an
+	 * exporter with the stop's budget (a failed one stays queued for
+	 * the next start, or icppd export --all) */
+	wait_exporter(&d);
 	if (!ret && d.o.export_url) {
-		struct export_result res;
-
 		export_queue(&d, recorder__run_id(d.rec));
-		if (!export__run(d.store, 0, d.o.export_url, true, &res) &&
-		    res.failed)
-			log_warn("export: %s: %lld run%s stay%s queued",
-				 res.error, (long long)res.failed,
-				 res.failed == 1 ? "" : "s",
-				 res.failed == 1 ? "s" : "");
+		start_exporter(&d, true);
+		wait_exporter(&d);
 	}
 out_socket:
 	ctl_server__free(ctl);

@@ -280,4 +280,31 @@ is "$(ch 0 "SELECT sum(samples) FROM icppd.cids_local WHERE segment LIKE '%/$dbi
 is "$(ch 0 "SELECT count() FROM icppd.stacks_local WHERE segment LIKE '%/$dbid/%'")" \
 	"$(q "SELECT sum(stack_rows) FROM exports" "$db")" "and every segment's stacks, once"
 is "$(integrity "$db")" ok "the daemon's database stays valid"
+
+# A server that takes connections and never answers (stopped): a stop
+# waits 5 s for the exporter's round, then 5 s for the last segment's,
+# and kills each; the segments stay queued.  Before, the stop waited
+# out the server's timeout (120 s) twice.
+chp=$(cat "$chdir/0/pid")
+"$ICPPD" daemon --foreground -d "$tmp/hang.db" --socket "$sock" -F 500 \
+	--flush-interval 0.5 --segment 1 --exe "$prog" --export "$url0" \
+	2>"$tmp/hang.log" &
+dpid=$!
+i=0
+while [ ! -S "$sock" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+kill -STOP "$chp"
+"$prog" ab 20 >/dev/null
+sleep 1.5	# a segment ends: an exporter starts and waits on the server
+start=$(now_ms)
+kill -TERM $dpid
+wait $dpid
+rc=$?
+took=$(($(now_ms) - start))
+kill -CONT "$chp"
+is $rc 0 "a server that never answers: the daemon stops cleanly"
+ok $([ $took -lt 30000 ]; echo $?) "... in $took ms (an exporter has 5 s at a stop)"
+contains "$(cat "$tmp/hang.log")" "past its budget: killed, its runs stay queued" \
+	"... and says it killed the exporter"
+ok $([ "$(q "SELECT count(*) FROM exports WHERE state = 'pending'" "$tmp/hang.db")" -ge 1 ]; echo $?) \
+	"... whose segments stay queued"
 done_testing
