@@ -28,7 +28,7 @@ struct report_opts {
 	const char *db, *k, *output, *since, *until, *exe, *comm, *sort;
 	const char *from, *host, *base;
 	uint64_t run, pid;
-	double min_percent, similar, hot, budget;
+	double min_percent, similar, hot, budget, timeout;
 	int format;
 	bool inclusive, lines, whole, exact, no_demangle, comm_frame;
 	bool no_inline;
@@ -63,6 +63,9 @@ static const struct cli_option report_options[] = {
 	  "server at URL (icppd export), k-contexts summed there", 0, 0 },
 	{ "host", 0, CLI_STRING, OPT(host), "HOST",
 	  "with --from: only the runs of host HOST", 0, 0 },
+	{ "timeout", 0, CLI_DOUBLE, OPT(timeout), "S",
+	  "with --from: the longest each query to the server may take, "
+	  "its reply read (default 120)", 0, 0, CLI_SECONDS(0) },
 	{ "exe", 0, CLI_STRING, OPT(exe), "PROGRAM",
 	  "only the samples of processes running PROGRAM (a path, or a "
 	  "name such as cc1)", 0, 0 },
@@ -285,13 +288,15 @@ static int check_opts(const struct report_opts *o, struct report_view *v,
 		return usage("--comm-frame is for folded and svg output");
 	if (o->comm && !*o->comm)
 		return usage("--comm: expected a command name, not ''");
-	if (o->host && !o->from)
-		return usage("--host is for --from (the fleet's runs)");
+	if ((o->host || o->timeout) && !o->from)
+		return usage("--%s is for --from (the fleet's runs)",
+			     o->host ? "host" : "timeout");
 	if (o->from && (o->run || o->pid || o->comm || o->sort || o->hot ||
 			o->comm_frame || o->inclusive || o->lines ||
 			(v->fmt != REPORT_TEXT && v->fmt != REPORT_FOLDED)))
 		return usage("--from reads the fleet's stacks: text or folded, "
-			     "with --k, --since, --until, --host and --exe");
+			     "with --k, --since, --until, --host, --exe and "
+			     "--timeout");
 	sel->pid = (int64_t)o->pid;
 	sel->comm = o->comm;
 	return 0;
@@ -448,7 +453,9 @@ int cmd_report(int argc, char **argv)
 		struct fleet_query fq = { .k = v.k, .since_ns = sel.since_ns,
 			.until_ns = sel.until_ns == INT64_MAX ? 0 :
 				    sel.until_ns,
-			.host = o.host, .exe = o.exe };
+			.host = o.host, .exe = o.exe,
+			.timeout_s = o.timeout > 0 && o.timeout < 1 ? 1 :
+				     (long)o.timeout };
 
 		if (!fleet__profile(o.from, &fq, &p) && !report__write(&v))
 			ret = 0;

@@ -22,7 +22,6 @@
 #include "common/grow.h"
 
 #define CONNECT_TIMEOUT_S 5L
-#define QUERY_TIMEOUT_S 120L
 
 struct clickhouse {
 	CURL *curl;
@@ -34,6 +33,7 @@ struct clickhouse {
 	char *reply;
 	size_t nreply, reply_cap;
 	bool too_long;
+	long timeout_s;		/* a query's longest, its reply read */
 	char error[512];
 };
 
@@ -132,6 +132,7 @@ struct clickhouse *clickhouse__new(const char *url, char *err, size_t len)
 			 *curl_lib.why ? curl_lib.why : "libcurl could not start");
 		return NULL;
 	}
+	c->timeout_s = CLICKHOUSE_TIMEOUT_S;
 	q = strchr(url, '?');
 	if (database_of(q ? q + 1 : NULL, c->database, sizeof(c->database))) {
 		snprintf(err, len, "%s: database= takes letters, digits and "
@@ -182,6 +183,11 @@ bool clickhouse__may_create(const struct clickhouse *c)
 const char *clickhouse__database(const struct clickhouse *c)
 {
 	return c->database;
+}
+
+void clickhouse__set_timeout(struct clickhouse *c, long seconds)
+{
+	c->timeout_s = seconds > 0 ? seconds : CLICKHOUSE_TIMEOUT_S;
 }
 
 const char *clickhouse__error(const struct clickhouse *c)
@@ -251,7 +257,7 @@ int clickhouse__query_in(struct clickhouse *c, const char *database,
 	libcurl.easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	libcurl.easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
 	libcurl.easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT_S);
-	libcurl.easy_setopt(c->curl, CURLOPT_TIMEOUT, QUERY_TIMEOUT_S);
+	libcurl.easy_setopt(c->curl, CURLOPT_TIMEOUT, c->timeout_s);
 	libcurl.easy_setopt(c->curl, CURLOPT_POST, 1L);
 	libcurl.easy_setopt(c->curl, CURLOPT_POSTFIELDS, body ? body : sql);
 	libcurl.easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE,
@@ -259,6 +265,12 @@ int clickhouse__query_in(struct clickhouse *c, const char *database,
 	libcurl.easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
 	libcurl.easy_setopt(c->curl, CURLOPT_WRITEDATA, c);
 	rc = libcurl.easy_perform(c->curl);
+	if (rc == CURLE_OPERATION_TIMEDOUT) {
+		snprintf(c->error, sizeof(c->error), "%s: no whole reply in "
+			 "%ld s (a server that stalls, or a query longer than "
+			 "the timeout)", c->shown, c->timeout_s);
+		goto out;
+	}
 	if (rc != CURLE_OK) {
 		snprintf(c->error, sizeof(c->error), "%s: %s", c->shown,
 			 c->too_long ? "the reply is over 64 MiB" :

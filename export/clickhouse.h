@@ -50,6 +50,10 @@ int clickhouse__query_in(struct clickhouse *c, const char *database,
 			 const char *sql, const char *settings,
 			 const char *body, size_t len, const char **reply);
 const char *clickhouse__error(const struct clickhouse *c);
+/* The longest a query may take, its reply read, in seconds (0: the
+ * default, 120): past it the query fails, whatever the server sends. */
+#define CLICKHOUSE_TIMEOUT_S 120
+void clickhouse__set_timeout(struct clickhouse *c, long seconds);
 
 /* Text being built: a query, an INSERT's rows (v: NUL-terminated once
  * anything was appended; free(v) when done). */

@@ -146,32 +146,39 @@ static int load_line(struct load *l, const char *s, const char *end)
 			how_of(s, (size_t)(tab - s)), w);
 }
 
-/* Every line of @reply (@len bytes). */
-static int load_reply(struct load *l, const char *reply, size_t len)
+/* Every line of @reply (@len bytes); at a malformed one, its number
+ * (from 1) into *@bad and where it starts into *@at. */
+static int load_reply(struct load *l, const char *reply, size_t len,
+		      size_t *bad, const char **at)
 {
 	const char *s = reply, *end = reply + len;
 	int r = 0;
 
-	while (s < end && !r) {
+	for (*bad = 1; s < end; ++*bad) {
 		const char *e = memchr(s, '\n', (size_t)(end - s));
 
+		*at = s;
 		if (!e)
 			return -EPROTO;
 		r = load_line(l, s, e);
+		if (r)
+			return r;
 		s = e + 1;
 	}
-	return r;
+	return 0;
 }
 
 int fleet__load(struct run_profile *p, const char *reply, size_t len)
 {
 	struct load *l = calloc(1, sizeof(*l));
+	const char *at;
+	size_t bad;
 	int r;
 
 	if (!l)
 		return -ENOMEM;
 	l->p = p;
-	r = load_reply(l, reply, len);
+	r = load_reply(l, reply, len, &bad, &at);
 	names_free(&l->names);
 	free(l);
 	return r;
@@ -220,6 +227,8 @@ int fleet__profile(const char *url, const struct fleet_query *q,
 	const char *reply;
 	struct ch_text sql = { 0 };
 	int64_t hosts = 0, segments = 0;
+	const char *at;
+	size_t bad;
 	int ret = -1, r = 0;
 
 	memset(p, 0, sizeof(*p));
@@ -230,6 +239,7 @@ int fleet__profile(const char *url, const struct fleet_query *q,
 		goto out;
 	}
 	l->p = p;
+	clickhouse__set_timeout(c, q->timeout_s);
 	/* what was read: hosts and segments */
 	if (clickhouse__append(&sql, "SELECT uniqExact(host), "
 			       "uniqExact(segment)") || from_where(&sql, c, q))
@@ -264,12 +274,14 @@ int fleet__profile(const char *url, const struct fleet_query *q,
 		goto nomem;
 	if (clickhouse__query(c, sql.v, NULL, NULL, 0, &reply))
 		goto server;
-	r = load_reply(l, reply, strlen(reply));
+	r = load_reply(l, reply, strlen(reply), &bad, &at);
 	if (r == -ENOMEM)
 		goto nomem;
 	if (r) {
-		log_error("report --from: %s: a row that is no stack, how and "
-			  "weight", url);
+		log_error("report --from: %s: row %zu is no stack, how, weight "
+			  "(above 0, at most 1e18) and frames: %.*s", url, bad,
+			  (int)strcspn(at, "\n") < 100 ?
+			  (int)strcspn(at, "\n") : 100, at);
 		goto out;
 	}
 	p->fleet = true;

@@ -17,6 +17,8 @@ struct fleet_query {
 	const char *host;		/* NULL: every host */
 	const char *exe;		/* a program's path, or its last
 					 * component; NULL: all */
+	long timeout_s;			/* each query's longest; 0: the
+					 * default (clickhouse.h) */
 };
 
 /*

@@ -43,6 +43,7 @@ fi
 ${CXX:-g++} $common -o "$out/shapes" "$src/shapes.cc"
 $cc -O2 -Wall -o "$out/shpatch" "$src/shpatch.c"
 $cc -O2 -Wall -o "$out/ctlpeer" "$src/ctlpeer.c"
+$cc -O2 -Wall -o "$out/hostile_http" "$src/hostile_http.c"
 # Goroutines, when Go is here (./test.sh installs Debian's golang-go),
 # with .debug_frame and without DWARF (-w, as release builds strip it:
 # frame pointers only); and Go code on the thread's system stack.  The build cache is the output directory's, so a
