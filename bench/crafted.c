@@ -12,7 +12,10 @@
  *            allocated for each: 10 GB)
  *   plain    one distinct small file each (a module each, held while
  *            mapped)
- * Usage: crafted KIND N DIR: writes DIR/KIND-0.so .. DIR/KIND-(N-1).so.
+ *   builds   the same with a build-id note each, every one distinct
+ * Usage: crafted KIND N DIR [FIRST]: writes DIR/KIND-FIRST.so ..
+ * DIR/KIND-(FIRST+N-1).so (FIRST 0 by default), each file's contents
+ * from its number.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -86,6 +89,21 @@ static int build(const char *kind, unsigned i, struct ec_file *f,
 		*size = eh.e_shoff + 64 * sh0.sh_size;
 		return 0;
 	}
+	if (!strcmp(kind, "builds")) {
+		/* a GNU build-id note: namesz 4, descsz 20, type 3, "GNU",
+		 * then 20 bytes that differ from file to file */
+		static uint8_t note[16 + 20] = { 4, 0, 0, 0, 20, 0, 0, 0, 3, 0,
+						 0, 0, 'G', 'N', 'U', 0 };
+
+		memcpy(note + 16, &i, sizeof(i));
+		memcpy(note + 16 + sizeof(i), "icppd-crafted-bld", 16);
+		s[0] = (struct ec_section){ ".text", SHT_PROGBITS,
+			SHF_ALLOC | SHF_EXECINSTR, 0x1000, 0, 0, 0, code,
+			sizeof(code), 0, 0 };
+		s[1] = (struct ec_section){ ".note.gnu.build-id", SHT_NOTE,
+			SHF_ALLOC, 0x2000, 0, 0, 0, note, sizeof(note), 0, 0 };
+		return ec_build(f, s, 2);
+	}
 	if (!strcmp(kind, "plain")) {
 		s[0] = (struct ec_section){ ".text", SHT_PROGBITS,
 			SHF_ALLOC | SHF_EXECINSTR, 0x1000, 0, 0, 0, code,
@@ -97,13 +115,14 @@ static int build(const char *kind, unsigned i, struct ec_file *f,
 
 int main(int argc, char **argv)
 {
-	unsigned n;
+	unsigned n, first = 0;
 
-	if (argc != 4 || sscanf(argv[2], "%u", &n) != 1) {
-		fprintf(stderr, "usage: crafted notes|symbols|tables|sections|plain N DIR\n");
+	if ((argc != 4 && argc != 5) || sscanf(argv[2], "%u", &n) != 1 ||
+	    (argc == 5 && sscanf(argv[4], "%u", &first) != 1)) {
+		fprintf(stderr, "usage: crafted notes|symbols|tables|sections|plain|builds N DIR [FIRST]\n");
 		return 2;
 	}
-	for (unsigned i = 0; i < n; i++) {
+	for (unsigned i = first; i < first + n; i++) {
 		char path[4096];
 		struct ec_file f;
 		uint64_t size;

@@ -1564,6 +1564,11 @@ struct module_cache {
 	size_t max_modules;	/* MODULE_CACHE_MAX */
 	struct module *over;	/* the one past it; not in mods */
 	uint64_t refused;	/* files given it */
+	struct owner {		/* modules opened per user (module.h) */
+		uint32_t uid;
+		uint32_t n;
+	} *owners;
+	size_t nowners, owners_cap;
 	struct hindex index;	/* mods by path: a mapping's lookup is one
 				 * probe, not a scan of 16,384 modules */
 	struct cfi_cache *cfi_cache;	/* borrowed; NULL: none */
@@ -1701,6 +1706,7 @@ void module_cache__free(struct module_cache *c)
 		module__free(c->mods[i]);
 	module__free(c->over);
 	free(c->mods);
+	free(c->owners);
 	hindex__free(&c->index);
 	free(c);
 }
@@ -1724,6 +1730,42 @@ static void fit_symbols(struct module_cache *c, struct module *m)
 		return;
 	drop_symbols(m);
 	c->symbols_dropped++;
+}
+
+/* The count of modules user @uid opened, made at its first ask (NULL
+ * when memory is short).  Users are few: a scan. */
+static struct owner *owner_of(struct module_cache *c, uint32_t uid)
+{
+	for (size_t i = 0; i < c->nowners; i++)
+		if (c->owners[i].uid == uid)
+			return &c->owners[i];
+	if (grow(&c->owners, &c->owners_cap, c->nowners + 1,
+		 sizeof(*c->owners), 8))
+		return NULL;
+	c->owners[c->nowners] = (struct owner){ uid, 0 };
+	return &c->owners[c->nowners++];
+}
+
+/* Whether a new module mapped as @o is past the bounds (module.h). */
+static bool refuse(struct module_cache *c, const struct module_origin *o)
+{
+	const struct owner *w;
+
+	if (c->n >= c->max_modules + (o->exe ? c->max_modules / 4 : 0))
+		return true;
+	if (!o->uid)
+		return false;
+	w = owner_of(c, o->uid);
+	return !w || w->n >= c->max_modules / 4;
+}
+
+/* Module @m leaves the cache: its user's count down. */
+static void uncharge(struct module_cache *c, const struct module *m)
+{
+	struct owner *w = m->origin.uid ? owner_of(c, m->origin.uid) : NULL;
+
+	if (w && w->n)
+		w->n--;
 }
 
 /* Adds mods[c->n] (grown by the caller) to the cache and its index. */
@@ -1760,7 +1802,7 @@ struct module *module_cache__get(struct module_cache *c, const char *path,
 			return m;
 		}
 	}
-	if (c->n >= c->max_modules) {		/* module.h says why */
+	if (refuse(c, o)) {		/* module.h says why */
 		if (!c->over && (c->over = module_alloc("[too many modules]")))
 			c->over->error = -EMFILE;
 		if (c->over) {
@@ -1796,6 +1838,8 @@ struct module *module_cache__get(struct module_cache *c, const char *path,
 		module__free(m);
 		return NULL;
 	}
+	if (o->uid)
+		owner_of(c, o->uid)->n++;	/* made by refuse() */
 	fit_budget(c, m);
 	return m;
 }
@@ -2032,6 +2076,8 @@ size_t module_cache__evict(struct module_cache *c,
 	for (size_t i = 0; i < c->n; i++)
 		if (c->mods[i]->cache)
 			c->mods[kept++] = c->mods[i];
+		else
+			uncharge(c, c->mods[i]);
 	/* the kept moved: index them again (never fails: no more than
 	 * the index held) */
 	hindex__clear(&c->index);

@@ -165,7 +165,12 @@ struct module_origin {
 	int pid;		/* the process that mapped it; 0: none */
 	uint64_t start, end;	/* its mapping, for /proc/PID/map_files */
 	uint64_t dev, ino;	/* as the kernel reported them (makedev) */
+	uint32_t uid;		/* the process's owner (MODULE_UID_UNKNOWN),
+				 * charged for a new module; 0 (root):
+				 * never refused short of the bound */
+	bool exe;		/* the process's executable */
 };
+#define MODULE_UID_UNKNOWN UINT32_MAX
 
 /* Default budget for built CFI, and for modules nobody holds: a few
  * large C++ programs' worth. */
@@ -178,7 +183,16 @@ struct module_origin {
  * modules]", with error -EMFILE (module_cache__refused() counts them).
  * A desktop's processes map about 2,000 distinct libraries together; a
  * user mapping file after file (each a module held while mapped) would
- * otherwise grow a root daemon by a module each. */
+ * otherwise grow a root daemon by a module each.
+ *
+ * So that users who fill it do not blind the daemon to everyone else
+ * (eight users mapping 2,500 distinct builds each left a watched
+ * program's samples all "[too many modules]"), a user other than root
+ * opens at most a quarter of it (MODULE_CACHE_MAX / 4, counted by
+ * module_origin.uid, the user whose process mapped a module first):
+ * one user cannot fill it, and a process's executable may go a quarter
+ * past the bound, so that a program started once users filled it still
+ * has its own code named. */
 #define MODULE_CACHE_MAX 16384
 /* Symbols and their names of every module a cache holds together: a
  * module opened past it keeps none (module_cache__symbols_dropped()).
@@ -272,8 +286,9 @@ bool module_cache__over(const struct module_cache *c);
 uint64_t module_cache__symbols_dropped(const struct module_cache *c);
 /* Modules in the cache, held or not. */
 size_t module_cache__count(const struct module_cache *c);
-/* Files given the shared module past MODULE_CACHE_MAX (or the bound
- * module_cache__set_max() set, for tests). */
+/* Files given the shared module past MODULE_CACHE_MAX or a user's
+ * quarter of it (or the bound module_cache__set_max() set, for
+ * tests). */
 uint64_t module_cache__refused(const struct module_cache *c);
 void module_cache__set_max(struct module_cache *c, size_t max_modules);
 void module_cache__set_budget(struct module_cache *c, size_t max_bytes);

@@ -81,6 +81,8 @@ struct process {
 				 * held */
 	uint64_t jit_checked;	/* sample time the map was last looked at */
 	bool exe_pending;	/* exec seen: the next file mapped is it */
+	bool uid_known;		/* @uid read (space.c: process_uid()) */
+	uint32_t uid;		/* its owner, MODULE_UID_UNKNOWN if gone */
 	/* The filter refused it: its code is not opened as modules (a
 	 * daemon must not open every library of every process).  Decided
 	 * at its exec (by path) or when first seen; cleared by

@@ -415,6 +415,18 @@ static bool is_module_path(const char *path)
 	       !strcmp(path, "[vdso]");
 }
 
+/* The owner of process @p, read once a process and exec: what the
+ * module cache charges the modules it maps first to (module.h). */
+static uint32_t process_uid(struct process *p)
+{
+	if (!p->uid_known) {
+		p->uid_known = true;
+		if (procfs__uid((pid_t)p->pid, &p->uid))
+			p->uid = MODULE_UID_UNKNOWN;
+	}
+	return p->uid;
+}
+
 bool space__refused(struct collector *c, uint32_t pid, const char *exe)
 {
 	struct thread *t;
@@ -430,7 +442,7 @@ int space__add_mapping(struct collector *c, struct process *p, uint64_t start,
 		       unsigned prot, const char *path)
 {
 	struct mapping m = { .start = start, .end = end, .pgoff = pgoff };
-	const struct module_origin o = { .pid = (int)p->pid, .start = start,
+	struct module_origin o = { .pid = (int)p->pid, .start = start,
 		.end = end, .dev = dev, .ino = ino };
 	int ret;
 
@@ -440,8 +452,13 @@ int space__add_mapping(struct collector *c, struct process *p, uint64_t start,
 		struct module *exe = NULL;
 
 		p->ignored = space__refused(c, p->pid, path);
-		if (!p->ignored)
+		p->uid_known = false;	/* a set-user-ID program's now */
+		if (!p->ignored) {
+			o.uid = process_uid(p);
+			o.exe = true;
 			exe = module_cache__get(c->modules, path, &o);
+			o.exe = false;
+		}
 		space__set_exe(p, exe);
 		module__release(exe);	/* set_exe holds it */
 		p->exe_pending = false;
@@ -457,6 +474,7 @@ int space__add_mapping(struct collector *c, struct process *p, uint64_t start,
 	} else if (prot & PROT_EXEC) {
 		if (is_module_path(path) && !p->ignored) {
 			m.kind = REGION_MODULE;
+			o.uid = process_uid(p);
 			m.mod = module_cache__get(c->modules, path, &o);
 			if (!m.mod)
 				return -ENOMEM;

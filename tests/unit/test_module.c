@@ -878,6 +878,76 @@ static void test_evict(void)
 	rmdir(dir);
 }
 
+/*
+ * Users who fill the cache do not blind it to everyone else (issue 51):
+ * with a bound of 16, user 1000 opens 4 modules and no more, user 1001
+ * 4 more, root up to the bound, and an executable a quarter past it.
+ * Freed modules give their user room again.  Before, a user took every
+ * place, and a program started then had no module at all.
+ */
+static void test_quota(void)
+{
+	Elf64_Sym syms[2] = { { 0 }, ec_func(1, 0x1000, 16) };
+	char dir[] = "/tmp/icppd-quota-XXXXXX", path[24][64];
+	struct module_cache *c = module_cache__new();
+	struct module *mods[24];
+	struct module_origin o;
+	int good = 0;
+
+	if (!mkdtemp(dir) || !c) {
+		ok(0, "temporary folder");
+		return;
+	}
+	module_cache__set_max(c, 16);
+	for (int i = 0; i < 24; i++) {
+		snprintf(path[i], sizeof(path[i]), "%s/q%d.so", dir, i);
+		module__free(crafted(syms, 2, sizeof(Elf64_Sym), 0, 20, 0,
+				     path[i]));
+	}
+	for (int i = 0; i < 6; i++) {
+		o = origin_of(path[i], 0);
+		o.uid = 1000;
+		mods[i] = module_cache__get(c, path[i], &o);
+		good += mods[i] && !module__error(mods[i]);
+	}
+	is_int(good, 4, "user 1000 maps 6 files: 4 modules, a quarter of 16");
+	ok(module__error(mods[5]) == -EMFILE, "... the 5th and 6th refused");
+	o = origin_of(path[6], 0);
+	o.uid = 1001;
+	mods[6] = module_cache__get(c, path[6], &o);
+	ok(mods[6] && !module__error(mods[6]), "user 1001 still has room");
+	good = 0;
+	for (int i = 7; i < 20; i++) {
+		o = origin_of(path[i], 0);
+		mods[i] = module_cache__get(c, path[i], &o);
+		good += mods[i] && !module__error(mods[i]);
+	}
+	is_int(good, 11, "root: up to the bound of 16, no quota");
+	o = origin_of(path[20], 0);
+	o.uid = 1002;
+	o.exe = true;
+	mods[20] = module_cache__get(c, path[20], &o);
+	ok(mods[20] && !module__error(mods[20]),
+	   "the cache full: an executable still opened (a quarter past it)");
+	o = origin_of(path[21], 0);
+	o.uid = 1002;
+	mods[21] = module_cache__get(c, path[21], &o);
+	ok(module__error(mods[21]) == -EMFILE, "... a library not");
+	for (int i = 0; i < 4; i++)
+		module__release(mods[i]);
+	module_cache__set_budget(c, 0);		/* every idle one goes */
+	is_int(module_cache__evict(c, NULL, NULL), 4, "user 1000's 4 freed");
+	o = origin_of(path[22], 0);
+	o.uid = 1000;
+	mods[22] = module_cache__get(c, path[22], &o);
+	ok(mods[22] && !module__error(mods[22]),
+	   "user 1000's modules freed: room for it again");
+	module_cache__free(c);
+	for (int i = 0; i < 24; i++)
+		unlink(path[i]);
+	rmdir(dir);
+}
+
 /* An .eh_frame of one CIE and @nfdes FDEs of 20 bytes, each one byte
  * of code from 0x1000 on, into @eh (room for 24 + 20 * nfdes + 4). */
 static size_t tiny_fdes(uint8_t *eh, uint32_t nfdes)
@@ -1391,5 +1461,6 @@ int main(void)
 	test_code_once();
 	test_go_ends();
 	test_evict();
+	test_quota();
 	return tap_done();
 }
