@@ -36,9 +36,9 @@
 /* module.c keeps 20 bytes of build-id, as hex */
 #define BUILD_ID_HEX 40
 /* The most bytes CRC'd of one candidate, and by one process in all.  A
- * file CRC'd is one without a build-id note, which no current
- * toolchain's debug file lacks (Debian's -dbgsym files, the largest
- * some hundred MB, have one and are never CRC'd). */
+ * file CRC'd is one without a build-id note, which a current
+ * toolchain's debug file does not lack (Debian's -dbgsym files have
+ * one: they are never CRC'd). */
 #define DEBUGINFO_CRC_MAX ((off_t)512 << 20)
 #define DEBUGINFO_CRC_BUDGET ((off_t)2 << 30)
 /* Debuglink lookups whose answers are kept (the oldest goes first). */
@@ -169,6 +169,7 @@ void debuginfo__forget(void)
 	for (size_t i = 0; i < DEBUGINFO_CACHE; i++)
 		forget(&answers[i]);
 	answers_next = 0;
+	crc_spent = 0;
 }
 
 static void keep_answer(const char *dir, const char *name, uint32_t crc,

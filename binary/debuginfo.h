@@ -34,7 +34,8 @@ enum debuginfo_via { DEBUGINFO_NONE, DEBUGINFO_BUILD_ID, DEBUGINFO_LINK,
 enum debuginfo_via debuginfo__find(const char *path, const char *build_id,
 				   bool network, char *out, size_t len);
 
-/* Drops the debuglink answers kept (a test's next lookup looks again). */
+/* Drops the debuglink answers kept and the bytes CRC'd so far (a
+ * test's next lookup looks again, within a whole budget). */
 void debuginfo__forget(void);
 
 #endif
