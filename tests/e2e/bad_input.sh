@@ -134,7 +134,7 @@ if command -v objcopy >/dev/null; then
 	"$ICPPD" report -d "$fdb" --format folded --k inf >"$tmp/folded" 2>/dev/null
 	is "$(grep -c '^FORGED' "$tmp/folded")" 0 "a newline in a name forges no folded line"
 	is "$(grep -vc ' [0-9.][0-9.]*$' "$tmp/folded")" 0 "every folded line ends in its count"
-	contains "$(cat "$tmp/folded")" 'x\x0aFORGED;stack 999999' "the name is shown, its newline as \\x0a"
+	contains "$(cat "$tmp/folded")" 'x\x0aFORGED\x3bstack 999999' "the name is shown, its newline as \\x0a, its ';' as \\x3b (one frame)"
 	"$ICPPD" report -d "$fdb" --k 3 >"$tmp/text" 2>/dev/null
 	is "$(tr -d -c '\033' <"$tmp/text" | wc -c | tr -d ' ')" 0 "no escape byte reaches the text report"
 	"$ICPPD" report -d "$fdb" --format json --k 3 >"$tmp/json" 2>/dev/null
