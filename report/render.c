@@ -289,6 +289,24 @@ static void print_inference(const struct render *r)
 			p->inference_cpu_s, (long long)p->searches);
 }
 
+/* A recording whose recorder did not end it, said: its samples are
+ * those up to its last flush.  (A daemon's newest segment is running by
+ * design; Ctrl-C ends a recording as it should.) */
+static void print_status(const struct render *r)
+{
+	const struct run_row *run = &r->p->run;
+
+	if (r->p->fleet || !strcmp(run->kind, "daemon"))
+		return;
+	if (!strcmp(run->status, "running"))
+		fprintf(r->out, "not finished: still recording, or its "
+			"recorder was killed (the next record marks it "
+			"crashed); the samples up to its last flush\n");
+	else if (!strcmp(run->status, "crashed"))
+		fprintf(r->out, "not finished: its recorder was killed; the "
+			"samples up to its last flush\n");
+}
+
 void render__header(const struct render *r)
 {
 	const struct infer_stats *s = &r->p->stats;
@@ -305,6 +323,7 @@ void render__header(const struct render *r)
 			(long long)r->p->run.id, r->p->run.kind,
 			one_line(r->p->run.command, cmd, sizeof(cmd)),
 			s->samples, (long long)r->p->run.unresolved);
+	print_status(r);
 	if (r->p->flat)
 		fprintf(r->out, "flat: each sample's own function, exact; no "
 			"call paths inferred\n");

@@ -79,7 +79,8 @@ int store__run(struct store *st, int64_t id, struct run_row *out)
 
 	memset(out, 0, sizeof(*out));
 	ret = store__sql(st, "reading the run", run_row, out,
-			 "SELECT id, kind, status, event, command, samples,"
+			 "SELECT id, kind, CASE WHEN crashed THEN 'crashed'"
+			 " ELSE status END, event, command, samples,"
 			 " unresolved, lost, COALESCE(period, 0),"
 			 " COALESCE(frequency, 0), started_ns,"
 			 " COALESCE(ended_ns, flushed_ns, started_ns),"

@@ -20,7 +20,9 @@
 struct run_row {
 	int64_t id;
 	char kind[16];		/* record, train, validate */
-	char status[16];
+	char status[16];	/* running, finished, interrupted, failed,
+				 * crashed (a later record found its
+				 * recorder killed) */
 	char event[64];
 	char command[256];	/* truncated */
 	int64_t samples, unresolved, lost;

@@ -62,4 +62,12 @@ is "$(q "SELECT status FROM v_runs WHERE run_id = $run")" running "icppd killed:
 s=$(q "SELECT coalesce(sum(samples), 0) FROM v_cids WHERE run_id = $run AND function = 'spin_forever'")
 ok $([ "$flushed" -ge "$(min_samples 200)" ] && [ "$s" -ge "$flushed" ]; echo $?) \
 	"icppd killed: the samples flushed before the kill kept ($s >= $flushed)"
+contains "$("$ICPPD" report -d "$db" --run "$run" 2>&1)" \
+	"not finished: still recording, or its recorder was killed" \
+	"icppd killed: its report says the run did not finish"
+"$ICPPD" record -q -d "$db" -- "$PROGS/heights-nofp" 5 >/dev/null 2>&1
+is "$(q "SELECT status FROM v_runs WHERE run_id = $run")" crashed "the next record marks it crashed"
+contains "$("$ICPPD" report -d "$db" --run "$run" 2>&1)" \
+	"not finished: its recorder was killed; the samples up to its last flush" \
+	"... and its report says so"
 done_testing
