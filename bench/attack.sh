@@ -38,6 +38,9 @@
 #            samples stored and spilled against those taken
 #   server   report --from a loopback server sending 80 MiB, 60 MiB of
 #            distinct names, and a reply that never ends (--timeout 5)
+#   exporter the daemon's stop while its ClickHouse server (a private
+#            one, scripts/chserver.sh) takes connections and never
+#            answers: how long it took, what it killed and left queued
 # Needs root and a 'nobody' user.
 # Usage: bench/attack.sh [BUILDDIR]; environment: N_NOTES (default 16),
 # N_SYMBOLS (16), N_TABLES (16), N_SECTIONS (16), N_PLAIN (20000),
@@ -288,9 +291,41 @@ server() {
 	done
 }
 
+# The daemon's stop while its ClickHouse server takes connections and
+# never answers (SIGSTOP): a segment's exporter waits on it.
+exporter() {
+	command -v clickhouse-server >/dev/null ||
+		{ row exporter "daemon stop, server stalled" "(no clickhouse-server)"; return; }
+	. "$top/scripts/chserver.sh"
+	chmod 711 "$work"
+	port=$((30000 + $$ % 1000 * 3))
+	ch_start "$work/ch" $port $((port + 1)) $((port + 2)) >/dev/null || {
+		row exporter "daemon stop, server stalled" "(the server did not start)"
+		return
+	}
+	rm -f "$sock"
+	cp "$progs/heights-fp" "$work/exp-prog"
+	"$icppd" daemon --foreground -d "$work/exp.db" --socket "$sock" -F 500 \
+		--flush-interval 0.5 --segment 1 --exe "$work/exp-prog" \
+		--export "http://127.0.0.1:$port" 2>"$work/exp.log" &
+	dpid=$!
+	wait_socket
+	kill -STOP "$(cat "$work/ch/pid")"
+	"$work/exp-prog" 40 >/dev/null
+	sleep 1.5
+	t0=$(date +%s.%N)
+	kill -TERM $dpid
+	wait $dpid || true
+	t1=$(date +%s.%N)
+	kill -CONT "$(cat "$work/ch/pid")"
+	ch_stop "$work/ch"
+	row exporter "daemon stop, server stalled: wall (before 240 s)" \
+		"$(echo "$t1 - $t0" | bc | awk '{ printf "%.1f s", $1 }'), $(grep -c 'past its budget: killed' "$work/exp.log") exporters killed, $(q "SELECT count(*) FROM exports WHERE state = 'pending'" "$work/exp.db") segments queued"
+}
+
 [ "${ROUND4:-}" = only ] || maps
 echo
 printf '%-10s %-46s %s\n' attack measured result
-for a in ${ATTACKS:-builds debuglink inlined names diskfull server}; do
+for a in ${ATTACKS:-builds debuglink inlined names diskfull server exporter}; do
 	$a
 done
