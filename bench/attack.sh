@@ -319,7 +319,7 @@ exporter() {
 	t1=$(date +%s.%N)
 	kill -CONT "$(cat "$work/ch/pid")"
 	ch_stop "$work/ch"
-	row exporter "daemon stop, server stalled: wall (before 240 s)" \
+	row exporter "daemon stop, server stalled (358.5 s before)" \
 		"$(echo "$t1 - $t0" | bc | awk '{ printf "%.1f s", $1 }'), $(grep -c 'past its budget: killed' "$work/exp.log") exporters killed, $(q "SELECT count(*) FROM exports WHERE state = 'pending'" "$work/exp.db") segments queued"
 }
 
