@@ -644,7 +644,7 @@ static void exporter(struct daemon *d, bool all)
 {
 	char *argv[] = { "icppd", "export", all ? "--all" : "--due", "-d",
 			 d->db_path, (char *)d->o.export_url, NULL };
-	struct rlimit cpu = { EXPORT_CPU_S, EXPORT_CPU_S + 5 };
+	struct rlimit cpu = { EXPORT_CPU_S, EXPORT_CPU_S + 5 }, core = { 0, 0 };
 	int null = sys__open("/dev/null", O_WRONLY | O_CLOEXEC, 0);
 
 	/* what it logs goes where the daemon's log goes; the rest away */
@@ -653,7 +653,9 @@ static void exporter(struct daemon *d, bool all)
 	close_range(3, ~0u, 0);		/* the events, the socket, the lock */
 	if (nice(10) == -1 && errno)
 		log_warn("export: nice: %s", strerror(errno));
-	if (setrlimit(RLIMIT_CPU, &cpu))
+	/* SIGXCPU dumps core by default: not a root process's memory
+	 * (the database's rows) into a file */
+	if (setrlimit(RLIMIT_CORE, &core) || setrlimit(RLIMIT_CPU, &cpu))
 		log_warn("export: setrlimit: %s", strerror(errno));
 	execv("/proc/self/exe", argv);
 	log_error("export: /proc/self/exe: %s", strerror(errno));
