@@ -265,13 +265,13 @@ names() {
 diskfull() {
 	mkdir -p "$work/fs"
 	mount -t tmpfs -o size=600k tmpfs "$work/fs"
-	TMPDIR=$work timed "$icppd" record -d "$work/fs/r.db" -- "$progs/paths" 1500 \
-		>/dev/null
+	t=$(TMPDIR=$work timed "$icppd" record -d "$work/fs/r.db" -- \
+		"$progs/paths" 1500)
 	taken=$(sed -n 's/.*samples, \([0-9]*\) with a context identifier.*/\1/p' "$work/last.err")
 	stored=$(q "SELECT coalesce(sum(samples), 0) FROM v_cids" "$work/fs/r.db")
 	spill=$(sed -n 's/.*written to \([^ ]*\) (free space.*/\1/p' "$work/last.err")
 	spilled=$([ -n "$spill" ] && awk -F'\t' '!/^#/ { s += $8 } END { print s + 0 }' "$spill" || echo 0)
-	row diskfull "record into 600 KiB: exit status" "$(cat "$work/last.rc") (0 before)"
+	row diskfull "record into 600 KiB: exit status" "$(cat "$work/last.rc") (0 before); $(tp "$t")"
 	row "" "... samples taken, stored, spilled" "$taken, $stored, $spilled (0 stored before)"
 	umount "$work/fs"
 }
@@ -313,6 +313,8 @@ exporter() {
 	kill -STOP "$(cat "$work/ch/pid")"
 	"$work/exp-prog" 40 >/dev/null
 	sleep 1.5
+	hwm=$(kb VmHWM)
+	cpu=$(dcpu)	# until the stop: then it waits, its exporters work
 	t0=$(date +%s.%N)
 	kill -TERM $dpid
 	wait $dpid || true
@@ -321,6 +323,7 @@ exporter() {
 	ch_stop "$work/ch"
 	row exporter "daemon stop, server stalled (358.5 s before)" \
 		"$(echo "$t1 - $t0" | bc | awk '{ printf "%.1f s", $1 }'), $(grep -c 'past its budget: killed' "$work/exp.log") exporters killed, $(q "SELECT count(*) FROM exports WHERE state = 'pending'" "$work/exp.db") segments queued"
+	row "" "... daemon CPU before the stop, peak RSS" "$cpu s, $((hwm / 1024)) MiB"
 }
 
 [ "${ROUND4:-}" = only ] || maps
