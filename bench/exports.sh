@@ -31,7 +31,8 @@
 # report within 1 s, every later one within 2 x perf script or 0.3 s.
 #
 # Usage: bench/exports.sh [BUILDDIR]   (default: build, made by ./demo.sh)
-# Environment: REPS (default 5), WORKLOADS (default "make g++").
+# Environment: REPS (default 5), WORKLOADS (default "make g++"), LEARN
+# (options of icppd record: "--learn-freq 25" for the daemon's trickle).
 . "$(dirname "$0")/lib.sh"
 . "$top/bench/workloads.sh"
 
@@ -66,7 +67,8 @@ for w in ${WORKLOADS:-make g++}; do
 	workload "$w"
 	eval "set -- $cmd"
 	rm -f "$work"/proj/*.o "$work"/t.o
-	"$icppd" record -q -d "$work/$w.clean.db" -- "$@" >/dev/null 2>&1
+	# shellcheck disable=SC2086
+	"$icppd" record -q ${LEARN:-} -d "$work/$w.clean.db" -- "$@" >/dev/null 2>&1
 	perf record -q -e cpu-clock:u -F 1000 -g -o "$work/$w.data" -- "$@" \
 		>/dev/null 2>&1
 	perf record -q -e cpu-clock:u -F 1000 --call-graph dwarf \

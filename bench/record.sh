@@ -13,7 +13,8 @@
 # cache filled by the first round, as a user's first record fills it);
 # icppd record --no-cache (icppd-cold: every binary's frame section
 # listed afresh, as in a first record); icppd record --learn-freq 250 (a sparser learning event: the cost side of
-# the rate curve).  Every mode runs REPS times, interleaved (mode order rotates
+# the rate curve); icppd-l25, not in the default MODES: --learn-freq 25,
+# the daemon's trickle.  Every mode runs REPS times, interleaved (mode order rotates
 # each repetition), and the table shows medians of: CPU time of the whole
 # process tree (profiler included, user + system), wall time, and bytes
 # stored per sample (perf.data size, or the growth of a fresh icppd
@@ -73,6 +74,7 @@ run() {
 	icppd) prof="$icppd record -q -e $event -F $freq -d $work/b.db --" ;;
 	icppd-cold) prof="$icppd record -q --no-cache -e $event -F $freq -d $work/b.db --" ;;
 	icppd-l250) prof="$icppd record -q --learn-freq 250 -e $event -F $freq -d $work/b.db --" ;;
+	icppd-l25) prof="$icppd record -q --learn-freq 25 -e $event -F $freq -d $work/b.db --" ;;
 	esac
 	/usr/bin/time -f '%U %S %e' -o "$work/time" $prof \
 		/usr/bin/time -f '%U %S' -o "$work/wtime" "$@" >/dev/null 2>"$out" || true

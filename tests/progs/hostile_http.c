@@ -65,6 +65,19 @@ static void read_request(int fd, char *buf, size_t len)
 	}
 }
 
+/* The fixed replies. */
+static const char names[] =
+	"['main','\\x1b]0;pwned\\x07\\x1b[2Jesc']\tprecise\t5\t2\n"
+	"['main','FAKE\\rcr\\a']\tprecise\t4\t2\n"
+	"['main','bad\xff\xfeutf8']\tprecise\t3\t2\n"
+	"['main','nonchar\xef\xbf\xbe']\tprecise\t2\t2\n"
+	"['main','semi;FORGED']\tprecise\t1\t2\n";
+static const char absurd[] =
+	"['main','a']\tprecise\t1e300\t1\n"
+	"['main','b']\tprecise\tnan\t1\n"
+	"['main','c']\tprecise\t-5\t1\n"
+	"['main','d']\tprecise\t1\t100000000000000000000\n";
+
 static void rows(int fd, const char *mode)
 {
 	static char row[8192];
@@ -93,23 +106,10 @@ static void rows(int fd, const char *mode)
 				return;
 			sent += (size_t)n;
 		}
-	} else if (!strcmp(mode, "names")) {
-		static const char body[] =
-			"['main','\\x1b]0;pwned\\x07\\x1b[2Jesc']\tprecise\t5\t2\n"
-			"['main','FAKE\\rcr\\a']\tprecise\t4\t2\n"
-			"['main','bad\xff\xfeutf8']\tprecise\t3\t2\n"
-			"['main','nonchar\xef\xbf\xbe']\tprecise\t2\t2\n"
-			"['main','semi;FORGED']\tprecise\t1\t2\n";
+	} else if (!strcmp(mode, "names") || !strcmp(mode, "absurd")) {
+		const char *body = !strcmp(mode, "names") ? names : absurd;
 
-		put(fd, body, sizeof(body) - 1);
-	} else if (!strcmp(mode, "absurd")) {
-		static const char body[] =
-			"['main','a']\tprecise\t1e300\t1\n"
-			"['main','b']\tprecise\tnan\t1\n"
-			"['main','c']\tprecise\t-5\t1\n"
-			"['main','d']\tprecise\t1\t100000000000000000000\n";
-
-		put(fd, body, sizeof(body) - 1);
+		put(fd, body, strlen(body));
 	} else if (!strcmp(mode, "endless")) {
 		for (unsigned i = 0; i < 100000; i++) {
 			int n = snprintf(row, sizeof(row),
