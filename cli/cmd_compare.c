@@ -17,9 +17,10 @@
 #include "common/log.h"
 #include "common/outfile.h"
 #include "common/sys.h"
+#include "inference/kccf.h"
 #include "inference/metrics.h"
-#include "report/report.h"
-#include "profile/run_profile.h"
+#include "profile/folded_keys.h"
+#include "profile/profile.h"
 #include "schema/store.h"
 
 struct compare_opts {
@@ -72,7 +73,7 @@ static int add_entry(void *arg, const char *key, double weight)
 {
 	struct profile_list *l = arg;
 
-	key = report__cut_key(key, l->file ? KCCF_INF : l->k);
+	key = folded__cut(key, l->file ? KCCF_INF : l->k);
 	for (size_t i = l->n; i-- > 0 && i + 64 >= l->n;)	/* recent dups */
 		if (!strcmp(l->e[i].key, key)) {
 			l->e[i].weight += weight;
@@ -91,7 +92,7 @@ static int add_entry(void *arg, const char *key, double weight)
 static void cut_keys(struct profile_list *l, uint32_t k)
 {
 	for (size_t i = 0; i < l->n; i++) {
-		const char *t = report__cut_key(l->e[i].key, k);
+		const char *t = folded__cut(l->e[i].key, k);
 
 		memmove(l->e[i].key, t, strlen(t) + 1);
 	}
@@ -153,7 +154,7 @@ static void strip_comm_frames(struct profile_list *a,
 		 "first frame", name);
 }
 
-/* report__folded()'s contexts into a list. */
+/* folded__keys()'s contexts into a list. */
 static int add_context(void *arg, const char *key, int64_t group,
 		       double weight)
 {
@@ -181,7 +182,7 @@ static int read_folded(const char *path, struct profile_list *l)
 		int got;
 
 		no++;
-		got = report__folded_line(line, &w);
+		got = folded__line(line, &w);
 		if (got > 0)
 			continue;
 		if (got < 0) {
@@ -202,30 +203,20 @@ static int read_folded(const char *path, struct profile_list *l)
 	return ret;
 }
 
-/* @p drawn with its inlined frames, as a report shows them by default,
- * when @lines reads DWARF for it (NULL: none).  0 or -ENOMEM. */
-static int inline_frames(struct store *st, struct run_profile *p,
-			 struct lines *lines)
-{
-	struct report_dwarf *d;
-	int ret;
-
-	if (!lines)
-		return 0;
-	if (!(d = report__dwarf_new(p, lines, st)))
-		return -ENOMEM;
-	ret = report__inline(p, d);
-	report__dwarf_free(d);		/* keeps what DWARF said */
-	return ret;
-}
-
-/* Loads operand @arg into @l. */
+/* Loads operand @arg into @l: a run as a report shows it (its inlined
+ * frames drawn when @lines reads DWARF), a validation run's true paths
+ * (truth:ID), or a folded file. */
 static int load(struct store **st, const char *db, const char *arg,
 		struct profile_list *l, struct lines *lines)
 {
-	struct run_profile p;
+	struct profile p;
 	bool truth = !strncmp(arg, "truth:", 6);
 	const char *num = truth ? arg + 6 : arg;
+	struct profile_request r = { .db = db, .budget_s = -1,
+		.source = truth ? PROFILE_TRUTH : PROFILE_INFERRED,
+		.flags = RUN_PROFILE_STATIC | RUN_PROFILE_DEBUGINFO |
+			 RUN_PROFILE_DEBUGINFOD | (lines ? RUN_PROFILE_PCS : 0),
+		.inlined = lines != NULL, .draw_inlined = true, .shared_lines = lines };
 	char *end;
 	long long id;
 	int ret;
@@ -239,29 +230,16 @@ static int load(struct store **st, const char *db, const char *arg,
 		}
 		return read_folded(arg, l);
 	}
-	if (!*st && !(*st = report__open(db)))
+	if (!*st && !(*st = profile__open(db)))
 		return -1;
-	if (truth) {
-		ret = run_profile__truth(*st, id, &p);
-	} else {
-		struct store_selection sel = { .run_id = id };
-
-		ret = run_profile__infer(*st, &sel, RUN_PROFILE_STATIC |
-					 RUN_PROFILE_DEBUGINFO |
-					 RUN_PROFILE_DEBUGINFOD |
-					 (lines ? RUN_PROFILE_PCS : 0), &p);
-		if (!ret && inline_frames(*st, &p, lines)) {
-			log_error("compare: out of memory drawing inlined "
-				  "functions");
-			ret = -1;
-		}
-	}
-	if (ret == 1 && truth)
+	r.sel.run_id = id;
+	ret = profile__load(*st, &r, &p);
+	if (ret == RUN_PROFILE_NONE && truth)
 		log_error("run %lld has no true paths: only icppd validate "
 			  "records them", id);
-	if (!ret && (ret = report__folded(p.cct, l->k, add_context, l)))
-		report__forest_error(ret);
-	run_profile__free(&p);
+	if (!ret && (ret = folded__keys(p.p.cct, l->k, add_context, l)))
+		folded__forest_error(ret);
+	profile__exit(&p);
 	return ret ? -1 : 0;
 }
 

@@ -1,25 +1,21 @@
 /*
  * cmd_report.c - "icppd report": its options, and the glue from them
- * to report/: choose the runs, infer them (profile/run_profile.h), show
- * the result (report/report.h).
+ * to the profile they ask for (profile/profile.h, or the fleet's,
+ * export/fleet.h) and its view (report/report.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "binary/lines.h"
 #include "cli/commands.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/outfile.h"
-#include "common/sys.h"
 #include "export/fleet.h"
 #include "report/report.h"
 #include "schema/store.h"
@@ -302,7 +298,7 @@ static int check_opts(const struct report_opts *o, struct report_view *v,
 	return 0;
 }
 
-/* What run_profile__infer() is to do for this report. */
+/* What profile__load() is to do for this report. */
 static unsigned profile_flags(const struct report_opts *o,
 			      const struct report_view *v)
 {
@@ -334,100 +330,38 @@ static unsigned profile_flags(const struct report_opts *o,
 	       flags;
 }
 
-/* Draws what was inlined in @p's frames, when the view shows it (pprof
- * shows it at its locations).  -1 after logging why. */
-static int inline_frames(struct run_profile *p, const struct report_view *v)
+/* The profile the options ask for. */
+static void request_of(const struct report_opts *o,
+		       const struct report_view *v,
+		       const struct store_selection *sel,
+		       struct profile_request *r)
 {
-	if (!v->dwarf || v->fmt == REPORT_PPROF ||
-	    !report__inline(p, v->dwarf))
-		return 0;
-	log_error("report: out of memory drawing inlined functions");
-	return -1;
-}
-
-/* --base: run RUN of the database (as the report's selection chooses
- * its processes), or a folded file.  NULL after logging why. */
-static struct report_base *load_base(struct store *st,
-				     const struct report_opts *o,
-				     const struct report_view *v,
-				     const struct store_selection *sel,
-				     unsigned flags)
-{
-	struct report_base *b = NULL;
-	struct store_selection bs = *sel;
-	struct run_profile bp = { 0 };
-	char *end;
-	size_t line = 0;
-	int err = 0, fd;
-	unsigned long long id = strtoull(o->base, &end, 10);
-	struct stat sb;
-	FILE *f;
-
-	if (*o->base != '-' && !*end) {
-		bs.run_id = (int64_t)id;
-		bs.since_ns = 0;
-		bs.until_ns = INT64_MAX;
-		if (!run_profile__infer_within(st, &bs, flags, o->budget, &bp) &&
-		    !report__check(&bp, o->db, o->pid || o->exe || o->comm,
-				   v->k) && !inline_frames(&bp, v) &&
-		    !(b = report__base_of(&bp, v->k, &err)))
-			report__forest_error(err);
-		run_profile__free(&bp);
-		return b;
-	}
-	/* a regular file, opened without blocking (a FIFO would hang) */
-	fd = sys__open(o->base, O_RDONLY | O_NONBLOCK, 0);
-	if (fd >= 0 && (fstat(fd, &sb) || !S_ISREG(sb.st_mode))) {
-		close(fd);
-		fd = -1;
-		errno = EINVAL;
-	}
-	f = fd >= 0 ? fdopen(fd, "r") : NULL;
-	if (!f) {
-		log_error("report: --base %s: %s (a run id of %s, or a folded "
-			  "file)", o->base, errno == EINVAL ? "not a regular file" :
-			  strerror(errno), o->db);
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	b = report__base_read(f, v->k, &err, &line);
-	fclose(f);
-	if (err == -EINVAL)
-		log_error("report: --base %s: line %zu is not a folded stack "
-			  "(frame;frame;... COUNT)", o->base, line);
-	else if (err)
-		log_error("report: --base %s: %s", o->base, strerror(-err));
-	return b;
-}
-
-/* The run, program and window to infer; -1 after logging why. */
-static int select_runs(struct store *st, const struct report_opts *o,
-		       struct store_selection *sel, char *exe, size_t len)
-{
-	if (o->exe && report__resolve_exe(st, o->db, o->exe, exe, len))
-		return -1;
-	sel->program = o->exe ? exe : NULL;
-	if (o->since || o->until)
-		sel->run_id = 0;	/* the window */
-	else if (o->run)
-		sel->run_id = (int64_t)o->run;
-	else if (report__latest_run(st, o->db, &sel->run_id))
-		return -1;
-	return 0;
+	r->db = o->db;
+	r->sel = *sel;
+	r->sel.run_id = (int64_t)o->run;
+	r->window = o->since || o->until;
+	r->exe = o->exe;
+	r->flags = profile_flags(o, v);
+	r->budget_s = o->budget;
+	r->check = true;
+	r->k = v->nsort ? 0 : v->k;	/* a flat table needs no map */
+	r->lines = o->lines;
+	r->inlined = !o->no_inline;
+	r->draw_inlined = v->fmt != REPORT_PPROF;	/* pprof: at its
+							 * locations */
+	r->base = o->base;
+	r->base_k = v->k;
 }
 
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts o = { .min_percent = NAN };
 	struct report_view v = { 0 };
-	struct run_profile p = { 0 };
+	struct profile_request rq = { 0 };
+	struct profile pr = { 0 };
 	struct store_selection sel = { .until_ns = INT64_MAX };
 	struct store *st = NULL;
 	struct outfile out = { 0 };
-	struct report_base *base = NULL;
-	struct lines *lines = NULL;
-	char exe_path[PATH_MAX];
 	int idx, ret = 1;
 
 	cli__defaults(&report_command, &o);
@@ -448,7 +382,7 @@ int cmd_report(int argc, char **argv)
 	if (outfile__open(&out, o.output))
 		return 1;
 	v.out = out.f;
-	v.p = &p;
+	v.p = &pr.p;
 	if (o.from) {
 		struct fleet_query fq = { .k = v.k, .since_ns = sel.since_ns,
 			.until_ns = sel.until_ns == INT64_MAX ? 0 :
@@ -457,38 +391,21 @@ int cmd_report(int argc, char **argv)
 			.timeout_s = o.timeout > 0 && o.timeout < 1 ? 1 :
 				     (long)o.timeout };
 
-		if (!fleet__profile(o.from, &fq, &p) && !report__write(&v))
+		if (!fleet__profile(o.from, &fq, &pr.p) && !report__write(&v))
 			ret = 0;
 		goto out;
 	}
-	st = report__open(o.db);
-	if (!st || select_runs(st, &o, &sel, exe_path, sizeof(exe_path)) ||
-	    run_profile__infer_within(st, &sel, profile_flags(&o, &v),
-				      o.budget, &p) ||
-	    report__check(&p, o.db, o.pid || o.exe || o.comm,
-			  v.nsort ? 0 : v.k))	/* a flat table needs no map */
+	request_of(&o, &v, &sel, &rq);
+	if (!(st = profile__open(o.db)) || profile__load(st, &rq, &pr))
 		goto out;
-	/* one DWARF reader for call sites and inlined functions */
-	if ((o.lines || !o.no_inline) && !(lines = lines__new()))
-		goto out;
-	v.lines = o.lines ? lines : NULL;
-	if (!o.no_inline && !(v.dwarf = report__dwarf_new(&p, lines, st)))
-		goto out;
-	if (inline_frames(&p, &v))
-		goto out;
-	if (o.base && !(base = load_base(st, &o, &v, &sel,
-					 profile_flags(&o, &v))))
-		goto out;
-	v.base = base;
+	v.lines = o.lines ? pr.lines : NULL;
+	v.dwarf = pr.dwarf;
+	v.base = pr.base;
 	if (report__write(&v))
 		goto out;
 	ret = 0;
 out:
-	report__base_free(base);
-	/* before the store closes: it keeps what DWARF said */
-	report__dwarf_free(v.dwarf);
-	lines__free(lines);
-	run_profile__free(&p);
+	profile__exit(&pr);	/* before the store closes */
 	store__close(st);
 	if (outfile__close(&out, !ret))
 		ret = 1;

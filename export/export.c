@@ -18,7 +18,7 @@
 #include "export/clickhouse.h"
 #include "export/pull.h"
 #include "inference/cct.h"
-#include "profile/run_profile.h"
+#include "profile/profile.h"
 #include "schema/export_store.h"
 #include "schema/report_store.h"
 
@@ -234,24 +234,26 @@ static int put_stack(struct body *b, struct cct *t, const struct cct_record *r,
 static int stack_rows(struct store *st, int64_t run_id,
 		      const struct segment *g, struct body *b)
 {
-	struct store_selection sel = { .run_id = run_id };
-	struct run_profile p;
+	/* what report --no-inline shows: the binaries' calls explain CIDs
+	 * no path map does, stripped binaries are named from their local
+	 * debug files (never debuginfod: the root daemon starts exporters,
+	 * and it fetches nothing over the network).  No inlined frames:
+	 * a fleet's stacks are physical frames, summed across hosts whether
+	 * or not each host has the DWARF, and the exporter reads none. */
+	struct profile_request rq = { .sel.run_id = run_id, .budget_s = -1,
+		.flags = RUN_PROFILE_BY_PID | RUN_PROFILE_STATIC |
+			 RUN_PROFILE_SAVE | RUN_PROFILE_DEBUGINFO };
+	struct profile pr;
+	struct run_profile *p = &pr.p;
 	const struct cct_record *recs;
 	size_t n;
-	int ret;
+	int ret = profile__load(st, &rq, &pr);
 
-	/* what report shows: the binaries' calls explain CIDs no path map
-	 * does, stripped binaries are named from their local debug files
-	 * (never debuginfod: the root daemon starts exporters, and it
-	 * fetches nothing over the network) */
-	ret = run_profile__infer(st, &sel, RUN_PROFILE_BY_PID |
-				 RUN_PROFILE_STATIC | RUN_PROFILE_SAVE |
-				 RUN_PROFILE_DEBUGINFO, &p);
 	if (ret) {
-		run_profile__free(&p);
-		return ret > 0 ? 0 : -EIO;	/* a run without samples */
+		profile__exit(&pr);
+		return ret == RUN_PROFILE_NONE ? 0 : -EIO;
 	}
-	recs = cct__records(p.cct, &n);
+	recs = cct__records(p->cct, &n);
 	for (size_t i = 0; i < n && !ret; i++) {
 		const struct cct_record *r = &recs[i];
 		struct body line = { 0 };
@@ -263,8 +265,8 @@ static int stack_rows(struct store *st, int64_t run_id,
 		if (!(r->weight > 0))
 			continue;
 		/* the stack first: its process frame gives the head */
-		ret = put_stack(&line, p.cct, r, &proc);
-		pf = proc ? cct__frame(p.cct, proc) : NULL;
+		ret = put_stack(&line, p->cct, r, &proc);
+		pf = proc ? cct__frame(p->cct, proc) : NULL;
 		sp = pf ? prog_of(g, pf->pid) : NULL;
 		snprintf(tail, sizeof(tail), "\t%.17g\t%u\t%s\n", r->weight,
 			 r->exact < 65535 ? r->exact : 65535,
@@ -280,7 +282,7 @@ static int stack_rows(struct store *st, int64_t run_id,
 		free(line.t.v);
 		b->rows++;
 	}
-	run_profile__free(&p);
+	profile__exit(&pr);
 	return ret;
 }
 

@@ -129,7 +129,7 @@ static int open_window(struct store *st, const struct store_selection *sel,
 			       &p->run.unresolved))
 		return -1;
 	if (!n)
-		return 1;
+		return RUN_PROFILE_NONE;
 	snprintf(p->run.kind, sizeof(p->run.kind), "window");
 	snprintf(p->run.command, sizeof(p->run.command),
 		 "%lld run%s, %lld to %lld", (long long)n, n > 1 ? "s" : "",
@@ -172,7 +172,7 @@ static int open_profile(struct store *st, const struct store_selection *sel,
 		else
 			log_error("no run %lld: the database holds no runs",
 				  (long long)run_id);
-		return 1;
+		return RUN_PROFILE_NONE;
 	}
 	if (ret)
 		goto out_fail;
@@ -196,7 +196,7 @@ out_fail:
 	if (ret <= 0)
 		log_error("%s", ret < 0 || p->cct ? store__error(st) :
 			  "out of memory");
-	return ret > 0 ? 1 : -1;
+	return ret > 0 ? RUN_PROFILE_NONE : -1;
 }
 
 /* Ids as a store's walk gives them: a run's programs, a window's runs. */
@@ -1689,7 +1689,7 @@ int run_profile__score(struct store *st, int64_t run_id,
 	free(ps.v);
 	infer__free(inf);
 	run_profile__free(&p);
-	return !ret && !found ? 1 : ret;
+	return !ret && !found ? RUN_PROFILE_NONE : ret;
 }
 
 int run_profile__truth(struct store *st, int64_t run_id,
@@ -1722,7 +1722,7 @@ int run_profile__truth(struct store *st, int64_t run_id,
 	}
 	free(ps.v);
 	if (!ret && !found)
-		ret = 1;
+		ret = RUN_PROFILE_NONE;
 	p->stats.samples = p->stats.by_how[CCT_PRECISE] = cct__total(p->cct);
 	return ret;
 }

@@ -117,6 +117,10 @@ enum {
  * second on the 2-CPU VM (bench/exports.sh). */
 #define RUN_PROFILE_BUDGET_S 0.8
 
+/* "Nothing there": the run does not exist, the window holds none, or a
+ * validation run has no true paths (docs/architecture.md, errors). */
+#define RUN_PROFILE_NONE 1
+
 /*
  * The profile of the samples @sel selects (a run, or a time window of
  * runs, optionally one process, program or command), as @flags say.
@@ -132,8 +136,8 @@ enum {
  * while the budget lasts, binaries decoded only while their size fits
  * in what is left; the rest stays unknown, counted (over_budget_*).
  * RUN_PROFILE_WHOLE and _FLAT profiles are views, inferred as read.
- * 0, or -1 after logging why; 1 (logged) when the run does not exist
- * or the window holds none.
+ * 0, or -1 after logging why; RUN_PROFILE_NONE (logged) when the run
+ * does not exist or the window holds none.
  */
 int run_profile__infer_within(struct store *st,
 			      const struct store_selection *sel,
@@ -145,7 +149,8 @@ int run_profile__infer(struct store *st, const struct store_selection *sel,
 		       unsigned flags, struct run_profile *p);
 
 /* The true paths that validation run @run_id unwound, as a profile:
- * every record precise.  0, 1 when the run has no true paths, -1. */
+ * every record precise.  0, RUN_PROFILE_NONE (not logged) when the run
+ * has no true paths, or -1 after logging why. */
 int run_profile__truth(struct store *st, int64_t run_id,
 		       struct run_profile *p);
 
@@ -170,8 +175,8 @@ struct run_score {
  * run_profile__infer() with RUN_PROFILE_STATIC does, from the training
  * and learned maps and the binaries' direct calls, never from the run's
  * own true paths; @fn gets each, with the weight the true context got.
- * A non-zero return from @fn (-ENOMEM) stops.  0, 1 (logged by nobody)
- * when the run has no true paths, -1 after logging why.
+ * A non-zero return from @fn (-ENOMEM) stops.  0, RUN_PROFILE_NONE (not
+ * logged) when the run has no true paths, -1 after logging why.
  */
 int run_profile__score(struct store *st, int64_t run_id,
 		       int (*fn)(void *arg, const struct run_score *s),

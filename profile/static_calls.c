@@ -422,3 +422,14 @@ const struct static_calls_stats *static_calls__stats(
 {
 	return &sc->stats;
 }
+
+const char *static_calls__unreadable(const struct static_calls_stats *c,
+				     char *buf, size_t len)
+{
+	snprintf(buf, len, "%u binar%s not readable, so %s callers may stay "
+		 "unknown: %s (%s)%s", c->unreadable,
+		 c->unreadable > 1 ? "ies" : "y",
+		 c->unreadable > 1 ? "their" : "its", c->unreadable_path,
+		 c->unreadable_why, c->unreadable > 1 ? " and others" : "");
+	return buf;
+}

@@ -75,4 +75,9 @@ int static_calls__store_id(struct static_calls *sc, struct store *st,
 const struct static_calls_stats *static_calls__stats(
 	const struct static_calls *sc);
 
+/* What a report says of the binaries whose calls could not be read
+ * (@c->unreadable > 0), into @buf. */
+const char *static_calls__unreadable(const struct static_calls_stats *c,
+				     char *buf, size_t len);
+
 #endif

@@ -18,134 +18,6 @@
 #include "common/printable.h"
 #include "report/render.h"
 
-struct report_base {
-	char **keys;
-	double *w;
-	size_t n, cap, wcap;
-	struct hindex index;
-	double total;
-};
-
-/* Where @key is in @b, or HINDEX_NONE. */
-static uint32_t find(const struct report_base *b, const char *key)
-{
-	struct hindex_probe p = { HINDEX_NONE, 0 };
-	uint64_t h = hindex__string(key);
-	uint32_t i;
-
-	while ((i = hindex__next(&b->index, &p, h)) != HINDEX_NONE)
-		if (!strcmp(b->keys[i], key))
-			return i;
-	return HINDEX_NONE;
-}
-
-static int add(struct report_base *b, const char *key, double w)
-{
-	uint32_t i = find(b, key);
-
-	b->total += w;
-	if (i != HINDEX_NONE) {
-		b->w[i] += w;
-		return 0;
-	}
-	if (b->n >= UINT32_MAX - 1 ||
-	    grow(&b->keys, &b->cap, b->n + 1, sizeof(*b->keys), 256) ||
-	    grow(&b->w, &b->wcap, b->n + 1, sizeof(*b->w), 256) ||
-	    hindex__insert(&b->index, hindex__string(key), (uint32_t)b->n) ||
-	    !(b->keys[b->n] = strdup(key)))
-		return -ENOMEM;
-	b->w[b->n++] = w;
-	return 0;
-}
-
-static int add_context(void *arg, const char *key, int64_t group, double w)
-{
-	(void)group;
-	return add(arg, key, w);
-}
-
-struct report_base *report__base_of(const struct run_profile *p, uint32_t k,
-				    int *err)
-{
-	struct report_base *b = calloc(1, sizeof(*b));
-
-	*err = b ? 0 : -ENOMEM;
-	if (b)		/* its keys are k-contexts already */
-		*err = report__folded(p->cct, k, add_context, b);
-	if (*err) {
-		report__base_free(b);
-		return NULL;
-	}
-	return b;
-}
-
-struct report_base *report__base_read(FILE *in, uint32_t k, int *err,
-				      size_t *bad_line)
-{
-	struct report_base *b = calloc(1, sizeof(*b));
-	char *line = NULL;
-	size_t cap = 0, no = 0;
-
-	*err = b ? 0 : -ENOMEM;
-	*bad_line = 0;
-	while (!*err && getline(&line, &cap, in) > 0) {
-		double w;
-		int r = report__folded_line(line, &w);
-
-		no++;
-		if (r < 0) {
-			*err = -EINVAL;
-			*bad_line = no;
-		} else if (!r) {
-			/* whole stacks: cut to k-contexts, and printable as
-			 * the database's names are (a baseline file is
-			 * anyone's to write: no escape sequence from it
-			 * reaches a terminal, no invalid UTF-8 the JSON) */
-			char *key = printable__dup(report__cut_key(line, k));
-
-			*err = key ? add(b, key, w) : -ENOMEM;
-			free(key);
-		}
-	}
-	free(line);
-	if (!*err && ferror(in))
-		*err = -EIO;
-	if (*err) {
-		report__base_free(b);
-		return NULL;
-	}
-	return b;
-}
-
-void report__base_free(struct report_base *b)
-{
-	if (!b)
-		return;
-	for (size_t i = 0; i < b->n; i++)
-		free(b->keys[i]);
-	free(b->keys);
-	free(b->w);
-	hindex__free(&b->index);
-	free(b);
-}
-
-double report__base_total(const struct report_base *b)
-{
-	return b->total;
-}
-
-size_t report__base_size(const struct report_base *b)
-{
-	return b->n;
-}
-
-const char *report__base_key(const struct report_base *b, size_t i,
-			     double *w)
-{
-	*w = b->w[i];
-	return b->keys[i];
-}
-
 /* ---- the change, row by row ---------------------------------------- */
 
 struct diff_row {
@@ -196,19 +68,21 @@ static int add_row(struct diff *d, const char *key, double share, bool base)
 
 /* The rows of both profiles, by context (@leaf false) or by leaf
  * function, biggest change first. */
-static int rows(struct diff *d, const struct report_base *now,
-		const struct report_base *base, bool leaf)
+static int rows(struct diff *d, const struct profile_base *now,
+		const struct profile_base *base, bool leaf)
 {
 	for (int side = 0; side < 2; side++) {
-		const struct report_base *b = side ? base : now;
+		const struct profile_base *b = side ? base : now;
 
-		for (size_t i = 0; i < b->n; i++) {
-			const char *key = b->keys[i], *semi;
+		double total = profile_base__total(b);
+
+		for (size_t i = 0; i < profile_base__size(b); i++) {
+			double w;
+			const char *key = profile_base__key(b, i, &w), *semi;
 
 			if (leaf && (semi = strrchr(key, ';')))
 				key = semi + 1;
-			if (add_row(d, key, b->total > 0 ? b->w[i] / b->total : 0,
-				    side))
+			if (add_row(d, key, total > 0 ? w / total : 0, side))
 				return -ENOMEM;
 		}
 	}
@@ -296,26 +170,30 @@ static void json_rows(const struct render *r, const struct diff *d,
 
 /* flamegraph.pl's differential input: "stack BASE NOW", the base's
  * weights scaled to the current profile's total. */
-static void folded_pairs(const struct render *r, const struct report_base *now,
-			 const struct report_base *base)
+static void folded_pairs(const struct render *r, const struct profile_base *now,
+			 const struct profile_base *base)
 {
-	double scale = base->total > 0 ? now->total / base->total : 0;
+	double base_total = profile_base__total(base);
+	double scale = base_total > 0 ?
+		       profile_base__total(now) / base_total : 0;
 
 	for (int side = 0; side < 2; side++) {
-		const struct report_base *b = side ? base : now;
-		const struct report_base *o = side ? now : base;
+		const struct profile_base *b = side ? base : now;
+		const struct profile_base *o = side ? now : base;
 
-		for (size_t i = 0; i < b->n; i++) {
-			uint32_t j = find(o, b->keys[i]);
-			double bw = side ? b->w[i] : (j == HINDEX_NONE ? 0 : o->w[j]);
-			double nw = side ? 0 : b->w[i];
+		for (size_t i = 0; i < profile_base__size(b); i++) {
+			double w, ow;
+			const char *key = profile_base__key(b, i, &w);
+			bool in_other = profile_base__weight(o, key, &ow);
+			double bw = side ? w : ow;
+			double nw = side ? 0 : w;
 
-			if (side && j != HINDEX_NONE)
+			if (side && in_other)
 				continue;	/* written with the profile */
-			fprintf(r->out, "%s ", b->keys[i]);
-			report__weight(r->out, bw * scale);
+			fprintf(r->out, "%s ", key);
+			render__weight(r->out, bw * scale);
 			fputc(' ', r->out);
-			report__weight(r->out, nw);
+			render__weight(r->out, nw);
 			fputc('\n', r->out);
 		}
 	}
@@ -324,8 +202,8 @@ static void folded_pairs(const struct render *r, const struct report_base *now,
 int render__diff(const struct render *r)
 {
 	int err = 0;
-	struct report_base *now = report__base_of(r->p, r->v->k, &err);
-	const struct report_base *base = r->v->base;
+	struct profile_base *now = profile_base__of(r->p, r->v->k, &err);
+	const struct profile_base *base = r->v->base;
 	struct diff fn = { 0 }, ctx = { 0 };
 
 	if (!now)
@@ -340,7 +218,8 @@ int render__diff(const struct render *r)
 	if (r->v->fmt == REPORT_JSON) {
 		fprintf(r->out, "{\"run_id\": %lld, \"samples\": %.3f, "
 			"\"base_samples\": %.3f, \"k\": ",
-			(long long)r->p->run.id, now->total, base->total);
+			(long long)r->p->run.id, profile_base__total(now),
+			profile_base__total(base));
 		if (r->v->k == KCCF_INF)
 			fputs("null", r->out);
 		else
@@ -352,15 +231,16 @@ int render__diff(const struct render *r)
 		fprintf(r->out, "run %lld (%.0f samples) against the base "
 			"(%.0f samples): shares of all samples in %%, change in "
 			"percentage points, biggest first\n",
-			(long long)r->p->run.id, now->total, base->total);
+			(long long)r->p->run.id, profile_base__total(now),
+			profile_base__total(base));
 		text_table(r, &fn, "functions (self)");
 		if (r->v->k)
 			text_table(r, &ctx, "contexts");
 	}
 out:
 	if (err)
-		report__forest_error(err);
-	report__base_free(now);
+		folded__forest_error(err);
+	profile_base__delete(now);
 	free(fn.rows);
 	free(ctx.rows);
 	hindex__free(&fn.index);

@@ -121,13 +121,13 @@ static void hot_paths(const struct render *r, const struct hcct *h)
 			fprintf(r->out, "%s\n {\"context\": ", first ? "" : ",");
 			json__string(r->out, key);
 			fprintf(r->out, ", \"samples\": ");
-			report__weight(r->out, h->count[node]);
+			render__weight(r->out, h->count[node]);
 			fprintf(r->out, ", \"error\": ");
-			report__weight(r->out, h->error[node]);
+			render__weight(r->out, h->error[node]);
 			fputc('}', r->out);
 		} else {
 			fprintf(r->out, "%s ", key);
-			report__weight(r->out, h->count[node]);
+			render__weight(r->out, h->count[node]);
 			fputc('\n', r->out);
 		}
 		first = false;

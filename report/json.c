@@ -38,9 +38,9 @@ static void json_open(void *arg, const struct kccf *f,
 	if (cct__kind(r->p->cct, n->frame) == CCT_INLINED)
 		fprintf(r->out, ", \"inlined\": true");
 	fprintf(r->out, ", \"samples\": ");
-	report__weight(r->out, n->weight);
+	render__weight(r->out, n->weight);
 	fprintf(r->out, ", \"certain\": ");
-	report__weight(r->out, n->certain);
+	render__weight(r->out, n->certain);
 	if (!n->level)
 		json_module(r, n->frame);
 	where = render__site(r, n, site, sizeof(site));

@@ -176,7 +176,7 @@ static unsigned line_of(struct builder *b, const struct cct_frame *f,
 
 	*file = NULL;
 	if (m && b->in->dwarf) {
-		n = report__dwarf_at(b->in->dwarf, f->module_id, vaddr, &fr);
+		n = profile_dwarf__at(b->in->dwarf, f->module_id, vaddr, &fr);
 		if (n < 0)
 			b->err = n;
 		else if (n > 0)
@@ -299,7 +299,7 @@ static void location_lines(struct builder *b, int64_t frame,
 	int n = 0;
 
 	if (f && b->in->dwarf && module(b, f->module_id)) {
-		n = report__dwarf_at(b->in->dwarf, f->module_id, l->address,
+		n = profile_dwarf__at(b->in->dwarf, f->module_id, l->address,
 				     &fr);
 		if (n < 0) {
 			b->err = n;
@@ -615,7 +615,7 @@ static int64_t group_of(struct cct *t, uint32_t node)
 	       leaf;
 }
 
-/* Whole counts for the records (report__round, grouped by leaf and
+/* Whole counts for the records (render__round, grouped by leaf and
  * process). */
 static int count_records(struct builder *b, const struct cct_record *recs,
 			 size_t n)
@@ -630,7 +630,7 @@ static int count_records(struct builder *b, const struct cct_record *recs,
 			w[i] = recs[i].weight > 0 ? recs[i].weight : 0;
 			leaf[i] = group_of(b->in->cct, recs[i].node);
 		}
-		ret = report__round(w, leaf, n, b->counts);
+		ret = render__round(w, leaf, n, b->counts);
 	}
 	free(w);
 	free(leaf);

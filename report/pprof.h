@@ -7,7 +7,7 @@
  * nanoseconds for clock events, events for a fixed period, else
  * micro-samples.  Apportioned weights are fractions: the counts are
  * whole, by largest remainder within each leaf function
- * (report__round), and the second value is the count times the period,
+ * (render__round), and the second value is the count times the period,
  * or with @exact the fraction times the period.  A sample whose value
  * is 0 is left out.  Each sample is labelled "inference" = precise,
  * ambiguous, searched or unknown.
@@ -40,7 +40,7 @@
 #include "inference/cct.h"
 
 struct lines;
-struct report_dwarf;
+struct profile_dwarf;
 struct store_module;
 struct store_pc;
 
@@ -48,7 +48,7 @@ struct pprof_input {
 	struct cct *cct;
 	uint32_t k;			/* KCCF_INF: whole contexts */
 	struct lines *lines;		/* may be NULL: no line numbers */
-	struct report_dwarf *dwarf;	/* may be NULL; else the lines, and
+	struct profile_dwarf *dwarf;	/* may be NULL; else the lines, and
 					 * a Line per function inlined at
 					 * each location, from it */
 	bool mangled;			/* C++ names of those as spelled */

@@ -228,19 +228,6 @@ static void print_comms(const struct render *r)
 		"; --sort comm,dso,sym or --comm NAME split them");
 }
 
-/* What the header and report__check() say of the binaries whose calls
- * could not be read, into @buf. */
-const char *render__unreadable(const struct static_calls_stats *c,
-			       char *buf, size_t len)
-{
-	snprintf(buf, len, "%u binar%s not readable, so %s callers may stay "
-		 "unknown: %s (%s)%s", c->unreadable,
-		 c->unreadable > 1 ? "ies" : "y",
-		 c->unreadable > 1 ? "their" : "its", c->unreadable_path,
-		 c->unreadable_why, c->unreadable > 1 ? " and others" : "");
-	return buf;
-}
-
 /* The Good-Turing estimate of a run's samples on paths its learning
  * never unwound: paths seen once over paths learned.  A daemon's
  * segment counts the paths seen once since the daemon's map began, its
@@ -268,7 +255,7 @@ static void print_inference(const struct render *r)
 	if (c->unreadable) {
 		char line[512];
 
-		fprintf(r->out, "%s\n", render__unreadable(c, line, sizeof(line)));
+		fprintf(r->out, "%s\n", static_calls__unreadable(c, line, sizeof(line)));
 	}
 	if (p->over_budget_cids || c->over_budget)
 		fprintf(r->out, "search budget (%.1f s of CPU) spent: %lld "
@@ -360,7 +347,7 @@ void render__json_stats(const struct render *r)
 	fprintf(r->out, ", \"period\": %llu, \"frequency\": %llu, "
 		"\"samples\": ", (unsigned long long)run->period,
 		(unsigned long long)run->frequency);
-	report__weight(r->out, s->samples);
+	render__weight(r->out, s->samples);
 	fprintf(r->out, ", \"cpu\": ");
 	if (run->user_ns < 0 || run->system_ns < 0)
 		fprintf(r->out, "null");
@@ -370,13 +357,13 @@ void render__json_stats(const struct render *r)
 			(double)run->system_ns / 1e9);
 	fprintf(r->out, ", \"kernel_sampled\": %s, \"kernel_samples\": ",
 		run->kernel ? "true" : "false");
-	report__weight(r->out, r->p->kernel_samples);
+	render__weight(r->out, r->p->kernel_samples);
 	fprintf(r->out, ", \"commands\": [");
 	for (size_t i = 0; i < r->p->ncomms && i < RUN_PROFILE_COMMS; i++) {
 		fprintf(r->out, "%s{\"comm\": ", i ? ", " : "");
 		json__string(r->out, r->p->comms[i].name);
 		fprintf(r->out, ", \"samples\": ");
-		report__weight(r->out, r->p->comms[i].samples);
+		render__weight(r->out, r->p->comms[i].samples);
 		fputc('}', r->out);
 	}
 	fprintf(r->out, "], \"commands_in_all\": %zu", r->p->ncomms);
@@ -384,7 +371,7 @@ void render__json_stats(const struct render *r)
 	for (int h = 0; h < CCT_NR_HOW; h++) {
 		fprintf(r->out, "%s\"%s\": ", h ? ", " : "",
 			cct_how__name((enum cct_how)h));
-		report__weight(r->out, s->by_how[h]);
+		render__weight(r->out, s->by_how[h]);
 	}
 	fprintf(r->out, "}, \"expected_correct\": ");
 	if (e < 0)
@@ -405,3 +392,59 @@ void render__json_stats(const struct render *r)
 		fprintf(r->out, "null");
 }
 
+/* A weight's place in render__round()'s order. */
+struct round_item {
+	int64_t group;
+	double frac;
+	size_t i;
+};
+
+static int by_group_frac(const void *a, const void *b)
+{
+	const struct round_item *x = a, *y = b;
+
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	if (x->frac != y->frac)
+		return x->frac > y->frac ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+int render__round(const double *w, const int64_t *group, size_t n,
+		  int64_t *out)
+{
+	struct round_item *it = malloc((n ? n : 1) * sizeof(*it));
+
+	if (!it)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		/* 1e-9: a sum of shares that should be whole is not quite */
+		double fl = floor(w[i] + 1e-9);
+
+		out[i] = (int64_t)fl;
+		it[i] = (struct round_item){ group[i], w[i] - fl, i };
+	}
+	qsort(it, n, sizeof(*it), by_group_frac);
+	for (size_t s = 0, e; s < n; s = e) {
+		double sum = 0;
+		int64_t floors = 0, extra;
+
+		for (e = s; e < n && it[e].group == it[s].group; e++) {
+			sum += w[it[e].i];
+			floors += out[it[e].i];
+		}
+		extra = llround(sum) - floors;
+		for (size_t j = s; j < e && extra > 0; j++, extra--)
+			out[it[j].i]++;
+	}
+	free(it);
+	return 0;
+}
+
+void render__weight(FILE *out, double w)
+{
+	if (fabs(w - round(w)) < 1e-6)
+		fprintf(out, "%.0f", w);
+	else
+		fprintf(out, "%.3f", w);
+}

@@ -2,11 +2,12 @@
  * render.h - private to report/: what the renderers share (render.c).
  * Each renderer (text.c, json.c, folded.c, hot.c, pprof.c, sorted.c)
  * writes one format of report__write()'s view; report.c only
- * dispatches to them.
+ * dispatches to them, and no renderer calls another.
  */
 #ifndef ICPPD_REPORT_RENDER_H
 #define ICPPD_REPORT_RENDER_H
 
+#include "profile/folded_keys.h"
 #include "report/report.h"
 
 struct render {
@@ -34,11 +35,6 @@ int render__svg(const struct render *r);
 int render__diff(const struct render *r);
 /* The flat table of --sort (sorted.c). */
 int render__sorted(const struct render *r);
-
-/* What the header and report__check() say of the binaries whose calls
- * could not be read, into @buf. */
-const char *render__unreadable(const struct static_calls_stats *c,
-			       char *buf, size_t len);
 
 /* The run line and the inference shares above a text report. */
 void render__header(const struct render *r);
@@ -76,5 +72,18 @@ struct render_walk {
 };
 void render__walk(const struct render *r, const struct kccf *f,
 		  uint32_t root, const struct render_walk *w);
+
+/* Prints @w with no decimals when it is whole, else with up to 3. */
+void render__weight(FILE *out, double w);
+
+/*
+ * Whole counts for @n weights @w, into @out: within each group (@group,
+ * the leaf function, or of one process: such samples are a whole
+ * number), the counts add up to the group's weight rounded, shared by
+ * largest remainder, so exports in integers lose no weight.  A weight
+ * may get 0.  0 or -ENOMEM.
+ */
+int render__round(const double *w, const int64_t *group, size_t n,
+		  int64_t *out);
 
 #endif

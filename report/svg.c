@@ -6,7 +6,7 @@
  * highlight, and a line naming the frame under the pointer (each frame
  * also has a <title>, the tooltip).
  *
- * The stacks are folded output's (report__stacks(): the same --k,
+ * The stacks are folded output's (folded__stacks(): the same --k,
  * selection and --comm-frame), merged into a tree, root at the bottom,
  * callers below their callees, siblings in name order.  Weight whose
  * callers are unknown is under one "[unknown callers]" frame, drawn in
@@ -105,7 +105,7 @@ static uint32_t add_frame(struct flame *fl, uint32_t at, const char *name,
 	return at;
 }
 
-/* report__stacks()'s callback: the profile's frames into the tree, by
+/* folded__stacks()'s callback: the profile's frames into the tree, by
  * their names (a name may hold ';': it stays one frame). */
 static int add_stack(void *arg, const int64_t *frames, size_t n,
 		     int64_t group, double weight)
@@ -140,7 +140,7 @@ static int add_key(struct flame *fl, const char *key, double weight)
 	fl->names[fl->nnames++] = copy;
 	for (frame = strtok_r(copy, ";", &save); frame;
 	     frame = strtok_r(NULL, ";", &save), depth++) {
-		report__folded_unescape(frame);
+		folded__unescape(frame);
 		if ((at = add_frame(fl, at, frame, depth, &uncertain,
 				    weight)) == UINT32_MAX)
 			return -ENOMEM;
@@ -440,7 +440,7 @@ static void header(const struct render *r, size_t height)
 			"fill=\"#555\">%.0f samples against a base of %.0f: "
 			"red grew, blue shrank (share of all samples)</text>\n",
 			SVG_WIDTH / 2, r->total,
-			report__base_total(r->v->base));
+			profile_base__total(r->v->base));
 	else
 		fprintf(r->out, "<text x=\"%d\" y=\"44\" text-anchor=\"middle\" "
 			"fill=\"#555\">%.0f samples; callers inferred: %.1f%% "
@@ -465,18 +465,18 @@ int render__svg(const struct render *r)
 	struct flame fl = { .t = r->p->cct };
 	uint32_t *order = NULL;
 	size_t height;
-	int err = report__stacks(r->p->cct, r->v->k, add_stack, &fl);
+	int err = folded__stacks(r->p->cct, r->v->k, add_stack, &fl);
 
 	if (err) {
-		report__forest_error(err);
+		folded__forest_error(err);
 		goto out;
 	}
 	if (r->v->base) {	/* the baseline's stacks into the same tree */
 		fl.base = true;
-		fl.base_total = report__base_total(r->v->base);
-		for (size_t i = 0; i < report__base_size(r->v->base) && !err; i++) {
+		fl.base_total = profile_base__total(r->v->base);
+		for (size_t i = 0; i < profile_base__size(r->v->base) && !err; i++) {
 			double w;
-			const char *key = report__base_key(r->v->base, i, &w);
+			const char *key = profile_base__key(r->v->base, i, &w);
 
 			err = add_key(&fl, key, w);
 		}
@@ -487,14 +487,14 @@ int render__svg(const struct render *r)
 				fl.max_change = d < 0 ? -d : d;
 		}
 		if (err) {
-			report__forest_error(err);
+			folded__forest_error(err);
 			goto out;
 		}
 	}
 	/* every node, the baseline's own included */
 	if (!(order = malloc((fl.len ? fl.len : 1) * sizeof(*order)))) {
 		err = -ENOMEM;
-		report__forest_error(err);
+		folded__forest_error(err);
 		goto out;
 	}
 	for (size_t i = 0; i < fl.len; i++)
@@ -506,7 +506,7 @@ int render__svg(const struct render *r)
 				    fl.max_depth + 1 : SVG_MAX_DEPTH) : 1);
 	header(r, height);
 	if ((err = draw(r, &fl, order, height))) {
-		report__forest_error(err);
+		folded__forest_error(err);
 		goto out;
 	}
 	fprintf(r->out, script, SVG_WIDTH, SVG_PAD, CHAR_WIDTH);

@@ -21,8 +21,8 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "inference/metrics.h"
-#include "report/report.h"
-#include "profile/run_profile.h"
+#include "profile/folded_keys.h"
+#include "profile/profile.h"
 #include "schema/validation.h"
 
 /* The k of the overlap validate reports (what a report shows by
@@ -473,7 +473,7 @@ static int add_context(void *arg, const char *key, int64_t group,
 /* @p's k-contexts into @c, equal keys merged.  0 or -errno. */
 static int contexts_of(struct run_profile *p, uint32_t k, struct contexts *c)
 {
-	int ret = report__folded(p->cct, k, add_context, c);
+	int ret = folded__keys(p->cct, k, add_context, c);
 
 	if (!ret)
 		metrics__merge(c->v, &c->n);
@@ -497,22 +497,23 @@ static void contexts_free(struct contexts *c)
  */
 static double overlap_with_truth(struct store *st, int64_t run_id)
 {
-	struct store_selection sel = { .run_id = run_id };
-	struct run_profile truth = { 0 }, p = { 0 };
+	struct profile_request tr = { .sel.run_id = run_id,
+				      .source = PROFILE_TRUTH };
+	struct profile_request rr = { .sel.run_id = run_id, .budget_s = -1,
+		.flags = RUN_PROFILE_STATIC | RUN_PROFILE_SAVE };
+	struct profile truth = { 0 }, p = { 0 };
 	struct contexts a = { 0 }, b = { 0 };
 	struct compare_result r;
 	double overlap = -1;
 	int err;
 
-	if (run_profile__truth(st, run_id, &truth) ||
-	    run_profile__infer(st, &sel, RUN_PROFILE_STATIC | RUN_PROFILE_SAVE,
-			       &p))
+	if (profile__load(st, &tr, &truth) || profile__load(st, &rr, &p))
 		goto out;
-	err = contexts_of(&truth, VALIDATION_K, &a);
+	err = contexts_of(&truth.p, VALIDATION_K, &a);
 	if (!err)
-		err = contexts_of(&p, VALIDATION_K, &b);
+		err = contexts_of(&p.p, VALIDATION_K, &b);
 	if (err) {
-		report__forest_error(err);
+		folded__forest_error(err);
 		goto out;
 	}
 	metrics__compare(a.v, a.n, b.v, b.n, 0.01, &r);
@@ -520,8 +521,8 @@ static double overlap_with_truth(struct store *st, int64_t run_id)
 out:
 	contexts_free(&a);
 	contexts_free(&b);
-	run_profile__free(&truth);
-	run_profile__free(&p);
+	profile__exit(&truth);
+	profile__exit(&p);
 	return overlap;
 }
 

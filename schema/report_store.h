@@ -200,7 +200,7 @@ int store__put_build_calls(struct store *st, const char *build_id,
 
 /*
  * The functions inlined at address @address of build @build_id that a
- * report read from its DWARF before (report__inline()), into @chain
+ * report read from its DWARF before (profile__inline()), into @chain
  * (@len bytes, at least STORE_MAX_CHAIN + 1): names outermost first,
  * '\n' between ("" for none).  One lookup of the table's key, whatever
  * else the build holds: a report asks for the addresses it needs.

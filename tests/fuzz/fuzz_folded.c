@@ -1,13 +1,13 @@
 /*
  * fuzz_folded.c - folded stack files as compare reads them
- * (report__folded_line), then the comparison of the profile with itself
+ * (folded__line), then the comparison of the profile with itself
  * (inference/metrics.h), which must score 1 when it has weight.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/report.h"
+#include "profile/folded_keys.h"
 #include "inference/metrics.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = '\0';
-		if (report__folded_line(line, &w))
+		if (folded__line(line, &w))
 			continue;
 		if (!(w >= 0) || isinf(w) || !isfinite(total += w))
 			goto out;	/* compare refuses the file */

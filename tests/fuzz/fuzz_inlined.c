@@ -1,6 +1,6 @@
 /*
  * fuzz_inlined.c - a row of the store's inlined table as a report reads
- * it back (report__dwarf_row): the table is anyone's to write who can
+ * it back (profile_dwarf__row): the table is anyone's to write who can
  * write the database.  A row read is one a report could have written:
  * at most LINES_MAX_FRAMES frames, every one named but the last, each
  * name printable (no control byte: they reach terminals and folded
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "binary/lines.h"
-#include "report/report.h"
+#include "profile/dwarf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -24,7 +24,7 @@ static void check_text(const char *s)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct report_dwarf *d = report__dwarf_new(NULL, NULL, NULL);
+	struct profile_dwarf *d = profile_dwarf__new(NULL, NULL, NULL);
 	struct lines_frame fr[LINES_MAX_FRAMES];
 	char *text = malloc(size + 1);
 	int n;
@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto out;
 	memcpy(text, data, size);
 	text[size] = '\0';
-	n = report__dwarf_row(d, text, fr);
+	n = profile_dwarf__row(d, text, fr);
 	if (n < 0 || n > LINES_MAX_FRAMES)
 		__builtin_trap();
 	for (int i = 0; i < n; i++) {
@@ -44,6 +44,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 out:
 	free(text);
-	report__dwarf_free(d);
+	profile_dwarf__delete(d);
 	return 0;
 }

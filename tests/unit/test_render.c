@@ -88,7 +88,7 @@ static void hostile_names(void)
 		"main;FAKE\rother;leaf\xff\xfe 1\n";
 	struct run_profile p;
 	struct report_view v = { .p = &p, .k = KCCF_INF };
-	struct report_base *b;
+	struct profile_base *b;
 	size_t bad_line;
 	const char *s;
 	FILE *in;
@@ -117,7 +117,7 @@ static void hostile_names(void)
 
 	/* a baseline file's keys are printable, as the database's are */
 	in = fmemopen((void *)base_file, sizeof(base_file) - 1, "r");
-	b = in ? report__base_read(in, KCCF_INF, &err, &bad_line) : NULL;
+	b = in ? profile_base__read(in, KCCF_INF, &err, &bad_line) : NULL;
 	if (in)
 		fclose(in);
 	ok(b != NULL, "a crafted baseline file reads");
@@ -136,7 +136,7 @@ static void hostile_names(void)
 	is_int(controls(s), 0, "svg against it: no control byte");
 	ok(strstr(s, "ev;FORGED") != NULL,
 	   "svg against it: the ';' name still one frame");
-	report__base_free(b);
+	profile_base__delete(b);
 	cct__free(p.cct);
 }
 

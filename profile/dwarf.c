@@ -2,7 +2,7 @@
  * dwarf.c - what DWARF says at an address of a profile's modules (the
  * functions inlined there and the source lines), from the store where
  * a report kept it, else from the line reader (binary/lines.h), whose
- * answers are then kept (report_dwarf).
+ * answers are then kept (profile_dwarf).
  *
  * What a build-id's DWARF says never changes, so the store's table
  * inlined is a cache like build_calls: a later report or export of a
@@ -30,7 +30,7 @@
 #include "common/grow.h"
 #include "common/hindex.h"
 #include "common/printable.h"
-#include "report/report.h"
+#include "profile/dwarf.h"
 #include "schema/report_store.h"
 
 /* The frames at one address of build mods[build]: frames[start ..];
@@ -51,7 +51,7 @@ struct mod {
 	size_t n, vaddrs_cap, texts_cap;
 };
 
-struct report_dwarf {
+struct profile_dwarf {
 	const struct run_profile *p;
 	struct lines *l;
 	struct store *st;
@@ -67,19 +67,19 @@ struct report_dwarf {
 	size_t nmods, mods_cap;
 };
 
-struct report_dwarf *report__dwarf_new(const struct run_profile *p,
+struct profile_dwarf *profile_dwarf__new(const struct run_profile *p,
 				       struct lines *l, struct store *st)
 {
-	struct report_dwarf *d = calloc(1, sizeof(*d));
+	struct profile_dwarf *d = calloc(1, sizeof(*d));
 
 	if (d)
-		*d = (struct report_dwarf){ .p = p, .l = l, .st = st };
+		*d = (struct profile_dwarf){ .p = p, .l = l, .st = st };
 	return d;
 }
 
 /* @s (@len bytes; NUL-terminated when @len is SIZE_MAX) made printable,
  * as a string @d keeps, one copy per string; NULL when out of memory. */
-static const char *keep_string(struct report_dwarf *d, const char *s,
+static const char *keep_string(struct profile_dwarf *d, const char *s,
 			       size_t len)
 {
 	char *raw = len == SIZE_MAX ? strdup(s) : strndup(s, len);
@@ -114,7 +114,7 @@ static uint64_t answer_hash(uint32_t build, uint64_t vaddr)
 
 /* The answer for @vaddr of build @build: @n frames, kept (names and
  * files already @d's).  0 or -ENOMEM. */
-static int remember(struct report_dwarf *d, uint32_t build, uint64_t vaddr,
+static int remember(struct profile_dwarf *d, uint32_t build, uint64_t vaddr,
 		    const struct lines_frame *fr, size_t n)
 {
 	if (d->nanswers >= UINT32_MAX - 1 ||
@@ -134,7 +134,7 @@ static int remember(struct report_dwarf *d, uint32_t build, uint64_t vaddr,
 
 /* Line @at (@len bytes) of a stored row as a frame into @f: 1, 0 when
  * it is not "NAME\tFILE\tLINE", or -ENOMEM. */
-static int stored_frame(struct report_dwarf *d, const char *at, size_t len,
+static int stored_frame(struct profile_dwarf *d, const char *at, size_t len,
 			struct lines_frame *f)
 {
 	const char *t1 = memchr(at, '\t', len), *t2;
@@ -160,7 +160,7 @@ static int stored_frame(struct report_dwarf *d, const char *at, size_t len,
 	return (t1 > at && !f->name) || (t2 > t1 + 1 && !f->file) ? -ENOMEM : 1;
 }
 
-int report__dwarf_row(struct report_dwarf *d, const char *text,
+int profile_dwarf__row(struct profile_dwarf *d, const char *text,
 		      struct lines_frame *fr)
 {
 	size_t n = 0;
@@ -183,7 +183,7 @@ int report__dwarf_row(struct report_dwarf *d, const char *text,
 
 /* The build of module @m (its record in @d->mods), made at its first
  * question.  NULL when out of memory. */
-static struct mod *mod_of(struct report_dwarf *d, const struct store_module *m)
+static struct mod *mod_of(struct profile_dwarf *d, const struct store_module *m)
 {
 	for (size_t i = 0; i < d->nmods; i++)
 		if (m->build_id[0] ? !strcmp(d->mods[i].build_id, m->build_id) :
@@ -217,7 +217,7 @@ static int keep_row(struct mod *md, uint64_t vaddr, const char *text)
 /* The store's row for @vaddr of build @md into @fr: its frames, 0 when
  * it has none it can use (no row, a row a report did not write, a
  * store that cannot be read: the DWARF is read instead), or -ENOMEM. */
-static int stored_at(struct report_dwarf *d, struct mod *md, uint64_t vaddr,
+static int stored_at(struct profile_dwarf *d, struct mod *md, uint64_t vaddr,
 		     struct lines_frame *fr)
 {
 	char text[STORE_MAX_CHAIN + 1];
@@ -227,7 +227,7 @@ static int stored_at(struct report_dwarf *d, struct mod *md, uint64_t vaddr,
 	    store__inlined_at(d->st, md->build_id, vaddr, text,
 			      sizeof(text)) != 1)
 		return 0;
-	n = report__dwarf_row(d, text, fr);
+	n = profile_dwarf__row(d, text, fr);
 	if (n > 0 && keep_row(md, vaddr, NULL))
 		return -ENOMEM;
 	return n;
@@ -261,7 +261,7 @@ static int keep_answer(struct mod *md, uint64_t vaddr,
 	return row_text(fr, n, text) ? 0 : keep_row(md, vaddr, text);
 }
 
-int report__dwarf_at(struct report_dwarf *d, int64_t module_id,
+int profile_dwarf__at(struct profile_dwarf *d, int64_t module_id,
 		     uint64_t vaddr, const struct lines_frame **out)
 {
 	const struct store_module *m = run_profile__module(d->p, module_id);
@@ -310,7 +310,7 @@ int report__dwarf_at(struct report_dwarf *d, int64_t module_id,
 	return n;
 }
 
-void report__dwarf_free(struct report_dwarf *d)
+void profile_dwarf__delete(struct profile_dwarf *d)
 {
 	if (!d)
 		return;

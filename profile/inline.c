@@ -1,6 +1,6 @@
 /*
  * inline.c - the functions inlined in a profile's frames, drawn as
- * frames of their own (report__inline()).
+ * frames of their own (profile__inline()).
  *
  * A CID names a physical function: what was inlined in it is known only
  * from the pcs.  A caller's pc is the call site the tree keeps for each
@@ -12,7 +12,7 @@
  * That is exact for a function sampled in one context, and an
  * apportioning otherwise; perf, which has each sample's pc, splits
  * each context by its own.
- * The chains come from report_dwarf (dwarf.c): the store's, or the
+ * The chains come from profile_dwarf (dwarf.c): the store's, or the
  * DWARF's.
  */
 #define _GNU_SOURCE
@@ -24,7 +24,7 @@
 #include "binary/lines.h"
 #include "common/grow.h"
 #include "common/hindex.h"
-#include "report/report.h"
+#include "profile/dwarf.h"
 #include "schema/report_store.h"
 
 /* An inline chain: frame ids (of the new tree), outermost first, in
@@ -47,7 +47,7 @@ struct part {
 
 struct inliner {
 	struct run_profile *p;
-	struct report_dwarf *d;
+	struct profile_dwarf *d;
 	struct cct *dst;
 	/* chains by (module, address) */
 	struct site {
@@ -84,7 +84,7 @@ static uint32_t chain_at(struct inliner *in, const struct cct_frame *f,
 		if (in->sites[i].module == f->module_id &&
 		    in->sites[i].vaddr == vaddr)
 			return in->sites[i].chain;
-	n = report__dwarf_at(in->d, f->module_id, vaddr, &fr);
+	n = profile_dwarf__at(in->d, f->module_id, vaddr, &fr);
 	if (n < 0)
 		return UINT32_MAX;
 	if (n > 1) {
@@ -232,7 +232,7 @@ static int add_record(struct inliner *in, struct cct *src,
 	return 0;
 }
 
-int report__inline(struct run_profile *p, struct report_dwarf *d)
+int profile__inline(struct run_profile *p, struct profile_dwarf *d)
 {
 	struct inliner in = { .p = p, .d = d };
 	struct cct *src = p->cct;

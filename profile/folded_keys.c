@@ -1,0 +1,181 @@
+/*
+ * folded_keys.c - a profile's k-contexts as folded keys
+ * ("frame;frame;frame", outermost first), the keys of folded output,
+ * of a baseline (base.c), of compare and of validation's scores; and
+ * reading a folded line back.
+ *
+ * Every reader of folded stacks (flamegraph.pl, speedscope, inferno)
+ * splits a line's frames at ';' and has no escape for one: a name that
+ * holds one (a symbol any local user can write) would be two frames.
+ * So a ';' in a name is written as the printable form of the byte,
+ * "\x3b" (common/printable.h writes every unsafe byte so), in keys only:
+ * every other format keeps the name as it is.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/grow.h"
+#include "common/hindex.h"
+#include "common/log.h"
+#include "inference/kccf.h"
+#include "profile/folded_keys.h"
+
+int folded__stacks(struct cct *t, uint32_t k,
+		   int (*fn)(void *arg, const int64_t *frames, size_t n,
+			     int64_t group, double weight),
+		   void *arg)
+{
+	int ret;
+	struct kccf *f = kccf__build(t, k, false, &ret);
+	int64_t *frames = NULL;
+	size_t cap = 0;
+
+	if (!f)
+		return ret;
+	ret = 0;
+	for (uint32_t i = 0; i < kccf__size(f) && !ret; i++) {
+		const struct kccf_node *n = kccf__node(f, i);
+		double self = n->weight;
+		int64_t group;
+		size_t depth = 0;
+
+		for (uint32_t c = n->first_child; c != KCCF_NONE;
+		     c = kccf__node(f, c)->next_sibling)
+			self -= kccf__node(f, c)->weight;
+		if (self <= 1e-9)
+			continue;
+		/* a forest's root is the leaf function and its children its
+		 * callers: node i is the outermost frame, its parents lead in
+		 * to the leaf */
+		for (uint32_t j = i; j != KCCF_NONE && !ret;
+		     j = kccf__node(f, j)->parent, depth++)
+			if (grow(&frames, &cap, depth + 1, sizeof(*frames), 64))
+				ret = -ENOMEM;
+			else
+				frames[depth] = kccf__node(f, j)->frame;
+		if (ret)
+			break;
+		/* the weight rounding keeps whole: a CID's samples,
+		 * of one process when processes are apart */
+		group = cct__kind(t, frames[0]) == CCT_PROCESS ?
+			(int64_t)hindex__mix((uint64_t)frames[depth - 1],
+					     (uint64_t)frames[0]) :
+			frames[depth - 1];
+		ret = fn(arg, frames, depth, group, self);
+	}
+	free(frames);
+	kccf__free(f);
+	return ret;
+}
+
+/* folded__keys()'s frames into a key. */
+struct keyed {
+	struct cct *t;
+	int (*fn)(void *arg, const char *key, int64_t group, double weight);
+	void *arg;
+	char *buf;
+	size_t cap;
+};
+
+static int to_key(void *arg, const int64_t *frames, size_t n, int64_t group,
+		  double weight)
+{
+	struct keyed *k = arg;
+	size_t len = 0;
+
+	if (grow(&k->buf, &k->cap, 1, 1, 256))
+		return -ENOMEM;
+	k->buf[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		const char *name = cct__root_name(k->t, frames[i]);
+		size_t l = strlen(name);
+
+		/* each ';' of a name written as FOLDED_SEMICOLON: 4 bytes */
+		if (l > (SIZE_MAX - len - 2) / 4 ||
+		    grow(&k->buf, &k->cap, len + 4 * l + 2, 1, 256))
+			return -ENOMEM;
+		for (const char *c = name; *c; c++)
+			if (*c == ';') {
+				memcpy(k->buf + len, FOLDED_SEMICOLON, 4);
+				len += 4;
+			} else {
+				k->buf[len++] = *c;
+			}
+		k->buf[len++] = i + 1 < n ? ';' : '\0';
+	}
+	return k->fn(k->arg, k->buf, group, weight);
+}
+
+int folded__keys(struct cct *t, uint32_t k,
+		   int (*fn)(void *arg, const char *key, int64_t group,
+			     double weight),
+		   void *arg)
+{
+	struct keyed kd = { t, fn, arg, NULL, 0 };
+	int ret = folded__stacks(t, k, to_key, &kd);
+
+	free(kd.buf);
+	return ret;
+}
+
+void folded__unescape(char *frame)
+{
+	char *w = frame;
+
+	for (const char *r = frame; *r;)
+		if (!strncmp(r, FOLDED_SEMICOLON, 4)) {
+			*w++ = ';';
+			r += 4;
+		} else {
+			*w++ = *r++;
+		}
+	*w = '\0';
+}
+
+const char *folded__cut(const char *key, uint32_t k)
+{
+	const char *p = key + strlen(key);
+	uint32_t frames = 0;
+
+	if (k == KCCF_INF)
+		return key;
+	while (p > key) {
+		if (p[-1] == ';' && ++frames == k + 1)
+			return p;
+		p--;
+	}
+	return key;
+}
+
+int folded__line(char *line, double *w)
+{
+	size_t len = strlen(line);
+	char *sp, *end;
+
+	while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		line[--len] = '\0';
+	if (!len)
+		return 1;
+	sp = strrchr(line, ' ');
+	if (!sp || sp == line)
+		return -1;
+	*w = strtod(sp + 1, &end);
+	if (end == sp + 1 || *end || !(*w >= 0) || isinf(*w))
+		return -1;
+	*sp = '\0';
+	return 0;
+}
+
+void folded__forest_error(int err)
+{
+	if (err == -E2BIG)
+		log_error("report: the contexts of this profile take more than "
+			  "%llu frames to build or %zu to hold (paths that deep, "
+			  "or --inclusive over deep paths): use a smaller --k",
+			  (unsigned long long)KCCF_MAX_STEPS, KCCF_MAX_NODES);
+	else
+		log_error("out of memory");
+}
