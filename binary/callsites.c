@@ -44,6 +44,7 @@
 #include "binary/disasm.h"
 #include "common/grow.h"
 #include "common/hindex.h"
+#include "common/search.h"
 
 /* Two register values far apart, to tell an RSP rule from an RBP one. */
 #define PROBE_SP 0x7f0000100000ULL
@@ -583,16 +584,8 @@ static int cmp_ref(const void *a, const void *b)
 static const struct slot_ref *find_ref(const struct slot_ref *v, size_t n,
 				       uint64_t addr)
 {
-	size_t lo = 0, hi = n;
+	size_t lo = LOWER_BOUND((size_t)0, n, i, v[i].addr < addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < n && v[lo].addr == addr ? &v[lo] : NULL;
 }
 
@@ -761,18 +754,10 @@ static int scan_site(struct sweep *w, struct to_sweep *ts, uint64_t addr,
 static uint64_t function_end(const struct module *m, uint64_t start,
 			     uint64_t limit)
 {
-	uint64_t lo = start + 1, hi = limit;
 	struct module_func f;
 
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (!module__function(m, mid, &f) && f.start == start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return LOWER_BOUND(start + 1, limit, a,
+			   !module__function(m, a, &f) && f.start == start);
 }
 
 static int cmp_start(const void *a, const void *b)
@@ -905,16 +890,9 @@ int callsites__scan(struct module *m, struct callsites *out)
 int callsites__export(const struct callsites *cs, const char *name,
 		      uint64_t *addr)
 {
-	size_t lo = 0, hi = cs->nexports;
+	size_t lo = LOWER_BOUND((size_t)0, cs->nexports, i,
+				strcmp(cs->exports[i].name, name) < 0);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (strcmp(cs->exports[mid].name, name) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == cs->nexports || strcmp(cs->exports[lo].name, name))
 		return -ENOENT;
 	*addr = cs->exports[lo].addr;
@@ -932,15 +910,7 @@ void callsites__free(struct callsites *cs)
 const struct callsite *callsites__find(const struct callsites *cs,
 				       uint64_t ret)
 {
-	size_t lo = 0, hi = cs->n;
+	size_t lo = LOWER_BOUND((size_t)0, cs->n, i, cs->v[i].ret < ret);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (cs->v[mid].ret < ret)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < cs->n && cs->v[lo].ret == ret ? &cs->v[lo] : NULL;
 }

@@ -19,6 +19,7 @@
 #include "binary/cfi_cache.h"
 #include "common/grow.h"
 #include "common/pageindex.h"
+#include "common/search.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -795,20 +796,16 @@ static struct fde_entry *find_fde(struct cfi *cfi, uint64_t vaddr,
 	}
 	if (cfi)
 		page_index__range(&cfi->pages, cfi->nfdes, vaddr, &lo, &hi);
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		struct fde_entry *f = &cfi->fdes[mid];
+	/* the ranges are sorted and apart: the first ending above vaddr
+	 * is the one that holds it, if any does */
+	lo = LOWER_BOUND(lo, hi, i, cfi->fdes[i].hi <= vaddr);
+	if (lo < hi && vaddr >= cfi->fdes[lo].lo) {
+		struct fde_entry *f = &cfi->fdes[lo];
 
-		if (vaddr < f->lo) {
-			hi = mid;
-		} else if (vaddr >= f->hi) {
-			lo = mid + 1;
-		} else {
-			if (m)
-				*m = (struct memo){ vaddr, f, NULL };
-			*slot = m;
-			return f;
-		}
+		if (m)
+			*m = (struct memo){ vaddr, f, NULL };
+		*slot = m;
+		return f;
 	}
 	return NULL;
 }
@@ -1391,7 +1388,7 @@ static int find_row(struct cfi *cfi, uint64_t vaddr, const struct cfa_row **row,
 	struct memo *m;
 	struct fde_entry *f = find_fde(cfi, vaddr, &m);
 	const struct fde_rows *r;
-	size_t lo, hi;
+	size_t lo;
 
 	if (!f)
 		return -ENOENT;
@@ -1414,18 +1411,9 @@ static int find_row(struct cfi *cfi, uint64_t vaddr, const struct cfa_row **row,
 	}
 	if (f->broken || !r->nrows)
 		return -EINVAL;
-	/* Last row with pc <= vaddr. */
-	lo = 0;
-	hi = r->nrows;
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (r->rows[mid].pc <= vaddr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	*row = &r->rows[lo];
+	/* the last row with pc <= vaddr (the first when none is) */
+	lo = LOWER_BOUND((size_t)0, r->nrows, i, r->rows[i].pc <= vaddr);
+	*row = &r->rows[lo ? lo - 1 : 0];
 	if (m)
 		m->row = *row;
 	return 0;

@@ -46,6 +46,7 @@
 #include "binary/module.h"
 #include "common/grow.h"
 #include "common/hindex.h"
+#include "common/search.h"
 #include "common/sys.h"
 
 /* The longest one lookup may take (reading a unit's line table, or a
@@ -798,19 +799,11 @@ static size_t above(const void *a, size_t n, size_t size, uint64_t vaddr)
 		       offsetof(struct cu_range, lo) == 0 &&
 		       offsetof(struct inl_seg, lo) == 0,
 		       "above() reads the address each element starts with");
-	size_t lo = 0, hi = n;
+	uint64_t at;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		uint64_t at;
-
-		memcpy(&at, (const char *)a + mid * size, sizeof(at));
-		if (at <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return LOWER_BOUND((size_t)0, n, i,
+			   (memcpy(&at, (const char *)a + i * size, sizeof(at)),
+			    at <= vaddr));
 }
 
 /* Reads the rows of the unit whose range holds @vaddr, when there is

@@ -24,6 +24,7 @@
 #include "common/grow.h"
 #include "common/hindex.h"
 #include "common/pageindex.h"
+#include "common/search.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1057,14 +1058,8 @@ static int search_function(const struct module *m, uint64_t vaddr,
 					&flo, &fhi);
 
 	page_index__range(&m->sym_pages, m->nsyms, vaddr, &lo, &hi);
-	while (lo < hi) {	/* first symbol above vaddr */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->syms[mid].addr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* the first symbol above vaddr */
+	lo = LOWER_BOUND(lo, hi, i, m->syms[i].addr <= vaddr);
 	if (lo) {
 		const struct symbol *s = &m->syms[lo - 1];
 
@@ -1337,16 +1332,9 @@ static long exec_ranges(Elf *elf, struct code_range **out)
 static uint64_t exec_segment_end(const struct code_range *segs, size_t n,
 				 uint64_t off)
 {
-	size_t lo = 0, hi = n;
+	/* the first range starting above @off */
+	size_t lo = LOWER_BOUND((size_t)0, n, i, segs[i].off <= off);
 
-	while (lo < hi) {	/* the first range starting above @off */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (segs[mid].off <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo && off < segs[lo - 1].end ? segs[lo - 1].end : 0;
 }
 

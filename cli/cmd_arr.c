@@ -23,6 +23,7 @@
 #include "common/grow.h"
 #include "cli/commands.h"
 #include "common/log.h"
+#include "common/search.h"
 #include "inference/arr.h"
 #include "schema/arr_store.h"
 #include "schema/report_store.h"
@@ -117,16 +118,8 @@ static int cmp_i64(const void *a, const void *b)
 
 static int64_t func_index(const struct job *j, int64_t id)
 {
-	size_t lo = 0, hi = j->nfuncs;
+	size_t lo = LOWER_BOUND((size_t)0, j->nfuncs, i, j->funcs[i].id < id);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (j->funcs[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < j->nfuncs && j->funcs[lo].id == id ? (int64_t)lo : -1;
 }
 
@@ -191,16 +184,9 @@ static void analyse(struct job *j, const struct elf_image *img)
 
 static int64_t node_index(const struct job *j, int64_t id)
 {
-	size_t lo = 0, hi = j->n;
+	/* node ids ascend: parents first */
+	size_t lo = LOWER_BOUND((size_t)0, j->n, i, j->nodes[i].id < id);
 
-	while (lo < hi) {	/* node ids ascend: parents first */
-		size_t mid = (lo + hi) / 2;
-
-		if (j->nodes[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < j->n && j->nodes[lo].id == id ? (int64_t)lo : -1;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/search.h"
 #include "common/sys.h"
 
 struct ksym {
@@ -112,16 +113,10 @@ fail:
 
 const char *kallsyms__find(const struct kallsyms *k, uint64_t addr)
 {
-	size_t lo = 0, hi = k ? k->n : 0;
+	/* the last symbol at or before addr */
+	size_t lo = LOWER_BOUND((size_t)0, k ? k->n : 0, i,
+				k->v[i].addr <= addr);
 
-	while (lo < hi) {		/* the last symbol at or before addr */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->v[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo ? k->names + k->v[lo - 1].name : NULL;
 }
 

@@ -13,6 +13,7 @@
 #include "binary/module.h"
 #include "collector/collector_int.h"
 #include "common/grow.h"
+#include "common/search.h"
 
 /* Mappings a block holds (see "mappings" below). */
 #define MAP_BLOCK 256
@@ -182,33 +183,16 @@ void space__drop_proc(struct collector *c, struct process *p)
  * Every mapping of an earlier block ends at or below @addr. */
 static size_t block_of(const struct process *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->nblocks;
+	size_t lo = LOWER_BOUND((size_t)0, p->nblocks, i,
+				p->blocks[i]->m[0].start <= addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->blocks[mid]->m[0].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo ? lo - 1 : 0;
 }
 
 /* The first mapping of @b that ends above @addr (b->n if none). */
 static size_t first_ending_above(const struct map_block *b, uint64_t addr)
 {
-	size_t lo = 0, hi = b->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (b->m[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return LOWER_BOUND((size_t)0, b->n, i, b->m[i].end <= addr);
 }
 
 struct mapping *space__find_map(const struct process *p, uint64_t addr)
@@ -390,14 +374,7 @@ static int insert_map(struct process *p, const struct mapping *m)
 		return ret;
 	bi = block_of(p, m->start);
 	hi = p->nblocks ? p->blocks[bi]->n : 0;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->blocks[bi]->m[mid].start < m->start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = LOWER_BOUND(lo, hi, i, p->blocks[bi]->m[i].start < m->start);
 	return insert_at(p, bi, lo, m);
 }
 

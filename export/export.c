@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "common/grow.h"
 #include "common/log.h"
+#include "common/search.h"
 #include "export/clickhouse.h"
 #include "export/pull.h"
 #include "inference/cct.h"
@@ -173,16 +174,9 @@ static int add_prog(void *arg, int64_t pid, const char *path,
 /* Process @pid's program (sorted by pid). */
 static const struct seg_prog *prog_of(const struct segment *g, int64_t pid)
 {
-	size_t lo = 0, hi = g->nprogs;
+	size_t lo = LOWER_BOUND((size_t)0, g->nprogs, i,
+				g->progs[i].pid < pid);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (g->progs[mid].pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < g->nprogs && g->progs[lo].pid == pid ? &g->progs[lo] :
 	       NULL;
 }

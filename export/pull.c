@@ -17,6 +17,7 @@
 #include "common/clock.h"
 #include "common/grow.h"
 #include "common/log.h"
+#include "common/search.h"
 #include "export/clickhouse.h"
 
 #define PULL_FIELDS 12
@@ -97,14 +98,7 @@ static int parse_row(struct pull_map *m, struct ids *ids, char **f,
 		size_t lo = src, hi = m->n;
 
 		x->parent = (int64_t)m->n;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (ids->v[mid] < parent)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		lo = LOWER_BOUND(lo, hi, i, ids->v[i] < parent);
 		if (lo < m->n && ids->v[lo] == parent)
 			x->parent = (int64_t)lo;
 	}

@@ -16,6 +16,7 @@
 #include "common/grow.h"
 #include "common/hindex.h"
 #include "common/log.h"
+#include "common/search.h"
 #include "schema/store.h"
 #include "schema/validation.h"
 
@@ -297,16 +298,8 @@ struct map_load {
 
 static int64_t index_of(const struct map_load *ml, int64_t id)
 {
-	size_t lo = ml->from, hi = ml->n;
+	size_t lo = LOWER_BOUND(ml->from, ml->n, i, ml->ids[i] < id);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (ml->ids[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < ml->n && ml->ids[lo] == id ? (int64_t)lo : -2;
 }
 

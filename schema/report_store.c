@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "common/clock.h"
+#include "common/search.h"
 #include "schema/report_store.h"
 
 #include <errno.h>
@@ -335,16 +336,9 @@ int store__run_pcs(struct store *st, const struct store_selection *sel,
 size_t store__pcs_of(const struct store_pc *pcs, size_t n,
 		     int64_t function_id, size_t *first)
 {
-	size_t lo = 0, hi = n, end;
+	size_t lo = LOWER_BOUND((size_t)0, n, i,
+				pcs[i].function_id < function_id), end;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pcs[mid].function_id < function_id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (end = lo; end < n && pcs[end].function_id == function_id; end++)
 		;
 	*first = lo;
