@@ -87,8 +87,8 @@ int main(int argc, char **argv)
 	miss = (now() - t0) / (double)lookups;
 	printf("lookup %zu %zu %.1f %.1f %zu\n", paths, lookups, hit * 1e9,
 	       miss * 1e9, found);
-	infer__free(inf);
-	cct__free(t);
+	infer__delete(inf);
+	cct__delete(t);
 	free(nodes);
 	free(keys);
 	return 0;

@@ -872,14 +872,14 @@ int callsites__scan(struct module *m, struct callsites *out)
 		ret = link_names(&w, out);
 	free(w.targets);
 	free(w.insns);
-	hindex__free(&w.target_index);
+	hindex__exit(&w.target_index);
 	free(w.stubs);
 	free(w.got);
 	free(w.imports);
 	free(w.exports);
 	free(w.names);
 	if (ret) {
-		callsites__free(out);
+		callsites__exit(out);
 		return ret;
 	}
 	if (out->n)
@@ -899,8 +899,10 @@ int callsites__export(const struct callsites *cs, const char *name,
 	return 0;
 }
 
-void callsites__free(struct callsites *cs)
+void callsites__exit(struct callsites *cs)
 {
+	if (!cs)
+		return;
 	free(cs->v);
 	free(cs->exports);
 	free(cs->names);

@@ -56,7 +56,7 @@ struct callsites {
  * the code's size and the symbols'.
  */
 int callsites__scan(struct module *m, struct callsites *out);
-void callsites__free(struct callsites *cs);
+void callsites__exit(struct callsites *cs);
 
 /* The address of the function @m exports as @name: 0, or -ENOENT. */
 int callsites__export(const struct callsites *cs, const char *name,

@@ -748,7 +748,7 @@ void cfi__close(struct cfi *cfi)
 		free(cfi->fdes);
 	free(cfi->cies);
 	free(cfi->memo);
-	page_index__free(&cfi->pages);
+	page_index__exit(&cfi->pages);
 	drop_dwarf(cfi);
 	free(cfi);
 }

@@ -97,11 +97,11 @@ struct elf_image *elf_image__open(const char *path, char *err, size_t errlen)
 	}
 	return img;
 out_fail:
-	elf_image__free(img);
+	elf_image__delete(img);
 	return NULL;
 }
 
-void elf_image__free(struct elf_image *img)
+void elf_image__delete(struct elf_image *img)
 {
 	if (!img)
 		return;

@@ -15,7 +15,7 @@ struct elf_image;
 
 /* NULL with "PATH: why" in @err: unreadable, not ELF, not x86-64. */
 struct elf_image *elf_image__open(const char *path, char *err, size_t errlen);
-void elf_image__free(struct elf_image *img);
+void elf_image__delete(struct elf_image *img);
 
 /* The bytes of the function whose symbol starts at @vaddr (a pointer
  * into the image, valid until free) and their number.  -ENOENT when no

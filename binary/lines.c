@@ -182,7 +182,7 @@ static void module_free(struct line_module *m)
 	for (size_t i = 0; i < m->nfiles; i++)
 		free(m->files[i]);
 	free(m->files);
-	hindex__free(&m->files_index);
+	hindex__exit(&m->files_index);
 	free(m->inl);
 	free(m->segs);
 	free(m->rows);
@@ -1210,7 +1210,7 @@ int lines__debug_file(struct lines *l, const char *path, const char *build_id,
 	return 0;
 }
 
-void lines__free(struct lines *l)
+void lines__delete(struct lines *l)
 {
 	if (!l)
 		return;
@@ -1221,6 +1221,6 @@ void lines__free(struct lines *l)
 		free(l->names[i]);
 	free(l->bad);
 	free(l->names);
-	hindex__free(&l->names_index);
+	hindex__exit(&l->names_index);
 	free(l);
 }

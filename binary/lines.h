@@ -19,7 +19,7 @@
 struct lines;
 
 struct lines *lines__new(void);
-void lines__free(struct lines *l);
+void lines__delete(struct lines *l);
 
 /*
  * The source file (as the line table names it, with its compilation

@@ -493,7 +493,7 @@ static void drop_symbols(struct module *m)
 		free(m->syms);
 		free(m->names);
 	}
-	page_index__free(&m->sym_pages);
+	page_index__exit(&m->sym_pages);
 	free(m->memo);
 	m->syms = NULL;
 	m->names = NULL;
@@ -930,7 +930,7 @@ struct module *module__open_memory(const char *name, const void *img,
 	elf_version(EV_CURRENT);
 	m->image = malloc(size ? size : 1);
 	if (!m->image) {
-		module__free(m);
+		module__delete(m);
 		return NULL;
 	}
 	memcpy(m->image, img, size);
@@ -967,7 +967,7 @@ out:
 }
 
 
-void module__free(struct module *m)
+void module__delete(struct module *m)
 {
 	if (!m)
 		return;
@@ -1686,16 +1686,16 @@ static struct cfi *cfi_of(struct module *m)
 	return m->cfi;
 }
 
-void module_cache__free(struct module_cache *c)
+void module_cache__delete(struct module_cache *c)
 {
 	if (!c)
 		return;
 	for (size_t i = 0; i < c->n; i++)
-		module__free(c->mods[i]);
-	module__free(c->over);
+		module__delete(c->mods[i]);
+	module__delete(c->over);
 	free(c->mods);
 	free(c->owners);
-	hindex__free(&c->index);
+	hindex__exit(&c->index);
 	free(c);
 }
 
@@ -1823,7 +1823,7 @@ struct module *module_cache__get(struct module_cache *c, const char *path,
 	m->refs = 1;
 	fit_symbols(c, m);
 	if (cache_add(c, m)) {
-		module__free(m);
+		module__delete(m);
 		return NULL;
 	}
 	if (o->uid)
@@ -1967,7 +1967,7 @@ struct module *perfmap__read(struct perfmap_file *f)
 	m = buf ? module_alloc(path) : NULL;
 	if (!m || parse_perfmap(m, buf)) {
 		if (m)
-			module__free(m);
+			module__delete(m);
 		free(buf);
 		return NULL;
 	}
@@ -1980,18 +1980,18 @@ struct module *module_cache__adopt(struct module_cache *c, struct module *m)
 {
 	if (c->n >= c->max_modules) {		/* as module_cache__get() */
 		c->refused++;
-		module__free(m);
+		module__delete(m);
 		return NULL;
 	}
 	if (grow(&c->mods, &c->cap, c->n + 1, sizeof(*c->mods), 16)) {
-		module__free(m);
+		module__delete(m);
 		return NULL;
 	}
 	m->cache = c;
 	m->last_use = ++c->clock;
 	m->refs = 1;
 	if (cache_add(c, m)) {
-		module__free(m);
+		module__delete(m);
 		return NULL;
 	}
 	return m;
@@ -2076,7 +2076,7 @@ size_t module_cache__evict(struct module_cache *c,
 	if (forget && nv)
 		forget(arg, (const struct module *const *)victims, nv);
 	for (size_t i = 0; i < nv; i++)
-		module__free(victims[i]);
+		module__delete(victims[i]);
 	free(victims);
 	return nv;
 }

@@ -66,7 +66,7 @@ struct module *module__open_vdso(void);
 /* An ELF image in memory; @img is copied. */
 struct module *module__open_memory(const char *name, const void *img,
 				   size_t size);
-void module__free(struct module *m);
+void module__delete(struct module *m);
 
 const char *module__path(const struct module *m);
 /* Last path component, for display ("libc.so.6"). */
@@ -202,7 +202,7 @@ struct module_origin {
 struct module_cache;
 struct module_cache *module_cache__new(void);
 /* Frees the cache and every module in it. */
-void module_cache__free(struct module_cache *c);
+void module_cache__delete(struct module_cache *c);
 /* The CFI tables of the modules it opens are looked up in and stored to
  * @cc (borrowed, until the cache is freed or this is called again;
  * NULL: none), see cfi.h. */

@@ -499,7 +499,7 @@ out:
 	free(j.heights);
 	arr__result_free(&j.res);
 	store__close(j.st);
-	module__free(mod);
-	elf_image__free(img);
+	module__delete(mod);
+	elf_image__delete(img);
 	return ret;
 }

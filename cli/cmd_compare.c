@@ -291,7 +291,7 @@ int cmd_compare(int argc, char **argv)
 	    strncmp(argv[idx + 1], "truth:", 6) && !(lines = lines__new()))
 		return 1;
 	if (outfile__open(&out, o.output)) {
-		lines__free(lines);
+		lines__delete(lines);
 		return 1;
 	}
 	if (load(&st, o.db, argv[idx], &a, lines) ||
@@ -323,7 +323,7 @@ out:
 		ret = 1;
 	free_list(&a);
 	free_list(&b);
-	lines__free(lines);
+	lines__delete(lines);
 	store__close(st);
 	return ret;
 }

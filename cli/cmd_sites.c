@@ -78,7 +78,7 @@ int cmd_sites(int argc, char **argv)
 			  ret == -ENOEXEC ? "not an ELF file" :
 			  ret == -EPROTO ? "not an x86-64 ELF file" :
 			  strerror(-ret));
-		module__free(m);
+		module__delete(m);
 		return 1;
 	}
 	printf("# return\tcaller\tcallee\theight_added\n");
@@ -100,7 +100,7 @@ int cmd_sites(int argc, char **argv)
 	printf("# %zu calls listed; %zu direct calls in the binary left out "
 	       "(no height change that holds on every path)\n", shown,
 	       cs.unknown);
-	callsites__free(&cs);
-	module__free(m);
+	callsites__exit(&cs);
+	module__delete(m);
 	return 0;
 }

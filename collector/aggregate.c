@@ -59,18 +59,18 @@ struct aggregate *aggregate__new(size_t max_keys)
 	return a;
 }
 
-void aggregate__free(struct aggregate *a)
+void aggregate__delete(struct aggregate *a)
 {
 	if (!a)
 		return;
 	free(a->cids);
-	hindex__free(&a->index);
+	hindex__exit(&a->index);
 	free(a->pcs);
-	hindex__free(&a->pc_index);
+	hindex__exit(&a->pc_index);
 	for (size_t i = 0; i < a->nkchains; i++)
 		free(a->kchains[i].chain);
 	free(a->kchains);
-	hindex__free(&a->kchain_index);
+	hindex__exit(&a->kchain_index);
 	free(a->unres);
 	free(a->threads);
 	free(a);

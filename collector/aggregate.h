@@ -91,7 +91,7 @@ struct aggregate;
 
 /* @max_keys: distinct keys after which aggregate__full() is true. */
 struct aggregate *aggregate__new(size_t max_keys);
-void aggregate__free(struct aggregate *a);
+void aggregate__delete(struct aggregate *a);
 
 int aggregate__add_cid(struct aggregate *a, const struct cid_key *k,
 		       const char *func_name, bool kernel);

@@ -43,13 +43,13 @@ struct collector *collector__new(struct module_cache *modules,
 	c->agg = agg;
 	if (space__table_init(&c->procs, sizeof(struct process)) ||
 	    space__table_init(&c->threads, sizeof(struct thread))) {
-		collector__free(c);
+		collector__delete(c);
 		return NULL;
 	}
 	return c;
 }
 
-void collector__free(struct collector *c)
+void collector__delete(struct collector *c)
 {
 	if (!c)
 		return;
@@ -65,15 +65,15 @@ void collector__free(struct collector *c)
 	}
 	free(c->procs.slots);
 	free(c->threads.slots);
-	unwind__free(c);
-	kallsyms__free(c->ksyms);
+	unwind__exit(c);
+	kallsyms__delete(c->ksyms);
 	free(c);
 }
 
 void collector__set_kernel_chains(struct collector *c, const char *kallsyms)
 {
 	c->kchains = true;
-	kallsyms__free(c->ksyms);
+	kallsyms__delete(c->ksyms);
 	c->ksyms = kallsyms__load(kallsyms);
 }
 

@@ -101,7 +101,7 @@ struct collector;
 /* Borrows @modules and @agg; both must outlive the collector. */
 struct collector *collector__new(struct module_cache *modules,
 				 struct aggregate *agg);
-void collector__free(struct collector *c);
+void collector__delete(struct collector *c);
 
 /*
  * Unwinds the stack copy of every sample that has a CID (the event must

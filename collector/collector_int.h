@@ -157,7 +157,7 @@ struct perfmap_file;
 int jitload__submit(struct collector *c, uint32_t pid, struct perfmap_file *f);
 /* Gives a map the thread has read to its process (p->jit). */
 void jitload__collect(struct collector *c);
-/* Stops the thread and frees what it holds (collector__free). */
+/* Stops the thread and frees what it holds (collector__delete). */
 void jitload__stop(struct collector *c);
 
 /* ---- space.c ---- */
@@ -226,6 +226,6 @@ int stack__base(struct process *p, uint64_t sp, uint64_t time,
 int unwind__sample(struct collector *c, const struct perf_sample *s,
 		   uint64_t base);
 /* Frees what collector__set_unwind() allocated. */
-void unwind__free(struct collector *c);
+void unwind__exit(struct collector *c);
 
 #endif

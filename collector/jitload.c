@@ -111,7 +111,7 @@ void jitload__collect(struct collector *c)
 	if (!m)
 		return;
 	if (!p || p->ignored) {		/* gone, or no longer watched */
-		module__free(m);
+		module__delete(m);
 		return;
 	}
 	m = module_cache__adopt(c->modules, m);
@@ -135,7 +135,7 @@ void jitload__stop(struct collector *c)
 	if (l->queued)
 		close(l->file.fd);
 	if (l->m)
-		module__free(l->m);
+		module__delete(l->m);
 	pthread_mutex_destroy(&l->lock);
 	pthread_cond_destroy(&l->wake);
 	free(l);

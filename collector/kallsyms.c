@@ -32,7 +32,7 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-void kallsyms__free(struct kallsyms *k)
+void kallsyms__delete(struct kallsyms *k)
 {
 	if (!k)
 		return;
@@ -107,7 +107,7 @@ fail:
 	free(line);
 	if (f)
 		fclose(f);
-	kallsyms__free(k);
+	kallsyms__delete(k);
 	return NULL;
 }
 

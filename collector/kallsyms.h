@@ -20,7 +20,7 @@ struct kallsyms;
 /* The text symbols of @path (NULL: /proc/kallsyms), sorted; NULL when
  * none has an address (kptr_restrict) or memory is short. */
 struct kallsyms *kallsyms__load(const char *path);
-void kallsyms__free(struct kallsyms *k);
+void kallsyms__delete(struct kallsyms *k);
 /* The function holding @addr, or NULL (before the first symbol). */
 const char *kallsyms__find(const struct kallsyms *k, uint64_t addr);
 size_t kallsyms__count(const struct kallsyms *k);

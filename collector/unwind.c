@@ -80,7 +80,7 @@ int collector__set_unwind(struct collector *c, collector_path_fn fn,
 		c->walks = calloc(WALK_SLOTS, sizeof(*c->walks));
 		if (!c->frames || !c->states || !c->reads || !c->path ||
 		    !c->walks) {
-			unwind__free(c);
+			unwind__exit(c);
 			return -ENOMEM;
 		}
 	}
@@ -118,8 +118,10 @@ static int fp_step(struct cfi_regs *regs, const struct cfi_mem *mem,
 	return 0;
 }
 
-void unwind__free(struct collector *c)
+void unwind__exit(struct collector *c)
 {
+	if (!c)
+		return;
 	for (size_t i = 0; c->walks && i < WALK_SLOTS; i++) {
 		free(c->walks[i].frames);
 		free(c->walks[i].states);

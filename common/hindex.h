@@ -50,8 +50,10 @@ static inline uint64_t hindex__string(const char *s)
 	return hindex__mix(9, h);
 }
 
-static inline void hindex__free(struct hindex *h)
+static inline void hindex__exit(struct hindex *h)
 {
+	if (!h)
+		return;
 	free(h->slots);
 	*h = (struct hindex){ 0 };
 }

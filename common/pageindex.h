@@ -70,8 +70,10 @@ static inline int page_index__build(struct page_index *x, const void *array,
 	return 0;
 }
 
-static inline void page_index__free(struct page_index *x)
+static inline void page_index__exit(struct page_index *x)
 {
+	if (!x)
+		return;
 	free(x->first);
 	*x = (struct page_index){ 0 };
 }

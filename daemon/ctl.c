@@ -143,7 +143,7 @@ static void drop(struct ctl_server *s, size_t i)
 	s->clients[i] = s->clients[--s->n];
 }
 
-void ctl_server__free(struct ctl_server *s)
+void ctl_server__delete(struct ctl_server *s)
 {
 	if (!s)
 		return;

@@ -42,7 +42,7 @@ struct ctl_server;
 /* Serves listening socket @lfd (from ctl__listen(), non-blocking). */
 struct ctl_server *ctl_server__new(int lfd, ctl_answer_fn answer, void *arg);
 /* Closes every client, not @lfd. */
-void ctl_server__free(struct ctl_server *s);
+void ctl_server__delete(struct ctl_server *s);
 /* Moves every client on as far as it goes without blocking, and with
  * @pending (poll found @lfd readable) accepts what is pending: never
  * otherwise, as the kernel makes a socket for every accept4(), even one

@@ -781,7 +781,7 @@ static void serve(struct daemon *d, struct ctl_server *ctl, int lfd,
 
 static void free_daemon(struct daemon *d)
 {
-	recorder__free(d->rec);
+	recorder__delete(d->rec);
 	store__close(d->store);
 	free_rules(&d->rules);
 	free(d->seen);
@@ -835,7 +835,7 @@ out_run:
 		wait_exporter(&d);
 	}
 out_socket:
-	ctl_server__free(ctl);
+	ctl_server__delete(ctl);
 	if (lfd >= 0) {
 		close(lfd);
 		unlink(d.sock_path);

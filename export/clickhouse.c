@@ -152,13 +152,13 @@ struct clickhouse *clickhouse__new(const char *url, char *err, size_t len)
 	c->curl = libcurl.easy_init();
 	if (!c->base || !c->shown || !c->curl) {
 		snprintf(err, len, "out of memory");
-		clickhouse__free(c);
+		clickhouse__delete(c);
 		return NULL;
 	}
 	return c;
 }
 
-void clickhouse__free(struct clickhouse *c)
+void clickhouse__delete(struct clickhouse *c)
 {
 	if (!c)
 		return;

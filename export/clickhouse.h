@@ -23,7 +23,7 @@ struct clickhouse;
 /* NULL with "why" in @err (a URL that is not http(s)://HOST..., a
  * database name that is not an identifier, out of memory). */
 struct clickhouse *clickhouse__new(const char *url, char *err, size_t len);
-void clickhouse__free(struct clickhouse *c);
+void clickhouse__delete(struct clickhouse *c);
 
 /* The server's URL without its user and password: what a database's
  * export spool names the server by (a password stays out of it). */

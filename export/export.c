@@ -578,7 +578,7 @@ int export__target(const char *url, char *out, size_t len)
 		return -1;
 	}
 	snprintf(out, len, "%s", clickhouse__url(c));
-	clickhouse__free(c);
+	clickhouse__delete(c);
 	return 0;
 }
 
@@ -646,6 +646,6 @@ int export__run(struct store *st, int64_t run_id, const char *url,
 	log__progress_end();
 	ret = n < 0 ? -1 : 0;
 out:
-	clickhouse__free(c);
+	clickhouse__delete(c);
 	return ret;
 }

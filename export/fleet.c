@@ -58,7 +58,7 @@ static void names_free(struct names *ns)
 	for (size_t i = 0; i < ns->n; i++)
 		free(ns->v[i]);
 	free(ns->v);
-	hindex__free(&ns->index);
+	hindex__exit(&ns->index);
 }
 
 /* One quoted string at *@p (before @end) into @out: 0, or -1 when it is
@@ -303,6 +303,6 @@ out:
 	if (l)
 		names_free(&l->names);
 	free(l);
-	clickhouse__free(c);
+	clickhouse__delete(c);
 	return ret;
 }

@@ -153,8 +153,10 @@ int pull__parse(char *text, size_t len, struct pull_map *m)
 	return ret;
 }
 
-void pull_map__free(struct pull_map *m)
+void pull_map__exit(struct pull_map *m)
 {
+	if (!m)
+		return;
 	free(m->nodes);
 	memset(m, 0, sizeof(*m));
 }
@@ -227,7 +229,7 @@ static int pull_build(struct store *st, struct clickhouse *c,
 	}
 	ret = 0;
 out:
-	pull_map__free(&m);
+	pull_map__exit(&m);
 	free(text);
 	free(q.v);
 	free(b.v);
@@ -300,6 +302,6 @@ int pull__builds(struct store *st, const char *url, int64_t run_id,
 		return -1;
 	}
 	ret = pull__with(st, c, run_id, build_id, res);
-	clickhouse__free(c);
+	clickhouse__delete(c);
 	return ret;
 }

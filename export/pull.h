@@ -37,10 +37,10 @@ struct pull_map {
  * lies) into @m: a parent is resolved among its source's earlier rows
  * (a node whose parent is not there is kept, and merged not).  0,
  * -EPROTO for a malformed row, -E2BIG past PULL_MAX_NODES, -ENOMEM.
- * pull_map__free() after either.
+ * pull_map__exit() after either.
  */
 int pull__parse(char *text, size_t len, struct pull_map *m);
-void pull_map__free(struct pull_map *m);
+void pull_map__exit(struct pull_map *m);
 
 struct pull_result {
 	int64_t builds, paths, sources;		/* merged now */

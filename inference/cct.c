@@ -57,16 +57,16 @@ struct cct *cct__new(void)
 	return t;
 }
 
-void cct__free(struct cct *t)
+void cct__delete(struct cct *t)
 {
 	if (!t)
 		return;
 	for (size_t i = 0; i < t->nframes; i++)
 		free(t->frames[i].name);
-	hindex__free(&t->children);
-	hindex__free(&t->rec_index);
-	hindex__free(&t->frame_index);
-	hindex__free(&t->pseudo_index);
+	hindex__exit(&t->children);
+	hindex__exit(&t->rec_index);
+	hindex__exit(&t->frame_index);
+	hindex__exit(&t->pseudo_index);
 	free(t->frames);
 	free(t->recs);
 	free(t->nodes);
@@ -359,7 +359,7 @@ struct cct *cct__new_like(const struct cct *src)
 	}
 	return t;
 fail:
-	cct__free(t);
+	cct__delete(t);
 	return NULL;
 }
 

@@ -94,7 +94,7 @@ struct cct_frame {
 struct cct;
 
 struct cct *cct__new(void);
-void cct__free(struct cct *t);
+void cct__delete(struct cct *t);
 
 /* The child of @parent for @frame, created if needed, in *@out.
  * 0 or -ENOMEM. */

@@ -43,17 +43,17 @@ struct spacesaving *ss__new(size_t capacity)
 	ss->heap = calloc(capacity, sizeof(*ss->heap));
 	ss->pos = calloc(capacity, sizeof(*ss->pos));
 	if (!ss->items || !ss->heap || !ss->pos) {
-		ss__free(ss);
+		ss__delete(ss);
 		return NULL;
 	}
 	return ss;
 }
 
-void ss__free(struct spacesaving *ss)
+void ss__delete(struct spacesaving *ss)
 {
 	if (!ss)
 		return;
-	hindex__free(&ss->index);
+	hindex__exit(&ss->index);
 	free(ss->items);
 	free(ss->heap);
 	free(ss->pos);
@@ -164,7 +164,7 @@ static int select_hot(struct cct *t, double phi, struct hcct *h,
 	for (size_t i = 0; i < nrecs; i++)
 		if (recs[i].weight > 0 &&
 		    ss__add(ss, recs[i].node, recs[i].weight)) {
-			ss__free(ss);
+			ss__delete(ss);
 			return -ENOMEM;
 		}
 	items = ss__items(ss, &nitems);
@@ -179,7 +179,7 @@ static int select_hot(struct cct *t, double phi, struct hcct *h,
 		     x = cct__node(t, x)->parent)
 			mark[x] = true;
 	}
-	ss__free(ss);
+	ss__delete(ss);
 	return 0;
 }
 
@@ -237,8 +237,10 @@ out:
 	return ret;
 }
 
-void hcct__free(struct hcct *h)
+void hcct__exit(struct hcct *h)
 {
+	if (!h)
+		return;
 	free(h->nodes);
 	free(h->up);
 	free(h->first);

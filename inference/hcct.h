@@ -26,7 +26,7 @@ struct spacesaving;
 
 /* NULL on a zero @capacity or out of memory. */
 struct spacesaving *ss__new(size_t capacity);
-void ss__free(struct spacesaving *ss);
+void ss__delete(struct spacesaving *ss);
 /* Adds @weight (> 0) to @key.  0 or -ENOMEM. */
 int ss__add(struct spacesaving *ss, uint32_t key, double weight);
 /* The monitored items, in no order. */
@@ -58,8 +58,8 @@ struct hcct {
 };
 
 /* Builds the HCCT of @t for @phi in (0, 1] into @h (zeroed first).
- * 0 or -ENOMEM; hcct__free() either way. */
+ * 0 or -ENOMEM; hcct__exit() either way. */
 int hcct__build(struct cct *t, double phi, struct hcct *h);
-void hcct__free(struct hcct *h);
+void hcct__exit(struct hcct *h);
 
 #endif

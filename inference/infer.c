@@ -194,21 +194,21 @@ static void map_free(struct map *m)
 	free(m->nodes);
 	free(m->cids);
 	free(m->cands);
-	hindex__free(&m->cid_index);
+	hindex__exit(&m->cid_index);
 	free(m->edges);
 	free(m->callees);
-	hindex__free(&m->callee_index);
+	hindex__exit(&m->callee_index);
 	free(m->fnodes);
-	hindex__free(&m->fnode_index);
+	hindex__exit(&m->fnode_index);
 	free(m->by_caller);
 	free(m->states);
-	hindex__free(&m->state_index);
+	hindex__exit(&m->state_index);
 	free(m->memos);
-	hindex__free(&m->memo_index);
+	hindex__exit(&m->memo_index);
 	free(m->sols);
 }
 
-void infer__free(struct infer *inf)
+void infer__delete(struct infer *inf)
 {
 	if (!inf)
 		return;
@@ -645,11 +645,11 @@ static int index_edges(struct map *m)
 
 	m->dirty = false;
 	free(m->callees);
-	hindex__free(&m->callee_index);
+	hindex__exit(&m->callee_index);
 	free(m->fnodes);
 	m->fnodes = NULL;
 	m->nfnodes = 0;
-	hindex__free(&m->fnode_index);
+	hindex__exit(&m->fnode_index);
 	free(m->by_caller);
 	m->by_caller = NULL;
 	m->ncallees = m->nstates = m->nmemos = 0;

@@ -119,7 +119,7 @@ struct infer;
 
 /* The engine writes into @t, which it borrows.  @lim may be NULL. */
 struct infer *infer__new(struct cct *t, const struct infer_limits *lim);
-void infer__free(struct infer *inf);
+void infer__delete(struct infer *inf);
 
 /* Adds the path map of program @program_id, parents before children.
  * 0 or -ENOMEM / -EINVAL (a parent index not seen yet). */

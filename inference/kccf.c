@@ -169,15 +169,15 @@ struct kccf *kccf__build(struct cct *t, uint32_t k, bool inclusive, int *err)
 		goto out_fail;
 	return f;
 out_fail:
-	kccf__free(f);
+	kccf__delete(f);
 	return NULL;
 }
 
-void kccf__free(struct kccf *f)
+void kccf__delete(struct kccf *f)
 {
 	if (!f)
 		return;
-	hindex__free(&f->index);
+	hindex__exit(&f->index);
 	free(f->nodes);
 	free(f);
 }

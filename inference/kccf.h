@@ -57,7 +57,7 @@ struct kccf;
  * are linked by weight descending (ties by name), so output is
  * deterministic. */
 struct kccf *kccf__build(struct cct *t, uint32_t k, bool inclusive, int *err);
-void kccf__free(struct kccf *f);
+void kccf__delete(struct kccf *f);
 
 size_t kccf__size(const struct kccf *f);
 const struct kccf_node *kccf__node(const struct kccf *f, uint32_t i);

@@ -43,14 +43,14 @@ uint64_t pathmap__serial(const struct pathmap *pm)
 	return pm->serial;
 }
 
-void pathmap__free(struct pathmap *pm)
+void pathmap__delete(struct pathmap *pm)
 {
 	if (!pm)
 		return;
 	free(pm->nodes);
 	free(pm->path);
-	hindex__free(&pm->index);
-	hindex__free(&pm->cids);
+	hindex__exit(&pm->index);
+	hindex__exit(&pm->cids);
 	free(pm);
 }
 

@@ -53,7 +53,7 @@ struct pm_node {
 struct pathmap;
 
 struct pathmap *pathmap__new(size_t max_nodes);
-void pathmap__free(struct pathmap *pm);
+void pathmap__delete(struct pathmap *pm);
 
 /*
  * Adds one sample's path of @n frames, outermost first, under program

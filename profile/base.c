@@ -120,7 +120,7 @@ void profile_base__delete(struct profile_base *b)
 		free(b->keys[i]);
 	free(b->keys);
 	free(b->w);
-	hindex__free(&b->index);
+	hindex__exit(&b->index);
 	free(b);
 }
 

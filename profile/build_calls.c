@@ -220,7 +220,7 @@ int build_calls__scan(struct module *m, struct build_calls *out)
 	if (!ret)
 		ret = name_functions(m, out);
 	if (ret)
-		build_calls__free(out);
+		build_calls__exit(out);
 	return ret;
 }
 
@@ -395,7 +395,7 @@ int build_calls__unpack(const void *blob, size_t len, struct build_calls *bc)
 		ret = unpack_rows(&r, bc);
 	}
 	if (ret)
-		build_calls__free(bc);
+		build_calls__exit(bc);
 	return ret;
 }
 
@@ -414,9 +414,11 @@ const struct build_func *build_calls__function(const struct build_calls *bc,
 				    sizeof(*bc->funcs), by_start) : NULL;
 }
 
-void build_calls__free(struct build_calls *bc)
+void build_calls__exit(struct build_calls *bc)
 {
-	callsites__free(&bc->cs);
+	if (!bc)
+		return;
+	callsites__exit(&bc->cs);
 	free(bc->funcs);
 	*bc = (struct build_calls){ 0 };
 }

@@ -59,6 +59,6 @@ int build_calls__unpack(const void *blob, size_t len, struct build_calls *bc);
 const struct build_func *build_calls__function(const struct build_calls *bc,
 					       uint64_t start);
 
-void build_calls__free(struct build_calls *bc);
+void build_calls__exit(struct build_calls *bc);
 
 #endif

@@ -330,10 +330,10 @@ void profile_dwarf__delete(struct profile_dwarf *d)
 	for (size_t i = 0; i < d->nstrings; i++)
 		free(d->strings[i]);
 	free(d->strings);
-	hindex__free(&d->string_index);
+	hindex__exit(&d->string_index);
 	free(d->mods);
 	free(d->answers);
-	hindex__free(&d->index);
+	hindex__exit(&d->index);
 	free(d->frames);
 	free(d);
 }

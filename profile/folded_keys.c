@@ -67,7 +67,7 @@ int folded__stacks(struct cct *t, uint32_t k,
 		ret = fn(arg, frames, depth, group, self);
 	}
 	free(frames);
-	kccf__free(f);
+	kccf__delete(f);
 	return ret;
 }
 

@@ -258,14 +258,14 @@ int profile__inline(struct run_profile *p, struct profile_dwarf *d)
 	in.dst = src;
 	ret = 0;
 out:
-	cct__free(in.dst);
+	cct__delete(in.dst);
 	free(map);
 	free(in.sites);
-	hindex__free(&in.site_index);
+	hindex__exit(&in.site_index);
 	free(in.chains);
 	free(in.ids);
 	free(in.splits);
-	hindex__free(&in.split_index);
+	hindex__exit(&in.split_index);
 	free(in.parts);
 	return ret;
 }

@@ -204,7 +204,7 @@ static struct profile_base *base_run(struct store *st,
 	    !draw_inlined(r, pr->dwarf, &bp) &&
 	    !(b = profile_base__of(&bp, r->base_k, &err)))
 		folded__forest_error(err);
-	run_profile__free(&bp);
+	run_profile__exit(&bp);
 	return b;
 }
 
@@ -311,7 +311,7 @@ void profile__exit(struct profile *pr)
 	/* before the store closes: it keeps what DWARF said */
 	profile_dwarf__delete(pr->dwarf);
 	if (pr->own_lines)
-		lines__free(pr->lines);
-	run_profile__free(&pr->p);
+		lines__delete(pr->lines);
+	run_profile__exit(&pr->p);
 	memset(pr, 0, sizeof(*pr));
 }

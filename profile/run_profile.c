@@ -42,7 +42,7 @@ static struct module *debug_module(struct run_profile *p, int64_t id)
 					       path, sizeof(path)))
 				p->debug[i] = module__open(path);
 			if (p->debug[i] && module__error(p->debug[i])) {
-				module__free(p->debug[i]);
+				module__delete(p->debug[i]);
 				p->debug[i] = NULL;
 			}
 		}
@@ -553,7 +553,7 @@ static int keep_outcome(struct expls *e, int64_t program, int64_t func,
 static void expls_free(struct expls *e)
 {
 	free(e->v);
-	hindex__free(&e->index);
+	hindex__exit(&e->index);
 	free(e->sols);
 }
 
@@ -802,7 +802,7 @@ static int load_stored(struct store *st, struct run_profile *p,
 	else if (ret)
 		log_error("%s", cs.nodes ? store__error(st) : "out of memory");
 	free(cs.v);
-	hindex__free(&cs.index);
+	hindex__exit(&cs.index);
 	free(cs.nodes);
 	free(cs.chain);
 	return ret ? -1 : 0;
@@ -874,7 +874,7 @@ static void kchains_free(struct kchains *k)
 	for (size_t i = 0; i < k->n; i++)
 		free(k->v[i].chain);
 	free(k->v);
-	hindex__free(&k->index);
+	hindex__exit(&k->index);
 }
 
 /* Inferring a selection's CIDs, under process frames or not. */
@@ -976,7 +976,7 @@ static int infer_cid(void *arg, const struct store_cid *c)
 		if (!ret)
 			ret = explain_all(l->p, l->inf, &t, l->b, l->e);
 		free(t.v);
-		hindex__free(&t.index);
+		hindex__exit(&t.index);
 		x = find_expl(l->e, c->program_id, c->function_id, c->height);
 	}
 	if (ret || !x)
@@ -1419,7 +1419,7 @@ static int explain_selected(struct store *st,
 		ret = -1;
 	}
 	free(t.v);
-	hindex__free(&t.index);
+	hindex__exit(&t.index);
 	return ret;
 }
 
@@ -1570,7 +1570,7 @@ int run_profile__infer_within(struct store *st,
 		p->budget_s = budget_s;
 	ret = 0;
 out:
-	infer__free(inf);
+	infer__delete(inf);
 	expls_free(&e);
 	log__progress_end();
 	return ret;
@@ -1680,8 +1680,8 @@ int run_profile__score(struct store *st, int64_t run_id,
 		free(ml.leaves);
 	}
 	free(ps.v);
-	infer__free(inf);
-	run_profile__free(&p);
+	infer__delete(inf);
+	run_profile__exit(&p);
 	return !ret && !found ? RUN_PROFILE_NONE : ret;
 }
 
@@ -1720,20 +1720,22 @@ int run_profile__truth(struct store *st, int64_t run_id,
 	return ret;
 }
 
-void run_profile__free(struct run_profile *p)
+void run_profile__exit(struct run_profile *p)
 {
+	if (!p)
+		return;
 	for (size_t i = 0; i < p->nmodules; i++) {
 		free((char *)p->modules[i].path);
 		free((char *)p->modules[i].build_id);
 		if (p->debug)
-			module__free(p->debug[i]);
+			module__delete(p->debug[i]);
 	}
 	free(p->debug);
 	free(p->debug_looked);
-	lines__free(p->debug_lines);
+	lines__delete(p->debug_lines);
 	free(p->modules);
 	free(p->pcs);
-	static_calls__free(p->calls);
-	cct__free(p->cct);
+	static_calls__delete(p->calls);
+	cct__delete(p->cct);
 	memset(p, 0, sizeof(*p));
 }

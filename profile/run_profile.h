@@ -182,7 +182,7 @@ int run_profile__score(struct store *st, int64_t run_id,
 		       int (*fn)(void *arg, const struct run_score *s),
 		       void *arg);
 
-void run_profile__free(struct run_profile *p);
+void run_profile__exit(struct run_profile *p);
 
 /* The module of @id, or NULL. */
 const struct store_module *run_profile__module(const struct run_profile *p,

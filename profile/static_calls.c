@@ -112,7 +112,7 @@ struct static_calls *static_calls__new(struct cct *t, struct store *st,
 	return sc;
 }
 
-void static_calls__free(struct static_calls *sc)
+void static_calls__delete(struct static_calls *sc)
 {
 	if (!sc)
 		return;
@@ -122,12 +122,12 @@ void static_calls__free(struct static_calls *sc)
 	}
 	for (size_t i = 0; i < sc->nmods; i++) {
 		if (!sc->mods[i].kept)
-			build_calls__free(&sc->mods[i].bc);
+			build_calls__exit(&sc->mods[i].bc);
 	}
 	free(sc->prov);
 	free(sc->mods);
 	free(sc->funcs);
-	hindex__free(&sc->index);
+	hindex__exit(&sc->index);
 	free(sc);
 }
 
@@ -265,7 +265,7 @@ static int from_file(struct static_calls *sc, const struct store_module *sm,
 		if (!module__code_span(m, &start, &end, &off) && end > start) {
 			if (sc->decoded + (end - start) > sc->limit) {
 				sc->stats.over_budget++;
-				module__free(m);
+				module__delete(m);
 				return 0;
 			}
 			sc->decoded += end - start;
@@ -276,7 +276,7 @@ static int from_file(struct static_calls *sc, const struct store_module *sm,
 		err = build_calls__scan(m, &x->bc);
 		x->ok = !err;
 	}
-	module__free(m);
+	module__delete(m);
 	if (err == -ENOMEM)
 		return err;
 	if (!x->ok) {

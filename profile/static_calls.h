@@ -45,7 +45,7 @@ struct static_calls_stats {
  * (profile/build_calls.h).  NULL when out of memory. */
 struct static_calls *static_calls__new(struct cct *t, struct store *st,
 				       bool mangled);
-void static_calls__free(struct static_calls *sc);
+void static_calls__delete(struct static_calls *sc);
 
 /* Reads no binary whose code would take the bytes decoded past
  * @bytes: such binaries are counted as over budget, not read.  Builds

@@ -254,9 +254,9 @@ struct recorder *recorder__new(struct store *st, const struct recorder_opts *o)
 	if (r->col && o->unwind &&
 	    (!(r->paths = pathmap__new(max_paths(o))) ||
 	     collector__set_unwind(r->col, path_cb, r)))
-		collector__free(r->col), r->col = NULL;
+		collector__delete(r->col), r->col = NULL;
 	if (!r->col) {
-		recorder__free(r);
+		recorder__delete(r);
 		return NULL;
 	}
 	if (o->filter)
@@ -268,7 +268,7 @@ struct recorder *recorder__new(struct store *st, const struct recorder_opts *o)
 	return r;
 }
 
-void recorder__free(struct recorder *r)
+void recorder__delete(struct recorder *r)
 {
 	if (!r)
 		return;
@@ -277,11 +277,11 @@ void recorder__free(struct recorder *r)
 		close(r->reader.stop[0]);
 		close(r->reader.stop[1]);
 	}
-	collector__free(r->col);
-	pathmap__free(r->paths);
+	collector__delete(r->col);
+	pathmap__delete(r->paths);
 	free(r->seen);
-	aggregate__free(r->agg);
-	module_cache__free(r->modules);
+	aggregate__delete(r->agg);
+	module_cache__delete(r->modules);
 	free(r);
 }
 
@@ -796,7 +796,7 @@ static int new_paths(struct recorder *r)
 
 	if (!pm)
 		return -1;
-	pathmap__free(r->paths);
+	pathmap__delete(r->paths);
 	r->paths = pm;
 	r->flushed_nodes = 0;
 	r->map_resets++;

@@ -90,7 +90,7 @@ struct recorder;
 
 /* A recorder writing to @st (borrowed).  NULL when out of memory. */
 struct recorder *recorder__new(struct store *st, const struct recorder_opts *o);
-void recorder__free(struct recorder *r);
+void recorder__delete(struct recorder *r);
 
 /* The collector, for seeding processes (collector__add_running, ...). */
 struct collector *recorder__collector(struct recorder *r);

@@ -122,7 +122,7 @@ static int check_training(const struct run *r)
 	int t, any = 0;
 
 	if (!m || module__error(m)) {
-		module__free(m);
+		module__delete(m);
 		return 0;
 	}
 	path = module__path(m);
@@ -153,7 +153,7 @@ static int check_training(const struct run *r)
 			 " call paths", path, file);
 	if (t < 0 || any < 0)
 		log_error("%s", store__error(r->store));
-	module__free(m);
+	module__delete(m);
 	if (t < 0 || any < 0)
 		return -1;
 	return mode->needs_training && (t == STORE_OTHER_BUILD ||
@@ -171,7 +171,7 @@ static void start_hook(const struct run *r)
 	if (m && !module__error(m))
 		r->mode->start(r->store, r->o, module__path(m),
 			       module__build_id(m));
-	module__free(m);
+	module__delete(m);
 }
 
 static bool learning(const struct run *r)
@@ -229,7 +229,7 @@ static uint32_t stack_size(const struct run *r)
 				   module__build_id(m), STACK_PER_MILLE, &h))
 		log_warn("%s: the stack copy stays at %u bytes",
 			 store__error(r->store), RUN_DEFAULT_STACK);
-	module__free(m);
+	module__delete(m);
 	size = ((uint64_t)h + STACK_MARGIN + 4095) / 4096 * 4096;
 	if (size <= RUN_DEFAULT_STACK)
 		return RUN_DEFAULT_STACK;
@@ -619,7 +619,7 @@ int run__main(const struct run_mode *mode, const struct run_opts *o,
 out:
 	if (r.command && r.child.pid > 0)
 		launch__abort(&r.child);
-	recorder__free(r.rec);
+	recorder__delete(r.rec);
 	cfi_cache__close(r.cfi_cache);
 	free(r.command_line);
 	outfile__close(&out, false);

@@ -243,7 +243,7 @@ out:
 	profile_base__delete(now);
 	free(fn.rows);
 	free(ctx.rows);
-	hindex__free(&fn.index);
-	hindex__free(&ctx.index);
+	hindex__exit(&fn.index);
+	hindex__exit(&ctx.index);
 	return err ? -1 : 0;
 }

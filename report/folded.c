@@ -90,6 +90,6 @@ int render__folded(const struct render *r)
 	free(l.w);
 	free(l.group);
 	free(l.count);
-	hindex__free(&l.index);
+	hindex__exit(&l.index);
 	return err ? -1 : 0;
 }

@@ -142,7 +142,7 @@ int render__hot(const struct render *r)
 	struct hcct h;
 
 	if (hcct__build(r->p->cct, r->v->phi, &h)) {
-		hcct__free(&h);
+		hcct__exit(&h);
 		log_error("out of memory");
 		return -1;
 	}
@@ -150,6 +150,6 @@ int render__hot(const struct render *r)
 		hot_text(r, &h);
 	else
 		hot_paths(r, &h);
-	hcct__free(&h);
+	hcct__exit(&h);
 	return 0;
 }

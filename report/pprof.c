@@ -670,18 +670,18 @@ static void builder_free(struct builder *b)
 	for (size_t i = 0; i < b->nstrings; i++)
 		free(b->strings[i]);
 	free(b->strings);
-	hindex__free(&b->string_index);
+	hindex__exit(&b->string_index);
 	free(b->funcs);
 	free(b->func_ptrs);
 	free(b->func_frames);
-	hindex__free(&b->func_index);
+	hindex__exit(&b->func_index);
 	free(b->locs);
 	free(b->loc_ptrs);
 	free(b->loc_lines);
 	free(b->loc_first);
 	free(b->line_ptrs);
 	free(b->loc_keys);
-	hindex__free(&b->loc_index);
+	hindex__exit(&b->loc_index);
 	free(b->maps);
 	free(b->map_ptrs);
 	free(b->map_modules);
@@ -863,6 +863,6 @@ int render__pprof(const struct render *r)
 	if (ret)
 		log_error("writing the pprof profile: %s", strerror(-ret));
 	if (in.lines != r->v->lines)
-		lines__free(in.lines);
+		lines__delete(in.lines);
 	return ret ? -1 : 0;
 }

@@ -53,6 +53,6 @@ int report__write(const struct report_view *v)
 		render__json(&r, f);
 	else
 		render__text(&r, f);
-	kccf__free(f);
+	kccf__delete(f);
 	return 0;
 }

@@ -156,6 +156,6 @@ int render__sorted(const struct render *r)
 		log_error("out of memory");
 	}
 	free(s.e);
-	hindex__free(&s.index);
+	hindex__exit(&s.index);
 	return ret ? -1 : 0;
 }

@@ -517,6 +517,6 @@ out:
 	free(fl.names);
 	free(fl.n);
 	free(order);
-	hindex__free(&fl.index);
+	hindex__exit(&fl.index);
 	return err ? -1 : 0;
 }

@@ -151,8 +151,8 @@ int main(void)
 	}
 	printf("};\n\nconst int icppd_nr_schema =\n\t(int)(sizeof(icppd_schema)"
 	       " / sizeof(icppd_schema[0]));\n");
-	schema_rows__free(&want.objects);
-	schema_rows__free(&again.objects);
+	schema_rows__exit(&want.objects);
+	schema_rows__exit(&again.objects);
 	free(want.rows);
 	free(again.rows);
 	return ferror(stdout) || fflush(stdout) ? 1 : 0;

@@ -124,7 +124,7 @@ int store__check_schema(struct store *st)
 		free(shown);
 		ret = -1;
 	}
-	schema_rows__free(&have);
+	schema_rows__exit(&have);
 	return ret;
 }
 

@@ -36,8 +36,10 @@ int schema_rows__read(sqlite3 *db, struct schema_rows *out)
 	return sqlite3_exec(db, OBJECTS, add, out, NULL);
 }
 
-void schema_rows__free(struct schema_rows *r)
+void schema_rows__exit(struct schema_rows *r)
 {
+	if (!r)
+		return;
 	for (size_t i = 0; i < r->n; i++) {
 		free(r->v[i].type);
 		free(r->v[i].name);

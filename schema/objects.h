@@ -25,9 +25,9 @@ struct schema_rows {
  * order that creates them: tables, indexes, then the rest, each in the
  * order they were made.  SQLITE_OK; SQLITE_ABORT when memory ran out;
  * else SQLite's error, @db's message saying why.  *@out is freed with
- * schema_rows__free() in every case.
+ * schema_rows__exit() in every case.
  */
 int schema_rows__read(sqlite3 *db, struct schema_rows *out);
-void schema_rows__free(struct schema_rows *r);
+void schema_rows__exit(struct schema_rows *r);
 
 #endif

@@ -787,6 +787,6 @@ void store__paths_free(struct store *st)
 	free(pr->order);
 	free(pr->at);
 	free(pr->ctx);
-	hindex__free(&pr->ctx_index);
+	hindex__exit(&pr->ctx_index);
 	free(st->nodes.v);
 }

@@ -428,7 +428,7 @@ void store__close(struct store *st)
 	sqlite3_close(st->db);
 	free(st->mods);
 	free(st->funcs);
-	hindex__free(&st->func_index);
+	hindex__exit(&st->func_index);
 	free(st->path);
 	free(st);
 }

@@ -38,9 +38,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		__builtin_trap();
 	free(again);
 out_back:
-	build_calls__free(&back);
+	build_calls__exit(&back);
 	free(blob);
 out:
-	build_calls__free(&bc);
+	build_calls__exit(&bc);
 	return 0;
 }

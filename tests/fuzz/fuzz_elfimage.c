@@ -46,6 +46,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			(void)elf_image__patch(img, fi.sub_vaddr, sub,
 					       fi.sub_len);
 	}
-	elf_image__free(img);
+	elf_image__delete(img);
 	return 0;
 }

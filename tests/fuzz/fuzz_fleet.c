@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	p.cct = cct__new();
 	if (p.cct && !fleet__load(&p, text, size) && p.stats.samples < 0)
 		__builtin_trap();
-	cct__free(p.cct);
+	cct__delete(p.cct);
 	if (!pull__parse(text, size, &m)) {
 		for (size_t i = 0; i < m.n; i++)
 			if (m.nodes[i].parent < -1 ||
@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (m.n && !m.program)
 			__builtin_trap();
 	}
-	pull_map__free(&m);
+	pull_map__exit(&m);
 	free(text);
 	return 0;
 }

@@ -64,6 +64,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (!fr[j].name)
 				__builtin_trap();
 	}
-	lines__free(l);
+	lines__delete(l);
 	return 0;
 }

@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!m)
 		return 0;
 	if (module__error(m)) {
-		module__free(m);
+		module__delete(m);
 		return 0;
 	}
 	if (strlen(module__build_id(m)) > 40 ||
@@ -54,9 +54,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				    !callsites__find(&cs, c->ret))
 					__builtin_trap();
 			}
-			callsites__free(&cs);
+			callsites__exit(&cs);
 		}
 	}
-	module__free(m);
+	module__delete(m);
 	return 0;
 }

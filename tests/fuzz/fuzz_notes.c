@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (m && strlen(module__build_id(m)) > 2 * ELF_IMAGE_BUILD_ID_MAX)
 		__builtin_trap();
-	module__free(m);
+	module__delete(m);
 	if (fd < 0)
 		return 0;
 	if (write(fd, data, size) == (ssize_t)size) {
@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (img && elf_image__build_id(img, &id) >
 			   ELF_IMAGE_BUILD_ID_MAX)
 			__builtin_trap();
-		elf_image__free(img);
+		elf_image__delete(img);
 	}
 	close(fd);
 	return 0;

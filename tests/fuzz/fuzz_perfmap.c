@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!c || fd < 0 || write(fd, data, size) != (ssize_t)size) {
 		if (fd >= 0)
 			close(fd);
-		module_cache__free(c);
+		module_cache__delete(c);
 		return 0;
 	}
 	close(fd);
@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (m && module_cache__perfmap(c, pid, (uint32_t)getuid(), m))
 		__builtin_trap();
 	module__release(m);
-	module_cache__free(c);
+	module_cache__delete(c);
 	unlink(path);
 	return 0;
 }

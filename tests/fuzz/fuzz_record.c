@@ -94,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		modules = module_cache__new();
 	col = agg && modules ? collector__new(modules, agg) : NULL;
 	if (!col) {
-		aggregate__free(agg);
+		aggregate__delete(agg);
 		return 0;
 	}
 	collector__set_unwind(col, on_path, NULL);
@@ -112,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		collector__peek(col, h);
 		collector__process(col, h);
 	}
-	collector__free(col);
-	aggregate__free(agg);
+	collector__delete(col);
+	aggregate__delete(agg);
 	return 0;
 }

@@ -55,7 +55,7 @@ static int setup(void)
 					   .ino = st.st_ino };
 	if (cfi_cache__open(dir, &s.cache))
 		return -1;
-	module_cache__free(libc_through_cache(&m));
+	module_cache__delete(libc_through_cache(&m));
 	if (fuzz_find_file(dir, ".sym", s.path, sizeof(s.path)) ||
 	    !(s.good = fuzz_slurp(s.path, &s.len)))
 		return -1;
@@ -92,6 +92,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			name_len = fn.name ? strlen(fn.name) : 0;
 			(void)name_len;
 		}
-	module_cache__free(c);
+	module_cache__delete(c);
 	return 0;
 }

@@ -106,7 +106,7 @@ static void test_round_trip(struct build_calls *bc, unsigned char *blob,
 		is_int(calls, 2, "bc_caller's two calls of bc_callee, each "
 		       "with its height change");
 	}
-	build_calls__free(&back);
+	build_calls__exit(&back);
 }
 
 static void test_hostile(const unsigned char *blob, size_t len)
@@ -121,7 +121,7 @@ static void test_hostile(const unsigned char *blob, size_t len)
 		if (build_calls__unpack(blob, l, &x) == -EINVAL)
 			refused++;
 		else
-			build_calls__free(&x);
+			build_calls__exit(&x);
 	}
 	is_int(refused, cut, "every blob cut short is refused (%zu lengths)",
 	       cut);
@@ -150,7 +150,7 @@ static void test_hostile(const unsigned char *blob, size_t len)
 			continue;
 		read_n++;
 		sound_n += sound(&x);
-		build_calls__free(&x);
+		build_calls__exit(&x);
 	}
 	is_int(sound_n, read_n, "3000 flipped bytes: the %zu blobs read are "
 	       "sound", read_n);
@@ -176,7 +176,7 @@ int main(void)
 	test_round_trip(&bc, blob, len);
 	test_hostile(blob, len);
 	free(blob);
-	build_calls__free(&bc);
-	module__free(m);
+	build_calls__exit(&bc);
+	module__delete(m);
 	return tap_done();
 }

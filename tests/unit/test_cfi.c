@@ -260,7 +260,7 @@ static size_t against_libdwarf(const char *path, size_t *checked)
 	dwarf_finish(dbg, &err);
 	elf_end(elf);
 	close(fd);
-	module__free(m);
+	module__delete(m);
 	return bad;
 }
 
@@ -442,7 +442,7 @@ static void test_memo(void)
 	ok(m && module__has_cfi(m), "%d crafted FDEs read", MANY_FDES);
 	is_int(wrong, 0, "each of %zu lookups in three orders finds its pc's "
 	       "FDE and row", looked);
-	module__free(m);
+	module__delete(m);
 	free(f.buf);
 }
 
@@ -527,7 +527,7 @@ static void test_lying_cie(void)
 	ok(patched && m && !rules, "a CIE whose augmentation data overruns "
 	   "it: no rule from its FDEs (%d), nothing read outside the section "
 	   "(ASan, UBSan)", rules);
-	module__free(m);
+	module__delete(m);
 	free(img);
 	if (fd >= 0)
 		close(fd);
@@ -599,7 +599,7 @@ static void test_factored_overflow(void)
 		ok(m && module__cfa(m, 0x1008, &regs, &cfa) != 0,
 		   "%s: an offset of 2^62 data-alignment units refused",
 		   k ? "DW_CFA_def_cfa_offset_sf" : "DW_CFA_offset_extended_sf");
-		module__free(m);
+		module__delete(m);
 		free(f.buf);
 	}
 }
@@ -628,7 +628,7 @@ int main(void)
 	}
 	test_expr();
 	test_step(m);
-	module__free(m);
+	module__delete(m);
 	test_big_fde();
 	test_memo();
 	/* as record lists them: without libdwarf's tree of allocations

@@ -528,9 +528,9 @@ int main(void)
 	test_big_perfmap(dir);
 	test_hold_names(agg);
 
-	collector__free(col);
-	aggregate__free(agg);
-	module_cache__free(mc);
+	collector__delete(col);
+	aggregate__delete(agg);
+	module_cache__delete(mc);
 	{
 		char path[256];
 

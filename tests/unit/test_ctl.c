@@ -130,7 +130,7 @@ static void test_protocol(void)
 	is_int(ctl__listen(sock, err, sizeof(err)), -1,
 	       "a second daemon on the same socket is refused");
 
-	ctl_server__free(s);
+	ctl_server__delete(s);
 	close(lfd);
 	is_int(ctl__check(sock, err, sizeof(err)), 0,
 	       "a stale socket (nobody listening) may be replaced");

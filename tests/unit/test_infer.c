@@ -214,8 +214,8 @@ static void proven_calls(void)
 	   "the new call's chain takes one guess, the old one three: the "
 	   "guess bound leaves that out, so the count is not whole: "
 	   "searched");
-	infer__free(inf);
-	cct__free(t);
+	infer__delete(inf);
+	cct__delete(t);
 }
 
 /*
@@ -251,8 +251,8 @@ static void cut_chains(void)
 	   "under its unknown callers, searched (%.3f)", w1);
 	cct__records(t, &nrec);
 	is_int(nrec, 3, "three records in all: the chains merged");
-	infer__free(inf);
-	cct__free(t);
+	infer__delete(inf);
+	cct__delete(t);
 }
 
 /* An engine over CCT @t with @lim (NULL: the defaults), every test
@@ -303,8 +303,8 @@ static void most_probable_first(void)
 	ok(record(t, "main;p;z", &exact, &how) < 0 &&
 	   record(t, "main;q;z", &exact, &how) < 0,
 	   "the chains of proven calls alone are not listed");
-	infer__free(inf);
-	cct__free(t);
+	infer__delete(inf);
+	cct__delete(t);
 }
 
 /* Candidates no learned count weighs (a map with no samples, as a
@@ -336,8 +336,8 @@ static void unweighed(void)
 	ok(record(t, "[unknown callers of u at height 9999];u", &exact, &how) == 2 &&
 	   how == CCT_UNKNOWN, "infer__add_outcome: its weight where the outcome says");
 	is_int((int)infer__stats(inf)->cids, 2, "both counted as attributed CIDs");
-	infer__free(inf);
-	cct__free(t);
+	infer__delete(inf);
+	cct__delete(t);
 }
 
 /* A CID the map splits 9 to 1 between main;a;t and main;b;t, and the
@@ -383,8 +383,8 @@ static void own_split(void)
 			ok(fabs(a - 108) < 1e-9 && fabs(b - 12) < 1e-9,
 			   "no own samples: the map's 9:1 (a %.1f, b %.1f)",
 			   a, b);
-		infer__free(inf);
-		cct__free(t);
+		infer__delete(inf);
+		cct__delete(t);
 	}
 }
 
@@ -446,8 +446,8 @@ static void own_counted(void)
 	   fabs(o.sols[0].own + o.sols[1].own - 1) < 1e-9,
 	   "the own samples' split, all exact (%.2f, %.2f)",
 	   o.sols[0].own, o.sols[1].own);
-	infer__free(inf);
-	cct__free(t);
+	infer__delete(inf);
+	cct__delete(t);
 }
 
 /* Fragments: (u, 120) only a fragment explains (t at 96, then u), and
@@ -484,8 +484,8 @@ static void fragments(void)
 	ok(record(t, "main;a", &exact, &how) == 1 &&
 	   record(t, "[unknown callers of b at height 20];b;a", &exact, &how) < 0,
 	   "the whole path alone");
-	infer__free(inf);
-	cct__free(t);
+	infer__delete(inf);
+	cct__delete(t);
 }
 
 /* Frames with no height (goroutines, coroutines): a CID is a function,
@@ -521,8 +521,8 @@ static void no_height(void)
 	is_int(infer__cid(inf, PROG, W, N, 3), 0, "no height: a CID the map lacks");
 	ok(record(t, "[unknown callers of w];w", &exact, &how) == 3 &&
 	   how == CCT_UNKNOWN, "unknown callers, with no search by heights");
-	infer__free(inf);
-	cct__free(t);
+	infer__delete(inf);
+	cct__delete(t);
 }
 
 int main(void)
@@ -622,8 +622,8 @@ int main(void)
 	   fabs(infer__stats(inf)->by_how[CCT_UNKNOWN] - 11) < 1e-9,
 	   "by how: 11 precise, 8 ambiguous, 0 searched, 11 unknown");
 	is_int(infer__begin_map(inf, PROG), -22, "a second map for one program refused");
-	infer__free(inf);
-	cct__free(t);
+	infer__delete(inf);
+	cct__delete(t);
 	proven_calls();
 	most_probable_first();
 	cut_chains();
@@ -632,6 +632,6 @@ int main(void)
 	own_counted();
 	fragments();
 	no_height();
-	infer__free(NULL);
+	infer__delete(NULL);
 	return tap_done();
 }

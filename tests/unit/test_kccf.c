@@ -92,7 +92,7 @@ static void test_paper_example(void)
 	f = kccf__build(t, 0, false, &err);
 	is_int(kccf__size(f), 1, "k=0: one node, a flat profile");
 	is_int(weight(t, f, "c", NULL), 4, "k=0: c has all 4 samples");
-	kccf__free(f);
+	kccf__delete(f);
 
 	f = kccf__build(t, 1, false, &err);
 	is_int(kccf__size(f), 3, "k=1: c and its two callers");
@@ -100,20 +100,20 @@ static void test_paper_example(void)
 	is_int(weight(t, f, "c;d", NULL), 1, "k=1: 1 via d");
 	is_str(cct__name(t, kccf__node(f, kccf__node(f, kccf__first_root(f))->first_child)->frame),
 	       "b", "children sorted by weight: b first");
-	kccf__free(f);
+	kccf__delete(f);
 
 	f = kccf__build(t, 2, false, &err);
 	is_int(kccf__size(f), 5, "k=2: five nodes");
 	is_int(weight(t, f, "c;b;a", NULL), 3, "k=2: c <- b <- a: 3");
 	is_int(weight(t, f, "c;d;main", NULL), 1, "k=2: c <- d <- main: 1");
 	is_int(weight(t, f, "c;b;a;main", NULL), -1, "k=2: no third caller");
-	kccf__free(f);
+	kccf__delete(f);
 
 	f = kccf__build(t, KCCF_INF, false, &err);
 	is_int(kccf__size(f), 6, "k=inf: whole contexts");
 	is_int(weight(t, f, "c;b;a;main", NULL), 3, "k=inf: the full path via a-b");
 	is_int(weight(t, f, "c;d;main", NULL), 1, "k=inf: the full path via d");
-	kccf__free(f);
+	kccf__delete(f);
 
 	f = kccf__build(t, 1, true, &err);
 	is_int(weight(t, f, "main", NULL), 4, "inclusive: main holds all 4");
@@ -122,8 +122,8 @@ static void test_paper_example(void)
 	is_int(weight(t, f, "a;main", NULL), 3, "inclusive: a <- main: 3");
 	is_int(weight(t, f, "d;main", NULL), 1, "inclusive: d <- main: 1");
 	is_int(weight(t, f, "c", NULL), 4, "inclusive: c itself: 4");
-	kccf__free(f);
-	cct__free(t);
+	kccf__delete(f);
+	cct__delete(t);
 }
 
 static void test_certain(void)
@@ -144,8 +144,8 @@ static void test_certain(void)
 	   "c <- b <- a: 4.5, all apportioned");
 	ok(weight(t, f, "c;b;d", &certain) == 1.5 && certain == 0,
 	   "c <- b <- d: 1.5, all apportioned");
-	kccf__free(f);
-	cct__free(t);
+	kccf__delete(f);
+	cct__delete(t);
 }
 
 /* Brute force: every record's frames, leaf first. */
@@ -237,8 +237,8 @@ static int random_trees(unsigned seed)
 			if (fabs(w - bf[i].w) > 1e-9 || fabs(c - bf[i].certain) > 1e-9)
 				bad++;
 		}
-		kccf__free(f);
-		cct__free(t);
+		kccf__delete(f);
+		cct__delete(t);
 	}
 	return bad;
 }
@@ -267,7 +267,7 @@ static void test_space_saving(void)
 	ok(fabs(ss__total(ss) - 1250) < 1e-9, "total weight 1250");
 	is_int(hcct__counters(0.01), 201, "phi 1%%: 201 counters");
 	ok(!ss__new(0), "zero counters refused");
-	ss__free(ss);
+	ss__delete(ss);
 }
 
 static void test_metrics(void)
@@ -301,15 +301,15 @@ static void test_deep(void)
 	f = kccf__build(t, KCCF_INF, false, &err);
 	ok(f && kccf__size(f) == 20000, "20,000 frames deep, k = inf: one "
 	   "chain of 20,000 nodes");
-	kccf__free(f);
+	kccf__delete(f);
 	f = kccf__build(t, 3, true, &err);
 	ok(f && kccf__size(f) == 4 * 20000 - 6, "inclusive, k = 3: four "
 	   "frames per function (%zu nodes)", f ? kccf__size(f) : 0);
-	kccf__free(f);
+	kccf__delete(f);
 	f = kccf__build(t, KCCF_INF, true, &err);
 	ok(!f && err == -E2BIG, "inclusive, k = inf: stops at KCCF_MAX_STEPS "
 	   "with -E2BIG (%d)", err);
-	cct__free(t);
+	cct__delete(t);
 }
 
 int main(void)
@@ -322,7 +322,7 @@ int main(void)
 	test_deep();
 	test_space_saving();
 	test_metrics();
-	cct__free(NULL);
-	kccf__free(NULL);
+	cct__delete(NULL);
+	kccf__delete(NULL);
 	return tap_done();
 }

@@ -62,7 +62,7 @@ static void test_crash(void)
 	       "a reader that crashes libdwarf: no line, and the report lives");
 	is_int(lines__find(l, path, "", 0x1004, &file, &line), -ENOENT,
 	       "the module that crashed it is not read again");
-	lines__free(l);
+	lines__delete(l);
 	unlink(path);
 }
 
@@ -87,7 +87,7 @@ int main(void)
 		}
 		is_int(lines__find(l, path, "", 0x1000, &file, &line), -ENOENT,
 		       "malformed .debug_info %zu: no line, and no abort", i + 1);
-		lines__free(l);
+		lines__delete(l);
 		unlink(path);
 	}
 	test_crash();

@@ -156,46 +156,46 @@ static void test_crafted(void)
 	is_str(f.name, "f", "crafted: by name");
 	is_str(module__build_id(m), "112233445566778899aabbccddeeff1021324354",
 	       "crafted: a 20-byte build-id is read");
-	module__free(m);
+	module__delete(m);
 
 	/* A .dynsym with sh_entsize above sh_size after a good .symtab:
-	 * realloc(syms, 0) freed the array and module__free freed it
+	 * realloc(syms, 0) freed the array and module__delete freed it
 	 * again. */
 	m = crafted(syms, 2, sizeof(Elf64_Sym), 0, 20, CR_BAD_DYNSYM, NULL);
 	is_int(module__error(m), 0, "sh_entsize > sh_size: the image still opens");
 	is_int(module__nr_symbols(m), 1, "sh_entsize > sh_size: .symtab's symbol kept");
-	module__free(m);
+	module__delete(m);
 
 	/* A tiny sh_entsize claims 24 times the entries the data holds. */
 	m = crafted(syms, 2, 1, 0, 20, 0, NULL);
 	is_int(module__nr_symbols(m), 1,
 	       "sh_entsize 1: only the entries the data holds are read");
-	module__free(m);
+	module__delete(m);
 
 	/* Fully stripped: no symbol table at all (qsort(NULL, 0)). */
 	m = crafted(syms, 2, sizeof(Elf64_Sym), 0, 20, CR_NO_SYMTAB, NULL);
 	is_int(module__nr_symbols(m), 0, "no symbols: none, and no qsort(NULL)");
 	is_int(module__function(m, 0x1004, &f), -ENOENT,
 	       "no symbols and no CFI: no function");
-	module__free(m);
+	module__delete(m);
 
 	/* A 12,000-byte build-id note is not a build-id. */
 	m = crafted(syms, 2, sizeof(Elf64_Sym), 0, 12000, 0, NULL);
 	is_str(module__build_id(m), "", "a 12,000-byte build-id note is refused");
-	module__free(m);
+	module__delete(m);
 
 	/* Two .eh_frame sections: dwarf_elf_init fails with an error that
 	 * must be freed (LeakSanitizer checks). */
 	m = crafted(syms, 2, sizeof(Elf64_Sym), 0, 20, CR_EH_TWICE, NULL);
 	is_int(module__error(m), 0, "duplicate .eh_frame: the image opens");
 	ok(!module__has_cfi(m), "duplicate .eh_frame: no CFI");
-	module__free(m);
+	module__delete(m);
 
 	/* arr's reader: st_size 2^64 - 16 wrapped vaddr + size, and a long
 	 * note overflowed the 128-byte hex buffer. */
 	fd = mkstemp(tmp);
 	close(fd);
-	module__free(crafted(syms, 3, sizeof(Elf64_Sym), 0, 12000, 0, tmp));
+	module__delete(crafted(syms, 3, sizeof(Elf64_Sym), 0, 12000, 0, tmp));
 	img = elf_image__open(tmp, err, sizeof(err));
 	ok(img != NULL, "arr reader opens the crafted file (%s)", img ? "" : err);
 	if (img) {
@@ -206,7 +206,7 @@ static void test_crafted(void)
 		is_int(size, 16, "with its size");
 		is_int(elf_image__build_id(img, &id), 0,
 		       "arr reader: a 12,000-byte build-id note is refused");
-		elf_image__free(img);
+		elf_image__delete(img);
 	}
 	unlink(tmp);
 }
@@ -311,7 +311,7 @@ static void test_sparse(void)
 			is_str(module__build_id(m), "", "32 large notes: no build-id");
 		ok(peak_mib() - before < 16, "%s: peak memory grew %ld MiB (< 16)",
 		   what[k], peak_mib() - before);
-		module__free(m);
+		module__delete(m);
 		unlink(path);
 		strcpy(path, "/tmp/icppd-sparse-XXXXXX");
 	}
@@ -354,7 +354,7 @@ static void test_declared(void)
 	   module__error(m));
 	ok(peak_mib() - before < 16, "... peak memory grew %ld MiB (< 16)",
 	   peak_mib() - before);
-	module__free(m);
+	module__delete(m);
 	unlink(path[0]);
 
 	before = resident_mib();
@@ -400,7 +400,7 @@ static void test_declared(void)
 		module__release(held[i]);
 		unlink(path[i]);
 	}
-	module_cache__free(c);
+	module_cache__delete(c);
 }
 
 static int count_code(void *arg, uint64_t vaddr, const uint8_t *code,
@@ -455,7 +455,7 @@ static void test_code_once(void)
 	   (unsigned long long)seen[1]);
 	ok(peak_mib() - before < 48, "peak memory grew %ld MiB (< 48)",
 	   peak_mib() - before);
-	module__free(m);
+	module__delete(m);
 	unlink(path);
 }
 
@@ -535,7 +535,7 @@ static void test_symbol_budget(void)
 	   peak_mib() - before);
 	ok(!module__function(m, 0x1000 + 16, &fn) && fn.name &&
 	   strlen(fn.name) == 4095, "... its first functions keep their name");
-	module__free(m);
+	module__delete(m);
 
 	/* the cache: one budget for the modules held */
 	oa = origin_of(a, 0);
@@ -550,7 +550,7 @@ static void test_symbol_budget(void)
 	   "one opened past it keeps none, and is counted");
 	module__release(m);
 	module__release(n);
-	module_cache__free(c);
+	module_cache__delete(c);
 	unlink(a);
 	unlink(b);
 }
@@ -575,7 +575,7 @@ static void test_one_address(void)
 	   !module__function(m, 0x1010, &fn) && fn.start == 0x1010 &&
 	   fn.name && strlen(fn.name) == 255, "65,000 aliases at one "
 	   "address: one function, under its longest name");
-	module__free(m);
+	module__delete(m);
 	unlink(a);
 }
 
@@ -661,7 +661,7 @@ static void test_cache(void)
 	unlink(fifo);
 	unlink(link);
 	rmdir(dir);
-	module_cache__free(c);
+	module_cache__delete(c);
 }
 
 /* Files a cache that maps files (or not: @map) mapped to open @path. */
@@ -675,7 +675,7 @@ static uint64_t maps(const char *path, bool map)
 	module_cache__set_map_files(c, map);
 	m = module_cache__get(c, path, &o);
 	n = module__error(m) ? 99 : module_cache__files_mapped(c);
-	module_cache__free(c);
+	module_cache__delete(c);
 	return n;
 }
 
@@ -739,7 +739,7 @@ static void test_map(void)
 	is_int(module__function(m, vaddr_of(m, known_function), &f), 0,
 	       "map: its functions found");
 	is_str(f.name, "known_function", "map: by name, from the mapped .symtab");
-	module_cache__free(c);
+	module_cache__delete(c);
 	unlink(copy);
 	rmdir(dir);
 }
@@ -795,7 +795,7 @@ static void test_go_ends(void)
 		free(f.buf);
 		if (!m || module__error(m)) {
 			ok(0, "crafted Go module opens");
-			module__free(m);
+			module__delete(m);
 			return;
 		}
 		is_int(module__is_go(m), go, "%s: Go by its sections", go ? "Go" : "C");
@@ -806,7 +806,7 @@ static void test_go_ends(void)
 		ok(!module__ends_walk(m, 0x1020) && !module__ends_walk(m, 0x1030) &&
 		   !module__ends_walk(m, 0x1040) && !module__ends_walk(m, 0),
 		   "%s: lookalike names and other functions do not", go ? "Go" : "C");
-		module__free(m);
+		module__delete(m);
 	}
 }
 
@@ -833,7 +833,7 @@ static void test_evict(void)
 	}
 	for (int i = 0; i < 300; i++) {
 		snprintf(path[i], sizeof(path[i]), "%s/m%d.so", dir, i);
-		module__free(crafted(syms, 2, sizeof(Elf64_Sym), 0, 20, 0,
+		module__delete(crafted(syms, 2, sizeof(Elf64_Sym), 0, 20, 0,
 				     path[i]));
 		o = origin_of(path[i], 0);
 		mods[i] = module_cache__get(c, path[i], &o);
@@ -872,7 +872,7 @@ static void test_evict(void)
 	ok(!module_cache__adopt(c, module__open(path[7])) &&
 	   module_cache__refused(c) == 3 && module_cache__count(c) == 267,
 	   "past the bound: a perf map parsed is not adopted");
-	module_cache__free(c);
+	module_cache__delete(c);
 	for (int i = 0; i < 300; i++)
 		unlink(path[i]);
 	rmdir(dir);
@@ -901,7 +901,7 @@ static void test_quota(void)
 	module_cache__set_max(c, 16);
 	for (int i = 0; i < 24; i++) {
 		snprintf(path[i], sizeof(path[i]), "%s/q%d.so", dir, i);
-		module__free(crafted(syms, 2, sizeof(Elf64_Sym), 0, 20, 0,
+		module__delete(crafted(syms, 2, sizeof(Elf64_Sym), 0, 20, 0,
 				     path[i]));
 	}
 	for (int i = 0; i < 6; i++) {
@@ -942,7 +942,7 @@ static void test_quota(void)
 	mods[22] = module_cache__get(c, path[22], &o);
 	ok(mods[22] && !module__error(mods[22]),
 	   "user 1000's modules freed: room for it again");
-	module_cache__free(c);
+	module_cache__delete(c);
 	for (int i = 0; i < 24; i++)
 		unlink(path[i]);
 	rmdir(dir);
@@ -1043,7 +1043,7 @@ static void test_fde_search(void)
 	wrong += !module__function(m, (uint64_t)at + 4096, &f);
 	ok(module__has_cfi(m) && !wrong, "%u FDEs, gaps of up to 1 GiB: %u of "
 	   "%u lookups wrong", N, wrong, probes + 2);
-	module__free(m);
+	module__delete(m);
 	free(ef.buf);
 	free(eh);
 }
@@ -1123,7 +1123,7 @@ static void test_symbol_search(void)
 	}
 	ok(!wrong, "the same, remembered: %u of %u lookups wrong", wrong,
 	   probes);
-	module__free(m);
+	module__delete(m);
 	free(ef.buf);
 	free(syms);
 }
@@ -1210,7 +1210,7 @@ static size_t libc_through(struct cfi_cache *cc, const char *dir,
 	cfi_cache__stats(cc, CACHE_SYMBOLS, after);
 	wrong = module__error(m) ? 1 : answers_differ(ref, m, n);
 	*dirty = dirty_here(dir);
-	module_cache__free(c);
+	module_cache__delete(c);
 	return wrong;
 }
 
@@ -1252,7 +1252,7 @@ static void test_symbol_cache(void)
 	if (!ref || module__nr_symbols(ref) < 3000 || !mkdtemp(dir) ||
 	    cfi_cache__open(dir, &cc)) {
 		ok(0, "libc's symbols, a table cache");
-		module__free(ref);
+		module__delete(ref);
 		return;
 	}
 	is_int(libc_through(cc, dir, ref, &b, &a, &dirty, &n), 0,
@@ -1329,7 +1329,7 @@ static void test_symbol_cache(void)
 out:
 	free(good);
 	cfi_cache__close(cc);
-	module__free(ref);
+	module__delete(ref);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
 		ok(0, "%s removed", dir);
@@ -1369,7 +1369,7 @@ static void test_many_fdes(void)
 		(void)module__cfa(m, 0x1000 + counts[k] / 2, &regs, &cfa);
 		is_int(module__has_cfi(m), k == 0, "%u FDEs of 20 bytes: %s",
 		       counts[k], k ? "no CFI read" : "CFI read");
-		module__free(m);
+		module__delete(m);
 		free(f.buf);
 		free(eh);
 	}
@@ -1430,25 +1430,25 @@ int main(void)
 	} else {
 		skip("objcopy unavailable", "stripped copy");
 	}
-	module__free(s);
+	module__delete(s);
 	unlink(tmp);
 
 	s = module__open_vdso();
 	is_int(module__error(s), 0, "vDSO image opens");
 	is_str(module__path(s), "[vdso]", "vDSO path");
 	ok(module__has_cfi(s), "vDSO has CFI");
-	module__free(s);
+	module__delete(s);
 
 	bad = module__open("/etc/hostname");
 	is_int(module__error(bad), -ENOEXEC, "a text file is not ELF");
-	module__free(bad);
+	module__delete(bad);
 	bad = module__open("/nonexistent/lib.so");
 	is_int(module__error(bad), -ENOENT, "a missing file is reported");
-	module__free(bad);
+	module__delete(bad);
 
 	test_cache();
 	test_map();
-	module__free(m);
+	module__delete(m);
 	test_crafted();
 	test_symbol_budget();	/* first: the peak grows least before it */
 	test_one_address();

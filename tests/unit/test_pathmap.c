@@ -58,8 +58,8 @@ static void test_memory(void)
 	}
 	pathmap__clear_counts(pm);
 	is_int(pathmap__node(pm, leaf1)->self, 0, "counts cleared");
-	pathmap__free(pm);
-	pathmap__free(NULL);
+	pathmap__delete(pm);
+	pathmap__delete(NULL);
 }
 
 /* With no height, a CID is explained by the map only while one path
@@ -115,7 +115,7 @@ static void test_after_another(void)
 	is_int(size, 2 * (1 + 4 + 2 + 1 + 3), "the map: twice (paths and "
 	       "fragments) a root, the first path, the second's last two "
 	       "frames, the third's last, the fourth's last three");
-	pathmap__free(pm);
+	pathmap__delete(pm);
 }
 
 static void test_one_path(void)
@@ -136,7 +136,7 @@ static void test_one_path(void)
 	   "a second caller: not one");
 	ok(pathmap__has_cid(pm, mod, 0x50, ICPPD_HEIGHT_NONE), "though the CID is there");
 	ok(pathmap__one_path(pm, mod, 0x10, ICPPD_HEIGHT_NONE), "the callers: one each");
-	pathmap__free(pm);
+	pathmap__delete(pm);
 }
 
 /*
@@ -196,8 +196,8 @@ static void test_store(void)
 		       "and add its sample");
 		b2.paths = pathmap__new(1000);
 		is_int(store__flush(st, run, &b2), 0, "an empty map flushes");
-		pathmap__free(b2.paths);
-		pathmap__free(again);
+		pathmap__delete(b2.paths);
+		pathmap__delete(again);
 	}
 	is_int(query(db, "SELECT ambiguous_cids FROM v_path_maps"), 1, "one ambiguous CID");
 	is_int(query(db, "SELECT paths FROM v_path_cids WHERE height = 128"), 2,
@@ -246,8 +246,8 @@ static void test_store(void)
 	is_int(store__score(st, run), 0, "scoring again");
 	is_int(query(db, "SELECT sum(samples) FROM v_validation"), 10, "scoring twice does not double");
 	store__close(st);
-	pathmap__free(train);
-	pathmap__free(truth);
+	pathmap__delete(train);
+	pathmap__delete(truth);
 	unlink(db);
 }
 
@@ -352,7 +352,7 @@ static void test_batches(void)
 
 	/* another run: a new map in memory, whose rows are mostly there */
 	store__close(st);
-	pathmap__free(pm);
+	pathmap__delete(pm);
 	pm = pathmap__new(100000);
 	batch.paths = pm;
 	st = store__open(db, err, sizeof(err));
@@ -386,7 +386,7 @@ static void test_batches(void)
 	/* a batch whose new row follows one that was there: SQLite gives
 	 * the new one the id the old one was to have, and its count goes
 	 * in once */
-	pathmap__free(pm);
+	pathmap__delete(pm);
 	pm = pathmap__new(100000);
 	batch.paths = pm;
 	st = store__open(db, err, sizeof(err));
@@ -408,7 +408,7 @@ static void test_batches(void)
 	query(db, "INSERT INTO contexts VALUES (9223372036854775800, -5, 1)");
 	query(db, "INSERT INTO path_nodes VALUES (9223372036854775800,"
 	      " 1, -5, 1, 9223372036854775800, 0, 0, 1, 0, 0)");
-	pathmap__free(pm);
+	pathmap__delete(pm);
 	pm = pathmap__new(100000);
 	batch.paths = pm;
 	st = store__open(db, err, sizeof(err));
@@ -425,8 +425,8 @@ static void test_batches(void)
 		     " ON c.id = n.context_id WHERE c.function_id !="
 		     " n.function_id"), 0, "each row's context its function");
 	store__close(st);
-	pathmap__free(pm);
-	module__free(other);
+	pathmap__delete(pm);
+	module__delete(other);
 	unlink(db);
 }
 
@@ -501,7 +501,7 @@ static void test_wide(void)
 	       "... those of the first flush's leaves added to");
 	is_int(temp_opens, 0, "no temporary file: no statement journal");
 	store__close(st);
-	pathmap__free(pm);
+	pathmap__delete(pm);
 	unlink(db);
 }
 
@@ -518,6 +518,6 @@ int main(void)
 	test_store();
 	test_batches();
 	test_wide();
-	module__free(m);
+	module__delete(m);
 	return tap_done();
 }

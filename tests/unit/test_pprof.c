@@ -151,7 +151,7 @@ static void check_pc_totals(void)
 	is_int(at[1], 1, "... and its second its 1, over two records");
 	if (p)
 		perftools__profiles__profile__free_unpacked(p, NULL);
-	cct__free(t);
+	cct__delete(t);
 }
 
 int main(void)
@@ -236,6 +236,6 @@ int main(void)
 	is_int(p ? p->n_sample : 0, 3, "its zero-count records left out");
 	if (p)
 		perftools__profiles__profile__free_unpacked(p, NULL);
-	cct__free(t);
+	cct__delete(t);
 	return tap_done();
 }

@@ -87,7 +87,7 @@ int main(void)
 		       "and the same name gives the same frame");
 		ok(clean(cct__name(t, cct__pseudo(t, 1, 64))),
 		   "unknown callers of it: printable too");
-		cct__free(t);
+		cct__delete(t);
 	}
 	return tap_done();
 }

@@ -142,7 +142,7 @@ out:
 		waitpid(locker, &status, 0);
 	if (go >= 0)
 		close(go);
-	recorder__free(r);
+	recorder__delete(r);
 	return id;
 }
 

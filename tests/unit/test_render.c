@@ -137,7 +137,7 @@ static void hostile_names(void)
 	ok(strstr(s, "ev;FORGED") != NULL,
 	   "svg against it: the ';' name still one frame");
 	profile_base__delete(b);
-	cct__free(p.cct);
+	cct__delete(p.cct);
 }
 
 int main(void)
@@ -184,7 +184,7 @@ int main(void)
 	ok(strstr(s, "work") && !strstr(s, "other"),
 	   "the hot tree at phi 0.5 keeps work's path only");
 
-	cct__free(p.cct);
+	cct__delete(p.cct);
 	hostile_names();
 	return tap_done();
 }

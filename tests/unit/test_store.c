@@ -328,8 +328,8 @@ static void test_flush(void)
 	       1, "integrity_check ok");
 	ok(query(db, "SELECT count(*) FROM pragma_journal_mode WHERE journal_mode = 'wal'") == 1,
 	   "database in WAL mode");
-	aggregate__free(a);
-	module__free(m);
+	aggregate__delete(a);
+	module__delete(m);
 }
 
 /* Two recorders learning the same path into one database: each writes
@@ -361,7 +361,7 @@ static void test_paths(void)
 		pathmap__add(pm, m, f, 3, NULL);
 		is_int(store__flush(st, run, &b), 0, "recorder %d: a known path again", k + 1);
 		store__close(st);
-		pathmap__free(pm);
+		pathmap__delete(pm);
 	}
 	is_int(query(db, "SELECT count(*) FROM path_nodes WHERE parent_id != 0 OR function_id != 0"),
 	       3, "three frames, one row each");
@@ -387,7 +387,7 @@ static void test_paths(void)
 	is_int(query(db, "SELECT samples FROM v_inferred, functions f ON f.id = 1"
 		     " WHERE path = '[unknown callers of ' || f.name || ' at height 64];'"
 		     " || f.name"), 1, "a height: [unknown callers of F at height H]");
-	module__free(m);
+	module__delete(m);
 }
 
 /* Retention deletes daemon runs, oldest first, never the kept one nor

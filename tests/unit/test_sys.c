@@ -44,14 +44,14 @@ static void test_open_faults(void)
 	m = module__open(conf);
 	is_int(m ? module__error(m) : 0, -EACCES,
 	       "a binary's open fails: the module says why");
-	module__free(m);
+	module__delete(m);
 	d = sys__opendir("/proc/self/fd");
 	ok(d != NULL, "paths outside the prefix open as before");
 	if (d)
 		closedir(d);
 	m = module__open("/proc/self/exe");
 	ok(m && !module__error(m), "a binary outside the prefix opens");
-	module__free(m);
+	module__delete(m);
 
 	setenv("ICPPD_INJECT_FAULT", "socket:EMFILE", 1);
 	is_int(sys__inject_from_env(), 0, "a socket fault");
