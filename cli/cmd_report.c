@@ -330,12 +330,24 @@ static unsigned profile_flags(const struct report_opts *o,
 	       flags;
 }
 
-/* The profile the options ask for. */
+/* The profile the options ask for: the fleet's, from @fq, with --from. */
 static void request_of(const struct report_opts *o,
 		       const struct report_view *v,
 		       const struct store_selection *sel,
-		       struct profile_request *r)
+		       struct fleet_query *fq, struct profile_request *r)
 {
+	if (o->from) {
+		*fq = (struct fleet_query){ .url = o->from, .k = v->k,
+			.since_ns = sel->since_ns,
+			.until_ns = sel->until_ns == INT64_MAX ? 0 :
+				    sel->until_ns,
+			.host = o->host, .exe = o->exe,
+			.timeout_s = o->timeout > 0 && o->timeout < 1 ? 1 :
+				     (long)o->timeout };
+		*r = (struct profile_request){ .source = PROFILE_READ,
+			.read = fleet__read, .read_arg = fq };
+		return;
+	}
 	r->db = o->db;
 	r->sel = *sel;
 	r->sel.run_id = (int64_t)o->run;
@@ -358,6 +370,7 @@ int cmd_report(int argc, char **argv)
 	struct report_opts o = { .min_percent = NAN };
 	struct report_view v = { 0 };
 	struct profile_request rq = { 0 };
+	struct fleet_query fq;
 	struct profile pr = { 0 };
 	struct store_selection sel = { .until_ns = INT64_MAX };
 	struct store *st = NULL;
@@ -383,20 +396,9 @@ int cmd_report(int argc, char **argv)
 		return 1;
 	v.out = out.f;
 	v.p = &pr.p;
-	if (o.from) {
-		struct fleet_query fq = { .k = v.k, .since_ns = sel.since_ns,
-			.until_ns = sel.until_ns == INT64_MAX ? 0 :
-				    sel.until_ns,
-			.host = o.host, .exe = o.exe,
-			.timeout_s = o.timeout > 0 && o.timeout < 1 ? 1 :
-				     (long)o.timeout };
-
-		if (!fleet__profile(o.from, &fq, &pr.p) && !report__write(&v))
-			ret = 0;
-		goto out;
-	}
-	request_of(&o, &v, &sel, &rq);
-	if (!(st = profile__open(o.db)) || profile__load(st, &rq, &pr))
+	request_of(&o, &v, &sel, &fq, &rq);
+	if ((!o.from && !(st = profile__open(o.db))) ||
+	    profile__load(st, &rq, &pr))
 		goto out;
 	v.lines = o.lines ? pr.lines : NULL;
 	v.dwarf = pr.dwarf;

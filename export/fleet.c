@@ -218,9 +218,9 @@ static int from_where(struct ch_text *b, const struct clickhouse *c,
 	return 0;
 }
 
-int fleet__profile(const char *url, const struct fleet_query *q,
-		   struct run_profile *p)
+int fleet__profile(const struct fleet_query *q, struct run_profile *p)
 {
+	const char *url = q->url;
 	struct load *l = calloc(1, sizeof(*l));
 	struct clickhouse *c;
 	char err[512], slice[64];
@@ -254,7 +254,7 @@ int fleet__profile(const char *url, const struct fleet_query *q,
 	if (!segments) {
 		log_error("report --from: %s: no exported run matches (icppd "
 			  "export ships runs there)", url);
-		ret = 1;
+		ret = RUN_PROFILE_NONE;
 		goto out;
 	}
 	/* the k-contexts, summed by ClickHouse */
@@ -305,4 +305,11 @@ out:
 	free(l);
 	clickhouse__delete(c);
 	return ret;
+}
+
+int fleet__read(void *query, struct run_profile *p)
+{
+	const struct fleet_query *q = query;
+
+	return fleet__profile(q, p);
 }

@@ -12,6 +12,7 @@
 #include "profile/run_profile.h"
 
 struct fleet_query {
+	const char *url;		/* the server */
 	uint32_t k;			/* KCCF_INF: whole stacks */
 	int64_t since_ns, until_ns;	/* 0: unbounded */
 	const char *host;		/* NULL: every host */
@@ -22,15 +23,18 @@ struct fleet_query {
 };
 
 /*
- * The fleet's profile at @url (the Distributed, or single-server,
+ * The fleet's profile at @q->url (the Distributed, or single-server,
  * tables of icppd export --schema) into @p: one record per k-context
  * and inference outcome, every frame named as the hosts named it (no
  * module, no address), and @p->run saying what was read ("fleet",
- * hosts and segments).  0, 1 (logged) when nothing matches, -1 after
- * logging why.
+ * hosts and segments).  0, RUN_PROFILE_NONE (logged) when nothing
+ * matches, -1 after logging why.
  */
-int fleet__profile(const char *url, const struct fleet_query *q,
-		   struct run_profile *p);
+int fleet__profile(const struct fleet_query *q, struct run_profile *p);
+
+/* fleet__profile() of @query (a struct fleet_query), as a profile
+ * request's reader (profile/profile.h, PROFILE_READ). */
+int fleet__read(void *query, struct run_profile *p);
 
 /* A reply's rows "['f1',...]\tHOW\tWEIGHT\tCERTAIN\n" (@len bytes, a
  * NUL not needed) into @p->cct (made by the caller) and @p->stats: 0,

@@ -284,9 +284,11 @@ int profile__load(struct store *st, const struct profile_request *r,
 	int ret;
 
 	memset(pr, 0, sizeof(*pr));
-	if (r->source == PROFILE_TRUTH) {
+	sel = r->sel;
+	if (r->source == PROFILE_READ) {
+		ret = r->read(r->read_arg, &pr->p);
+	} else if (r->source == PROFILE_TRUTH) {
 		ret = run_profile__truth(st, r->sel.run_id, &pr->p);
-		sel = r->sel;
 	} else {
 		if (select_runs(st, r, &sel, exe, sizeof(exe)))
 			return -1;

@@ -16,9 +16,10 @@
  *      a folded file.
  *
  * report, compare, validate and export call it; none of them calls an
- * inference or inline step itself.  The fleet's profile (summed by a
- * ClickHouse server, export/fleet.h) is a run_profile too, and the
- * renderers take either.
+ * inference or inline step itself.  A profile made elsewhere, the
+ * fleet's (summed by a ClickHouse server, export/fleet.h, which this
+ * folder may not include), comes in through the same call
+ * (PROFILE_READ), so a report is one call whatever its source.
  */
 #ifndef ICPPD_PROFILE_PROFILE_H
 #define ICPPD_PROFILE_PROFILE_H
@@ -38,6 +39,8 @@ struct store;
 enum profile_source {
 	PROFILE_INFERRED,	/* the selection's CIDs, inferred */
 	PROFILE_TRUTH,		/* a validation run's true paths */
+	PROFILE_READ,		/* made by @read: the fleet's, summed by a
+				 * ClickHouse server (export/fleet.h) */
 };
 
 /* What to build: zero, then fill in what differs. */
@@ -71,6 +74,10 @@ struct profile_request {
 	 * NULL: none */
 	const char *base;
 	uint32_t base_k;
+	/* PROFILE_READ: fills *@p (zeroed first) from @read_arg, as
+	 * profile__load() returns; no store is read */
+	int (*read)(void *read_arg, struct run_profile *p);
+	void *read_arg;
 };
 
 /* A built profile.  Every pointer is owned, but @lines when shared. */
@@ -88,7 +95,8 @@ struct profile {
 struct store *profile__open(const char *path);
 
 /*
- * Builds @out as @r asks, from store @st, which outlives it.  0;
+ * Builds @out as @r asks, from store @st, which outlives it (NULL for
+ * PROFILE_READ).  0;
  * RUN_PROFILE_NONE (logged) when the selection holds no run or a truth
  * source has no true paths; -1 after logging why.  @out needs
  * profile__exit() whatever the result.
