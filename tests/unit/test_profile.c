@@ -1,16 +1,14 @@
 /*
  * test_profile.c - profile__load(), the one way a profile is built, on
- * a small store written with SQL (no perf needed): a program main ->
- * {a, b} -> leaf whose path map explains two CIDs of leaf, and two runs
- * of it.  The latest run is chosen, an explicit one is kept, a run
- * that is not there is "none", a CID no map explains is left unknown
- * and counted when the budget is spent, a baseline run is built as the
- * profile is, and the functions inlined at a call site come from the
- * store's inlined table when the binary is not there to read.
+ * a small store written with SQL (profile_store.h).  The latest run is
+ * chosen, an explicit one is kept, a run that is not there is "none", a
+ * CID no map explains is left unknown and counted when the budget is
+ * spent, a baseline run is built as the profile is, and the functions
+ * inlined at a call site come from the store's inlined table when the
+ * binary is not there to read.
  */
 #include <limits.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,39 +19,10 @@
 #include "profile/profile.h"
 #include "schema/store.h"
 #include "tests/tap.h"
+#include "tests/unit/profile_store.h"
 
 static char dir[] = "/tmp/icppd-profile-XXXXXX";
 static char db[PATH_MAX];
-
-/* The program: functions 11 main, 12 a, 13 b, 14 leaf; leaf called
- * from a (return address 0x2010, height 96) and from b (0x3010, 128).
- * Run 1: 30 and 10 samples there; run 2: 5 and 15, and 4 at height 200,
- * which no path takes. */
-static const char *const rows =
-	"INSERT INTO modules (id, path, build_id) VALUES"
-	"  (1, '/nonexistent/icppd-test/prog', 'b1');"
-	"INSERT INTO functions VALUES (11, 1, 4096, 'main', 'main'),"
-	"  (12, 1, 8192, 'a', 'a'), (13, 1, 12288, 'b', 'b'),"
-	"  (14, 1, 16384, 'leaf', 'leaf');"
-	"INSERT INTO path_maps (id, program_id, run_id) VALUES (1, 1, 0);"
-	"INSERT INTO contexts VALUES (1, 0, 11), (2, 1, 12), (3, 1, 13),"
-	"  (4, 2, 14), (5, 3, 14);"
-	"INSERT INTO path_nodes VALUES"
-	"  (1, 1, 0, 11, 1, 0, 16, 1, 0, 2),"
-	"  (2, 1, 1, 12, 2, 4112, 48, 2, 0, 1),"
-	"  (3, 1, 1, 13, 3, 4128, 80, 2, 0, 1),"
-	"  (4, 1, 2, 14, 4, 8208, 96, 3, 1, 1),"
-	"  (5, 1, 3, 14, 5, 12304, 128, 3, 1, 1);"
-	"INSERT INTO runs (id, kind, command, event, event_canonical, precise,"
-	"  frequency, started_ns, ended_ns, status, samples) VALUES"
-	"  (1, 'record', 'prog', 'cpu-clock', 'perf::cpu-clock', 0, 1000,"
-	"   1000000000, 2000000000, 'finished', 40),"
-	"  (2, 'record', 'prog', 'cpu-clock', 'perf::cpu-clock', 0, 1000,"
-	"   3000000000, 4000000000, 'finished', 24);"
-	"INSERT INTO threads VALUES (1, 100, 100, 'prog'), (2, 200, 200, 'prog');"
-	"INSERT INTO cid_samples VALUES (1, 100, 100, 1, 14, 96, 30, 0),"
-	"  (1, 100, 100, 1, 14, 128, 10, 0), (2, 200, 200, 1, 14, 96, 5, 0),"
-	"  (2, 200, 200, 1, 14, 128, 15, 0), (2, 200, 200, 1, 14, 200, 4, 0);";
 
 /* What folded__keys() gives, summed per key, for one key. */
 struct key_weight {
@@ -81,16 +50,6 @@ static struct key_weight weigh(struct profile *pr, const char *key)
 
 	folded__keys(pr->p.cct, KCCF_INF, sum_key, &k);
 	return k;
-}
-
-static struct store *open_store(void)
-{
-	char err[256];
-	struct store *st = store__open(db, err, sizeof(err));
-
-	if (!st)
-		fprintf(stderr, "# %s\n", err);
-	return st;
 }
 
 static void test_selection(struct store *st)
@@ -215,26 +174,11 @@ static void test_inlined(struct store *st)
 int main(void)
 {
 	struct store *st;
-	sqlite3 *h;
-	char *err = NULL;
 
 	if (!mkdtemp(dir))
 		return 1;
 	snprintf(db, sizeof(db), "%s/p.db", dir);
-	st = open_store();
-	store__close(st);
-	sqlite3_open(db, &h);
-	if (sqlite3_exec(h, rows, NULL, NULL, &err))
-		fprintf(stderr, "# %s\n", err);
-	/* a at 0x200f (the call of leaf) has helper inlined */
-	sqlite3_exec(h, "INSERT INTO inlined VALUES ('b1', 8207, 1,"
-		     " 'helper' || char(9) || 'x.c' || char(9) || '10'"
-		     " || char(10) || char(9) || 'x.c' || char(9) || '20')",
-		     NULL, NULL, NULL);
-	sqlite3_close(h);
-	ok(err == NULL, "the store is written");
-	sqlite3_free(err);
-
+	ok(!profile_store__create(db), "the store is written");
 	st = profile__open(db);
 	ok(st != NULL, "profile__open opens it");
 	if (st) {
