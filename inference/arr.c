@@ -215,8 +215,10 @@ static uint32_t partner(struct state *s, uint32_t a)
 	return n ? found[next(s) % n] : UINT32_MAX;
 }
 
-void arr__result_free(struct arr_result *r)
+void arr_result__exit(struct arr_result *r)
 {
+	if (!r)
+		return;
 	free(r->pads);
 	free(r->inseparable_node);
 	r->pads = NULL;
@@ -350,7 +352,7 @@ int arr__search(const struct arr_node *nodes, size_t n,
 	ret = 0;
 out:
 	if (ret)
-		arr__result_free(r);
+		arr_result__exit(r);
 	free(cur);
 	free(count);
 	free(tmp);

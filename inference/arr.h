@@ -67,7 +67,7 @@ struct arr_result {
 int arr__search(const struct arr_node *nodes, size_t n,
 		const struct arr_func *funcs, size_t nfuncs,
 		const struct arr_opts *o, struct arr_result *r);
-void arr__result_free(struct arr_result *r);
+void arr_result__exit(struct arr_result *r);
 
 /* New heights of all nodes under @pads into @out. */
 void arr__heights(const struct arr_node *nodes, size_t n, const int64_t *pads,

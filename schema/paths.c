@@ -765,10 +765,13 @@ int store__write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 	return drain(st, &pr->counts) || drain(st, &pr->learned) ? -1 : 0;
 }
 
-void store__paths_free(struct store *st)
+void store__paths_exit(struct store *st)
 {
-	struct path_rows *pr = &st->rows;
+	struct path_rows *pr;
 
+	if (!st)
+		return;
+	pr = &st->rows;
 	for (int k = 0; k <= BATCH_LOG; k++) {
 		sqlite3_finalize(pr->ins_nodes[k]);
 		sqlite3_finalize(pr->ins_ctxs[k]);

@@ -424,7 +424,7 @@ void store__close(struct store *st)
 
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
 		sqlite3_finalize(stmts[i]);
-	store__paths_free(st);		/* its statements before the close */
+	store__paths_exit(st);		/* its statements before the close */
 	sqlite3_close(st->db);
 	free(st->mods);
 	free(st->funcs);

@@ -159,7 +159,7 @@ int store__write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 		       struct pathmap *pm);
 /* Frees what store__write_paths keeps between flushes and finalizes
  * its statements: before the connection closes. */
-void store__paths_free(struct store *st);
+void store__paths_exit(struct store *st);
 
 /* The module row of (@path, @build): the one of that build-id whatever
  * its path, else the one of that path (created if needed).  0 or -1. */

@@ -18,14 +18,15 @@ allowed() {
 	schema) echo "common binary collector inference" ;;
 	record) echo "common binary collector inference schema" ;;
 	profile) echo "common binary inference schema" ;;
+	arr) echo "common binary inference schema" ;;
 	report) echo "common binary inference schema profile" ;;
 	export) echo "common binary inference schema profile" ;;
 	daemon) echo "common binary collector inference schema record profile report export" ;;
-	cli) echo "common binary collector inference schema record profile report export daemon" ;;
+	cli) echo "common binary collector inference schema record profile arr report export daemon" ;;
 	esac
 }
 
-for folder in common binary collector inference schema record profile report export daemon cli; do
+for folder in common binary collector inference schema record profile arr report export daemon cli; do
 	count=$((count + 1))
 	ok=" $folder $(allowed $folder) "
 	errors=$(cd "$top" && grep -n '^#include "[a-z_]*/' $folder/*.c $folder/*.h 2>/dev/null |
@@ -53,7 +54,7 @@ count=$((count + 1))
 extra=$(cd "$top" && for f in */*.c */*.h; do
 	d=${f%%/*}
 	[ -f "$d/config.status" ] && continue
-	case " common binary collector inference schema record profile report export daemon cli tests bench " in
+	case " common binary collector inference schema record profile arr report export daemon cli tests bench " in
 	*" $d "*) ;;
 	*) echo "$d" ;;
 	esac

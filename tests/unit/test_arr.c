@@ -138,21 +138,21 @@ static void test_search(void)
 	ok(r.deepest_after <= 1.25 * r.deepest_before, "growth within the bound");
 	is_int(arr__search(map, NN, funcs, 8, &o, &r2), 0, "again, same seed");
 	ok(!memcmp(r.pads, r2.pads, sizeof(pads)), "the same seed, the same pads");
-	arr__result_free(&r2);
-	arr__result_free(&r);
+	arr_result__exit(&r2);
+	arr_result__exit(&r);
 
 	o.max_growth = 1.0;
 	arr__search(map, NN, funcs, 8, &o, &r);
 	/* target is the deepest frame below via_*: any pad would deepen it */
 	ok(r.deepest_after <= r.deepest_before, "growth bound 1.0: the deepest stack stays");
-	arr__result_free(&r);
+	arr_result__exit(&r);
 
 	funcs[1].padable = funcs[2].padable = false;
 	o.max_growth = 1.25;
 	arr__search(map, NN, funcs, 8, &o, &r);
 	ok(r.precise_after == r.precise_before && r.inseparable_node[2],
 	   "via_a and via_b not padable: the target collision is inseparable");
-	arr__result_free(&r);
+	arr_result__exit(&r);
 }
 
 int main(void)
