@@ -33,6 +33,13 @@ enum cli_type {
 	.flags = CLI_OPEN_LO | CLI_IN_SECONDS | (more_flags), \
 	.lo = 0, .hi = CLI_SECONDS_MAX
 
+/* Options several commands take, spelled once: the database every
+ * command but ctl reads or writes, and a report written to a file. */
+#define CLI_OPT_DATABASE(off) { "database", 'd', CLI_STRING, (off), "FILE", \
+	"profile database", 0, 0, .dflt = "icppd.db" }
+#define CLI_OPT_OUTPUT(off) { "output", 'o', CLI_STRING, (off), "FILE", \
+	"write to FILE instead of standard output", 0, 0 }
+
 /* cli_option.flags */
 enum {
 	CLI_RELOAD = 1,		/* a daemon's SIGHUP reload applies it */

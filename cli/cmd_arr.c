@@ -17,8 +17,7 @@ struct arr_cli {
 
 #define OPT(f) offsetof(struct arr_cli, f)
 static const struct cli_option arr_options[] = {
-	{ "database", 'd', CLI_STRING, OPT(db), "FILE",
-	  "profile database", 0, 0, .dflt = "icppd.db" },
+	CLI_OPT_DATABASE(OPT(db)),
 	{ "output", 'o', CLI_STRING, OPT(output), "OUT",
 	  "the rewritten binary to write (required)", 0, 0 },
 	{ "max-stack-growth", 0, CLI_DOUBLE, OPT(growth), "F",

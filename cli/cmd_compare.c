@@ -21,8 +21,7 @@ struct compare_opts {
 
 #define OPT(f) offsetof(struct compare_opts, f)
 static const struct cli_option compare_options[] = {
-	{ "database", 'd', CLI_STRING, OPT(db), "FILE",
-	  "profile database (default icppd.db)", 0, 0 },
+	CLI_OPT_DATABASE(OPT(db)),
 	{ "k", 'k', CLI_STRING, OPT(k), "K",
 	  "compare k-contexts: the last K callers of each context "
 	  "(default inf: whole contexts)", 0, 0 },
@@ -31,8 +30,7 @@ static const struct cli_option compare_options[] = {
 	  0, 0 },
 	{ "format", 'f', CLI_STRING, OPT(format), "FMT",
 	  "text (default) or json", 0, 0 },
-	{ "output", 'o', CLI_STRING, OPT(output), "FILE",
-	  "write to FILE instead of standard output", 0, 0 },
+	CLI_OPT_OUTPUT(OPT(output)),
 	{ "no-inline", 0, CLI_FLAG, OPT(no_inline), NULL,
 	  "runs without their inlined frames, as report --no-inline "
 	  "shows them (a comparison with truth:ID never has them)", 0, 0 },
@@ -55,16 +53,18 @@ const struct cli_command compare_command = {
 
 int cmd_compare(int argc, char **argv)
 {
-	struct compare_opts o = { .db = "icppd.db" };
+	struct compare_opts o = { 0 };
 	struct compare_request q = { .k = KCCF_INF };
 	struct compare_scores sc;
 	const struct compare_result *r = &sc.r;
 	struct outfile out = { 0 };
 	double threshold = 1;
 	bool json;
-	int idx = cli__parse(&compare_command, argc, argv, &o), ret = 1;
+	int idx, ret = 1;
 	char *end;
 
+	cli__defaults(&compare_command, &o);
+	idx = cli__parse(&compare_command, argc, argv, &o);
 	if (idx < 0)
 		return idx == -1 ? 0 : 2;
 	json = o.format && !strcmp(o.format, "json");

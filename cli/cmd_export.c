@@ -25,8 +25,7 @@ struct export_opts {
 #define OPT(f) offsetof(struct export_opts, f)
 
 static const struct cli_option export_options[] = {
-	{ "database", 'd', CLI_STRING, OPT(db), "FILE", "profile database",
-	  0, 0, .dflt = "icppd.db" },
+	CLI_OPT_DATABASE(OPT(db)),
 	{ "run", 0, CLI_UINT, OPT(run), "N",
 	  "queue run N (default: the latest measurement run)", 1, INT64_MAX },
 	{ "all", 0, CLI_FLAG, OPT(all), NULL,

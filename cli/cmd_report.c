@@ -32,8 +32,7 @@ struct report_opts {
 
 #define OPT(f) offsetof(struct report_opts, f)
 static const struct cli_option report_options[] = {
-	{ "database", 'd', CLI_STRING, OPT(db), "FILE",
-	  "profile database", 0, 0, .dflt = "icppd.db" },
+	CLI_OPT_DATABASE(OPT(db)),
 	{ "input", 'i', CLI_STRING, OPT(db), "FILE",
 	  "the profile database, as -d (perf report's -i)", 0, 0 },
 	{ "percent-limit", 0, CLI_DOUBLE, OPT(min_percent), "P",
@@ -95,8 +94,7 @@ static const struct cli_option report_options[] = {
 	  "text, folded, json, pprof or svg (a flame graph)", 0, 0,
 	  .dflt = "text",
 	  .choices = report_format_names },
-	{ "output", 'o', CLI_STRING, OPT(output), "FILE",
-	  "write to FILE instead of standard output", 0, 0 },
+	CLI_OPT_OUTPUT(OPT(output)),
 	{ "base", 0, CLI_STRING, OPT(base), "RUN|FILE",
 	  "a differential report against run RUN of the database or a "
 	  "folded FILE: each function's and context's change of share "

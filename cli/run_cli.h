@@ -18,8 +18,7 @@ int run_cli__main(const struct cli_command *cmd, const struct run_mode *mode,
 
 /* Option table entries the subcommands share. */
 #define RUN_OPT(f) offsetof(struct run_opts, f)
-#define RUN_OPT_DB { "database", 'd', CLI_STRING, RUN_OPT(db), "FILE", \
-	"profile database", 0, 0, .dflt = "icppd.db" }
+#define RUN_OPT_DB CLI_OPT_DATABASE(RUN_OPT(db))
 #define RUN_OPT_EVENT { "event", 'e', CLI_STRING, RUN_OPT(event), \
 	"EVENT", "libpfm4 event to sample (default: a precise event, else " \
 	"cpu-clock)", 0, 0 }
