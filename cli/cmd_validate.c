@@ -52,20 +52,23 @@ static int validate_finish(const struct run_result *res)
 	struct validation_unscored un[UNW_NR_STATUS];
 	struct validation_input in = { res->run_id, res->stats->unresolved,
 				       un, 0 };
-	uint64_t scored;
+	struct validation_scores s;
+	int ret = 0;
 
 	for (int i = UNW_TRUNCATED; i < UNW_NR_STATUS; i++)
 		un[in.nunscored++] = (struct validation_unscored){
 			unwind_status__name(i), res->stats->unwind[i] };
 	un[in.nunscored++] = (struct validation_unscored){ "map_full",
 							   res->map_full };
-	if (report__validation(res->store, res->out, res->opts->format == 1,
-			       &in, &scored))
-		return -1;
-	if (!scored)
+	if (validation__score(res->store, res->run_id, &s))
+		ret = -1;
+	else
+		report__validation(res->out, res->opts->format == 1, &in, &s);
+	if (!ret && !s.map.samples)
 		log_warn("no sample could be scored: none had a whole stack "
 			 "(see 'unscored'; a larger --stack-size may help)");
-	return 0;
+	validation__exit(&s);
+	return ret;
 }
 
 static const struct run_mode validate_mode = {

@@ -1,8 +1,8 @@
 /*
  * validation.h - printing a validation run's scores (icppd validate).
- * The scores come from the store (schema/validation.h); what could not
- * be scored comes from the recorder, passed in by name so that this
- * folder knows nothing of the collector.
+ * The scores come from profile/validation.h; what could not be scored
+ * comes from the recorder, passed in by name so that this folder knows
+ * nothing of the collector.
  */
 #ifndef ICPPD_REPORT_VALIDATION_H
 #define ICPPD_REPORT_VALIDATION_H
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-struct store;
+#include "profile/validation.h"
 
 struct validation_unscored {
 	const char *name;	/* "truncated", "no_stack", ..., "map_full" */
@@ -27,10 +27,9 @@ struct validation_input {
 	size_t nunscored;
 };
 
-/* Scores run @in->run_id (stored in v_validation) and writes them to
- * @out, as JSON or text; the samples scored in *@scored.  0, or -1 after
- * logging why. */
-int report__validation(struct store *st, FILE *out, bool json,
-		       const struct validation_input *in, uint64_t *scored);
+/* Writes run @in->run_id's scores @s to @out, as JSON or text. */
+void report__validation(FILE *out, bool json,
+			const struct validation_input *in,
+			const struct validation_scores *s);
 
 #endif
