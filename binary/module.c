@@ -1,6 +1,8 @@
 /*
  * module.c - ELF images through libelf: PT_LOAD segments, GNU build-id,
- * function symbols, CFI, and a cache keyed by path and inode.
+ * function symbols, CFI.  A mapping's file opened as the kernel mapped
+ * it is module_file.c's, the cache keyed by path and inode
+ * module_cache.c's; module_int.h is what the three share.
  *
  * Symbols are read once at open into one array sorted by address (a few
  * thousand entries for libc), their names copied into the module, so
@@ -19,126 +21,20 @@
  * than its budget, to be rebuilt on demand.
  */
 #define _GNU_SOURCE
-#include "binary/module.h"
-#include "binary/cfi_cache.h"
-#include "common/grow.h"
-#include "common/hindex.h"
-#include "common/pageindex.h"
+#include "binary/module_int.h"
 #include "common/search.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "common/sys.h"
-
-/* Work and memory per module are bounded: no x86-64 binary Debian ships
- * comes near these (libc: 3,000 symbols; chromium: 400,000). */
-#define MODULE_MAX_SYMBOLS (4u << 20)
-#define MODULE_MAX_NAME_BYTES (128u << 20)
-/* Symbol and string tables libelf copies for one module, together
- * (node's are 18 MB, libclickhouse's .dynstr alone 13 MB): a crafted
- * .symtab claiming 800 MB of a sparse file's hole cost 788 MB and 2.5 s
- * per open.  A table past what is left is not read. */
-#define MODULE_MAX_TABLE_BYTES ((size_t)128 << 20)
-/* Sections and program headers a file may declare: libelf allocates
- * state for every section at elf_begin(), and an 8 KB sparse file whose
- * section 0 declared 20 million (ELF's extended numbering) cost 10 GB
- * and 43 s there.  The largest linked binaries have a few hundred. */
-#define MODULE_MAX_SECTIONS 65535
-/* Loadable segments kept: linkers emit two to six. */
-#define MODULE_MAX_SEGMENTS 64
-/* Names copied beyond twice their tables' bytes (sort_symbols()). */
-#define NAMES_SLACK ((size_t)64 << 10)
-/* libelf's own state for an open image, beside the CFI it holds. */
-#define MODULE_ELF_BYTES 4096
-/* A build-id note is 36 bytes; libelf copies a section whole when it is
- * read, so a note section is read only up to this size, and only this
- * many of them (a crafted file's 32 notes over one 32 MiB hole cost the
- * daemon a gigabyte). */
-#define NOTE_MAX_BYTES 4096
-#define NOTE_MAX_SECTIONS 16
-
-struct segment {
-	uint64_t offset, filesz, vaddr, memsz;
-	bool exec;
-};
-
-/* Go's runtime functions past which no walk of a stack copy goes (see
- * module__ends_walk()), as its symbol table names them; assembly ones
- * carry an ".abi0" suffix there. */
-static const char *const go_end_names[] = {
-	"runtime.goexit", "runtime.mstart", "runtime.rt0_go",
-	"runtime.systemstack", "runtime.mcall", "runtime.morestack",
-	"runtime.asmcgocall", "runtime.nanotime1", "runtime.walltime",
-};
-#define GO_ENDS (sizeof(go_end_names) / sizeof(go_end_names[0]))
-
-/* A symbol is also the cache file's entry (symbols_from_image() uses a
- * mapped file's where they lie, written never: no page is copied), so
- * its name is an offset into the module's names once they are copied
- * there (sort_symbols()); before, the name read in the table. */
-struct symbol {
-	uint64_t addr, size;
-	union {
-		const char *at;	/* read: in the ELF's (or perf map's) text */
-		uint64_t off;	/* sorted: into names */
-	} name;
-	uint8_t bind, pad[7];
-};
-
-/* Recent answers of module__function() by address, in a module with an
- * index of its symbols: a deep stack's frames return to the same call
- * sites sample after sample, and each search costs cache misses in the
- * index, the symbols and the FDEs.  Empty slot: vaddr + 1 == 0. */
-#define FUNC_MEMO_BITS 12
-struct func_memo {
-	uint64_t vaddr1;	/* vaddr + 1 */
-	uint64_t start;
-	const char *name;
-};
-
-struct module {
-	char *path;
-	const char *name;
-	char build_id[41];
-	int error;
-	Elf *elf, *debug_elf;	/* NULL once released (see above) */
-	void *image;		/* in-memory images (vDSO) */
-	struct segment *segs;
-	size_t nsegs;
-	struct symbol *syms;
-	size_t nsyms;
-	/* of the symbols, where there are more than SYM_INDEX_MIN */
-	struct page_index sym_pages;
-	struct func_memo *memo;	/* 1 << FUNC_MEMO_BITS slots, or NULL */
-	char *names;		/* the symbols' names, NUL-separated */
-	struct cache_table sym_image;	/* a cache file holding syms and
-					 * names; none: each is its own
-					 * allocation */
-	size_t names_bytes;
-	size_t string_bytes;	/* of the tables the names come from */
-	size_t table_bytes;	/* symbol and string tables read */
-	struct cfi *cfi;
-	bool go;		/* Go code (see module__is_go) */
-	uint64_t go_ends[2 * GO_ENDS];	/* see module__ends_walk() */
-	size_t ngo_ends;
-	bool cfi_released;	/* no cfi held: built on first use (a cached
-				 * module's, and one the cache released) */
-	struct module_origin origin;	/* cache key and where to reopen */
-	struct module_cache *cache;	/* NULL: not in a cache */
-	uint64_t last_use;	/* the cache's clock at the last lookup */
-	uint32_t refs;		/* holders (module_cache__get, module__hold) */
-};
 
 static void read_segments(struct module *m)
 {
@@ -161,7 +57,7 @@ static void read_segments(struct module *m)
 	}
 }
 
-static void read_build_id(struct module *m)
+void module__read_build_id(struct module *m)
 {
 	Elf_Scn *scn = NULL;
 	int notes = 0;
@@ -425,15 +321,13 @@ static void sort_by_address(struct symbol *a, struct symbol *tmp, size_t n)
 	}
 }
 
-/* Symbol tables this large get a page index (common/pageindex.h). */
-#define SYM_INDEX_MIN 4096
 
 /* Sorts, keeps one name per address, and copies the names kept out of
  * libelf's string tables, which are released with the Elf.  The copies
  * are bounded by the tables: distinct names take no more than their
  * tables (twice, for names that share a tail), where 65,000 symbols
  * that all name one 4,095-byte string took 284 MB of a 1.6 MB file. */
-static int sort_symbols(struct module *m)
+int module__sort_symbols(struct module *m)
 {
 	size_t kept = 0, bytes = 0, limit = MODULE_MAX_NAME_BYTES;
 	struct symbol *tmp;
@@ -485,7 +379,7 @@ static int sort_symbols(struct module *m)
 }
 
 /* Frees the symbols, their names, index and memo. */
-static void drop_symbols(struct module *m)
+void module__drop_symbols(struct module *m)
 {
 	if (m->sym_image.buf) {
 		cfi_cache__release(&m->sym_image);
@@ -502,7 +396,7 @@ static void drop_symbols(struct module *m)
 }
 
 /*
- * The symbols in a cache file (CACHE_SYMBOLS): what sort_symbols() left,
+ * The symbols in a cache file (CACHE_SYMBOLS): what module__sort_symbols() left,
  * the names as offsets into the names that follow.  Symbol tables of at
  * least SYM_CACHE_MIN symbols are kept; reading the file back is one
  * read and a check of each entry, where reading the tables was a pass
@@ -654,7 +548,6 @@ static void find_go_ends(struct module *m)
 
 /* libelf on @fd for @m: mapped where its cache maps files and @st (what
  * fstat() said of @fd; NULL: nothing) allows. */
-static Elf *elf_open(const struct module *m, int fd, const struct stat *st);
 
 /* A stripped Debian binary keeps its .symtab in /usr/lib/debug/.build-id
  * when the -dbgsym package is installed: that file, opened, with what
@@ -682,7 +575,7 @@ static int open_debug_file(const struct module *m, struct stat *st)
 /* The debug file's symbols (@fd and @st from open_debug_file()), added. */
 static void add_debug_symbols(struct module *m, int fd, const struct stat *st)
 {
-	m->debug_elf = elf_open(m, fd, st);
+	m->debug_elf = module__elf_open(m, fd, st);
 	if (m->debug_elf && elf_kind(m->debug_elf) == ELF_K_ELF)
 		add_symbols(m, m->debug_elf, SHT_SYMTAB);
 	/* Names are copied once sorted; the rest is never read again. */
@@ -690,7 +583,7 @@ static void add_debug_symbols(struct module *m, int fd, const struct stat *st)
 		elf_cntl(m->debug_elf, ELF_C_FDDONE);
 }
 
-static Elf *elf_begin_checked(int fd, Elf_Cmd cmd)
+Elf *module__elf_begin_checked(int fd, Elf_Cmd cmd)
 {
 	Elf64_Ehdr eh;
 	Elf64_Shdr sh0;
@@ -722,10 +615,10 @@ static Elf *elf_begin_checked(int fd, Elf_Cmd cmd)
 
 Elf *module__elf_begin(int fd)
 {
-	return elf_begin_checked(fd, ELF_C_READ);
+	return module__elf_begin_checked(fd, ELF_C_READ);
 }
 
-static int is_elf64(Elf *elf)
+int module__is_elf64(Elf *elf)
 {
 	GElf_Ehdr eh;
 
@@ -736,7 +629,7 @@ static int is_elf64(Elf *elf)
 	return 0;
 }
 
-static void release_cfi(struct module *m)
+void module__release_cfi(struct module *m)
 {
 	cfi__close(m->cfi);
 	m->cfi = NULL;
@@ -745,12 +638,11 @@ static void release_cfi(struct module *m)
 	m->elf = NULL;
 }
 
-static struct cfi_cache *cfi_cache_of(const struct module *m);
 
 /* The identity of the file fstat() said @st of, by which a cfi_cache
  * names its table; NULL (none) for NULL. */
-static const struct cfi_file *file_of(const struct stat *st,
-				      struct cfi_file *f)
+const struct cfi_file *module__file_of(const struct stat *st,
+				       struct cfi_file *f)
 {
 	if (!st)
 		return NULL;
@@ -759,7 +651,7 @@ static const struct cfi_file *file_of(const struct stat *st,
 }
 
 /* What fstat() says of @fd, in *@st; NULL when it fails. */
-static const struct stat *stat_of(int fd, struct stat *st)
+const struct stat *module__stat_of(int fd, struct stat *st)
 {
 	return fstat(fd, st) ? NULL : st;
 }
@@ -769,7 +661,7 @@ static const struct stat *stat_of(int fd, struct stat *st)
  * many).  0 or -ENOMEM. */
 static int read_symbols(struct module *m, const struct stat *st)
 {
-	struct cfi_cache *c = st ? cfi_cache_of(m) : NULL;
+	struct cfi_cache *c = st ? module__cfi_cache_of(m) : NULL;
 	struct cfi_file file, debug;
 	struct stat dst;
 	int dfd = open_debug_file(m, &dst);
@@ -777,8 +669,8 @@ static int read_symbols(struct module *m, const struct stat *st)
 	int ret = 0;
 
 	if (c) {
-		key = symbols_key(c, file_of(st, &file), dfd >= 0 ?
-				  file_of(&dst, &debug) : NULL);
+		key = symbols_key(c, module__file_of(st, &file), dfd >= 0 ?
+				  module__file_of(&dst, &debug) : NULL);
 		if (!load_symbols(m, c, key))
 			goto out;
 	}
@@ -789,7 +681,7 @@ static int read_symbols(struct module *m, const struct stat *st)
 	}
 	if (dfd >= 0)
 		add_debug_symbols(m, dfd, &dst);
-	ret = sort_symbols(m);
+	ret = module__sort_symbols(m);
 	if (!ret && c)
 		store_symbols(m, c, key);
 out:
@@ -803,12 +695,12 @@ out:
 static int analyse(struct module *m, const struct stat *st, bool cfi)
 {
 	struct cfi_file file;
-	int ret = is_elf64(m->elf);
+	int ret = module__is_elf64(m->elf);
 
 	if (ret)
 		return ret;
 	read_segments(m);
-	read_build_id(m);
+	module__read_build_id(m);
 	m->go = is_go(m->elf);
 	ret = read_symbols(m, st);
 	if (ret)
@@ -820,22 +712,22 @@ static int analyse(struct module *m, const struct stat *st, bool cfi)
 		m->debug_elf = NULL;
 	}
 	if (cfi) {
-		m->cfi = cfi__open(m->elf, cfi_cache_of(m),
-				   file_of(st, &file));
+		m->cfi = cfi__open(m->elf, module__cfi_cache_of(m),
+				   module__file_of(st, &file));
 	} else {
-		release_cfi(m);
+		module__release_cfi(m);
 		m->cfi_released = true;
 	}
 	return 0;
 }
 
 /* Reads what analysis needs from @fd, then lets it go (see above). */
-static int analyse_fd(struct module *m, int fd, bool cfi)
+int module__analyse_fd(struct module *m, int fd, bool cfi)
 {
 	struct stat buf;
-	const struct stat *st = stat_of(fd, &buf);
+	const struct stat *st = module__stat_of(fd, &buf);
 
-	m->elf = elf_open(m, fd, st);
+	m->elf = module__elf_open(m, fd, st);
 	m->error = analyse(m, st, cfi);
 	if (m->elf)
 		elf_cntl(m->elf, ELF_C_FDDONE);
@@ -843,7 +735,7 @@ static int analyse_fd(struct module *m, int fd, bool cfi)
 	return m->error;
 }
 
-static struct module *module_alloc(const char *path)
+struct module *module__alloc(const char *path)
 {
 	struct module *m = calloc(1, sizeof(*m));
 	const char *slash;
@@ -862,7 +754,7 @@ static struct module *module_alloc(const char *path)
 
 /* A file the user named: a regular file, opened without blocking (a
  * FIFO would block open() forever). */
-static int open_regular(const char *path)
+int module__open_regular(const char *path)
 {
 	struct stat st;
 	int fd = sys__open(path, O_RDONLY | O_NONBLOCK, 0);
@@ -886,9 +778,9 @@ int module__file_build_id(const char *path, char *out, size_t len,
 		return fd;
 	elf_version(EV_CURRENT);
 	probe.elf = module__elf_begin(fd);
-	ret = is_elf64(probe.elf);
+	ret = module__is_elf64(probe.elf);
 	if (!ret) {
-		read_build_id(&probe);
+		module__read_build_id(&probe);
 		snprintf(out, len, "%s", probe.build_id);
 		if (span) {
 			read_segments(&probe);
@@ -906,24 +798,24 @@ int module__file_build_id(const char *path, char *out, size_t len,
 
 struct module *module__open(const char *path)
 {
-	struct module *m = module_alloc(path);
+	struct module *m = module__alloc(path);
 	int fd;
 
 	if (!m)
 		return NULL;
 	elf_version(EV_CURRENT);
-	fd = open_regular(path);
+	fd = module__open_regular(path);
 	if (fd < 0)
 		m->error = fd;
 	else
-		analyse_fd(m, fd, true);
+		module__analyse_fd(m, fd, true);
 	return m;
 }
 
 struct module *module__open_memory(const char *name, const void *img,
 				   size_t size)
 {
-	struct module *m = module_alloc(name);
+	struct module *m = module__alloc(name);
 
 	if (!m)
 		return NULL;
@@ -961,7 +853,7 @@ struct module *module__open_vdso(void)
 out:
 	if (f)
 		fclose(f);
-	if (!m && (m = module_alloc("[vdso]")))
+	if (!m && (m = module__alloc("[vdso]")))
 		m->error = -ENOENT;
 	return m;
 }
@@ -971,12 +863,12 @@ void module__delete(struct module *m)
 {
 	if (!m)
 		return;
-	release_cfi(m);
+	module__release_cfi(m);
 	if (m->debug_elf)
 		elf_end(m->debug_elf);
 	free(m->image);
 	free(m->segs);
-	drop_symbols(m);
+	module__drop_symbols(m);
 	free(m->path);
 	free(m);
 }
@@ -997,7 +889,6 @@ const char *module__build_id(const struct module *m) { return m->build_id; }
 int module__error(const struct module *m) { return m->error; }
 size_t module__nr_symbols(const struct module *m) { return m->nsyms; }
 /* The CFI, rebuilt when the cache released it (see the head). */
-static struct cfi *cfi_of(struct module *m);
 
 bool module__is_go(const struct module *m) { return m->go; }
 
@@ -1011,7 +902,7 @@ bool module__ends_walk(const struct module *m, uint64_t func)
 
 bool module__has_cfi(const struct module *m)
 {
-	return cfi_of((struct module *)m) != NULL;
+	return module__cfi_of((struct module *)m) != NULL;
 }
 
 int module__vaddr(const struct module *m, uint64_t file_off, uint64_t *vaddr)
@@ -1054,7 +945,7 @@ static int search_function(const struct module *m, uint64_t vaddr,
 	size_t lo, hi;
 	uint64_t flo, fhi;
 	/* Logically const: rebuilding released CFI changes no answer. */
-	bool have_fde = !cfi__fde_range(cfi_of((struct module *)m), vaddr,
+	bool have_fde = !cfi__fde_range(module__cfi_of((struct module *)m), vaddr,
 					&flo, &fhi);
 
 	page_index__range(&m->sym_pages, m->nsyms, vaddr, &lo, &hi);
@@ -1108,7 +999,7 @@ int module__function(const struct module *m, uint64_t vaddr,
 int module__cfa(struct module *m, uint64_t vaddr, const struct cfi_regs *regs,
 		uint64_t *cfa)
 {
-	struct cfi *cfi = cfi_of(m);
+	struct cfi *cfi = module__cfi_of(m);
 
 	if (!cfi)
 		return -ENOENT;
@@ -1118,985 +1009,10 @@ int module__cfa(struct module *m, uint64_t vaddr, const struct cfi_regs *regs,
 int module__step(struct module *m, uint64_t vaddr, struct cfi_regs *regs,
 		 const struct cfi_mem *mem, struct cfi_step *out)
 {
-	struct cfi *cfi = cfi_of(m);
+	struct cfi *cfi = module__cfi_of(m);
 
 	if (!cfi)
 		return -ENOENT;
 	return cfi__step(cfi, vaddr, regs, mem, out);
 }
 
-/* ---- opening a mapping's file as the kernel mapped it ---------------- */
-
-/* The file behind @fd is the mapping's: a regular file with its inode
- * (and device, when @want_dev: a path we resolved ourselves, unlike a
- * map_files link, which the kernel resolves to the mapped file; btrfs
- * and overlayfs report another st_dev there than in the MMAP2 record). */
-static int same_file(int fd, const struct module_origin *o, bool want_dev)
-{
-	struct stat st;
-
-	if (fstat(fd, &st))
-		return -errno;
-	if (!S_ISREG(st.st_mode) || st.st_ino != o->ino ||
-	    (want_dev && st.st_dev != o->dev))
-		return -ESTALE;
-	return 0;
-}
-
-/* @pfd is an O_PATH descriptor: checked, then reopened for reading
- * through /proc/self/fd, so that nothing but the checked regular file is
- * ever opened (opening a FIFO blocks; opening a device can act). */
-static int reopen_checked(int pfd, const struct module_origin *o,
-			  bool want_dev)
-{
-	char self[64];
-	int fd = -1, ret = same_file(pfd, o, want_dev);
-
-	if (!ret) {
-		snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-		fd = sys__open(self, O_RDONLY | O_NONBLOCK, 0);
-		ret = fd < 0 ? -errno : same_file(fd, o, want_dev);
-	}
-	close(pfd);
-	if (ret && fd >= 0)
-		close(fd);
-	return ret ? ret : fd;
-}
-
-/* @path under @dirfd with no symlink anywhere in it: the kernel's
- * mapping paths have none, so one is a swap.  RESOLVE_IN_ROOT when
- * @dirfd is a process's root. */
-static int open_path(int dirfd, const char *path, bool in_root)
-{
-	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-			   (in_root ? RESOLVE_IN_ROOT : 0) };
-	long fd = icppd_sys.openat2(dirfd, path, &how, sizeof(how));
-
-	if (fd < 0 && errno == ENOSYS)	/* before Linux 5.6 */
-		fd = icppd_sys.openat(dirfd, in_root ? path + 1 : path,
-				      O_PATH | O_NOFOLLOW, 0);
-	return fd < 0 ? (errno == ELOOP ? -ESTALE : -errno) : (int)fd;
-}
-
-/*
- * In order: /proc/PID/map_files/START-END (the mapped file itself; root
- * only), the path inside /proc/PID/root (the process's mount namespace
- * and chroot), and the path as this process sees it, only when the
- * process is gone.  Each is checked against the mapping's inode.
- */
-static int open_mapped(const char *path, const struct module_origin *o)
-{
-	char p[96];
-	int pfd, root;
-
-	if (o->pid > 0 && o->end > o->start) {
-		snprintf(p, sizeof(p), "/proc/%d/map_files/%llx-%llx", o->pid,
-			 (unsigned long long)o->start,
-			 (unsigned long long)o->end);
-		pfd = sys__open(p, O_PATH, 0);
-		if (pfd >= 0)
-			return reopen_checked(pfd, o, false);
-	}
-	if (o->pid > 0) {
-		snprintf(p, sizeof(p), "/proc/%d/root", o->pid);
-		root = sys__open(p, O_PATH | O_DIRECTORY, 0);
-		if (root >= 0) {
-			pfd = open_path(root, path, true);
-			close(root);
-			return pfd < 0 ? pfd : reopen_checked(pfd, o, true);
-		}
-	}
-	pfd = open_path(AT_FDCWD, path, false);
-	return pfd < 0 ? pfd : reopen_checked(pfd, o, true);
-}
-
-/*
- * A file a database recorded (a path the kernel reported as mapped), as
- * report and the exporter reopen it, often as root: with no symlink
- * anywhere in the path (the kernel's paths have none, so one is a
- * swap, to a root-only file say), a regular file, never blocking; and
- * with @build_id (not empty) the build-id recorded, or -ESTALE.
- */
-int module__open_recorded_fd(const char *path, const char *build_id)
-{
-	struct module probe = { .path = (char *)path };
-	char self[64];
-	struct stat st;
-	int pfd = open_path(AT_FDCWD, path, false), fd, ret = 0;
-
-	if (pfd < 0)
-		return pfd;
-	/* not even opened unless a regular file: opening a device has
-	 * effects of its own */
-	if (fstat(pfd, &st) || !S_ISREG(st.st_mode)) {
-		close(pfd);
-		return -EINVAL;
-	}
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-	fd = sys__open(self, O_RDONLY | O_NONBLOCK, 0);
-	close(pfd);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
-		ret = -EINVAL;
-	if (!ret && build_id && build_id[0]) {
-		elf_version(EV_CURRENT);
-		probe.elf = module__elf_begin(fd);
-		ret = is_elf64(probe.elf);
-		if (!ret) {
-			read_build_id(&probe);
-			if (strcmp(probe.build_id, build_id))
-				ret = -ESTALE;
-		}
-		if (probe.elf)
-			elf_end(probe.elf);
-	}
-	if (ret) {
-		close(fd);
-		return ret;
-	}
-	return fd;
-}
-
-struct module *module__open_recorded(const char *path, const char *build_id)
-{
-	struct module *m = module_alloc(path);
-	int fd;
-
-	if (!m)
-		return NULL;
-	fd = module__open_recorded_fd(path, build_id);
-	if (fd < 0)
-		m->error = fd;
-	else
-		analyse_fd(m, fd, true);
-	return m;
-}
-
-/* A code section's bytes in the file, clipped to the executable
- * segment that loads them. */
-struct code_range {
-	uint64_t off, end, addr;
-};
-
-static int by_offset(const void *a, const void *b)
-{
-	const struct code_range *x = a, *y = b;
-
-	return (x->off > y->off) - (x->off < y->off);
-}
-
-/*
- * The file bytes @elf's executable segments load, as disjoint ranges
- * sorted by offset in *@out (the caller frees it), so that each code
- * section finds its segment by binary search: a crafted file may have
- * as many segments as sections.  How many, or -ENOMEM.
- */
-static long exec_ranges(Elf *elf, struct code_range **out)
-{
-	struct code_range *v = NULL;
-	size_t n = 0, cap = 0, nph = 0, u = 0;
-
-	*out = NULL;
-	if (elf_getphdrnum(elf, &nph))
-		return 0;
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
-		    !(ph.p_flags & PF_X) || !ph.p_filesz ||
-		    ph.p_offset + ph.p_filesz < ph.p_offset)
-			continue;
-		if (grow(&v, &cap, n + 1, sizeof(*v), 8)) {
-			free(v);
-			return -ENOMEM;
-		}
-		v[n++] = (struct code_range){ ph.p_offset,
-					      ph.p_offset + ph.p_filesz, 0 };
-	}
-	if (n)
-		qsort(v, n, sizeof(*v), by_offset);
-	for (size_t i = 0; i < n; i++)	/* merged where they overlap */
-		if (u && v[i].off <= v[u - 1].end)
-			v[u - 1].end = v[i].end > v[u - 1].end ? v[i].end :
-				       v[u - 1].end;
-		else
-			v[u++] = v[i];
-	*out = v;
-	return (long)u;
-}
-
-/* The end of the range of @segs (@n, from exec_ranges()) that holds
- * file offset @off; 0: none does. */
-static uint64_t exec_segment_end(const struct code_range *segs, size_t n,
-				 uint64_t off)
-{
-	/* the first range starting above @off */
-	size_t lo = LOWER_BOUND((size_t)0, n, i, segs[i].off <= off);
-
-	return lo && off < segs[lo - 1].end ? segs[lo - 1].end : 0;
-}
-
-/*
- * Each code section's bytes, once: only what an executable segment
- * loads (a section the program never maps is no code of it), and a
- * byte that overlapping sections share only the first time.  A crafted
- * file of 32 code sections over one 32 MiB hole was decoded 32 times
- * over, a gigabyte of copies; now at most its segments' bytes are read.
- */
-static int each_code_section(Elf *elf, module_code_fn fn, void *arg)
-{
-	struct code_range *v = NULL, *segs;
-	size_t n = 0, cap = 0;
-	long nsegs = exec_ranges(elf, &segs);
-	Elf_Scn *scn = NULL;
-	uint64_t done = 0;
-	int ret = 0;
-
-	if (nsegs < 0)
-		return (int)nsegs;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		uint64_t end;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
-		    !(sh.sh_flags & SHF_EXECINSTR) || !sh.sh_size ||
-		    !(end = exec_segment_end(segs, (size_t)nsegs,
-					     sh.sh_offset)))
-			continue;
-		if (sh.sh_size < end - sh.sh_offset)
-			end = sh.sh_offset + sh.sh_size;
-		if (grow(&v, &cap, n + 1, sizeof(*v), 16)) {
-			free(v);
-			free(segs);
-			return -ENOMEM;
-		}
-		v[n++] = (struct code_range){ sh.sh_offset, end, sh.sh_addr };
-	}
-	free(segs);
-	if (n)
-		qsort(v, n, sizeof(*v), by_offset);
-	for (size_t i = 0; i < n && !ret; i++) {
-		uint64_t from = v[i].off > done ? v[i].off : done;
-		Elf_Data *d;
-
-		if (from >= v[i].end)
-			continue;
-		done = v[i].end;
-		/* libelf checks the range lies within the file */
-		d = elf_getdata_rawchunk(elf, (int64_t)from, v[i].end - from,
-					 ELF_T_BYTE);
-		if (d && d->d_buf && d->d_size == v[i].end - from)
-			ret = fn(arg, v[i].addr + (from - v[i].off),
-				 d->d_buf, d->d_size);
-	}
-	free(v);
-	return ret;
-}
-
-/* Each dynamic symbol of @elf's table @dynsym that names a function it
- * defines (not an IFUNC: its value is the resolver, not the code that
- * runs), then each relocation of a GOT slot to a named symbol. */
-static int each_dynamic(Elf *elf, module_dynamic_fn fn, void *arg)
-{
-	Elf_Scn *scn = NULL;
-	int ret = 0;
-
-	while (!ret && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh, link;
-		Elf_Scn *ls;
-		Elf_Data *d, *syms;
-		size_t count;
-
-		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
-		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_RELA))
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf)
-			continue;
-		/* as in add_symbols: what the data holds, whatever the
-		 * header claims */
-		count = d->d_size / (sh.sh_type == SHT_RELA ?
-				     sizeof(Elf64_Rela) : sizeof(Elf64_Sym));
-		if (sh.sh_size / sh.sh_entsize < count)
-			count = sh.sh_size / sh.sh_entsize;
-		if (sh.sh_type == SHT_DYNSYM) {
-			for (size_t i = 0; i < count && !ret; i++) {
-				GElf_Sym s;
-				const char *name;
-
-				if (!gelf_getsym(d, (int)i, &s))
-					break;
-				if (GELF_ST_TYPE(s.st_info) != STT_FUNC ||
-				    s.st_shndx == SHN_UNDEF || !s.st_value)
-					continue;
-				name = elf_strptr(elf, sh.sh_link, s.st_name);
-				if (name && *name)
-					ret = fn(arg, MODULE_EXPORT, s.st_value,
-						 name);
-			}
-			continue;
-		}
-		/* a RELA section's symbols: the table its sh_link names */
-		ls = elf_getscn(elf, sh.sh_link);
-		if (!ls || !gelf_getshdr(ls, &link) ||
-		    link.sh_type != SHT_DYNSYM ||
-		    !(syms = elf_getdata(ls, NULL)))
-			continue;
-		for (size_t i = 0; i < count && !ret; i++) {
-			GElf_Rela r;
-			GElf_Sym s;
-			const char *name;
-			uint64_t type;
-
-			if (!gelf_getrela(d, (int)i, &r))
-				break;
-			type = GELF_R_TYPE(r.r_info);
-			if ((type != R_X86_64_JUMP_SLOT &&
-			     type != R_X86_64_GLOB_DAT) ||
-			    !GELF_R_SYM(r.r_info) ||
-			    !gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &s))
-				continue;
-			name = elf_strptr(elf, link.sh_link, s.st_name);
-			if (name && *name)
-				ret = fn(arg, MODULE_IMPORT, r.r_offset, name);
-		}
-	}
-	return ret;
-}
-
-/* Opens the module's file again (build-id checked), for @code or
- * @dynamic (one of them). */
-static int reread(struct module *m, module_code_fn code,
-		  module_dynamic_fn dynamic, void *arg)
-{
-	struct module again = { .path = m->path };
-	Elf *elf = m->elf;
-	int fd = -1, ret = 0;
-
-	if (m->error)
-		return m->error;
-	if (!m->image) {	/* in memory: every section is there */
-		fd = m->cache ? open_mapped(m->path, &m->origin) :
-				open_regular(m->path);
-		if (fd < 0)
-			return fd;
-		elf = again.elf = module__elf_begin(fd);
-		ret = is_elf64(elf);
-		if (!ret) {
-			read_build_id(&again);
-			if (strcmp(again.build_id, m->build_id))
-				ret = -ESTALE;
-		}
-	}
-	if (!ret)
-		ret = code ? each_code_section(elf, code, arg) :
-			     each_dynamic(elf, dynamic, arg);
-	if (again.elf)
-		elf_end(again.elf);
-	if (fd >= 0)
-		close(fd);
-	return ret;
-}
-
-int module__code(struct module *m, module_code_fn fn, void *arg)
-{
-	return reread(m, fn, NULL, arg);
-}
-
-int module__dynamic(struct module *m, module_dynamic_fn fn, void *arg)
-{
-	return reread(m, NULL, fn, arg);
-}
-
-/* ---- the cache ------------------------------------------------------ */
-
-void module__hold(struct module *m)
-{
-	if (m)
-		m->refs++;
-}
-
-void module__release(struct module *m)
-{
-	if (m && m->refs)
-		m->refs--;
-}
-
-/* A module's symbols, their names and their index. */
-static size_t symbol_bytes(const struct module *m)
-{
-	return m->names_bytes + m->nsyms * sizeof(*m->syms) +
-	       page_index__bytes(&m->sym_pages) +
-	       (m->nsyms > SYM_INDEX_MIN ?
-		sizeof(struct func_memo) << FUNC_MEMO_BITS : 0);
-}
-
-/* What a module holds in memory: symbols, names, segments, and the
- * CFI while it is built. */
-static size_t module_bytes(const struct module *m)
-{
-	return sizeof(*m) + strlen(m->path) + 1 + symbol_bytes(m) +
-	       m->nsegs * sizeof(*m->segs) +
-	       (m->cfi ? MODULE_ELF_BYTES + cfi__bytes(m->cfi) : 0);
-}
-
-struct module_cache {
-	struct module **mods;
-	size_t n, cap;
-	uint64_t clock;		/* counts lookups, for LRU */
-	size_t max_bytes;	/* of CFI kept built */
-	size_t max_symbol_bytes;	/* of the modules held */
-	uint64_t symbols_dropped;	/* modules over it */
-	size_t max_modules;	/* MODULE_CACHE_MAX */
-	struct module *over;	/* the one past it; not in mods */
-	uint64_t refused;	/* files given it */
-	struct owner {		/* modules opened per user (module.h) */
-		uint32_t uid;
-		uint32_t n;
-	} *owners;
-	size_t nowners, owners_cap;
-	struct hindex index;	/* mods by path: a mapping's lookup is one
-				 * probe, not a scan of 16,384 modules */
-	struct cfi_cache *cfi_cache;	/* borrowed; NULL: none */
-	bool map_files;		/* module_cache__set_map_files() */
-	uint64_t files_mapped;	/* opened so */
-};
-
-static struct cfi_cache *cfi_cache_of(const struct module *m)
-{
-	return m->cache ? m->cache->cfi_cache : NULL;
-}
-
-void module_cache__set_cfi_cache(struct module_cache *c, struct cfi_cache *cc)
-{
-	c->cfi_cache = cc;
-}
-
-void module_cache__set_map_files(struct module_cache *c, bool map)
-{
-	c->map_files = map;
-}
-
-static Elf *elf_open(const struct module *m, int fd, const struct stat *st)
-{
-	Elf *elf;
-
-	if (!st || !m->cache || !m->cache->map_files || !sys__may_map(fd, st))
-		return module__elf_begin(fd);
-	elf = elf_begin_checked(fd, ELF_C_READ_MMAP);
-	if (elf)
-		m->cache->files_mapped++;
-	return elf;
-}
-
-uint64_t module_cache__files_mapped(const struct module_cache *c)
-{
-	return c->files_mapped;
-}
-
-struct module_cache *module_cache__new(void)
-{
-	struct module_cache *c = calloc(1, sizeof(struct module_cache));
-
-	if (c) {
-		c->max_bytes = MODULE_CACHE_BYTES;
-		c->max_symbol_bytes = MODULE_CACHE_SYMBOL_BYTES;
-		c->max_modules = MODULE_CACHE_MAX;
-	}
-	return c;
-}
-
-void module_cache__set_budget(struct module_cache *c, size_t max_bytes)
-{
-	c->max_bytes = max_bytes;
-}
-
-void module_cache__set_symbol_budget(struct module_cache *c, size_t bytes)
-{
-	c->max_symbol_bytes = bytes;
-}
-
-size_t module_cache__bytes(const struct module_cache *c, size_t *built)
-{
-	size_t bytes = 0, n = 0;
-
-	for (size_t i = 0; i < c->n; i++)
-		if (c->mods[i]->cfi) {
-			bytes += MODULE_ELF_BYTES + cfi__bytes(c->mods[i]->cfi);
-			n++;
-		}
-	if (built)
-		*built = n;
-	return bytes;
-}
-
-/* Releases least recently used CFI (never @keep's) until the cache is
- * within its budget.  Runs when a module is opened or rebuilt, not per
- * sample; names and symbols stay while the module does. */
-static void fit_budget(struct module_cache *c, const struct module *keep)
-{
-	size_t bytes = module_cache__bytes(c, NULL);
-
-	while (bytes > c->max_bytes) {
-		struct module *lru = NULL;
-
-		for (size_t i = 0; i < c->n; i++) {
-			struct module *m = c->mods[i];
-
-			if (m->cfi && m != keep && !m->image &&
-			    (!lru || m->last_use < lru->last_use))
-				lru = m;
-		}
-		if (!lru)
-			return;
-		bytes -= MODULE_ELF_BYTES + cfi__bytes(lru->cfi);
-		release_cfi(lru);
-		lru->cfi_released = true;
-	}
-}
-
-static struct cfi *cfi_of(struct module *m)
-{
-	struct cfi_file file;
-	const struct stat *st;
-	struct stat buf;
-	int fd;
-
-	if (m->cache)
-		m->last_use = ++m->cache->clock;
-	if (!m->cfi_released)
-		return m->cfi;
-	m->cfi_released = false;
-	fd = open_mapped(m->path, &m->origin);
-	if (fd < 0) {		/* gone or replaced since: say so */
-		m->error = fd;
-		return NULL;
-	}
-	st = stat_of(fd, &buf);
-	m->elf = elf_open(m, fd, st);
-	if (!is_elf64(m->elf))
-		m->cfi = cfi__open(m->elf, cfi_cache_of(m),
-				   file_of(st, &file));
-	if (m->elf)
-		elf_cntl(m->elf, ELF_C_FDDONE);
-	close(fd);
-	fit_budget(m->cache, m);
-	return m->cfi;
-}
-
-void module_cache__delete(struct module_cache *c)
-{
-	if (!c)
-		return;
-	for (size_t i = 0; i < c->n; i++)
-		module__delete(c->mods[i]);
-	module__delete(c->over);
-	free(c->mods);
-	free(c->owners);
-	hindex__exit(&c->index);
-	free(c);
-}
-
-/*
- * One budget for the symbols of every module held: those of modules
- * still mapped cannot be evicted, so files crafted to the per-module
- * bounds, mapped by anyone, would add up without one (idle ones count
- * in the cache's byte budget, module_cache__evict()).  A module that
- * does not fit keeps no symbols: its functions are named by their
- * FDEs, as a stripped binary's are.
- */
-static void fit_symbols(struct module_cache *c, struct module *m)
-{
-	size_t bytes = 0;
-
-	for (size_t i = 0; i < c->n; i++)
-		if (c->mods[i]->refs)
-			bytes += symbol_bytes(c->mods[i]);
-	if (bytes + symbol_bytes(m) <= c->max_symbol_bytes)
-		return;
-	drop_symbols(m);
-	c->symbols_dropped++;
-}
-
-/* The count of modules user @uid opened, made at its first ask (NULL
- * when memory is short).  Users are few: a scan. */
-static struct owner *owner_of(struct module_cache *c, uint32_t uid)
-{
-	for (size_t i = 0; i < c->nowners; i++)
-		if (c->owners[i].uid == uid)
-			return &c->owners[i];
-	if (grow(&c->owners, &c->owners_cap, c->nowners + 1,
-		 sizeof(*c->owners), 8))
-		return NULL;
-	c->owners[c->nowners] = (struct owner){ uid, 0 };
-	return &c->owners[c->nowners++];
-}
-
-/* Whether a new module mapped as @o is past the bounds (module.h). */
-static bool refuse(struct module_cache *c, const struct module_origin *o)
-{
-	const struct owner *w;
-
-	if (c->n >= c->max_modules + (o->exe ? c->max_modules / 4 : 0))
-		return true;
-	if (!o->uid)
-		return false;
-	w = owner_of(c, o->uid);
-	return !w || w->n >= c->max_modules / 4;
-}
-
-/* Module @m leaves the cache: its user's count down. */
-static void uncharge(struct module_cache *c, const struct module *m)
-{
-	struct owner *w = m->origin.uid ? owner_of(c, m->origin.uid) : NULL;
-
-	if (w && w->n)
-		w->n--;
-}
-
-/* Adds mods[c->n] (grown by the caller) to the cache and its index. */
-static int cache_add(struct module_cache *c, struct module *m)
-{
-	if (hindex__insert(&c->index, hindex__string(m->path),
-			   (uint32_t)c->n))
-		return -ENOMEM;
-	c->mods[c->n++] = m;
-	return 0;
-}
-
-/* Called per mapping event, not per sample: one probe of the index by
- * path, the file told by its device and inode. */
-struct module *module_cache__get(struct module_cache *c, const char *path,
-				 const struct module_origin *o)
-{
-	struct hindex_probe p = { HINDEX_NONE, 0 };
-	uint64_t h = hindex__string(path);
-	struct module *m;
-	bool vdso = !strcmp(path, "[vdso]");
-	uint32_t i;
-	int fd;
-
-	while ((i = hindex__next(&c->index, &p, h)) != HINDEX_NONE) {
-		m = c->mods[i];
-		if (!strcmp(m->path, path) && (vdso ||
-		    (m->origin.dev == o->dev && m->origin.ino == o->ino))) {
-			/* Reopen through a live process next time. */
-			m->origin.pid = o->pid;
-			m->origin.start = o->start;
-			m->origin.end = o->end;
-			m->refs++;
-			return m;
-		}
-	}
-	if (refuse(c, o)) {		/* module.h says why */
-		if (!c->over && (c->over = module_alloc("[too many modules]")))
-			c->over->error = -EMFILE;
-		if (c->over) {
-			c->over->refs++;
-			c->refused++;
-		}
-		return c->over;
-	}
-	if (grow(&c->mods, &c->cap, c->n + 1, sizeof(*c->mods), 16))
-		return NULL;
-	if (vdso) {
-		m = module__open_vdso();
-	} else if ((m = module_alloc(path))) {
-		elf_version(EV_CURRENT);
-		m->cache = c;	/* read as the cache reads files */
-		/* CFI at first use: a process maps tens of libraries
-		 * whose code is never sampled, and libdwarf's FDE list is
-		 * the dearest part of a module to build */
-		fd = open_mapped(path, o);
-		if (fd < 0)
-			m->error = fd;
-		else
-			analyse_fd(m, fd, false);
-	}
-	if (!m)
-		return NULL;
-	m->origin = *o;
-	m->cache = c;
-	m->last_use = ++c->clock;
-	m->refs = 1;
-	fit_symbols(c, m);
-	if (cache_add(c, m)) {
-		module__delete(m);
-		return NULL;
-	}
-	if (o->uid)
-		owner_of(c, o->uid)->n++;	/* made by refuse() */
-	fit_budget(c, m);
-	return m;
-}
-
-static size_t all_bytes(const struct module_cache *c)
-{
-	size_t bytes = 0;
-
-	for (size_t i = 0; i < c->n; i++)
-		bytes += module_bytes(c->mods[i]);
-	return bytes;
-}
-
-/* The symbols of perf-map text @buf (NUL-terminated, changed in place:
- * names end at their newline) into @m: copied, so @buf may go. */
-static int parse_perfmap(struct module *m, char *buf)
-{
-	size_t cap = 0;
-
-	m->string_bytes = strlen(buf);
-
-	for (char *line = buf, *next; *line; line = next) {
-		char *end, *name;
-		uint64_t start, size;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		else
-			next = line + strlen(line);
-		if ((size_t)(next - line) > PERFMAP_MAX_LINE)
-			continue;
-		start = strtoull(line, &end, 16);
-		if (end == line || *end != ' ')
-			continue;
-		size = strtoull(name = end + 1, &end, 16);
-		if (end == name || *end != ' ' || !end[1] || !size ||
-		    start + size < start || m->nsyms == MODULE_MAX_SYMBOLS)
-			continue;
-		if (grow(&m->syms, &cap, m->nsyms + 1, sizeof(*m->syms), 256))
-			return -ENOMEM;
-		m->syms[m->nsyms++] = (struct symbol){ start, size,
-			{ .at = end + 1 }, STB_GLOBAL, { 0 } };
-	}
-	return sort_symbols(m);
-}
-
-/* The text of perf map @fd (@size bytes, checked), NUL-terminated;
- * NULL when it cannot be read. */
-static char *read_all(int fd, size_t size)
-{
-	char *buf = malloc(size + 1);
-	size_t got = 0;
-
-	while (buf && got < size) {
-		ssize_t n = read(fd, buf + got, size - got);
-
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	if (buf)
-		buf[got] = '\0';
-	return buf;
-}
-
-/*
- * /tmp/perf-PID.map as process @pid sees it: through /proc/PID/root, as
- * perf reads it, so that a process in a container or with a private
- * /tmp (the daemon's own unit has PrivateTmp=yes) is found, with no
- * symlink anywhere (RESOLVE_IN_ROOT: an absolute link inside that root
- * would otherwise resolve against ours).  This process's /tmp only when
- * the process's root cannot be opened (it is gone).
- */
-static int perfmap_fd(int pid)
-{
-	char root_path[48], rel[48], self[48];
-	int root, pfd, fd;
-
-	snprintf(root_path, sizeof(root_path), "/proc/%d/root", pid);
-	snprintf(rel, sizeof(rel), "/tmp/perf-%d.map", pid);
-	root = sys__open(root_path, O_PATH | O_DIRECTORY, 0);
-	if (root < 0)
-		return sys__open(rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-				 O_CLOEXEC, 0);
-	pfd = open_path(root, rel, true);
-	close(root);
-	if (pfd < 0)
-		return -1;
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-	fd = sys__open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
-	close(pfd);
-	return fd;
-}
-
-int module_cache__perfmap_open(struct module_cache *c, int pid, uint32_t uid,
-			       const struct module *prev,
-			       struct perfmap_file *f)
-{
-	struct stat st;
-	uint64_t mtime;
-
-	f->fd = perfmap_fd(pid);
-	if (f->fd < 0)
-		return -ENOENT;
-	mtime = fstat(f->fd, &st) ? 0 :
-		(uint64_t)st.st_mtim.tv_sec * 1000000000u +
-		(uint64_t)st.st_mtim.tv_nsec;
-	/* what identifies this version of the file: its size and mtime
-	 * where a mapping has its range */
-	f->size = (size_t)st.st_size;
-	f->origin = (struct module_origin){ pid, (uint64_t)st.st_size, mtime,
-		(uint64_t)st.st_dev, (uint64_t)st.st_ino };
-	if (!mtime || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
-	    st.st_uid != uid || (uint64_t)st.st_size > PERFMAP_MAX_BYTES ||
-	    /* many processes' maps together stay in the cache's budget */
-	    all_bytes(c) + 2 * (size_t)st.st_size > c->max_bytes ||
-	    (prev && prev->origin.dev == f->origin.dev &&
-	     prev->origin.ino == f->origin.ino &&
-	     prev->origin.start == f->origin.start &&
-	     prev->origin.end == f->origin.end)) {
-		close(f->fd);
-		f->fd = -1;
-		return -ENOENT;
-	}
-	return 0;
-}
-
-struct module *perfmap__read(struct perfmap_file *f)
-{
-	char path[64], *buf = read_all(f->fd, f->size);
-	struct module *m;
-
-	close(f->fd);
-	f->fd = -1;
-	snprintf(path, sizeof(path), "/tmp/perf-%d.map", f->origin.pid);
-	m = buf ? module_alloc(path) : NULL;
-	if (!m || parse_perfmap(m, buf)) {
-		if (m)
-			module__delete(m);
-		free(buf);
-		return NULL;
-	}
-	free(buf);
-	m->origin = f->origin;
-	return m;
-}
-
-struct module *module_cache__adopt(struct module_cache *c, struct module *m)
-{
-	if (c->n >= c->max_modules) {		/* as module_cache__get() */
-		c->refused++;
-		module__delete(m);
-		return NULL;
-	}
-	if (grow(&c->mods, &c->cap, c->n + 1, sizeof(*c->mods), 16)) {
-		module__delete(m);
-		return NULL;
-	}
-	m->cache = c;
-	m->last_use = ++c->clock;
-	m->refs = 1;
-	if (cache_add(c, m)) {
-		module__delete(m);
-		return NULL;
-	}
-	return m;
-}
-
-struct module *module_cache__perfmap(struct module_cache *c, int pid,
-				     uint32_t uid, const struct module *prev)
-{
-	struct perfmap_file f;
-	struct module *m;
-
-	if (module_cache__perfmap_open(c, pid, uid, prev, &f) ||
-	    !(m = perfmap__read(&f)))
-		return NULL;
-	return module_cache__adopt(c, m);
-}
-
-/* The modules nobody holds, and the bytes of all: whether eviction
- * would free some. */
-static bool over(const struct module_cache *c, size_t *idle, size_t *bytes)
-{
-	*idle = *bytes = 0;
-	for (size_t i = 0; i < c->n; i++) {
-		*idle += !c->mods[i]->refs;
-		*bytes += module_bytes(c->mods[i]);
-	}
-	return *idle && (*idle > MODULE_CACHE_IDLE || *bytes > c->max_bytes);
-}
-
-bool module_cache__over(const struct module_cache *c)
-{
-	size_t idle, bytes;
-
-	return over(c, &idle, &bytes);
-}
-
-static int cmp_last_use(const void *a, const void *b)
-{
-	const struct module *x = *(struct module *const *)a;
-	const struct module *y = *(struct module *const *)b;
-
-	return x->last_use < y->last_use ? -1 : x->last_use > y->last_use;
-}
-
-size_t module_cache__evict(struct module_cache *c,
-			   void (*forget)(void *arg, const struct module *const *m,
-					  size_t n),
-			   void *arg)
-{
-	struct module **victims;
-	size_t idle, bytes, nv = 0, kept = 0;
-
-	if (!over(c, &idle, &bytes))
-		return 0;
-	victims = malloc(idle * sizeof(*victims));
-	if (!victims)
-		return 0;
-	/* the idle ones, least recently used first (one sort: a process
-	 * that mapped 16,384 files leaves them all idle at once) */
-	for (size_t i = 0; i < c->n; i++)
-		if (!c->mods[i]->refs)
-			victims[nv++] = c->mods[i];
-	qsort(victims, nv, sizeof(*victims), cmp_last_use);
-	nv = 0;
-	while (idle && (idle > MODULE_CACHE_IDLE || bytes > c->max_bytes)) {
-		bytes -= module_bytes(victims[nv]);
-		victims[nv++]->cache = NULL;	/* taken */
-		idle--;
-	}
-	for (size_t i = 0; i < c->n; i++)
-		if (c->mods[i]->cache)
-			c->mods[kept++] = c->mods[i];
-		else
-			uncharge(c, c->mods[i]);
-	/* the kept moved: index them again (never fails: no more than
-	 * the index held) */
-	hindex__clear(&c->index);
-	for (size_t i = 0; i < kept; i++)
-		(void)hindex__insert(&c->index, hindex__string(c->mods[i]->path),
-				     (uint32_t)i);
-	c->n = kept;
-	if (forget && nv)
-		forget(arg, (const struct module *const *)victims, nv);
-	for (size_t i = 0; i < nv; i++)
-		module__delete(victims[i]);
-	free(victims);
-	return nv;
-}
-
-uint64_t module_cache__refused(const struct module_cache *c)
-{
-	return c->refused;
-}
-
-void module_cache__set_max(struct module_cache *c, size_t max_modules)
-{
-	c->max_modules = max_modules;
-}
-
-uint64_t module_cache__symbols_dropped(const struct module_cache *c)
-{
-	return c->symbols_dropped;
-}
-
-size_t module_cache__count(const struct module_cache *c)
-{
-	return c->n;
-}
