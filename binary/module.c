@@ -321,7 +321,6 @@ static void sort_by_address(struct symbol *a, struct symbol *tmp, size_t n)
 	}
 }
 
-
 /* Sorts, keeps one name per address, and copies the names kept out of
  * libelf's string tables, which are released with the Elf.  The copies
  * are bounded by the tables: distinct names take no more than their
@@ -638,7 +637,6 @@ void module__release_cfi(struct module *m)
 	m->elf = NULL;
 }
 
-
 /* The identity of the file fstat() said @st of, by which a cfi_cache
  * names its table; NULL (none) for NULL. */
 const struct cfi_file *module__file_of(const struct stat *st,
@@ -857,7 +855,6 @@ out:
 		m->error = -ENOENT;
 	return m;
 }
-
 
 void module__delete(struct module *m)
 {

@@ -1,0 +1,169 @@
+/*
+ * infer_int.h - private to inference/: the engine's tables (infer.c)
+ * and what its search (infer_search.c) needs of them.  infer.h is the
+ * contract.
+ */
+#ifndef ICPPD_INFERENCE_INFER_INT_H
+#define ICPPD_INFERENCE_INFER_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/hindex.h"
+#include "inference/infer.h"
+
+
+#define DEFAULT_MAX_EDGES 24
+#define DEFAULT_MAX_STATES 1024
+#define DEFAULT_MAX_SOLUTIONS 64
+#define DEFAULT_MAX_GUESSES 2
+#define MAX_EDGES_LIMIT 64
+#define DEFAULT_CONFIDENCE 0.75
+/* The weight of a call the binary proves but no learned path took, in
+ * samples: learned edges outweigh it as soon as one sample took them. */
+#define PROVEN_PRIOR 0.25
+/* The weight, in samples, of the map's split of a CID against the
+ * split the inferred runs' own learning measured, where the two
+ * disagree (see weigh()). */
+#define RUN_PRIOR 8.0
+#define NO_HEIGHT INT64_MAX
+/* The frames of "[unknown callers of F at height H]; F" counted as
+ * certain: the pseudo frame claims nothing but that the callers are
+ * unknown. */
+#define UNKNOWN_EXACT 2
+
+
+struct mnode {
+	int64_t func, height;
+	uint32_t parent;	/* map node index; CCT_NONE: outermost */
+	uint32_t cct;
+	uint64_t self, total;
+	double own;
+	bool fragment;
+};
+
+struct cid_entry {
+	int64_t func, height;
+	uint32_t first, n;	/* range of cands */
+	uint32_t exact;		/* frames the candidates share */
+	bool weighed;		/* learned samples weigh the candidates */
+	bool fragment;		/* the candidates are fragments' (some of
+				 * them, with no height: see build_cids) */
+};
+
+struct edge {
+	int64_t callee, caller, delta;
+	double count;		/* learned samples through it */
+	bool proven;		/* a call the binary shows */
+	int64_t caller_hmin;	/* the caller's lowest possible height
+				 * (lowest_heights()), kept here so that a
+				 * search's step needs no lookup */
+	bool caller_known;	/* the caller has CIDs in the map: only
+				 * then is a CID looked up */
+};
+
+struct callee {
+	int64_t func;
+	uint32_t first, n;	/* range of edges */
+	double sum;
+};
+
+struct memo {
+	int64_t func, height;
+	uint32_t first, n;	/* range of sols */
+	uint32_t exact;
+	enum cct_how how;
+};
+
+/* A searched state: the chains from it to known CIDs, and the
+ * probability that a walk up from it ends at one (each step taking an
+ * edge by its share of the callee's callers). */
+struct state {
+	int64_t func, height;
+	unsigned guesses;	/* calls no learned path took, still allowed
+				 * above it */
+	double chains, reach;
+	bool cut;		/* a bound cut its count short: a lower
+				 * bound */
+	bool pruned;		/* the guess bound left chains out */
+};
+
+/* A function of the call graph: its lowest possible height and its
+ * edges as a caller (indexes into the map's by_caller). */
+struct fnode {
+	int64_t func, hmin;
+	uint32_t first, n;
+	bool known;		/* some CID of the map is this function's */
+};
+
+struct map {
+	int64_t program;
+	struct mnode *nodes;
+	size_t nnodes, nodes_cap;
+	struct cid_entry *cids;
+	size_t ncids;
+	struct infer_cand *cands;
+	size_t ncands;
+	struct hindex cid_index;
+	struct edge *edges;
+	size_t nedges, edges_cap;
+	bool dirty;		/* edges added since the tables were built */
+	struct callee *callees;
+	size_t ncallees;
+	struct hindex callee_index;
+	struct fnode *fnodes;
+	size_t nfnodes;
+	struct hindex fnode_index;
+	uint32_t *by_caller;	/* edge indexes, by caller */
+	struct state *states;
+	size_t nstates, states_cap;
+	struct hindex state_index;
+	struct memo *memos;
+	size_t nmemos, memos_cap;
+	struct hindex memo_index;
+	struct infer_solution *sols;
+	size_t nsols, sols_cap;
+};
+
+struct infer {
+	struct cct *cct;
+	struct infer_limits lim;
+	struct map *maps;
+	size_t nmaps, maps_cap;
+	struct map *building;
+	struct infer_solution *scratch;	/* infer__explain() of candidates */
+	size_t scratch_cap;
+	uint32_t *chain;		/* graft(): a context's nodes */
+	size_t chain_cap;
+	struct infer_solution *tops;	/* explain_fragments(): a top's */
+	size_t tops_cap;
+	bool no_search;			/* infer__stop_searching() */
+	struct infer_stats stats;
+};
+
+/* infer.c: the tables */
+const struct cid_entry *infer__find_cid(const struct map *m, int64_t func,
+					int64_t height);
+/* A learned edge's weight in samples (a proven one's, its prior). */
+double infer__edge_weight(const struct edge *e);
+void infer__set_height(struct cct *t, uint32_t node, int64_t height);
+/* The frames the @n contexts at CCT nodes @cur share, leaf up. */
+uint32_t infer__shared_suffix(struct cct *t, uint32_t *cur, uint32_t n);
+
+/* infer_search.c: the search */
+/* The memo of CID (@func, @height) of map @m: searched now when there is
+ * none.  NULL when out of memory. */
+const struct memo *infer__search_memo(struct infer *inf, struct map *m,
+				      int64_t func, int64_t height);
+/* The node of "[unknown callers of @func at @height]; @func" into
+ * *@node.  0 or -ENOMEM. */
+int infer__unknown_node(struct infer *inf, int64_t func, int64_t height,
+			uint32_t *node);
+/* Cuts a guessed outcome's @v (*@n solutions) where its candidates
+ * disagree (infer.h); the solutions left in *@n, their shared frames in
+ * *@exact.  0 or -ENOMEM. */
+int infer__cut_outcome(struct infer *inf, const struct map *m,
+		       struct infer_solution *v, uint32_t *n, uint32_t *exact,
+		       enum cct_how how);
+
+#endif
