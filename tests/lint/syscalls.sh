@@ -8,7 +8,7 @@ top=${TESTS_SRCDIR:?}/..
 count=0
 bad=0
 
-for folder in common binary collector inference schema record profile report export daemon cli; do
+for folder in common binary collector inference schema record profile arr report export daemon cli; do
 	count=$((count + 1))
 	# a call: the name right after a non-identifier character and
 	# followed by "(", outside comments (lines starting with " *")
