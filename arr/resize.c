@@ -290,7 +290,7 @@ static int load_training(struct job *j, const char *bin,
 		log_error("%s", store__error(j->st));
 		return -1;
 	}
-	if (r > 0 || !j->n) {
+	if (r == STORE_NONE || !j->n) {
 		log_error("%s: no training for this build (build-id %s) in %s: "
 			  "run 'icppd train -d %s -- %s' first", bin,
 			  module__build_id(mod), j->q->db, j->q->db, bin);

@@ -134,7 +134,7 @@ int cmd_export(int argc, char **argv)
 		int found = store__run(st, (int64_t)o.run, &r);
 
 		if (found) {
-			log_error("%s: %s", o.db, found > 0 ? "no such run" :
+			log_error("%s: %s", o.db, found == STORE_NONE ? "no such run" :
 				  store__error(st));
 			goto out;
 		}

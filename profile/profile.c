@@ -42,7 +42,7 @@ static int latest_run(struct store *st, const char *db, int64_t *id)
 {
 	int ret = store__latest_run(st, id);
 
-	if (ret > 0)
+	if (ret == STORE_NONE)
 		log_error("%s: no measurement run to report (icppd record -d "
 			  "%s -- COMMAND)", db, db);
 	else if (ret < 0)
@@ -296,7 +296,7 @@ int profile__load(struct store *st, const struct profile_request *r,
 						budget_of(r), &pr->p);
 	}
 	if (ret)
-		return ret > 0 ? RUN_PROFILE_NONE : -1;
+		return ret == RUN_PROFILE_NONE ? RUN_PROFILE_NONE : -1;
 	if (r->check && check(&pr->p, r->db, sel.pid || r->exe || sel.comm,
 			      r->k))
 		return -1;

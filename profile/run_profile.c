@@ -154,7 +154,7 @@ static int open_profile(struct store *st, const struct store_selection *sel,
 	p->mangled = flags & RUN_PROFILE_MANGLED;
 	if (!run_id) {
 		ret = open_window(st, sel, p);
-		if (ret > 0)
+		if (ret == RUN_PROFILE_NONE)
 			log_error("no run in that time window (see the v_runs "
 				  "view)");
 		if (ret)
@@ -162,7 +162,7 @@ static int open_profile(struct store *st, const struct store_selection *sel,
 		goto out_cct;
 	}
 	ret = store__run(st, run_id, &p->run);
-	if (ret > 0) {
+	if (ret == STORE_NONE) {
 		int64_t lo, hi;
 
 		if (!store__run_range(st, &lo, &hi) && hi)
@@ -1399,7 +1399,7 @@ int run_profile__truth(struct store *st, int64_t run_id,
 		if (r < 0) {
 			log_error("%s", store__error(st));
 			ret = -1;
-		} else if (r > 0) {
+		} else if (r == STORE_NONE) {
 			continue;
 		}
 		found = 1;

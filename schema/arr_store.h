@@ -12,7 +12,8 @@
 
 #include "schema/store.h"
 
-/* The module with @build_id (the lowest id); 1 when there is none. */
+/* The module with @build_id (the lowest id); STORE_NONE when there is
+ * none. */
 int store__module_by_build(struct store *st, const char *build_id,
 			   int64_t *id);
 

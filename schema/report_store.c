@@ -91,7 +91,7 @@ int store__run(struct store *st, int64_t id, struct run_row *out)
 			 " COALESCE((SELECT value FROM run_counters"
 			 "  WHERE run_id = runs.id AND name = 'learn.once'), -1)"
 			 " FROM runs WHERE id = ?", "i", id);
-	return ret == 1 ? 0 : ret == 0 ? 1 : -1;
+	return ret == 1 ? 0 : ret == 0 ? STORE_NONE : -1;
 }
 
 /* A caller's typed row callback, behind the store's untyped one. */
@@ -674,7 +674,7 @@ int store__inference_stamp(struct store *st, int64_t run_id,
 		return -1;
 	if (!ret)
 		*out = (struct inference_stamp){ 0 };
-	return ret ? 0 : 1;
+	return ret ? 0 : STORE_NONE;
 }
 
 int store__inference_begin(struct store *st, int64_t run_id)

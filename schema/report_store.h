@@ -37,10 +37,10 @@ struct run_row {
 					 * not counted (before schema 16) */
 };
 
-/* The latest measurement run (record or daemon) in *@id; 1 when there
- * is none. */
+/* The latest measurement run (record or daemon) in *@id; STORE_NONE
+ * when there is none. */
 int store__latest_run(struct store *st, int64_t *id);
-/* Run @id; 1 when there is no such run. */
+/* Run @id; STORE_NONE when there is no such run. */
 int store__run(struct store *st, int64_t id, struct run_row *out);
 /* The lowest and highest run ids (0, 0 when none). */
 int store__run_range(struct store *st, int64_t *lo, int64_t *hi);
@@ -147,8 +147,8 @@ struct store_node {
 	int64_t function_id, context_id, height, call_site, self, total;
 };
 /* The nodes of @program_id's map for @map_run (0: training; a
- * validation run: its true paths), parents first.  1 when there is no
- * such map. */
+ * validation run: its true paths), parents first.  STORE_NONE when
+ * there is no such map. */
 int store__map_nodes(struct store *st, int64_t program_id, int64_t map_run,
 		     int (*fn)(void *arg, const struct store_node *n),
 		     void *arg);
@@ -219,7 +219,8 @@ int store__keep_inlined(struct store *st, const char *build_id,
 			const uint64_t *addresses, char *const *chains,
 			size_t n);
 
-/* The stamp of run @run_id's stored inference; 1 when there is none. */
+/* The stamp of run @run_id's stored inference; STORE_NONE when there
+ * is none. */
 int store__inference_stamp(struct store *st, int64_t run_id,
 			   struct inference_stamp *out);
 

@@ -151,7 +151,7 @@ int store__ints(struct store *st, const char *what, int64_t *v, int nv,
 	va_start(ap, types);
 	ret = store__vsql(st, what, first_row, &r, sql, types, ap);
 	va_end(ap);
-	return ret == 1 ? 0 : ret == 0 ? 1 : -1;
+	return ret == 1 ? 0 : ret == 0 ? STORE_NONE : -1;
 }
 
 const char *store__text(sqlite3_stmt *s, int col)

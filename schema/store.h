@@ -48,6 +48,12 @@ void store__close(struct store *st);
 /* "PATH: reason" for the last failed call. */
 const char *store__error(const struct store *st);
 
+/* What a lookup returns when there is nothing there (no such run, map,
+ * module or stamp): neither success (0) nor failure (-1, with
+ * store__error() saying why).  A name, as SQLite's SQLITE_DONE, never a
+ * bare 1 (docs/architecture.md, errors). */
+#define STORE_NONE 1
+
 /* Every statement of @st stops after @ns of running from now on (the
  * default: a minute, and a second per 10 MB of the file), failing with
  * "interrupted".  For tests of that bound. */

@@ -125,7 +125,7 @@ int store__sql(struct store *st, const char *what, store_row_fn row,
 int store__vsql(struct store *st, const char *what, store_row_fn row,
 		void *ctx, const char *sql, const char *types, va_list ap);
 /* The first row's first @nv int64 columns into @v: 0 when there is a
- * row, 1 when none, -1 on error.  Arguments as store__sql's. */
+ * row, STORE_NONE when none, -1 on error.  Arguments as store__sql's. */
 int store__ints(struct store *st, const char *what, int64_t *v, int nv,
 		const char *sql, const char *types, ...);
 /* Column @col as a string, "" for NULL. */
