@@ -262,6 +262,10 @@ static int open_dwarf(struct store *st, const struct profile_request *r,
 {
 	if (!r->lines && !r->inlined)
 		return 0;
+	/* not p.debug_lines, the reader the inference started to name a
+	 * stripped binary's functions: a debuglink's candidates are anyone's
+	 * to place, and the workers they cost (LINES_MAX_DEATHS) must not
+	 * take the other modules' lines with them */
 	pr->lines = r->shared_lines;
 	if (!pr->lines) {
 		if (!(pr->lines = lines__new()))
