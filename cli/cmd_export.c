@@ -65,8 +65,9 @@ const struct cli_command export_command = {
 };
 
 /* --due: the fleet's maps of the builds the latest run (the daemon's
- * segment going on) sampled and this database never pulled.  0; 1
- * (logged) when the server failed; -1 after logging a local failure. */
+ * segment going on) sampled and this database never pulled.  0;
+ * PULL_REMOTE_FAILED (logged) when the server failed; -1 after logging a
+ * local failure. */
 static int pull_latest(struct store *st, const char *url)
 {
 	struct pull_result res;
@@ -83,7 +84,7 @@ static int pull_latest(struct store *st, const char *url)
 			 "hosts", (long long)res.paths, res.paths == 1 ? "" :
 			 "s", (long long)res.builds, res.builds == 1 ? "" :
 			 "s");
-	if (r > 0)
+	if (r == PULL_REMOTE_FAILED)
 		log_warn("fleet: no path map pulled: %s", res.error);
 	return r;
 }

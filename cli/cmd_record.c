@@ -91,7 +91,7 @@ static void record_start(struct store *st, const struct run_opts *o,
 	if (!o->export_url || !*build_id)
 		return;
 	r = pull__builds(st, o->export_url, 0, build_id, &res);
-	if (r > 0)
+	if (r == PULL_REMOTE_FAILED)
 		log_warn("fleet: no path map pulled for %s: %s", path,
 			 res.error);
 	else if (!r && res.paths)

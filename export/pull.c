@@ -198,7 +198,7 @@ static int pull_build(struct store *st, struct clickhouse *c,
 	if (clickhouse__query(c, q.v, NULL, NULL, 0, &reply)) {
 		snprintf(res->error, sizeof(res->error), "%s",
 			 clickhouse__error(c));
-		ret = 1;
+		ret = PULL_REMOTE_FAILED;
 		goto out;
 	}
 	text = strdup(reply);
@@ -212,7 +212,7 @@ static int pull_build(struct store *st, struct clickhouse *c,
 			 "build %s: %s", clickhouse__url(c), build_id,
 			 r == -E2BIG ? "more nodes than a pull takes" :
 			 "a row that is no path node");
-		ret = 1;
+		ret = PULL_REMOTE_FAILED;
 		goto out;
 	}
 	if ((m.n && store__merge_paths(st, m.program, build_id, m.nodes, m.n,

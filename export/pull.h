@@ -51,10 +51,12 @@ struct pull_result {
  * Pulls from the ClickHouse server at @url the fleet's map of each
  * build that run @run_id sampled (0: none), and of @build_id (NULL:
  * none), that this database never pulled from that server (or found
- * none of, more than an hour ago).  0 with what was merged in @res; 1
- * with @res->error when the server failed (nothing is remembered: the
- * next call asks again); -1 after logging a local failure.
+ * none of, more than an hour ago).  0 with what was merged in @res;
+ * PULL_REMOTE_FAILED with @res->error when the server failed (nothing
+ * is remembered: the next call asks again); -1 after logging a local
+ * failure.
  */
+#define PULL_REMOTE_FAILED 1
 int pull__builds(struct store *st, const char *url, int64_t run_id,
 		 const char *build_id, struct pull_result *res);
 /* Whether run @run_id sampled a build that pull__builds() would ask
