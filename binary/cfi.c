@@ -948,7 +948,7 @@ int cfi__step(struct cfi *cfi, uint64_t vaddr, struct cfi_regs *regs,
 	if (ret)
 		return ret;
 	if (r->ra.kind == RULE_UNDEF)
-		return 1;
+		return CFI_OUTERMOST;
 	/* Without a rule of its own, the caller's SP is the CFA. */
 	if (r->sp.kind == RULE_SAME)
 		caller.sp = out->cfa;

@@ -143,14 +143,16 @@ struct cfi_step {
  * One unwinding step: @regs hold the frame at @vaddr (the link-time
  * address to look up: the pc itself for the innermost frame and after a
  * signal frame, the return address minus one otherwise); on success they
- * hold the caller's SP, BP and IP (a return address).  Returns 0; 1 when
- * the CFI marks the frame outermost (return address undefined, as
- * glibc's _start and clone3 do); -ENOENT when no FDE covers @vaddr;
+ * hold the caller's SP, BP and IP (a return address).  Returns 0;
+ * CFI_OUTERMOST when the CFI marks the frame outermost (return address
+ * undefined, as glibc's _start and clone3 do); -ENOENT when no FDE
+ * covers @vaddr;
  * -EFAULT when a saved value lies outside @mem; -ENOTSUP or -EINVAL for
  * rules it cannot follow.
  */
 int cfi__step(struct cfi *cfi, uint64_t vaddr, struct cfi_regs *regs,
 	      const struct cfi_mem *mem, struct cfi_step *out);
+#define CFI_OUTERMOST 1
 
 /*
  * Evaluates a DWARF expression that computes a value from registers only

@@ -93,8 +93,8 @@ int collector__set_unwind(struct collector *c, collector_path_fn fn,
  * A frame-pointer step, for code no CFI covers (Go's and hand-written
  * assembly, code built with frame pointers but no .eh_frame): the
  * caller's BP is saved at BP, its return address above it, and its SP
- * is just past them.  The same results as module__step(): 0; 1 at the
- * outermost frame, whose BP is 0 (the ABI's mark, which _start and Go's
+ * is just past them.  The same results as module__step(): 0;
+ * CFI_OUTERMOST at the outermost frame, whose BP is 0 (the ABI's mark, which _start and Go's
  * runtime.goexit leave); -EFAULT (with the CFA) when the saved values
  * lie outside the copy; -ENOENT when BP cannot be a frame of this
  * stack.
@@ -106,7 +106,7 @@ static int fp_step(struct cfi_regs *regs, const struct cfi_mem *mem,
 
 	if (!regs->bp) {	/* its return address is just above SP */
 		st->cfa = regs->sp + 8;
-		return 1;
+		return CFI_OUTERMOST;
 	}
 	if (regs->bp <= regs->sp || regs->bp % 8 || regs->bp > UINT64_MAX - 16)
 		return -ENOENT;
@@ -334,7 +334,7 @@ static enum unwind_status unwind(struct collector *c, struct process *p,
 		c->frames[(*n)++] = (struct path_frame){ .mod = m->mod,
 			.func = f.start, .name = f.name, .pc = vaddr,
 			.height = height_of(base, st.cfa) };
-		if (ret == 1 || !below || (ret == 0 && !regs.ip) ||
+		if (ret == CFI_OUTERMOST || !below || (ret == 0 && !regs.ip) ||
 		    module__ends_walk(m->mod, f.start))
 			break;
 		/* a signal frame's caller may run on another stack (the

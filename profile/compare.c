@@ -143,7 +143,7 @@ static int read_folded(const char *path, struct compare_side *l)
 
 		no++;
 		got = folded__line(line, &w);
-		if (got > 0)
+		if (got == FOLDED_BLANK)
 			continue;
 		if (got < 0) {
 			log_error("%s:%lu: expected 'frame;...;frame WEIGHT', "

@@ -158,7 +158,7 @@ int folded__line(char *line, double *w)
 	while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 		line[--len] = '\0';
 	if (!len)
-		return 1;
+		return FOLDED_BLANK;
 	sp = strrchr(line, ' ');
 	if (!sp || sp == line)
 		return -1;

@@ -43,9 +43,10 @@ const char *folded__cut(const char *key, uint32_t k);
 
 /* One line of a folded file, "frame;...;frame WEIGHT", split in place:
  * the frames stay in @line, trailing newline and weight cut off.  0 with
- * the weight (finite, >= 0) in *@w, 1 for a blank line, -1 when the
- * line is neither. */
+ * the weight (finite, >= 0) in *@w, FOLDED_BLANK for a blank line, -1
+ * when the line is neither. */
 int folded__line(char *line, double *w);
+#define FOLDED_BLANK 1
 
 /* Logs why the k-contexts could not be built (-E2BIG: too deep for
  * that k; else out of memory). */
