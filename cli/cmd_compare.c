@@ -3,8 +3,6 @@
  * profile/compare.h printed.
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

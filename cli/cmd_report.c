@@ -4,8 +4,6 @@
  * export/fleet.h) and its view (report/report.h).
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

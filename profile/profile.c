@@ -288,7 +288,7 @@ int profile__load(struct store *st, const struct profile_request *r,
 	int ret;
 
 	memset(pr, 0, sizeof(*pr));
-	sel = r->sel;
+	sel = r->sel;		/* select_runs() resolves it further */
 	if (r->source == PROFILE_READ) {
 		ret = r->read(r->read_arg, &pr->p);
 	} else if (r->source == PROFILE_TRUTH) {
@@ -313,6 +313,8 @@ int profile__load(struct store *st, const struct profile_request *r,
 
 void profile__exit(struct profile *pr)
 {
+	if (!pr)
+		return;
 	profile_base__delete(pr->base);
 	/* before the store closes: it keeps what DWARF said */
 	profile_dwarf__delete(pr->dwarf);

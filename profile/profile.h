@@ -105,7 +105,7 @@ int profile__load(struct store *st, const struct profile_request *r,
 		  struct profile *out);
 
 /* Frees what @pr holds, keeping what DWARF said in the store first;
- * leaves it zeroed. */
+ * leaves it zeroed.  NULL: nothing. */
 void profile__exit(struct profile *pr);
 
 #endif

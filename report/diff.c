@@ -15,7 +15,6 @@
 #include "common/grow.h"
 #include "common/hindex.h"
 #include "common/json.h"
-#include "common/printable.h"
 #include "report/render.h"
 
 /* ---- the change, row by row ---------------------------------------- */

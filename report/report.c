@@ -1,21 +1,11 @@
 /*
- * report.c - report__write's dispatch to the renderers (render.h), and
- * choosing what to report: opening the database, the run, the program,
- * and what a profile must hold to be shown.
+ * report.c - report__write's dispatch to the renderers (render.h):
+ * one renderer per view, each handed what the profile holds.
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <limits.h>
 #include <math.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
-#include "binary/lines.h"
-#include "common/json.h"
-#include "common/log.h"
 #include "report/render.h"
-#include "schema/store.h"
 
 const char *const report_format_names[] = { "text", "folded", "json", "pprof",
 					    "svg", NULL };
