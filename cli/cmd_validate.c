@@ -5,7 +5,8 @@
  * v_accuracy), and what the path map infers from the CID alone:
  * precise, ambiguous, incorrect, missing (the outcomes of the ICPP
  * paper), the degree of ambiguity and the shares by function
- * (v_validation).  Scores are stored and printed by report/validation.c.
+ * (v_validation).  Scores are made and stored by profile/validation.c,
+ * printed by report/validation.c.
  */
 #include "cli/commands.h"
 #include "cli/run_cli.h"

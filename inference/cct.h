@@ -10,7 +10,7 @@
  * above every context of that process when a report asks for processes,
  * or "[kernel]" (cct__kernel()) below the user context that entered the
  * kernel, for samples taken there, or a function inlined in the frame
- * above it (cct__inlined(), added by report/inline.h).
+ * above it (cct__inlined(), added by profile/inline.c).
  * Node 0 is the root (frame 0).
  *
  * Weights are attached to nodes as records (node, exact, how, weight):
@@ -142,7 +142,7 @@ int64_t cct__inlined(struct cct *t, int64_t module_id, const char *name);
 /* The suffix of an inlined frame's name, as perf report shows it. */
 #define CCT_INLINED_MARK " (inlined)"
 /* An empty tree (the root alone) with @src's frames, under the same ids:
- * a tree rebuilt from @src's nodes (report/inline.h) keeps every frame
+ * a tree rebuilt from @src's nodes (profile/inline.c) keeps every frame
  * id.  NULL when out of memory. */
 struct cct *cct__new_like(const struct cct *src);
 /* The kind of frame @id (an undefined one: CCT_FUNCTION). */

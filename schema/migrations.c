@@ -757,7 +757,7 @@ const struct store_migration icppd_migrations[] = {
 	"  JOIN modules pr ON pr.id = k.program_id;"
 	},
 	/* 19 -> 20: what a build's DWARF says at its sampled addresses and
-	 * call sites (report/dwarf.c): read from the DWARF by the first
+	 * call sites (profile/dwarf.c): read from the DWARF by the first
 	 * report that asks, from here by every later one.  A cache like
 	 * build_calls: a build-id's DWARF never changes, and retention
 	 * drops the rows with the run that last read them.  chain: a line
