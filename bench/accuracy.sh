@@ -42,7 +42,13 @@
 # Environment: REPS (default 5), EVENT (cpu-clock), FREQ (1000), K (3),
 # WORKLOADS (default: all of bench/workloads.sh's), LEARN (options of
 # icppd record: "--no-learn" or "--learn-freq 250" for the points of
-# learning's cost curve; bench/record.sh gives their cost).
+# learning's cost curve; bench/record.sh gives their cost), PRIOR (how
+# many records of the same command go into the database first: many
+# runs, one map, as the daemon's segments and repeated records add up;
+# default 0) and PRIOR_LEARN (their options, default LEARN's).  The run
+# scored is the last; PRIOR=1 PRIOR_LEARN= LEARN="--learn-freq 25" is
+# "a trickle record after one default record", PRIOR=4 with LEARN's
+# trickle "the fifth trickle run".
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/workloads.sh"
 freq=${FREQ:-1000}
@@ -132,6 +138,13 @@ run_one() {	# run_one MODE CMD...: prints "ceiling icppd left-out whole perf-fp"
 	done
 	rm -f "$work"/a.db* "$work"/p.folded "$work"/proj/*.o "$work"/t.o
 	[ -z "$train" ] || eval "\"\$icppd\" train -q -e \"\$event\" -F \"\$freq\" -d \"\$work/a.db\" -- $train" >/dev/null
+	j=0
+	while [ $j -lt "${PRIOR:-0}" ]; do
+		# shellcheck disable=SC2086
+		"$icppd" record -q $prior_opts -e "$event" -F "$freq" \
+			-d "$work/a.db" -- "$@" >/dev/null
+		j=$((j + 1))
+	done
 	"$icppd" record -q ${LEARN:-} -e "$event" -F "$freq" -d "$work/a.db" -- "$@" >/dev/null
 	# whole stacks, and a function without a symbol as perf names it;
 	# as shown (cut where candidates disagree) and --whole-chains
@@ -171,7 +184,10 @@ as_perf='s/[^;]*+0x[0-9a-f]*/[unknown]/g; s/^__start_context;/[unknown];/'
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
 
 modes=one pprof_line=
-printf '# %s, %s Hz, k = %s, %s repetitions; medians; %s CPUs\n' "$event" "$freq" "$k" "$reps" "$(nproc)"
+prior_opts=${PRIOR_LEARN-${LEARN:-}}
+printf '# %s, %s Hz, k = %s, %s repetitions; medians; %s CPUs; record %s' \
+	"$event" "$freq" "$k" "$reps" "$(nproc)" "${LEARN:-(default)}"
+[ "${PRIOR:-0}" = 0 ] && echo || echo ", after ${PRIOR} record(s) ${prior_opts:-(default)}"
 printf '%-15s %12s %12s %8s %9s %8s %8s\n' workload ref-vs-ref icppd-vs-ref ratio left-out whole ratio
 for w in ${WORKLOADS:-$workloads}; do
 	workload "$w"
