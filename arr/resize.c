@@ -58,21 +58,23 @@ static int cmp_i64(const void *a, const void *b)
 
 static int64_t func_index(const struct job *j, int64_t id)
 {
-	size_t lo = LOWER_BOUND((size_t)0, j->out->nfuncs, i, j->out->funcs[i].id < id);
+	struct resize_outcome *o = j->out;
+	size_t lo = LOWER_BOUND((size_t)0, o->nfuncs, i, o->funcs[i].id < id);
 
-	return lo < j->out->nfuncs && j->out->funcs[lo].id == id ? (int64_t)lo : -1;
+	return lo < o->nfuncs && o->funcs[lo].id == id ? (int64_t)lo : -1;
 }
 
 static int add_function(void *arg, const struct store_function *f)
 {
 	struct job *j = arg;
+	struct resize_outcome *o = j->out;
 	int64_t i = func_index(j, f->id);
 
 	if (i >= 0) {
-		j->out->funcs[i].module_id = f->module_id;
-		j->out->funcs[i].address = f->address;
-		j->out->funcs[i].name = strdup(f->name);
-		if (!j->out->funcs[i].name)
+		o->funcs[i].module_id = f->module_id;
+		o->funcs[i].address = f->address;
+		o->funcs[i].name = strdup(f->name);
+		if (!o->funcs[i].name)
 			return -ENOMEM;
 	}
 	return 0;
@@ -81,6 +83,7 @@ static int add_function(void *arg, const struct store_function *f)
 /* The distinct functions of the map, sorted by id, with their names. */
 static int load_functions(struct job *j)
 {
+	struct resize_outcome *o = j->out;
 	int64_t *ids = malloc((j->n + 1) * sizeof(*ids));
 	size_t k = 0;
 
@@ -89,27 +92,29 @@ static int load_functions(struct job *j)
 	for (size_t i = 0; i < j->n; i++)
 		ids[i] = j->nodes[i].function_id;
 	qsort(ids, j->n, sizeof(*ids), cmp_i64);
-	j->out->funcs = calloc(j->n + 1, sizeof(*j->out->funcs));
-	if (!j->out->funcs) {
+	o->funcs = calloc(j->n + 1, sizeof(*o->funcs));
+	if (!o->funcs) {
 		free(ids);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < j->n; i++)
-		if (!k || ids[i] != j->out->funcs[k - 1].id)
-			j->out->funcs[k++].id = ids[i];
-	j->out->nfuncs = k;
+		if (!k || ids[i] != o->funcs[k - 1].id)
+			o->funcs[k++].id = ids[i];
+	o->nfuncs = k;
 	free(ids);
 	return store__functions(j->st, add_function, j);
 }
 
 static void analyse(struct job *j, const struct elf_image *img)
 {
-	for (size_t i = 0; i < j->out->nfuncs; i++) {
-		struct resize_func *f = &j->out->funcs[i];
+	struct resize_outcome *o = j->out;
+
+	for (size_t i = 0; i < o->nfuncs; i++) {
+		struct resize_func *f = &o->funcs[i];
 		const uint8_t *code;
 		size_t size;
 
-		if (f->module_id != j->out->program) {
+		if (f->module_id != o->program) {
 			f->why = "in another module (a shared library)";
 			continue;
 		}
@@ -132,11 +137,12 @@ static int64_t node_index(const struct job *j, int64_t id)
 
 static int search(struct job *j, double growth, double target)
 {
+	struct resize_outcome *o = j->out;
 	struct arr_opts ao = { j->q->seed ? j->q->seed : 1, target, growth, 0 };
 	int64_t t0;
 
 	j->an = calloc(j->n + 1, sizeof(*j->an));
-	j->af = calloc(j->out->nfuncs + 1, sizeof(*j->af));
+	j->af = calloc(o->nfuncs + 1, sizeof(*j->af));
 	j->heights = calloc(j->n + 1, sizeof(*j->heights));
 	if (!j->an || !j->af || !j->heights)
 		return -ENOMEM;
@@ -150,14 +156,14 @@ static int search(struct job *j, double growth, double target)
 		if (n->parent_id && j->an[i].parent < 0)
 			return -EINVAL;
 	}
-	for (size_t i = 0; i < j->out->nfuncs; i++)
-		j->af[i] = (struct arr_func){ !j->out->funcs[i].why,
-					      j->out->funcs[i].frame.max_pad };
+	for (size_t i = 0; i < o->nfuncs; i++)
+		j->af[i] = (struct arr_func){ !o->funcs[i].why,
+					      o->funcs[i].frame.max_pad };
 	t0 = clock__mono_ns();
-	if (arr__search(j->an, j->n, j->af, j->out->nfuncs, &ao, &j->out->res))
+	if (arr__search(j->an, j->n, j->af, o->nfuncs, &ao, &o->res))
 		return -ENOMEM;
-	j->out->search_ms = (double)(clock__mono_ns() - t0) / 1e6;
-	arr__heights(j->an, j->n, j->out->res.pads, j->heights);
+	o->search_ms = (double)(clock__mono_ns() - t0) / 1e6;
+	arr__heights(j->an, j->n, o->res.pads, j->heights);
 	return 0;
 }
 
@@ -165,23 +171,25 @@ static int search(struct job *j, double growth, double target)
  * and the pads (FNV-1a, spread over the id's length). */
 static int rewrite(struct job *j, struct elf_image *img)
 {
+	struct resize_outcome *o = j->out;
 	uint64_t h = 1469598103934665603ULL;
 	uint8_t *id;
 	size_t len = elf_image__build_id(img, &id);
 
-	for (size_t i = 0; i < j->out->nfuncs; i++) {
-		struct resize_func *f = &j->out->funcs[i];
+	for (size_t i = 0; i < o->nfuncs; i++) {
+		struct resize_func *f = &o->funcs[i];
 		uint8_t sub[8];
 
-		if (!j->out->res.pads[i])
+		if (!o->res.pads[i])
 			continue;
-		if (frame__encode_sub(f->frame.frame + j->out->res.pads[i],
+		if (frame__encode_sub(f->frame.frame + o->res.pads[i],
 				      f->frame.sub_len, sub) ||
 		    elf_image__patch(img, f->frame.sub_vaddr, sub,
 				     f->frame.sub_len))
 			return -ERANGE;
 		for (int b = 0; b < 8; b++)
-			h = (h ^ ((f->address ^ (uint64_t)j->out->res.pads[i] << 40) >>
+			h = (h ^ ((f->address ^
+				   (uint64_t)o->res.pads[i] << 40) >>
 				  (8 * b) & 0xff)) * 1099511628211ULL;
 	}
 	for (size_t b = 0; b < len; b++)
@@ -189,7 +197,7 @@ static int rewrite(struct job *j, struct elf_image *img)
 	for (size_t b = 0; b < len; b++) {
 		h = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ULL;
 		id[b] = (uint8_t)(h >> 56);
-		snprintf(j->out->build_id + 2 * b, sizeof(j->out->build_id) - 2 * b,
+		snprintf(o->build_id + 2 * b, sizeof(o->build_id) - 2 * b,
 			 "%02x", id[b]);
 	}
 	return 0;
@@ -198,30 +206,32 @@ static int rewrite(struct job *j, struct elf_image *img)
 /* OUT in the store: module, functions, the predicted map, results. */
 static int register_out(struct job *j, const char *out_path)
 {
-	struct arr_build_row b = { .original_id = j->out->program,
+	struct resize_outcome *o = j->out;
+	struct arr_build_row b = { .original_id = o->program,
 		.seed = (int64_t)(j->q->seed ? j->q->seed : 1),
-		.samples = j->out->res.total, .precise_before = j->out->res.precise_before,
-		.precise_after = j->out->res.precise_after, .paths = (int64_t)j->n,
-		.paths_before = (int64_t)j->out->res.unique_before,
-		.paths_after = (int64_t)j->out->res.unique_after,
-		.deepest_before = j->out->res.deepest_before,
-		.deepest_after = j->out->res.deepest_after,
-		.inseparable = j->out->res.inseparable, .search_ms = j->out->search_ms };
+		.samples = o->res.total,
+		.precise_before = o->res.precise_before,
+		.precise_after = o->res.precise_after, .paths = (int64_t)j->n,
+		.paths_before = (int64_t)o->res.unique_before,
+		.paths_after = (int64_t)o->res.unique_after,
+		.deepest_before = o->res.deepest_before,
+		.deepest_after = o->res.deepest_after,
+		.inseparable = o->res.inseparable, .search_ms = o->search_ms };
 	int64_t mod, map, *new_ids = calloc(j->n + 1, sizeof(*new_ids));
 	int64_t *new_ctx = calloc(j->n + 1, sizeof(*new_ctx));
 	int64_t *depth = calloc(j->n + 1, sizeof(*depth));
 
 	if (!new_ids || !new_ctx || !depth || store__arr_begin(j->st))
 		goto out_fail;
-	if (store__arr_module(j->st, j->out->program, out_path, j->out->build_id, &mod) ||
+	if (store__arr_module(j->st, o->program, out_path, o->build_id, &mod) ||
 	    store__arr_map(j->st, mod, &map))
 		goto out_rollback;
 	for (size_t i = 0; i < j->n; i++) {
 		struct store_node n = j->nodes[i];
 		int64_t p = j->an[i].parent;
-		const struct resize_func *f = &j->out->funcs[j->an[i].func];
+		const struct resize_func *f = &o->funcs[j->an[i].func];
 
-		if (f->module_id == j->out->program &&
+		if (f->module_id == o->program &&
 		    (store__function_at(j->st, mod, f->address, &n.function_id) ||
 		     !n.function_id))
 			goto out_rollback;
@@ -234,16 +244,17 @@ static int register_out(struct job *j, const char *out_path)
 		depth[i] = p < 0 ? 1 : depth[p] + 1;
 		if (store__arr_node(j->st, map, &n, depth[i], &new_ids[i]))
 			goto out_rollback;
-		if (j->out->res.inseparable_node[i] &&
+		if (o->res.inseparable_node[i] &&
 		    store__arr_inseparable(j->st, mod, j->nodes[i].context_id,
 					   j->nodes[i].height,
 					   (double)j->nodes[i].self))
 			goto out_rollback;
 	}
-	for (size_t i = 0; i < j->out->nfuncs; i++)
-		if (store__arr_function(j->st, mod, j->out->funcs[i].id,
-					j->out->funcs[i].why ? -1 : j->out->funcs[i].frame.frame,
-					j->out->res.pads[i], j->out->funcs[i].why))
+	for (size_t i = 0; i < o->nfuncs; i++)
+		if (store__arr_function(j->st, mod, o->funcs[i].id,
+					o->funcs[i].why ? -1 :
+					o->funcs[i].frame.frame,
+					o->res.pads[i], o->funcs[i].why))
 			goto out_rollback;
 	b.module_id = mod;
 	b.max_growth = j->q->growth;
@@ -275,6 +286,7 @@ static bool same_file(const char *a, const char *b)
 static int load_training(struct job *j, const char *bin,
 			 const struct module *mod)
 {
+	struct resize_outcome *o = j->out;
 	char err[600];
 	int r;
 
@@ -283,9 +295,9 @@ static int load_training(struct job *j, const char *bin,
 		log_error("%s", err);
 		return -1;
 	}
-	r = store__module_by_build(j->st, module__build_id(mod), &j->out->program);
+	r = store__module_by_build(j->st, module__build_id(mod), &o->program);
 	if (!r)
-		r = store__map_nodes(j->st, j->out->program, 0, add_node, j);
+		r = store__map_nodes(j->st, o->program, 0, add_node, j);
 	if (r < 0) {
 		log_error("%s", store__error(j->st));
 		return -1;

@@ -630,9 +630,9 @@ const struct memo *infer__search_memo(struct infer *inf, struct map *m,
 		classify(inf, m, mo, chains, cut || s.cut);
 		/* chains that learned samples alone weigh are apportioned
 		 * whole; a prior's guess is cut where they disagree */
-		if (s.guess && infer__cut_outcome(inf, m, &m->sols[mo->first], &mo->n,
-					   &mo->exact,
-				mo->how))
+		if (s.guess &&
+		    infer__cut_outcome(inf, m, &m->sols[mo->first], &mo->n,
+				       &mo->exact, mo->how))
 			return NULL;
 		m->nsols = mo->first + mo->n;	/* merged ones dropped */
 	} else {

@@ -163,6 +163,12 @@ static int read_folded(const char *path, struct compare_side *l)
 	return ret;
 }
 
+/* Whether @arg names a validation run's true paths. */
+static bool is_truth(const char *arg)
+{
+	return !strncmp(arg, "truth:", 6);
+}
+
 /* Loads operand @arg into @l: a run as a report shows it (its inlined
  * frames drawn when @lines reads DWARF), a validation run's true paths
  * (truth:ID), or a folded file. */
@@ -170,13 +176,14 @@ static int load(struct store **st, const char *db, const char *arg,
 		struct compare_side *l, struct lines *lines)
 {
 	struct profile p;
-	bool truth = !strncmp(arg, "truth:", 6);
+	bool truth = is_truth(arg);
 	const char *num = truth ? arg + 6 : arg;
 	struct profile_request r = { .db = db, .budget_s = -1,
 		.source = truth ? PROFILE_TRUTH : PROFILE_INFERRED,
 		.flags = RUN_PROFILE_STATIC | RUN_PROFILE_DEBUGINFO |
 			 RUN_PROFILE_DEBUGINFOD | (lines ? RUN_PROFILE_PCS : 0),
-		.inlined = lines != NULL, .draw_inlined = true, .shared_lines = lines };
+		.inlined = lines != NULL, .draw_inlined = true,
+		.shared_lines = lines };
 	char *end;
 	long long id;
 	int ret;
@@ -208,12 +215,6 @@ static void free_side(struct compare_side *l)
 	for (size_t i = 0; i < l->n; i++)
 		free(l->e[i].key);
 	free(l->e);
-}
-
-/* Whether @arg names a validation run's true paths. */
-static bool is_truth(const char *arg)
-{
-	return !strncmp(arg, "truth:", 6);
 }
 
 int compare__profiles(const struct compare_request *q,

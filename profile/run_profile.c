@@ -525,12 +525,13 @@ int run_profile__add_sol(struct expls *e, struct expl *x, uint32_t node,
 static int keep_outcome(struct expls *e, int64_t program, int64_t func,
 			int64_t height, const struct infer_outcome *o)
 {
-	struct expl *x = run_profile__new_expl(e, program, func, height, o->how, o->exact);
+	struct expl *x = run_profile__new_expl(e, program, func, height,
+					       o->how, o->exact);
 	int ret = x ? 0 : -ENOMEM;
 
 	for (size_t i = 0; i < o->n && !ret; i++)
-		ret = run_profile__add_sol(e, x, o->sols[i].node, o->sols[i].share,
-			      o->sols[i].own);
+		ret = run_profile__add_sol(e, x, o->sols[i].node,
+					   o->sols[i].share, o->sols[i].own);
 	return ret;
 }
 
@@ -802,8 +803,9 @@ static int infer_cid(void *arg, const struct store_cid *c)
 	int64_t kernel = c->kernel > 0 && c->kernel <= c->samples ? c->kernel
 								   : 0;
 	int64_t frame = kernel ? cct__kernel(l->p->cct) : 0;
-	const struct expl *x = run_profile__find_expl(l->e, c->program_id, c->function_id,
-					 c->height);
+	const struct expl *x = run_profile__find_expl(l->e, c->program_id,
+						      c->function_id,
+						      c->height);
 	struct infer_outcome o;
 	int ret = l->processes ? process_node(l, c) : 0;
 
@@ -817,7 +819,8 @@ static int infer_cid(void *arg, const struct store_cid *c)
 			ret = explain_all(l->p, l->inf, &t, l->b, l->e);
 		free(t.v);
 		hindex__exit(&t.index);
-		x = run_profile__find_expl(l->e, c->program_id, c->function_id, c->height);
+		x = run_profile__find_expl(l->e, c->program_id,
+					   c->function_id, c->height);
 	}
 	if (ret || !x)
 		return ret ? ret : -ENOMEM;

@@ -114,8 +114,9 @@ static int load_row(void *arg, const struct store_explained *r)
 			how = (enum cct_how)h;
 	if (!l->x || l->x->program != r->program_id ||
 	    l->x->func != r->function_id || l->x->height != r->height)
-		l->x = run_profile__new_expl(l->e, r->program_id, r->function_id,
-				r->height, how, exact);
+		l->x = run_profile__new_expl(l->e, r->program_id,
+					     r->function_id, r->height, how,
+					     exact);
 	if (!l->x)
 		return -ENOMEM;
 	if (r->unknown_id) {
@@ -268,8 +269,9 @@ struct save_run {
 static int save_row(void *arg, const struct store_cid *c)
 {
 	struct save_run *s = arg;
-	const struct expl *x = run_profile__find_expl(s->e, c->program_id, c->function_id,
-					 c->height);
+	const struct expl *x = run_profile__find_expl(s->e, c->program_id,
+						      c->function_id,
+						      c->height);
 
 	if (!x)
 		return 0;	/* a row newer than the inference */

@@ -29,8 +29,9 @@ static int outcome_of(const char *name)
 	return -1;
 }
 
-static struct validation_func *func_score(struct validation_map *sc, const char *program,
-				     const char *function)
+static struct validation_func *func_score(struct validation_map *sc,
+					  const char *program,
+					  const char *function)
 {
 	struct validation_func *f;
 
