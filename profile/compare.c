@@ -210,11 +210,34 @@ static int load(struct store **st, const char *db, const char *arg,
 	return ret ? -1 : 0;
 }
 
+int compare__contexts(struct cct *t, uint32_t k, struct flat_entry **v,
+		      size_t *n)
+{
+	struct compare_side s = { .k = k };
+	int ret = folded__keys(t, k, add_context, &s);
+
+	if (ret) {
+		compare__free_contexts(s.e, s.n);
+		s.e = NULL;
+		s.n = 0;
+	} else {
+		metrics__merge(s.e, &s.n);
+	}
+	*v = s.e;
+	*n = s.n;
+	return ret;
+}
+
+void compare__free_contexts(struct flat_entry *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].key);
+	free(v);
+}
+
 static void free_side(struct compare_side *l)
 {
-	for (size_t i = 0; i < l->n; i++)
-		free(l->e[i].key);
-	free(l->e);
+	compare__free_contexts(l->e, l->n);
 }
 
 int compare__profiles(const struct compare_request *q,

@@ -38,4 +38,13 @@ struct compare_scores {
 int compare__profiles(const struct compare_request *q,
 		      struct compare_scores *out);
 
+/* The k-contexts of CCT @t (folded keys, exclusive weights), equal keys
+ * merged, into a new array *@v of *@n entries, which
+ * compare__free_contexts() frees.  0, or folded__keys()'s -ENOMEM or
+ * -E2BIG (nothing in *@v then). */
+struct cct;
+int compare__contexts(struct cct *t, uint32_t k, struct flat_entry **v,
+		      size_t *n);
+void compare__free_contexts(struct flat_entry *v, size_t n);
+
 #endif

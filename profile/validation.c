@@ -13,6 +13,7 @@
 #include "common/grow.h"
 #include "common/log.h"
 #include "inference/metrics.h"
+#include "profile/compare.h"
 #include "profile/folded_keys.h"
 #include "profile/profile.h"
 #include "profile/validation.h"
@@ -200,42 +201,6 @@ static void by_function(struct validation_report *a)
 	qsort(a->v, a->n, sizeof(*a->v), cmp_wrong);
 }
 
-/* The k-contexts of a profile, each key once. */
-struct contexts {
-	struct flat_entry *v;
-	size_t n, cap;
-};
-
-static int add_context(void *arg, const char *key, int64_t group,
-		       double weight)
-{
-	struct contexts *c = arg;
-
-	(void)group;
-	if (grow(&c->v, &c->cap, c->n + 1, sizeof(*c->v), 256) ||
-	    !(c->v[c->n].key = strdup(key)))
-		return -ENOMEM;
-	c->v[c->n++].weight = weight;
-	return 0;
-}
-
-/* @p's k-contexts into @c, equal keys merged.  0 or -errno. */
-static int contexts_of(struct run_profile *p, uint32_t k, struct contexts *c)
-{
-	int ret = folded__keys(p->cct, k, add_context, c);
-
-	if (!ret)
-		metrics__merge(c->v, &c->n);
-	return ret;
-}
-
-static void contexts_free(struct contexts *c)
-{
-	for (size_t i = 0; i < c->n; i++)
-		free(c->v[i].key);
-	free(c->v);
-}
-
 /*
  * The degree of overlap of run @run_id's report with its own true
  * stacks, over k = VALIDATION_K contexts (what "icppd compare truth:N
@@ -251,25 +216,26 @@ static double overlap_with_truth(struct store *st, int64_t run_id)
 	struct profile_request rr = { .sel.run_id = run_id, .budget_s = -1,
 		.flags = RUN_PROFILE_STATIC | RUN_PROFILE_SAVE };
 	struct profile truth = { 0 }, p = { 0 };
-	struct contexts a = { 0 }, b = { 0 };
+	struct flat_entry *a = NULL, *b = NULL;
+	size_t na = 0, nb = 0;
 	struct compare_result r;
 	double overlap = -1;
 	int err;
 
 	if (profile__load(st, &tr, &truth) || profile__load(st, &rr, &p))
 		goto out;
-	err = contexts_of(&truth.p, VALIDATION_K, &a);
+	err = compare__contexts(truth.p.cct, VALIDATION_K, &a, &na);
 	if (!err)
-		err = contexts_of(&p.p, VALIDATION_K, &b);
+		err = compare__contexts(p.p.cct, VALIDATION_K, &b, &nb);
 	if (err) {
 		folded__forest_error(err);
 		goto out;
 	}
-	metrics__compare(a.v, a.n, b.v, b.n, 0.01, &r);
+	metrics__compare(a, na, b, nb, 0.01, &r);
 	overlap = r.overlap;
 out:
-	contexts_free(&a);
-	contexts_free(&b);
+	compare__free_contexts(a, na);
+	compare__free_contexts(b, nb);
 	profile__exit(&truth);
 	profile__exit(&p);
 	return overlap;
