@@ -6,6 +6,7 @@
 #include "profile/run_profile_int.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1280,10 +1281,12 @@ int run_profile__infer(struct store *st, const struct store_selection *sel,
 
 /* Whether every frame that context @shown shows is true of context
  * @truth: the same context, or one cut short under unknown callers
- * whose frames are @truth's innermost ones. */
-static bool shown_true(struct cct *t, uint32_t shown, uint32_t truth)
+ * whose frames are @truth's innermost ones; of the innermost @frames
+ * only, where a report shows no more. */
+static bool shown_true(struct cct *t, uint32_t shown, uint32_t truth,
+		       unsigned frames)
 {
-	while (shown != truth) {
+	for (; shown != truth && frames; frames--) {
 		const struct cct_node *s = cct__node(t, shown),
 			*u = cct__node(t, truth);
 
@@ -1300,7 +1303,7 @@ static bool shown_true(struct cct *t, uint32_t shown, uint32_t truth)
 
 /* Scores one program's true leaves (@ml) with @inf, for @fn. */
 static int score_leaves(struct run_profile *p, struct infer *inf,
-			int64_t program, const struct map_load *ml,
+			unsigned k, int64_t program, const struct map_load *ml,
 			int (*fn)(void *arg, const struct run_score *s),
 			void *arg)
 {
@@ -1324,10 +1327,12 @@ static int score_leaves(struct run_profile *p, struct infer *inf,
 			if (o.sols[j].node == l->node) {
 				sc.correct += w;
 			} else if (shown_true(p->cct, o.sols[j].node,
-					      l->node)) {
+					      l->node, UINT_MAX)) {
 				sc.correct += w;
 				sc.cut += w;
 			}
+			if (shown_true(p->cct, o.sols[j].node, l->node, k + 1))
+				sc.correct_k += w;
 		}
 		if ((ret = fn(arg, &sc)))
 			return ret;
@@ -1335,7 +1340,7 @@ static int score_leaves(struct run_profile *p, struct infer *inf,
 	return 0;
 }
 
-int run_profile__score(struct store *st, int64_t run_id,
+int run_profile__score(struct store *st, int64_t run_id, unsigned k,
 		       int (*fn)(void *arg, const struct run_score *s),
 		       void *arg)
 {
@@ -1364,7 +1369,7 @@ int run_profile__score(struct store *st, int64_t run_id,
 			ret = -1;
 		} else if (!r) {
 			found = 1;
-			r = score_leaves(&p, inf, ps.v[i], &ml, fn, arg);
+			r = score_leaves(&p, inf, k, ps.v[i], &ml, fn, arg);
 			if (r < 0)
 				log_error("out of memory");
 			if (r)

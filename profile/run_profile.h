@@ -167,6 +167,11 @@ struct run_score {
 					 * ones cut short under unknown
 					 * callers */
 	double cut;			/* of @correct, the cut ones */
+	double correct_k;		/* the weight of contexts whose frames
+					 * a report with k callers shows are
+					 * true (the leaf and k callers, or
+					 * fewer above a cut): @correct and
+					 * more */
 };
 
 /*
@@ -174,11 +179,12 @@ struct run_score {
  * of its true paths (its own map) has its CID inferred as
  * run_profile__infer() with RUN_PROFILE_STATIC does, from the training
  * and learned maps and the binaries' direct calls, never from the run's
- * own true paths; @fn gets each, with the weight the true context got.
+ * own true paths; @fn gets each, with the weight the true context got
+ * (and that of contexts true as far as a report with @k callers shows).
  * A non-zero return from @fn (-ENOMEM) stops.  0, RUN_PROFILE_NONE (not
  * logged) when the run has no true paths, -1 after logging why.
  */
-int run_profile__score(struct store *st, int64_t run_id,
+int run_profile__score(struct store *st, int64_t run_id, unsigned k,
 		       int (*fn)(void *arg, const struct run_score *s),
 		       void *arg);
 

@@ -112,6 +112,7 @@ static int add_score(void *arg, const struct run_score *r)
 	a->by[r->how] += r->samples;
 	a->correct[r->how] += r->correct;
 	a->cut[r->how] += r->cut;
+	a->correct_k[r->how] += r->correct_k;
 	return 0;
 }
 
@@ -246,7 +247,8 @@ int validation__score(struct store *st, int64_t run_id,
 		      struct validation_scores *s)
 {
 	memset(s, 0, sizeof(*s));
-	if (run_profile__score(st, run_id, add_score, &s->report) < 0 ||
+	if (run_profile__score(st, run_id, VALIDATION_K, add_score,
+			       &s->report) < 0 ||
 	    store_accuracy(st, run_id, &s->report))
 		return -1;
 	by_function(&s->report);

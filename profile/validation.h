@@ -4,7 +4,8 @@
  * - what a report of the run shows (run_profile__score()): by outcome
  *   (precise, ambiguous, searched, unknown), the weight the true context
  *   got (correct) and the rest (incorrect), by function; stored in the
- *   accuracy table, whose rates report headers quote;
+ *   accuracy table, whose rates report headers quote; and the weight
+ *   whose frames a k = VALIDATION_K report shows are true (correct_k);
  * - the path map alone, the outcomes of the ICPP paper (precise,
  *   ambiguous, incorrect, missing: is the true path among the map's
  *   candidates for the CID), the degree of ambiguity, and the shares by
@@ -68,6 +69,8 @@ struct validation_report {
 	struct validation_entry *v;
 	size_t n, cap;
 	double samples, by[CCT_NR_HOW], correct[CCT_NR_HOW], cut[CCT_NR_HOW];
+	/* the frames a report with VALIDATION_K callers shows true */
+	double correct_k[CCT_NR_HOW];
 };
 
 

@@ -34,44 +34,53 @@ static double wrong_of(const struct validation_report *a, int h)
 	return validation__incorrect((enum cct_how)h, a->by[h], a->correct[h]);
 }
 
-/* Correct (of it, cut short) and incorrect weight over all outcomes. */
+/* Correct (of it, cut short), incorrect, and correct as far as a k = 3
+ * report shows, weight over all outcomes. */
 static void totals(const struct validation_report *a, double *right, double *cut,
-		   double *wrong)
+		   double *wrong, double *right_k)
 {
-	*right = *cut = *wrong = 0;
+	*right = *cut = *wrong = *right_k = 0;
 	for (int h = 0; h < CCT_UNKNOWN; h++) {
 		*right += a->correct[h];
 		*cut += a->cut[h];
 		*wrong += wrong_of(a, h);
+		*right_k += a->correct_k[h];
 	}
 }
 
 static void print_accuracy_text(FILE *out, const struct validation_report *a)
 {
-	double wrong, right, cut;
+	double wrong, right, cut, right_k;
 
-	totals(a, &right, &cut, &wrong);
+	totals(a, &right, &cut, &wrong, &right_k);
 	fprintf(out, "what a report of this run shows, against the true "
 		"stacks (correct: all\nframes shown are true; cut: of those, "
-		"the callers left unknown where the\ncandidates disagree):\n");
-	fprintf(out, "  %-10s %10s %8s %8s %8s %9s\n", "outcome", "samples",
-		"share", "correct", "cut", "incorrect");
+		"the callers left unknown where the\ncandidates disagree; "
+		"k=%d: the frames a report with --k %d shows\nare true, the "
+		"leaf and %d callers):\n", VALIDATION_K, VALIDATION_K,
+		VALIDATION_K);
+	fprintf(out, "  %-10s %10s %8s %8s %8s %9s %7s%d\n", "outcome",
+		"samples", "share", "correct", "cut", "incorrect", "k=",
+		VALIDATION_K);
 	for (int h = 0; h < CCT_NR_HOW; h++) {
 		fprintf(out, "  %-10s %10.0f %7.1f%%", cct_how__name(h),
 			a->by[h], 100 * share(a->by[h], a->samples));
 		if (h == CCT_UNKNOWN || !a->by[h]) {
-			fprintf(out, " %8s %8s %9s\n", "-", "-", "-");
+			fprintf(out, " %8s %8s %9s %8s\n", "-", "-", "-",
+				"-");
 			continue;
 		}
-		fprintf(out, " %7.1f%% %7.1f%% %8.1f%%\n",
+		fprintf(out, " %7.1f%% %7.1f%% %8.1f%% %7.1f%%\n",
 			100 * a->correct[h] / a->by[h],
 			100 * a->cut[h] / a->by[h],
-			100 * wrong_of(a, h) / a->by[h]);
+			100 * wrong_of(a, h) / a->by[h],
+			100 * a->correct_k[h] / a->by[h]);
 	}
-	fprintf(out, "  %-10s %10.0f %7.1f%% %7.1f%% %7.1f%% %8.1f%%\n", "all",
-		a->samples, a->samples ? 100.0 : 0.0,
+	fprintf(out, "  %-10s %10.0f %7.1f%% %7.1f%% %7.1f%% %8.1f%% %7.1f%%\n",
+		"all", a->samples, a->samples ? 100.0 : 0.0,
 		100 * share(right, a->samples), 100 * share(cut, a->samples),
-		100 * share(wrong, a->samples));
+		100 * share(wrong, a->samples),
+		100 * share(right_k, a->samples));
 	if (!a->n || a->v[0].wrong <= 0)
 		return;
 	fprintf(out, "\n  %-32s %9s %9s\n", "most incorrect", "samples",
@@ -88,20 +97,23 @@ static void print_accuracy_text(FILE *out, const struct validation_report *a)
 
 static void print_accuracy_json(FILE *out, const struct validation_report *a)
 {
-	double wrong, right, cut;
+	double wrong, right, cut, right_k;
 
-	totals(a, &right, &cut, &wrong);
+	totals(a, &right, &cut, &wrong, &right_k);
 	fprintf(out, ",\n \"report\": {\"samples\": %.0f, \"correct\": %.6f, "
 		"\"cut\": %.6f, \"incorrect\": %.6f, \"unknown\": %.6f, "
-		"\"outcomes\": {", a->samples, share(right, a->samples),
-		share(cut, a->samples), share(wrong, a->samples),
-		share(a->by[CCT_UNKNOWN], a->samples));
+		"\"correct_k%d\": %.6f, \"outcomes\": {", a->samples,
+		share(right, a->samples), share(cut, a->samples),
+		share(wrong, a->samples), share(a->by[CCT_UNKNOWN], a->samples),
+		VALIDATION_K, share(right_k, a->samples));
 	for (int h = 0; h < CCT_NR_HOW; h++)
 		fprintf(out, "%s\"%s\": {\"samples\": %.0f, \"correct\": %.6f, "
-			"\"cut\": %.6f}", h ? ", " : "", cct_how__name(h),
-			a->by[h],
+			"\"cut\": %.6f, \"correct_k%d\": %.6f}", h ? ", " : "",
+			cct_how__name(h), a->by[h],
 			h == CCT_UNKNOWN ? 0 : share(a->correct[h], a->by[h]),
-			h == CCT_UNKNOWN ? 0 : share(a->cut[h], a->by[h]));
+			h == CCT_UNKNOWN ? 0 : share(a->cut[h], a->by[h]),
+			VALIDATION_K,
+			h == CCT_UNKNOWN ? 0 : share(a->correct_k[h], a->by[h]));
 	fprintf(out, "}}");
 }
 

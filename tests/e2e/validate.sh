@@ -94,6 +94,17 @@ ok $(sqlite3 :memory: "SELECT o.cut * o.samples <= o.samples - t.samples + 0.01
 	      FROM json_each(readfile('$tmp/ab.json'), '\$.functions') f
 	      WHERE json_extract(f.value, '\$.function') = 'target') t" | grep -qx 1; echo $?) \
 	"json: nothing of target's cut where training weighed its candidates"
+# Correct as far as a k = 3 report shows: every context whose frames
+# are all true is, and target's context (main, via_X, target) is all
+# within k = 3, so there the two agree.
+is "$(sqlite3 :memory: "SELECT sum(json_extract(o.value, '\$.correct_k3') + 1e-9 >= json_extract(o.value, '\$.correct')
+		AND json_extract(o.value, '\$.correct_k3') <= 1 + 1e-9)
+	FROM json_each(readfile('$tmp/ab.json'), '\$.report.outcomes') o")" 4 \
+	"json: at k = 3, each outcome's correct share is at least its correct share, at most 1"
+is "$(sqlite3 :memory: "SELECT round(json_extract(j, '\$.report.outcomes.ambiguous.correct_k3')
+		- json_extract(j, '\$.report.outcomes.ambiguous.correct'), 6)
+	FROM (SELECT readfile('$tmp/ab.json') AS j)")" 0.0 \
+	"json: main, via_X, target are all a k = 3 report shows: correct at k = 3 is correct"
 ov=$(sqlite3 :memory: "SELECT json_extract(readfile('$tmp/ab.json'), '\$.overlap_k3')")
 ok $(awk -v o="$ov" 'BEGIN { exit !(o >= 0.8) }'; echo $?) \
 	"json: the profile's k = 3 overlap with the true stacks is high although half the samples are apportioned wrongly ($ov)"
