@@ -14,6 +14,8 @@
 
 
 #define DEFAULT_MAX_EDGES 24
+/* The first pass's bound on a chain's length (infer_search.c, deepen()) */
+#define FIRST_MAX_EDGES 2
 #define DEFAULT_MAX_STATES 1024
 #define DEFAULT_MAX_SOLUTIONS 64
 #define DEFAULT_MAX_GUESSES 2

@@ -13,7 +13,11 @@
  * out of guesses walks the learned graph alone: the binaries' calls
  * (cc1plus: 400,000) otherwise fan every state out into thousands.
  * A make profile's first report (1,000 searches in cc1): 25 s before
- * these bounds, 0.9 s with them and 1,024 states a search.  Before
+ * these bounds, 0.9 s with them and 1,024 states a search.  The count
+ * runs in passes whose bound on a chain's length doubles (2, 4, 8 ...
+ * edges) until one finds chains: the shortest are found first, where
+ * depth first with the whole bound spent the states far above the
+ * leaf's first callers (deepen()).  Before
  * searching, each
  * function's lowest possible height (from the known CIDs down the
  * edges, Dijkstra) prunes every state below it: most of a big program's
@@ -79,6 +83,8 @@ struct search {
 	int64_t chain[MAX_EDGES_LIMIT + 1];
 	int64_t heights[MAX_EDGES_LIMIT + 1];
 	unsigned states;
+	unsigned max_edges;	/* this pass's bound on a chain's length
+				 * (deepen()) */
 	unsigned guesses;	/* allowed per chain: the listing's */
 	bool cut;		/* a bound cut the search short */
 	bool pruned;		/* the guess bound left chains out */
@@ -141,7 +147,7 @@ static struct state count_chains(struct search *s, int64_t h,
 		if (e->caller_known && (k = infer__find_cid(m, e->caller, up))) {
 			r.chains += k->n;
 			r.reach += infer__edge_weight(e) / c->sum;
-		} else if (depth + 1 < lim->max_edges) {
+		} else if (depth + 1 < s->max_edges) {
 			struct state above;
 
 			s->chain[depth + 1] = e->caller;
@@ -291,7 +297,7 @@ static uint32_t best_expand(struct search *s, struct best *b, uint32_t i)
 					guess, pe * x->share, pe * x->share });
 			}
 			finished = true;
-		} else if (it.depth + 1 >= s->inf->lim.max_edges) {
+		} else if (it.depth + 1 >= s->max_edges) {
 			s->cut = true;
 		} else if ((st = find_state(m, e->caller, up, (unsigned)g)) &&
 			   st->chains > 0) {
@@ -570,6 +576,38 @@ int infer__cut_outcome(struct infer *inf, const struct map *m,
 	return 0;
 }
 
+/*
+ * Counts the chains from the CID chain[0] at @height pass by pass, the
+ * bound on their length doubling from FIRST_MAX_EDGES to max_edges,
+ * until a pass finds some (the passes share the state bound).  The
+ * first pass that reaches a known CID lists the shortest chains: the
+ * count is depth first, and with max_edges from the start it spent the
+ * state bound deep above the first few callers of the leaf, so the
+ * chains it found went through the wrong caller right above the leaf
+ * for a third of their weight (validate, g++ -O2 -c after a default
+ * record), where the true one was one or two edges from a known CID.
+ */
+static double deepen(struct search *s, int64_t height, unsigned guesses)
+{
+	const struct infer_limits *lim = &s->inf->lim;
+	double chains = 0;
+
+	for (s->max_edges = FIRST_MAX_EDGES;; s->max_edges *= 2) {
+		if (s->max_edges > lim->max_edges)
+			s->max_edges = lim->max_edges;
+		/* states are this pass's: a table kept across searches
+		 * grew to millions (cc1plus: 8M, 400 MB), and looking them
+		 * up, a cache miss each, took a third of a report's time */
+		s->m->nstates = 0;
+		hindex__clear(&s->m->state_index);
+		s->cut = s->pruned = false;
+		chains = count_chains(s, height, 0, guesses).chains;
+		if (chains > 0 || s->err || s->max_edges >= lim->max_edges ||
+		    s->states > lim->max_states)
+			return chains;
+	}
+}
+
 /* The memo entry of CID (func, height) in @m, made by a search if
  * needed; NULL on error. */
 const struct memo *infer__search_memo(struct infer *inf, struct map *m,
@@ -589,22 +627,16 @@ const struct memo *infer__search_memo(struct infer *inf, struct map *m,
 		if (m->memos[i].func == func && m->memos[i].height == height)
 			return &m->memos[i];
 	inf->stats.searches++;
-	/* states are this search's: a table kept across searches grew to
-	 * millions (cc1plus: 8M, 400 MB), and looking them up, a cache
-	 * miss each, took a third of a report's time */
-	m->nstates = 0;
-	hindex__clear(&m->state_index);
 	s.chain[0] = func;
 	/* few guesses first (the common case, and cheap); all of them
 	 * only when that finds no chain.  A CID with no height has no
 	 * frame sizes to add up: nothing to search. */
 	chains = height == ICPPD_HEIGHT_NONE ? 0 :
-		 count_chains(&s, height, 0, inf->lim.max_guesses).chains;
+		 deepen(&s, height, inf->lim.max_guesses);
 	if (chains <= 0 && !s.err && height != ICPPD_HEIGHT_NONE &&
 	    inf->lim.max_guesses < MAX_EDGES_LIMIT) {
-		s.cut = s.pruned = false;
 		s.guesses = MAX_EDGES_LIMIT;
-		chains = count_chains(&s, height, 0, s.guesses).chains;
+		chains = deepen(&s, height, s.guesses);
 	}
 	/* chains the guess bound left out: the count is not all there is */
 	cut = s.cut || s.pruned;
