@@ -29,6 +29,10 @@
  * candidate edge at most.  Debian's cc1 (33 MB of code, no frame
  * pointers) reads in 0.6 s so, against 16.5 s swept whole.
  *
+ * Tail calls are found alike: E9 rel32 to a function's start (or a PLT
+ * stub) where the rule is "CFA = RSP + 8", or in a swept function a
+ * jump to one where the tracked RSP is 8 below the CFA.
+ *
  * Calls through the GOT are linked by name: the first pass notes every
  * "jmp *slot(%rip)" (a PLT stub's, at its start or after its endbr64),
  * and a call to one, or a "call *slot(%rip)" (-fno-plt), names the
@@ -443,6 +447,33 @@ static int add_site(struct sweep *w, const struct insn *r)
 		slot ? 0 : r->ref, delta, NULL }, slot);
 }
 
+static const struct slot_ref *find_ref(const struct slot_ref *v, size_t n,
+				       uint64_t addr);
+
+/* Whether @target is where a tail call goes from function @from: a PLT
+ * stub, or the start of another function. */
+static bool tail_target(struct sweep *w, uint64_t from, uint64_t target)
+{
+	struct module_func c;
+
+	if (target < w->code_lo || target >= w->code_hi)
+		return false;
+	if (find_ref(w->stubs, w->nstubs, target))
+		return true;
+	return !module__function(w->m, target, &c) && c.start == target &&
+	       target != from;
+}
+
+/* A jump the sweep meets: a tail call where the frame is torn down. */
+static int add_tail(struct sweep *w, const struct insn *r)
+{
+	if (!(r->flags & F_TARGET) || !w->in_func || !w->st.sp_ok ||
+	    w->st.sp != -8 || !tail_target(w, w->func, r->ref))
+		return 0;
+	return push_site(w, (struct callsite){ r->addr + r->size, w->func,
+		r->ref, CALLSITE_TAIL, NULL }, 0);
+}
+
 /* Function boundaries: the state restarts at each function's entry. */
 static void enter(struct sweep *w, uint64_t addr)
 {
@@ -502,6 +533,8 @@ static int sweep_pass(struct sweep *w)
 			ret = add_site(w, r);
 			w->body = w->st;
 		} else if (r->kind == K_JMP || r->kind == K_EXIT) {
+			if (r->kind == K_JMP && (ret = add_tail(w, r)))
+				break;
 			w->after_exit = true;
 		} else {
 			struct regs_state before = w->st;
@@ -749,6 +782,23 @@ static int scan_site(struct sweep *w, struct to_sweep *ts, uint64_t addr,
 		slot ? 0 : target, delta, NULL }, slot);
 }
 
+/* A jump the byte scan found at @addr (E9 rel32) to @target: a tail
+ * call where the rule there is "CFA = RSP + 8". */
+static int scan_tail(struct sweep *w, const struct to_sweep *ts,
+		     uint64_t addr, uint64_t target)
+{
+	struct module_func f;
+	int64_t delta;
+
+	if (module__function(w->m, addr, &f) ||
+	    (ts->n && ts->v[ts->n - 1] == f.start) ||
+	    !tail_target(w, f.start, target) ||
+	    rsp_delta(w, addr, &delta) || delta != 8)
+		return 0;
+	return push_site(w, (struct callsite){ addr + 5, f.start, target,
+		CALLSITE_TAIL, NULL }, 0);
+}
+
 /* The end of function @start: the first address past it where another
  * function (or none) begins, by bisection within [@start, @limit). */
 static uint64_t function_end(const struct module *m, uint64_t start,
@@ -824,6 +874,10 @@ static int scan_section(void *arg, uint64_t vaddr, const uint8_t *code,
 			ret = scan_site(w, &ts, at, 5, at + 5 +
 					(uint64_t)(int64_t)(int32_t)
 					le32(code + i + 1), 0);
+		else if (code[i] == 0xe9)
+			ret = scan_tail(w, &ts, at, at + 5 +
+					(uint64_t)(int64_t)(int32_t)
+					le32(code + i + 1));
 		else if (code[i] == 0xff && code[i + 1] == 0x15 &&
 			 i + 6 <= size)
 			ret = scan_site(w, &ts, at, 6, 0, at + 6 +

@@ -11,6 +11,13 @@
  * and lea of RSP, "mov %rsp,%rbp", "leave".  A site whose n neither
  * gives (stack realignment, RSP from memory) is left out, never guessed.
  *
+ * A tail call is listed too, with a height change of 0: a jump to the
+ * start of another function (or to a PLT stub) where the frame is torn
+ * down ("CFA = RSP + 8", the return address on top), so the callee
+ * takes the caller's frame, and on a stack it stands where its caller
+ * would, under its caller's caller (GCC -O2 turns many calls into such
+ * jumps).
+ *
  * Indirect calls have no static callee and are not listed.  A call to a
  * PLT stub (a "jmp *slot(%rip)", after an endbr64 or not) names the
  * symbol the dynamic relocations bind that slot to, and the module's
@@ -26,12 +33,17 @@
 #include "binary/module.h"
 
 struct callsite {
-	uint64_t ret;		/* the return address (link-time) */
+	uint64_t ret;		/* the return address (link-time); a tail
+				 * call's: the address past its jump */
 	uint64_t caller;	/* start of the calling function */
 	uint64_t callee;	/* the call's target */
-	int64_t delta;		/* callee height - caller height (n) */
+	int64_t delta;		/* callee height - caller height (n); 0: a
+				 * tail call (CALLSITE_TAIL) */
 	const char *import;	/* a PLT stub's symbol, or NULL */
 };
+
+/* The height change of a tail call: the callee takes the frame. */
+#define CALLSITE_TAIL 0
 
 struct callsite_export {
 	uint64_t addr;		/* link-time */

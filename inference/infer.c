@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/search.h"
 
 struct infer *infer__new(struct cct *t, const struct infer_limits *lim)
 {
@@ -53,6 +54,7 @@ static void map_free(struct map *m)
 	free(m->cands);
 	hindex__exit(&m->cid_index);
 	free(m->edges);
+	free(m->tails);
 	free(m->callees);
 	hindex__exit(&m->callee_index);
 	free(m->fnodes);
@@ -479,6 +481,43 @@ static int lowest_heights(struct map *m)
 	return ret;
 }
 
+/*
+ * The calls tail calls make: each edge into a function that ends in a
+ * jump to another is an edge into that one too, with the same frame
+ * size, a proven one (no sample says the jump was taken); TAIL_DEPTH
+ * rounds, for tail calls of tail calls.  Repeats merge in
+ * index_edges().
+ */
+static int derive_tails(struct map *m)
+{
+	for (unsigned round = 0; round < TAIL_DEPTH && m->ntails; round++) {
+		size_t n = m->nedges, added = 0;
+
+		if (n)
+			qsort(m->edges, n, sizeof(*m->edges), cmp_edge);
+		for (size_t t = 0; t < m->ntails; t++) {
+			const struct tail tl = m->tails[t];
+			size_t i = LOWER_BOUND((size_t)0, n, k,
+					       m->edges[k].callee < tl.from);
+
+			for (; i < n && m->edges[i].callee == tl.from; i++) {
+				const struct edge e = m->edges[i];
+
+				if (grow(&m->edges, &m->edges_cap,
+					 m->nedges + 1, sizeof(*m->edges),
+					 1024))
+					return -ENOMEM;
+				m->edges[m->nedges++] = (struct edge){ tl.to,
+					e.caller, e.delta, 0, true };
+				added++;
+			}
+		}
+		if (!added)
+			break;
+	}
+	return 0;
+}
+
 static int learned_first(const void *a, const void *b)
 {
 	const struct edge *x = a, *y = b;
@@ -509,6 +548,8 @@ static int index_edges(struct map *m)
 	m->ncallees = m->nstates = m->nmemos = 0;
 	hindex__clear(&m->state_index);
 	hindex__clear(&m->memo_index);
+	if (derive_tails(m))
+		return -ENOMEM;
 	if (m->nedges)
 		qsort(m->edges, m->nedges, sizeof(*m->edges), cmp_edge);
 	for (size_t i = 0; i < m->nedges; i++) {
@@ -591,6 +632,22 @@ int infer__add_call(struct infer *inf, int64_t program_id, int64_t caller,
 		 1024))
 		return -ENOMEM;
 	m->edges[m->nedges++] = (struct edge){ callee, caller, delta, 0, true };
+	m->dirty = true;
+	inf->stats.calls++;
+	return 0;
+}
+
+int infer__add_tail(struct infer *inf, int64_t program_id, int64_t from,
+		    int64_t callee)
+{
+	struct map *m = find_map(inf, program_id);
+
+	if (!m || m == inf->building || from == callee)
+		return -EINVAL;
+	if (grow(&m->tails, &m->tails_cap, m->ntails + 1, sizeof(*m->tails),
+		 256))
+		return -ENOMEM;
+	m->tails[m->ntails++] = (struct tail){ from, callee };
 	m->dirty = true;
 	inf->stats.calls++;
 	return 0;

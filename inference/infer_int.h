@@ -29,6 +29,8 @@
  * disagree (see weigh()). */
 #define RUN_PRIOR 8.0
 #define NO_HEIGHT INT64_MAX
+/* Tail calls followed through tail calls (infer__add_tail()) */
+#define TAIL_DEPTH 2
 /* The frames of "[unknown callers of F at height H]; F" counted as
  * certain: the pseudo frame claims nothing but that the callers are
  * unknown. */
@@ -62,6 +64,11 @@ struct edge {
 				 * search's step needs no lookup */
 	bool caller_known;	/* the caller has CIDs in the map: only
 				 * then is a CID looked up */
+};
+
+/* A tail call: @from's frame taken by @to. */
+struct tail {
+	int64_t from, to;
 };
 
 struct callee {
@@ -109,6 +116,8 @@ struct map {
 	struct hindex cid_index;
 	struct edge *edges;
 	size_t nedges, edges_cap;
+	struct tail *tails;
+	size_t ntails, tails_cap;
 	bool dirty;		/* edges added since the tables were built */
 	struct callee *callees;
 	size_t ncallees;

@@ -9,7 +9,8 @@
 #include <string.h>
 
 #define MAGIC "ICPC"
-#define VERSION 1
+/* 2: tail calls listed (callsites.h, CALLSITE_TAIL) */
+#define VERSION 2
 #define HEADER (4 + 4 + 5 * 8)
 /* the fewest bytes a call, an export and a function take */
 #define CALL_MIN 4
@@ -300,13 +301,16 @@ static const char *name_at(const struct build_calls *bc, uint64_t off,
 }
 
 /* The counts of the header at @b (@len bytes), checked against what
- * the records' @len bytes can hold: 0 or -EINVAL. */
+ * the records' @len bytes can hold: 0, -ESTALE (another version's) or
+ * -EINVAL. */
 static int header(const unsigned char *b, size_t len, uint64_t c[5])
 {
 	uint64_t rows;
 
-	if (len < HEADER || memcmp(b, MAGIC, 4) || get_u32(b + 4) != VERSION)
+	if (len < HEADER || memcmp(b, MAGIC, 4))
 		return -EINVAL;
+	if (get_u32(b + 4) != VERSION)
+		return -ESTALE;
 	for (int i = 0; i < 5; i++)
 		c[i] = get_u64(b + 8 + 8 * i);
 	if (c[4] > len - HEADER)

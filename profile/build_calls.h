@@ -51,8 +51,9 @@ int build_calls__scan(struct module *m, struct build_calls *out);
 int build_calls__pack(const struct build_calls *bc, unsigned char **blob,
 		      size_t *len);
 
-/* @bc from @blob's @len bytes.  0, -EINVAL (not a blob this version
- * wrote, or inconsistent), -ENOMEM. */
+/* @bc from @blob's @len bytes.  0, -ESTALE (a blob another version
+ * wrote: decode the build again), -EINVAL (not a blob, or
+ * inconsistent), -ENOMEM. */
 int build_calls__unpack(const void *blob, size_t len, struct build_calls *bc);
 
 /* The function starting at @start, or NULL. */

@@ -223,6 +223,10 @@ static int from_store(struct static_calls *sc, const struct store_module *sm,
 	if (ret == -EINVAL)
 		log_warn("%s: the calls stored for build %s are malformed: "
 			 "reading the file again", sm->path, sm->build_id);
+	else if (ret == -ESTALE)
+		log_debug("%s: the calls stored for build %s are in another "
+			  "version's format: reading the file again", sm->path,
+			  sm->build_id);
 	return ret == -ENOMEM ? ret : !ret;
 }
 
@@ -367,7 +371,10 @@ static int add_calls(struct static_calls *sc, struct infer *inf,
 				      resolve(sc, xs, n, x, c->import, &callee) :
 				      function_id(sc, x, c->callee, &callee);
 			if (!ret)
-				ret = infer__add_call(inf, program_id, caller,
+				ret = c->delta == CALLSITE_TAIL ?
+				      infer__add_tail(inf, program_id, caller,
+						      callee) :
+				      infer__add_call(inf, program_id, caller,
 						      callee, c->delta);
 			if (ret == -ENOMEM)
 				return ret;

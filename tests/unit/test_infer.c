@@ -6,8 +6,8 @@
  * and a program without a map.  Then calls the binary proves: a chain
  * only they explain (precise), two chains (ambiguous, apportioned by
  * learned weight), a recursive function (the search is bounded and
- * memoised), the bounds, and a cut list that keeps the most probable
- * chain.
+ * memoised), the bounds, a cut list that keeps the most probable
+ * chain, and tail calls (a jump that hands the callee its frame).
  */
 #include <math.h>
 #include <stdio.h>
@@ -303,6 +303,42 @@ static void most_probable_first(void)
 	ok(record(t, "main;p;z", &exact, &how) < 0 &&
 	   record(t, "main;q;z", &exact, &how) < 0,
 	   "the chains of proven calls alone are not listed");
+	infer__delete(inf);
+	cct__delete(t);
+}
+
+/*
+ * Tail calls: p ends in a jump to v, v in one to u.  On a stack v and u
+ * stand where p would, under main (p at 48, main;p learned), so (v, 48)
+ * and (u, 48) are main;v and main;u, though no call of v or u is
+ * listed.  A function's jump to itself is no tail call.
+ */
+static void tail_calls(void)
+{
+	static const struct infer_node learned[] = {
+		{ -1, MAIN, 16, 0, 0, 2, 0 },
+		{ 0, P, 48, 0x11, 2, 2, 0 },
+	};
+	struct cct *t = cct__new();
+	struct infer *inf = engine(t, NULL, learned,
+				   sizeof(learned) / sizeof(learned[0]));
+	enum cct_how how;
+	uint32_t exact;
+
+	is_int(infer__add_tail(inf, PROG, P, P), -22,
+	       "a jump to the function's own start: -EINVAL");
+	is_int(infer__add_tail(inf, PROG + 1, P, V), -22,
+	       "a tail call in a program without a map: -EINVAL");
+	is_int(infer__add_tail(inf, PROG, P, V), 0, "p ends in a jump to v");
+	is_int(infer__add_tail(inf, PROG, V, U), 0, "v ends in a jump to u");
+	is_int(infer__cid(inf, PROG, V, 48, 3), 0, "a CID only a tail call explains");
+	ok(record(t, "main;v", &exact, &how) == 3 && how == CCT_PRECISE &&
+	   exact == 2, "v under p's caller: main;v, precise");
+	is_int(infer__cid(inf, PROG, U, 48, 1), 0, "a tail call's tail call");
+	ok(record(t, "main;u", &exact, &how) == 1 && how == CCT_PRECISE,
+	   "u under p's caller too: main;u");
+	ok(record(t, "main;p;v", &exact, &how) < 0,
+	   "p, whose frame v took, is on no chain");
 	infer__delete(inf);
 	cct__delete(t);
 }
@@ -626,6 +662,7 @@ int main(void)
 	cct__delete(t);
 	proven_calls();
 	most_probable_first();
+	tail_calls();
 	cut_chains();
 	unweighed();
 	own_split();
