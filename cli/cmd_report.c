@@ -115,9 +115,9 @@ static const struct cli_option report_options[] = {
 	  "guess puts there (search chains through calls no learned path "
 	  "took)", 0, 0 },
 	{ "budget", 0, CLI_DOUBLE, OPT(budget), "S",
-	  "CPU seconds the first report of a run may spend inferring "
-	  "(searching CIDs no path map explains, reading the binaries' "
-	  "calls); what it leaves unknown is counted", 0, 0,
+	  "CPU seconds the first report of a run may spend searching for "
+	  "CIDs no path map explains, and as many reading the binaries' "
+	  "calls (once per build); what it leaves unknown is counted", 0, 0,
 	  .lo = 0, .hi = 86400, .dflt = "0.8" },
 };
 

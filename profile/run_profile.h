@@ -111,10 +111,9 @@ enum {
 	RUN_PROFILE_DEBUGINFOD = 512,
 };
 
-/* The CPU time a report's inference may take (searches, and reading
- * the binaries' calls) when nobody says otherwise: with loading,
- * storing and rendering, a first report of g++ or make in about a
- * second on the 2-CPU VM (bench/exports.sh). */
+/* The CPU time a report's inference may take searching, and as much
+ * reading the binaries' calls (once per build: the database keeps
+ * them), when nobody says otherwise. */
 #define RUN_PROFILE_BUDGET_S 0.8
 
 /* "Nothing there": the run does not exist, the window holds none, or a
