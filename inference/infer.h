@@ -17,8 +17,8 @@
  * - several: the suffix they share is certain, the weight is split by
  *   training frequency (self samples, else total) (ambiguous);
  * - none: a search up the call graph counts the chains of edges whose
- *   frame sizes add up to the height, from a known CID (memoised per
- *   function and height).  One chain is precise, every frame certain;
+ *   frame sizes add up to the height, from a known CID, the shortest
+ *   first (memoised per function and height).  One chain is precise, every frame certain;
  *   several are ambiguous, the frames they share certain; both as
  *   above.  The chains share the weight by the probability of walking
  *   up each: every edge's share of its callee's callers (learned
