@@ -18,6 +18,10 @@
 #    segments of 3 s: per segment, the samples whose identifier the
 #    paths learned so far did not explain when seen, and the unknown
 #    callers of a report of that segment.
+# 4. The daemon's own case: cc1 watched through ten make -B of one small
+#    C project (lib.sh), at the default 99 Hz and at -F 999, learning at
+#    the default 25 Hz, in segments of 3 s (about one make each): per
+#    segment as in 3, and the daemon's CPU over the makes'.
 #
 # Needs root (every CPU is sampled).
 # Usage: bench/daemon.sh [BUILDDIR]; environment: REPS (default 5).
@@ -40,6 +44,20 @@ start_daemon() {	# start_daemon DB HZ [ARGS...]: the daemon under time,
 	while [ ! -S "$sock" ] && [ $tries -lt 100 ]; do
 		sleep 0.1
 		tries=$((tries + 1))
+	done
+}
+
+# segments DB: per daemon segment of DB, its samples, learned paths, the
+# share unexplained when seen and the unknown callers of its report
+segments() {
+	printf '%-8s %8s %8s %14s %16s\n' segment samples learned unexplained report_unknown
+	sqlite3 -separator ' ' "$1" "SELECT run_id, samples, coalesce(learned_paths, 0),
+		coalesce(unexplained_when_seen, 0) FROM v_runs WHERE kind = 'daemon' AND samples > 0 ORDER BY run_id" |
+	while read -r run n learned unexpl; do
+		unk=$("$icppd" report -d "$1" --run "$run" 2>/dev/null </dev/null |
+			sed -n 's/.* \([0-9.]*\)% unknown callers.*/\1/p')
+		printf '%-8s %8s %8s %13.1f%% %15s%%\n' "$run" "$n" "$learned" \
+			"$(awk -v u="$unexpl" -v n="$n" 'BEGIN { print n ? 100 * u / n : 0 }')" "${unk:--}"
 	done
 }
 
@@ -117,12 +135,22 @@ start_daemon "$work/l.db" 10000 --exe "$py" --learn-freq 2500 --segment 3 --flus
 wait $p1
 "$icppd" ctl --socket "$sock" stop >/dev/null
 wait $dpid
-printf '%-8s %8s %8s %14s %16s\n' segment samples learned unexplained report_unknown
-sqlite3 -separator ' ' "$work/l.db" "SELECT run_id, samples, coalesce(learned_paths, 0),
-	coalesce(unexplained_when_seen, 0) FROM v_runs WHERE kind = 'daemon' AND samples > 0 ORDER BY run_id" |
-while read -r run n learned unexpl; do
-	unk=$("$icppd" report -d "$work/l.db" --run "$run" 2>/dev/null </dev/null |
-		sed -n 's/.* \([0-9.]*\)% unknown callers.*/\1/p')
-	printf '%-8s %8s %8s %13.1f%% %15s%%\n' "$run" "$n" "$learned" \
-		"$(awk -v u="$unexpl" -v n="$n" 'BEGIN { print n ? 100 * u / n : 0 }')" "${unk:--}"
+segments "$work/l.db"
+
+cc1=$(readlink -f "$(gcc -print-prog-name=cc1)")
+make_cproject "$work/proj"
+for hz in 99 999; do
+	echo "== cc1 through ten make -B, $hz Hz, learning 25 Hz, 3 s segments"
+	rm -f "$work"/m.db*
+	start_daemon "$work/m.db" "$hz" --exe "$cc1" --segment 3 --flush-interval 1
+	/usr/bin/time -f '%U %S' -o "$work/mtime" sh -c "for i in 1 2 3 4 5 6 7 8 9 10; do
+		make -s -B -C '$work/proj' >/dev/null; done"
+	"$icppd" ctl --socket "$sock" stop >/dev/null
+	wait $dpid
+	segments "$work/m.db"
+	read -r du ds dm < "$work/dtime"
+	read -r mu ms < "$work/mtime"
+	awk -v d="$du + $ds" -v du="$du" -v ds="$ds" -v mu="$mu" -v ms="$ms" -v m="$dm" 'BEGIN {
+		printf "  daemon CPU %.2f s over the makes\047 %.2f s: %.2f %%; peak RSS %.1f MiB\n",
+			du + ds, mu + ms, 100 * (du + ds) / (mu + ms), m / 1024 }'
 done

@@ -41,28 +41,8 @@ print(t)
 PY
 make_input "$work/input" 24000000
 
-# A small C project: six files of 40 functions each, and a Makefile.
-mkdir "$work/proj"
-for f in 1 2 3 4 5 6; do
-	awk -v f=$f 'BEGIN {
-		print "#include <stdio.h>\n#include <string.h>"
-		for (j = 0; j < 40; j++) {
-			printf "struct s%d_%d { int a[%d]; double d; char name[32]; };\n", f, j, j + 2
-			printf "static int f%d_%d(struct s%d_%d *p, int n) {\n\tint t = 0;\n", f, j, f, j
-			printf "\tfor (int k = 0; k < n; k++) { p->a[k %% %d] += k * %d; t += p->a[(k * 7) %% %d];", j + 2, j, j + 2
-			printf " if (t > 1000) t -= snprintf(p->name, sizeof p->name, \"%%d\", t); }\n"
-			printf "\tswitch (n %% 5) { case 0: t += %d; break; case 1: t *= 3; break; default: t -= 1; }\n", j
-			printf "\treturn t + (int)p->d;\n}\n"
-		}
-		printf "int m%d(int n) { int t = 0;\n", f
-		for (j = 0; j < 40; j++)
-			printf "\t{ struct s%d_%d x; memset(&x, 0, sizeof x); t += f%d_%d(&x, n + %d); }\n", f, j, f, j, j
-		print "\treturn t;\n}"
-		if (f == 1)
-			print "int m2(int), m3(int), m4(int), m5(int), m6(int);\nint main(int c, char **v) { (void)v; printf(\"%d\\n\", m1(c) + m2(c) + m3(c) + m4(c) + m5(c) + m6(c)); return 0; }"
-	}' >"$work/proj/m$f.c"
-done
-printf 'CFLAGS = -O2 -g\nOBJS = m1.o m2.o m3.o m4.o m5.o m6.o\napp: $(OBJS)\n\t$(CC) -o $@ $(OBJS)\n' >"$work/proj/Makefile"
+# A small C project (lib.sh).
+make_cproject "$work/proj"
 
 # A C++ file heavy on templates.
 cat >"$work/t.cc" <<'CC'
