@@ -142,7 +142,7 @@ make_cproject "$work/proj"
 for hz in 99 999; do
 	echo "== cc1 through ten make -B, $hz Hz, learning 25 Hz, 3 s segments"
 	rm -f "$work"/m.db*
-	start_daemon "$work/m.db" "$hz" --exe "$cc1" --segment 3 --flush-interval 1
+	start_daemon "$work/m.db" "$hz" --exe "$cc1" --segment 3
 	/usr/bin/time -f '%U %S' -o "$work/mtime" sh -c "for i in 1 2 3 4 5 6 7 8 9 10; do
 		make -s -B -C '$work/proj' >/dev/null; done"
 	"$icppd" ctl --socket "$sock" stop >/dev/null
