@@ -790,7 +790,9 @@ static int scan_tail(struct sweep *w, const struct to_sweep *ts,
 	struct module_func f;
 	int64_t delta;
 
-	if (module__function(w->m, addr, &f) ||
+	/* most E9 bytes are not jumps: their "target" leaves the code */
+	if (target < w->code_lo || target >= w->code_hi ||
+	    module__function(w->m, addr, &f) ||
 	    (ts->n && ts->v[ts->n - 1] == f.start) ||
 	    !tail_target(w, f.start, target) ||
 	    rsp_delta(w, addr, &delta) || delta != 8)
