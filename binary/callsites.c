@@ -33,6 +33,11 @@
  * stub) where the rule is "CFA = RSP + 8", or in a swept function a
  * jump to one where the tracked RSP is 8 below the CFA.
  *
+ * Indirect calls (FF /2) are found alike, and so are the addresses of
+ * functions the code takes ("lea func(%rip)", and immediates in
+ * position-dependent code); the data sections' aligned words and the
+ * relocations' pointers add the rest of the taken functions.
+ *
  * Calls through the GOT are linked by name: the first pass notes every
  * "jmp *slot(%rip)" (a PLT stub's, at its start or after its endbr64),
  * and a call to one, or a "call *slot(%rip)" (-fno-plt), names the
@@ -129,6 +134,19 @@ struct sweep {
 	size_t names_len, names_cap;
 	struct insn *insns;	/* the function being swept, decoded */
 	size_t ninsns, insns_cap;
+	bool fixed;		/* module__fixed(): immediates may hold
+				 * functions' addresses */
+	uint64_t *taken;	/* addresses in the code that code, data
+				 * or relocations hold: functions' starts
+				 * among them are taken (finish_taken()) */
+	size_t ntaken, taken_cap;
+	uint64_t data_lo, data_hi;	/* the span of the data sections */
+	/* the indirect calls' check (indirect_at()): a second Capstone
+	 * handle without details, and how far the current function has
+	 * been decoded from its start */
+	csh lengths;
+	cs_insn *insn;
+	uint64_t cur_func, cur_at;
 };
 
 static bool is_reg(const cs_x86_op *op, x86_reg r)
@@ -435,8 +453,12 @@ static int add_site(struct sweep *w, const struct insn *r)
 	uint64_t slot = r->flags & F_SLOT ? r->ref : 0;
 	int64_t delta;
 
-	if (!(r->flags & (F_SLOT | F_TARGET)))
-		return 0;			/* indirect */
+	if (!(r->flags & (F_SLOT | F_TARGET))) {	/* indirect */
+		if (!w->in_func || call_delta(w, r->addr, &delta))
+			return 0;
+		return push_site(w, (struct callsite){ ret, w->func,
+			CALLSITE_INDIRECT, delta, NULL }, 0);
+	}
 	if (!slot && r->ref == ret)
 		return 0;			/* call next: a PC thunk */
 	if (!w->in_func || call_delta(w, r->addr, &delta)) {
@@ -622,13 +644,29 @@ static const struct slot_ref *find_ref(const struct slot_ref *v, size_t n,
 	return lo < n && v[lo].addr == addr ? &v[lo] : NULL;
 }
 
+/* @addr, held by the module's code, data or relocations: a taken
+ * function's start, if it is one (finish_taken()). */
+static int note_taken(struct sweep *w, uint64_t addr)
+{
+	if (addr < w->code_lo || addr >= w->code_hi)
+		return 0;
+	if (grow(&w->taken, &w->taken_cap, w->ntaken + 1, sizeof(*w->taken),
+		 1024))
+		return -ENOMEM;
+	w->taken[w->ntaken++] = addr;
+	return 0;
+}
+
 static int on_dynamic(void *arg, enum module_dyn kind, uint64_t addr,
 		      const char *name)
 {
 	struct sweep *w = arg;
-	size_t len = strnlen(name, NAME_MAX_BYTES - 1);
+	size_t len;
 	int ret;
 
+	if (kind == MODULE_POINTER)
+		return note_taken(w, addr);
+	len = strnlen(name, NAME_MAX_BYTES - 1);
 	if (grow(&w->names, &w->names_cap, w->names_len + len + 1, 1, 4096))
 		return -ENOMEM;
 	ret = kind == MODULE_IMPORT ?
@@ -652,9 +690,10 @@ static int cmp_export(const void *a, const void *b)
 	return c ? c : (x->addr > y->addr) - (x->addr < y->addr);
 }
 
-/* Names the symbol of each call through a GOT slot, drops the calls
- * through a slot no relocation names (a function pointer), and lists
- * the exports. */
+/* Names the symbol of each call through a GOT slot, makes a call
+ * through a slot no relocation names indirect (a function pointer in
+ * the module's data; bytes that only looked like such a call read
+ * outside it, and are dropped), and lists the exports. */
 static int link_names(struct sweep *w, struct callsites *out)
 {
 	size_t kept = 0;
@@ -673,8 +712,11 @@ static int link_names(struct sweep *w, struct callsites *out)
 		r = slot ? find_ref(w->imports, w->nimports, slot) : NULL;
 		if (r)
 			c.import = w->names + r->val;
-		else if (w->got[i])
+		else if (w->got[i] && (w->got[i] < w->data_lo ||
+					 w->got[i] + 8 > w->data_hi))
 			continue;
+		else if (w->got[i])
+			c.callee = CALLSITE_INDIRECT;
 		out->v[kept++] = c;
 	}
 	out->n = kept;
@@ -700,6 +742,102 @@ static uint32_t le32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
 	       (uint32_t)p[3] << 24;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+/* The bytes of the memory or register operand whose ModRM byte is at
+ * @p (ModRM, SIB, displacement), or 0 when @avail bytes do not hold
+ * them. */
+static unsigned modrm_len(const uint8_t *p, size_t avail)
+{
+	unsigned mod = p[0] >> 6, rm = p[0] & 7, n = 1;
+
+	if (mod != 3 && rm == 4) {		/* SIB */
+		if (avail < 2)
+			return 0;
+		n++;
+		if (mod == 0 && (p[1] & 7) == 5)
+			n += 4;
+	}
+	if (mod == 1)
+		n += 1;
+	else if (mod == 2 || (mod == 0 && rm == 5))
+		n += 4;
+	return n <= avail ? n : 0;
+}
+
+/* The addresses the instruction that may start at @p (@avail bytes
+ * there, at @at) puts in a register or memory: "lea disp(%rip)", and
+ * in position-dependent code "mov $imm32" (B8+r, C7 /0) and "push
+ * $imm32".  A byte that only looks like one costs a spurious taken
+ * function at most, and only when it hits one's start. */
+static int scan_taken(struct sweep *w, uint64_t at, const uint8_t *p,
+		      size_t avail)
+{
+	unsigned len;
+
+	if (p[0] == 0x8d && (p[1] & 0xc7) == 0x05 && avail >= 6)
+		return note_taken(w, at + 6 +
+				  (uint64_t)(int64_t)(int32_t)le32(p + 2));
+	if (!w->fixed)
+		return 0;
+	if ((p[0] >= 0xb8 && p[0] <= 0xbf) || p[0] == 0x68)
+		return note_taken(w, le32(p + 1));
+	if (p[0] == 0xc7 && !(p[1] >> 3 & 7) &&
+	    (len = modrm_len(p + 1, avail - 1)) && 1 + len + 4 <= avail)
+		return note_taken(w, le32(p + 1 + len));
+	return 0;
+}
+
+static int cmp_start(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The taken functions of @out: the starts of functions among the
+ * addresses noted. */
+static int finish_taken(struct sweep *w, struct callsites *out)
+{
+	size_t k = 0;
+
+	if (w->ntaken)
+		qsort(w->taken, w->ntaken, sizeof(*w->taken), cmp_start);
+	for (size_t i = 0; i < w->ntaken; i++) {
+		struct module_func f;
+
+		if ((k && w->taken[k - 1] == w->taken[i]) ||
+		    module__function(w->m, w->taken[i], &f) ||
+		    f.start != w->taken[i])
+			continue;
+		w->taken[k++] = w->taken[i];
+	}
+	out->taken = w->taken;
+	out->ntaken = k;
+	w->taken = NULL;
+	return 0;
+}
+
+/* A data section: every aligned word that points into the code. */
+static int data_section(void *arg, uint64_t vaddr, const uint8_t *data,
+			size_t size)
+{
+	struct sweep *w = arg;
+	int ret = 0;
+
+	if (!w->data_hi || vaddr < w->data_lo)
+		w->data_lo = vaddr;
+	if (vaddr + size > w->data_hi)
+		w->data_hi = vaddr + size;
+	for (size_t off = (8 - vaddr % 8) % 8; off + 8 <= size && !ret;
+	     off += 8)
+		ret = note_taken(w, le64(data + off));
+	return ret;
 }
 
 /* PLT stubs: "jmp *disp(%rip)" at an 8-byte boundary, after an endbr64
@@ -742,11 +880,30 @@ static int rsp_delta(struct sweep *w, uint64_t addr, int64_t *delta)
 	return *delta >= 8 ? 0 : -ENOENT;
 }
 
+/* @at, in function @func, is where an instruction starts: the end of a
+ * call the scan found.  indirect_at() decodes from there on. */
+static void boundary(struct sweep *w, uint64_t func, uint64_t at)
+{
+	if (w->cur_func != func || w->cur_at < at) {
+		w->cur_func = func;
+		w->cur_at = at;
+	}
+}
+
 /* Functions the scan hands to the sweep, by start. */
 struct to_sweep {
 	uint64_t *v;
 	size_t n, cap;
 };
+
+/* Hands function @start to the sweep. */
+static int hand_over(struct to_sweep *ts, uint64_t start)
+{
+	if (grow(&ts->v, &ts->cap, ts->n + 1, sizeof(*ts->v), 64))
+		return -ENOMEM;
+	ts->v[ts->n++] = start;
+	return 0;
+}
 
 /* One call the byte scan found at @addr, @len bytes long, to @target
  * (E8) or through GOT slot @slot (FF 15). */
@@ -772,14 +929,76 @@ static int scan_site(struct sweep *w, struct to_sweep *ts, uint64_t addr,
 		w->out->unknown++;
 		return 0;
 	}
-	if (r > 0) {
-		if (grow(&ts->v, &ts->cap, ts->n + 1, sizeof(*ts->v), 64))
-			return -ENOMEM;
-		ts->v[ts->n++] = f.start;
-		return 0;
-	}
+	if (r > 0)
+		return hand_over(ts, f.start);
+	boundary(w, f.start, addr + len);
 	return push_site(w, (struct callsite){ addr + len, f.start,
 		slot ? 0 : target, delta, NULL }, slot);
+}
+
+/*
+ * Whether the FF at @at (in function @f, section [@vaddr, +@size) at
+ * @code) is the opcode of a call instruction, decoding the function
+ * from its start: FF /2 bytes are common inside other instructions
+ * (a backward call's rel32 ends in FF, and a "push %rax" after it
+ * reads as "call *disp8(%rax)": a byte scan of cc1plus found 21,873
+ * where objdump finds 13,987).  Lengths alone, without Capstone's
+ * details, and from the end of the last call the scan found before it
+ * in the function (boundary()), else from the function's start: each
+ * byte decoded once at most.  The return address into *@ret.
+ */
+static bool indirect_at(struct sweep *w, const struct module_func *f,
+			uint64_t vaddr, const uint8_t *code, size_t size,
+			uint64_t at, uint64_t *ret)
+{
+	if (w->cur_func != f->start || w->cur_at < vaddr) {
+		w->cur_func = f->start;
+		w->cur_at = f->start > vaddr ? f->start : vaddr;
+	}
+	while (w->cur_at <= at) {
+		const uint8_t *p = code + (w->cur_at - vaddr);
+		size_t left = size - (w->cur_at - vaddr);
+		uint64_t from = w->cur_at, addr = from;
+
+		if (!w->d->disasm_iter(w->lengths, &p, &left, &addr,
+				       w->insn)) {
+			w->cur_at = from + 1;
+			continue;
+		}
+		w->cur_at = addr;
+		if (addr > at) {	/* an indirect call's, not E8 rel32's */
+			*ret = addr;
+			return w->insn->id == X86_INS_CALL &&
+			       w->insn->bytes[0] != 0xe8;
+		}
+	}
+	return false;
+}
+
+/* An indirect call the byte scan may have found at @addr (FF /2; see
+ * indirect_at()). */
+static int scan_indirect(struct sweep *w, struct to_sweep *ts,
+			 uint64_t vaddr, const uint8_t *code, size_t size,
+			 uint64_t addr)
+{
+	struct module_func f;
+	uint64_t ret;
+	int64_t delta;
+	int r;
+
+	if (module__function(w->m, addr, &f) ||
+	    (ts->n && ts->v[ts->n - 1] == f.start) ||
+	    !indirect_at(w, &f, vaddr, code, size, addr, &ret))
+		return 0;
+	r = rsp_delta(w, addr, &delta);
+	if (r < 0) {
+		w->out->unknown++;
+		return 0;
+	}
+	if (r > 0)
+		return hand_over(ts, f.start);
+	return push_site(w, (struct callsite){ ret, f.start,
+		CALLSITE_INDIRECT, delta, NULL }, 0);
 }
 
 /* A jump the byte scan found at @addr (E9 rel32) to @target: a tail
@@ -797,6 +1016,7 @@ static int scan_tail(struct sweep *w, const struct to_sweep *ts,
 	    !tail_target(w, f.start, target) ||
 	    rsp_delta(w, addr, &delta) || delta != 8)
 		return 0;
+	boundary(w, f.start, addr + 5);
 	return push_site(w, (struct callsite){ addr + 5, f.start, target,
 		CALLSITE_TAIL, NULL }, 0);
 }
@@ -810,13 +1030,6 @@ static uint64_t function_end(const struct module *m, uint64_t start,
 
 	return LOWER_BOUND(start + 1, limit, a,
 			   !module__function(m, a, &f) && f.start == start);
-}
-
-static int cmp_start(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
 }
 
 /* Whether @ts (sorted) lists function @start. */
@@ -872,6 +1085,8 @@ static int scan_section(void *arg, uint64_t vaddr, const uint8_t *code,
 	for (size_t i = 0; i + 5 <= size && !ret; i++) {
 		uint64_t at = vaddr + i;
 
+		if ((ret = scan_taken(w, at, code + i, size - i)))
+			break;
 		if (code[i] == 0xe8)
 			ret = scan_site(w, &ts, at, 5, at + 5 +
 					(uint64_t)(int64_t)(int32_t)
@@ -885,6 +1100,8 @@ static int scan_section(void *arg, uint64_t vaddr, const uint8_t *code,
 			ret = scan_site(w, &ts, at, 6, 0, at + 6 +
 					(uint64_t)(int64_t)(int32_t)
 					le32(code + i + 2));
+		else if (code[i] == 0xff && (code[i + 1] >> 3 & 7) == 2)
+			ret = scan_indirect(w, &ts, vaddr, code, size, at);
 	}
 	if (!ret && ts.n)
 		ret = sweep_listed(w, &ts, first, vaddr, code, size);
@@ -907,7 +1124,7 @@ static int stubs_section(void *arg, uint64_t vaddr, const uint8_t *code,
 
 int callsites__scan(struct module *m, struct callsites *out)
 {
-	struct sweep w = { .m = m, .out = out };
+	struct sweep w = { .m = m, .out = out, .fixed = module__fixed(m) };
 	const char *why;
 	int ret;
 
@@ -916,16 +1133,31 @@ int callsites__scan(struct module *m, struct callsites *out)
 	if (!w.d || w.d->open(CS_ARCH_X86, CS_MODE_64, &w.cs) != CS_ERR_OK)
 		return -ENOTSUP;
 	w.d->option(w.cs, CS_OPT_DETAIL, CS_OPT_ON);
+	if (w.d->open(CS_ARCH_X86, CS_MODE_64, &w.lengths) != CS_ERR_OK) {
+		w.d->close(&w.cs);
+		return -ENOTSUP;
+	}
+	if (!(w.insn = w.d->malloc(w.lengths))) {
+		w.d->close(&w.lengths);
+		w.d->close(&w.cs);
+		return -ENOMEM;
+	}
 	ret = module__code(m, stubs_section, &w);
 	if (!ret && w.nstubs)
 		qsort(w.stubs, w.nstubs, sizeof(*w.stubs), cmp_ref);
 	if (!ret)
 		ret = module__code(m, scan_section, &w);
+	w.d->free(w.insn, 1);
+	w.d->close(&w.lengths);
 	w.d->close(&w.cs);
 	if (!ret)
 		ret = module__dynamic(m, on_dynamic, &w);
 	if (!ret)
+		ret = module__data(m, data_section, &w);
+	if (!ret)
 		ret = link_names(&w, out);
+	if (!ret)
+		ret = finish_taken(&w, out);
 	free(w.targets);
 	free(w.insns);
 	hindex__exit(&w.target_index);
@@ -934,6 +1166,7 @@ int callsites__scan(struct module *m, struct callsites *out)
 	free(w.imports);
 	free(w.exports);
 	free(w.names);
+	free(w.taken);
 	if (ret) {
 		callsites__exit(out);
 		return ret;
@@ -962,6 +1195,7 @@ void callsites__exit(struct callsites *cs)
 	free(cs->v);
 	free(cs->exports);
 	free(cs->names);
+	free(cs->taken);
 	*cs = (struct callsites){ 0 };
 }
 

@@ -18,7 +18,14 @@
  * would, under its caller's caller (GCC -O2 turns many calls into such
  * jumps).
  *
- * Indirect calls have no static callee and are not listed.  A call to a
+ * An indirect call (through a register or memory) is listed with callee
+ * CALLSITE_INDIRECT: where it is and the height it adds are known, what
+ * it calls is not.  What it may call are the functions whose address
+ * the module takes (callsites.taken): found as a word of its data (a
+ * vtable's, a callback table's), a pointer its relocations write, a
+ * "lea func(%rip)", or in position-dependent code an immediate ("mov
+ * $func,%edi").  Other modules' pointers (a comparator handed to
+ * qsort) are theirs to list.  A call to a
  * PLT stub (a "jmp *slot(%rip)", after an endbr64 or not) names the
  * symbol the dynamic relocations bind that slot to, and the module's
  * exports are listed, so that a program's modules can be linked by
@@ -44,6 +51,8 @@ struct callsite {
 
 /* The height change of a tail call: the callee takes the frame. */
 #define CALLSITE_TAIL 0
+/* The callee of an indirect call: not known. */
+#define CALLSITE_INDIRECT UINT64_MAX
 
 struct callsite_export {
 	uint64_t addr;		/* link-time */
@@ -58,6 +67,9 @@ struct callsites {
 	size_t unknown;
 	struct callsite_export *exports;	/* sorted by name */
 	size_t nexports;
+	uint64_t *taken;	/* functions whose address is taken (their
+				 * starts), sorted, no two alike */
+	size_t ntaken;
 	char *names;		/* what import and name point into */
 };
 

@@ -690,6 +690,19 @@ out:
 
 /* Reads what a module is (m->elf, read from the file fstat() said @st
  * of; NULL: from memory); the CFI too with @cfi, else at first use. */
+/* Whether @elf is loaded at its link-time addresses (ET_EXEC). */
+static bool fixed_position(Elf *elf)
+{
+	GElf_Ehdr eh;
+
+	return gelf_getehdr(elf, &eh) && eh.e_type == ET_EXEC;
+}
+
+bool module__fixed(const struct module *m)
+{
+	return m->fixed;
+}
+
 static int analyse(struct module *m, const struct stat *st, bool cfi)
 {
 	struct cfi_file file;
@@ -700,6 +713,7 @@ static int analyse(struct module *m, const struct stat *st, bool cfi)
 	read_segments(m);
 	module__read_build_id(m);
 	m->go = is_go(m->elf);
+	m->fixed = fixed_position(m->elf);
 	ret = read_symbols(m, st);
 	if (ret)
 		return ret;

@@ -96,6 +96,9 @@ bool module__is_go(const struct module *m);
  * code.
  */
 bool module__ends_walk(const struct module *m, uint64_t func);
+/* Whether @m is loaded at its link-time addresses (ET_EXEC): only then
+ * can code hold a function's address as an absolute immediate. */
+bool module__fixed(const struct module *m);
 
 /* File offset (as in a mapping's pgoff) -> link-time address. */
 int module__vaddr(const struct module *m, uint64_t file_off, uint64_t *vaddr);
@@ -126,6 +129,10 @@ int module__step(struct module *m, uint64_t vaddr, struct cfi_regs *regs,
 typedef int (*module_code_fn)(void *arg, uint64_t vaddr, const uint8_t *code,
 			      size_t size);
 int module__code(struct module *m, module_code_fn fn, void *arg);
+/* module__code() for each allocated section that holds data in the file
+ * (SHT_PROGBITS without SHF_EXECINSTR, the init and fini arrays): where
+ * function pointers are, vtables and callback tables. */
+int module__data(struct module *m, module_code_fn fn, void *arg);
 
 /*
  * The dynamic linking of @m, read again from the file as module__code()
@@ -133,8 +140,11 @@ int module__code(struct module *m, module_code_fn fn, void *arg);
  * GOT slot it imports a symbol through (@addr: the slot's address; the
  * PLT stubs jump through these), with the symbol's name (valid during
  * the call).  IFUNC symbols are not exports: their value is a resolver.
+ * And each pointer to code the dynamic linker writes (MODULE_POINTER:
+ * @addr the link-time address written, @name NULL): a relative
+ * relocation's addend, or an absolute one to a function @m defines.
  */
-enum module_dyn { MODULE_EXPORT, MODULE_IMPORT };
+enum module_dyn { MODULE_EXPORT, MODULE_IMPORT, MODULE_POINTER };
 typedef int (*module_dynamic_fn)(void *arg, enum module_dyn kind,
 				 uint64_t addr, const char *name);
 int module__dynamic(struct module *m, module_dynamic_fn fn, void *arg);

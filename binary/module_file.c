@@ -232,14 +232,25 @@ static uint64_t exec_segment_end(const struct code_range *segs, size_t n,
 	return lo && off < segs[lo - 1].end ? segs[lo - 1].end : 0;
 }
 
+/* Whether section @sh is one module__data() hands out. */
+static bool is_data(const GElf_Shdr *sh)
+{
+	return (sh->sh_flags & SHF_ALLOC) && !(sh->sh_flags & SHF_EXECINSTR) &&
+	       (sh->sh_type == SHT_PROGBITS || sh->sh_type == SHT_INIT_ARRAY ||
+		sh->sh_type == SHT_FINI_ARRAY ||
+		sh->sh_type == SHT_PREINIT_ARRAY);
+}
+
 /*
  * Each code section's bytes, once: only what an executable segment
  * loads (a section the program never maps is no code of it), and a
  * byte that overlapping sections share only the first time.  A crafted
  * file of 32 code sections over one 32 MiB hole was decoded 32 times
  * over, a gigabyte of copies; now at most its segments' bytes are read.
+ * With @data, the data sections instead (is_data()), each byte once
+ * alike, within the file.
  */
-static int each_code_section(Elf *elf, module_code_fn fn, void *arg)
+static int each_section(Elf *elf, bool data, module_code_fn fn, void *arg)
 {
 	struct code_range *v = NULL, *segs;
 	size_t n = 0, cap = 0;
@@ -254,13 +265,22 @@ static int each_code_section(Elf *elf, module_code_fn fn, void *arg)
 		GElf_Shdr sh;
 		uint64_t end;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
-		    !(sh.sh_flags & SHF_EXECINSTR) || !sh.sh_size ||
-		    !(end = exec_segment_end(segs, (size_t)nsegs,
-					     sh.sh_offset)))
+		if (!gelf_getshdr(scn, &sh) || !sh.sh_size)
 			continue;
-		if (sh.sh_size < end - sh.sh_offset)
+		if (data) {
+			if (!is_data(&sh) ||
+			    sh.sh_offset + sh.sh_size < sh.sh_offset)
+				continue;
 			end = sh.sh_offset + sh.sh_size;
+		} else {
+			if (sh.sh_type != SHT_PROGBITS ||
+			    !(sh.sh_flags & SHF_EXECINSTR) ||
+			    !(end = exec_segment_end(segs, (size_t)nsegs,
+						     sh.sh_offset)))
+				continue;
+			if (sh.sh_size < end - sh.sh_offset)
+				end = sh.sh_offset + sh.sh_size;
+		}
 		if (grow(&v, &cap, n + 1, sizeof(*v), 16)) {
 			free(v);
 			free(segs);
@@ -347,11 +367,25 @@ static int each_dynamic(Elf *elf, module_dynamic_fn fn, void *arg)
 			if (!gelf_getrela(d, (int)i, &r))
 				break;
 			type = GELF_R_TYPE(r.r_info);
+			if (type == R_X86_64_RELATIVE) {
+				ret = fn(arg, MODULE_POINTER,
+					 (uint64_t)r.r_addend, NULL);
+				continue;
+			}
 			if ((type != R_X86_64_JUMP_SLOT &&
-			     type != R_X86_64_GLOB_DAT) ||
+			     type != R_X86_64_GLOB_DAT &&
+			     type != R_X86_64_64) ||
 			    !GELF_R_SYM(r.r_info) ||
 			    !gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &s))
 				continue;
+			if (type == R_X86_64_64) {
+				if (GELF_ST_TYPE(s.st_info) == STT_FUNC &&
+				    s.st_shndx != SHN_UNDEF)
+					ret = fn(arg, MODULE_POINTER,
+						 s.st_value +
+						 (uint64_t)r.r_addend, NULL);
+				continue;
+			}
 			name = elf_strptr(elf, link.sh_link, s.st_name);
 			if (name && *name)
 				ret = fn(arg, MODULE_IMPORT, r.r_offset, name);
@@ -360,10 +394,12 @@ static int each_dynamic(Elf *elf, module_dynamic_fn fn, void *arg)
 	return ret;
 }
 
-/* Opens the module's file again (build-id checked), for @code or
- * @dynamic (one of them). */
-static int reread(struct module *m, module_code_fn code,
-		  module_dynamic_fn dynamic, void *arg)
+enum reread_what { REREAD_CODE, REREAD_DATA, REREAD_DYNAMIC };
+
+/* Opens the module's file again (build-id checked), for @what: @code's
+ * sections or @dynamic's. */
+static int reread(struct module *m, enum reread_what what,
+		  module_code_fn code, module_dynamic_fn dynamic, void *arg)
 {
 	struct module again = { .path = m->path };
 	Elf *elf = m->elf;
@@ -385,8 +421,8 @@ static int reread(struct module *m, module_code_fn code,
 		}
 	}
 	if (!ret)
-		ret = code ? each_code_section(elf, code, arg) :
-			     each_dynamic(elf, dynamic, arg);
+		ret = what == REREAD_DYNAMIC ? each_dynamic(elf, dynamic, arg) :
+		      each_section(elf, what == REREAD_DATA, code, arg);
 	if (again.elf)
 		elf_end(again.elf);
 	if (fd >= 0)
@@ -396,11 +432,16 @@ static int reread(struct module *m, module_code_fn code,
 
 int module__code(struct module *m, module_code_fn fn, void *arg)
 {
-	return reread(m, fn, NULL, arg);
+	return reread(m, REREAD_CODE, fn, NULL, arg);
+}
+
+int module__data(struct module *m, module_code_fn fn, void *arg)
+{
+	return reread(m, REREAD_DATA, fn, NULL, arg);
 }
 
 int module__dynamic(struct module *m, module_dynamic_fn fn, void *arg)
 {
-	return reread(m, NULL, fn, arg);
+	return reread(m, REREAD_DYNAMIC, NULL, fn, arg);
 }
 

@@ -109,6 +109,7 @@ struct module {
 	size_t table_bytes;	/* symbol and string tables read */
 	struct cfi *cfi;
 	bool go;		/* Go code (see module__is_go) */
+	bool fixed;		/* see module__fixed() */
 	uint64_t go_ends[2 * GO_ENDS];	/* see module__ends_walk() */
 	size_t ngo_ends;
 	bool cfi_released;	/* no cfi held: built on first use (a cached

@@ -1,7 +1,8 @@
 /*
  * cmd_sites.c - "icppd sites": the static call graph of a binary, each
- * direct call with the change of stack height it makes
- * (binary/callsites.h), which the inference's search composes.
+ * call with the change of stack height it makes (binary/callsites.h),
+ * and the functions an indirect call may reach, which the inference's
+ * search composes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,27 +15,33 @@
 
 struct sites_opts {
 	const char *function;
+	bool taken;
 };
 
 static const struct cli_option sites_options[] = {
 	{ "function", 0, CLI_STRING, offsetof(struct sites_opts, function),
 	  "NAME", "only the calls made by function NAME", 0, 0 },
+	{ "taken", 0, CLI_FLAG, offsetof(struct sites_opts, taken), NULL,
+	  "list the functions whose address the binary takes instead", 0,
+	  0 },
 	{ "perf-f", 'f', CLI_STRING, 0, "X", "-f is --format elsewhere; "
 	  "sites takes --function NAME", 0, 0, .flags = CLI_REFUSE },
 };
 
 const struct cli_command sites_command = {
 	.name = "sites",
-	.synopsis = "[--function NAME] BINARY",
-	.brief = "list a binary's direct calls with the stack height each adds",
-	.summary = "List every direct call in BINARY: return address, caller,\n"
-		   "callee, and how far below the caller's canonical frame\n"
-		   "address the callee's lies (the height it adds), from the\n"
-		   "CFI and the decoded instructions.",
+	.synopsis = "[--function NAME | --taken] BINARY",
+	.brief = "list a binary's calls with the stack height each adds",
+	.summary = "List every call in BINARY: return address, caller,\n"
+		   "callee (\"*\" for an indirect call), and how far below\n"
+		   "the caller's canonical frame address the callee's lies\n"
+		   "(the height it adds), from the CFI and the decoded\n"
+		   "instructions.",
 	.options = sites_options,
 	.noptions = sizeof(sites_options) / sizeof(sites_options[0]),
 	.permute = true,
-	.epilog = "Indirect calls are not listed.  See icppd-sites(1).\n",
+	.epilog = "An indirect call may reach any function whose address "
+		  "is taken\n(--taken).  See icppd-sites(1).\n",
 };
 
 static void label(const struct module *m, uint64_t addr, char *buf,
@@ -81,6 +88,19 @@ int cmd_sites(int argc, char **argv)
 		module__delete(m);
 		return 1;
 	}
+	if (o.taken) {
+		printf("# function\n");
+		for (size_t i = 0; i < cs.ntaken; i++) {
+			char name[256];
+
+			label(m, cs.taken[i], name, sizeof(name));
+			printf("%s\n", name);
+		}
+		printf("# %zu functions whose address is taken\n", cs.ntaken);
+		callsites__exit(&cs);
+		module__delete(m);
+		return 0;
+	}
 	printf("# return\tcaller\tcallee\theight_added\n");
 	for (size_t i = 0; i < cs.n; i++) {
 		const struct callsite *c = &cs.v[i];
@@ -91,6 +111,8 @@ int cmd_sites(int argc, char **argv)
 			continue;
 		if (c->import)
 			snprintf(callee, sizeof(callee), "%s@plt", c->import);
+		else if (c->callee == CALLSITE_INDIRECT)
+			snprintf(callee, sizeof(callee), "*");
 		else
 			label(m, c->callee, callee, sizeof(callee));
 		printf("0x%llx\t%s\t%s\t%lld\n", (unsigned long long)c->ret,

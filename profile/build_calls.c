@@ -9,13 +9,21 @@
 #include <string.h>
 
 #define MAGIC "ICPC"
-/* 2: tail calls listed (callsites.h, CALLSITE_TAIL) */
-#define VERSION 2
-#define HEADER (4 + 4 + 5 * 8)
-/* the fewest bytes a call, an export and a function take */
-#define CALL_MIN 4
+/* 2: tail calls listed (callsites.h, CALLSITE_TAIL); 3: indirect calls
+ * and taken functions */
+#define VERSION 3
+#define COUNTS 6
+#define HEADER (4 + 4 + COUNTS * 8)
+/* the fewest bytes a call, an export, a function and a taken one take */
+#define CALL_MIN 3
 #define EXPORT_MIN 2
 #define FUNC_MIN 2
+#define TAKEN_MIN 1
+/* a call's kind, as its third field gives it; an import's name
+ * offset follows them */
+#define ROW_DIRECT 0
+#define ROW_INDIRECT 1
+#define ROW_IMPORT 2
 #define VARINT_MAX 10
 
 static void put_u32(unsigned char *p, uint32_t v)
@@ -124,22 +132,26 @@ static size_t names_used(const struct callsites *cs)
 	return end;
 }
 
-/* Every function start the calls and exports of @cs name, sorted, no
- * two alike, into *@out (*@n of them).  0 or -ENOMEM. */
+/* Every function start the calls, exports and taken functions of @cs
+ * name, sorted, no two alike, into *@out (*@n of them).  0 or
+ * -ENOMEM. */
 static int starts(const struct callsites *cs, uint64_t **out, size_t *n)
 {
-	uint64_t *v = malloc((2 * cs->n + cs->nexports + 1) * sizeof(*v));
+	uint64_t *v = malloc((2 * cs->n + cs->nexports + cs->ntaken + 1) *
+			     sizeof(*v));
 	size_t k = 0, u = 0;
 
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; i < cs->n; i++) {
 		v[k++] = cs->v[i].caller;
-		if (!cs->v[i].import)
+		if (!cs->v[i].import && cs->v[i].callee != CALLSITE_INDIRECT)
 			v[k++] = cs->v[i].callee;
 	}
 	for (size_t i = 0; i < cs->nexports; i++)
 		v[k++] = cs->exports[i].addr;
+	for (size_t i = 0; i < cs->ntaken; i++)
+		v[k++] = cs->taken[i];
 	qsort(v, k, sizeof(*v), by_value);
 	for (size_t i = 0; i < k; i++)
 		if (!u || v[u - 1] != v[i])
@@ -242,8 +254,10 @@ static unsigned char *pack_rows(const struct build_calls *bc,
 
 		p = put_var(p, c->ret - last);
 		p = put_svar(p, (int64_t)(c->ret - c->caller));
-		p = put_var(p, c->import ? name_off(bc, c->import) + 1 : 0);
-		if (!c->import)
+		p = put_var(p, c->import ? name_off(bc, c->import) + ROW_IMPORT :
+			       c->callee == CALLSITE_INDIRECT ? ROW_INDIRECT :
+			       ROW_DIRECT);
+		if (!c->import && c->callee != CALLSITE_INDIRECT)
 			p = put_svar(p, (int64_t)(c->callee - c->ret));
 		p = put_svar(p, c->delta);
 		last = c->ret;
@@ -260,6 +274,11 @@ static unsigned char *pack_rows(const struct build_calls *bc,
 		p = put_var(p, name_off(bc, f->label) << 1 | f->symbol);
 		last = f->start;
 	}
+	last = 0;
+	for (size_t i = 0; i < cs->ntaken; i++) {
+		p = put_var(p, cs->taken[i] - last);
+		last = cs->taken[i];
+	}
 	return p;
 }
 
@@ -268,7 +287,8 @@ int build_calls__pack(const struct build_calls *bc, unsigned char **blob,
 {
 	const struct callsites *cs = &bc->cs;
 	size_t most = HEADER + (cs->n * 5 + cs->nexports * 2 +
-				bc->nfuncs * 2) * VARINT_MAX + bc->names_len;
+				bc->nfuncs * 2 + cs->ntaken) * VARINT_MAX +
+		      bc->names_len;
 	unsigned char *b = malloc(most), *p, *t;
 
 	if (!b)
@@ -280,6 +300,7 @@ int build_calls__pack(const struct build_calls *bc, unsigned char **blob,
 	put_u64(b + 24, bc->nfuncs);
 	put_u64(b + 32, cs->unknown);
 	put_u64(b + 40, bc->names_len);
+	put_u64(b + 48, cs->ntaken);
 	p = pack_rows(bc, b + HEADER);
 	memcpy(p, cs->names, bc->names_len);
 	p += bc->names_len;
@@ -303,23 +324,26 @@ static const char *name_at(const struct build_calls *bc, uint64_t off,
 /* The counts of the header at @b (@len bytes), checked against what
  * the records' @len bytes can hold: 0, -ESTALE (another version's) or
  * -EINVAL. */
-static int header(const unsigned char *b, size_t len, uint64_t c[5])
+static int header(const unsigned char *b, size_t len, uint64_t c[COUNTS])
 {
 	uint64_t rows;
 
-	if (len < HEADER || memcmp(b, MAGIC, 4))
+	/* the version first: an older blob's header is shorter */
+	if (len < 8 || memcmp(b, MAGIC, 4))
 		return -EINVAL;
 	if (get_u32(b + 4) != VERSION)
 		return -ESTALE;
-	for (int i = 0; i < 5; i++)
+	if (len < HEADER)
+		return -EINVAL;
+	for (int i = 0; i < COUNTS; i++)
 		c[i] = get_u64(b + 8 + 8 * i);
 	if (c[4] > len - HEADER)
 		return -EINVAL;
 	rows = len - HEADER - c[4];
 	return c[0] > rows / CALL_MIN || c[1] > rows / EXPORT_MIN ||
-	       c[2] > rows / FUNC_MIN ||
-	       c[0] * CALL_MIN + c[1] * EXPORT_MIN + c[2] * FUNC_MIN > rows ?
-	       -EINVAL : 0;
+	       c[2] > rows / FUNC_MIN || c[5] > rows / TAKEN_MIN ||
+	       c[0] * CALL_MIN + c[1] * EXPORT_MIN + c[2] * FUNC_MIN +
+	       c[5] * TAKEN_MIN > rows ? -EINVAL : 0;
 }
 
 static int unpack_names(const unsigned char *p, struct build_calls *bc)
@@ -346,8 +370,11 @@ static int unpack_rows(struct reader *r, struct build_calls *bc)
 		c->ret = last + get_var(r);
 		c->caller = c->ret - (uint64_t)get_svar(r);
 		import = get_var(r);
-		c->import = import ? name_at(bc, import - 1, r) : NULL;
-		c->callee = import ? 0 : c->ret + (uint64_t)get_svar(r);
+		c->import = import >= ROW_IMPORT ?
+			    name_at(bc, import - ROW_IMPORT, r) : NULL;
+		c->callee = import >= ROW_IMPORT ? 0 :
+			    import == ROW_INDIRECT ? CALLSITE_INDIRECT :
+			    c->ret + (uint64_t)get_svar(r);
 		c->delta = get_svar(r);
 		r->bad |= c->ret < last;
 		last = c->ret;
@@ -370,13 +397,21 @@ static int unpack_rows(struct reader *r, struct build_calls *bc)
 		r->bad |= (i && !d) || f->start < last;
 		last = f->start;
 	}
+	last = 0;
+	for (size_t i = 0; i < cs->ntaken && !r->bad; i++) {
+		uint64_t d = get_var(r);
+
+		cs->taken[i] = last + d;
+		r->bad |= (i && !d) || cs->taken[i] < last;
+		last = cs->taken[i];
+	}
 	return r->bad || r->p != r->end ? -EINVAL : 0;
 }
 
 int build_calls__unpack(const void *blob, size_t len, struct build_calls *bc)
 {
 	const unsigned char *b = blob;
-	uint64_t c[5];
+	uint64_t c[COUNTS];
 	int ret = header(b, len, c);
 
 	*bc = (struct build_calls){ 0 };
@@ -387,8 +422,11 @@ int build_calls__unpack(const void *blob, size_t len, struct build_calls *bc)
 	bc->nfuncs = c[2];
 	bc->cs.unknown = c[3];
 	bc->names_len = c[4];
+	bc->cs.ntaken = c[5];
 	ret = -ENOMEM;
 	if ((bc->cs.v = malloc((c[0] ? c[0] : 1) * sizeof(*bc->cs.v))) &&
+	    (bc->cs.taken = malloc((c[5] ? c[5] : 1) *
+				   sizeof(*bc->cs.taken))) &&
 	    (bc->cs.exports = malloc((c[1] ? c[1] : 1) *
 				     sizeof(*bc->cs.exports))) &&
 	    (bc->funcs = malloc((c[2] ? c[2] : 1) * sizeof(*bc->funcs))))

@@ -11,11 +11,14 @@
  * linear in that length.
  *
  * Layout (little-endian): "ICPC", u32 version, then u64 counts (calls,
- * exports, functions, unknown sites, bytes of names); the calls (u64
- * return address, caller, callee; i64 height change; u32 import name or
- * ~0), the exports (u64 address, u32 name), the functions (u64 start,
- * u32 label, u8 1 when the label is the symbol), then the names, each
- * NUL-terminated; a name is its byte offset there.
+ * exports, functions, unknown sites, bytes of names, taken functions);
+ * the calls, the exports, the functions, the taken functions, then the
+ * names, each NUL-terminated; a name is its byte offset there.  Rows
+ * are LEB128 varints, differences where values are close
+ * (build_calls.c): a call is its return address, caller, kind (direct,
+ * indirect, or an import's name), callee when direct, height change; an
+ * export its address and name; a function its start and label; a taken
+ * function its start.
  */
 #ifndef ICPPD_PROFILE_BUILD_CALLS_H
 #define ICPPD_PROFILE_BUILD_CALLS_H

@@ -152,7 +152,7 @@ q "DELETE FROM build_calls; DELETE FROM inferences" "$kdb"
 is "$(q "SELECT unreadable_path FROM inferences WHERE run_id = $krun" "$kdb")" "$tmp/bin/dispatch" \
 	"... where without them the file was missed"
 cp "$PROGS/dispatch" "$tmp/bin/dispatch"
-q "INSERT INTO build_calls VALUES ('$bid', 1, X'4943504301000000'); DELETE FROM inferences" "$kdb"
+q "INSERT INTO build_calls VALUES ('$bid', 1, X'4943505801000000'); DELETE FROM inferences" "$kdb"
 out=$("$ICPPD" report -d "$kdb" --run "$krun" 2>&1 >/dev/null)
 is $? 0 "a malformed copy of a build's calls: the report still succeeds"
 contains "$out" "icppd: warning: $tmp/bin/dispatch: the calls stored for build $bid are malformed: reading the file again" \

@@ -1,8 +1,8 @@
 /*
  * test_build_calls.c - a build's calls packed and read back as they
- * were, a tail call among them; blobs cut short, with counts past their
- * length, or with bytes flipped are refused or read within bounds,
- * never trusted.
+ * were, a tail call, an indirect call and taken functions among them;
+ * blobs cut short, with counts past their length, or with bytes flipped
+ * are refused or read within bounds, never trusted.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -31,6 +31,28 @@ __asm__(".text\n.globl bc_tail\n.type bc_tail, @function\nbc_tail:\n"
 	"\t.cfi_startproc\n\t.byte 0xe9\n\t.long bc_callee - . - 4\n"
 	"\t.cfi_endproc\n.size bc_tail, . - bc_tail\n");
 
+/* An indirect call; bc_hooked's address in a table (data, a relocation
+ * in a PIE), bc_leaf's taken by the code that passes it (lea). */
+__attribute__((noinline)) int bc_dispatch(int (*f)(int), int x);
+__attribute__((noinline)) int bc_dispatch(int (*f)(int), int x)
+{
+	return f(x) * 3 + 1;
+}
+
+__attribute__((noinline)) int bc_hooked(int x);
+__attribute__((noinline)) int bc_hooked(int x)
+{
+	return x ^ 5;
+}
+
+__attribute__((noinline)) int bc_leaf(int x);
+__attribute__((noinline)) int bc_leaf(int x)
+{
+	return x + 11;
+}
+
+int (*const bc_hooks[])(int) = { bc_hooked };
+
 static bool same_str(const char *a, const char *b)
 {
 	return a == b || (a && b && !strcmp(a, b));
@@ -39,8 +61,12 @@ static bool same_str(const char *a, const char *b)
 static bool same(const struct build_calls *a, const struct build_calls *b)
 {
 	if (a->cs.n != b->cs.n || a->cs.nexports != b->cs.nexports ||
-	    a->cs.unknown != b->cs.unknown || a->nfuncs != b->nfuncs)
+	    a->cs.unknown != b->cs.unknown || a->nfuncs != b->nfuncs ||
+	    a->cs.ntaken != b->cs.ntaken)
 		return false;
+	for (size_t i = 0; i < a->cs.ntaken; i++)
+		if (a->cs.taken[i] != b->cs.taken[i])
+			return false;
 	for (size_t i = 0; i < a->cs.n; i++) {
 		const struct callsite *x = &a->cs.v[i], *y = &b->cs.v[i];
 
@@ -73,6 +99,9 @@ static bool sound(const struct build_calls *bc)
 			return false;
 	for (size_t i = 1; i < bc->nfuncs; i++)
 		if (bc->funcs[i - 1].start >= bc->funcs[i].start)
+			return false;
+	for (size_t i = 1; i < bc->cs.ntaken; i++)
+		if (bc->cs.taken[i - 1] >= bc->cs.taken[i])
 			return false;
 	return true;
 }
@@ -121,6 +150,29 @@ static void test_round_trip(struct build_calls *bc, unsigned char *blob,
 					back.cs.v[i].caller)) &&
 				 !strcmp(f->label, "bc_tail");
 		is_int(calls, 1, "bc_tail's jump to bc_callee: a tail call");
+		calls = 0;
+		for (size_t i = 0; i < back.cs.n; i++)
+			calls += back.cs.v[i].callee == CALLSITE_INDIRECT &&
+				 back.cs.v[i].delta >= 8 &&
+				 (f = build_calls__function(&back,
+					back.cs.v[i].caller)) &&
+				 !strcmp(f->label, "bc_dispatch");
+		is_int(calls, 1, "bc_dispatch's call through a pointer: "
+		       "indirect, with its height change");
+	}
+	{
+		const char *want[] = { "bc_hooked", "bc_leaf" };
+		size_t taken = 0, callee_taken = 0;
+
+		for (size_t i = 0; i < back.cs.ntaken; i++) {
+			f = build_calls__function(&back, back.cs.taken[i]);
+			for (size_t j = 0; f && j < 2; j++)
+				taken += !strcmp(f->label, want[j]);
+			callee_taken += f && !strcmp(f->label, "bc_callee");
+		}
+		is_int(taken, 2, "bc_hooked (a table's) and bc_leaf (passed) "
+		       "are taken, of %zu", back.cs.ntaken);
+		is_int(callee_taken, 0, "bc_callee, only ever called, is not");
 	}
 	build_calls__exit(&back);
 }
@@ -180,7 +232,9 @@ int main(void)
 	unsigned char *blob;
 	size_t len;
 
-	if (bc_caller(1) < 0 || bc_tail(1) < 0)	/* keeps the functions */
+	/* keeps the functions */
+	if (bc_caller(1) < 0 || bc_tail(1) < 0 ||
+	    bc_dispatch(bc_leaf, 1) < 0 || bc_dispatch(bc_hooks[0], 2) < 0)
 		return 1;
 	is_int(module__error(m), 0, "this test's binary opens");
 	is_int(build_calls__scan(m, &bc), 0, "its calls are read");
