@@ -55,6 +55,11 @@ static void map_free(struct map *m)
 	hindex__exit(&m->cid_index);
 	free(m->edges);
 	free(m->tails);
+	free(m->isites);
+	free(m->taken);
+	free(m->anchors);
+	free(m->observed);
+	hindex__exit(&m->observed_index);
 	free(m->callees);
 	hindex__exit(&m->callee_index);
 	free(m->fnodes);
@@ -434,6 +439,8 @@ static int lowest_heights(struct map *m)
 		      add_fnode(m, m->edges[i].callee, &cap) ? -ENOMEM : 0;
 	for (size_t i = 0; i < m->ncids && !ret; i++)
 		ret = add_fnode(m, m->cids[i].func, &cap);
+	for (size_t i = 0; i < m->ntaken && !ret; i++)
+		ret = add_fnode(m, m->taken[i], &cap);
 	m->by_caller = malloc((m->nedges ? m->nedges : 1) * sizeof(uint32_t));
 	if (ret || !m->by_caller)
 		return -ENOMEM;
@@ -457,6 +464,17 @@ static int lowest_heights(struct map *m)
 		if (m->cids[i].height != ICPPD_HEIGHT_NONE &&
 		    m->cids[i].height < f->hmin) {
 			f->hmin = m->cids[i].height;
+			ret = heap_push(&q, f->hmin, (uint32_t)(f - m->fnodes));
+		}
+	}
+	/* a taken function may be called through a pointer from any
+	 * known CID that makes indirect calls: as high as the lowest
+	 * anchor */
+	for (size_t i = 0; m->nanchors && i < m->ntaken && !ret; i++) {
+		struct fnode *f = find_fnode(m, m->taken[i]);
+
+		if (m->anchors[0].height < f->hmin) {
+			f->hmin = m->anchors[0].height;
 			ret = heap_push(&q, f->hmin, (uint32_t)(f - m->fnodes));
 		}
 	}
@@ -532,6 +550,173 @@ static int derive_tails(struct map *m)
 	return 0;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int cmp_isite(const void *a, const void *b)
+{
+	const struct isite *x = a, *y = b;
+
+	if (x->caller != y->caller)
+		return x->caller < y->caller ? -1 : 1;
+	return (x->delta > y->delta) - (x->delta < y->delta);
+}
+
+static int cmp_anchor(const void *a, const void *b)
+{
+	const struct anchor *x = a, *y = b;
+
+	return (x->height > y->height) - (x->height < y->height);
+}
+
+/* Sorts @v (@n items of @size) and drops repeats; how many are left. */
+static size_t sort_unique(void *v, size_t n, size_t size,
+			  int (*cmp)(const void *, const void *))
+{
+	char *b = v;
+	size_t k = 0;
+
+	if (!n)
+		return 0;
+	qsort(v, n, size, cmp);
+	for (size_t i = 0; i < n; i++)
+		if (!k || cmp(b + (k - 1) * size, b + i * size))
+			memmove(b + k++ * size, b + i * size, size);
+	return k;
+}
+
+/* Whether @func is among the first @n taken functions (sorted). */
+static bool taken_in(const struct map *m, size_t n, int64_t func)
+{
+	return n && bsearch(&func, m->taken, n, sizeof(*m->taken), cmp_i64);
+}
+
+/*
+ * The taken functions, sorted, and those a taken one's tail call
+ * reaches (TAIL_DEPTH deep): a vtable's entry is often a thunk that
+ * jumps to the function doing the work (cc1plus's passes' execute()),
+ * which so stands right under the indirect call.
+ */
+static int index_taken(struct map *m)
+{
+	for (unsigned round = 0; round < TAIL_DEPTH; round++) {
+		size_t n = m->ntaken = sort_unique(m->taken, m->ntaken,
+						   sizeof(*m->taken), cmp_i64);
+
+		for (size_t t = 0; t < m->ntails; t++) {
+			if (!taken_in(m, n, m->tails[t].from) ||
+			    taken_in(m, n, m->tails[t].to))
+				continue;
+			if (grow(&m->taken, &m->taken_cap, m->ntaken + 1,
+				 sizeof(*m->taken), 256))
+				return -ENOMEM;
+			m->taken[m->ntaken++] = m->tails[t].to;
+		}
+		if (m->ntaken == n)
+			break;
+	}
+	m->ntaken = sort_unique(m->taken, m->ntaken, sizeof(*m->taken),
+				cmp_i64);
+	return 0;
+}
+
+/*
+ * The anchors: for each known CID whose function makes indirect calls,
+ * where each (of its first ANCHOR_DELTAS_MAX heights) puts the callee,
+ * sorted by that height.
+ */
+static int index_anchors(struct map *m)
+{
+	size_t cap = 0;
+
+	free(m->anchors);
+	m->anchors = NULL;
+	m->nanchors = 0;
+	m->nisites = sort_unique(m->isites, m->nisites, sizeof(*m->isites),
+				 cmp_isite);
+	if (!m->nisites)
+		return 0;
+	for (size_t i = 0; i < m->ncids; i++) {
+		const struct cid_entry *k = &m->cids[i];
+		size_t s = LOWER_BOUND((size_t)0, m->nisites, j,
+				       m->isites[j].caller < k->func);
+		double w = 0;
+
+		if (!k->n || k->height == ICPPD_HEIGHT_NONE ||
+		    s == m->nisites || m->isites[s].caller != k->func)
+			continue;
+		for (uint32_t a = 0; a < k->n; a++)
+			w += m->cands[k->first + a].total;
+		for (size_t j = s; j < m->nisites && j < s + ANCHOR_DELTAS_MAX &&
+		     m->isites[j].caller == k->func; j++) {
+			if (grow(&m->anchors, &cap, m->nanchors + 1,
+				 sizeof(*m->anchors), 1024))
+				return -ENOMEM;
+			m->anchors[m->nanchors++] = (struct anchor){
+				k->height + m->isites[j].delta, k->func,
+				k->height, w > 0 ? w : 1 };
+		}
+	}
+	if (m->nanchors)
+		qsort(m->anchors, m->nanchors, sizeof(*m->anchors),
+		      cmp_anchor);
+	return 0;
+}
+
+size_t infer__anchors_at(const struct map *m, int64_t height,
+			 const struct anchor **a)
+{
+	size_t lo = LOWER_BOUND((size_t)0, m->nanchors, i,
+				m->anchors[i].height < height), hi = lo;
+
+	while (hi < m->nanchors && m->anchors[hi].height == height)
+		hi++;
+	*a = &m->anchors[lo];
+	return hi - lo;
+}
+
+/* Marks each taken callee, and gives each taken function no edge
+ * reaches a callee of its own (edges none): only indirect calls reach
+ * it.  Only where the program makes indirect calls. */
+static int taken_callees(struct map *m)
+{
+	size_t n = m->ncallees;
+
+	if (!m->nanchors)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		struct callee *c = &m->callees[i];
+
+		if (taken_in(m, m->ntaken, c->func)) {
+			c->taken = true;
+			c->sum += INDIRECT_PRIOR;
+		}
+	}
+	for (size_t i = 0; i < m->ntaken; i++) {
+		struct hindex_probe p = { HINDEX_NONE, 0 };
+		uint64_t h = hindex__mix(5, (uint64_t)m->taken[i]);
+		uint32_t j;
+		bool found = false;
+
+		while (!found && (j = hindex__next(&m->callee_index, &p, h)) !=
+		       HINDEX_NONE)
+			found = m->callees[j].func == m->taken[i];
+		if (found)
+			continue;
+		m->callees[m->ncallees] = (struct callee){ m->taken[i],
+			(uint32_t)m->nedges, 0, INDIRECT_PRIOR, true };
+		if (hindex__insert(&m->callee_index, h,
+				   (uint32_t)m->ncallees))
+			return -ENOMEM;
+		m->ncallees++;
+	}
+	return 0;
+}
+
 static int learned_first(const void *a, const void *b)
 {
 	const struct edge *x = a, *y = b;
@@ -562,7 +747,7 @@ static int index_edges(struct map *m)
 	m->ncallees = m->nstates = m->nmemos = 0;
 	hindex__clear(&m->state_index);
 	hindex__clear(&m->memo_index);
-	if (derive_tails(m))
+	if (derive_tails(m) || index_taken(m) || index_anchors(m))
 		return -ENOMEM;
 	if (m->nedges)
 		qsort(m->edges, m->nedges, sizeof(*m->edges), cmp_edge);
@@ -581,13 +766,14 @@ static int index_edges(struct map *m)
 		}
 	}
 	m->nedges = n;
-	m->callees = malloc((n ? n : 1) * sizeof(*m->callees));
+	m->callees = malloc((n + m->ntaken + 1) * sizeof(*m->callees));
 	if (!m->callees)
 		return -ENOMEM;
 	for (size_t i = 0; i < n;) {
 		struct callee *c = &m->callees[m->ncallees];
 
-		*c = (struct callee){ m->edges[i].callee, (uint32_t)i, 0, 0 };
+		*c = (struct callee){ m->edges[i].callee, (uint32_t)i, 0, 0,
+				      false };
 		for (; i < n && m->edges[i].callee == c->func; i++) {
 			c->sum += infer__edge_weight(&m->edges[i]);
 			c->n++;
@@ -598,7 +784,9 @@ static int index_edges(struct map *m)
 			return -ENOMEM;
 		m->ncallees++;
 	}
-	ret = lowest_heights(m);
+	ret = taken_callees(m);
+	if (!ret)
+		ret = lowest_heights(m);
 	for (size_t i = 0; !ret && i < m->nedges; i++) {
 		const struct fnode *f = find_fnode(m, m->edges[i].caller);
 
@@ -664,6 +852,68 @@ int infer__add_tail(struct infer *inf, int64_t program_id, int64_t from,
 	m->tails[m->ntails++] = (struct tail){ from, callee };
 	m->dirty = true;
 	inf->stats.calls++;
+	return 0;
+}
+
+int infer__add_indirect(struct infer *inf, int64_t program_id,
+			int64_t caller, int64_t delta)
+{
+	struct map *m = find_map(inf, program_id);
+
+	if (!m || m == inf->building || delta <= 0)
+		return -EINVAL;
+	if (grow(&m->isites, &m->isites_cap, m->nisites + 1,
+		 sizeof(*m->isites), 256))
+		return -ENOMEM;
+	m->isites[m->nisites++] = (struct isite){ caller, delta };
+	m->dirty = true;
+	inf->stats.calls++;
+	return 0;
+}
+
+int infer__add_taken(struct infer *inf, int64_t program_id, int64_t func)
+{
+	struct map *m = find_map(inf, program_id);
+
+	if (!m || m == inf->building)
+		return -EINVAL;
+	if (grow(&m->taken, &m->taken_cap, m->ntaken + 1, sizeof(*m->taken),
+		 256))
+		return -ENOMEM;
+	m->taken[m->ntaken++] = func;
+	m->dirty = true;
+	return 0;
+}
+
+double infer__observed(const struct map *m, int64_t func, int64_t height)
+{
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	uint32_t i;
+
+	while ((i = hindex__next(&m->observed_index, &p,
+				 cid_hash(func, height))) != HINDEX_NONE)
+		if (m->observed[i].func == func &&
+		    m->observed[i].height == height)
+			return OBSERVED_BOOST;
+	return 1;
+}
+
+int infer__observe(struct infer *inf, int64_t program_id, int64_t func,
+		   int64_t height)
+{
+	struct map *m = find_map(inf, program_id);
+
+	if (!m || m == inf->building)
+		return -EINVAL;
+	if (height == ICPPD_HEIGHT_NONE ||
+	    infer__observed(m, func, height) > 1)
+		return 0;
+	if (grow(&m->observed, &m->observed_cap, m->nobserved + 1,
+		 sizeof(*m->observed), 256) ||
+	    hindex__insert(&m->observed_index, cid_hash(func, height),
+			   (uint32_t)m->nobserved))
+		return -ENOMEM;
+	m->observed[m->nobserved++] = (struct cid_key){ func, height };
 	return 0;
 }
 

@@ -620,6 +620,12 @@ static int explain_all(struct run_profile *p, struct infer *inf,
 
 	if (t->n)
 		qsort(t->v, t->n, sizeof(*t->v), heaviest_first);
+	/* every CID sampled weighs the chains through it, the first
+	 * search's as much as the last's */
+	for (size_t i = 0; i < t->n && !ret; i++)
+		if (infer__observe(inf, t->v[i].program, t->v[i].func,
+				   t->v[i].height) == -ENOMEM)
+			ret = -ENOMEM;
 	for (size_t i = 0; i < t->n && !ret; i++) {
 		const struct todo *d = &t->v[i];
 		struct infer_outcome o;
@@ -1312,6 +1318,12 @@ static int score_leaves(struct run_profile *p, struct infer *inf,
 {
 	const struct store_module *m = run_profile__module(p, program);
 
+	/* the run's samples weigh the chains through them, as in a
+	 * report of the run (explain_all()) */
+	for (size_t i = 0; i < ml->nleaves; i++)
+		if (infer__observe(inf, program, ml->leaves[i].func,
+				   ml->leaves[i].height) == -ENOMEM)
+			return -ENOMEM;
 	for (size_t i = 0; i < ml->nleaves; i++) {
 		const struct truth_leaf *l = &ml->leaves[i];
 		struct infer_outcome o;

@@ -366,6 +366,15 @@ static int add_calls(struct static_calls *sc, struct infer *inf,
 			int64_t caller, callee;
 			int ret = function_id(sc, x, c->caller, &caller);
 
+			if (!ret && c->callee == CALLSITE_INDIRECT &&
+			    !c->import) {
+				ret = infer__add_indirect(inf, program_id,
+							  caller, c->delta);
+				if (ret == -ENOMEM)
+					return ret;
+				sc->stats.calls += !ret;
+				continue;
+			}
 			if (!ret)
 				ret = c->import ?
 				      resolve(sc, xs, n, x, c->import, &callee) :
@@ -379,6 +388,15 @@ static int add_calls(struct static_calls *sc, struct infer *inf,
 			if (ret == -ENOMEM)
 				return ret;
 			sc->stats.calls += !ret;
+		}
+		for (size_t i = 0; x->ok && i < x->bc.cs.ntaken; i++) {
+			int64_t id;
+			int ret = function_id(sc, x, x->bc.cs.taken[i], &id);
+
+			if (!ret)
+				ret = infer__add_taken(inf, program_id, id);
+			if (ret == -ENOMEM)
+				return ret;
 		}
 	}
 	return 0;

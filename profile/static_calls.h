@@ -1,7 +1,8 @@
 /*
- * static_calls.h - the direct calls of a program's binaries, read from
- * their files (binary/callsites.h), as proven edges of the inference
- * engine's call graph.
+ * static_calls.h - the calls of a program's binaries, read from their
+ * files (binary/callsites.h), as proven edges of the inference engine's
+ * call graph: direct calls and tail calls, and indirect calls with the
+ * functions whose address is taken (infer__add_indirect()).
  *
  * Edges join functions by the store's ids.  A function no sample and no
  * path map named yet (a caller the search may need) gets a provisional
@@ -58,7 +59,7 @@ int static_calls__function(struct static_calls *sc, int64_t id,
 			   int64_t module_id, uint64_t address);
 
 /*
- * Gives @inf the direct calls of modules @mods[0, n) (the store's, no
+ * Gives @inf the calls of modules @mods[0, n) (the store's, no
  * two alike) for program @program_id; @mods[0] is the program's own
  * executable, the first looked in for an imported symbol.  Each module
  * is read once per object.  0 or -ENOMEM.

@@ -561,6 +561,108 @@ static void no_height(void)
 	cct__delete(t);
 }
 
+/*
+ * Indirect calls: a (known at 48) calls through a pointer 40 bytes
+ * down; u is taken, and so is w, which ends in a jump to x.  A CID of a
+ * taken function at 88 ends its chain there (an anchor); one that is
+ * not taken, or at a height no known CID's indirect call reaches, stays
+ * unknown; and one that direct calls explain takes no indirect call.
+ */
+static void indirect_calls(void)
+{
+	static const struct infer_node learned[] = {
+		{ -1, MAIN, 16, 0, 0, 2, 0 },
+		{ 0, A, 48, 0x11, 2, 2, 0 },
+	};
+	struct cct *t = cct__new();
+	struct infer *inf = engine(t, NULL, learned,
+				   sizeof(learned) / sizeof(learned[0]));
+	enum cct_how how;
+	uint32_t exact;
+
+	is_int(infer__add_indirect(inf, PROG, A, 0), -22,
+	       "an indirect call adding no height: -EINVAL");
+	is_int(infer__add_indirect(inf, PROG + 1, A, 40), -22,
+	       "an indirect call in a program without a map: -EINVAL");
+	is_int(infer__add_taken(inf, PROG + 1, U), -22,
+	       "a taken function in a program without a map: -EINVAL");
+	is_int(infer__add_indirect(inf, PROG, A, 40), 0,
+	       "a calls through a pointer, 40 bytes down");
+	is_int(infer__add_indirect(inf, PROG, A, 40), 0, "again: merged");
+	is_int(infer__add_taken(inf, PROG, U), 0, "u's address is taken");
+	is_int(infer__add_taken(inf, PROG, W), 0, "w's too");
+	is_int(infer__add_tail(inf, PROG, W, X), 0, "w ends in a jump to x");
+	is_int(infer__add_taken(inf, PROG, Z), 0, "z's too");
+	is_int(infer__add_call(inf, PROG, MAIN, Z, 72), 0,
+	       "and main calls z directly, 72 bytes down");
+	is_int(infer__cid(inf, PROG, U, 88, 2), 0, "a taken function at 88");
+	ok(record(t, "main;a;u", &exact, &how) == 2 && how == CCT_PRECISE,
+	   "under the anchor: main;a;u, precise");
+	is_int(infer__cid(inf, PROG, X, 88, 1), 0,
+	       "a function a taken one's jump reaches, at 88");
+	ok(record(t, "main;a;x", &exact, &how) == 1,
+	   "taken through the tail call: main;a;x");
+	is_int(infer__cid(inf, PROG, Y, 88, 1), 0, "a function not taken");
+	ok(record(t, "[unknown callers of y at height 88];y", &exact, &how) == 1,
+	   "no indirect call reaches it: unknown callers");
+	is_int(infer__cid(inf, PROG, U, 96, 1), 0, "u where no anchor is");
+	ok(record(t, "[unknown callers of u at height 96];u", &exact, &how) == 1,
+	   "unknown callers");
+	is_int(infer__cid(inf, PROG, Z, 88, 1), 0,
+	       "z at 88, which main's direct call explains too");
+	ok(record(t, "main;z", &exact, &how) == 1 &&
+	   record(t, "main;a;z", &exact, &how) < 0,
+	   "the direct call's chain, not the indirect one");
+	infer__delete(inf);
+	cct__delete(t);
+}
+
+/*
+ * The runs' own CIDs weigh chains: main -> p and main -> q (32), both
+ * calling l (16), so (l, 64) has two chains no learned path weighs,
+ * cut above l.  Once (q, 48) is a CID the runs sampled, main;q;l holds
+ * 8 in 9 of the weight, past the confidence share.
+ */
+static void observed(void)
+{
+	static const struct infer_node learned[] = {
+		{ -1, MAIN, 16, 0, 1, 1, 0 },
+	};
+	static const int64_t calls[][3] = {
+		{ MAIN, P, 32 }, { MAIN, Q, 32 }, { P, L, 16 }, { Q, L, 16 },
+	};
+	enum cct_how how;
+	uint32_t exact;
+
+	for (int seen = 0; seen < 2; seen++) {
+		struct cct *t = cct__new();
+		struct infer *inf = engine(t, NULL, learned, 1);
+
+		for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+			infer__add_call(inf, PROG, calls[i][0], calls[i][1],
+					calls[i][2]);
+		if (seen)
+			is_int(infer__observe(inf, PROG, Q, 48), 0,
+			       "(q, 48) sampled in the runs");
+		is_int(infer__observe(inf, PROG + 1, Q, 48), -22,
+		       "a program without a map: -EINVAL");
+		is_int(infer__cid(inf, PROG, L, 64, 9), 0, "(l, 64)");
+		if (!seen)
+			ok(record(t, "[unknown callers of l at height 64];l",
+				  &exact, &how) == 9,
+			   "two equal chains: cut above l");
+		else
+			ok(fabs(record(t, "main;q;l", &exact, &how) - 8) <
+			   1e-9 && fabs(record(t,
+				"[unknown callers of l at height 64];l",
+				&exact, &how) - 1) < 1e-9,
+			   "through the sampled CID: 8 of 9 on main;q;l, the "
+			   "rest cut");
+		infer__delete(inf);
+		cct__delete(t);
+	}
+}
+
 int main(void)
 {
 	struct cct *t = cct__new();
@@ -663,6 +765,8 @@ int main(void)
 	proven_calls();
 	most_probable_first();
 	tail_calls();
+	indirect_calls();
+	observed();
 	cut_chains();
 	unweighed();
 	own_split();
