@@ -234,6 +234,11 @@ void ctl_server__service(struct ctl_server *s, bool pending)
 	}
 }
 
+size_t ctl_server__clients(const struct ctl_server *s)
+{
+	return s->n;
+}
+
 int ctl__request(const char *path, const char *request)
 {
 	char buf[4096], last[256] = "";

@@ -49,6 +49,8 @@ void ctl_server__delete(struct ctl_server *s);
  * that finds nothing (15 % of the daemon's CPU, called at each step).
  * Call when @lfd is readable and at least every few hundred ms. */
 void ctl_server__service(struct ctl_server *s, bool pending);
+/* The clients being served. */
+size_t ctl_server__clients(const struct ctl_server *s);
 
 /* Sends @request to the daemon at @path and copies its answer to
  * stdout.  0 when the answer ends with "ok", else 1 (message on

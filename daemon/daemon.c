@@ -49,10 +49,19 @@
  * with their index): a fresh map after a flush that stored one nearly
  * this big (recorder.h, max_paths). */
 #define DAEMON_MAX_PATHS (1u << 18)
-/* 20 ms: a new process's mappings are read while it still lives (its
- * files are opened through /proc/PID), and a pending control client
- * waits no longer. */
+/* A step's longest wait: 20 ms while a process started less than
+ * DAEMON_EXEC_WINDOW_NS ago (its mappings are read while it still
+ * lives: its files are opened through /proc/PID; the loader maps them
+ * within a few ms of the exec, which wakes the wait) or a control
+ * client is being served (each step moves it on); 100 ms otherwise.  A
+ * wait ends sooner when the rings fill, an exec or a client comes.  At
+ * 20 ms throughout, waking was a fifth of the daemon's CPU watching
+ * cc1 at 999 Hz through ten makes (perf stat: 1,800 to 2,070 context
+ * switches in 22 to 26 s; 1,170 to 1,260 so, and 18 to 20 % less CPU,
+ * in rounds run one after the other). */
 #define DAEMON_POLL_MS 20
+#define DAEMON_IDLE_POLL_MS 100
+#define DAEMON_EXEC_WINDOW_NS 30000000LL
 
 /* What the daemon watches, resolved. */
 struct rules {
@@ -751,7 +760,14 @@ static void serve(struct daemon *d, struct ctl_server *ctl, int lfd,
 	int64_t last_scan = clock__mono_ns(), segment_start = last_scan;
 
 	while (!d->stop) {
-		int seen = recorder__step(d->rec, lfd);
+		int64_t exec = recorder__last_exec(d->rec);
+		int seen;
+
+		recorder__set_poll_ms(d->rec, ctl_server__clients(ctl) ||
+				      (exec && clock__mono_ns() - exec <
+				       DAEMON_EXEC_WINDOW_NS) ?
+				      DAEMON_POLL_MS : DAEMON_IDLE_POLL_MS);
+		seen = recorder__step(d->rec, lfd);
 
 		if (seen < 0)
 			seen = 0;	/* logged; sampling goes on */

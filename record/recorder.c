@@ -103,6 +103,7 @@ struct recorder {
 	int64_t last_flush;
 	size_t flushed_nodes;		/* the map's size at the last flush */
 	uint64_t spills;		/* read_meanwhile()'s reads */
+	int64_t last_exec;		/* recorder__last_exec() */
 	struct {
 		pthread_t thread;	/* reads the rings while a flush writes */
 		int stop[2];		/* the flush's end, to it */
@@ -491,9 +492,21 @@ static void take_execs(struct recorder *r)
 {
 	struct session_exec e;
 
-	while (session__next_exec(r->sess, &e))
+	while (session__next_exec(r->sess, &e)) {
 		collector__exec_seen(r->col, e.pid, e.time, e.comm);
+		r->last_exec = clock__mono_ns();
+	}
 	collector__retry_execs(r->col);
+}
+
+void recorder__set_poll_ms(struct recorder *r, int ms)
+{
+	r->o.poll_ms = ms;
+}
+
+int64_t recorder__last_exec(const struct recorder *r)
+{
+	return r->last_exec;
 }
 
 /*

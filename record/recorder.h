@@ -122,6 +122,11 @@ void recorder__learning(const struct recorder *r, struct recorder_learning *l);
 int recorder__begin(struct recorder *r, const struct run_info *ri);
 int64_t recorder__run_id(const struct recorder *r);
 
+/* The longest wait of a step from now on (recorder_opts.poll_ms). */
+void recorder__set_poll_ms(struct recorder *r, int ms);
+/* When the last exec was seen (clock__mono_ns()); 0: none yet. */
+int64_t recorder__last_exec(const struct recorder *r);
+
 /* Installs the signal handlers (see above).  0 or -errno. */
 int recorder__catch_signals(void);
 /* The RECORDER_STOP, HUP and CHILD signals caught since the last step
