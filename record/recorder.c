@@ -124,6 +124,8 @@ struct recorder {
 		bool deep;		/* tried to grow them (deep_stack) */
 		uint32_t stack;		/* bytes each copy holds now */
 		uint64_t new_paths;	/* the recorder's, at the window */
+		/* the first and the last window's (recorder_learning) */
+		uint64_t first_cids, first_unknown, last_cids, last_unknown;
 		uint64_t bursts;
 		int64_t on_ns;
 		struct recorder_learning base;	/* when the run began */
@@ -393,6 +395,12 @@ static void learn_step(struct recorder *r)
 			bool busy = r->new_paths > l->new_paths ||
 				    (double)unknown > LEARN_UNKNOWN * (double)cids;
 
+			if (!l->first_cids) {
+				l->first_cids = cids;
+				l->first_unknown = unknown;
+			}
+			l->last_cids = cids;
+			l->last_unknown = unknown;
 			l->quiet = busy ? 0 : l->quiet + 1;
 			if (busy && !l->burst)
 				l->bursts++;
@@ -419,7 +427,8 @@ static void learning_totals(const struct recorder *r,
 	*l = (struct recorder_learning){ cs->learn_samples,
 		cs->unwind[UNW_COMPLETE], cs->learn_unknown, s->bursts,
 		s->on_ns + (s->on ? clock__mono_ns() - s->since : 0),
-		r->new_paths, r->once };
+		r->new_paths, r->once, s->first_cids, s->first_unknown,
+		s->last_cids, s->last_unknown };
 }
 
 void recorder__learning(const struct recorder *r, struct recorder_learning *l)

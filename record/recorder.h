@@ -114,6 +114,10 @@ struct recorder_learning {
 	 * map was last started afresh): over paths, the Good-Turing
 	 * estimate of the sampled weight on paths not learned */
 	uint64_t once;
+	/* samples with a CID, and of them unknown, in the first and in
+	 * the last learning window (a quarter second) with enough of
+	 * them: how far the paths came to explain the run */
+	uint64_t first_cids, first_unknown, last_cids, last_unknown;
 };
 void recorder__learning(const struct recorder *r, struct recorder_learning *l);
 

@@ -199,6 +199,14 @@ static void learn_summary(const struct run *r)
 			 "samples on paths not learned (Good-Turing)",
 			 (unsigned long long)l.once,
 			 100.0 * (double)l.once / (double)l.paths);
+	if (l.first_cids && l.last_cids)
+		log_info("learning: the paths explained %.1f%% of the samples "
+			 "when seen in the first quarter second with samples, "
+			 "%.1f%% in the last",
+			 100.0 * (1 - (double)l.first_unknown /
+				  (double)l.first_cids),
+			 100.0 * (1 - (double)l.last_unknown /
+				  (double)l.last_cids));
 	if (!l.paths)
 		log_warn("no call path learned: the program ran too briefly, or "
 			 "its stack did not unwind (see v_run_counters: unwind.*)");
