@@ -176,10 +176,6 @@ run_one() {	# run_one MODE CMD...: prints "ceiling icppd left-out whole perf-fp"
 	echo "$(overlap "$work/a.kept" "$work/b.kept") $(overlap "$work/a.kept" "$work/i.kept") $(share_of "$work/a.kept" "$work/a.folded") $(overlap "$work/a.kept" "$work/w.kept") $perf_fp"
 }
 
-# What perf cannot name, as perf names it: a function without a symbol,
-# and makecontext()'s trampoline, where a coroutine's stack ends: perf
-# looks up the return address minus one, which lies before it.
-as_perf='s/[^;]*+0x[0-9a-f]*/[unknown]/g; s/^__start_context;/[unknown];/'
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
 

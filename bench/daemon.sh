@@ -21,14 +21,21 @@
 # 4. The daemon's own case: cc1 watched through ten make -B of one small
 #    C project (lib.sh), at the default 99 Hz and at -F 999, learning at
 #    the default 25 Hz, in segments of 3 s (about one make each): per
-#    segment as in 3, and the daemon's CPU over the makes'.
+#    segment as in 3, the daemon's CPU over the makes', and the k = 3
+#    ratio of its profile of cc1 (every segment, icppd report --since 0
+#    --exe cc1): its overlap with perf record --call-graph dwarf's of
+#    ten more makes at the same rate, over two such perf runs' overlap
+#    (bench/accuracy.sh's method).
 #
 # Needs root (every CPU is sampled).
-# Usage: bench/daemon.sh [BUILDDIR]; environment: REPS (default 5).
+# Usage: bench/daemon.sh [BUILDDIR]; environment: REPS (default 5),
+# PARTS (default "1 2 3 4": the parts to run).
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" -eq 0 ] || { echo "bench: run as root" >&2; exit 1; }
 workload="$progs/threads 540 4"
 sock=$work/d.sock
+parts=${PARTS:-1 2 3 4}
+part() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 
 start_daemon() {	# start_daemon DB HZ [ARGS...]: the daemon under time,
 	# pid in $dpid; ARGS default to watching the threads workload
@@ -89,6 +96,7 @@ cost() {	# cost MODE: prints "total_cpu profiler_cpu" (workload + profiler;
 	esac
 }
 modes="none icppd-daemon icppd-daemon-nolearn perf-a perf-a-dwarf"
+if part 1; then
 interleave cost cost
 
 echo "== overhead: $workload ($reps rounds, medians of CPU seconds)"
@@ -101,6 +109,9 @@ for m in $modes; do
 		"$(echo "$t $base" | awk '{ print 100 * ($1 - $2) / $2 }')"
 done
 
+fi
+
+if part 2; then
 echo "== an hour of samples at 99 Hz on 2 busy CPUs, taken at 10 kHz"
 rm -f "$work"/h.db*
 start_daemon "$work/h.db" 10000
@@ -116,6 +127,9 @@ echo "$samples $hwm $bytes" | awk '{
 	printf "  daemon peak RSS %.1f MiB\n", $2 / 1024
 	printf "  database %.1f KiB: %.1f KiB per million samples\n", $3 / 1024, $3 / 1024 / ($1 / 1e6) }'
 
+fi
+
+if part 3; then
 echo "== learning while profiling: 2 python3 processes never trained, 10 kHz, learning 2.5 kHz, 3 s segments"
 py=$(readlink -f "$(PATH=/usr/bin:/bin command -v python3)")
 cat >"$work/loop.py" <<'PY'
@@ -137,6 +151,9 @@ wait $p1
 wait $dpid
 segments "$work/l.db"
 
+fi
+
+part 4 || exit 0
 cc1=$(readlink -f "$(gcc -print-prog-name=cc1)")
 make_cproject "$work/proj"
 for hz in 99 999; do
@@ -153,4 +170,18 @@ for hz in 99 999; do
 	awk -v d="$du + $ds" -v du="$du" -v ds="$ds" -v mu="$mu" -v ms="$ms" -v m="$dm" 'BEGIN {
 		printf "  daemon CPU %.2f s over the makes\047 %.2f s: %.2f %%; peak RSS %.1f MiB\n",
 			du + ds, mu + ms, 100 * (du + ds) / (mu + ms), m / 1024 }'
+	"$icppd" report -d "$work/m.db" --since 0 --exe "$cc1" -f folded --k inf --exact \
+		--no-inline --no-demangle 2>/dev/null | sed "$as_perf" >"$work/m.folded"
+	for x in a b; do
+		perf record -q -e cpu-clock:u -F "$hz" --call-graph dwarf -o "$work/p$x.data" -- \
+			sh -c "for i in 1 2 3 4 5 6 7 8 9 10; do make -s -B -C '$work/proj' >/dev/null; done" 2>/dev/null
+		fold_comm "$work/p$x.data" cc1 | sed "$as_perf" >"$work/p$x.folded"
+	done
+	ceiling=$("$icppd" compare -d "$work/m.db" --k 3 "$work/pa.folded" "$work/pb.folded" |
+		awk '/^degree of overlap/ { print $4 }')
+	mine=$("$icppd" compare -d "$work/m.db" --k 3 "$work/m.folded" "$work/pa.folded" |
+		awk '/^degree of overlap/ { print $4 }')
+	awk -v c="$ceiling" -v m="$mine" 'BEGIN {
+		printf "  k = 3: daemon vs perf dwarf %.3f, perf vs perf %.3f, ratio %.3f\n", m, c, (c > 0 ? m / c : 0) }'
+	rm -f "$work"/p[ab].data*
 done

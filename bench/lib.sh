@@ -47,6 +47,24 @@ make_cproject() {
 	printf 'CFLAGS = -O2 -g\nOBJS = m1.o m2.o m3.o m4.o m5.o m6.o\napp: $(OBJS)\n\t$(CC) -o $@ $(OBJS)\n' >"$1/Makefile"
 }
 
+# What perf cannot name, as perf names it: a function without a symbol,
+# and makecontext()'s trampoline, where a coroutine's stack ends: perf
+# looks up the return address minus one, which lies before it.
+as_perf='s/[^;]*+0x[0-9a-f]*/[unknown]/g; s/^__start_context;/[unknown];/'
+
+# fold_comm PERF_DATA COMM: the folded stacks (root first, perf's own
+# symbols) of the samples of threads named COMM in a perf record with
+# call graphs
+fold_comm() {
+	perf script --no-inline --no-demangle -i "$1" -F comm,ip,sym 2>/dev/null | awk -v want="$2" '
+		NF == 0 { if (n && keep) { s = f[n]; for (i = n - 1; i >= 1; i--) s = s ";" f[i]; c[s]++ }
+			  n = 0; head = 1; next }
+		head || !/^\t/ { keep = $1 == want; head = 0; n = 0; next }
+		{ sym = $2; if (sym == "") sym = "[unknown]"; sub(/\+0x[0-9a-f]+$/, "", sym); f[++n] = sym }
+		END { if (n && keep) { s = f[n]; for (i = n - 1; i >= 1; i--) s = s ";" f[i]; c[s]++ }
+		      for (s in c) print s, c[s] }'
+}
+
 # make_input FILE BYTES: compressible input, repeated system binaries
 # (deterministic).
 make_input() {
