@@ -53,6 +53,7 @@
 #include "binary/disasm.h"
 #include "common/grow.h"
 #include "common/hindex.h"
+#include "common/radix.h"
 #include "common/search.h"
 
 /* Two register values far apart, to tell an RSP rule from an RBP one. */
@@ -806,7 +807,7 @@ static int finish_taken(struct sweep *w, struct callsites *out)
 {
 	size_t k = 0;
 
-	if (w->ntaken)
+	if (radix__sort(w->taken, w->ntaken, sizeof(*w->taken), 0, false))
 		qsort(w->taken, w->ntaken, sizeof(*w->taken), cmp_start);
 	for (size_t i = 0; i < w->ntaken; i++) {
 		struct module_func f;
@@ -1171,7 +1172,10 @@ int callsites__scan(struct module *m, struct callsites *out)
 		callsites__exit(out);
 		return ret;
 	}
-	if (out->n)
+	/* by radix: qsort() of cc1plus's 400,000 sites was a tenth of
+	 * reading its calls */
+	if (radix__sort(out->v, out->n, sizeof(*out->v),
+			offsetof(struct callsite, ret), false))
 		qsort(out->v, out->n, sizeof(*out->v), cmp_site);
 	return 0;
 }

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/radix.h"
+
 #define MAGIC "ICPC"
 /* 2: tail calls listed (callsites.h, CALLSITE_TAIL); 3: indirect calls
  * and taken functions */
@@ -152,7 +154,8 @@ static int starts(const struct callsites *cs, uint64_t **out, size_t *n)
 		v[k++] = cs->exports[i].addr;
 	for (size_t i = 0; i < cs->ntaken; i++)
 		v[k++] = cs->taken[i];
-	qsort(v, k, sizeof(*v), by_value);
+	if (radix__sort(v, k, sizeof(*v), 0, false))
+		qsort(v, k, sizeof(*v), by_value);
 	for (size_t i = 0; i < k; i++)
 		if (!u || v[u - 1] != v[i])
 			v[u++] = v[i];
