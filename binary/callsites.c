@@ -906,14 +906,31 @@ static int hand_over(struct to_sweep *ts, uint64_t start)
 	return 0;
 }
 
+/* Call @c the byte scan found at @addr (through GOT slot @slot, or 0),
+ * its height change from the CFI: kept when the rule there is RSP's,
+ * its function handed to the sweep when it is RBP's, counted as left
+ * out when none holds. */
+static int scan_push(struct sweep *w, struct to_sweep *ts, uint64_t addr,
+		     struct callsite c, uint64_t slot)
+{
+	int r = rsp_delta(w, addr, &c.delta);
+
+	if (r < 0) {
+		w->out->unknown++;
+		return 0;
+	}
+	if (r > 0)
+		return hand_over(ts, c.caller);
+	boundary(w, c.caller, c.ret);
+	return push_site(w, c, slot);
+}
+
 /* One call the byte scan found at @addr, @len bytes long, to @target
  * (E8) or through GOT slot @slot (FF 15). */
 static int scan_site(struct sweep *w, struct to_sweep *ts, uint64_t addr,
 		     unsigned len, uint64_t target, uint64_t slot)
 {
 	struct module_func f, c;
-	int64_t delta;
-	int r;
 
 	/* most E8 bytes are not calls: their "target" leaves the code */
 	if (!slot && (target < w->code_lo || target >= w->code_hi))
@@ -925,16 +942,8 @@ static int scan_site(struct sweep *w, struct to_sweep *ts, uint64_t addr,
 		return 0;	/* not a function's start: not a call */
 	if (ts->n && ts->v[ts->n - 1] == f.start)
 		return 0;			/* swept */
-	r = rsp_delta(w, addr, &delta);
-	if (r < 0) {
-		w->out->unknown++;
-		return 0;
-	}
-	if (r > 0)
-		return hand_over(ts, f.start);
-	boundary(w, f.start, addr + len);
-	return push_site(w, (struct callsite){ addr + len, f.start,
-		slot ? 0 : target, delta, NULL }, slot);
+	return scan_push(w, ts, addr, (struct callsite){ addr + len, f.start,
+		slot ? 0 : target, 0, NULL }, slot);
 }
 
 /*
@@ -984,22 +993,13 @@ static int scan_indirect(struct sweep *w, struct to_sweep *ts,
 {
 	struct module_func f;
 	uint64_t ret;
-	int64_t delta;
-	int r;
 
 	if (module__function(w->m, addr, &f) ||
 	    (ts->n && ts->v[ts->n - 1] == f.start) ||
 	    !indirect_at(w, &f, vaddr, code, size, addr, &ret))
 		return 0;
-	r = rsp_delta(w, addr, &delta);
-	if (r < 0) {
-		w->out->unknown++;
-		return 0;
-	}
-	if (r > 0)
-		return hand_over(ts, f.start);
-	return push_site(w, (struct callsite){ ret, f.start,
-		CALLSITE_INDIRECT, delta, NULL }, 0);
+	return scan_push(w, ts, addr, (struct callsite){ ret, f.start,
+		CALLSITE_INDIRECT, 0, NULL }, 0);
 }
 
 /* A jump the byte scan found at @addr (E9 rel32) to @target: a tail
