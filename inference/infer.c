@@ -695,6 +695,18 @@ size_t infer__anchors_at(const struct map *m, int64_t height,
 	return hi - lo;
 }
 
+const struct callee *infer__find_callee(const struct map *m, int64_t func)
+{
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	uint64_t h = hindex__mix(5, (uint64_t)func);
+	uint32_t i;
+
+	while ((i = hindex__next(&m->callee_index, &p, h)) != HINDEX_NONE)
+		if (m->callees[i].func == func)
+			return &m->callees[i];
+	return NULL;
+}
+
 /* Marks each taken callee, and gives each taken function no edge
  * reaches a callee of its own (edges none): only indirect calls reach
  * it.  Only where the program makes indirect calls. */
@@ -713,19 +725,12 @@ static int taken_callees(struct map *m)
 		}
 	}
 	for (size_t i = 0; i < m->ntaken; i++) {
-		struct hindex_probe p = { HINDEX_NONE, 0 };
-		uint64_t h = hindex__mix(5, (uint64_t)m->taken[i]);
-		uint32_t j;
-		bool found = false;
-
-		while (!found && (j = hindex__next(&m->callee_index, &p, h)) !=
-		       HINDEX_NONE)
-			found = m->callees[j].func == m->taken[i];
-		if (found)
+		if (infer__find_callee(m, m->taken[i]))
 			continue;
 		m->callees[m->ncallees] = (struct callee){ m->taken[i],
 			(uint32_t)m->nedges, 0, INDIRECT_PRIOR, true };
-		if (hindex__insert(&m->callee_index, h,
+		if (hindex__insert(&m->callee_index,
+				   hindex__mix(5, (uint64_t)m->taken[i]),
 				   (uint32_t)m->ncallees))
 			return -ENOMEM;
 		m->ncallees++;
@@ -905,6 +910,8 @@ double infer__observed(const struct map *m, int64_t func, int64_t height)
 	struct hindex_probe p = { HINDEX_NONE, 0 };
 	uint32_t i;
 
+	if (!m->nobserved)	/* a search's every step asks */
+		return 1;
 	while ((i = hindex__next(&m->observed_index, &p,
 				 cid_hash(func, height))) != HINDEX_NONE)
 		if (m->observed[i].func == func &&

@@ -207,6 +207,8 @@ uint32_t infer__shared_suffix(struct cct *t, uint32_t *cur, uint32_t n);
  * none.  NULL when out of memory. */
 const struct memo *infer__search_memo(struct infer *inf, struct map *m,
 				      int64_t func, int64_t height);
+/* The callee entry of @func (its edges as a callee), or NULL. */
+const struct callee *infer__find_callee(const struct map *m, int64_t func);
 /* OBSERVED_BOOST when CID (@func, @height) is one the inferred runs
  * sampled, else 1. */
 double infer__observed(const struct map *m, int64_t func, int64_t height);

@@ -46,18 +46,6 @@
 
 #include "common/grow.h"
 
-static const struct callee *find_callee(const struct map *m, int64_t func)
-{
-	struct hindex_probe p = { HINDEX_NONE, 0 };
-	uint64_t h = hindex__mix(5, (uint64_t)func);
-	uint32_t i;
-
-	while ((i = hindex__next(&m->callee_index, &p, h)) != HINDEX_NONE)
-		if (m->callees[i].func == func)
-			return &m->callees[i];
-	return NULL;
-}
-
 static uint64_t state_hash(int64_t func, int64_t height, unsigned guesses)
 {
 	return hindex__mix(hindex__mix(hindex__mix(9, (uint64_t)func),
@@ -119,10 +107,20 @@ static bool has_edge(const struct map *m, const struct callee *c,
 	return false;
 }
 
+/* The known CID of anchor @a, where it ends a chain at taken callee @c
+ * at height @h: NULL where @c's edges already hold its call. */
+static const struct cid_entry *anchor_cid(const struct map *m,
+					  const struct callee *c, int64_t h,
+					  const struct anchor *a)
+{
+	return has_edge(m, c, a->caller, h - a->caller_height) ? NULL :
+	       infer__find_cid(m, a->caller, a->caller_height);
+}
+
 /* The anchors that end a chain at taken callee @c at height @h (see
  * infer__add_indirect()): in *@a, their number in *@n; the sum of the
- * weights of those not already an edge of @c, whose known CIDs
- * *@chains counts. */
+ * weights of those anchor_cid() keeps, whose known CIDs *@chains
+ * counts. */
 static double anchors(const struct map *m, const struct callee *c,
 		      int64_t h, const struct anchor **a, size_t *n,
 		      double *chains)
@@ -132,14 +130,12 @@ static double anchors(const struct map *m, const struct callee *c,
 	*n = c && c->taken ? infer__anchors_at(m, h, a) : 0;
 	*chains = 0;
 	for (size_t i = 0; i < *n; i++) {
-		const struct cid_entry *k;
+		const struct cid_entry *k = anchor_cid(m, c, h, &(*a)[i]);
 
-		if (has_edge(m, c, (*a)[i].caller, h - (*a)[i].caller_height) ||
-		    !(k = infer__find_cid(m, (*a)[i].caller,
-					  (*a)[i].caller_height)))
-			continue;
-		w += (*a)[i].weight;
-		*chains += k->n;
+		if (k) {
+			w += (*a)[i].weight;
+			*chains += k->n;
+		}
 	}
 	return w;
 }
@@ -165,7 +161,7 @@ static struct state count_chains(struct search *s, int64_t h,
 {
 	struct map *m = s->m;
 	const struct infer_limits *lim = &s->inf->lim;
-	const struct callee *c = find_callee(m, s->chain[depth]);
+	const struct callee *c = infer__find_callee(m, s->chain[depth]);
 	const struct state *st = find_state(m, s->chain[depth], h, guesses);
 	struct state r = { s->chain[depth], h, guesses, 0, 0, false, false };
 	bool cut = s->cut, pruned = s->pruned;
@@ -332,7 +328,7 @@ static uint32_t best_expand(struct search *s, struct best *b, uint32_t i)
 {
 	struct map *m = s->m;
 	const struct bitem it = b->v[i];
-	const struct callee *c = find_callee(m, it.func);
+	const struct callee *c = infer__find_callee(m, it.func);
 	uint32_t dive = UINT32_MAX;
 	bool finished = false;
 
@@ -347,10 +343,7 @@ static uint32_t best_expand(struct search *s, struct best *b, uint32_t i)
 			double pa = it.p * INDIRECT_PRIOR / c->sum *
 				    a[j].weight / w;
 
-			if (has_edge(m, c, a[j].caller,
-				     it.height - a[j].caller_height) ||
-			    !(k = infer__find_cid(m, a[j].caller,
-						  a[j].caller_height)))
+			if (!(k = anchor_cid(m, c, it.height, &a[j])))
 				continue;
 			for (uint32_t x = 0; x < k->n && !s->err; x++) {
 				double share = m->cands[k->first + x].share;
@@ -553,7 +546,7 @@ static int cut_node(struct cct *t, uint32_t top, uint32_t leaf,
  * callee's learned edges come first). */
 static bool learned_call(const struct map *m, int64_t caller, int64_t callee)
 {
-	const struct callee *c = find_callee(m, callee);
+	const struct callee *c = infer__find_callee(m, callee);
 
 	for (uint32_t i = 0; c && i < c->n; i++) {
 		const struct edge *e = &m->edges[c->first + i];
