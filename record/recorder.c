@@ -500,11 +500,14 @@ int recorder__enable(struct recorder *r)
 static void take_execs(struct recorder *r)
 {
 	struct session_exec e;
+	bool any = false;
 
 	while (session__next_exec(r->sess, &e)) {
 		collector__exec_seen(r->col, e.pid, e.time, e.comm);
-		r->last_exec = clock__mono_ns();
+		any = true;
 	}
+	if (any)
+		r->last_exec = clock__mono_ns();
 	collector__retry_execs(r->col);
 }
 
