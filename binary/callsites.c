@@ -143,8 +143,9 @@ struct sweep {
 	size_t ntaken, taken_cap;
 	uint64_t data_lo, data_hi;	/* the span of the data sections */
 	/* the indirect calls' check (indirect_at()): a second Capstone
-	 * handle without details, and how far the current function has
-	 * been decoded from its start */
+	 * handle without details, and the current function's last known
+	 * instruction boundary (decoded so far, or the end of the last
+	 * call the scan found: boundary()) */
 	csh lengths;
 	cs_insn *insn;
 	uint64_t cur_func, cur_at;
