@@ -26,17 +26,20 @@ static int check_file(const char *path, const char *shown, char *err,
 	int fd;
 
 	if (stat(path, &sb)) {
-		snprintf(err, errlen, "%s: %s", shown, strerror(errno));
-		return -1;
+		int e = errno;
+
+		snprintf(err, errlen, "%s: %s", shown, strerror(e));
+		return e == ENOENT || e == ENOTDIR ? LAUNCH_NOT_FOUND :
+		       LAUNCH_CANNOT_RUN;
 	}
 	if (S_ISDIR(sb.st_mode)) {
 		snprintf(err, errlen, "%s: is a directory", shown);
-		return -1;
+		return LAUNCH_CANNOT_RUN;
 	}
 	if (access(path, X_OK)) {
 		snprintf(err, errlen, "%s: not executable (%s)", shown,
 			 strerror(errno));
-		return -1;
+		return LAUNCH_CANNOT_RUN;
 	}
 	fd = sys__open(path, O_RDONLY, 0);
 	if (fd < 0 || read(fd, magic, sizeof(magic)) < 4) {
@@ -44,7 +47,7 @@ static int check_file(const char *path, const char *shown, char *err,
 			 fd < 0 ? strerror(errno) : "file too short");
 		if (fd >= 0)
 			close(fd);
-		return -1;
+		return LAUNCH_CANNOT_RUN;
 	}
 	close(fd);
 	if (!memcmp(magic, "#!", 2))
@@ -52,7 +55,7 @@ static int check_file(const char *path, const char *shown, char *err,
 	if (memcmp(magic, "\177ELF", 4)) {
 		snprintf(err, errlen, "%s: not an ELF file (nor a #! script)",
 			 shown);
-		return -1;
+		return LAUNCH_CANNOT_RUN;
 	}
 	/* icppd samples x86-64 user registers: a 32-bit or foreign
 	 * program would run (or fail) without a single usable sample. */
@@ -62,7 +65,7 @@ static int check_file(const char *path, const char *shown, char *err,
 			 "machine %u): icppd samples x86-64 only", shown,
 			 magic[EI_CLASS] == ELFCLASS32 ? "32-bit" : "64-bit",
 			 (unsigned)(magic[18] | magic[19] << 8));
-		return -1;
+		return LAUNCH_CANNOT_RUN;
 	}
 	return 0;
 }
@@ -106,12 +109,12 @@ int launch__check(const char *file, char *err, size_t errlen)
 
 	if (!*file) {
 		snprintf(err, errlen, "empty command name");
-		return -1;
+		return LAUNCH_NOT_FOUND;
 	}
 	if (!search_path(file, buf, sizeof(buf)))
 		return check_file(buf, file, err, errlen);
 	snprintf(err, errlen, "%s: command not found", file);
-	return -1;
+	return LAUNCH_NOT_FOUND;
 }
 
 int launch__fork(char *const argv[], struct launch *l, char *err,
@@ -144,6 +147,9 @@ int launch__fork(char *const argv[], struct launch *l, char *err,
 		/* Exit quietly when icppd gave up before letting us go. */
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
+		/* an ignored signal stays ignored across exec: the command
+		 * gets SIGPIPE as it would without icppd */
+		signal(SIGPIPE, SIG_DFL);
 		execvp(argv[0], argv);
 		e = errno;
 		if (write(ex[1], &e, sizeof(e)) < 0)

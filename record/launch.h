@@ -20,9 +20,13 @@ struct launch {
 
 /*
  * Finds @file as execvp would and checks that it can run: it exists, is
- * executable, and is an ELF file or a "#!" script.  0, or -1 with a
- * one-line reason in @err ("foo: command not found").
+ * executable, and is an ELF file or a "#!" script.  0, or the exit
+ * status a shell gives such a command, with a one-line reason in @err:
+ * LAUNCH_NOT_FOUND ("foo: command not found") or LAUNCH_CANNOT_RUN (a
+ * directory, not executable, not an x86-64 program).
  */
+#define LAUNCH_NOT_FOUND 127
+#define LAUNCH_CANNOT_RUN 126
 int launch__check(const char *file, char *err, size_t errlen);
 
 /* The canonical path (symlinks resolved, as the kernel names mappings)

@@ -161,6 +161,10 @@ int recorder__catch_signals(void)
 	sa.sa_flags = SA_RESTART;
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);
+	/* "record ... 2>&1 | head": the reader gone, a message written
+	 * fails with EPIPE instead of killing the recorder with the run
+	 * unfinished; the samples still go to the database. */
+	signal(SIGPIPE, SIG_IGN);
 	return 0;
 }
 

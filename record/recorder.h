@@ -131,7 +131,8 @@ void recorder__set_poll_ms(struct recorder *r, int ms);
 /* When the last exec was seen (clock__mono_ns()); 0: none yet. */
 int64_t recorder__last_exec(const struct recorder *r);
 
-/* Installs the signal handlers (see above).  0 or -errno. */
+/* Installs the signal handlers (see above) and ignores SIGPIPE (a
+ * closed stderr must not end a recording).  0 or -errno. */
 int recorder__catch_signals(void);
 /* The RECORDER_STOP, HUP and CHILD signals caught since the last step
  * or call (a step takes them too). */

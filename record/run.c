@@ -587,15 +587,15 @@ int run__main(const struct run_mode *mode, const struct run_opts *o,
 		.child = { .pid = -1, .go_fd = -1, .err_fd = -1 } };
 	struct outfile out = { 0 };
 	char err[512];
-	int ret = 1, started;
+	int ret = 1, started, bad;
 
 	if (sys__inject_from_env()) {
 		log_error("ICPPD_INJECT_FAULT: expected CALL:ERRNO[,...]");
 		return 2;
 	}
-	if (command && launch__check(command[0], err, sizeof(err))) {
+	if (command && (bad = launch__check(command[0], err, sizeof(err)))) {
 		log_error("%s", err);
-		return 1;
+		return bad;	/* as a shell exits: 127 or 126 */
 	}
 	if (!command && kill((pid_t)o->pid, 0) && errno == ESRCH) {
 		log_error("process %llu: no such process",

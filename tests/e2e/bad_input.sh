@@ -15,7 +15,7 @@ expect() {
 	first=$(head -1 "$tmp/err")
 	contains "$first" "$needle" "$desc: message says '$needle'"
 	case $want in
-	1) is "$(wc -l <"$tmp/err" | tr -d ' ')" 1 "$desc: exactly one line" ;;
+	1 | 126 | 127) is "$(wc -l <"$tmp/err" | tr -d ' ')" 1 "$desc: exactly one line" ;;
 	esac
 	case $first in icppd:*) ok 0 "$desc: starts with 'icppd:'" ;; *) ok 1 "$desc: starts with 'icppd:' ($first)" ;; esac
 }
@@ -24,19 +24,21 @@ expect() {
 "$ICPPD" record -q -d "$db" -- "$PROGS/heights-nofp" 10 >/dev/null
 before=$(q "SELECT count(*) || '/' || sum(samples) FROM v_cids")
 
-expect 1 "missing command" "no-such-command-xyz: command not found" -- record -d "$db" -- no-such-command-xyz
+# a command that does not run exits as a shell's would: 127, 126
+expect 127 "missing command" "no-such-command-xyz: command not found" -- record -d "$db" -- no-such-command-xyz
+expect 127 "missing file" "/no/such/cmd: No such file or directory" -- record -d "$db" -- /no/such/cmd
 # a command whose name forges a second line and colours the terminal
-expect 1 "a command named with a newline" 'no\x0aicppd: FORGED\x1b[31m: command not found' -- \
+expect 127 "a command named with a newline" 'no\x0aicppd: FORGED\x1b[31m: command not found' -- \
 	record -d "$db" -- "$(printf 'no\nicppd: FORGED\033[31m')"
 printf 'hello\n' >"$tmp/text"
-expect 1 "not executable" "not executable" -- record -d "$db" -- "$tmp/text"
+expect 126 "not executable" "not executable" -- record -d "$db" -- "$tmp/text"
 chmod +x "$tmp/text"
-expect 1 "not an ELF file" "not an ELF file" -- record -d "$db" -- "$tmp/text"
-expect 1 "a directory" "is a directory" -- record -d "$db" -- "$tmp"
+expect 126 "not an ELF file" "not an ELF file" -- record -d "$db" -- "$tmp/text"
+expect 126 "a directory" "is a directory" -- record -d "$db" -- "$tmp"
 # A foreign binary: heights with its e_machine set to AArch64 (183).
 cp "$PROGS/heights-nofp" "$tmp/foreign"
 printf '\267\000' | dd of="$tmp/foreign" bs=1 seek=18 conv=notrunc 2>/dev/null
-expect 1 "foreign ELF" "not an x86-64 ELF program (64-bit, machine 183)" -- record -d "$db" -- "$tmp/foreign"
+expect 126 "foreign ELF" "not an x86-64 ELF program (64-bit, machine 183)" -- record -d "$db" -- "$tmp/foreign"
 expect 1 "database directory missing" "cannot open database" -- record -d "$tmp/no/such/dir.db" -- true
 expect 1 "database on a read-only file system" "/proc/icppd.db" -- record -d /proc/icppd.db -- true
 
@@ -62,7 +64,7 @@ ICPPD_INJECT_FAULT=mmap:ENOMEM \
 # The binary cannot be opened (injected for its directory only): the
 # command is refused before it runs, and says why.
 ICPPD_INJECT_FAULT=open:EACCES:$PROGS/ \
-	expect 1 "binary unreadable" "cannot read it: Permission denied" -- record -d "$db" -- "$PROGS/heights-nofp" 1
+	expect 126 "binary unreadable" "cannot read it: Permission denied" -- record -d "$db" -- "$PROGS/heights-nofp" 1
 # /proc cannot be read: the run is recorded, and every sample is counted
 # as unresolved with the reason rather than dropped.
 ICPPD_INJECT_FAULT=open:EACCES:/proc/ "$ICPPD" record -d "$tmp/noproc.db" -- "$PROGS/heights-nofp" 5 \

@@ -18,6 +18,19 @@ is "$s" 4 "samples before the kill kept"
 "$ICPPD" record -q -d "$db" -- "$PROGS/heights-nofp" 1 kill 11 >/dev/null
 is $? 139 "target crashing with SIGSEGV: 128+11"
 
+# "record ... 2>&1 | head -c 1" (icppd's messages are on stderr): the reader leaves at once; the messages
+# that follow fail with EPIPE and the recording goes on to its end.
+"$ICPPD" record -d "$db" -- "$PROGS/heights-nofp" 30 2>&1 >/dev/null | head -c 1 >/dev/null
+run=$(last_run)
+is "$(q "SELECT status || ' ' || exit_status FROM v_runs WHERE run_id = $run")" "finished 0" \
+	"stderr closed by the reader: the run finishes, not killed by SIGPIPE"
+s=$(q "SELECT coalesce(sum(samples), 0) FROM v_cids WHERE run_id = $run AND function = 'recurse'")
+ok $([ "$s" -gt 0 ]; echo $?) "stderr closed by the reader: the samples stored ($s)"
+# ... while the command itself still gets SIGPIPE, as without icppd
+"$ICPPD" record -q -d "$db" -- sh -c 'while :; do echo y; done' | head -1 >/dev/null
+is "$(q "SELECT exit_status FROM v_runs WHERE run_id = $(last_run)")" 141 \
+	"the command's own SIGPIPE is not ignored: 128+13"
+
 # Ctrl-C at a terminal: SIGINT to the whole foreground process group,
 # once the program has spun 300 ms of CPU (300 samples at 1000 Hz).
 TRUTH_FILE=$tmp/t1 setsid "$ICPPD" record -q -d "$db" -- "$PROGS/heights-nofp" 1 spin 60 &

@@ -30,19 +30,21 @@ static void test_check(void)
 
 	is_int(launch__check("true", err, sizeof(err)), 0,
 	       "a command on PATH");
-	is_int(launch__check("no-such-command-xyz", err, sizeof(err)), -1,
-	       "an unknown command");
+	is_int(launch__check("no-such-command-xyz", err, sizeof(err)), 127,
+	       "an unknown command: 127, as a shell exits");
 	ok(strstr(err, "no-such-command-xyz: command not found") != NULL,
 	   "says so as a shell would: %s", err);
 	is_int(launch__check(file("data", "just text\n", 0755), err,
-			     sizeof(err)), -1, "an executable text file");
+			     sizeof(err)), 126, "an executable text file: 126");
 	ok(strstr(err, "data") != NULL, "is refused with a reason: %s", err);
 	is_int(launch__check(file("noexec", "#!/bin/sh\n", 0644), err,
-			     sizeof(err)), -1, "a file without x");
+			     sizeof(err)), 126, "a file without x");
 	ok(strstr(err, "noexec") != NULL, "named: %s", err);
 	is_int(launch__check(file("script", "#!/bin/sh\nexit 3\n", 0755), err,
 			     sizeof(err)), 0, "a #! script runs");
-	is_int(launch__check(dir, err, sizeof(err)), -1, "a directory");
+	is_int(launch__check(dir, err, sizeof(err)), 126, "a directory");
+	is_int(launch__check("/no/such/dir/cmd", err, sizeof(err)), 127,
+	       "a path that is not there: 127");
 
 	is_int(launch__resolve("sh", path, sizeof(path)), 0, "sh resolves");
 	ok(path[0] == '/' && !strstr(path, "/./"), "to a canonical path: %s",
