@@ -68,7 +68,7 @@ static const struct cli_option daemon_options[] = {
 
 const struct cli_command daemon_command = {
 	.name = "daemon",
-	.synopsis = "[-c CONFIG] [--foreground] [-d DB] [--socket PATH] [-F HZ]\n"
+	.synopsis = "[-C CONFIG] [--foreground] [-d DB] [--socket PATH] [-F HZ]\n"
 		    "       [--exe PATH]... [--comm NAME]... [--pid PID]...\n"
 		    "       [--export URL]",
 	.brief = "continuous, low-overhead call-path profiling of running processes",

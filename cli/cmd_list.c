@@ -4,9 +4,11 @@
  * test-opened (collector/event.h), so that a VM without a hardware PMU
  * says so instead of listing counters nothing can open.
  */
+#define _GNU_SOURCE	/* strcasestr */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli/commands.h"
 #include "collector/event.h"
@@ -46,6 +48,7 @@ struct listing {
 static void one(void *arg, const struct event_entry *e)
 {
 	struct listing *l = arg;
+	bool own;
 
 	if (e->open_err) {
 		l->refused++;
@@ -71,7 +74,16 @@ static void one(void *arg, const struct event_entry *e)
 		printf("[refused here: %s] ", strerror(-e->open_err));
 	else if (e->precise)
 		fputs("[precise] ", stdout);
-	printable__write(stdout, e->desc ? e->desc : "");
+	/* perf::'s generic events describe themselves by a name */
+	own = e->desc && strcasecmp(e->desc, e->name) &&
+	      !(e->aliases && strcasestr(e->aliases, e->desc));
+	if (own)
+		printable__write(stdout, e->desc);
+	if (e->aliases) {
+		fputs(own ? " (also " : "(also ", stdout);
+		printable__write(stdout, e->aliases);
+		putchar(')');
+	}
 	putchar('\n');
 }
 

@@ -231,6 +231,54 @@ void event__scale_rate(struct event_choice *ev, unsigned factor)
 		ev->attr.sample_period = ev->rate;
 }
 
+/* One event of a PMU being listed, with the names of the events that
+ * encode to the same attributes (libpfm4's perf:: PMU lists each
+ * generic event under two or three names: PERF_COUNT_SW_CPU_CLOCK,
+ * CPU-CLOCK). */
+struct listed {
+	struct event_entry e;
+	struct perf_event_attr attr;	/* as encoded, when @encoded */
+	bool encoded;
+	char aliases[128];
+};
+
+/* Whether @a and @b sample the same thing. */
+static bool same_event(const struct listed *a, const struct listed *b)
+{
+	return a->encoded && b->encoded && a->attr.type == b->attr.type &&
+	       a->attr.config == b->attr.config &&
+	       a->attr.config1 == b->attr.config1 &&
+	       a->attr.config2 == b->attr.config2;
+}
+
+/* Adds @l to the @n listed so far of one PMU: as a new event, or as
+ * another name of one listed.  perf's own name of a generic event
+ * (CPU-CLOCK) comes first, the kernel's (PERF_COUNT_SW_CPU_CLOCK) among
+ * the others. */
+static void list_one(struct listed *v, size_t *n, const struct listed *l)
+{
+	static const char kernel_name[] = "PERF_COUNT_";
+
+	for (size_t i = 0; i < *n; i++) {
+		const char *other = l->e.name;
+		size_t used = strlen(v[i].aliases);
+
+		if (!same_event(&v[i], l))
+			continue;
+		if (!strncmp(v[i].e.name, kernel_name, strlen(kernel_name)) &&
+		    strncmp(other, kernel_name, strlen(kernel_name))) {
+			other = v[i].e.name;
+			v[i].e.name = l->e.name;
+		}
+		if (used + strlen(other) + 3 < sizeof(v[i].aliases))
+			snprintf(v[i].aliases + used,
+				 sizeof(v[i].aliases) - used, "%s%s",
+				 used ? ", " : "", other);
+		return;
+	}
+	v[(*n)++] = *l;
+}
+
 int event__list(void (*fn)(void *arg, const struct event_entry *e),
 		void *arg, char *err, size_t errlen)
 {
@@ -240,15 +288,22 @@ int event__list(void (*fn)(void *arg, const struct event_entry *e),
 		return ret;
 	for (int p = PFM_PMU_NONE + 1; p < PFM_PMU_MAX; p++) {
 		pfm_pmu_info_t pinfo = { .size = sizeof(pinfo) };
+		struct listed *v;
+		size_t n = 0;
 
 		if (pfm_get_pmu_info((pfm_pmu_t)p, &pinfo) != PFM_SUCCESS ||
-		    !pinfo.is_present)
+		    !pinfo.is_present || pinfo.nevents <= 0)
 			continue;
-		for (int i = pinfo.first_event; i != -1;
-		     i = pfm_get_event_next(i)) {
+		v = calloc((size_t)pinfo.nevents, sizeof(*v));
+		if (!v) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		for (int i = pinfo.first_event; i != -1 &&
+		     n < (size_t)pinfo.nevents; i = pfm_get_event_next(i)) {
 			pfm_event_info_t einfo = { .size = sizeof(einfo) };
 			struct event_choice ev;
-			struct event_entry e;
+			struct listed l = { .e.open_err = -EINVAL };
 			char name[256], why[256];
 
 			if (pfm_get_event_info(i, PFM_OS_NONE, &einfo) !=
@@ -256,15 +311,22 @@ int event__list(void (*fn)(void *arg, const struct event_entry *e),
 				continue;
 			snprintf(name, sizeof(name), "%s::%s", pinfo.name,
 				 einfo.name);
-			e = (struct event_entry){ pinfo.name, pinfo.desc,
+			l.e = (struct event_entry){ pinfo.name, pinfo.desc,
 				einfo.name, einfo.desc, -EINVAL,
-				einfo.is_precise };
+				einfo.is_precise, NULL };
 			if (!encode(name, &ev, why, sizeof(why))) {
 				set_format(&ev, ICPPD_DEFAULT_FREQ, 0);
-				e.open_err = try_open(&ev.attr);
+				l.e.open_err = try_open(&ev.attr);
+				l.attr = ev.attr;
+				l.encoded = true;
 			}
-			fn(arg, &e);
+			list_one(v, &n, &l);
 		}
+		for (size_t i = 0; i < n; i++) {
+			v[i].e.aliases = v[i].aliases[0] ? v[i].aliases : NULL;
+			fn(arg, &v[i].e);
+		}
+		free(v);
 	}
 	return 0;
 }

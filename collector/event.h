@@ -66,13 +66,15 @@ void event__scale_rate(struct event_choice *ev, unsigned factor);
  * icppd itself as a sampling event: @fn gets the PMU's name and
  * description, the event's name and description, and 0 when
  * perf_event_open took it, else -errno (-EINVAL also when libpfm4
- * cannot encode it alone: it needs a unit mask).  0, or -ENODEV with a
- * reason in @err when libpfm4 does not start.
+ * cannot encode it alone: it needs a unit mask).  Names that encode to
+ * the same event are one entry, the others in @aliases.  0, or -ENODEV
+ * (libpfm4 does not start) or -ENOMEM with a reason in @err.
  */
 struct event_entry {
 	const char *pmu, *pmu_desc, *name, *desc;
 	int open_err;
 	bool precise;		/* libpfm4 says it can sample precisely */
+	const char *aliases;	/* "CPU-CLOCK, ..." or NULL */
 };
 int event__list(void (*fn)(void *arg, const struct event_entry *e),
 		void *arg, char *err, size_t errlen);

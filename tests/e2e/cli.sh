@@ -63,6 +63,9 @@ is $? 0 "icppd list exits 0"
 nev=$(printf '%s\n' "$out" | sed -n 's/^\([0-9]*\) events can be sampled here.*/\1/p')
 is "$(printf '%s\n' "$out" | grep -c '^  ')" "${nev:-none}" "list: as many events listed as it counts ($nev)"
 ok $(printf '%s\n' "$out" | grep -qi '^  cpu-clock '; echo $?) "list: cpu-clock, which every machine samples"
+is "$(printf '%s\n' "$out" | grep -ci 'cpu.clock')" 1 "list: cpu-clock on one line, its other names with it"
+contains "$(printf '%s\n' "$out" | grep -i '^  cpu-clock ')" "(also PERF_COUNT_SW_CPU_CLOCK)" \
+	"... the kernel's name among them"
 out=$("$ICPPD" record -d "$tmp/l.db" -e sched:sched_switch -- true 2>&1)
 ok $([ $? -ne 0 ]; echo $?) "a tracepoint: refused"
 contains "$out" "tracepoint" "... saying it is a tracepoint icppd does not sample"

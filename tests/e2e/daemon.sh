@@ -244,6 +244,11 @@ if command -v systemd-analyze >/dev/null; then
 else
 	skip "no systemd-analyze" "the unit file"
 fi
+ok $(grep -q -- '--config /etc/icppd.conf$' "$unit"; echo $?) \
+	"the unit reads /etc/icppd.conf, where make install puts it and icppd.conf(5) says"
+help=$("$ICPPD" daemon --help)
+contains "$(printf '%s\n' "$help" | head -1)" "[-C CONFIG]" "daemon --help: the usage line names -C, the option"
+contains "$help" "-C, --config FILE" "... as the option list does"
 is "$(grep -c '^PrivateNetwork=yes$\|^PrivateTmp=yes$\|^RestrictAddressFamilies=AF_UNIX$' "$unit")" 3 \
 	"the unit: no network, AF_UNIX only, a private /tmp"
 is "$(grep -c '^PrivateNetwork=no$\|^RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6$' "$dropin")" 2 \
