@@ -17,7 +17,10 @@ const char *demangle__name(const char *sym, char *buf, size_t len)
 	size_t n;
 	int w;
 
-	if (strncmp(sym, "_Z", 2))
+	/* Itanium C++ and Rust's legacy scheme (_ZN...17h<hash>E, the
+	 * hash dropped), and Rust's v0 (_R): libiberty's automatic style
+	 * tells them apart */
+	if (strncmp(sym, "_Z", 2) && strncmp(sym, "_R", 2))
 		return sym;
 	at = strchr(sym, '@');
 	n = at ? (size_t)(at - sym) : strlen(sym);

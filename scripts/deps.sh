@@ -16,11 +16,12 @@ libcurl4-openssl-dev libdebuginfod-dev"
 # fleet tests start on loopback ports of their own.  The flame graph
 # test draws the SVG with rsvg-convert and runs its script in headless
 # chromium (xmllint checks the XML).  debuginfod serves a split debug
-# file on a loopback port.  GNU time measures a report's peak memory.
+# file on a loopback port.  rustc builds a Rust program whose names the
+# reports must demangle.  GNU time measures a report's peak memory.
 if [ "${1:-}" = test ]; then
 	pkgs="$pkgs golang-go golang-github-google-pprof-dev clickhouse-server
 clickhouse-client librsvg2-bin chromium libxml2-utils clang libclang-rt-14-dev
-debuginfod time"
+debuginfod time rustc"
 	command -v npm >/dev/null || pkgs="$pkgs nodejs npm"
 fi
 missing=

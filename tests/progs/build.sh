@@ -44,6 +44,13 @@ ${CXX:-g++} $common -o "$out/shapes" "$src/shapes.cc"
 $cc -O2 -Wall -o "$out/shpatch" "$src/shpatch.c"
 $cc -O2 -Wall -o "$out/ctlpeer" "$src/ctlpeer.c"
 $cc -O2 -Wall -o "$out/hostile_http" "$src/hostile_http.c"
+# Rust, when rustc is here (./test.sh installs Debian's): its default
+# mangling (legacy: _ZN...17h<hash>E) and v0 (_R...).
+if command -v rustc >/dev/null; then
+	rustc -O -g -o "$out/rustwork" "$src/rustwork.rs"
+	rustc -O -g -C symbol-mangling-version=v0 -o "$out/rustwork-v0" \
+		"$src/rustwork.rs"
+fi
 # Goroutines, when Go is here (./test.sh installs Debian's golang-go),
 # with .debug_frame and without DWARF (-w, as release builds strip it:
 # frame pointers only); and Go code on the thread's system stack.  The build cache is the output directory's, so a
