@@ -106,9 +106,10 @@ static int resolve_exe(struct store *st, const char *db, const char *exe,
 	return -1;
 }
 
-/* Refuses what cannot be shown with k = @k: no samples, or contexts
- * without any path map (-1 after logging why; @filtered: the samples
- * were chosen by process).  Names the programs without a map. */
+/* Refuses what cannot be shown with k = @k: no samples (-1 after
+ * logging why; @filtered: the samples were chosen by process).  Names
+ * the programs without a map, whose samples stand under unknown
+ * callers. */
 static int check(const struct run_profile *p, const char *db, bool filtered,
 		 uint32_t k)
 {
@@ -126,17 +127,20 @@ static int check(const struct run_profile *p, const char *db, bool filtered,
 				  " for that process" : "", p->run.command);
 		return -1;
 	}
-	if (p->unmapped && p->unmapped == p->programs && k != 0) {
-		log_error("%s: no path map for %s: its call paths cannot be "
-			  "inferred; train first (icppd train -d %s -- %s ...), "
-			  "or use --k 0 for a flat profile", db,
-			  p->unmapped_path[0] ? p->unmapped_path : "the run's "
-			  "programs", db, p->unmapped_path[0] ?
-			  p->unmapped_path : "COMMAND");
-		return -1;
-	}
-	/* a flat profile (k = 0, --sort) shows no callers to miss */
-	if (p->unmapped && k != 0)
+	/* Samples without a map are still the run's: each CID stands
+	 * under its unknown callers, as perf shows a frame it could not
+	 * unwind past, and the note says how to learn them.  A flat
+	 * profile (k = 0, --sort) shows no callers to miss. */
+	if (p->unmapped && p->unmapped == p->programs && k != 0)
+		log_warn("no path map for %s%s: %s samples appear under "
+			 "[unknown callers ...]; record without --no-learn, "
+			 "or train first (icppd train -d %s -- %s), to learn "
+			 "call paths, or use --k 0 for a flat profile",
+			 p->programs > 1 ? "any of its programs: " : "",
+			 p->unmapped_list, p->programs > 1 ? "their" : "its",
+			 db, p->run.id && p->run.command[0] ?
+			 p->run.command : "COMMAND ...");
+	else if (p->unmapped && k != 0)
 		log_warn("%zu of %zu programs have no path map (%s): their "
 			 "samples appear under [unknown callers ...]",
 			 p->unmapped, p->programs, p->unmapped_list);

@@ -919,10 +919,12 @@ static int add_rates(struct store *st, struct run_profile *p, int64_t id)
 	return 0;
 }
 
+/* Notes that a map has a node (*@arg) and stops there: its return is
+ * STORE_NONE's too, which a map that is not there returns. */
 static int stop_at_first(void *arg, const struct store_node *n)
 {
-	(void)arg;
 	(void)n;
+	*(bool *)arg = true;
 	return 1;
 }
 
@@ -941,6 +943,7 @@ static int load_maps(struct store *st, const struct store_selection *sel,
 		goto out_store;
 	for (size_t i = 0; i < ps.n; i++) {
 		const struct store_module *m = run_profile__module(p, ps.v[i]);
+		bool mapped = false;
 		int r;
 
 		p->programs++;
@@ -949,7 +952,7 @@ static int load_maps(struct store *st, const struct store_selection *sel,
 		if (inf && infer__begin_map(inf, ps.v[i]))
 			goto out_nomem;
 		r = inf ? store__map_nodes(st, ps.v[i], 0, load_node, &ml) :
-		    store__map_nodes(st, ps.v[i], 0, stop_at_first, NULL);
+		    store__map_nodes(st, ps.v[i], 0, stop_at_first, &mapped);
 		/* then the build's fragments, into the same engine map */
 		if (inf && r >= 0) {
 			ml.from = ml.n;
@@ -969,7 +972,7 @@ static int load_maps(struct store *st, const struct store_selection *sel,
 			goto out_nomem;
 		if (add_rates(st, p, ps.v[i]))
 			goto out_store;
-		if (inf ? !ml.n : r != 1) {
+		if (inf ? !ml.n : !mapped) {
 			size_t at = strlen(p->unmapped_list);
 			const char *path = m ? m->path : "?";
 
@@ -1259,6 +1262,7 @@ int run_profile__infer_within(struct store *st,
 
 	log__progress_start();
 	ret = explain_runs(st, sel, flags, budget_s, p, &b, &e, &inf);
+	p->filtered = sel->pid || sel->program || sel->comm;
 
 	if (ret)
 		goto out;

@@ -34,6 +34,9 @@ struct run_profile {
 	char unmapped_list[2048];	/* all, ", " between, cut with
 					 * ", ..." past the room */
 	bool whole;			/* RUN_PROFILE_WHOLE */
+	bool filtered;			/* the selection chose processes,
+					 * a program or a command: shares of
+					 * whole runs are not of its total */
 	bool mangled;			/* RUN_PROFILE_MANGLED */
 	bool flat;			/* RUN_PROFILE_FLAT */
 	bool fleet;			/* the fleet's, from ClickHouse: run

@@ -257,7 +257,16 @@ static void print_inference(const struct render *r)
 
 		fprintf(r->out, "%s\n", static_calls__unreadable(c, line, sizeof(line)));
 	}
-	if (p->over_budget_cids || c->over_budget)
+	/* the budget is the whole runs' (their inference is stored
+	 * whole): a filtered profile's total is not its denominator */
+	if ((p->over_budget_cids || c->over_budget) && p->filtered)
+		fprintf(r->out, "search budget (%.1f s of CPU) spent: %lld "
+			"CIDs of the whole runs (%.0f samples, of every "
+			"process) left unknown, %u binar%s not read; "
+			"--budget S gives it more\n", p->budget_s,
+			(long long)p->over_budget_cids, p->over_budget_samples,
+			c->over_budget, c->over_budget == 1 ? "y" : "ies");
+	else if (p->over_budget_cids || c->over_budget)
 		fprintf(r->out, "search budget (%.1f s of CPU) spent: %lld "
 			"CIDs (%.1f%% of the samples) left unknown, %u "
 			"binar%s not read; --budget S gives it more\n",

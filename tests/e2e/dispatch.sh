@@ -124,6 +124,13 @@ pct=$(printf '%s\n' "$text" | sed -n 's/^search budget (0.0 s of CPU) spent: [0-
 ok $(awk -v p="${pct:-0}" 'BEGIN { exit !(p >= 90) }'; echo $?) \
 	"--budget 0: the search stops at once and says how much stayed unknown (${pct:-none}%)"
 contains "$text" "<- [unknown callers of work at height" "... those samples under unknown callers"
+# a filtered report: the budget is the whole run's, said in samples (a
+# share of the filtered total went past 100 %)
+"$ICPPD" record -q --no-learn -d "$db" -- "$PROGS/dispatch" direct 5 >/dev/null
+text=$("$ICPPD" report -d "$db" --run "$(last_run)" --comm dispatch --budget 0 2>/dev/null)
+contains "$text" "CIDs of the whole runs (" "--comm with --budget 0: what the budget left unknown, of the whole run"
+ok $(printf '%s\n' "$text" | grep -q '% of the samples) left unknown'; [ $? -ne 0 ]; echo $?) \
+	"... not as a share of the filtered total"
 text=$("$ICPPD" report -d "$db" --run "$brun" 2>/dev/null)
 ok $(printf '%s\n' "$text" | grep -q 'search budget'; [ $? -ne 0 ]; echo $?) \
 	"a larger budget infers the run again: nothing left over budget"
