@@ -26,10 +26,16 @@
  * reported only by --run ID. */
 #define MEASUREMENT "kind IN ('record', 'daemon')"
 
+/* A daemon's newest segment is open and often empty yet (a flush
+ * fills it): its newest data is in the newest segment with samples.  A
+ * recording is the latest whatever it holds: "record -- true" is
+ * reported as the empty run it is. */
 int store__latest_run(struct store *st, int64_t *id)
 {
 	return store__ints(st, "finding the latest run", id, 1,
 			   "SELECT MAX(id) FROM runs WHERE " MEASUREMENT
+			   " AND (kind <> 'daemon' OR EXISTS (SELECT 1 FROM"
+			   " cid_samples c WHERE c.run_id = runs.id))"
 			   " HAVING MAX(id) IS NOT NULL", NULL);
 }
 

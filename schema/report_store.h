@@ -37,8 +37,9 @@ struct run_row {
 					 * not counted (before schema 16) */
 };
 
-/* The latest measurement run (record or daemon) in *@id; STORE_NONE
- * when there is none. */
+/* The latest measurement run (record or daemon) in *@id, passing over
+ * the daemon's segments without samples (its open one, not flushed
+ * yet); STORE_NONE when there is none. */
 int store__latest_run(struct store *st, int64_t *id);
 /* Run @id; STORE_NONE when there is no such run. */
 int store__run(struct store *st, int64_t id, struct run_row *out);

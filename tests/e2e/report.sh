@@ -40,6 +40,16 @@ is "$(printf '%s\n' "$flat" | awk '{ s += $NF } END { print s }')" \
 	"flat profile: every sample, whole"
 contains "$("$ICPPD" report -d "$db" --k 0)" "flat: each sample's own function, exact; no call paths inferred" \
 	"--k 0: the header says no call paths were inferred"
+# A daemon's database: its open segment is empty until a flush; a
+# report without --run shows the newest segment with samples.
+cp "$db" "$tmp/dm.db"
+q "UPDATE runs SET kind = 'daemon' WHERE id = 1;
+   INSERT INTO runs (kind, command, event, event_canonical, precise,
+   started_ns, status) SELECT 'daemon', command, event, event_canonical,
+   precise, started_ns + 1, 'running' FROM runs WHERE id = 1" "$tmp/dm.db"
+out=$("$ICPPD" report -d "$tmp/dm.db" --k 0 2>&1)
+is $? 0 "a daemon's empty open segment: the report is made"
+contains "$out" "run 1 (daemon," "... of the newest segment with samples"
 out=$("$ICPPD" report -d "$db" --run 99 2>&1)
 is $? 1 "unknown run: exit 1"
 contains "$out" "no run 99 in the database (runs 1 to 1" "unknown run: says which runs exist"
