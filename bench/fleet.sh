@@ -88,8 +88,6 @@ while [ $i -lt "$reps" ]; do
 	schema "t$i"
 	cp "$work/s.db" "$work/r.db"
 	rm -f "$work"/r.db-*
-	sqlite3 "$work/r.db" "INSERT INTO exports (run_id, target, state, queued_ns)
-		SELECT id, '$url/?database=t$i', 'pending', 0 FROM runs WHERE kind = 'daemon' AND samples > 0"
 	/usr/bin/time -f '%e' -o "$work/et" "$icppd" export -d "$work/r.db" --all "$url/?database=t$i" >/dev/null
 	n=$(sqlite3 "$work/r.db" "SELECT count(*) FROM exports WHERE state = 'done'")
 	rows=$(ch "SELECT (SELECT count() FROM t$i.stacks) + (SELECT count() FROM t$i.cids) + (SELECT count() FROM t$i.paths)")

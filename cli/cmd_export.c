@@ -19,7 +19,7 @@
 struct export_opts {
 	const char *db, *database, *cluster;
 	uint64_t run;
-	bool schema, all, due;
+	bool schema, all, retry, due;
 };
 
 #define OPT(f) offsetof(struct export_opts, f)
@@ -29,9 +29,12 @@ static const struct cli_option export_options[] = {
 	{ "run", 0, CLI_UINT, OPT(run), "N",
 	  "queue run N (default: the latest measurement run)", 1, INT64_MAX },
 	{ "all", 0, CLI_FLAG, OPT(all), NULL,
+	  "queue every finished run (record, daemon segment) not shipped "
+	  "to URL yet, then ship them", 0, 0 },
+	{ "retry", 0, CLI_FLAG, OPT(retry), NULL,
 	  "queue nothing: only retry the runs already queued", 0, 0 },
 	{ "due", 0, CLI_FLAG, OPT(due), NULL,
-	  "as --all, but only the runs whose next try is due after the "
+	  "as --retry, but only the runs whose next try is due after the "
 	  "backoff; and pull the fleet's path maps of the builds the latest "
 	  "run sampled (the daemon's exporter)", 0, 0 },
 	{ "schema", 0, CLI_FLAG, OPT(schema), NULL,
@@ -45,7 +48,7 @@ static const struct cli_option export_options[] = {
 
 const struct cli_command export_command = {
 	.name = "export",
-	.synopsis = "[-d FILE] [--run N | --all | --due] URL\n"
+	.synopsis = "[-d FILE] [--run N | --all | --retry | --due] URL\n"
 		    "       icppd export --schema [--ch-database NAME] "
 		    "[--cluster NAME]",
 	.brief = "ship runs to ClickHouse, or print its schema",
@@ -115,9 +118,9 @@ int cmd_export(int argc, char **argv)
 			"Try 'icppd export --help'.\n");
 		return 2;
 	}
-	if ((o.all || o.due) && o.run) {
-		fprintf(stderr, "icppd: export: --run queues one run, --all and "
-			"--due none: not both\n");
+	if ((o.run != 0) + o.all + o.retry + o.due > 1) {
+		fprintf(stderr, "icppd: export: --run, --all, --retry and --due "
+			"choose what to ship: one of them\n");
 		return 2;
 	}
 	if (access(o.db, F_OK)) {
@@ -140,7 +143,14 @@ int cmd_export(int argc, char **argv)
 			goto out;
 		}
 		run = (int64_t)o.run;
-	} else if (!o.all && !o.due && store__latest_run(st, &run) < 0) {
+	} else if (o.all) {
+		int64_t queued;
+
+		if (export__queue_all(st, argv[idx], &queued))
+			goto out;
+		log_info("%" PRId64 " run%s queued", queued,
+			 queued == 1 ? "" : "s");
+	} else if (!o.retry && !o.due && store__latest_run(st, &run) < 0) {
 		log_error("%s", store__error(st));
 		goto out;
 	}
@@ -152,7 +162,7 @@ int cmd_export(int argc, char **argv)
 	       res.stack_rows, res.cid_rows, argv[idx]);
 	if (res.failed) {
 		log_error("export: %s: %" PRId64 " run%s stay%s queued (icppd "
-			  "export --all %s retries)", res.error, res.failed,
+			  "export --retry %s retries)", res.error, res.failed,
 			  res.failed == 1 ? "" : "s", res.failed == 1 ? "s" :
 			  "", argv[idx]);
 		goto out;

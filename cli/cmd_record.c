@@ -73,7 +73,7 @@ static int record_finish(const struct run_result *res)
 	    !export__run(res->store, res->run_id, res->opts->export_url,
 			 false, &ex) && ex.failed)
 		log_warn("export: %s: run %lld stays queued (icppd export "
-			 "--all -d %s %s retries)", ex.error,
+			 "--retry -d %s %s retries)", ex.error,
 			 (long long)res->run_id, res->opts->db,
 			 res->opts->export_url);
 	return 0;

@@ -651,7 +651,7 @@ static int start_recording(struct daemon *d, struct run_info *ri,
 
 static void exporter(struct daemon *d, bool all)
 {
-	char *argv[] = { "icppd", "export", all ? "--all" : "--due", "-d",
+	char *argv[] = { "icppd", "export", all ? "--retry" : "--due", "-d",
 			 d->db_path, (char *)d->o.export_url, NULL };
 	struct rlimit cpu = { EXPORT_CPU_S, EXPORT_CPU_S + 5 }, core = { 0, 0 };
 	int null = sys__open("/dev/null", O_WRONLY | O_CLOEXEC, 0);
@@ -843,7 +843,7 @@ out_run:
 	recorder__end(d.rec, ret ? "failed" : "finished", -1);
 	/* the last segment: one try now, sampling being over, by an
 	 * exporter with the stop's budget (a failed one stays queued for
-	 * the next start, or icppd export --all) */
+	 * the next start, or icppd export --retry) */
 	wait_exporter(&d);
 	if (!ret && d.o.export_url) {
 		export_queue(&d, recorder__run_id(d.rec));

@@ -595,6 +595,20 @@ int export__queue(struct store *st, int64_t run_id, const char *url)
 	return 0;
 }
 
+int export__queue_all(struct store *st, const char *url, int64_t *n)
+{
+	char target[4096];
+
+	*n = 0;
+	if (export__target(url, target, sizeof(target)))
+		return -1;
+	if (store__export_queue_all(st, target, clock__real_ns(), n)) {
+		log_error("export: %s", store__error(st));
+		return -1;
+	}
+	return 0;
+}
+
 int export__due(struct store *st, const char *url, int64_t run_id)
 {
 	char target[4096];

@@ -54,6 +54,10 @@ int export__target(const char *url, char *out, size_t len);
 /* Queues run @run_id for @url only (the daemon's sample loop: an
  * exporter ships it).  0, or -1 after logging why. */
 int export__queue(struct store *st, int64_t run_id, const char *url);
+/* Queues every finished measurement run with samples that @url has not
+ * taken or queued yet (export --all), how many in *@n.  0, or -1 after
+ * logging why. */
+int export__queue_all(struct store *st, const char *url, int64_t *n);
 /* Whether a run queued for @url is due for a try, or run @run_id
  * sampled a build whose path map the fleet was never asked for
  * (pull.h): 1, 0, or -1 after logging why. */

@@ -49,6 +49,21 @@ int store__export_queue(struct store *st, int64_t run_id, const char *target,
 			  now_ns) < 0 ? -1 : 0;
 }
 
+int store__export_queue_all(struct store *st, const char *target,
+			    int64_t now_ns, int64_t *n)
+{
+	int ret = store__sql(st, WHAT, NULL, NULL, "INSERT OR IGNORE INTO"
+			     " exports (run_id, target, state, queued_ns)"
+			     " SELECT id, ?, 'pending', ? FROM runs WHERE"
+			     " kind IN ('record', 'daemon') AND status <>"
+			     " 'running' AND EXISTS (SELECT 1 FROM cid_samples"
+			     " c WHERE c.run_id = runs.id)", "ti", target,
+			     now_ns);
+
+	*n = ret < 0 ? 0 : sqlite3_changes(st->db);
+	return ret < 0 ? -1 : 0;
+}
+
 struct due {
 	int64_t *runs, *attempts;
 	size_t max, n;

@@ -16,6 +16,10 @@ int store__database_id(struct store *st, char *out, size_t len);
 /* Queues run @run_id for @target (once: a queued or done run stays). */
 int store__export_queue(struct store *st, int64_t run_id, const char *target,
 			int64_t now_ns);
+/* Queues every finished measurement run (record, daemon) with samples
+ * that @target has not queued or taken yet; how many in *@n. */
+int store__export_queue_all(struct store *st, const char *target,
+			    int64_t now_ns, int64_t *n);
 
 /* Up to @max runs pending for @target whose next try is due by @now_ns
  * (every pending one when @now_ns < 0), oldest first, with their tries

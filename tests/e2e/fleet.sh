@@ -22,12 +22,22 @@ dead=http://127.0.0.1:9
 out=$("$ICPPD" record -d "$tmp/a.db" --export "$dead" -- "$prog" ab 30 2>&1 >/dev/null)
 is $? 0 "record --export to a server that is away: the run still succeeds"
 contains "$out" "icppd: warning: export: http://127.0.0.1:9: " "... and says why the export failed"
-contains "$out" "stays queued (icppd export --all -d $tmp/a.db $dead retries)" "... and that the run stays queued"
+contains "$out" "stays queued (icppd export --retry -d $tmp/a.db $dead retries)" "... and that the run stays queued"
 is "$(q "SELECT state, attempts, error IS NOT NULL FROM exports" "$tmp/a.db")" "pending|1|1" \
 	"the spool: one run pending, one try, its error"
-out=$("$ICPPD" export -d "$tmp/a.db" --all "$dead" 2>&1)
-is $? 1 "export --all while the server is away: exit 1"
+out=$("$ICPPD" export -d "$tmp/a.db" --retry "$dead" 2>&1)
+is $? 1 "export --retry while the server is away: exit 1"
 is "$(q "SELECT state, attempts FROM exports" "$tmp/a.db")" "pending|2" "... the run still pending, two tries"
+# --all: every finished run the server has not taken, queued and shipped
+# (a run recorded without --export among them; a training run not)
+cp "$tmp/a.db" "$tmp/all.db"
+"$ICPPD" record -q --no-learn -d "$tmp/all.db" -- "$prog" ab 30 >/dev/null
+out=$("$ICPPD" export -d "$tmp/all.db" --all "$dead" 2>&1)
+is $? 1 "export --all while the server is away: exit 1"
+contains "$out" "icppd: 1 run queued" "export --all: queues the run no export named"
+is "$(q "SELECT count(*) FROM exports WHERE state = 'pending'" "$tmp/all.db")" 2 "... both runs pending, tried"
+out=$("$ICPPD" export -d "$tmp/all.db" --all --run 1 "$dead" 2>&1)
+is $? 2 "export --all --run: usage error"
 out=$("$ICPPD" export -d "$tmp/a.db" ftp://x 2>&1)
 is $? 1 "export to a URL that is not http: exit 1"
 contains "$out" "not an http:// or https:// URL" "... says what it takes"
@@ -182,15 +192,15 @@ start_server 0
 "$ICPPD" record --no-learn -d "$tmp/a.db" --export "$url0" -- "$prog" ab 30 >"$tmp/back.out" 2>&1
 is "$(q "SELECT state FROM exports WHERE run_id = $run" "$tmp/a.db")" done \
 	"back: the next record --export ships the queued run too"
-out=$("$ICPPD" export -d "$tmp/a.db" --all "$url0" 2>&1)
-is $? 0 "back: export --all exits 0"
+out=$("$ICPPD" export -d "$tmp/a.db" --retry "$url0" 2>&1)
+is $? 0 "back: export --retry exits 0"
 key=$(ch 0 "SELECT DISTINCT segment FROM icppd.stacks_local" | grep "/$run\$")
 rows=$(q "SELECT stack_rows FROM exports WHERE run_id = $run" "$tmp/a.db")
 is "$(ch 0 "SELECT count() FROM icppd.stacks_local WHERE segment = '$key'")" "$rows" \
 	"back: its rows arrived once ($rows)"
 # An acknowledgement lost: the spool still thinks it pending.
 q "UPDATE exports SET state = 'pending' WHERE run_id = $run" "$tmp/a.db"
-"$ICPPD" export -d "$tmp/a.db" --all "$url0" >/dev/null 2>&1
+"$ICPPD" export -d "$tmp/a.db" --retry "$url0" >/dev/null 2>&1
 is "$(ch 0 "SELECT count() FROM icppd.stacks_local WHERE segment = '$key'")" "$rows" \
 	"a retry after a lost acknowledgement duplicates nothing"
 is "$(ch 0 "SELECT count() FROM icppd.cids_local WHERE segment = '$key'")" \
