@@ -284,9 +284,8 @@ static int check_opts(const struct report_opts *o, struct report_view *v,
 		return usage("--%s is for --from (the fleet's runs)",
 			     o->host ? "host" : "timeout");
 	if (o->from && (o->run || o->pid || o->comm || o->sort || o->hot ||
-			o->comm_frame || o->inclusive || o->lines ||
-			(v->fmt != REPORT_TEXT && v->fmt != REPORT_FOLDED)))
-		return usage("--from reads the fleet's stacks: text or folded, "
+			o->comm_frame || o->inclusive || o->lines))
+		return usage("--from reads the fleet's stacks: in any format, "
 			     "with --k, --since, --until, --host, --exe and "
 			     "--timeout");
 	sel->pid = (int64_t)o->pid;

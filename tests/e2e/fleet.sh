@@ -169,6 +169,31 @@ if [ "$hosts" -eq 2 ]; then
 else
 	skip "no UTS namespace for a second host name" "report --from --host"
 fi
+# every format, from the same stacks: the flame graph, pprof, JSON
+fleet_total=$(awk '{ s += $NF } END { printf "%.0f\n", s }' "$tmp/fleet.folded")
+"$ICPPD" report --from "$url0" -f svg -o "$tmp/fleet.svg"
+is $? 0 "report --from -f svg: exit 0"
+ok $(xmllint --noout "$tmp/fleet.svg" 2>/dev/null; echo $?) "... a well-formed SVG"
+contains "$(cat "$tmp/fleet.svg")" ">main<" "... drawing main"
+"$ICPPD" report --from "$url0" -f json -o "$tmp/fleet.json"
+is $? 0 "report --from -f json: exit 0"
+ok $(python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/fleet.json" 2>/dev/null; echo $?) \
+	"... valid JSON"
+"$ICPPD" report --from "$url0" -f pprof -o "$tmp/fleet.pb.gz"
+is $? 0 "report --from -f pprof: exit 0"
+gopprof=/usr/share/gocode/src/github.com/google/pprof/profile
+if command -v go >/dev/null && [ -d "$gopprof" ] &&
+	GOPATH=/usr/share/gocode GO111MODULE=off GOCACHE="$tmp/gocache" GOFLAGS= \
+	go build -o "$tmp/pprof_check" "$TESTS_SRCDIR/consumers/pprof_check.go" >"$tmp/go.log" 2>&1; then
+	pc=$("$tmp/pprof_check" "$tmp/fleet.pb.gz" main 2>&1)
+	is $? 0 "... which the Go pprof parser reads and finds valid"
+	all=$(printf '%s\n' "$pc" | sed -n 's/^total0 //p')
+	ok $(awk -v a="${all:-0}" -v f="$fleet_total" 'BEGIN { exit !(a >= f - 1 && a <= f + 1) }'; echo $?) \
+		"... holding the fleet's samples ($all of $fleet_total)"
+else
+	skip "the Go pprof parser is not installed" "report --from -f pprof: read by Go's parser"
+	skip "the Go pprof parser is not installed" "report --from -f pprof: the fleet's samples"
+fi
 out=$("$ICPPD" report --from http://127.0.0.1:9 2>&1)
 is $? 1 "report --from a server that is away: exit 1"
 contains "$out" "icppd: report --from: http://127.0.0.1:9: " "... says which and why"
