@@ -100,11 +100,17 @@ int cmd_compare(int argc, char **argv)
 			"%.6f, \"samples_b\": %.6f}\n", r->overlap, r->coverage,
 			r->hot_a, r->hot_both, sc.contexts_a, sc.contexts_b,
 			r->common, r->total_a, r->total_b);
-	else
+	else if (r->hot_a)
 		fprintf(out.f, "degree of overlap: %.4f\nhot-edge coverage "
 			"(>= %g%%): %.4f (%zu of %zu hot contexts of A are hot "
 			"in B)\ncontexts: %zu in A, %zu in B, %zu in both\n",
 			r->overlap, threshold, r->coverage, r->hot_both, r->hot_a,
+			sc.contexts_a, sc.contexts_b, r->common);
+	else	/* a broad profile: a coverage of nothing says nothing */
+		fprintf(out.f, "degree of overlap: %.4f\nhot-edge coverage "
+			"(>= %g%%): none measured, no context of A holds %g%% "
+			"(-t P lowers the threshold)\ncontexts: %zu in A, %zu "
+			"in B, %zu in both\n", r->overlap, threshold, threshold,
 			sc.contexts_a, sc.contexts_b, r->common);
 	ret = 0;
 out:

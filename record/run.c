@@ -194,10 +194,16 @@ static void learn_summary(const struct run *r)
 		  * run's clock may start after */
 		 ran <= 0 ? 0.0 : l.on_ns >= ran ? 100.0 :
 		 100.0 * (double)l.on_ns / (double)ran);
+	/* an estimate of the map, not of this run: the samples this run
+	 * unwound are exact whatever it says (g++ unwound 4,993 of 5,042
+	 * samples whole, its report 99.9 % precise, beside "80.8 % on
+	 * paths not learned") */
 	if (l.paths)
-		log_info("learning: %llu paths seen once: about %.1f%% of the "
-			 "samples on paths not learned (Good-Turing)",
-			 (unsigned long long)l.once,
+		log_info("learning: %llu of %llu paths seen once: a next run "
+			 "would have about %.1f%% of its samples on paths not "
+			 "learned yet (Good-Turing; the report says how this "
+			 "run's were inferred)", (unsigned long long)l.once,
+			 (unsigned long long)l.paths,
 			 100.0 * (double)l.once / (double)l.paths);
 	if (l.first_cids && l.last_cids)
 		log_info("learning: the paths explained %.1f%% of the samples "

@@ -275,8 +275,9 @@ static void print_inference(const struct render *r)
 			c->over_budget == 1 ? "y" : "ies");
 	if (p->run.learned_paths > 0 && p->run.learned_once >= 0)
 		fprintf(r->out, "learning: %lld whole paths, %lld seen once: "
-			"about %.1f%% of the samples on paths not learned "
-			"(Good-Turing)\n", (long long)p->run.learned_paths,
+			"a next run would have about %.1f%% of its samples on "
+			"paths not learned yet (Good-Turing)\n",
+			(long long)p->run.learned_paths,
 			(long long)p->run.learned_once,
 			100.0 * unlearned_share(&p->run));
 	if (p->reused)

@@ -56,6 +56,16 @@ for u in complete truncated no_stack no_mapping no_cfi bad_cfi bad_frame too_dee
 	grep -q "^\.B $u" "$man/icppd-train.1"
 	ok $? "icppd-train(1) documents unwind outcome $u"
 done
+# compare of broad profiles: no context reaches the hot threshold, and
+# the coverage says so instead of "1.0000 (0 of 0 hot contexts)"
+awk 'BEGIN { for (i = 0; i < 200; i++) printf "main;f%d 1\n", i }' >"$tmp/broad.folded"
+out=$("$ICPPD" compare "$tmp/broad.folded" "$tmp/broad.folded")
+contains "$out" "degree of overlap: 1.0000" "compare of broad profiles: the overlap"
+contains "$out" "hot-edge coverage (>= 1%): none measured, no context of A holds 1%" "... no coverage of nothing"
+out=$("$ICPPD" compare -t 0.5 "$tmp/broad.folded" "$tmp/broad.folded")
+contains "$out" "hot-edge coverage (>= 0.5%): 1.0000 (200 of 200 hot contexts of A are hot in B)" \
+	"... which a lower threshold measures"
+
 # icppd list: the events that open here, each named once per line,
 # and their number; what perf takes and icppd does not, said plainly.
 out=$("$ICPPD" list)

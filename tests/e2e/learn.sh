@@ -66,8 +66,10 @@ share=$(printf '%s\n' "$folded" | awk '
 ok $(awk -v s="$share" 'BEGIN { exit !(s > 0.75 && s < 0.97) }'; echo $?) \
 	"target's samples split as the run's own learning saw them: via_a $share (true 0.875)"
 out=$("$ICPPD" report -d "$own" --run "$orun" 2>/dev/null)
-contains "$out" "of the samples on paths not learned (Good-Turing)" \
-	"the report's header estimates the weight on paths never learned"
+contains "$out" "a next run would have about" \
+	"the report's header estimates the weight on paths never learned ..."
+contains "$out" "of its samples on paths not learned yet (Good-Turing)" \
+	"... as an estimate of a next run, not of this one's profile"
 
 # A sample unwound whole is an exact sample: at the sampling rate the
 # learning event takes the main event's turn, its samples are the run's,
