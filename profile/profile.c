@@ -106,6 +106,59 @@ static int resolve_exe(struct store *st, const char *db, const char *exe,
 	return -1;
 }
 
+/* Above this share of the samples in functions without a name, a
+ * report says how to name them. */
+#define UNNAMED_HINT 0.03
+
+/* Whether frame @id is a function its module names by address alone
+ * ("liblzma.so.5.4.1+0x15ae0": stripped, no symbol covers it). */
+static bool unnamed(const struct cct *t, int64_t id)
+{
+	const struct cct_frame *f = cct__frame(t, id);
+
+	return f && f->kind == CCT_FUNCTION && f->module_id &&
+	       strstr(f->name, "+0x");
+}
+
+/* One hint when functions without a name hold more than UNNAMED_HINT
+ * of the samples (their own): where names come from, and the module of
+ * the heaviest such context. */
+static void hint_unnamed(const struct run_profile *p)
+{
+	size_t n;
+	const struct cct_record *r = cct__records(p->cct, &n);
+	double total = 0, none = 0, most = 0;
+	int64_t most_module = 0;
+	const struct store_module *m;
+	const char *name, *urls = getenv("DEBUGINFOD_URLS");
+
+	for (size_t i = 0; i < n; i++) {
+		const struct cct_node *nd = cct__node(p->cct, r[i].node);
+
+		total += r[i].weight;
+		if (!unnamed(p->cct, nd->frame))
+			continue;
+		none += r[i].weight;
+		if (r[i].weight > most) {
+			most = r[i].weight;
+			most_module = cct__frame(p->cct, nd->frame)->module_id;
+		}
+	}
+	if (total <= 0 || none <= UNNAMED_HINT * total)
+		return;
+	m = run_profile__module(p, most_module);
+	name = !m ? "?" : strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 :
+	       m->path;
+	log_warn("%.1f%% of the samples are in functions without a name "
+		 "(the heaviest in %s): stripped code; %s", 100 * none / total,
+		 name,
+		 urls && *urls ? "debuginfod did not have its debug file: "
+		 "install its -dbgsym package (Debian) and the report names "
+		 "them" : "set DEBUGINFOD_URLS "
+		 "(https://debuginfod.debian.net on Debian) or install its "
+		 "-dbgsym package, and the report names them");
+}
+
 /* Refuses what cannot be shown with k = @k: no samples (-1 after
  * logging why; @filtered: the samples were chosen by process).  Names
  * the programs without a map, whose samples stand under unknown
@@ -144,6 +197,7 @@ static int check(const struct run_profile *p, const char *db, bool filtered,
 		log_warn("%zu of %zu programs have no path map (%s): their "
 			 "samples appear under [unknown callers ...]",
 			 p->unmapped, p->programs, p->unmapped_list);
+	hint_unnamed(p);
 	/* said on stderr too: folded, pprof and JSON have no header, and
 	 * another user's report differs from the owner's for this alone */
 	if (p->calls_stats.unreadable && k != 0) {

@@ -20,6 +20,10 @@ names() {	# names [ENV...]: the report's leaf functions, sorted
 		sed 's/ [0-9]*$//' | sort -u | tr '\n' ' '
 }
 contains "$(names)" "prog+0x" "stripped, no debug file: functions named by their FDEs"
+hint=$(env -u DEBUGINFOD_URLS "$ICPPD" report -d "$db" --k 0 2>&1 >/dev/null)
+contains "$hint" "of the samples are in functions without a name (the heaviest in prog): stripped code; set DEBUGINFOD_URLS" \
+	"... and the report says how to name them, once"
+is "$(printf '%s\n' "$hint" | grep -c 'without a name')" 1 "... in one line"
 # The "prog+0xADDR" names the unstripped program's symbols cover: a
 # stray sample in a PLT stub (the program's truth-writing calls libc)
 # has no symbol in either, and stays an address.
@@ -36,6 +40,8 @@ cp "$tmp/prog.debug" "$d/prog.debug"
 got=$(names)
 contains "$got" "leaf " "debuglink: the stripped program's functions named"
 is "$(covered "$got")" 0 "... every one"
+is "$(env -u DEBUGINFOD_URLS "$ICPPD" report -d "$db" --k 0 2>&1 >/dev/null | grep -c 'without a name')" 0 \
+	"... and no hint to name them"
 rm "$d/prog.debug"
 
 # A candidate is anyone's to place (issue 51, item 1): an 8 GiB sparse
