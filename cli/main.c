@@ -27,6 +27,41 @@ static const struct {
 };
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
+/* perf's subcommands icppd has no twin of, answered with the nearest
+ * icppd command (icppd(1), PERF HABITS). */
+static const struct {
+	const char *perf, *answer;
+} perf_habits[] = {
+	{ "script", "icppd has no per-sample dump: its samples are counted "
+		    "per context identifier. 'icppd report -f folded --k inf' "
+		    "prints every call path with its samples, and SQL on the "
+		    "database (v_cids, v_inferred) reads them row by row" },
+	{ "top", "icppd has no live view: 'icppd daemon' profiles running "
+		 "processes continuously and 'icppd report --since -1m' shows "
+		 "the last minute" },
+	{ "stat", "icppd does not count events: it samples them. 'icppd "
+		  "record -- COMMAND' then 'icppd report --k 0' gives the flat "
+		  "profile, and the run's CPU time is in its header" },
+	{ "diff", "'icppd report --base RUN' shows what changed since run "
+		  "RUN (text, folded or a red/blue flame graph with -f svg)" },
+	{ "trace", "icppd does not trace system calls: try strace, or 'perf "
+		   "trace'" },
+	{ "sched", "icppd samples CPU time; waiting threads are not in its "
+		   "profile" },
+	{ "mem", "icppd samples CPU time, not memory accesses" },
+	{ "c2c", "icppd samples CPU time, not cache-line sharing" },
+	{ "kvm", "icppd profiles user programs, not guests" },
+	{ "probe", "icppd needs no probes: 'icppd record -- COMMAND' samples "
+		   "an unmodified binary" },
+	{ "inject", "icppd's database needs no injected build-ids: the "
+		    "modules table keeps each binary's" },
+	{ "archive", "an icppd database keeps what its reports need (each "
+		     "build's calls and names); copy the .db file" },
+	{ "buildid-list", "SELECT path, build_id FROM modules in the database "
+			  "('sqlite3 icppd.db') lists them" },
+};
+#define NR_PERF_HABITS (sizeof(perf_habits) / sizeof(perf_habits[0]))
+
 static void usage(FILE *out)
 {
 	fprintf(out, "Usage: icppd SUBCOMMAND [options] [-- COMMAND ARGS...]\n\n"
@@ -70,6 +105,13 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < NR_COMMANDS; i++)
 		if (!strcmp(argv[1], commands[i].cmd->name))
 			return commands[i].run(argc - 1, argv + 1);
+	for (size_t i = 0; i < NR_PERF_HABITS; i++)
+		if (!strcmp(argv[1], perf_habits[i].perf)) {
+			fprintf(stderr, "icppd: %s: not an icppd subcommand "
+				"(perf %s): %s.\n", argv[1], argv[1],
+				perf_habits[i].answer);
+			return 2;
+		}
 	fprintf(stderr, "icppd: unknown subcommand '%s'\nTry 'icppd --help'.\n",
 		argv[1]);
 	return 2;

@@ -56,6 +56,17 @@ for u in complete truncated no_stack no_mapping no_cfi bad_cfi bad_frame too_dee
 	grep -q "^\.B $u" "$man/icppd-train.1"
 	ok $? "icppd-train(1) documents unwind outcome $u"
 done
+# perf's subcommands without a twin: answered with the nearest command
+for sub in script top stat diff; do
+	out=$("$ICPPD" $sub 2>&1)
+	is $? 2 "icppd $sub: usage error"
+	contains "$out" "icppd: $sub: not an icppd subcommand (perf $sub): " "... answered"
+done
+contains "$("$ICPPD" diff 2>&1)" "icppd report --base RUN" "diff: report --base"
+contains "$("$ICPPD" top 2>&1)" "icppd daemon" "top: the daemon"
+contains "$("$ICPPD" script 2>&1)" "icppd report -f folded --k inf" "script: folded stacks"
+contains "$("$ICPPD" stat 2>&1)" "icppd report --k 0" "stat: the flat profile"
+
 # compare of broad profiles: no context reaches the hot threshold, and
 # the coverage says so instead of "1.0000 (0 of 0 hot contexts)"
 awk 'BEGIN { for (i = 0; i < 200; i++) printf "main;f%d 1\n", i }' >"$tmp/broad.folded"
