@@ -25,7 +25,7 @@ struct report_opts {
 	double min_percent, similar, hot, budget, timeout;
 	int format;
 	bool inclusive, lines, whole, exact, no_demangle, comm_frame;
-	bool no_inline;
+	bool no_inline, children;
 };
 
 #define OPT(f) offsetof(struct report_opts, f)
@@ -35,8 +35,11 @@ static const struct cli_option report_options[] = {
 	  "the profile database, as -d (perf report's -i)", 0, 0 },
 	{ "percent-limit", 0, CLI_DOUBLE, OPT(min_percent), "P",
 	  "as --min-percent (perf's name)", 0, 0, .lo = 0, .hi = 100 },
-	{ "children", 0, CLI_FLAG, OPT(inclusive), NULL,
-	  "as --inclusive (perf's name)", 0, 0 },
+	{ "children", 0, CLI_FLAG, OPT(children), NULL,
+	  "text: the top-down table, as perf report --children: each "
+	  "function's samples with all it calls (children) and its own "
+	  "(self), the heaviest first, and below each what it calls, --k "
+	  "levels deep", 0, 0 },
 	{ "no-children", 0, CLI_FLAG, 0, NULL, "self weights are the "
 	  "default: perf's --no-children is not needed", 0, 0,
 	  .flags = CLI_NOTE },
@@ -268,6 +271,13 @@ static int check_opts(const struct report_opts *o, struct report_view *v,
 			     "instead", report_format_names[v->fmt]);
 	if (o->sort && parse_sort(o->sort, v))
 		return -1;
+	v->children = o->children;
+	if (o->children && (v->fmt != REPORT_TEXT || o->sort || o->hot ||
+			    o->base || o->inclusive))
+		return usage("--children is the top-down text table (not with "
+			     "-f, --sort, --hot, --base or --inclusive); folded, "
+			     "svg and pprof hold whole stacks, which their "
+			     "tools show top-down");
 	if (o->base && (v->fmt == REPORT_PPROF || o->hot || o->sort ||
 			o->inclusive || o->from))
 		return usage("--base compares self weights in text, json, folded "

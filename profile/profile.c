@@ -258,7 +258,8 @@ static struct profile_base *base_run(struct store *st,
 	bs.since_ns = 0;
 	bs.until_ns = INT64_MAX;
 	if (!run_profile__infer_within(st, &bs, r->flags, budget_of(r), &bp) &&
-	    !check(&bp, r->db, sel->pid || r->exe || sel->comm, r->base_k) &&
+	    !check(&bp, r->db, sel->pid || sel->tid || r->exe || sel->comm,
+		   r->base_k) &&
 	    !draw_inlined(r, pr->dwarf, &bp) &&
 	    !(b = profile_base__of(&bp, r->base_k, &err)))
 		folded__forest_error(err);
@@ -359,8 +360,8 @@ int profile__load(struct store *st, const struct profile_request *r,
 	}
 	if (ret)
 		return ret == RUN_PROFILE_NONE ? RUN_PROFILE_NONE : -1;
-	if (r->check && check(&pr->p, r->db, sel.pid || r->exe || sel.comm,
-			      r->k))
+	if (r->check && check(&pr->p, r->db, sel.pid || sel.tid || r->exe ||
+			      sel.comm, r->k))
 		return -1;
 	if (open_dwarf(st, r, pr) || draw_inlined(r, pr->dwarf, &pr->p))
 		return -1;

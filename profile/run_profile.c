@@ -1008,7 +1008,7 @@ static struct store_selection whole_runs(const struct store_selection *sel)
 {
 	struct store_selection all = *sel;
 
-	all.pid = 0;
+	all.pid = all.tid = 0;
 	all.program = all.comm = NULL;
 	return all;
 }
@@ -1262,7 +1262,7 @@ int run_profile__infer_within(struct store *st,
 
 	log__progress_start();
 	ret = explain_runs(st, sel, flags, budget_s, p, &b, &e, &inf);
-	p->filtered = sel->pid || sel->program || sel->comm;
+	p->filtered = sel->pid || sel->tid || sel->program || sel->comm;
 
 	if (ret)
 		goto out;

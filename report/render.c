@@ -17,7 +17,12 @@
 
 void render__count(const struct render *r, double w)
 {
-	fprintf(r->out, r->integral ? "%11.0f %6.2f%% " : "%11.1f %6.2f%% ", w,
+	/* a line whose weight is whole (a function's own samples, a
+	 * caller every one of them came through) is a count like perf's,
+	 * whatever other lines were apportioned */
+	bool whole = r->integral || fabs(w - round(w)) < 1e-6;
+
+	fprintf(r->out, whole ? "%11.0f %6.2f%% " : "%11.1f %6.2f%% ", w,
 		r->total > 0 ? 100 * w / r->total : 0.0);
 }
 

@@ -1,8 +1,8 @@
 /*
  * render.h - private to report/: what the renderers share (render.c).
- * Each renderer (text.c, json.c, folded.c, hot.c, pprof.c, sorted.c)
- * writes one format of report__write()'s view; report.c only
- * dispatches to them, and no renderer calls another.
+ * Each renderer (text.c, json.c, folded.c, hot.c, pprof.c, sorted.c,
+ * children.c) writes one format of report__write()'s view; report.c
+ * only dispatches to them, and no renderer calls another.
  */
 #ifndef ICPPD_REPORT_RENDER_H
 #define ICPPD_REPORT_RENDER_H
@@ -20,7 +20,7 @@ struct render {
 };
 
 /* A line's weight and its share of the total, as the text tables start:
- * whole counts when the profile is integral, else one decimal. */
+ * a whole count when the weight is whole, else one decimal. */
 void render__count(const struct render *r, double w);
 
 /* The forests (text.c, json.c), the HCCT (hot.c), folded (folded.c),
@@ -35,6 +35,8 @@ int render__svg(const struct render *r);
 int render__diff(const struct render *r);
 /* The flat table of --sort (sorted.c). */
 int render__sorted(const struct render *r);
+/* The top-down table of --children (children.c). */
+int render__children(const struct render *r);
 
 /* The run line and the inference shares above a text report. */
 void render__header(const struct render *r);

@@ -28,6 +28,8 @@ int report__write(const struct report_view *v)
 		return render__hot(&r);
 	if (v->nsort)
 		return render__sorted(&r);
+	if (v->children)
+		return render__children(&r);
 	if (v->fmt == REPORT_FOLDED)
 		return render__folded(&r);
 	if (v->fmt == REPORT_PPROF)

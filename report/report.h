@@ -4,8 +4,9 @@
  * folded stacks, JSON, pprof or a flame graph, all behind one view.
  *
  * Rendering only: one file per renderer (text.c, json.c, folded.c,
- * hot.c for the HCCT in each format, sorted.c, diff.c, pprof.c, svg.c),
- * what they share in render.c, and report.c, which dispatches.
+ * hot.c for the HCCT in each format, sorted.c, children.c, diff.c,
+ * pprof.c, svg.c), what they share in render.c, and report.c, which
+ * dispatches.
  */
 #ifndef ICPPD_REPORT_REPORT_H
 #define ICPPD_REPORT_REPORT_H
@@ -48,6 +49,9 @@ struct report_view {
 	enum report_sort sort[REPORT_NR_SORTS];	/* text: a flat table by
 						 * these keys instead */
 	size_t nsort;		/* 0: no table */
+	bool children;		/* text: the top-down table, each function's
+				 * total and self and what it calls, k
+				 * levels deep, instead of the forests */
 	struct lines *lines;	/* call sites as file:line; NULL: none */
 	struct profile_dwarf *dwarf;	/* the functions inlined at each
 					 * location (pprof, which draws

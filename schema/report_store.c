@@ -218,10 +218,12 @@ static int cid_row(sqlite3_stmt *s, void *ctx)
 	"SELECT id FROM runs WHERE (?1 > 0 AND id = ?1)" \
 	"  OR (?1 = 0 AND " MEASUREMENT " AND started_ns <= ?3" \
 	"      AND COALESCE(ended_ns, ?3) >= ?2)"
-/* The WHERE clause of a selection over cid_samples c, parameters ?1-?6. */
+/* The WHERE clause of a selection over cid_samples c (or kernel_chains
+ * c), parameters ?1-?7. */
 #define SELECTION \
 	" WHERE c.run_id IN (" SELECTED_RUNS ")" \
 	" AND (?4 = 0 OR c.pid = ?4)" \
+	" AND (?7 = 0 OR c.tid = ?7)" \
 	" AND (?5 IS NULL OR c.program_id IN" \
 	"      (SELECT id FROM modules WHERE path = ?5))" \
 	" AND (?6 IS NULL OR EXISTS (SELECT 1 FROM threads t" \
@@ -236,9 +238,9 @@ static int selection(struct store *st, const char *sql, const char *what,
 		     const struct store_selection *sel, store_row_fn row,
 		     void *ctx)
 {
-	return store__sql(st, what, row, ctx, sql, "iiiitt", sel->run_id,
+	return store__sql(st, what, row, ctx, sql, "iiiitti", sel->run_id,
 			  sel->since_ns, sel->until_ns, sel->pid, sel->program,
-			  sel->comm);
+			  sel->comm, sel->tid);
 }
 
 int store__run_programs(struct store *st, const struct store_selection *sel,
@@ -298,10 +300,13 @@ int store__run_process_cids(struct store *st,
 }
 
 /* The selection of store__run_pcs(): SELECTION for pc_samples p,
- * whose rows name a process but not its thread or program. */
+ * whose rows name a process but not its thread or program (a thread
+ * chosen: its process's instructions). */
 #define PC_SELECTION \
 	" WHERE p.run_id IN (" SELECTED_RUNS ")" \
 	" AND (?4 = 0 OR p.pid = ?4)" \
+	" AND (?7 = 0 OR EXISTS (SELECT 1 FROM cid_samples c" \
+	"      WHERE c.run_id = p.run_id AND c.pid = p.pid AND c.tid = ?7))" \
 	" AND (?5 IS NULL OR EXISTS (SELECT 1 FROM cid_samples c" \
 	"      WHERE c.run_id = p.run_id AND c.pid = p.pid AND c.program_id" \
 	"      IN (SELECT id FROM modules WHERE path = ?5)))" \

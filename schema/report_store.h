@@ -79,6 +79,7 @@ struct store_selection {
 	int64_t run_id;		/* > 0: this run; 0: the window */
 	int64_t since_ns, until_ns;
 	int64_t pid;		/* 0: every process */
+	int64_t tid;		/* 0: every thread */
 	const char *program;	/* NULL: every program */
 	const char *comm;	/* NULL: every command (a thread's name) */
 };

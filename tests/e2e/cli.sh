@@ -103,9 +103,11 @@ is $? 2 "record -a: usage error"
 contains "$out" "-a: icppd follows a command" "... naming the daemon for every process"
 "$ICPPD" record -q -d "$tmp/h.db" -- "$PROGS/heights-fp" 20 >/dev/null 2>&1
 "$ICPPD" report -d "$tmp/h.db" >/dev/null 2>&1	# infers and stores the run
-out=$("$ICPPD" report -i "$tmp/h.db" --percent-limit 1 --children 2>&1)
-is "$out" "$("$ICPPD" report -d "$tmp/h.db" --min-percent 1 --inclusive 2>&1)" \
-	"report -i, --percent-limit, --children: perf's names, the same report"
+out=$("$ICPPD" report -i "$tmp/h.db" --percent-limit 1 2>&1)
+is "$out" "$("$ICPPD" report -d "$tmp/h.db" --min-percent 1 2>&1)" \
+	"report -i, --percent-limit: perf's names, the same report"
+contains "$("$ICPPD" report -i "$tmp/h.db" --children 2>&1)" " children     self     samples function -> callees" \
+	"report --children: perf's top-down table"
 out=$("$ICPPD" daemon -c 99 2>&1)
 is $? 2 "daemon -c: usage error"
 contains "$out" "configuration file is -C FILE" "... -c is the period elsewhere; the config is -C"

@@ -68,6 +68,16 @@ ok $([ "$(wc -c <"$tmp/out")" -lt $((200 * D)) ]; echo $?) "--hot text: output l
 report --hot 1 -f folded
 is "$(awk -F';' '{ print NF }' "$tmp/out")" $D "--hot folded: the hot context's $D frames"
 
+# --children: every function's tree below it, depth^2 lines at k = inf
+report --children --k inf
+is $? 1 "--children, k = inf: refused (depth^2 lines), no recursion on a $D-frame path"
+contains "$(cat "$tmp/err")" "use a smaller --k" "... saying to use a smaller --k"
+is "$(wc -c <"$tmp/out" | tr -d ' ')" 0 "... before printing anything"
+report --children --k 2
+is $? 0 "--children, k = 2: exit 0"
+ok $([ "$(wc -l <"$tmp/out")" -ge $((3 * (D - 1))) ] && [ "$(wc -c <"$tmp/out")" -lt $((400 * D)) ]; echo $?) \
+	"--children, k = 2: each function and two levels below it, linear in depth ($(wc -l <"$tmp/out") lines)"
+
 report --k inf -f pprof -o "$tmp/deep.pb.gz"
 is $? 0 "pprof, k = inf: exit 0"
 ok $([ -s "$tmp/deep.pb.gz" ]; echo $?) "pprof: written"

@@ -87,6 +87,37 @@ is "$(printf '%s\n' "$folded" | awk '{ n = split($1, f, ";"); if (n > 4) print }
 sum=$(printf '%s\n' "$folded" | awk '{ s += $NF } END { print s }')
 is "$sum" "$(q "SELECT sum(samples) FROM v_cids WHERE run_id = $run")" \
 	"folded weights add up to the run's samples"
+# --children: the top-down table, each function's samples with all it
+# calls (each sample once, however deep recurse recurses) beside its own,
+# as the whole stacks say
+whole=$("$ICPPD" report -d "$db" --run "$run" --format folded --exact)
+children_of() {	# children_of F: samples of the stacks through F
+	printf '%s\n' "$whole" | awk -v f="$1" '{ w = $NF; s = $0; sub(/ [0-9.]+$/, "", s)
+		n = split(s, fr, ";"); for (i = 1; i <= n; i++) if (fr[i] == f) { t += w; break } }
+		END { printf "%.0f\n", t }'
+}
+self_of() {	# self_of F: samples of the stacks ending in F
+	printf '%s\n' "$whole" | awk -v f="$1" '{ w = $NF; s = $0; sub(/ [0-9.]+$/, "", s)
+		n = split(s, fr, ";"); if (fr[n] == f) t += w } END { printf "%.0f\n", t }'
+}
+top=$("$ICPPD" report -d "$db" --run "$run" --children --k 2)
+is $? 0 "--children exits 0"
+contains "$top" "children: a function's samples with all it calls, beside its own (self)" \
+	"--children: the header says what the columns are"
+for f in main recurse path_b work; do
+	line=$(printf '%s\n' "$top" | awk -v f="$f" '$4 == f && NF == 4 { print; exit }')
+	is "$(printf '%s\n' "$line" | awk '{ printf "%.0f\n", $3 }')" "$(children_of "$f")" \
+		"--children: $f's samples with all it calls, each sample once"
+	total=$(printf '%s\n' "$whole" | awk '{ t += $NF } END { print t }')
+	is "$(printf '%s\n' "$line" | awk -v t="$total" '{ sub(/%/, "", $2); printf "%.0f\n", $2 * t / 100 }')" \
+		"$(self_of "$f")" "--children: $f's own samples (self)"
+done
+contains "$top" "$(printf '%s\n' "$top" | awk '$4 == "main" && NF == 4 { getline; print $4, $5; exit }')" \
+	"--children: main's callees below it"
+printf '%s\n' "$top" | awk '$4 == "recurse" && NF == 4 { getline; exit !($4 == "->" && $5 == "recurse") }'
+ok $? "--children: recurse calls recurse, one level below"
+out=$("$ICPPD" report -d "$db" --run "$run" --children -f folded 2>&1)
+is $? 2 "--children with folded: usage error"
 json=$("$ICPPD" compare -d "$db" --k 3 -f json "truth:$run" "$run")
 is $? 0 "compare truth with inference exits 0"
 overlap=$(printf '%s' "$json" | sed 's/.*"overlap": \([0-9.]*\).*/\1/')
