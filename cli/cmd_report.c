@@ -20,8 +20,8 @@
 
 struct report_opts {
 	const char *db, *k, *output, *since, *until, *exe, *comm, *sort;
-	const char *from, *host, *base;
-	uint64_t run, pid;
+	const char *from, *host, *base, *dsos, *symbols;
+	uint64_t run, pid, tid, max_stack;
 	double min_percent, similar, hot, budget, timeout;
 	int format;
 	bool inclusive, lines, whole, exact, no_demangle, comm_frame;
@@ -46,6 +46,11 @@ static const struct cli_option report_options[] = {
 	{ "perf-g", 'g', CLI_FLAG, 0, NULL, "call paths are always shown: "
 	  "--k K sets how many callers (inf: whole stacks)", 0, 0,
 	  .flags = CLI_NOTE },
+	{ "stdio", 0, CLI_FLAG, 0, NULL, "text on standard output is the "
+	  "default: perf's --stdio is not needed", 0, 0, .flags = CLI_NOTE },
+	{ "max-stack", 0, CLI_UINT, OPT(max_stack), "N",
+	  "at most N frames of each stack: its function and N-1 callers "
+	  "(perf's name; the same as --k N-1)", 1, UINT32_MAX },
 	{ "run", 0, CLI_UINT, OPT(run), "ID",
 	  "the run to report (default: the latest that is not training)",
 	  1, INT64_MAX },
@@ -70,6 +75,14 @@ static const struct cli_option report_options[] = {
 	{ "comm", 0, CLI_STRING, OPT(comm), "NAME",
 	  "only the samples of threads named NAME (the command, as ps "
 	  "shows it)", 0, 0 },
+	{ "tid", 0, CLI_UINT, OPT(tid), "TID",
+	  "only the samples of thread TID", 1, INT32_MAX },
+	{ "dsos", 0, CLI_STRING, OPT(dsos), "LIST",
+	  "only the samples in these binaries: names (libc.so.6) or paths, "
+	  "comma-separated, as perf report's --dsos", 0, 0 },
+	{ "symbols", 0, CLI_STRING, OPT(symbols), "LIST",
+	  "only the samples in these functions, named as the report names "
+	  "them, comma-separated, as perf report's --symbols", 0, 0 },
 	{ "sort", 's', CLI_STRING, OPT(sort), "KEYS",
 	  "text: a flat table of self samples by KEYS, perf-style: comm, "
 	  "pid, dso, sym, comma-separated", 0, 0 },
@@ -236,6 +249,15 @@ static int check_opts(const struct report_opts *o, struct report_view *v,
 	v->exact = o->exact;
 	if (o->k && cli__parse_count("report", "k", o->k, KCCF_INF, &v->k))
 		return -1;
+	if (o->k && o->max_stack)
+		return usage("--k and --max-stack both say how deep: give one");
+	if (o->max_stack)
+		v->k = (uint32_t)(o->max_stack - 1);
+	if ((o->dsos && !*o->dsos) || (o->symbols && !*o->symbols))
+		return usage("--%s: expected a comma-separated list, not ''",
+			     o->dsos && !*o->dsos ? "dsos" : "symbols");
+	v->dsos = o->dsos;
+	v->symbols = o->symbols;
 	v->inclusive = o->inclusive;
 	v->min_percent = !isnan(o->min_percent) ? o->min_percent :
 			 v->fmt == REPORT_TEXT ? TEXT_MIN_PERCENT : 0;
@@ -293,12 +315,13 @@ static int check_opts(const struct report_opts *o, struct report_view *v,
 	if ((o->host || o->timeout) && !o->from)
 		return usage("--%s is for --from (the fleet's runs)",
 			     o->host ? "host" : "timeout");
-	if (o->from && (o->run || o->pid || o->comm || o->sort || o->hot ||
-			o->comm_frame || o->inclusive || o->lines))
+	if (o->from && (o->run || o->pid || o->tid || o->comm || o->sort ||
+			o->hot || o->comm_frame || o->inclusive || o->lines))
 		return usage("--from reads the fleet's stacks: in any format, "
 			     "with --k, --since, --until, --host, --exe and "
 			     "--timeout");
 	sel->pid = (int64_t)o->pid;
+	sel->tid = (int64_t)o->tid;
 	sel->comm = o->comm;
 	return 0;
 }

@@ -50,7 +50,10 @@ int run_cli__main(const struct cli_command *cmd, const struct run_mode *mode,
 	{ "all-cpus", 'a', CLI_FLAG, 0, NULL, "icppd follows a command " \
 	  "(or -p PID) and its children; to profile every process, run " \
 	  "'icppd daemon' as root (icppd-daemon(8))", 0, 0, \
-	  .flags = CLI_REFUSE }
+	  .flags = CLI_REFUSE }, \
+	{ "per-thread", 0, CLI_FLAG, 0, NULL, "each thread's samples are " \
+	  "kept apart already: report --tid TID shows one thread, --sort " \
+	  "comm,pid the threads side by side", 0, 0, .flags = CLI_NOTE }
 #define RUN_OPT_NO_CACHE { "no-cache", 0, CLI_FLAG, RUN_OPT(no_cache), \
 	NULL, "read every binary's frame section (.eh_frame) afresh, and " \
 	"keep nothing of it in the cache directory ($ICPPD_CACHE_DIR, else " \

@@ -171,13 +171,14 @@ static int check(const struct run_profile *p, const char *db, bool filtered,
 			log_error("run %lld has no samples with a context "
 				  "identifier%s (%lld samples, %lld unresolved: "
 				  "see v_unresolved)", (long long)p->run.id,
-				  filtered ? " for that process" : "",
+				  filtered ? " in the processes or threads "
+				  "chosen" : "",
 				  (long long)p->run.samples,
 				  (long long)p->run.unresolved);
 		else
 			log_error("no samples with a context identifier in that "
-				  "window%s (%s)", filtered ?
-				  " for that process" : "", p->run.command);
+				  "window%s (%s)", filtered ? " in the processes "
+				  "or threads chosen" : "", p->run.command);
 		return -1;
 	}
 	/* Samples without a map are still the run's: each CID stands

@@ -49,6 +49,10 @@ struct report_view {
 	enum report_sort sort[REPORT_NR_SORTS];	/* text: a flat table by
 						 * these keys instead */
 	size_t nsort;		/* 0: no table */
+	/* Only the samples whose function is in one of these binaries
+	 * (names or paths) or is one of these functions, comma-separated
+	 * (NULL: every one), as perf report's --dsos and --symbols. */
+	const char *dsos, *symbols;
 	bool children;		/* text: the top-down table, each function's
 				 * total and self and what it calls, k
 				 * levels deep, instead of the forests */

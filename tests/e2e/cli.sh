@@ -98,6 +98,8 @@ ok $([ -s "$tmp/o.db" ]; echo $?) "record -o FILE: the database, as perf's -o"
 is "$(grep -v '^icppd: error' "$tmp/q.err" | head -1)" "" "record -q: errors only (no note, no warning)"
 out=$("$ICPPD" record -d "$tmp/o.db" -g -- true 2>&1)
 contains "$out" "call paths are always recorded" "record -g: accepted, with a note"
+out=$("$ICPPD" record -d "$tmp/o.db" --per-thread -- true 2>&1)
+contains "$out" "report --tid TID shows one thread" "record --per-thread: accepted, with a note"
 out=$("$ICPPD" record -d "$tmp/o.db" -a -- true 2>&1)
 is $? 2 "record -a: usage error"
 contains "$out" "-a: icppd follows a command" "... naming the daemon for every process"

@@ -157,7 +157,7 @@ contains "$msg" "--exe $PROGS/threads: no program of that name has samples in $d
 	"report --exe: says there is nothing, and what there is"
 msg=$("$ICPPD" report -d "$db" --since "$t0" --pid 1 2>&1)
 is $? 1 "report --pid of a process not in the window: exit 1"
-contains "$msg" "no samples with a context identifier in that window for that process" \
+contains "$msg" "no samples with a context identifier in that window in the processes or threads chosen" \
 	"report --pid: says the window has nothing of it"
 msg=$("$ICPPD" report -d "$db" --since yesterday 2>&1)
 is $? 2 "report --since garbage: usage error"

@@ -118,6 +118,33 @@ printf '%s\n' "$top" | awk '$4 == "recurse" && NF == 4 { getline; exit !($4 == "
 ok $? "--children: recurse calls recurse, one level below"
 out=$("$ICPPD" report -d "$db" --run "$run" --children -f folded 2>&1)
 is $? 2 "--children with folded: usage error"
+
+# perf report's filters: --symbols, --dsos, --tid, --max-stack
+sum_of() { awk '{ t += $NF } END { printf "%.0f\n", t }'; }
+is "$("$ICPPD" report -d "$db" --run "$run" -f folded --exact --symbols work,leaf | sum_of)" \
+	"$(($(self_of work) + $(self_of leaf)))" "--symbols work,leaf: their samples, no other"
+contains "$("$ICPPD" report -d "$db" --run "$run" --symbols leaf)" "<- path_b" "--symbols: with their callers"
+prog=$(q "SELECT m.path FROM cid_samples c JOIN modules m ON m.id = c.program_id WHERE c.run_id = $run LIMIT 1")
+base=${prog##*/}
+in_prog=$(q "SELECT sum(c.samples) FROM cid_samples c JOIN functions f ON f.id = c.function_id
+	JOIN modules m ON m.id = f.module_id WHERE c.run_id = $run AND m.path = '$prog'")
+is "$("$ICPPD" report -d "$db" --run "$run" -f folded --exact --dsos "$base" | sum_of)" "$in_prog" \
+	"--dsos $base: the samples in its functions"
+is "$("$ICPPD" report -d "$db" --run "$run" -f folded --exact --dsos "libc.so.6,$prog" | sum_of)" "$in_prog" \
+	"--dsos by path, in a list"
+mx=$("$ICPPD" report -d "$db" --run "$run" -f folded --max-stack 2)
+is "$(printf '%s\n' "$mx" | awk -F';' 'NF > 2' | wc -l | tr -d ' ')" 0 "--max-stack 2: two frames a stack at most"
+contains "$mx" "recurse;recurse " "... the leaf and its caller"
+out=$("$ICPPD" report -d "$db" --run "$run" --max-stack 2 --k 3 2>&1)
+is $? 2 "--max-stack with --k: usage error"
+tid=$(q "SELECT tid FROM cid_samples WHERE run_id = $run GROUP BY tid ORDER BY sum(samples) DESC LIMIT 1")
+is "$("$ICPPD" report -d "$db" --run "$run" -f folded --exact --tid "$tid" | sum_of)" \
+	"$(q "SELECT sum(samples) FROM cid_samples WHERE run_id = $run AND tid = $tid")" "--tid: that thread's samples"
+out=$("$ICPPD" report -d "$db" --run "$run" --tid 1 2>&1)
+is $? 1 "--tid of a thread with no samples: exit 1"
+contains "$out" "no samples with a context identifier in the processes or threads chosen" "... saying so"
+contains "$("$ICPPD" report -d "$db" --run "$run" --stdio 2>&1)" "text on standard output is the default" \
+	"--stdio: perf's, with a note"
 json=$("$ICPPD" compare -d "$db" --k 3 -f json "truth:$run" "$run")
 is $? 0 "compare truth with inference exits 0"
 overlap=$(printf '%s' "$json" | sed 's/.*"overlap": \([0-9.]*\).*/\1/')
