@@ -1007,6 +1007,28 @@ int module__function(const struct module *m, uint64_t vaddr,
 	return ret;
 }
 
+int module__function_end(const struct module *m, uint64_t start,
+			 uint64_t *end)
+{
+	size_t lo, hi;
+	uint64_t flo, fhi;
+
+	page_index__range(&m->sym_pages, m->nsyms, start, &lo, &hi);
+	lo = LOWER_BOUND(lo, hi, i, m->syms[i].addr < start);
+	for (; lo < m->nsyms && m->syms[lo].addr == start; lo++)
+		if (m->syms[lo].size &&
+		    start + m->syms[lo].size > start) {
+			*end = start + m->syms[lo].size;
+			return 0;
+		}
+	if (!cfi__fde_range(module__cfi_of((struct module *)m), start, &flo,
+			    &fhi) && flo == start && fhi > start) {
+		*end = fhi;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 int module__cfa(struct module *m, uint64_t vaddr, const struct cfi_regs *regs,
 		uint64_t *cfa)
 {

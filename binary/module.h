@@ -110,6 +110,10 @@ int module__code_span(const struct module *m, uint64_t *start,
 /* The function containing @vaddr: 0, or -ENOENT when none is known. */
 int module__function(const struct module *m, uint64_t vaddr,
 		     struct module_func *out);
+/* Where the function starting at @start ends (its symbol's size, else
+ * its FDE's range) into *@end: 0, or -ENOENT when neither says. */
+int module__function_end(const struct module *m, uint64_t start,
+			 uint64_t *end);
 /* See cfi__cfa(); -ENOENT also when the module has no CFI at all. */
 int module__cfa(struct module *m, uint64_t vaddr, const struct cfi_regs *regs,
 		uint64_t *cfa);

@@ -13,7 +13,7 @@ extern const struct cli_command record_command, train_command,
 				validate_command, report_command,
 				compare_command, arr_command, sites_command,
 				daemon_command, ctl_command, export_command,
-				list_command;
+				list_command, annotate_command;
 int cmd_record(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
@@ -25,5 +25,6 @@ int cmd_daemon(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_annotate(int argc, char **argv);
 
 #endif

@@ -15,6 +15,7 @@ static const struct {
 } commands[] = {
 	{ &record_command, cmd_record, "Profiling" },
 	{ &report_command, cmd_report, NULL },
+	{ &annotate_command, cmd_annotate, NULL },
 	{ &compare_command, cmd_compare, NULL },
 	{ &list_command, cmd_list, NULL },
 	{ &train_command, cmd_train, NULL },

@@ -21,7 +21,7 @@ libcurl4-openssl-dev libdebuginfod-dev"
 if [ "${1:-}" = test ]; then
 	pkgs="$pkgs golang-go golang-github-google-pprof-dev clickhouse-server
 clickhouse-client librsvg2-bin chromium libxml2-utils clang libclang-rt-14-dev
-debuginfod time rustc"
+debuginfod time rustc linux-perf"
 	command -v npm >/dev/null || pkgs="$pkgs nodejs npm"
 fi
 missing=

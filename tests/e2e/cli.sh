@@ -17,7 +17,7 @@ contains "$("$ICPPD" --version)" "icppd 0." "--version prints the version"
 is $? 2 "no subcommand: usage error 2"
 
 # Every long option of each subcommand's --help is in its man page.
-for cmd in record train validate report compare list arr sites daemon ctl export; do
+for cmd in record train validate report annotate compare list arr sites daemon ctl export; do
 	page=$man/icppd-$cmd.1
 	[ -f "$page" ] || page=$man/icppd-$cmd.8
 	# whole sentences: the line is the man page's NAME line, uncut

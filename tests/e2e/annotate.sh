@@ -1,0 +1,89 @@
+#!/bin/sh
+# icppd annotate: a function's samples by instruction and source line,
+# as perf annotate --stdio prints them, and within 2 points per
+# instruction of perf annotate's own shares on the same program; by
+# instruction alone for stripped code; what it cannot read, said.
+. "$TESTS_SRCDIR/e2e/lib.sh"
+require_perf
+
+ms=200	# CPU milliseconds per burn: work burns twice, 400 ms
+"$ICPPD" record -q -d "$db" -- "$PROGS/heights-nofp" $ms >/dev/null
+run=$(last_run)
+out=$("$ICPPD" annotate -d "$db" work)
+is $? 0 "annotate work: exit 0"
+contains "$out" "Source code & Disassembly of heights-nofp for cpu-clock (" "the header names the binary and event"
+samples=$(q "SELECT sum(p.samples) FROM pc_samples p JOIN functions f ON f.id = p.function_id
+	WHERE p.run_id = $run AND f.name = 'work'")
+ok $([ "$samples" -ge "$(min_samples $((2 * ms)))" ]; echo $?) "work has its samples ($samples)"
+contains "$out" "($samples samples, percent: local period), run $run" "... all of them, of this run"
+# each instruction: "  PP.PP :   ADDR:   TEXT"
+pct=$(printf '%s\n' "$out" | awk '$2 == ":" && $3 ~ /^[0-9a-f]+:$/ { s += $1; if ($1 > m) m = $1 } END { printf "%.1f %.1f\n", s, m }')
+ok $(awk -v s="${pct% *}" 'BEGIN { exit !(s >= 99.9 && s <= 100.1) }'; echo $?) \
+	"the instructions' shares add up to 100 ($pct)"
+ok $(awk -v m="${pct#* }" 'BEGIN { exit !(m >= 50) }'; echo $?) "one instruction of the burn loop holds most (${pct#* })"
+contains "$out" "Sorted summary of the source lines of work" "a summary of the sampled source lines first"
+contains "$out" "heights.c:" "... named by file and line"
+contains "$out" "BURN();" "the source lines' text between the instructions"
+contains "$out" "<work>:" "the function's start, named"
+contains "$("$ICPPD" annotate -d "$db" --no-source work)" "heights.c" "--no-source: lines by file name"
+ok $("$ICPPD" annotate -d "$db" --no-source work | grep -q 'BURN();'; [ $? -ne 0 ]; echo $?) "... without their text"
+
+# perf annotate's shares of the same function, instruction by instruction,
+# at 10 kHz: two independent runs of about 4,000 samples in work, so that
+# an instruction's share differs by sampling alone by at most 0.3 points
+# (one standard deviation; the burn loop's instructions hold 99 % or 1 %)
+if command -v perf >/dev/null && perf record -q -e cpu-clock:u -F 10000 -o "$tmp/perf.data" \
+	-- "$PROGS/heights-nofp" $ms >/dev/null 2>&1; then
+	"$ICPPD" record -q -F 10000 -d "$tmp/f.db" -- "$PROGS/heights-nofp" $ms >/dev/null
+	perf annotate -i "$tmp/perf.data" --stdio -s work 2>/dev/null |
+		awk '$2 == ":" && $3 ~ /^[0-9a-f]+:$/ { sub(/:$/, "", $3); print $3, $1 }' >"$tmp/perf.pct"
+	"$ICPPD" annotate -d "$tmp/f.db" work |
+		awk '$2 == ":" && $3 ~ /^[0-9a-f]+:$/ { sub(/:$/, "", $3); print $3, $1 }' >"$tmp/icppd.pct"
+	worst=$(awk 'FILENAME == ARGV[1] { p[$1] = $2; next }
+		{ d = $2 - p[$1]; if (d < 0) d = -d; if (!($1 in p)) d = 100; if (d > w) { w = d; at = $1 } }
+		END { printf "%.2f at %s\n", w, at }' "$tmp/perf.pct" "$tmp/icppd.pct")
+	ok $([ -s "$tmp/perf.pct" ] && awk -v w="${worst%% *}" 'BEGIN { exit !(w <= 2) }'; echo $?) \
+		"every instruction's share within 2 points of perf annotate's (worst $worst)"
+	is "$(wc -l <"$tmp/icppd.pct" | tr -d ' ')" "$(wc -l <"$tmp/perf.pct" | tr -d ' ')" \
+		"... the same instructions as perf's"
+else
+	skip "no perf tool (apt-get install linux-perf)" "shares against perf annotate's"
+	skip "no perf tool (apt-get install linux-perf)" "the same instructions as perf's"
+fi
+
+# stripped code: by its address label, instructions only
+"$ICPPD" record -q -d "$tmp/s.db" -- "$PROGS/heights-stripped" 100 >/dev/null
+label=$("$ICPPD" report -d "$tmp/s.db" --k 0 -f folded 2>/dev/null | sort -k2 -nr | awk 'NR == 1 { print $1 }')
+sout=$("$ICPPD" annotate -d "$tmp/s.db" "$label" 2>&1)
+is $? 0 "stripped code: annotate $label, exit 0"
+contains "$sout" "<$label>:" "... by its label"
+ok $(printf '%s\n' "$sout" | grep -q 'Sorted summary'; [ $? -ne 0 ]; echo $?) "... no source lines to sum up"
+ok $(printf '%s\n' "$sout" | awk '$2 == ":" && $3 ~ /^[0-9a-f]+:$/ { n++ } END { exit !(n >= 3) }'; echo $?) \
+	"... its instructions"
+
+# what it cannot do, said in one line
+out=$("$ICPPD" annotate -d "$db" no_such_function 2>&1)
+is $? 1 "a function without samples: exit 1"
+contains "$out" "icppd: annotate: no function named 'no_such_function' has samples in run $run" "... saying so"
+is "$(printf '%s\n' "$out" | wc -l | tr -d ' ')" 1 "... in one line"
+out=$("$ICPPD" annotate -d "$db" 2>&1)
+is $? 2 "no SYMBOL: usage error"
+# the binary replaced by another build since the run
+cp "$PROGS/heights-nofp" "$tmp/prog"
+"$ICPPD" record -q -d "$tmp/r.db" -- "$tmp/prog" 50 >/dev/null
+cp "$PROGS/heights-fp" "$tmp/prog"
+out=$("$ICPPD" annotate -d "$tmp/r.db" work 2>&1)
+is $? 0 "a rebuilt binary: exit 0"
+contains "$out" "no instructions: $tmp/prog cannot be read: it is not the build the run sampled" \
+	"... saying its code is not the one sampled"
+# a crafted database: the function at the top of the address space, a
+# sample 4 GiB into it; nothing is read past the code, nothing wraps
+cp "$db" "$tmp/c.db"
+q "UPDATE functions SET address = -256 WHERE name = 'work';
+   UPDATE pc_samples SET offset = 4294967295 WHERE function_id =
+     (SELECT id FROM functions WHERE name = 'work')" "$tmp/c.db"
+out=$( (ulimit -v 1000000; ulimit -t 30; exec "$ICPPD" annotate -d "$tmp/c.db" work) 2>&1)
+is $? 0 "crafted: a function at the top of the address space, exit 0"
+contains "$out" "work: no instructions: $PROGS/heights-nofp holds no code at 0xffffffffffffff00" \
+	"... said to have no code there"
+done_testing
