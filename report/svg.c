@@ -17,6 +17,17 @@
  * wide as their samples now, coloured by the change of their share
  * (inclusive) against the base, red where it grew and blue where it
  * shrank, the deeper the more; frames only the base has are not drawn.
+ *
+ * A big program's graph (g++: 2,400 px tall) must open on its base and
+ * use the window: the file is laid out SVG_WIDTH wide, root at the
+ * bottom (what a viewer without scripts shows), and the script lays it
+ * out again for the window's width, and top-down (an icicle, the base
+ * under the buttons) when it is taller than the window; a button turns
+ * it over.  Siblings narrower than a pixel on a screen MERGE_WIDTH_PX
+ * wide are merged into one frame, "[N narrower than a pixel]", as
+ * flamegraph.pl's --minwidth leaves them out, but keeping their width:
+ * every frame wider than a pixel on any screen up to that width is
+ * drawn, and the file stays small.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,11 +42,14 @@
 #define SVG_WIDTH 1200
 #define SVG_PAD 10		/* left and right margins */
 #define FRAME_HEIGHT 16		/* one level, a pixel of it the gap */
-#define TOP 60			/* title and buttons */
+#define TOP 76			/* title, buttons, an icicle's details */
 #define BOTTOM 34		/* the details line */
 #define CHAR_WIDTH 7.0		/* of the 12 px font, to fit labels */
-/* Frames narrower than this many pixels are not drawn (a profile of
- * 10,000 contexts would otherwise be megabytes of invisible frames). */
+/* Frames narrower than a pixel of a screen this wide are merged with
+ * their narrow siblings (a profile of 10,000 contexts would otherwise
+ * be megabytes of invisible frames); a merged frame narrower than
+ * MIN_WIDTH_PX of the file's layout is left out. */
+#define MERGE_WIDTH_PX 2560
 #define MIN_WIDTH_PX 0.1
 /* Levels drawn: a crafted database can hold paths of any depth. */
 #define SVG_MAX_DEPTH 2048
@@ -251,34 +265,45 @@ static void colour(FILE *out, const struct flame *fl, const struct fnode *n,
 	fprintf(out, "#%02x%02x%02x", r, g, b);
 }
 
+/*
+ * The script: the frames' places as fractions of the width and levels,
+ * laid out again for the window (fit()), flame or icicle; zoom, search,
+ * details.  Its printf arguments: SVG_WIDTH, SVG_PAD, FRAME_HEIGHT,
+ * TOP, BOTTOM, CHAR_WIDTH.
+ */
 static const char script[] =
 "<script type=\"text/ecmascript\"><![CDATA[\n"
 "'use strict';\n"
-"var W = " "%d" ", PAD = " "%d" ", CW = %.1f, frames = [], zoomed = null,\n"
-"    details, matched, reset, hits = null;\n"
+"var W0 = %d, PAD = %d, FH = %d, TOP = %d, BOTTOM = %d, CW = %.1f;\n"
+"var W = W0, H, svg, frames = [], zoomed = null, icicle = false,\n"
+"    details, matched, reset, orient, hits = null;\n"
 "function label(f, w) {\n"
 "  var n = Math.floor((w - 6) / CW);\n"
 "  if (f.name.length <= n) return f.name;\n"
 "  return n < 5 ? '' : f.name.slice(0, n - 2) + '..';\n"
 "}\n"
+"function level(d) { return icicle ? TOP + d * FH : H - BOTTOM - (d + 1) * FH; }\n"
 "function place(f, x, w) {\n"
+"  var y = level(f.depth);\n"
 "  f.r.setAttribute('x', x.toFixed(1));\n"
+"  f.r.setAttribute('y', y);\n"
 "  f.r.setAttribute('width', Math.max(w, 0).toFixed(1));\n"
 "  f.t.setAttribute('x', (x + 3).toFixed(1));\n"
+"  f.t.setAttribute('y', y + FH - 5);\n"
 "  f.t.textContent = label(f, w);\n"
 "}\n"
 "function zoom(z) {\n"
-"  var s = (W - 2 * PAD) / z.w;\n"
+"  var span = W - 2 * PAD, s = span / z.fw;\n"
 "  zoomed = z;\n"
 "  reset.style.display = 'inline';\n"
 "  frames.forEach(function (f) {\n"
-"    var inside = f.x >= z.x - 1e-6 && f.x + f.w <= z.x + z.w + 1e-6;\n"
-"    if (f.y <= z.y && inside) {\n"
+"    var inside = f.fx >= z.fx - 1e-9 && f.fx + f.fw <= z.fx + z.fw + 1e-9;\n"
+"    if (f.depth >= z.depth && inside) {\n"
 "      f.g.style.display = ''; f.g.style.opacity = 1;\n"
-"      place(f, PAD + (f.x - z.x) * s, f.w * s);\n"
-"    } else if (f.y > z.y && f.x <= z.x + 1e-6 && f.x + f.w >= z.x + z.w - 1e-6) {\n"
+"      place(f, PAD + (f.fx - z.fx) * s, f.fw * s);\n"
+"    } else if (f.depth < z.depth && f.fx <= z.fx + 1e-9 && f.fx + f.fw >= z.fx + z.fw - 1e-9) {\n"
 "      f.g.style.display = ''; f.g.style.opacity = 0.5;\n"
-"      place(f, PAD, W - 2 * PAD);\n"
+"      place(f, PAD, span);\n"
 "    } else {\n"
 "      f.g.style.display = 'none';\n"
 "    }\n"
@@ -286,13 +311,32 @@ static const char script[] =
 "  if (hits) search(hits);\n"
 "}\n"
 "function unzoom() {\n"
+"  var span = W - 2 * PAD;\n"
 "  zoomed = null;\n"
 "  reset.style.display = 'none';\n"
 "  frames.forEach(function (f) {\n"
 "    f.g.style.display = ''; f.g.style.opacity = 1;\n"
-"    place(f, f.x, f.w);\n"
+"    place(f, PAD + f.fx * span, f.fw * span);\n"
 "  });\n"
 "  if (hits) search(hits);\n"
+"}\n"
+"function redraw() { if (zoomed) zoom(zoomed); else unzoom(); }\n"
+"/* the window's width, each level FH high: flame (root at the bottom),\n"
+"   or icicle (root at the top, under the buttons) */\n"
+"function fit() {\n"
+"  svg.setAttribute('width', '100%%');\n"
+"  W = Math.max(Math.floor(svg.getBoundingClientRect().width), 320);\n"
+"  svg.setAttribute('width', W);\n"
+"  svg.setAttribute('viewBox', '0 0 ' + W + ' ' + H);\n"
+"  ['title', 'subtitle'].forEach(function (id) {\n"
+"    document.getElementById(id).setAttribute('x', W / 2); });\n"
+"  document.getElementById('search').setAttribute('x', W - PAD);\n"
+"  orient.setAttribute('x', W - PAD - 70);\n"
+"  orient.textContent = icicle ? 'Flame' : 'Icicle';\n"
+"  matched.setAttribute('x', W - PAD);\n"
+"  details.setAttribute('y', icicle ? TOP - 8 : H - 12);\n"
+"  matched.setAttribute('y', icicle ? TOP - 8 : H - 12);\n"
+"  redraw();\n"
 "}\n"
 "function search(re) {\n"
 "  var spans = [], covered = 0, end = -1, z = zoomed;\n"
@@ -301,7 +345,7 @@ static const char script[] =
 "    var hit = re !== null && re.test(f.name);\n"
 "    f.r.setAttribute('fill', hit ? '#e040e0' : f.fill);\n"
 "    if (hit && f.g.style.display !== 'none' && f.g.style.opacity != 0.5)\n"
-"      spans.push([f.x, f.x + f.w]);\n"
+"      spans.push([f.fx, f.fx + f.fw]);\n"
 "  });\n"
 "  spans.sort(function (a, b) { return a[0] - b[0]; });\n"
 "  spans.forEach(function (s) {\n"
@@ -309,7 +353,7 @@ static const char script[] =
 "    else if (s[1] > end) { covered += s[1] - end; end = s[1]; }\n"
 "  });\n"
 "  matched.textContent = re === null ? '' : 'Matched: ' +\n"
-"    (100 * covered / (z ? z.w : W - 2 * PAD)).toFixed(1) + '%%';\n"
+"    (100 * covered / (z ? z.fw : 1)).toFixed(1) + '%%';\n"
 "}\n"
 "function ask() {\n"
 "  if (hits) { hits = null; search(null); return; }\n"
@@ -317,15 +361,20 @@ static const char script[] =
 "  if (s) { try { search(new RegExp(s)); } catch (e) { alert(e); } }\n"
 "}\n"
 "window.addEventListener('load', function () {\n"
+"  var span = W0 - 2 * PAD, hash = location.hash.slice(1).split('&');\n"
+"  svg = document.documentElement;\n"
+"  H = +svg.getAttribute('height');\n"
 "  details = document.getElementById('details');\n"
 "  matched = document.getElementById('matched');\n"
 "  reset = document.getElementById('reset');\n"
+"  orient = document.getElementById('orient');\n"
 "  Array.prototype.forEach.call(document.getElementById('frames').children,\n"
 "  function (g) {\n"
 "    var r = g.getElementsByTagName('rect')[0], tt = g.getElementsByTagName('title')[0];\n"
 "    var t = g.getElementsByTagName('text')[0], f = { g: g, r: r, t: t,\n"
-"      x: +r.getAttribute('x'), w: +r.getAttribute('width'),\n"
-"      y: +r.getAttribute('y'), fill: r.getAttribute('fill'),\n"
+"      fx: (+r.getAttribute('x') - PAD) / span, fw: +r.getAttribute('width') / span,\n"
+"      depth: Math.round((H - BOTTOM - +r.getAttribute('y')) / FH) - 1,\n"
+"      fill: r.getAttribute('fill'),\n"
 "      name: tt.textContent.split('\\n')[0], info: tt.textContent.replace('\\n', ': ') };\n"
 "    frames.push(f);\n"
 "    g.addEventListener('click', function () { zoom(f); });\n"
@@ -333,16 +382,23 @@ static const char script[] =
 "    g.addEventListener('mouseout', function () { details.textContent = ' '; });\n"
 "  });\n"
 "  reset.addEventListener('click', unzoom);\n"
-"  /* #zoom=NAME&search=RE: a view to link to, or for a test */\n"
-"  location.hash.slice(1).split('&').forEach(function (kv) {\n"
+"  orient.addEventListener('click', function () { icicle = !icicle; fit(); });\n"
+"  /* taller than the window: the base first, under the buttons */\n"
+"  icicle = H > window.innerHeight;\n"
+"  /* #flame, #icicle, #zoom=NAME&search=RE: a view to link to, or for a test */\n"
+"  hash.forEach(function (kv) {\n"
+"    if (kv === 'flame' || kv === 'icicle') icicle = kv === 'icicle'; });\n"
+"  fit();\n"
+"  hash.forEach(function (kv) {\n"
 "    var k = kv.split('=')[0], v = decodeURIComponent(kv.slice(k.length + 1));\n"
 "    var best = null;\n"
 "    if (k === 'zoom') frames.forEach(function (f) {\n"
-"      if (f.name === v && (!best || f.w > best.w)) best = f; });\n"
+"      if (f.name === v && (!best || f.fw > best.fw)) best = f; });\n"
 "    if (best) zoom(best);\n"
 "    if (k === 'search' && v) { try { search(new RegExp(v)); } catch (e) {} }\n"
 "  });\n"
 "  document.getElementById('search').addEventListener('click', ask);\n"
+"  window.addEventListener('resize', fit);\n"
 "  window.addEventListener('keydown', function (e) {\n"
 "    if ((e.ctrlKey && e.key === 'f') || e.key === '/') { e.preventDefault(); ask(); }\n"
 "    if (e.key === 'Escape') { unzoom(); if (hits) { hits = null; search(null); } }\n"
@@ -350,17 +406,60 @@ static const char script[] =
 "});\n"
 "]]></script>\n";
 
-/* The frames, each placed after its previous siblings in name order.
- * 0 or -ENOMEM. */
+/* One frame: its title (name, samples, share, change), box and label. */
+static void frame(const struct render *r, const struct flame *fl,
+		  const struct fnode *n, const char *title, double px, double w,
+		  double y)
+{
+	size_t fit = w > 6 ? (size_t)((w - 6) / CHAR_WIDTH) : 0;
+	bool whole = r->integral || n->weight == (double)(int64_t)n->weight;
+
+	fputs("<g><title>", r->out);
+	xml(r->out, title, SIZE_MAX);
+	fprintf(r->out, whole ? "\n%.0f samples, %.2f%%" :
+		"\n%.1f samples, %.2f%%", n->weight,
+		r->total > 0 ? 100 * n->weight / r->total : 0.0);
+	if (r->v->base && n->name != title)
+		fprintf(r->out, ", %+.2f points against the base (%.2f%%)",
+			100 * change(r, fl, n), fl->base_total > 0 ?
+			100 * n->base / fl->base_total : 0.0);
+	fprintf(r->out, "</title><rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
+		"height=\"%d\" fill=\"", px, y, w, FRAME_HEIGHT - 1);
+	if (n->name != title)
+		fputs("#d8d8d0", r->out);	/* merged: no one function */
+	else
+		colour(r->out, fl, n, change(r, fl, n));
+	fprintf(r->out, "\"/><text x=\"%.1f\" y=\"%.0f\">", px + 3,
+		y + FRAME_HEIGHT - 5);
+	if (chars(title) <= fit) {
+		xml(r->out, title, fit);
+	} else if (fit >= 5) {	/* as label() in the script */
+		xml(r->out, title, fit - 2);
+		fputs("..", r->out);
+	}
+	fputs("</text></g>\n", r->out);
+}
+
+/*
+ * The frames, each placed after its previous siblings in name order;
+ * siblings narrower than a pixel of MERGE_WIDTH_PX after the others, as
+ * one frame, their own children not drawn.  0 or -ENOMEM.
+ */
 static int draw(const struct render *r, const struct flame *fl,
 		const uint32_t *order, size_t height)
 {
 	double scale = (SVG_WIDTH - 2 * SVG_PAD) / (r->total > 0 ? r->total : 1);
+	double pixel = (r->total > 0 ? r->total : 1) /
+		       (MERGE_WIDTH_PX - 2 * SVG_PAD);
 	double *x = calloc(fl->len ? fl->len : 1, sizeof(*x));
 	double *next = calloc(fl->len + 1, sizeof(*next));
+	/* per parent (the roots' at len): narrow children, their weight */
+	double *narrow = calloc(fl->len + 1, sizeof(*narrow));
+	uint32_t *nnarrow = calloc(fl->len + 1, sizeof(*nnarrow));
+	bool *hidden = calloc(fl->len ? fl->len : 1, sizeof(*hidden));
 	int ret = -ENOMEM;
 
-	if (!x || !next)
+	if (!x || !next || !narrow || !nnarrow || !hidden)
 		goto out;
 	ret = 0;
 	/* children follow parents in @order (sorted by parent index, and
@@ -369,50 +468,60 @@ static int draw(const struct render *r, const struct flame *fl,
 	for (size_t k = 0; k < fl->len; k++) {
 		uint32_t i = order[k];
 		const struct fnode *n = &fl->n[i];
-		double *at = &next[n->parent == UINT32_MAX ? fl->len : n->parent];
+		size_t up = n->parent == UINT32_MAX ? fl->len : n->parent;
+		double *at = &next[up];
 
-		if (n->parent != UINT32_MAX && *at < x[n->parent])
-			*at = x[n->parent];
+		if (up != fl->len && hidden[up]) {
+			hidden[i] = true;
+			continue;
+		}
+		if (n->weight < pixel) {
+			hidden[i] = true;
+			narrow[up] += n->weight;
+			nnarrow[up]++;
+			continue;
+		}
+		if (up != fl->len && *at < x[up])
+			*at = x[up];
 		x[i] = *at;
 		*at += n->weight;
 	}
 	fputs("<g id=\"frames\">\n", r->out);
-	for (size_t i = 0; i < fl->len; i++) {
-		const struct fnode *n = &fl->n[i];
-		double px = SVG_PAD + x[i] * scale, w = n->weight * scale;
-		double y = (double)height - BOTTOM -
-			   (double)(n->depth + 1) * FRAME_HEIGHT;
-		size_t fit = w > 6 ? (size_t)((w - 6) / CHAR_WIDTH) : 0;
+	for (size_t i = 0; i <= fl->len; i++) {
+		const struct fnode *n = i < fl->len ? &fl->n[i] : NULL;
+		uint32_t depth = n ? n->depth + 1 : 0;
+		double y;
 
-		if (w < MIN_WIDTH_PX || n->depth >= SVG_MAX_DEPTH)
+		if (n && !hidden[i] && n->depth < SVG_MAX_DEPTH &&
+		    n->weight * scale >= MIN_WIDTH_PX)
+			frame(r, fl, n, n->name, SVG_PAD + x[i] * scale,
+			      n->weight * scale, (double)height - BOTTOM -
+			      (double)(n->depth + 1) * FRAME_HEIGHT);
+		/* the children merged, after the others */
+		if (!nnarrow[i] || narrow[i] * scale < MIN_WIDTH_PX ||
+		    depth >= SVG_MAX_DEPTH || (n && hidden[i]))
 			continue;
-		fputs("<g><title>", r->out);
-		xml(r->out, n->name, SIZE_MAX);
-		fprintf(r->out, r->integral ? "\n%.0f samples, %.2f%%" :
-			"\n%.1f samples, %.2f%%", n->weight,
-			r->total > 0 ? 100 * n->weight / r->total : 0.0);
-		if (r->v->base)
-			fprintf(r->out, ", %+.2f points against the base "
-				"(%.2f%%)", 100 * change(r, fl, n),
-				fl->base_total > 0 ?
-				100 * n->base / fl->base_total : 0.0);
-		fprintf(r->out, "</title><rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
-			"height=\"%d\" fill=\"", px, y, w, FRAME_HEIGHT - 1);
-		colour(r->out, fl, n, change(r, fl, n));
-		fprintf(r->out, "\"/><text x=\"%.1f\" y=\"%.0f\">", px + 3,
-			y + FRAME_HEIGHT - 5);
-		if (chars(n->name) <= fit) {
-			xml(r->out, n->name, fit);
-		} else if (fit >= 5) {	/* as label() in the script */
-			xml(r->out, n->name, fit - 2);
-			fputs("..", r->out);
+		{
+			struct fnode m = { .weight = narrow[i], .depth = depth };
+			char title[64];
+			double at = n ? (next[i] > x[i] ? next[i] : x[i]) :
+				    next[fl->len];
+
+			snprintf(title, sizeof(title), "[%u narrower than a "
+				 "pixel]", nnarrow[i]);
+			y = (double)height - BOTTOM -
+			    (double)(depth + 1) * FRAME_HEIGHT;
+			frame(r, fl, &m, title, SVG_PAD + at * scale,
+			      narrow[i] * scale, y);
 		}
-		fputs("</text></g>\n", r->out);
 	}
 	fputs("</g>\n", r->out);
 out:
 	free(x);
 	free(next);
+	free(narrow);
+	free(nnarrow);
+	free(hidden);
 	return ret;
 }
 
@@ -431,19 +540,21 @@ static void header(const struct render *r, size_t height)
 		".button { cursor: pointer; fill: #1a4f9c; }\n"
 		"</style>\n"
 		"<rect width=\"100%%\" height=\"100%%\" fill=\"#f6f6f0\"/>\n"
-		"<text x=\"%d\" y=\"24\" text-anchor=\"middle\" "
+		"<text id=\"title\" x=\"%d\" y=\"24\" text-anchor=\"middle\" "
 		"style=\"font-size: 17px\">Flame graph: run %lld</text>\n",
 		SVG_WIDTH, height, SVG_WIDTH, height, SVG_WIDTH / 2,
 		(long long)r->p->run.id);
 	if (r->v->base)
-		fprintf(r->out, "<text x=\"%d\" y=\"44\" text-anchor=\"middle\" "
-			"fill=\"#555\">%.0f samples against a base of %.0f: "
+		fprintf(r->out, "<text id=\"subtitle\" x=\"%d\" y=\"44\" "
+			"text-anchor=\"middle\" fill=\"#555\">%.0f samples "
+			"against a base of %.0f: "
 			"red grew, blue shrank (share of all samples)</text>\n",
 			SVG_WIDTH / 2, r->total,
 			profile_base__total(r->v->base));
 	else
-		fprintf(r->out, "<text x=\"%d\" y=\"44\" text-anchor=\"middle\" "
-			"fill=\"#555\">%.0f samples; callers inferred: %.1f%% "
+		fprintf(r->out, "<text id=\"subtitle\" x=\"%d\" y=\"44\" "
+			"text-anchor=\"middle\" fill=\"#555\">%.0f samples; "
+			"callers inferred: %.1f%% "
 			"precise, %.1f%% ambiguous, %.1f%% searched, %.1f%% "
 			"unknown (grey)</text>\n", SVG_WIDTH / 2, s->samples,
 			100 * s->by_how[CCT_PRECISE] / n,
@@ -454,10 +565,13 @@ static void header(const struct render *r, size_t height)
 		"style=\"display: none\">Reset zoom</text>\n"
 		"<text id=\"search\" class=\"button\" x=\"%d\" y=\"24\" "
 		"text-anchor=\"end\">Search</text>\n"
+		"<text id=\"orient\" class=\"button\" x=\"%d\" y=\"24\" "
+		"text-anchor=\"end\">Icicle</text>\n"
 		"<text id=\"details\" x=\"%d\" y=\"%zu\"> </text>\n"
 		"<text id=\"matched\" x=\"%d\" y=\"%zu\" text-anchor=\"end\">"
-		"</text>\n", SVG_PAD, SVG_WIDTH - SVG_PAD, SVG_PAD,
-		height - 12, SVG_WIDTH - SVG_PAD, height - 12);
+		"</text>\n", SVG_PAD, SVG_WIDTH - SVG_PAD,
+		SVG_WIDTH - SVG_PAD - 70, SVG_PAD, height - 12,
+		SVG_WIDTH - SVG_PAD, height - 12);
 }
 
 int render__svg(const struct render *r)
@@ -509,7 +623,8 @@ int render__svg(const struct render *r)
 		folded__forest_error(err);
 		goto out;
 	}
-	fprintf(r->out, script, SVG_WIDTH, SVG_PAD, CHAR_WIDTH);
+	fprintf(r->out, script, SVG_WIDTH, SVG_PAD, FRAME_HEIGHT, TOP, BOTTOM,
+		CHAR_WIDTH);
 	fputs("</svg>\n", r->out);
 out:
 	for (size_t i = 0; i < fl.nnames; i++)

@@ -73,16 +73,40 @@ if command -v chromium >/dev/null; then
 	a_all=$(field path_a 2)
 	a_work=$("$ICPPD" report -d "$db" -f folded |
 		awk '/;path_a;work( |;)/ { s += $NF } END { print s + 0 }')
-	timeout 60 chromium --headless --no-sandbox --disable-gpu \
-		--user-data-dir="$tmp/chromium" \
-		--dump-dom "file://$tmp/h.svg#zoom=path_a&search=%5Ework%24" \
-		>"$tmp/dom" 2>/dev/null
-	frames "$tmp/dom" >"$tmp/frames"
+	dom() {	# dom URL-FRAGMENT [WIDTH,HEIGHT]: the document once its script ran
+		timeout 60 chromium --headless --no-sandbox --disable-gpu \
+			--user-data-dir="$tmp/chromium" --window-size="${2:-1400,900}" \
+			--dump-dom "file://$tmp/h.svg#$1" >"$tmp/dom" 2>/dev/null
+		frames "$tmp/dom" >"$tmp/frames"
+	}
+	svg_width() { sed -n 's/.*<svg [^>]* width="\([0-9]*\)".*/\1/p' "$tmp/dom" | head -1; }
 	near() {	# near GOT WANT MARGIN: exit 0 when |GOT - WANT| <= MARGIN
 		awk -v g="$1" -v w="$2" -v m="$3" 'BEGIN { d = g - w; exit !(g != "" && d <= m && d >= -m) }'
 	}
-	is "$(field path_a 3) $(field path_a 5)" "10.0 1180.0" "zoom: path_a fills the width"
-	w_work=$(awk -v a="$a_work" -v t="$a_all" 'BEGIN { printf "%.1f", 1180 * a / t }')
+	# the window's width: at 1400 px the graph is 1400 px wide (less
+	# a scrollbar), each frame its share of it
+	dom ""
+	W=$(svg_width)
+	ok $([ "${W:-0}" -ge 1380 ] && [ "$W" -le 1400 ]; echo $?) "a 1400 px window: the graph $W px wide"
+	ok $(near "$(field path_a 5)" "$(awk -v n="$(awk '$1 == "path_a" { print $2; exit }' "$tmp/frames")" \
+		-v t="$total" -v w="$W" 'BEGIN { printf "%.1f", (w - 20) * n / t }')" 0.2; echo $?) \
+		"... path_a as wide as its share of it ($(field path_a 5) px)"
+	ok $([ "$(field main 4)" -gt "$(field path_a 4)" ]; echo $?) \
+		"it fits the window's height: a flame, main below path_a"
+	# taller than the window: an icicle, its base under the buttons;
+	# #flame and #icicle choose
+	dom "" 1400,200
+	is "$(field _start 4)" 76 "a window lower than the graph: an icicle, the root at the top (y 76)"
+	ok $([ "$(field main 4)" -lt "$(field path_a 4)" ]; echo $?) "... main above path_a"
+	contains "$(cat "$tmp/dom")" '>Flame</text>' "... and a button to turn it over"
+	dom "flame" 1400,200
+	ok $([ "$(field main 4)" -gt "$(field path_a 4)" ]; echo $?) "#flame: a flame whatever the window"
+	dom "icicle"
+	is "$(field _start 4)" 76 "#icicle: an icicle whatever the window"
+	dom "zoom=path_a&search=%5Ework%24" 1200,900
+	W=$(svg_width)
+	is "$(field path_a 3) $(field path_a 5)" "10.0 $((W - 20)).0" "zoom: path_a fills the width"
+	w_work=$(awk -v a="$a_work" -v t="$a_all" -v w="$W" 'BEGIN { printf "%.1f", (w - 20) * a / t }')
 	# (zoomed widths are scaled from widths rounded to 0.1 px: within
 	# 1.5 px, and 0.15 points of path_a's width)
 	ok $(near "$(field work 5)" "$w_work" 1.5; echo $?) \
@@ -99,6 +123,24 @@ if command -v chromium >/dev/null; then
 else
 	skip "chromium missing" "the script in a browser"
 fi
+
+# Siblings narrower than a pixel (of a 2560 px screen) are one frame,
+# as wide as they are together: 3000 functions of one sample each, whose
+# callers are unknown, beside the run's own
+cp "$db" "$tmp/m.db"
+q "WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < 3000)
+   INSERT INTO functions (module_id, address, name) SELECT 1, 1000000 + n, 'tiny_' || n FROM i;
+   INSERT INTO cid_samples (run_id, pid, tid, program_id, function_id, height, samples)
+   SELECT 1, c.pid, c.tid, c.program_id, f.id, 64, 1 FROM functions f,
+     (SELECT pid, tid, program_id FROM cid_samples WHERE run_id = 1 LIMIT 1) c
+   WHERE f.name LIKE 'tiny\_%' ESCAPE '\'" "$tmp/m.db"
+"$ICPPD" report -d "$tmp/m.db" --run 1 -f svg -o "$tmp/m.svg" 2>/dev/null
+is $? 0 "3000 functions under a pixel: exit 0"
+frames "$tmp/m.svg" >"$tmp/frames"
+is "$(grep -c 'tiny_' "$tmp/m.svg")" 0 "... none drawn alone"
+is "$(awk '/^\[3000 narrower than a pixel\] / { print $(NF - 4) }' "$tmp/frames")" 3000 \
+	"... one frame, [3000 narrower than a pixel], with their 3000 samples"
+ok $([ "$(wc -c <"$tmp/m.svg")" -lt 200000 ]; echo $?) "... a small file ($(wc -c <"$tmp/m.svg") bytes)"
 
 # --comm-frame: the process is the root frame; the options folded
 # refuses, svg refuses alike.
