@@ -7,7 +7,10 @@ cd "$(dirname "$0")"
 sh scripts/deps.sh
 mkdir -p build
 # The build's own output goes to build/build.log, shown only on failure,
-# so that what follows is the demo.
+# so that what follows is the demo; a line says it is under way.
+start=$(date +%s)
+[ -x build/icppd ] ||
+	echo "icppd: demo: building icppd (about a minute on 2 CPUs; its output goes to build/build.log) ..."
 {
 	{ [ -x configure ] || ./autogen.sh; } &&
 	{ [ -f build/Makefile ] || (cd build && ../configure -q); } &&
@@ -17,8 +20,8 @@ mkdir -p build
 	echo "icppd: demo: the build failed (log above, also in build/build.log)" >&2
 	exit 1
 }
-echo "Built build/icppd ('make -C build install' installs it and its man"
-echo "pages: icppd(1) and one page per subcommand)."
+echo "Built build/icppd in $(($(date +%s) - start)) s ('make -C build install' installs"
+echo "it and its man pages: icppd(1) and one page per subcommand)."
 echo
 cd build
 rm -f demo.db demo.db-wal demo.db-shm
@@ -52,3 +55,12 @@ echo
 # 4. The report: the measurement run (run 2), each hot function with its
 # hottest calling contexts of up to 3 callers.
 ./icppd report -d demo.db --run 2 --k 3
+echo
+# 5. The same run top-down, as perf report --children: each function's
+# samples with all it calls beside its own, and what it calls.
+./icppd report -d demo.db --run 2 --children --k 2 --min-percent 5
+echo
+# 6. Where in hash() the samples fell, instruction by instruction.
+./icppd annotate -d demo.db --run 2 hash | head -40
+echo
+echo "A flame graph of it: build/icppd report -d build/demo.db --run 2 -f svg -o flame.svg"

@@ -3,10 +3,12 @@
 # benchmark, when any is missing.  Idempotent: a second run installs
 # nothing and does not touch the network.
 set -e
+# graphviz is not icppd's: the quick start's "go tool pprof -http" draws
+# its call graphs with its dot.
 pkgs="build-essential autoconf automake pkg-config libpfm4-dev libdwarf-dev
 libelf-dev libsqlite3-dev sqlite3 binutils procps util-linux
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libcapstone-dev libiberty-dev
-libcurl4-openssl-dev libdebuginfod-dev"
+libcurl4-openssl-dev libdebuginfod-dev graphviz"
 [ "${1:-}" = bench ] && pkgs="$pkgs linux-perf xz-utils bzip2 time python3 dpkg-dev clickhouse-server clickhouse-client golang-go clang"
 # Test-only (the demo needs none of it): clang and its runtime build
 # the libFuzzer harnesses.  The consumers the test suite checks exports
@@ -30,7 +32,7 @@ for p in $pkgs; do
 		missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
-echo "icppd: installing:$missing" >&2
+echo "icppd: installing:$missing (apt-get; a few minutes on a fresh machine)" >&2
 sudo=
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 $sudo apt-get update -qq
