@@ -45,5 +45,20 @@ for prog in rustwork rustwork-v0; do
 	folded=$("$ICPPD" report -d "$db" -f folded --k inf --no-inline 2>/dev/null)
 	contains "$folded" ";rustwork::main;rustwork::outer::top;rustwork::middle;rustwork::leaf " \
 		"$scheme: main -> outer::top -> middle -> leaf"
+	# perf's hottest whole stack of the same program, every name alike
+	if command -v perf >/dev/null && perf record -q -e cpu-clock:u -F 1000 --call-graph dwarf \
+		-o "$tmp/perf.data" -- "$PROGS/$prog" 300 >/dev/null 2>&1; then
+		theirs=$(perf script -i "$tmp/perf.data" -F ip,sym --no-inline 2>/dev/null | awk '
+			NF == 0 { if (n) { s = f[n]; for (i = n - 1; i >= 1; i--) s = s ";" f[i]; c[s]++ }
+				  n = 0; next }
+			{ sym = $2; for (i = 3; i <= NF; i++) sym = sym " " $i
+			  sub(/\+0x[0-9a-f]+$/, "", sym); f[++n] = sym }
+			END { for (s in c) if (c[s] > m) { m = c[s]; best = s }; print best }')
+		ours=$(printf '%s\n' "$folded" | awk '{ w = $NF; s = $0; sub(/ [0-9.]+$/, "", s)
+			if (w > m) { m = w; best = s } } END { print best }')
+		is "$ours" "$theirs" "$scheme: the hottest stack named frame by frame as perf names it"
+	else
+		skip "no perf tool (apt-get install linux-perf)" "$scheme: names as perf's"
+	fi
 done
 done_testing
