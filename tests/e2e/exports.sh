@@ -301,4 +301,9 @@ t=$("$ICPPD" report -d "$db" --whole-chains --k 1)
 frac=$(awk '$NF ~ /\./ { f = 1 } END { print f + 0 }' "$tmp/e.folded")
 is "$(printf '%s\n' "$t" | grep -c '^ *[0-9]*\.[0-9] ' | awk '{ print ($1 > 0) }')" "$frac" \
 	"one decimal exactly when some weight is apportioned in fractions"
+# ... and only on those lines: a function's own samples are a whole
+# count, printed as one (they read 83.0 beside the fractions)
+is "$(printf '%s\n' "$t" | awk '$3 == "target" && NF == 3 { print $1 }')" \
+	"$(q "SELECT sum(samples) FROM v_cids WHERE run_id = $run AND function = 'target'")" \
+	"target's own line: its samples, a whole count"
 done_testing
