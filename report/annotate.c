@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/printable.h"
+#include "common/sys.h"
 
 /* A source file read once: its lines. */
 struct source {
@@ -27,7 +28,7 @@ struct source {
  * blocking on a FIFO or a device it names) into @s. */
 static void source_read(struct source *s, const char *file)
 {
-	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int fd = sys__open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0);
 	struct stat sb;
 	size_t cap = 0;
 	ssize_t got;
