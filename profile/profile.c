@@ -198,7 +198,6 @@ static int check(const struct run_profile *p, const char *db, bool filtered,
 		log_warn("%zu of %zu programs have no path map (%s): their "
 			 "samples appear under [unknown callers ...]",
 			 p->unmapped, p->programs, p->unmapped_list);
-	hint_unnamed(p);
 	/* said on stderr too: folded, pprof and JSON have no header, and
 	 * another user's report differs from the owner's for this alone */
 	if (p->calls_stats.unreadable && k != 0) {
@@ -364,6 +363,8 @@ int profile__load(struct store *st, const struct profile_request *r,
 	if (r->check && check(&pr->p, r->db, sel.pid || sel.tid || r->exe ||
 			      sel.comm, r->k))
 		return -1;
+	if (r->check)
+		hint_unnamed(&pr->p);	/* once: not of a --base run too */
 	if (open_dwarf(st, r, pr) || draw_inlined(r, pr->dwarf, &pr->p))
 		return -1;
 	if (r->base && !(pr->base = load_base(st, r, &sel, pr)))
