@@ -82,7 +82,7 @@ cp "$db" "$tmp/c.db"
 q "UPDATE functions SET address = -256 WHERE name = 'work';
    UPDATE pc_samples SET offset = 4294967295 WHERE function_id =
      (SELECT id FROM functions WHERE name = 'work')" "$tmp/c.db"
-out=$( (ulimit -v 1000000; ulimit -t 30; exec "$ICPPD" annotate -d "$tmp/c.db" work) 2>&1)
+out=$( (ulimit -t 30; exec "$ICPPD" annotate -d "$tmp/c.db" work) 2>&1)
 is $? 0 "crafted: a function at the top of the address space, exit 0"
 contains "$out" "work: no instructions: $PROGS/heights-nofp holds no code at 0xffffffffffffff00" \
 	"... said to have no code there"
