@@ -10,7 +10,8 @@
 #      (cpu-clock), about SAMPLES samples;
 #    - icppd report --inclusive on icppd's record of the same workload
 #      and rate, trained first (the same call paths);
-#    - icppd report (k = 3, then --inclusive, then --k inf) on a
+#    - icppd report (k = 3, then --inclusive, then --k inf, then the
+#      top-down --children table, perf report --children's view) on a
 #      synthetic profile of exactly as many samples over a path map of
 #      PATHS paths (bench/synth.py: 2000 functions, Zipf-like weights,
 #      1 % of samples on CIDs training never saw).
@@ -61,12 +62,13 @@ report() {	# report MODE: prints "wall cpu maxrss_kib"
 	icppd-k3) set -- "$icppd" report -d "$work/synth.db" --run "$synth_run" ;;
 	icppd-incl) set -- "$icppd" report -d "$work/synth.db" --run "$synth_run" --inclusive ;;
 	icppd-kinf) set -- "$icppd" report -d "$work/synth.db" --run "$synth_run" --k inf ;;
+	icppd-child) set -- "$icppd" report -d "$work/synth.db" --run "$synth_run" --children ;;
 	esac
 	/usr/bin/time -f '%e %U %S %M' -o "$work/time" "$@" >/dev/null 2>"$work/err" ||
 		{ echo "bench: $mode failed: $(tail -1 "$work/err")" >&2; }
 	tail -1 "$work/time" | awk '{ printf "%.3f %.3f %d\n", $1, $2 + $3, $4 }'
 }
-modes="perf-children icppd-real icppd-k3 icppd-incl icppd-kinf"
+modes="perf-children icppd-real icppd-k3 icppd-incl icppd-kinf icppd-child"
 interleave rep report
 
 echo "== report over the same number of samples ($reps runs each, medians)"
