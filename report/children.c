@@ -134,8 +134,8 @@ static int tree_build(struct tree *t, const struct cct *c)
 	return 0;
 }
 
-/* Whether frame @id is one a function view lists (a function, inlined
- * or not, or the unknown callers' frame: not a process or [kernel]). */
+/* Whether frame @id is one the table lists: a function, inlined or
+ * not (not a process, [kernel] or an unknown callers' frame). */
 static bool listed(const struct cct *t, int64_t id)
 {
 	enum cct_frame_kind k = cct__kind(t, id);
