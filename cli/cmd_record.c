@@ -29,6 +29,10 @@ static const struct cli_option record_options[] = {
 	{ "kernel", 0, CLI_FLAG, RUN_OPT(kernel), NULL,
 	  "sample time in the kernel too, attributed to the user call path "
 	  "that entered it and shown under [kernel]", 0, 0 },
+	{ "off-cpu", 0, CLI_FLAG, RUN_OPT(off_cpu), NULL,
+	  "off-CPU time too: each switch out of a thread, at the CID it "
+	  "entered the kernel from, weighed by the time until it ran again "
+	  "(report --off-cpu shows it); needs what --kernel needs", 0, 0 },
 	{ "no-learn", 0, CLI_FLAG, RUN_OPT(no_learn), NULL,
 	  "CIDs only: learn no call paths during the run", 0, 0 },
 	{ "learn-freq", 0, CLI_UINT, RUN_OPT(learn_freq), "HZ",

@@ -25,7 +25,7 @@ struct report_opts {
 	double min_percent, similar, hot, budget, timeout;
 	int format;
 	bool inclusive, lines, whole, exact, no_demangle, comm_frame;
-	bool no_inline, children;
+	bool no_inline, children, off_cpu;
 };
 
 #define OPT(f) offsetof(struct report_opts, f)
@@ -75,6 +75,10 @@ static const struct cli_option report_options[] = {
 	{ "comm", 0, CLI_STRING, OPT(comm), "NAME",
 	  "only the samples of threads named NAME (the command, as ps "
 	  "shows it)", 0, 0 },
+	{ "off-cpu", 0, CLI_FLAG, OPT(off_cpu), NULL,
+	  "the time threads were blocked, by the call path each switched "
+	  "out of (record --off-cpu), in microseconds, instead of the CPU "
+	  "samples", 0, 0 },
 	{ "tid", 0, CLI_UINT, OPT(tid), "TID",
 	  "only the samples of thread TID", 1, INT32_MAX },
 	{ "dsos", 0, CLI_STRING, OPT(dsos), "LIST",
@@ -320,6 +324,11 @@ static int check_opts(const struct report_opts *o, struct report_view *v,
 		return usage("--from reads the fleet's stacks: in any format, "
 			     "with --k, --since, --until, --host, --exe and "
 			     "--timeout");
+	if (o->off_cpu && (v->fmt == REPORT_PPROF || o->from || o->base ||
+			   o->hot))
+		return usage("--off-cpu: not with pprof, --from, --base or "
+			     "--hot yet; text, json, folded and svg show it");
+	sel->offcpu = o->off_cpu;
 	sel->pid = (int64_t)o->pid;
 	sel->tid = (int64_t)o->tid;
 	sel->comm = o->comm;

@@ -36,6 +36,9 @@ struct aggregate {
 	struct cid_count *cids;
 	size_t ncids, cap;
 	struct hindex index;	/* over cids */
+	struct offcpu_count *offcpu;
+	size_t noffcpu, offcpu_cap;
+	struct hindex offcpu_index;	/* over offcpu */
 	struct pc_count *pcs;
 	size_t npcs, pcs_cap;
 	struct hindex pc_index;	/* over pcs */
@@ -65,6 +68,8 @@ void aggregate__delete(struct aggregate *a)
 		return;
 	free(a->cids);
 	hindex__exit(&a->index);
+	free(a->offcpu);
+	hindex__exit(&a->offcpu_index);
 	free(a->pcs);
 	hindex__exit(&a->pc_index);
 	for (size_t i = 0; i < a->nkchains; i++)
@@ -110,6 +115,35 @@ int aggregate__add_cid(struct aggregate *a, const struct cid_key *k,
 	    hindex__insert(&a->index, h, (uint32_t)a->ncids))
 		return -ENOMEM;
 	a->cids[a->ncids++] = (struct cid_count){ *k, func_name, 1, kernel };
+	return 0;
+}
+
+int aggregate__add_offcpu(struct aggregate *a, const struct cid_key *k,
+			  const char *func_name, uint64_t ns, bool preempted)
+{
+	uint64_t h = hash_key(k);
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	struct offcpu_count *o = NULL;
+	uint32_t i;
+
+	while ((i = hindex__next(&a->offcpu_index, &p, h)) != HINDEX_NONE)
+		if (same_key(&a->offcpu[i].key, k)) {
+			o = &a->offcpu[i];
+			break;
+		}
+	if (!o) {
+		if (grow(&a->offcpu, &a->offcpu_cap, a->noffcpu + 1,
+			 sizeof(*a->offcpu), 64) ||
+		    hindex__insert(&a->offcpu_index, h, (uint32_t)a->noffcpu))
+			return -ENOMEM;
+		o = &a->offcpu[a->noffcpu++];
+		*o = (struct offcpu_count){ *k, func_name, 0, 0, 0 };
+	}
+	o->switches++;
+	if (preempted)
+		o->runnable_ns += ns;
+	else
+		o->blocked_ns += ns;
 	return 0;
 }
 
@@ -212,30 +246,39 @@ int aggregate__add_thread(struct aggregate *a, uint32_t pid, uint32_t tid,
 
 bool aggregate__full(const struct aggregate *a)
 {
-	return a->ncids + a->npcs + a->nkchains + a->nunres + a->nthreads >=
-	       a->max_keys;
+	return a->ncids + a->noffcpu + a->npcs + a->nkchains + a->nunres +
+	       a->nthreads >= a->max_keys;
 }
 
 bool aggregate__empty(const struct aggregate *a)
 {
-	return !a->ncids && !a->npcs && !a->nkchains && !a->nunres &&
-	       !a->nthreads;
+	return !a->ncids && !a->noffcpu && !a->npcs && !a->nkchains &&
+	       !a->nunres && !a->nthreads;
 }
 
 void aggregate__clear(struct aggregate *a)
 {
 	hindex__clear(&a->index);
+	hindex__clear(&a->offcpu_index);
 	hindex__clear(&a->pc_index);
 	hindex__clear(&a->kchain_index);
 	for (size_t i = 0; i < a->nkchains; i++)
 		free(a->kchains[i].chain);
-	a->ncids = a->npcs = a->nkchains = a->nunres = a->nthreads = 0;
+	a->ncids = a->noffcpu = a->npcs = a->nkchains = a->nunres =
+		a->nthreads = 0;
 }
 
 const struct cid_count *aggregate__cids(const struct aggregate *a, size_t *n)
 {
 	*n = a->ncids;
 	return a->cids;
+}
+
+const struct offcpu_count *aggregate__offcpu(const struct aggregate *a,
+					     size_t *n)
+{
+	*n = a->noffcpu;
+	return a->offcpu;
 }
 
 const struct kchain_count *aggregate__kchains(const struct aggregate *a,

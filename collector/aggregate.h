@@ -53,6 +53,15 @@ struct cid_count {
 	uint64_t kernel;	/* of them, taken in the kernel */
 };
 
+/* Off-CPU time of a CID (record --off-cpu): the switches out of it,
+ * and the time until its thread ran again, apart as blocked (waiting)
+ * and runnable (preempted), in ns. */
+struct offcpu_count {
+	struct cid_key key;
+	const char *func_name;
+	uint64_t switches, blocked_ns, runnable_ns;
+};
+
 /* Samples at one instruction of a function, per process: where in the
  * function the time goes (pprof's leaf addresses and lines).  Not per
  * thread or height: one row per sampled instruction and process. */
@@ -95,6 +104,10 @@ void aggregate__delete(struct aggregate *a);
 
 int aggregate__add_cid(struct aggregate *a, const struct cid_key *k,
 		       const char *func_name, bool kernel);
+/* A switch out of CID @k whose thread ran again @ns later, @preempted
+ * (runnable all along) or blocked. */
+int aggregate__add_offcpu(struct aggregate *a, const struct cid_key *k,
+			  const char *func_name, uint64_t ns, bool preempted);
 /* A sample of CID @k at link-time address @pc (ignored when it is not
  * within 4 GiB after the function's start). */
 int aggregate__add_pc(struct aggregate *a, const struct cid_key *k,
@@ -116,6 +129,8 @@ void aggregate__clear(struct aggregate *a);
  * clear. */
 const struct cid_count *aggregate__cids(const struct aggregate *a, size_t *n);
 const struct pc_count *aggregate__pcs(const struct aggregate *a, size_t *n);
+const struct offcpu_count *aggregate__offcpu(const struct aggregate *a,
+					     size_t *n);
 const struct kchain_count *aggregate__kchains(const struct aggregate *a,
 					     size_t *n);
 const struct unresolved_count *aggregate__unresolved(const struct aggregate *a,

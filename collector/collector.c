@@ -42,7 +42,8 @@ struct collector *collector__new(struct module_cache *modules,
 	c->modules = modules;
 	c->agg = agg;
 	if (space__table_init(&c->procs, sizeof(struct process)) ||
-	    space__table_init(&c->threads, sizeof(struct thread))) {
+	    space__table_init(&c->threads, sizeof(struct thread)) ||
+	    space__table_init(&c->waits, sizeof(struct offcpu_wait))) {
 		collector__delete(c);
 		return NULL;
 	}
@@ -65,6 +66,8 @@ void collector__delete(struct collector *c)
 	}
 	free(c->procs.slots);
 	free(c->threads.slots);
+	free(c->waits.slots);
+	free(c->switch_ids);
 	unwind__exit(c);
 	kallsyms__delete(c->ksyms);
 	free(c);
@@ -347,6 +350,81 @@ static bool accepted(struct collector *c, uint32_t pid)
 			 module__path(p->exe) : NULL, t ? t->comm : "");
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int collector__set_switch_ids(struct collector *c, const uint64_t *ids,
+			      size_t n)
+{
+	uint64_t *v = malloc((n ? n : 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, ids, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), cmp_u64);
+	free(c->switch_ids);
+	c->switch_ids = v;
+	c->nswitch_ids = n;
+	return 0;
+}
+
+/* A switch-out sample @s (its user registers: where the thread entered
+ * the kernel): its CID waits for the thread to switch back in. */
+static int switch_out(struct collector *c, const struct perf_sample *s)
+{
+	struct cid_key key;
+	const char *name = NULL;
+	const struct module *where;
+	uint64_t base = 0, pc = 0;
+	struct offcpu_wait *w = space__table_get(&c->waits, s->tid);
+
+	if (!w)
+		return s->tid ? -ENOMEM : 0;
+	if (w->pending)		/* out twice: the first never came back */
+		c->stats.offcpu_unmatched++;
+	w->pending = false;
+	if (form_cid(c, s, &key, &name, &where, &base, &pc) !=
+	    CID_NR_FAILURES) {
+		c->stats.offcpu_unresolved++;
+		return 0;
+	}
+	c->stats.offcpu_switches++;
+	*w = (struct offcpu_wait){ s->tid, true, false, s->time, key, name };
+	return 0;
+}
+
+/* PERF_RECORD_SWITCH: a switch-out record marks its wait preempted; a
+ * switch-in ends the wait, its time counted. */
+static int process_switch(struct collector *c, const struct perf_event_header *h)
+{
+	struct rec_switch r;
+	struct offcpu_wait *w;
+
+	if (record__parse_switch(h, &r)) {
+		c->stats.malformed++;
+		return 0;
+	}
+	w = space__table_find(&c->waits, r.sid.tid);
+	if (!w || !w->pending)
+		return 0;	/* a thread's first switch-in, or one not
+				 * sampled out (filtered, no CID) */
+	if (r.out) {
+		w->preempted = r.preempted;
+		return 0;
+	}
+	w->pending = false;
+	if (r.sid.time < w->time) {	/* out of order: not a wait */
+		c->stats.offcpu_unmatched++;
+		return 0;
+	}
+	return aggregate__add_offcpu(c->agg, &w->key, w->name,
+				     r.sid.time - w->time, w->preempted);
+}
+
 static int process_sample(struct collector *c, const struct perf_event_header *h)
 {
 	struct perf_sample s;
@@ -365,6 +443,17 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 	if (c->filter && !accepted(c, s.pid)) {
 		c->stats.filtered++;
 		return 0;
+	}
+	if (c->nswitch_ids && bsearch(&s.id, c->switch_ids, c->nswitch_ids,
+				      sizeof(*c->switch_ids), cmp_u64)) {
+		/* the learner's copy at a switch: a switch, and a path to
+		 * learn */
+		int ret = switch_out(c, &s);
+
+		if (ret || !s.has_stack || !c->path_fn)
+			return ret;
+		why = form_cid(c, &s, &key, &name, &where, &base, &pc);
+		return why == CID_NR_FAILURES ? unwind__sample(c, &s, base) : 0;
 	}
 	learner = c->known && s.has_stack;
 	if (learner)
@@ -458,9 +547,14 @@ static int process_task(struct collector *c, const struct perf_event_header *h)
 	}
 	if (h->type == PERF_RECORD_EXIT) {
 		struct thread *t = space__table_find(&c->threads, r.tid);
+		struct offcpu_wait *w = space__table_find(&c->waits, r.tid);
 
 		if (t)
 			space__table_delete(&c->threads, t);
+		if (w) {
+			c->stats.offcpu_open_at_exit += w->pending;
+			space__table_delete(&c->waits, w);
+		}
 		if (r.pid == r.tid && (p = space__find_proc(c, r.pid)))
 			space__drop_proc(c, p);
 		return 0;
@@ -614,6 +708,8 @@ int collector__process(struct collector *c, const struct perf_event_header *h)
 	case PERF_RECORD_THROTTLE:
 		c->stats.throttled++;
 		return 0;
+	case PERF_RECORD_SWITCH:
+		return c->nswitch_ids ? process_switch(c, h) : 0;
 	default:
 		return 0;
 	}

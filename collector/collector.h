@@ -94,9 +94,26 @@ struct collector_stats {
 	/* Mapping tables that reached SPACE_MAX_MAPS and were read again
 	 * from /proc. */
 	uint64_t maps_reread;
+	/* Off-CPU (collector__set_switch_ids): switch-outs with a CID,
+	 * those without one, switch-outs or switch-ins that found no
+	 * partner (a second out before an in; an in after an out without
+	 * a CID), and threads that exited switched out. */
+	uint64_t offcpu_switches, offcpu_unresolved, offcpu_unmatched,
+		 offcpu_open_at_exit;
 };
 
 struct collector;
+
+/*
+ * Off-CPU time (record --off-cpu): samples whose event id is one of
+ * @ids (n of them, copied) are switch-outs, not CPU samples: each one's
+ * CID waits for its thread's next PERF_RECORD_SWITCH in, and the time
+ * between goes to the aggregate's off-CPU counts (aggregate.h), as
+ * blocked or, where the switch-out record said preempted, runnable.
+ * 0 or -ENOMEM.
+ */
+int collector__set_switch_ids(struct collector *c, const uint64_t *ids,
+			      size_t n);
 
 /* Borrows @modules and @agg; both must outlive the collector. */
 struct collector *collector__new(struct module_cache *modules,

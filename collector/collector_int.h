@@ -109,6 +109,18 @@ struct table {
 	size_t size;		/* of one element */
 };
 
+/* A thread switched out of a CID (record --off-cpu) and not yet back:
+ * the CID's module pointers stay valid, as a recording evicts no module
+ * (the daemon does not take --off-cpu). */
+struct offcpu_wait {
+	uint32_t tid;		/* first: the table key */
+	bool pending;		/* out, not yet in */
+	bool preempted;		/* the kernel said runnable */
+	uint64_t time;		/* of the switch-out */
+	struct cid_key key;
+	const char *name;	/* the function's; owned by its module */
+};
+
 struct cfi_read;
 struct walk;
 struct walk_state;
@@ -119,6 +131,9 @@ struct collector {
 	struct collector_stats stats;
 	struct table procs;	/* struct process by pid */
 	struct table threads;	/* struct thread by tid: names known */
+	struct table waits;	/* struct offcpu_wait by tid */
+	uint64_t *switch_ids;	/* the switch events' (sorted) */
+	size_t nswitch_ids;
 	collector_path_fn path_fn;	/* NULL: no unwinding */
 	void *path_arg;
 	bool kchains;			/* samples carry a callchain */

@@ -219,6 +219,31 @@ void event__learner(const struct perf_event_attr *main, uint32_t bytes,
 	out->wakeup_events = 0;
 }
 
+void event__switches(const struct perf_event_attr *main,
+		     struct perf_event_attr *out)
+{
+	*out = *main;
+	out->type = PERF_TYPE_SOFTWARE;
+	out->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+	out->config1 = out->config2 = 0;
+	out->freq = 0;
+	out->sample_period = 1;
+	out->precise_ip = 0;
+	out->exclude_kernel = 0;
+	out->context_switch = 1;
+	out->sample_type &= ~(uint64_t)PERF_SAMPLE_STACK_USER;
+	out->sample_stack_user = 0;
+	/* the side-record event reports mappings, names and tasks */
+	out->mmap = out->mmap2 = out->mmap_data = 0;
+	out->comm = out->comm_exec = out->task = 0;
+}
+
+void event__learner_copy(struct perf_event_attr *a, uint32_t bytes)
+{
+	a->sample_type |= PERF_SAMPLE_STACK_USER;
+	a->sample_stack_user = bytes;
+}
+
 void event__scale_rate(struct event_choice *ev, unsigned factor)
 {
 	if (ev->freq)

@@ -79,6 +79,19 @@ struct event_entry {
 int event__list(void (*fn)(void *arg, const struct event_entry *e),
 		void *arg, char *err, size_t errlen);
 
+/* The context-switch event of record --off-cpu, from the main event
+ * @main: every switch-out a sample in @main's format (the user
+ * registers the thread entered the kernel with), with PERF_RECORD_SWITCH
+ * records for the switches back in.  Not excluding the kernel, where
+ * switches happen: it needs what --kernel needs (root, CAP_PERFMON or
+ * kernel.perf_event_paranoid <= 1). */
+void event__switches(const struct perf_event_attr *main,
+		     struct perf_event_attr *out);
+/* @a with a user stack copy of @bytes: the learner's at switches (on
+ * while the plain switch event is off, so it reports the switches back
+ * in too). */
+void event__learner_copy(struct perf_event_attr *a, uint32_t bytes);
+
 /* A one-line hint for a perf_event_open errno, or "". */
 const char *event__hint(int err);
 

@@ -147,6 +147,17 @@ static int string(struct cursor *c, const uint8_t *limit, const char **s)
 	return 0;
 }
 
+int record__parse_switch(const struct perf_event_header *h,
+			 struct rec_switch *out)
+{
+	if (h->type != PERF_RECORD_SWITCH || trailer(h, 0, &out->sid))
+		return -EINVAL;
+	out->out = h->misc & PERF_RECORD_MISC_SWITCH_OUT;
+	out->preempted = out->out &&
+			 (h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+	return 0;
+}
+
 int record__parse_mmap2(const struct perf_event_header *h,
 			struct rec_mmap2 *out)
 {

@@ -91,6 +91,14 @@ int record__parse_mmap2(const struct perf_event_header *h,
 			struct rec_mmap2 *out);
 int record__parse_comm(const struct perf_event_header *h, struct rec_comm *out);
 int record__parse_task(const struct perf_event_header *h, struct rec_task *out);
+/* PERF_RECORD_SWITCH (attr.context_switch): a task switched out
+ * (@preempted: runnable, not waiting) or back in, at @sid's time. */
+struct rec_switch {
+	struct sample_id sid;
+	bool out, preempted;
+};
+int record__parse_switch(const struct perf_event_header *h,
+			 struct rec_switch *out);
 /* PERF_RECORD_LOST and PERF_RECORD_LOST_SAMPLES: how many were lost. */
 int record__parse_lost(const struct perf_event_header *h, uint64_t *lost);
 /* pid and tid of a sample without decoding the rest (the peek, which

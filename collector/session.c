@@ -58,6 +58,13 @@ struct session {
 	 * with @deep), after them, until session__deepen() swaps the two. */
 	int *lfds, *dfds;
 	size_t nlfds, ndfds, learners_at;
+	uint64_t *switch_ids;	/* session__add_switches()'s events */
+	size_t nswitch_ids;
+	int *sfds;		/* the switches' learner, on with lfds */
+	size_t nsfds;
+	int *wfds;		/* the switches' plain event, on while the
+				 * learner is off, when there is one */
+	size_t nwfds;
 	bool deep;
 	/* With deep_pages, the deep learner writes into rings of its own
 	 * of that many data pages, mapped when it is turned on: dring[i]
@@ -355,6 +362,9 @@ void session__close(struct session *s)
 	free(s->release);
 	free(s->dring);
 	free(s->lfds);
+	free(s->switch_ids);
+	free(s->sfds);
+	free(s->wfds);
 	free(s->dfds);
 	free(s->xrings);
 	free(s->xpfds);
@@ -410,6 +420,80 @@ int session__add_learner(struct session *s, const struct perf_event_attr *attr,
 				 * the rest; there is nothing to deepen to */
 		s->ndfds = 0;
 	return ret;
+}
+
+/* The ids of the events the session opened from fd @from on, added to
+ * its switch ids.  0 or -errno with why in @err. */
+static int note_switch_ids(struct session *s, size_t from, char *err,
+			   size_t errlen)
+{
+	uint64_t *ids = realloc(s->switch_ids, (s->nswitch_ids + s->nfds -
+						from + 1) * sizeof(*ids));
+	int ret;
+
+	if (!ids) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	s->switch_ids = ids;
+	for (size_t i = from; i < s->nfds; i++)
+		if (icppd_sys.ioctl(s->fds[i], PERF_EVENT_IOC_ID,
+				    (unsigned long)&s->switch_ids[
+				    s->nswitch_ids++])) {
+			ret = -errno;
+			snprintf(err, errlen, "the context-switch event's id: "
+				 "%s", strerror(errno));
+			return ret;
+		}
+	return 0;
+}
+
+int session__add_switches(struct session *s, const struct perf_event_attr *attr,
+			  const pid_t *tasks, size_t ntasks, char *err,
+			  size_t errlen)
+{
+	size_t from = s->nfds;
+	int ret;
+
+	if (s->lfds || s->switch_ids)
+		return -EINVAL;		/* before the learner, once */
+	if (!(s->wfds = calloc(s->cpu_rings * ntasks + 1, sizeof(*s->wfds)))) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = open_into_rings(s, attr, tasks, ntasks, s->wfds, &s->nwfds, NULL,
+			      err, errlen);
+	return ret ? ret : note_switch_ids(s, from, err, errlen);
+}
+
+int session__add_switch_learner(struct session *s,
+				const struct perf_event_attr *attr,
+				const pid_t *tasks, size_t ntasks, char *err,
+				size_t errlen)
+{
+	size_t from = s->nfds, n = s->cpu_rings * ntasks;
+	int ret;
+
+	if (!s->lfds || !s->switch_ids || s->sfds)
+		return -EINVAL;		/* after both, once */
+	if (!(s->sfds = calloc(n ? n : 1, sizeof(*s->sfds)))) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = open_into_rings(s, attr, tasks, ntasks, s->sfds, &s->nsfds, NULL,
+			      err, errlen);
+	return ret ? ret : note_switch_ids(s, from, err, errlen);
+}
+
+int session__switches_on(struct session *s)
+{
+	return ioctl_range(s->wfds, s->nwfds, PERF_EVENT_IOC_ENABLE);
+}
+
+const uint64_t *session__switch_ids(const struct session *s, size_t *n)
+{
+	*n = s->nswitch_ids;
+	return s->switch_ids;
 }
 
 /* Room for @n rings in each of the session's per-ring arrays. */
@@ -512,6 +596,16 @@ int session__learn(struct session *s, bool on)
 					  PERF_EVENT_IOC_DISABLE)))
 		return ret;
 	ret = ioctl_range(s->lfds, s->nlfds, req);
+	/* the switches' copies come and go with it, the plain switches
+	 * the other way: two software events of one switch share the
+	 * kernel's sample data, and the second lost its stack copy (its
+	 * size 0, the record as long as a copy: on 6.x kernels) */
+	if (!ret && s->nsfds) {
+		ioctl_range(on ? s->sfds : s->wfds, on ? s->nsfds : s->nwfds,
+			    PERF_EVENT_IOC_ENABLE);
+		ioctl_range(on ? s->wfds : s->sfds, on ? s->nwfds : s->nsfds,
+			    PERF_EVENT_IOC_DISABLE);
+	}
 	/* the main event samples again if the learner could not start */
 	if (s->turns && (on ? ret != 0 : !ret)) {
 		int r = ioctl_range(s->fds, s->nmain, PERF_EVENT_IOC_ENABLE);
@@ -531,7 +625,14 @@ int session__enable(struct session *s)
 	size_t to = s->lfds ? s->learners_at : s->nfds;
 	int ret = ioctl_range(s->fds + from, to - from, PERF_EVENT_IOC_ENABLE);
 
-	return ret ? ret : ioctl_range(s->lfds, s->nlfds, PERF_EVENT_IOC_ENABLE);
+	if (!ret)
+		ret = ioctl_range(s->lfds, s->nlfds, PERF_EVENT_IOC_ENABLE);
+	/* the learner starts on: the switches' copies, not the plain
+	 * ones (session__learn()) */
+	if (!ret && s->nsfds && !(ret = ioctl_range(s->sfds, s->nsfds,
+						    PERF_EVENT_IOC_ENABLE)))
+		ret = ioctl_range(s->wfds, s->nwfds, PERF_EVENT_IOC_DISABLE);
+	return ret;
 }
 
 int session__disable(struct session *s)

@@ -60,6 +60,32 @@ void session__close(struct session *s);
 int session__add_learner(struct session *s, const struct perf_event_attr *attr,
 			 const pid_t *tasks, size_t ntasks, bool deep,
 			 size_t ring_pages, char *err, size_t errlen);
+/*
+ * Off-CPU time: a context-switch event (@attr: event__switches()) on the
+ * same tasks and CPUs, into the same rings, on as the main event is but
+ * never taking turns with the learner; before session__add_learner().
+ * Its samples are told apart by their id (an inherited event's samples
+ * carry the id of the event opened here): session__switch_ids().  0, or
+ * -errno with a one-line reason in @err.
+ */
+int session__add_switches(struct session *s, const struct perf_event_attr *attr,
+			  const pid_t *tasks, size_t ntasks, char *err,
+			  size_t errlen);
+/* The switch-outs the learner copies the stacks of (@attr: the
+ * switches' with PERF_SAMPLE_STACK_USER): on while it is on, and the
+ * plain switch event off then (the kernel shares one switch's sample
+ * data between two software events, and the second lost its copy), so
+ * the plain one must start off (disabled, not enable_on_exec) when
+ * this one is added; after session__add_switches() and
+ * session__add_learner(); their ids join the switch ids.  0, or -errno
+ * with a one-line reason in @err. */
+int session__add_switch_learner(struct session *s,
+				const struct perf_event_attr *attr,
+				const pid_t *tasks, size_t ntasks, char *err,
+				size_t errlen);
+/* The plain switch event on, for good (its learner could not start). */
+int session__switches_on(struct session *s);
+const uint64_t *session__switch_ids(const struct session *s, size_t *n);
 /* Turns the learning event on or off, for inherited (child) events too:
  * how the recorder makes bursts; taking turns, the main event the other
  * way.  0 or -errno. */

@@ -166,6 +166,13 @@ static void hint_unnamed(const struct run_profile *p)
 static int check(const struct run_profile *p, const char *db, bool filtered,
 		 uint32_t k)
 {
+	if (p->stats.samples <= 0 && p->offcpu) {
+		log_error("%s has no off-CPU time%s (icppd record --off-cpu "
+			  "-- COMMAND records it)", p->run.id ? "the run" :
+			  "that window", filtered ? " in the processes or "
+			  "threads chosen" : "");
+		return -1;
+	}
 	if (p->stats.samples <= 0) {
 		if (p->run.id)
 			log_error("run %lld has no samples with a context "

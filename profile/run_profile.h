@@ -34,6 +34,8 @@ struct run_profile {
 	char unmapped_list[2048];	/* all, ", " between, cut with
 					 * ", ..." past the room */
 	bool whole;			/* RUN_PROFILE_WHOLE */
+	bool offcpu;			/* weights: microseconds blocked
+					 * (store_selection.offcpu) */
 	bool filtered;			/* the selection chose processes,
 					 * a program or a command: shares of
 					 * whole runs are not of its total */

@@ -308,6 +308,28 @@ int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 	r->sess = session__open(attr, tasks, ntasks, ring_pages,
 				learns && r->o.learn_turns ?
 				SESSION_TAKE_TURNS : 0, err, errlen, errnum);
+	if (r->sess && r->o.off_cpu) {
+		struct perf_event_attr sa;
+		const uint64_t *ids;
+		size_t n;
+
+		event__switches(attr, &sa);
+		/* with a learner, its copies at switches count them while
+		 * it is on, and it starts on (session__add_switch_learner) */
+		if (learns)
+			sa.disabled = 1, sa.enable_on_exec = 0;
+		ret = session__add_switches(r->sess, &sa, tasks, ntasks, err,
+					    errlen);
+		ids = session__switch_ids(r->sess, &n);
+		if (!ret && collector__set_switch_ids(r->col, ids, n)) {
+			snprintf(err, errlen, "out of memory");
+			ret = -ENOMEM;
+		}
+		if (ret) {
+			*errnum = -ret;
+			return -1;
+		}
+	}
 	if (!r->sess || !learns)
 		return r->sess ? 0 : -1;
 	event__learner(attr, r->o.learn_stack, r->o.learn_turns ? 0 :
@@ -323,6 +345,24 @@ int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 					 sizeof(derr)))	/* never deepened */
 			log_warn("stack copies stay at %u bytes: %s",
 				 r->o.learn_stack, derr);
+	}
+	if (!ret && r->o.off_cpu) {
+		/* blocked paths are learned as running ones are: the
+		 * learner copies the stack at switches too */
+		struct perf_event_attr sa;
+		const uint64_t *ids;
+		size_t n;
+
+		event__switches(&la, &sa);
+		event__learner_copy(&sa, r->o.learn_stack);
+		if (session__add_switch_learner(r->sess, &sa, tasks, ntasks,
+						err, errlen) ||
+		    (ids = session__switch_ids(r->sess, &n),
+		     collector__set_switch_ids(r->col, ids, n))) {
+			log_warn("off-CPU call paths are not learned in this "
+				 "run: %s", err);
+			session__switches_on(r->sess);
+		}
 	}
 	if (ret) {
 		/* the run is still a run: identifiers only, the main
@@ -725,6 +765,16 @@ static size_t counters(const struct recorder *r,
 						 (int64_t)cs->execs_seen };
 		c[n++] = (struct store_counter){ "exec.base_read",
 						 (int64_t)cs->execs_read };
+	}
+	if (r->o.off_cpu) {
+		c[n++] = (struct store_counter){ "offcpu.switches",
+						 (int64_t)cs->offcpu_switches };
+		c[n++] = (struct store_counter){ "offcpu.unresolved",
+					(int64_t)cs->offcpu_unresolved };
+		c[n++] = (struct store_counter){ "offcpu.unmatched",
+					(int64_t)cs->offcpu_unmatched };
+		c[n++] = (struct store_counter){ "offcpu.open_at_exit",
+					(int64_t)cs->offcpu_open_at_exit };
 	}
 	if (cs->maps_reread)	/* a process's table full: stale mappings */
 		c[n++] = (struct store_counter){ "maps.reread",

@@ -60,6 +60,9 @@ struct recorder_opts {
 	 * samples are the run's samples while it is on, and a path each
 	 * unwinds whole is that sample's own, exact path (run_learned). */
 	bool learn_turns;
+	/* Off-CPU time too (event__switches(), collector__set_switch_ids):
+	 * each switch-out's CID with the time until its thread ran again. */
+	bool off_cpu;
 	/* The events carry the kernel's call chain (record --kernel): each
 	 * sample taken in the kernel is counted along it, named through
 	 * /proc/kallsyms where it shows addresses (collector.h). */

@@ -346,6 +346,7 @@ static int prepare(struct run *r)
 		r->ev.attr.exclude_callchain_user = 1;
 		ro.kernel_chains = true;
 	}
+	ro.off_cpu = o->off_cpu;
 	if (r->mode->rate_scale > 1 && !o->freq && !o->period)
 		event__scale_rate(&r->ev, r->mode->rate_scale);
 	/* a cache that cannot be used costs the run nothing but time */

@@ -50,6 +50,7 @@ struct run_opts {
 	bool quiet;
 	bool no_learn;		/* record: CIDs only */
 	bool kernel;		/* record: sample in the kernel too */
+	bool off_cpu;		/* record: off-CPU time too */
 	const char *export_url;	/* record: ship the run to ClickHouse */
 	int format;		/* validate: text or json */
 	/* The directory of CFI tables already read (binary/cfi_cache.h),

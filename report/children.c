@@ -473,7 +473,7 @@ int render__children(const struct render *r)
 		fprintf(r->out, "%u level%s", levels, levels == 1 ? "" : "s");
 	fprintf(r->out, " deep (--k); lines under %g%% of all samples "
 		"hidden\n\n%9s %8s %11s %s\n", r->v->min_percent, "children",
-		"self", "samples", "function -> callees");
+		"self", render__unit(r), "function -> callees");
 	ret = 0;
 	for (size_t i = 0; i < f.n && !ret; i++) {
 		const struct fn *fn = &f.v[order[i]];

@@ -63,7 +63,7 @@ static void hot_text(const struct render *r, const struct hcct *h)
 	fprintf(r->out, "hot calling context tree: %zu contexts with at "
 		"least %g%% of all samples (%zu counters); '-': a caller "
 		"that is not hot itself\n\n", h->hot, 100 * r->v->phi, h->ncounters);
-	fprintf(r->out, "%11s %7s %s\n", "samples", "%total",
+	fprintf(r->out, "%11s %7s %s\n", render__unit(r), "%total",
 		"context (outermost first)");
 	for (uint32_t i = 0; i < h->n; i++)
 		if (h->up[i] == HCCT_NONE)

@@ -309,16 +309,29 @@ static void print_status(const struct render *r)
 			"samples up to its last flush\n");
 }
 
+const char *render__unit(const struct render *r)
+{
+	return r->p->offcpu ? "us" : "samples";
+}
+
 void render__header(const struct render *r)
 {
 	const struct infer_stats *s = &r->p->stats;
 	double n = s->samples > 0 ? s->samples : 1;
 	char cmd[100];
 
+
 	if (r->p->fleet)
 		fprintf(r->out, "fleet (%s): %.0f samples\n",
 			one_line(r->p->run.command, cmd, sizeof(cmd)),
 			s->samples);
+	else if (r->p->offcpu)
+		fprintf(r->out, "run %lld (%s, %s): off-CPU, %.1f ms blocked, "
+			"in microseconds (us) by the call path each thread "
+			"switched out of\n", (long long)r->p->run.id,
+			r->p->run.kind, one_line(r->p->run.command, cmd,
+						 sizeof(cmd)),
+			s->samples / 1000);
 	else
 		fprintf(r->out, "run %lld (%s, %s): %.0f samples with a "
 			"context identifier, %lld without\n",

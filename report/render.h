@@ -38,6 +38,10 @@ int render__sorted(const struct render *r);
 /* The top-down table of --children (children.c). */
 int render__children(const struct render *r);
 
+/* What a weight counts: "samples", or "us" (microseconds blocked) in
+ * an off-CPU profile. */
+const char *render__unit(const struct render *r);
+
 /* The run line and the inference shares above a text report. */
 void render__header(const struct render *r);
 /* `{"run_id": ..., "samples": ..., "inference": {...}` (left open). */

@@ -106,7 +106,7 @@ static void print_table(const struct render *r, const struct sorted *s)
 			report_sort_names[v->sort[i]]);
 	fprintf(r->out, "; lines under %g%% of all samples hidden\n\n",
 		v->min_percent);
-	fprintf(r->out, "%11s %7s", "samples", "%total");
+	fprintf(r->out, "%11s %7s", render__unit(r), "%total");
 	for (size_t i = 0; i < v->nsort; i++) {
 		fprintf(r->out, " %*s", i + 1 < v->nsort ? widths[v->sort[i]] : 0,
 			report_sort_names[v->sort[i]]);

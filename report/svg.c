@@ -72,6 +72,7 @@ struct flame {
 	struct hindex index;	/* (parent, name) -> node */
 	uint32_t max_depth;	/* of the frames with weight */
 	bool base;		/* adding the baseline's stacks */
+	bool offcpu;		/* blocked time: blue frames */
 	double base_total, max_change;	/* a differential graph's */
 };
 
@@ -260,6 +261,9 @@ static void colour(FILE *out, const struct flame *fl, const struct fnode *n,
 		b = delta > 0 ? 255 - t : 255;
 	} else if (!strcmp(n->name, CCT_UNKNOWN_ROOT))
 		r = g = b = 170;
+	else if (fl->offcpu)	/* waiting, as perf and speedscope draw it */
+		r = (unsigned)(h % 60), g = 90 + (unsigned)((h >> 8) % 110),
+		b = 200 + (unsigned)((h >> 16) % 55);
 	else if (n->uncertain)
 		g = 190 + g % 40, b = 170 + b;
 	fprintf(out, "#%02x%02x%02x", r, g, b);
@@ -541,9 +545,10 @@ static void header(const struct render *r, size_t height)
 		"</style>\n"
 		"<rect width=\"100%%\" height=\"100%%\" fill=\"#f6f6f0\"/>\n"
 		"<text id=\"title\" x=\"%d\" y=\"24\" text-anchor=\"middle\" "
-		"style=\"font-size: 17px\">Flame graph: run %lld</text>\n",
+		"style=\"font-size: 17px\">%s: run %lld</text>\n",
 		SVG_WIDTH, height, SVG_WIDTH, height, SVG_WIDTH / 2,
-		(long long)r->p->run.id);
+		r->p->offcpu ? "Off-CPU flame graph (blocked time, us)" :
+		"Flame graph", (long long)r->p->run.id);
 	if (r->v->base)
 		fprintf(r->out, "<text id=\"subtitle\" x=\"%d\" y=\"44\" "
 			"text-anchor=\"middle\" fill=\"#555\">%.0f samples "
@@ -576,7 +581,7 @@ static void header(const struct render *r, size_t height)
 
 int render__svg(const struct render *r)
 {
-	struct flame fl = { .t = r->p->cct };
+	struct flame fl = { .t = r->p->cct, .offcpu = r->p->offcpu };
 	uint32_t *order = NULL;
 	size_t height;
 	int err = folded__stacks(r->p->cct, r->v->k, add_stack, &fl);

@@ -83,7 +83,7 @@ void render__text(const struct render *r, const struct kccf *f)
 		"~N: weight not certain\n\n",
 		r->v->inclusive ? "inclusive" : "self", r->v->min_percent,
 		r->v->similar ? " and under --similar" : "");
-	fprintf(r->out, "%11s %7s %7s %s\n", "samples", "%total", "%callee",
+	fprintf(r->out, "%11s %7s %7s %s\n", render__unit(r), "%total", "%callee",
 		"function <- callers");
 	for (uint32_t i = kccf__first_root(f); i != KCCF_NONE;
 	     i = kccf__node(f, i)->next_sibling) {

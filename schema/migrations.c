@@ -779,6 +779,30 @@ const struct store_migration icppd_migrations[] = {
 	 * once (SQLite builds an automatic index for the lookups). */
 	{ "DROP INDEX path_nodes_cid;"
 	},
+	/* 21 -> 22: off-CPU time (record --off-cpu): each switch-out's
+	 * CID, keyed as cid_samples, with the time until its thread ran
+	 * again, apart as blocked (it waited) and runnable (preempted:
+	 * PERF_RECORD_MISC_SWITCH_OUT_PREEMPT), and how many switches. */
+	{ "CREATE TABLE offcpu_samples ("
+	"  run_id INTEGER NOT NULL REFERENCES runs(id),"
+	"  pid INTEGER NOT NULL,"
+	"  tid INTEGER NOT NULL,"
+	"  program_id INTEGER NOT NULL REFERENCES modules(id),"
+	"  function_id INTEGER NOT NULL REFERENCES functions(id),"
+	"  height INTEGER NOT NULL,"
+	"  switches INTEGER NOT NULL,"
+	"  blocked_ns INTEGER NOT NULL,"
+	"  runnable_ns INTEGER NOT NULL,"
+	"  PRIMARY KEY (run_id, pid, tid, program_id, function_id, height))"
+	"  WITHOUT ROWID;"
+	"CREATE VIEW v_offcpu AS SELECT"
+	"  o.run_id, o.pid, o.tid, pr.path AS program, m.path AS module,"
+	"  f.name AS function, o.height, o.switches, o.blocked_ns,"
+	"  o.runnable_ns"
+	"  FROM offcpu_samples o JOIN functions f ON f.id = o.function_id"
+	"  JOIN modules m ON m.id = f.module_id"
+	"  JOIN modules pr ON pr.id = o.program_id;"
+	},
 };
 
 const int icppd_nr_migrations =

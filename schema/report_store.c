@@ -253,14 +253,23 @@ int store__run_programs(struct store *st, const struct store_selection *sel,
 			 program_row, &c);
 }
 
+/* The weight columns and table of a selection's CIDs: samples (and
+ * of them in the kernel), or microseconds blocked (none "in the
+ * kernel": the time is the kernel's wait, not its work). */
+#define CID_WEIGHTS "SUM(c.samples), SUM(c.kernel_samples) FROM cid_samples c"
+#define OFFCPU_WEIGHTS "SUM(c.blocked_ns) / 1000, 0 FROM offcpu_samples c"
+
 int store__run_cids(struct store *st, const struct store_selection *sel,
 		    int (*fn)(void *arg, const struct store_cid *c), void *arg)
 {
 	struct cb c = { .fn.cid = fn, .arg = arg };
 
-	return selection(st, "SELECT c.program_id, c.function_id, c.height,"
-			 " SUM(c.samples), SUM(c.kernel_samples)"
-			 " FROM cid_samples c" SELECTION
+	return selection(st, sel->offcpu ?
+			 "SELECT c.program_id, c.function_id, c.height, "
+			 OFFCPU_WEIGHTS SELECTION
+			 " GROUP BY c.program_id, c.function_id, c.height" :
+			 "SELECT c.program_id, c.function_id, c.height, "
+			 CID_WEIGHTS SELECTION
 			 " GROUP BY c.program_id, c.function_id, c.height",
 			 "reading the run's samples", sel, cid_row, &c);
 }
@@ -285,18 +294,31 @@ int store__run_process_cids(struct store *st,
 {
 	struct cb c = { .fn.cid = fn, .arg = arg };
 
-	return selection(st, by_pid ?
-		"SELECT c.program_id, c.function_id, c.height,"
-		" SUM(c.samples), SUM(c.kernel_samples), c.pid, " COMM
-		" AS comm FROM cid_samples c"
-		SELECTION " GROUP BY c.pid, comm, c.program_id, c.function_id,"
-		" c.height" :
-		"SELECT c.program_id, c.function_id, c.height,"
-		" SUM(c.samples), SUM(c.kernel_samples), 0, " COMM
-		" AS comm FROM cid_samples c"
-		SELECTION " GROUP BY comm, c.program_id, c.function_id,"
-		" c.height", "reading the run's samples", sel,
-		process_cid_row, &c);
+	static const char *const sql[2][2] = {
+		{ "SELECT c.program_id, c.function_id, c.height,"
+		  " SUM(c.samples), SUM(c.kernel_samples), 0, " COMM
+		  " AS comm FROM cid_samples c"
+		  SELECTION " GROUP BY comm, c.program_id, c.function_id,"
+		  " c.height",
+		  "SELECT c.program_id, c.function_id, c.height,"
+		  " SUM(c.samples), SUM(c.kernel_samples), c.pid, " COMM
+		  " AS comm FROM cid_samples c"
+		  SELECTION " GROUP BY c.pid, comm, c.program_id,"
+		  " c.function_id, c.height" },
+		{ "SELECT c.program_id, c.function_id, c.height,"
+		  " SUM(c.blocked_ns) / 1000, 0, 0, " COMM
+		  " AS comm FROM offcpu_samples c"
+		  SELECTION " GROUP BY comm, c.program_id, c.function_id,"
+		  " c.height",
+		  "SELECT c.program_id, c.function_id, c.height,"
+		  " SUM(c.blocked_ns) / 1000, 0, c.pid, " COMM
+		  " AS comm FROM offcpu_samples c"
+		  SELECTION " GROUP BY c.pid, comm, c.program_id,"
+		  " c.function_id, c.height" },
+	};
+
+	return selection(st, sql[sel->offcpu][by_pid],
+			 "reading the run's samples", sel, process_cid_row, &c);
 }
 
 /* The selection of store__run_pcs(): SELECTION for pc_samples p,
@@ -403,7 +425,11 @@ int store__run_comms(struct store *st, const struct store_selection *sel,
 {
 	struct comm_cb c = { fn, arg };
 
-	return selection(st, "SELECT " COMM " AS comm, SUM(c.samples) AS n"
+	return selection(st, sel->offcpu ?
+			 "SELECT " COMM " AS comm, SUM(c.blocked_ns) / 1000"
+			 " AS n FROM offcpu_samples c" SELECTION
+			 " GROUP BY comm ORDER BY n DESC, comm" :
+			 "SELECT " COMM " AS comm, SUM(c.samples) AS n"
 			 " FROM cid_samples c" SELECTION " GROUP BY comm"
 			 " ORDER BY n DESC, comm", "reading the run's commands",
 			 sel, comm_row, &c);

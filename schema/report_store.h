@@ -82,6 +82,11 @@ struct store_selection {
 	int64_t tid;		/* 0: every thread */
 	const char *program;	/* NULL: every program */
 	const char *comm;	/* NULL: every command (a thread's name) */
+	/* The CIDs' weights: their samples, or (record --off-cpu) the
+	 * microseconds their threads were blocked after switching out of
+	 * them (offcpu_samples): store__run_cids(), _process_cids() and
+	 * _comms() read that table instead. */
+	bool offcpu;
 };
 
 /* The runs of a window: their number, ids and samples; 0 or -1. */

@@ -23,7 +23,8 @@ int store__used_bytes(struct store *st, int64_t *bytes)
 static int delete_run(struct store *st, int64_t run)
 {
 	static const char *const tables[] = { "exports", "cid_samples",
-		"pc_samples", "unresolved_samples", "threads", "run_counters", "inferred",
+		"offcpu_samples", "kernel_chains", "pc_samples",
+		"unresolved_samples", "threads", "run_counters", "inferred",
 		"explained", "explained_sites", "run_learned",
 		"inferences", "validation", "accuracy", "runs" };
 	char sql[96];

@@ -190,6 +190,12 @@ static int prepare(struct store *st)
 		  " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
 		  " samples = samples + excluded.samples,"
 		  " kernel_samples = kernel_samples + excluded.kernel_samples" },
+		{ offsetof(struct store, ins_offcpu),
+		  "INSERT INTO offcpu_samples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+		  " ON CONFLICT DO UPDATE SET"
+		  " switches = switches + excluded.switches,"
+		  " blocked_ns = blocked_ns + excluded.blocked_ns,"
+		  " runnable_ns = runnable_ns + excluded.runnable_ns" },
 		{ offsetof(struct store, ins_pc),
 		  "INSERT INTO pc_samples (run_id, pid, function_id, offset,"
 		  " samples) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
@@ -416,7 +422,7 @@ void store__close(struct store *st)
 	if (!st)
 		return;
 	sqlite3_stmt *stmts[] = { st->ins_module, st->sel_module, st->sel_build,
-		st->ins_func, st->sel_func, st->ins_cid, st->ins_pc, st->ins_kchain, st->ins_unres,
+		st->ins_func, st->sel_func, st->ins_cid, st->ins_offcpu, st->ins_pc, st->ins_kchain, st->ins_unres,
 		st->ins_thread, st->upd_run, st->ins_map, st->sel_map,
 		st->sel_ctx, st->ins_node, st->ins_counter, st->ins_ctx_new,
 		st->ins_unknown, st->ins_inferred, st->ins_function,
@@ -679,6 +685,7 @@ static int write_counts(struct store *st, int64_t run_id,
 			const struct aggregate *agg)
 {
 	const struct cid_count *cids;
+	const struct offcpu_count *offcpu;
 	const struct pc_count *pcs;
 	const struct kchain_count *kch;
 	const struct unresolved_count *unres;
@@ -705,6 +712,19 @@ static int write_counts(struct store *st, int64_t run_id,
 		sqlite3_bind_int64(s, 7, (int64_t)cids[i].samples);
 		sqlite3_bind_int64(s, 8, (int64_t)cids[i].kernel);
 		if (store__step_done(st, s, "writing samples"))
+			return -1;
+	}
+	offcpu = aggregate__offcpu(agg, &n);
+	for (size_t i = 0; i < n; i++) {
+		sqlite3_stmt *s = st->ins_offcpu;
+
+		if (bind_cid(st, s, run_id, &offcpu[i].key,
+			     offcpu[i].func_name))
+			return -1;
+		sqlite3_bind_int64(s, 7, (int64_t)offcpu[i].switches);
+		sqlite3_bind_int64(s, 8, (int64_t)offcpu[i].blocked_ns);
+		sqlite3_bind_int64(s, 9, (int64_t)offcpu[i].runnable_ns);
+		if (store__step_done(st, s, "writing off-CPU time"))
 			return -1;
 	}
 	pcs = aggregate__pcs(agg, &n);

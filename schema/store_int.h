@@ -49,7 +49,7 @@ struct store {
 		size_t cap;
 	} nodes;
 	sqlite3_stmt *ins_module, *sel_module, *sel_build, *ins_func, *sel_func,
-		     *ins_cid, *ins_pc, *ins_kchain, *ins_unres, *ins_thread, *upd_run, *ins_map,
+		     *ins_cid, *ins_offcpu, *ins_pc, *ins_kchain, *ins_unres, *ins_thread, *upd_run, *ins_map,
 		     *sel_map, *sel_ctx, *ins_node, *ins_counter, *ins_ctx_new;
 	/* paths.c's: a flush's new nodes and contexts, written by depth
 	 * in batches of up to BATCH_MAX rows an INSERT */

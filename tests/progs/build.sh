@@ -18,6 +18,7 @@ $cc $common -fno-omit-frame-pointer -fno-pie -no-pie -o "$out/heights-nopie" "$s
 cp "$out/heights-nofp" "$out/heights-stripped"
 strip --strip-all "$out/heights-stripped"
 $cc $common -pthread -o "$out/threads" "$src/threads.c"
+$cc $common -pthread -o "$out/offcpu" "$src/offcpu.c"
 $cc $common -fPIC -shared -o "$out/libwork.so" "$src/libwork.c"
 $cc $common -o "$out/uselib" "$src/uselib.c" -L"$out" -lwork -Wl,-rpath,'$ORIGIN'
 $cc $common -o "$out/forker" "$src/forker.c"

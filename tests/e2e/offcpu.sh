@@ -1,0 +1,71 @@
+#!/bin/sh
+# record --off-cpu: the time threads wait, by the call path they switched
+# out of.  The program's main thread burns 20 ms of CPU then sleeps in
+# wait_timer() (nanosleep) 30 ms a round; its worker blocks in io_wait()
+# (read of a pipe the main thread writes after each sleep).  It measures
+# the wall time inside each blocking call itself: the truth the blocked
+# time icppd reports under each path is held to, within 10 %.
+. "$TESTS_SRCDIR/e2e/lib.sh"
+require_perf
+
+if ! "$ICPPD" record -q --off-cpu -d "$tmp/probe.db" -- true 2>"$tmp/probe.err"; then
+	skip "record --off-cpu refused here: $(head -1 "$tmp/probe.err")" "off-CPU time"
+	done_testing
+	exit $?
+fi
+
+TRUTH_FILE=$tmp/truth "$ICPPD" record -q --off-cpu -d "$db" -- "$PROGS/offcpu" 10 >/dev/null
+is $? 0 "record --off-cpu: exit 0"
+run=$(last_run)
+truth() { awk -v f="$1" '$1 == "OFFCPU" && $4 == f { printf "%.0f\n", $5 * 1000 }' "$tmp/truth"; }
+folded=$("$ICPPD" report -d "$db" --off-cpu -f folded --exact)
+is $? 0 "report --off-cpu -f folded: exit 0"
+under() {	# under PATH: the microseconds of the stacks ending in PATH
+	printf '%s\n' "$folded" | awk -v p="$1" '{ w = $NF; s = $0; sub(/ [0-9.]+$/, "", s)
+		if (length(s) >= length(p) && substr(s, length(s) - length(p) + 1) == p) t += w }
+		END { printf "%.0f\n", t }'
+}
+within() {	# within GOT WANT SHARE: |GOT - WANT| <= SHARE of WANT
+	awk -v g="$1" -v w="$2" -v s="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(w > 0 && d <= s * w) }'
+}
+for f in wait_timer io_wait; do
+	want=$(truth $f)
+	case $f in
+	wait_timer) got=$(under ";main;wait_timer;__nanosleep;clock_nanosleep@@GLIBC_2.17") ;;
+	io_wait) got=$(under ";worker;io_wait;read") ;;
+	esac
+	ok $(within "$got" "$want" 0.10; echo $?) \
+		"$f: $got us blocked under its call path, the program measured $want us"
+done
+contains "$folded" "_start;__libc_start_main@@GLIBC_2.34;__libc_start_call_main;main;wait_timer;" \
+	"the main thread's wait: main -> wait_timer, its callers from _start"
+contains "$folded" ";start_thread;worker;io_wait;read " "the worker's wait: worker -> io_wait -> read"
+# in the database: per CID, blocked apart from runnable, the switches
+is "$(q "SELECT count(*) > 0 FROM v_offcpu WHERE run_id = $run AND function = 'read' AND switches >= 10")" 1 \
+	"v_offcpu: read's switches, at least one a round"
+ok $(q "SELECT value FROM run_counters WHERE run_id = $run AND name = 'offcpu.switches'" |
+	awk '{ exit !($1 >= 20) }'; echo $?) "run_counters: offcpu.switches counted"
+ok $(q "SELECT value FROM run_counters WHERE run_id = $run AND name = 'offcpu.unmatched'" | awk '{ exit !($1 <= 2) }'; echo $?) \
+	"run_counters: at most a switch or two unmatched (where the learner turned on or off)"
+# the CPU samples are the run's as ever
+cpu=$("$ICPPD" report -d "$db" -f folded)
+contains "$cpu" ";main;burn_round " "the CPU profile: burn_round, not the waits"
+ok $(printf '%s\n' "$cpu" | grep -q 'io_wait'; [ $? -ne 0 ]; echo $?) "... io_wait not in it"
+# text and svg say what the weights are
+text=$("$ICPPD" report -d "$db" --off-cpu)
+contains "$text" "off-CPU, " "text: the header says off-CPU"
+contains "$text" "      us  %total" "text: the weights are microseconds"
+"$ICPPD" report -d "$db" --off-cpu -f svg -o "$tmp/o.svg"
+contains "$(cat "$tmp/o.svg")" "Off-CPU flame graph" "svg: an off-CPU flame graph"
+fill=$(tr '\n' ' ' <"$tmp/o.svg" | grep -o '<title>io_wait[^<]*</title><rect [^>]*fill="#[0-9a-f]*"' |
+	sed 's/.*fill="#\(..\)\(..\)\(..\)"/\1 \2 \3/')
+ok $(echo "$fill" | awk '{ exit !(strtonum("0x" $3) > strtonum("0x" $1) + 100) }' 2>/dev/null ||
+	echo "$fill" | awk '{ r = $1; b = $3; exit !(b > r) }'; echo $?) "svg: off-CPU frames are blue ($fill)"
+# what it refuses, and a run without off-CPU time
+out=$("$ICPPD" report -d "$db" --off-cpu -f pprof -o "$tmp/o.pb" 2>&1)
+is $? 2 "--off-cpu with pprof: usage error (not yet)"
+"$ICPPD" record -q -d "$db" -- "$PROGS/offcpu" 2 >/dev/null
+out=$("$ICPPD" report -d "$db" --off-cpu 2>&1)
+is $? 1 "a run recorded without --off-cpu: exit 1"
+contains "$out" "has no off-CPU time (icppd record --off-cpu -- COMMAND records it)" "... saying how to record it"
+done_testing
