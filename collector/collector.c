@@ -380,7 +380,17 @@ static int switch_out(struct collector *c, const struct perf_sample *s)
 	const char *name = NULL;
 	const struct module *where;
 	uint64_t base = 0, pc = 0;
-	struct offcpu_wait *w = space__table_get(&c->waits, s->tid);
+	struct offcpu_wait *w;
+
+	/* a thread's last switch out may come after its exit record:
+	 * such waits never end, and a run of many short threads must not
+	 * keep them all */
+	if (c->waits.n >= OFFCPU_MAX_WAITS) {
+		c->stats.offcpu_unmatched += c->waits.n;
+		memset(c->waits.slots, 0, c->waits.nslots * c->waits.size);
+		c->waits.n = 0;
+	}
+	w = space__table_get(&c->waits, s->tid);
 
 	if (!w)
 		return s->tid ? -ENOMEM : 0;

@@ -112,6 +112,7 @@ struct table {
 /* A thread switched out of a CID (record --off-cpu) and not yet back:
  * the CID's module pointers stay valid, as a recording evicts no module
  * (the daemon does not take --off-cpu). */
+#define OFFCPU_MAX_WAITS 65536	/* threads switched out at once, kept */
 struct offcpu_wait {
 	uint32_t tid;		/* first: the table key */
 	bool pending;		/* out, not yet in */

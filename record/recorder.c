@@ -297,6 +297,54 @@ struct collector *recorder__collector(struct recorder *r)
 	return r->col;
 }
 
+/* record --off-cpu: the switch event on @tasks, off to begin with when
+ * the learner (@learns) will count the switches while it is on.  0 or
+ * -errno with why in @err. */
+static int open_switches(struct recorder *r, const struct perf_event_attr *attr,
+			 const pid_t *tasks, size_t ntasks, bool learns,
+			 char *err, size_t errlen)
+{
+	struct perf_event_attr sa;
+	const uint64_t *ids;
+	size_t n;
+	int ret;
+
+	event__switches(attr, &sa);
+	if (learns)
+		sa.disabled = 1, sa.enable_on_exec = 0;
+	ret = session__add_switches(r->sess, &sa, tasks, ntasks, err, errlen);
+	ids = session__switch_ids(r->sess, &n);
+	if (!ret && collector__set_switch_ids(r->col, ids, n)) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+	}
+	return ret;
+}
+
+/* Blocked paths are learned as running ones are: the learner (@la)
+ * copies the stack at switches too, and counts them while it is on.
+ * Where that cannot be, the plain switch event counts them all. */
+static void open_switch_learner(struct recorder *r,
+				const struct perf_event_attr *la,
+				const pid_t *tasks, size_t ntasks)
+{
+	struct perf_event_attr sa;
+	const uint64_t *ids;
+	size_t n;
+	char err[256];
+
+	event__switches(la, &sa);
+	event__learner_copy(&sa, r->o.learn_stack);
+	if (session__add_switch_learner(r->sess, &sa, tasks, ntasks, err,
+					sizeof(err)) ||
+	    (ids = session__switch_ids(r->sess, &n),
+	     collector__set_switch_ids(r->col, ids, n))) {
+		log_warn("off-CPU call paths are not learned in this run: %s",
+			 err);
+		session__switches_on(r->sess);
+	}
+}
+
 int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 		   const pid_t *tasks, size_t ntasks, size_t ring_pages,
 		   char *err, size_t errlen, int *errnum)
@@ -308,27 +356,11 @@ int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 	r->sess = session__open(attr, tasks, ntasks, ring_pages,
 				learns && r->o.learn_turns ?
 				SESSION_TAKE_TURNS : 0, err, errlen, errnum);
-	if (r->sess && r->o.off_cpu) {
-		struct perf_event_attr sa;
-		const uint64_t *ids;
-		size_t n;
-
-		event__switches(attr, &sa);
-		/* with a learner, its copies at switches count them while
-		 * it is on, and it starts on (session__add_switch_learner) */
-		if (learns)
-			sa.disabled = 1, sa.enable_on_exec = 0;
-		ret = session__add_switches(r->sess, &sa, tasks, ntasks, err,
-					    errlen);
-		ids = session__switch_ids(r->sess, &n);
-		if (!ret && collector__set_switch_ids(r->col, ids, n)) {
-			snprintf(err, errlen, "out of memory");
-			ret = -ENOMEM;
-		}
-		if (ret) {
-			*errnum = -ret;
-			return -1;
-		}
+	if (r->sess && r->o.off_cpu &&
+	    (ret = open_switches(r, attr, tasks, ntasks, learns, err,
+				 errlen))) {
+		*errnum = -ret;
+		return -1;
 	}
 	if (!r->sess || !learns)
 		return r->sess ? 0 : -1;
@@ -346,24 +378,8 @@ int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 			log_warn("stack copies stay at %u bytes: %s",
 				 r->o.learn_stack, derr);
 	}
-	if (!ret && r->o.off_cpu) {
-		/* blocked paths are learned as running ones are: the
-		 * learner copies the stack at switches too */
-		struct perf_event_attr sa;
-		const uint64_t *ids;
-		size_t n;
-
-		event__switches(&la, &sa);
-		event__learner_copy(&sa, r->o.learn_stack);
-		if (session__add_switch_learner(r->sess, &sa, tasks, ntasks,
-						err, errlen) ||
-		    (ids = session__switch_ids(r->sess, &n),
-		     collector__set_switch_ids(r->col, ids, n))) {
-			log_warn("off-CPU call paths are not learned in this "
-				 "run: %s", err);
-			session__switches_on(r->sess);
-		}
-	}
+	if (!ret && r->o.off_cpu)
+		open_switch_learner(r, &la, tasks, ntasks);
 	if (ret) {
 		/* the run is still a run: identifiers only, the main
 		 * event on for good */
@@ -736,6 +752,21 @@ void recorder__stats(const struct recorder *r, struct collector_stats *out)
 		out->unwind[i] -= r->base.unwind[i];
 }
 
+/* record --off-cpu's counts into @c: how many. */
+static size_t offcpu_counters(const struct collector_stats *cs,
+			      struct store_counter *c)
+{
+	c[0] = (struct store_counter){ "offcpu.switches",
+				       (int64_t)cs->offcpu_switches };
+	c[1] = (struct store_counter){ "offcpu.unresolved",
+				       (int64_t)cs->offcpu_unresolved };
+	c[2] = (struct store_counter){ "offcpu.unmatched",
+				       (int64_t)cs->offcpu_unmatched };
+	c[3] = (struct store_counter){ "offcpu.open_at_exit",
+				       (int64_t)cs->offcpu_open_at_exit };
+	return 4;
+}
+
 static size_t counters(const struct recorder *r,
 		       const struct collector_stats *cs,
 		       struct store_counter *c)
@@ -766,16 +797,8 @@ static size_t counters(const struct recorder *r,
 		c[n++] = (struct store_counter){ "exec.base_read",
 						 (int64_t)cs->execs_read };
 	}
-	if (r->o.off_cpu) {
-		c[n++] = (struct store_counter){ "offcpu.switches",
-						 (int64_t)cs->offcpu_switches };
-		c[n++] = (struct store_counter){ "offcpu.unresolved",
-					(int64_t)cs->offcpu_unresolved };
-		c[n++] = (struct store_counter){ "offcpu.unmatched",
-					(int64_t)cs->offcpu_unmatched };
-		c[n++] = (struct store_counter){ "offcpu.open_at_exit",
-					(int64_t)cs->offcpu_open_at_exit };
-	}
+	if (r->o.off_cpu)
+		n += offcpu_counters(cs, c + n);
 	if (cs->maps_reread)	/* a process's table full: stale mappings */
 		c[n++] = (struct store_counter){ "maps.reread",
 						 (int64_t)cs->maps_reread };
