@@ -324,10 +324,9 @@ static int check_opts(const struct report_opts *o, struct report_view *v,
 		return usage("--from reads the fleet's stacks: in any format, "
 			     "with --k, --since, --until, --host, --exe and "
 			     "--timeout");
-	if (o->off_cpu && (v->fmt == REPORT_PPROF || o->from || o->base ||
-			   o->hot))
-		return usage("--off-cpu: not with pprof, --from, --base or "
-			     "--hot yet; text, json, folded and svg show it");
+	if (o->off_cpu && (o->from || o->base || o->hot))
+		return usage("--off-cpu: not with --from, --base or --hot yet; "
+			     "text, json, folded, svg and pprof show it");
 	sel->offcpu = o->off_cpu;
 	sel->pid = (int64_t)o->pid;
 	sel->tid = (int64_t)o->tid;

@@ -807,10 +807,10 @@ int pprof__write(FILE *out, const struct pprof_input *in)
 	main_first(&b);
 	for (int i = 0; i < 2; i++)
 		perftools__profiles__value_type__init(&types[i]);
-	types[0].type = str(&b, "samples");
-	types[0].unit = str(&b, "count");
-	types[1].type = str(&b, in->clock ? "cpu" : in->period ? in->event :
-			    "samples_exact");
+	types[0].type = str(&b, in->offcpu ? "blocked" : "samples");
+	types[0].unit = str(&b, in->offcpu ? "microseconds" : "count");
+	types[1].type = str(&b, in->offcpu ? "off-cpu" : in->clock ? "cpu" :
+			    in->period ? in->event : "samples_exact");
 	types[1].unit = str(&b, in->clock ? "nanoseconds" : in->period ?
 			    "count" : "microsamples");
 	p.n_sample_type = 2;
@@ -855,6 +855,11 @@ int render__pprof(const struct render *r)
 		   !strcmp(run->event, "task-clock");
 	if (in.clock && !in.period && run->frequency)
 		in.period = 1000000000 / run->frequency;
+	/* off-CPU weights are microseconds: "a sample" is one of them */
+	if ((in.offcpu = r->p->offcpu)) {
+		in.clock = true;
+		in.period = 1000;
+	}
 	/* line numbers always, where DWARF has them */
 	in.dwarf = r->v->dwarf;
 	in.mangled = r->p->mangled;

@@ -61,6 +61,9 @@ struct pprof_input {
 	int64_t time_ns;		/* when the run started */
 	int64_t duration_ns;		/* 0: unknown */
 	bool exact;			/* second value: fraction x period */
+	bool offcpu;			/* weights: microseconds blocked
+					 * (types "blocked"/microseconds,
+					 * "off-cpu"/nanoseconds) */
 	/* the sampled instructions, sorted by function (may be none) */
 	const struct store_pc *pcs;
 	size_t npcs;

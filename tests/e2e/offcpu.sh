@@ -62,8 +62,18 @@ fill=$(tr '\n' ' ' <"$tmp/o.svg" | grep -o '<title>io_wait[^<]*</title><rect [^>
 ok $(echo "$fill" | awk '{ exit !(strtonum("0x" $3) > strtonum("0x" $1) + 100) }' 2>/dev/null ||
 	echo "$fill" | awk '{ r = $1; b = $3; exit !(b > r) }'; echo $?) "svg: off-CPU frames are blue ($fill)"
 # what it refuses, and a run without off-CPU time
-out=$("$ICPPD" report -d "$db" --off-cpu -f pprof -o "$tmp/o.pb" 2>&1)
-is $? 2 "--off-cpu with pprof: usage error (not yet)"
+"$ICPPD" report -d "$db" --off-cpu -f pprof -o "$tmp/o.pb.gz"
+is $? 0 "pprof: exit 0"
+if command -v go >/dev/null; then
+	top=$(HOME=$tmp GOCACHE=$tmp/.gocache go tool pprof -top "$tmp/o.pb.gz" 2>&1)
+	contains "$top" "Type: off-cpu" "go tool pprof: an off-cpu profile"
+	contains "$top" "io_wait" "... with io_wait in it"
+else
+	skip "no go" "go tool pprof reads the off-CPU profile"
+	skip "no go" "... io_wait in it"
+fi
+out=$("$ICPPD" report -d "$db" --off-cpu --hot 5 2>&1)
+is $? 2 "--off-cpu with --hot: usage error (not yet)"
 "$ICPPD" record -q -d "$db" -- "$PROGS/offcpu" 2 >/dev/null
 out=$("$ICPPD" report -d "$db" --off-cpu 2>&1)
 is $? 1 "a run recorded without --off-cpu: exit 1"
