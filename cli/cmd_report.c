@@ -25,7 +25,7 @@ struct report_opts {
 	double min_percent, similar, hot, budget, timeout;
 	int format;
 	bool inclusive, lines, whole, exact, no_demangle, comm_frame;
-	bool no_inline, children, off_cpu;
+	bool no_inline, children, off_cpu, wall;
 };
 
 #define OPT(f) offsetof(struct report_opts, f)
@@ -79,6 +79,10 @@ static const struct cli_option report_options[] = {
 	  "the time threads were blocked, by the call path each switched "
 	  "out of (record --off-cpu), in microseconds, instead of the CPU "
 	  "samples", 0, 0 },
+	{ "wall", 0, CLI_FLAG, OPT(wall), NULL,
+	  "wall-clock time: each thread's CPU samples at their period and "
+	  "its blocked time (record --off-cpu) together, in microseconds",
+	  0, 0 },
 	{ "tid", 0, CLI_UINT, OPT(tid), "TID",
 	  "only the samples of thread TID", 1, INT32_MAX },
 	{ "dsos", 0, CLI_STRING, OPT(dsos), "LIST",
@@ -324,10 +328,14 @@ static int check_opts(const struct report_opts *o, struct report_view *v,
 		return usage("--from reads the fleet's stacks: in any format, "
 			     "with --k, --since, --until, --host, --exe and "
 			     "--timeout");
-	if (o->off_cpu && (o->from || o->base || o->hot))
-		return usage("--off-cpu: not with --from, --base or --hot yet; "
-			     "text, json, folded, svg and pprof show it");
+	if ((o->off_cpu || o->wall) && (o->from || o->base || o->hot))
+		return usage("--%s: not with --from, --base or --hot yet; "
+			     "text, json, folded, svg and pprof show it",
+			     o->wall ? "wall" : "off-cpu");
+	if (o->off_cpu && o->wall)
+		return usage("--wall holds the off-CPU time already: give one");
 	sel->offcpu = o->off_cpu;
+	sel->wall = o->wall;
 	sel->pid = (int64_t)o->pid;
 	sel->tid = (int64_t)o->tid;
 	sel->comm = o->comm;

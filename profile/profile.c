@@ -166,7 +166,7 @@ static void hint_unnamed(const struct run_profile *p)
 static int check(const struct run_profile *p, const char *db, bool filtered,
 		 uint32_t k)
 {
-	if (p->stats.samples <= 0 && p->offcpu) {
+	if (p->stats.samples <= 0 && (p->offcpu || p->wall)) {
 		log_error("%s has no off-CPU time%s (icppd record --off-cpu "
 			  "-- COMMAND records it)", p->run.id ? "the run" :
 			  "that window", filtered ? " in the processes or "

@@ -882,7 +882,7 @@ static int infer_cids(struct store *st, const struct store_selection *sel,
 	int ret;
 
 	if (store__run_comms(st, sel, add_comm, p) ||
-	    (!sel->offcpu &&
+	    (!sel->offcpu && !sel->wall &&
 	     store__run_kchains(st, sel, add_kchain, &l.kchains))) {
 		kchains_free(&l.kchains);
 		return -1;
@@ -1011,7 +1011,8 @@ static struct store_selection whole_runs(const struct store_selection *sel)
 
 	all.pid = all.tid = 0;
 	all.program = all.comm = NULL;
-	all.offcpu = false;	/* the run's own inference: its samples' */
+	all.offcpu = all.wall = false;	/* the run's own inference:
+					 * its samples' */
 	return all;
 }
 
@@ -1244,7 +1245,7 @@ static int explain_runs(struct store *st, const struct store_selection *sel,
 				  (flags & RUN_PROFILE_SAVE), b, e) ? -1 : 0;
 	/* a CID seen only switching out (a read in io_wait) has no stored
 	 * explanation: infer_cid() makes one, with the maps */
-	else if (sel->offcpu)
+	else if (sel->offcpu || sel->wall)
 		ret = add_maps(st, sel, p, *infp, b) ? -1 : 0;
 	goto out;
 out_nomem:
@@ -1270,6 +1271,7 @@ int run_profile__infer_within(struct store *st,
 	ret = explain_runs(st, sel, flags, budget_s, p, &b, &e, &inf);
 	p->filtered = sel->pid || sel->tid || sel->program || sel->comm;
 	p->offcpu = sel->offcpu;
+	p->wall = sel->wall;
 
 	if (ret)
 		goto out;

@@ -36,6 +36,8 @@ struct run_profile {
 	bool whole;			/* RUN_PROFILE_WHOLE */
 	bool offcpu;			/* weights: microseconds blocked
 					 * (store_selection.offcpu) */
+	bool wall;			/* ... and of CPU samples: wall
+					 * clock (store_selection.wall) */
 	bool filtered;			/* the selection chose processes,
 					 * a program or a command: shares of
 					 * whole runs are not of its total */

@@ -856,7 +856,7 @@ int render__pprof(const struct render *r)
 	if (in.clock && !in.period && run->frequency)
 		in.period = 1000000000 / run->frequency;
 	/* off-CPU weights are microseconds: "a sample" is one of them */
-	if ((in.offcpu = r->p->offcpu)) {
+	if ((in.offcpu = r->p->offcpu || r->p->wall)) {
 		in.clock = true;
 		in.period = 1000;
 	}

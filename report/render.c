@@ -311,7 +311,7 @@ static void print_status(const struct render *r)
 
 const char *render__unit(const struct render *r)
 {
-	return r->p->offcpu ? "us" : "samples";
+	return r->p->offcpu || r->p->wall ? "us" : "samples";
 }
 
 void render__header(const struct render *r)
@@ -325,6 +325,13 @@ void render__header(const struct render *r)
 		fprintf(r->out, "fleet (%s): %.0f samples\n",
 			one_line(r->p->run.command, cmd, sizeof(cmd)),
 			s->samples);
+	else if (r->p->wall)
+		fprintf(r->out, "run %lld (%s, %s): wall-clock, %.1f ms: each "
+			"thread's CPU samples at their period and its blocked "
+			"time, in microseconds (us)\n", (long long)r->p->run.id,
+			r->p->run.kind, one_line(r->p->run.command, cmd,
+						 sizeof(cmd)),
+			s->samples / 1000);
 	else if (r->p->offcpu)
 		fprintf(r->out, "run %lld (%s, %s): off-CPU, %.1f ms blocked, "
 			"in microseconds (us) by the call path each thread "

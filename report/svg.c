@@ -548,7 +548,8 @@ static void header(const struct render *r, size_t height)
 		"style=\"font-size: 17px\">%s: run %lld</text>\n",
 		SVG_WIDTH, height, SVG_WIDTH, height, SVG_WIDTH / 2,
 		r->p->offcpu ? "Off-CPU flame graph (blocked time, us)" :
-		"Flame graph", (long long)r->p->run.id);
+		r->p->wall ? "Wall-clock flame graph (us)" : "Flame graph",
+		(long long)r->p->run.id);
 	if (r->v->base)
 		fprintf(r->out, "<text id=\"subtitle\" x=\"%d\" y=\"44\" "
 			"text-anchor=\"middle\" fill=\"#555\">%.0f samples "

@@ -253,25 +253,60 @@ int store__run_programs(struct store *st, const struct store_selection *sel,
 			 program_row, &c);
 }
 
-/* The weight columns and table of a selection's CIDs: samples (and
- * of them in the kernel), or microseconds blocked (none "in the
- * kernel": the time is the kernel's wait, not its work). */
-#define CID_WEIGHTS "SUM(c.samples), SUM(c.kernel_samples) FROM cid_samples c"
-#define OFFCPU_WEIGHTS "SUM(c.blocked_ns) / 1000, 0 FROM offcpu_samples c"
+/*
+ * What a selection's CIDs weigh, as a table of cid_samples' columns
+ * (run_id, pid, tid, program_id, function_id, height, samples,
+ * kernel_samples): their samples; the microseconds their threads were
+ * blocked after switching out of them (record --off-cpu), none "in the
+ * kernel" (the time is the kernel's wait, not its work); or both, each
+ * sample worth its period in microseconds (a clock event's period is
+ * nanoseconds, else the rate's): wall-clock time.
+ */
+#define OFFCPU_ROWS \
+	"SELECT run_id, pid, tid, program_id, function_id, height," \
+	" blocked_ns / 1000 AS samples, 0 AS kernel_samples" \
+	" FROM offcpu_samples"
+#define US_PER_SAMPLE \
+	"(CASE WHEN r.period > 0 THEN r.period / 1000.0" \
+	" WHEN r.frequency > 0 THEN 1000000.0 / r.frequency ELSE 0 END)"
+
+static const char *weighed_rows(const struct store_selection *sel)
+{
+	if (sel->wall)
+		return "(SELECT s.run_id, s.pid, s.tid, s.program_id,"
+		       " s.function_id, s.height,"
+		       " CAST(s.samples * " US_PER_SAMPLE " AS INTEGER)"
+		       " AS samples, CAST(s.kernel_samples * " US_PER_SAMPLE
+		       " AS INTEGER) AS kernel_samples"
+		       " FROM cid_samples s JOIN runs r ON r.id = s.run_id"
+		       " UNION ALL " OFFCPU_ROWS ")";
+	return sel->offcpu ? "(" OFFCPU_ROWS ")" : "cid_samples";
+}
+
+/* selection() of @fmt with its one "%s" the table weighed_rows()
+ * gives. */
+static int weighed(struct store *st, const char *fmt, const char *what,
+		   const struct store_selection *sel, store_row_fn row,
+		   void *ctx)
+{
+	const char *at = strstr(fmt, "%s");
+	char sql[4096];
+
+	snprintf(sql, sizeof(sql), "%.*s%s%s", (int)(at - fmt), fmt,
+		 weighed_rows(sel), at + 2);
+	return selection(st, sql, what, sel, row, ctx);
+}
 
 int store__run_cids(struct store *st, const struct store_selection *sel,
 		    int (*fn)(void *arg, const struct store_cid *c), void *arg)
 {
 	struct cb c = { .fn.cid = fn, .arg = arg };
 
-	return selection(st, sel->offcpu ?
-			 "SELECT c.program_id, c.function_id, c.height, "
-			 OFFCPU_WEIGHTS SELECTION
-			 " GROUP BY c.program_id, c.function_id, c.height" :
-			 "SELECT c.program_id, c.function_id, c.height, "
-			 CID_WEIGHTS SELECTION
-			 " GROUP BY c.program_id, c.function_id, c.height",
-			 "reading the run's samples", sel, cid_row, &c);
+	return weighed(st, "SELECT c.program_id, c.function_id, c.height,"
+		       " SUM(c.samples), SUM(c.kernel_samples) FROM %s c"
+		       SELECTION " GROUP BY c.program_id, c.function_id,"
+		       " c.height", "reading the run's samples", sel, cid_row,
+		       &c);
 }
 
 static int process_cid_row(sqlite3_stmt *s, void *ctx)
@@ -294,31 +329,18 @@ int store__run_process_cids(struct store *st,
 {
 	struct cb c = { .fn.cid = fn, .arg = arg };
 
-	static const char *const sql[2][2] = {
-		{ "SELECT c.program_id, c.function_id, c.height,"
-		  " SUM(c.samples), SUM(c.kernel_samples), 0, " COMM
-		  " AS comm FROM cid_samples c"
-		  SELECTION " GROUP BY comm, c.program_id, c.function_id,"
-		  " c.height",
-		  "SELECT c.program_id, c.function_id, c.height,"
-		  " SUM(c.samples), SUM(c.kernel_samples), c.pid, " COMM
-		  " AS comm FROM cid_samples c"
-		  SELECTION " GROUP BY c.pid, comm, c.program_id,"
-		  " c.function_id, c.height" },
-		{ "SELECT c.program_id, c.function_id, c.height,"
-		  " SUM(c.blocked_ns) / 1000, 0, 0, " COMM
-		  " AS comm FROM offcpu_samples c"
-		  SELECTION " GROUP BY comm, c.program_id, c.function_id,"
-		  " c.height",
-		  "SELECT c.program_id, c.function_id, c.height,"
-		  " SUM(c.blocked_ns) / 1000, 0, c.pid, " COMM
-		  " AS comm FROM offcpu_samples c"
-		  SELECTION " GROUP BY c.pid, comm, c.program_id,"
-		  " c.function_id, c.height" },
-	};
-
-	return selection(st, sql[sel->offcpu][by_pid],
-			 "reading the run's samples", sel, process_cid_row, &c);
+	return weighed(st, by_pid ?
+		"SELECT c.program_id, c.function_id, c.height,"
+		" SUM(c.samples), SUM(c.kernel_samples), c.pid, " COMM
+		" AS comm FROM %s c"
+		SELECTION " GROUP BY c.pid, comm, c.program_id, c.function_id,"
+		" c.height" :
+		"SELECT c.program_id, c.function_id, c.height,"
+		" SUM(c.samples), SUM(c.kernel_samples), 0, " COMM
+		" AS comm FROM %s c"
+		SELECTION " GROUP BY comm, c.program_id, c.function_id,"
+		" c.height", "reading the run's samples", sel,
+		process_cid_row, &c);
 }
 
 /* The selection of store__run_pcs(): SELECTION for pc_samples p,
@@ -425,14 +447,10 @@ int store__run_comms(struct store *st, const struct store_selection *sel,
 {
 	struct comm_cb c = { fn, arg };
 
-	return selection(st, sel->offcpu ?
-			 "SELECT " COMM " AS comm, SUM(c.blocked_ns) / 1000"
-			 " AS n FROM offcpu_samples c" SELECTION
-			 " GROUP BY comm ORDER BY n DESC, comm" :
-			 "SELECT " COMM " AS comm, SUM(c.samples) AS n"
-			 " FROM cid_samples c" SELECTION " GROUP BY comm"
-			 " ORDER BY n DESC, comm", "reading the run's commands",
-			 sel, comm_row, &c);
+	return weighed(st, "SELECT " COMM " AS comm, SUM(c.samples) AS n"
+		       " FROM %s c" SELECTION " GROUP BY comm"
+		       " ORDER BY n DESC, comm", "reading the run's commands",
+		       sel, comm_row, &c);
 }
 
 int store__window_runs(struct store *st, const struct store_selection *sel,

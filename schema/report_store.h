@@ -82,11 +82,12 @@ struct store_selection {
 	int64_t tid;		/* 0: every thread */
 	const char *program;	/* NULL: every program */
 	const char *comm;	/* NULL: every command (a thread's name) */
-	/* The CIDs' weights: their samples, or (record --off-cpu) the
+	/* The CIDs' weights in store__run_cids(), _process_cids() and
+	 * _comms(): their samples; with @offcpu (record --off-cpu) the
 	 * microseconds their threads were blocked after switching out of
-	 * them (offcpu_samples): store__run_cids(), _process_cids() and
-	 * _comms() read that table instead. */
-	bool offcpu;
+	 * them (offcpu_samples); with @wall both, each sample worth its
+	 * period in microseconds. */
+	bool offcpu, wall;
 };
 
 /* The runs of a window: their number, ids and samples; 0 or -1. */

@@ -61,6 +61,18 @@ fill=$(tr '\n' ' ' <"$tmp/o.svg" | grep -o '<title>io_wait[^<]*</title><rect [^>
 	sed 's/.*fill="#\(..\)\(..\)\(..\)"/\1 \2 \3/')
 ok $(echo "$fill" | awk '{ exit !(strtonum("0x" $3) > strtonum("0x" $1) + 100) }' 2>/dev/null ||
 	echo "$fill" | awk '{ r = $1; b = $3; exit !(b > r) }'; echo $?) "svg: off-CPU frames are blue ($fill)"
+# wall-clock: the CPU samples at their period beside the waits
+wall=$("$ICPPD" report -d "$db" --wall -f folded --exact)
+is $? 0 "report --wall: exit 0"
+folded=$wall
+is "$(under ";worker;io_wait;read")" "$(printf '%s\n' "$("$ICPPD" report -d "$db" --off-cpu -f folded --exact)" |
+	awk '/;worker;io_wait;read / { printf "%.0f\n", $NF }')" "--wall: the worker's wait, as --off-cpu has it"
+burn=$(under ";main;burn_round")
+ok $(within "$burn" 200000 0.25; echo $?) \
+	"--wall: burn_round's 10 x 20 ms of CPU, its samples at 1 ms each: $burn us"
+contains "$("$ICPPD" report -d "$db" --wall)" "wall-clock, " "--wall: the header says wall-clock"
+out=$("$ICPPD" report -d "$db" --wall --off-cpu 2>&1)
+is $? 2 "--wall with --off-cpu: usage error"
 # what it refuses, and a run without off-CPU time
 "$ICPPD" report -d "$db" --off-cpu -f pprof -o "$tmp/o.pb.gz"
 is $? 0 "pprof: exit 0"
