@@ -56,6 +56,10 @@ static const struct cli_option daemon_options[] = {
 	{ "mmap-pages", 'm', CLI_UINT, OPT(mmap_pages), "N",
 	  "ring buffer pages per CPU, a power of two", 1, 65536,
 	  .dflt = "64" },
+	{ "off-cpu", 0, CLI_FLAG, OPT(off_cpu), NULL,
+	  "off-CPU time too: the watched threads' switches out, each at the "
+	  "CID it entered the kernel from, weighed by the time until it ran "
+	  "again (icppd report --off-cpu)", 0, 0 },
 	{ "no-learn", 0, CLI_FLAG, OPT(no_learn), NULL,
 	  "CIDs only: learn no call paths while profiling", 0, 0 },
 	{ "learn-freq", 0, CLI_UINT, OPT(learn_freq), "HZ",

@@ -357,6 +357,14 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+void collector__drop_waits(struct collector *c)
+{
+	c->stats.offcpu_unmatched += c->waits.n;
+	if (c->waits.slots)
+		memset(c->waits.slots, 0, c->waits.nslots * c->waits.size);
+	c->waits.n = 0;
+}
+
 int collector__set_switch_ids(struct collector *c, const uint64_t *ids,
 			      size_t n)
 {
@@ -385,11 +393,8 @@ static int switch_out(struct collector *c, const struct perf_sample *s)
 	/* a thread's last switch out may come after its exit record:
 	 * such waits never end, and a run of many short threads must not
 	 * keep them all */
-	if (c->waits.n >= OFFCPU_MAX_WAITS) {
-		c->stats.offcpu_unmatched += c->waits.n;
-		memset(c->waits.slots, 0, c->waits.nslots * c->waits.size);
-		c->waits.n = 0;
-	}
+	if (c->waits.n >= OFFCPU_MAX_WAITS)
+		collector__drop_waits(c);
 	w = space__table_get(&c->waits, s->tid);
 
 	if (!w)
@@ -569,8 +574,14 @@ static int process_task(struct collector *c, const struct perf_event_header *h)
 			space__drop_proc(c, p);
 		return 0;
 	}
-	{	/* a new task is named like its parent until it renames */
+	{	/* a new task is named like its parent until it renames;
+		 * the wait a dead task of its tid left (its last switch
+		 * out comes after its exit record) is not its */
 		struct thread *parent_thread = space__table_find(&c->threads, r.ptid);
+		struct offcpu_wait *w = space__table_find(&c->waits, r.tid);
+
+		if (w)
+			space__table_delete(&c->waits, w);
 
 		if (parent_thread) {
 			char comm[16];
@@ -719,6 +730,7 @@ int collector__process(struct collector *c, const struct perf_event_header *h)
 		c->stats.throttled++;
 		return 0;
 	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
 		return c->nswitch_ids ? process_switch(c, h) : 0;
 	default:
 		return 0;

@@ -114,6 +114,10 @@ struct collector;
  */
 int collector__set_switch_ids(struct collector *c, const uint64_t *ids,
 			      size_t n);
+/* Lets go of every thread switched out and not back yet (counted
+ * unmatched): before modules are evicted, as a wait's CID points into
+ * its module. */
+void collector__drop_waits(struct collector *c);
 
 /* Borrows @modules and @agg; both must outlive the collector. */
 struct collector *collector__new(struct module_cache *modules,

@@ -150,7 +150,11 @@ static int string(struct cursor *c, const uint8_t *limit, const char **s)
 int record__parse_switch(const struct perf_event_header *h,
 			 struct rec_switch *out)
 {
-	if (h->type != PERF_RECORD_SWITCH || trailer(h, 0, &out->sid))
+	/* a CPU-wide event's (the daemon's) names the other task first;
+	 * the sample_id is the task switching either way */
+	if ((h->type != PERF_RECORD_SWITCH &&
+	     h->type != PERF_RECORD_SWITCH_CPU_WIDE) ||
+	    trailer(h, h->type == PERF_RECORD_SWITCH ? 0 : 8, &out->sid))
 		return -EINVAL;
 	out->out = h->misc & PERF_RECORD_MISC_SWITCH_OUT;
 	out->preempted = out->out &&

@@ -91,8 +91,9 @@ int record__parse_mmap2(const struct perf_event_header *h,
 			struct rec_mmap2 *out);
 int record__parse_comm(const struct perf_event_header *h, struct rec_comm *out);
 int record__parse_task(const struct perf_event_header *h, struct rec_task *out);
-/* PERF_RECORD_SWITCH (attr.context_switch): a task switched out
- * (@preempted: runnable, not waiting) or back in, at @sid's time. */
+/* PERF_RECORD_SWITCH and _SWITCH_CPU_WIDE (attr.context_switch): task
+ * @sid.tid switched out (@preempted: runnable, not waiting) or back in,
+ * at @sid's time. */
 struct rec_switch {
 	struct sample_id sid;
 	bool out, preempted;

@@ -980,8 +980,11 @@ static int flush(struct recorder *r)
 	    (pathmap__size(r->paths) >= r->o.max_paths / 10 * 9 ||
 	     module_cache__over(r->modules)) && new_paths(r))
 		return 0;	/* no memory for a new map: no eviction */
-	if (!r->paths || r->o.max_paths)
+	if (!r->paths || r->o.max_paths) {
+		if (r->o.off_cpu)	/* their CIDs point into modules */
+			collector__drop_waits(r->col);
 		module_cache__evict(r->modules, forget_modules, r->store);
+	}
 	return 0;
 }
 

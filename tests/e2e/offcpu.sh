@@ -90,4 +90,31 @@ is $? 2 "--off-cpu with --hot: usage error (not yet)"
 out=$("$ICPPD" report -d "$db" --off-cpu 2>&1)
 is $? 1 "a run recorded without --off-cpu: exit 1"
 contains "$out" "has no off-CPU time (icppd record --off-cpu -- COMMAND records it)" "... saying how to record it"
+# the daemon, --off-cpu watching a private copy of the program (other
+# tests run theirs meanwhile): the same waits, from its segments
+if [ "$(id -u)" -ne 0 ]; then
+	skip "not root: the daemon watches every CPU" "daemon --off-cpu"
+	done_testing
+	exit $?
+fi
+chmod 700 "$tmp"
+prog=$tmp/offcpu-daemon
+cp "$PROGS/offcpu" "$prog"
+sock=$tmp/d.sock
+"$ICPPD" daemon --foreground -d "$tmp/d.db" --socket "$sock" --flush-interval 1 \
+	--off-cpu --exe "$prog" 2>"$tmp/daemon.log" &
+dpid=$!
+trap 'kill -9 $dpid 2>/dev/null; rm -rf "$tmp"' EXIT
+i=0
+while [ ! -S "$sock" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+TRUTH_FILE=$tmp/dtruth "$prog" 10 >/dev/null
+"$ICPPD" ctl --socket "$sock" stop >/dev/null
+wait $dpid
+is $? 0 "daemon --off-cpu: stops with exit 0"
+dfold=$("$ICPPD" report -d "$tmp/d.db" --since 0 --off-cpu -f folded --exact 2>/dev/null)
+folded=$dfold
+got=$(under ";worker;io_wait;read")
+want=$(awk '$1 == "OFFCPU" && $4 == "io_wait" { printf "%.0f\n", $5 * 1000 }' "$tmp/dtruth")
+ok $(within "$got" "$want" 0.10; echo $?) \
+	"daemon: the worker's wait under io_wait, $got us (the program measured $want us)"
 done_testing
