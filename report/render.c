@@ -325,20 +325,16 @@ void render__header(const struct render *r)
 		fprintf(r->out, "fleet (%s): %.0f samples\n",
 			one_line(r->p->run.command, cmd, sizeof(cmd)),
 			s->samples);
-	else if (r->p->wall)
-		fprintf(r->out, "run %lld (%s, %s): wall-clock, %.1f ms: each "
-			"thread's CPU samples at their period and its blocked "
-			"time, in microseconds (us)\n", (long long)r->p->run.id,
+	else if (r->p->wall || r->p->offcpu)
+		fprintf(r->out, "run %lld (%s, %s): %s, %.1f ms: %s, in "
+			"microseconds (us)\n", (long long)r->p->run.id,
 			r->p->run.kind, one_line(r->p->run.command, cmd,
 						 sizeof(cmd)),
-			s->samples / 1000);
-	else if (r->p->offcpu)
-		fprintf(r->out, "run %lld (%s, %s): off-CPU, %.1f ms blocked, "
-			"in microseconds (us) by the call path each thread "
-			"switched out of\n", (long long)r->p->run.id,
-			r->p->run.kind, one_line(r->p->run.command, cmd,
-						 sizeof(cmd)),
-			s->samples / 1000);
+			r->p->wall ? "wall-clock" : "off-CPU",
+			s->samples / 1000, r->p->wall ? "each thread's CPU "
+			"samples at their period and its blocked time" :
+			"the time blocked, by the call path each thread "
+			"switched out of");
 	else
 		fprintf(r->out, "run %lld (%s, %s): %.0f samples with a "
 			"context identifier, %lld without\n",
