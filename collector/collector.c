@@ -359,7 +359,9 @@ static int cmp_u64(const void *a, const void *b)
 
 void collector__drop_waits(struct collector *c)
 {
-	c->stats.offcpu_unmatched += c->waits.n;
+	for (size_t i = 0; c->waits.slots && i < c->waits.nslots; i++)
+		c->stats.offcpu_unmatched +=
+			((struct offcpu_wait *)c->waits.slots)[i].pending;
 	if (c->waits.slots)
 		memset(c->waits.slots, 0, c->waits.nslots * c->waits.size);
 	c->waits.n = 0;
@@ -381,13 +383,15 @@ int collector__set_switch_ids(struct collector *c, const uint64_t *ids,
 }
 
 /* A switch-out sample @s (its user registers: where the thread entered
- * the kernel): its CID waits for the thread to switch back in. */
-static int switch_out(struct collector *c, const struct perf_sample *s)
+ * the kernel): its CID waits for the thread to switch back in.  Its
+ * stack base into *@base (0: no CID), for a learner's copy to unwind. */
+static int switch_out(struct collector *c, const struct perf_sample *s,
+		      uint64_t *base)
 {
 	struct cid_key key;
 	const char *name = NULL;
 	const struct module *where;
-	uint64_t base = 0, pc = 0;
+	uint64_t pc = 0;
 	struct offcpu_wait *w;
 
 	/* a thread's last switch out may come after its exit record:
@@ -395,15 +399,15 @@ static int switch_out(struct collector *c, const struct perf_sample *s)
 	 * keep them all */
 	if (c->waits.n >= OFFCPU_MAX_WAITS)
 		collector__drop_waits(c);
-	w = space__table_get(&c->waits, s->tid);
-
-	if (!w)
+	if (!(w = space__table_get(&c->waits, s->tid)))
 		return s->tid ? -ENOMEM : 0;
 	if (w->pending)		/* out twice: the first never came back */
 		c->stats.offcpu_unmatched++;
 	w->pending = false;
-	if (form_cid(c, s, &key, &name, &where, &base, &pc) !=
+	*base = 0;
+	if (form_cid(c, s, &key, &name, &where, base, &pc) !=
 	    CID_NR_FAILURES) {
+		*base = 0;
 		c->stats.offcpu_unresolved++;
 		return 0;
 	}
@@ -463,12 +467,10 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 				      sizeof(*c->switch_ids), cmp_u64)) {
 		/* the learner's copy at a switch: a switch, and a path to
 		 * learn */
-		int ret = switch_out(c, &s);
+		int ret = switch_out(c, &s, &base);
 
-		if (ret || !s.has_stack || !c->path_fn)
-			return ret;
-		why = form_cid(c, &s, &key, &name, &where, &base, &pc);
-		return why == CID_NR_FAILURES ? unwind__sample(c, &s, base) : 0;
+		return ret || !base || !s.has_stack || !c->path_fn ? ret :
+		       unwind__sample(c, &s, base);
 	}
 	learner = c->known && s.has_stack;
 	if (learner)
