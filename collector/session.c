@@ -448,22 +448,32 @@ static int note_switch_ids(struct session *s, size_t from, char *err,
 	return 0;
 }
 
-int session__add_switches(struct session *s, const struct perf_event_attr *attr,
-			  const pid_t *tasks, size_t ntasks, char *err,
-			  size_t errlen)
+/* The switch event @attr on @tasks into a list of its own (*@list,
+ * *@n), its ids added to the switch ids.  0 or -errno with why. */
+static int open_switches(struct session *s, const struct perf_event_attr *attr,
+			 const pid_t *tasks, size_t ntasks, int **list,
+			 size_t *n, char *err, size_t errlen)
 {
 	size_t from = s->nfds;
 	int ret;
 
-	if (s->lfds || s->switch_ids)
-		return -EINVAL;		/* before the learner, once */
-	if (!(s->wfds = calloc(s->cpu_rings * ntasks + 1, sizeof(*s->wfds)))) {
+	if (!(*list = calloc(s->cpu_rings * ntasks + 1, sizeof(**list)))) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	ret = open_into_rings(s, attr, tasks, ntasks, s->wfds, &s->nwfds, NULL,
-			      err, errlen);
+	ret = open_into_rings(s, attr, tasks, ntasks, *list, n, NULL, err,
+			      errlen);
 	return ret ? ret : note_switch_ids(s, from, err, errlen);
+}
+
+int session__add_switches(struct session *s, const struct perf_event_attr *attr,
+			  const pid_t *tasks, size_t ntasks, char *err,
+			  size_t errlen)
+{
+	if (s->lfds || s->switch_ids)
+		return -EINVAL;		/* before the learner, once */
+	return open_switches(s, attr, tasks, ntasks, &s->wfds, &s->nwfds, err,
+			     errlen);
 }
 
 int session__add_switch_learner(struct session *s,
@@ -471,18 +481,10 @@ int session__add_switch_learner(struct session *s,
 				const pid_t *tasks, size_t ntasks, char *err,
 				size_t errlen)
 {
-	size_t from = s->nfds, n = s->cpu_rings * ntasks;
-	int ret;
-
 	if (!s->lfds || !s->switch_ids || s->sfds)
 		return -EINVAL;		/* after both, once */
-	if (!(s->sfds = calloc(n ? n : 1, sizeof(*s->sfds)))) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	ret = open_into_rings(s, attr, tasks, ntasks, s->sfds, &s->nsfds, NULL,
-			      err, errlen);
-	return ret ? ret : note_switch_ids(s, from, err, errlen);
+	return open_switches(s, attr, tasks, ntasks, &s->sfds, &s->nsfds, err,
+			     errlen);
 }
 
 int session__switches_on(struct session *s)
