@@ -326,10 +326,13 @@ static int check_opts(const struct report_opts *o, struct report_view *v,
 	if (o->from && (o->run || o->pid || o->tid || o->comm || o->sort ||
 			o->hot || o->comm_frame || o->inclusive || o->lines))
 		return usage("--from reads the fleet's stacks: in any format, "
-			     "with --k, --since, --until, --host, --exe and "
-			     "--timeout");
-	if ((o->off_cpu || o->wall) && (o->from || o->base || o->hot))
-		return usage("--%s: not with --from, --base or --hot yet; "
+			     "with --k, --since, --until, --host, --exe, "
+			     "--off-cpu and --timeout");
+	if (o->wall && o->from)
+		return usage("--wall: not with --from (the fleet's stacks "
+			     "weigh samples, not time); --off-cpu is");
+	if ((o->off_cpu || o->wall) && (o->base || o->hot))
+		return usage("--%s: not with --base or --hot yet; "
 			     "text, json, folded, svg and pprof show it",
 			     o->wall ? "wall" : "off-cpu");
 	if (o->off_cpu && o->wall)
@@ -385,7 +388,7 @@ static void request_of(const struct report_opts *o,
 			.since_ns = sel->since_ns,
 			.until_ns = sel->until_ns == INT64_MAX ? 0 :
 				    sel->until_ns,
-			.host = o->host, .exe = o->exe,
+			.host = o->host, .exe = o->exe, .offcpu = o->off_cpu,
 			.timeout_s = o->timeout > 0 && o->timeout < 1 ? 1 :
 				     (long)o->timeout };
 		*r = (struct profile_request){ .source = PROFILE_READ,

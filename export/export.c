@@ -31,6 +31,13 @@
  * their innermost ones under a "[cut]" frame. */
 #define EXPORT_MAX_FRAMES 1024
 
+/* Which event a row counts: CPU samples, or switches out (record
+ * --off-cpu), whose stacks weigh the microseconds their threads were
+ * blocked.  Added after the first fleets were made: new columns go
+ * last, with defaults that old rows take (added_columns[]). */
+#define EVENT_TYPE "Enum8('cpu' = 1, 'off-cpu' = 2) DEFAULT 'cpu'"
+#define BLOCKED_TYPE "UInt64 DEFAULT 0"
+
 /* What every row of both tables starts with: the run and process. */
 #define HEAD_COLUMNS \
 	"segment String,\n" \
@@ -47,7 +54,8 @@ static const char *const stack_columns = HEAD_COLUMNS
 	"    weight Float64,\n"
 	"    certain_frames UInt16,\n"
 	"    how Enum8('precise' = 1, 'ambiguous' = 2, 'searched' = 3, "
-	"'unknown' = 4)";
+	"'unknown' = 4),\n"
+	"    event " EVENT_TYPE;
 
 /* A path map as one source (HOST/DATABASE-ID) had learned it by run
  * version: its nodes, each with its parent's node number (0: an
@@ -76,7 +84,21 @@ static const char *const cid_columns = HEAD_COLUMNS
 	"    module_build_id String,\n"
 	"    function String,\n"
 	"    height Int64,\n"
-	"    samples UInt64";
+	"    samples UInt64,\n"
+	"    event " EVENT_TYPE ",\n"
+	"    blocked_us " BLOCKED_TYPE;
+
+/* The columns added to the tables since their first version, in the
+ * order they were added: a database an earlier icppd made gets them
+ * (export__migrate()), and its rows read their defaults. */
+static const struct added_column {
+	const char *table, *column, *type;
+} added_columns[] = {
+	{ "stacks", "event", EVENT_TYPE },
+	{ "cids", "event", EVENT_TYPE },
+	{ "cids", "blocked_us", BLOCKED_TYPE },
+};
+#define NR_ADDED (sizeof(added_columns) / sizeof(added_columns[0]))
 
 void export__schema(FILE *out, const char *db, const char *cluster)
 {
@@ -105,6 +127,110 @@ void export__schema(FILE *out, const char *db, const char *cluster)
 			fprintf(out, "CREATE VIEW IF NOT EXISTS %s.%s AS "
 				"SELECT * FROM %s.%s_local;\n\n", db, t, db, t);
 	}
+	fprintf(out, "-- A database an earlier icppd made lacks the columns "
+		"added since.  icppd export\n-- adds them (unless the URL "
+		"says create=no); by hand, on every server:\n");
+	for (size_t i = 0; i < NR_ADDED; i++)
+		fprintf(out, "--   ALTER TABLE %s.%s_local ADD COLUMN %s %s;\n",
+			db, added_columns[i].table, added_columns[i].column,
+			added_columns[i].type);
+	fprintf(out, "-- then the same on the %s (a view of SELECT * keeps "
+		"the columns it was made\n-- with: drop it and make it "
+		"again).\n", cluster ? "Distributed tables" : "views");
+}
+
+/* A query of a migration: 0 with its reply in *@reply, or -1 with the
+ * server's error in @why; "Code: 44" (a column another exporter just
+ * added) is no failure. */
+static int migration_query(struct clickhouse *c, const char *sql,
+			   const char **reply, char *why, size_t len)
+{
+	if (!clickhouse__query(c, sql, NULL, NULL, 0, reply))
+		return 0;
+	if (strstr(clickhouse__error(c), "Code: 44"))
+		return 0;
+	snprintf(why, len, "%s", clickhouse__error(c));
+	return -1;
+}
+
+/* Table @t of @c's database, a view, made again over @t_local (a view
+ * of SELECT * keeps the columns it was made with): 1; Distributed, given
+ * added column @i: 0; -1 with why in @why. */
+static int migrate_front(struct clickhouse *c, const char *t, size_t i,
+			 char *why, size_t len)
+{
+	const char *db = clickhouse__database(c), *reply;
+	char sql[512];
+
+	snprintf(sql, sizeof(sql), "SELECT engine FROM system.tables WHERE "
+		 "database = '%s' AND name = '%s'", db, t);
+	if (migration_query(c, sql, &reply, why, len))
+		return -1;
+	if (!strncmp(reply, "Distributed", 11)) {
+		snprintf(sql, sizeof(sql), "ALTER TABLE %s.%s ADD COLUMN %s %s",
+			 db, t, added_columns[i].column, added_columns[i].type);
+		return migration_query(c, sql, &reply, why, len);
+	}
+	if (strncmp(reply, "View", 4))
+		return 0;	/* the user's own: left alone */
+	snprintf(sql, sizeof(sql), "DROP TABLE IF EXISTS %s.%s", db, t);
+	if (migration_query(c, sql, &reply, why, len))
+		return -1;
+	snprintf(sql, sizeof(sql), "CREATE VIEW IF NOT EXISTS %s.%s AS "
+		 "SELECT * FROM %s.%s_local", db, t, db, t);
+	return migration_query(c, sql, &reply, why, len) ? -1 : 1;
+}
+
+int export__migrate(struct clickhouse *c, char *why, size_t len)
+{
+	const char *db = clickhouse__database(c), *reply;
+	char sql[512], have[8192], want[128];
+	bool remade[NR_ADDED] = { false };
+	int r;
+
+	if (!clickhouse__may_create(c))
+		return 0;
+	snprintf(sql, sizeof(sql), "SELECT table, name FROM system.columns "
+		 "WHERE database = '%s' AND table IN ('stacks', 'stacks_local', "
+		 "'cids', 'cids_local') FORMAT TabSeparated", db);
+	if (migration_query(c, sql, &reply, why, len))
+		return -1;
+	/* "\nTABLE\tCOLUMN\n" for each */
+	snprintf(have, sizeof(have), "\n%s", reply);
+	/* the local tables first: a view made again takes their columns */
+	for (int local = 1; local >= 0; local--)
+		for (size_t i = 0; i < NR_ADDED; i++) {
+			const char *t = added_columns[i].table;
+
+			snprintf(want, sizeof(want), "\n%s%s\t", t,
+				 local ? "_local" : "");
+			if (!strstr(have, want))
+				continue;	/* no table: made whole */
+			snprintf(want, sizeof(want), "\n%s%s\t%s\n", t,
+				 local ? "_local" : "", added_columns[i].column);
+			if (strstr(have, want) || remade[i])
+				continue;
+			log_info("export: %s: adding column %s to %s.%s%s",
+				 clickhouse__url(c), added_columns[i].column, db,
+				 t, local ? "_local" : "");
+			if (local) {
+				snprintf(sql, sizeof(sql), "ALTER TABLE %s.%s_local"
+					 " ADD COLUMN %s %s", db, t,
+					 added_columns[i].column,
+					 added_columns[i].type);
+				if (migration_query(c, sql, &reply, why, len))
+					return -1;
+				continue;
+			}
+			r = migrate_front(c, t, i, why, len);
+			if (r < 0)
+				return -1;
+			/* a view made again has every column */
+			for (size_t j = i; j < NR_ADDED && r; j++)
+				if (!strcmp(added_columns[j].table, t))
+					remade[j] = true;
+		}
+	return 0;
 }
 
 /* A TabSeparated body being built. */
@@ -224,8 +350,9 @@ static int put_stack(struct body *b, struct cct *t, const struct cct_record *r,
 	return put(b, "]");
 }
 
-/* Run @run_id's inferred stacks, per process, into @b. */
-static int stack_rows(struct store *st, int64_t run_id,
+/* Run @run_id's inferred stacks, per process, into @b: their samples,
+ * or with @offcpu the microseconds their threads were blocked. */
+static int stack_rows(struct store *st, int64_t run_id, bool offcpu,
 		      const struct segment *g, struct body *b)
 {
 	/* what report --no-inline shows: the binaries' calls explain CIDs
@@ -234,7 +361,8 @@ static int stack_rows(struct store *st, int64_t run_id,
 	 * and it fetches nothing over the network).  No inlined frames:
 	 * a fleet's stacks are physical frames, summed across hosts whether
 	 * or not each host has the DWARF, and the exporter reads none. */
-	struct profile_request rq = { .sel.run_id = run_id, .budget_s = -1,
+	struct profile_request rq = { .sel.run_id = run_id,
+		.sel.offcpu = offcpu, .budget_s = -1,
 		.flags = RUN_PROFILE_BY_PID | RUN_PROFILE_STATIC |
 			 RUN_PROFILE_SAVE | RUN_PROFILE_DEBUGINFO };
 	struct profile pr;
@@ -262,9 +390,9 @@ static int stack_rows(struct store *st, int64_t run_id,
 		ret = put_stack(&line, p->cct, r, &proc);
 		pf = proc ? cct__frame(p->cct, proc) : NULL;
 		sp = pf ? prog_of(g, pf->pid) : NULL;
-		snprintf(tail, sizeof(tail), "\t%.17g\t%u\t%s\n", r->weight,
-			 r->exact < 65535 ? r->exact : 65535,
-			 cct_how__name(r->how));
+		snprintf(tail, sizeof(tail), "\t%.17g\t%u\t%s\t%s\n",
+			 r->weight, r->exact < 65535 ? r->exact : 65535,
+			 cct_how__name(r->how), offcpu ? "off-cpu" : "cpu");
 		if (!ret)
 			ret = put_head(b, g, sp ? sp->path : "",
 				       sp ? sp->build_id : "",
@@ -283,15 +411,19 @@ static int stack_rows(struct store *st, int64_t run_id,
 struct cid_body {
 	struct body *b;
 	const struct segment *g;
+	int64_t offcpu;		/* rows of switches out */
 };
 
 static int cid_line(void *arg, const struct store_cid_row *r)
 {
 	struct cid_body *c = arg;
-	char tail[64];
+	char tail[128];
 
-	snprintf(tail, sizeof(tail), "\t%" PRId64 "\t%" PRId64 "\n",
-		 r->height, r->samples > 0 ? r->samples : 0);
+	snprintf(tail, sizeof(tail), "\t%" PRId64 "\t%" PRId64 "\t%s\t%"
+		 PRId64 "\n", r->height, r->samples > 0 ? r->samples : 0,
+		 r->offcpu ? "off-cpu" : "cpu",
+		 r->blocked_ns > 0 ? r->blocked_ns / 1000 : 0);
+	c->offcpu += r->offcpu;
 	c->b->rows++;
 	return put_head(c->b, c->g, r->program, r->program_build, r->comm,
 			r->pid) || put_str(c->b, r->module) ||
@@ -394,7 +526,7 @@ static int ship(struct store *st, struct clickhouse *c, int64_t run_id,
 {
 	struct segment g = { 0 };
 	struct body stacks = { 0 }, cids = { 0 }, paths = { 0 };
-	struct cid_body cb = { &cids, &g };
+	struct cid_body cb = { &cids, &g, 0 };
 	struct path_body pb = { &paths, &g, NULL, run_id };
 	struct pull_result pulled = { 0 };
 	struct run_row run;
@@ -424,7 +556,9 @@ static int ship(struct store *st, struct clickhouse *c, int64_t run_id,
 	if (store__export_cids(st, run_id, cid_line, &cb) ||
 	    store__export_paths(st, run_id, path_line, &pb))
 		goto out_store;
-	ret = stack_rows(st, run_id, &g, &stacks);
+	ret = stack_rows(st, run_id, false, &g, &stacks);
+	if (!ret && cb.offcpu)
+		ret = stack_rows(st, run_id, true, &g, &stacks);
 	if (ret == -ENOMEM) {
 		log_error("exporting run %" PRId64 ": out of memory", run_id);
 		ret = -1;
@@ -471,6 +605,18 @@ static bool missing_tables(const char *why)
 	return code == 60 || code == 81;
 }
 
+/* @ddl with its "--" comments (export__schema()'s migrations, for a
+ * person to run, and their ';') blanked out. */
+static void blank_comments(char *ddl)
+{
+	for (char *p = strstr(ddl, "--"); p; p = strstr(p, "--")) {
+		size_t n = strcspn(p, "\n");
+
+		memset(p, ' ', n);
+		p += n;
+	}
+}
+
 /*
  * A new server, or a database never set up: the tables export --schema
  * prints (IF NOT EXISTS, no cluster: local tables and views over them)
@@ -497,6 +643,7 @@ static int create_tables(struct clickhouse *c, char *why, size_t len)
 		free(ddl);
 		return -1;
 	}
+	blank_comments(ddl);
 	log_info("export: %s: creating the tables in database %s (missing; "
 		 "create=no in the URL stops this)", clickhouse__url(c),
 		 clickhouse__database(c));
@@ -518,8 +665,10 @@ static int create_tables(struct clickhouse *c, char *why, size_t len)
 	return ret;
 }
 
+/* ... the columns added since (export__migrate()) first, once, *@migrated
+ * saying it was done. */
 static int ship_batch(struct store *st, struct clickhouse *c, int64_t now,
-		      struct export_result *res)
+		      bool *migrated, struct export_result *res)
 {
 	bool created = false;
 	int64_t runs[EXPORT_BATCH], attempts[EXPORT_BATCH];
@@ -538,7 +687,12 @@ static int ship_batch(struct store *st, struct clickhouse *c, int64_t now,
 		log__progress("export to %s: run %lld, %lld shipped so far",
 			      clickhouse__url(c), (long long)runs[i],
 			      (long long)res->runs);
-		r = ship(st, c, runs[i], res, why, sizeof(why));
+		if (!*migrated && export__migrate(c, why, sizeof(why))) {
+			r = 1;
+		} else {
+			*migrated = true;
+			r = ship(st, c, runs[i], res, why, sizeof(why));
+		}
 
 		if (r < 0)
 			return -1;
@@ -633,6 +787,7 @@ int export__run(struct store *st, int64_t run_id, const char *url,
 	int64_t now = clock__real_ns();
 	struct clickhouse *c;
 	char err[512];
+	bool migrated = false;
 	int n, ret = -1;
 
 	memset(res, 0, sizeof(*res));
@@ -649,13 +804,13 @@ int export__run(struct store *st, int64_t run_id, const char *url,
 	/* batch after batch, until none is left or the server is away */
 	log__progress_start();
 	do
-		n = ship_batch(st, c, force ? -1 : now, res);
+		n = ship_batch(st, c, force ? -1 : now, &migrated, res);
 	while (n == EXPORT_BATCH && !res->failed);
 	/* one shipped: the server is back, so the runs an outage left
 	 * waiting out their backoff go now too */
 	if (n >= 0 && !force && res->runs && !res->failed)
 		do
-			n = ship_batch(st, c, -1, res);
+			n = ship_batch(st, c, -1, &migrated, res);
 		while (n == EXPORT_BATCH && !res->failed);
 	log__progress_end();
 	ret = n < 0 ? -1 : 0;

@@ -37,6 +37,16 @@ struct export_result {
 void export__schema(FILE *out, const char *db, const char *cluster);
 
 /*
+ * The columns added to the tables since an earlier icppd made them,
+ * added to @c's database where they are missing (ALTER TABLE ... ADD
+ * COLUMN on the local and Distributed tables; a view made again), unless
+ * its URL says create=no.  0, or -1 with the server's error in @why.
+ * Export does it before its first insert.
+ */
+struct clickhouse;
+int export__migrate(struct clickhouse *c, char *why, size_t len);
+
+/*
  * Queues run @run_id for @url and ships every run pending for it whose
  * try is due (@force: every one, whatever the backoff).  0 with what
  * happened in @res (failures are in it, and the runs stay queued); -1

@@ -193,17 +193,20 @@ static int equals(struct ch_text *b, const char *col, const char *v)
 }
 
 /* The query's FROM and WHERE: the stacks table of @c's database and
- * @q's filters. */
+ * @q's filters; @events: the table says which event each row counts
+ * (one an earlier icppd made, never exported to since, holds CPU
+ * samples alone). */
 static int from_where(struct ch_text *b, const struct clickhouse *c,
-		      const struct fleet_query *q)
+		      const struct fleet_query *q, bool events)
 {
-	char clause[160];
+	char clause[200];
 
 	snprintf(clause, sizeof(clause), " FROM %s.stacks WHERE end_time >="
 		 " toDateTime(%" PRId64 ") AND start_time <= toDateTime(%"
-		 PRId64 ")", clickhouse__database(c), q->since_ns / 1000000000,
+		 PRId64 ")%s", clickhouse__database(c), q->since_ns / 1000000000,
 		 q->until_ns ? q->until_ns / 1000000000 :
-		 (int64_t)4102444800LL);
+		 (int64_t)4102444800LL, !events ? (q->offcpu ? " AND 0" : "") :
+		 q->offcpu ? " AND event = 'off-cpu'" : " AND event = 'cpu'");
 	if (clickhouse__append(b, clause) ||
 	    (q->host && equals(b, "host", q->host)))
 		return -ENOMEM;
@@ -229,6 +232,7 @@ int fleet__profile(const struct fleet_query *q, struct run_profile *p)
 	int64_t hosts = 0, segments = 0;
 	const char *at;
 	size_t bad;
+	bool events;
 	int ret = -1, r = 0;
 
 	memset(p, 0, sizeof(*p));
@@ -240,9 +244,16 @@ int fleet__profile(const struct fleet_query *q, struct run_profile *p)
 	}
 	l->p = p;
 	clickhouse__set_timeout(c, q->timeout_s);
+	snprintf(err, sizeof(err), "SELECT count() FROM system.columns WHERE "
+		 "database = '%s' AND table = 'stacks' AND name = 'event'",
+		 clickhouse__database(c));
+	if (clickhouse__query(c, err, NULL, NULL, 0, &reply))
+		goto server;
+	events = *reply == '1';
 	/* what was read: hosts and segments */
 	if (clickhouse__append(&sql, "SELECT uniqExact(host), "
-			       "uniqExact(segment)") || from_where(&sql, c, q))
+			       "uniqExact(segment)") ||
+	    from_where(&sql, c, q, events))
 		goto nomem;
 	if (clickhouse__query(c, sql.v, NULL, NULL, 0, &reply))
 		goto server;
@@ -252,8 +263,9 @@ int fleet__profile(const struct fleet_query *q, struct run_profile *p)
 		goto out;
 	}
 	if (!segments) {
-		log_error("report --from: %s: no exported run matches (icppd "
-			  "export ships runs there)", url);
+		log_error("report --from: %s: no exported run matches%s (icppd "
+			  "export ships runs there)", url, q->offcpu ?
+			  " with off-CPU time" : "");
 		ret = RUN_PROFILE_NONE;
 		goto out;
 	}
@@ -268,7 +280,7 @@ int fleet__profile(const struct fleet_query *q, struct run_profile *p)
 	    clickhouse__append(&sql, slice) ||
 	    clickhouse__append(&sql, " AS context, how, sum(weight),"
 			       " min(certain_frames)") ||
-	    from_where(&sql, c, q) ||
+	    from_where(&sql, c, q, events) ||
 	    clickhouse__append(&sql, " GROUP BY context, how"
 			       " FORMAT TabSeparated"))
 		goto nomem;
@@ -285,6 +297,7 @@ int fleet__profile(const struct fleet_query *q, struct run_profile *p)
 		goto out;
 	}
 	p->fleet = true;
+	p->offcpu = q->offcpu;
 	snprintf(p->run.kind, sizeof(p->run.kind), "fleet");
 	snprintf(p->run.command, sizeof(p->run.command), "%s: %" PRId64
 		 " host%s, %" PRId64 " run%s", url, hosts, hosts == 1 ? "" :

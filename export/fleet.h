@@ -7,6 +7,7 @@
 #ifndef ICPPD_EXPORT_FLEET_H
 #define ICPPD_EXPORT_FLEET_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "profile/run_profile.h"
@@ -20,6 +21,8 @@ struct fleet_query {
 					 * component; NULL: all */
 	long timeout_s;			/* each query's longest; 0: the
 					 * default (clickhouse.h) */
+	bool offcpu;			/* the off-CPU stacks (microseconds
+					 * blocked), not the CPU samples */
 };
 
 /*

@@ -320,8 +320,12 @@ void render__header(const struct render *r)
 	double n = s->samples > 0 ? s->samples : 1;
 	char cmd[100];
 
-
-	if (r->p->fleet)
+	if (r->p->fleet && r->p->offcpu)
+		fprintf(r->out, "fleet (%s): off-CPU, %.1f ms: the time "
+			"blocked, in microseconds (us)\n",
+			one_line(r->p->run.command, cmd, sizeof(cmd)),
+			s->samples / 1000);
+	else if (r->p->fleet)
 		fprintf(r->out, "fleet (%s): %.0f samples\n",
 			one_line(r->p->run.command, cmd, sizeof(cmd)),
 			s->samples);

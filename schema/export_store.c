@@ -145,7 +145,9 @@ static int cid_row(sqlite3_stmt *s, void *ctx)
 		.program_build = store__text(s, 3), .module = store__text(s, 4),
 		.build_id = store__text(s, 5), .function = store__text(s, 6),
 		.height = sqlite3_column_int64(s, 7),
-		.samples = sqlite3_column_int64(s, 8) };
+		.samples = sqlite3_column_int64(s, 8),
+		.offcpu = sqlite3_column_int64(s, 9),
+		.blocked_ns = sqlite3_column_int64(s, 10) };
 
 	return c->fn(c->arg, &r);
 }
@@ -159,15 +161,21 @@ int store__export_cids(struct store *st, int64_t run_id,
 	return store__sql(st, "reading the run's samples", cid_row, &c,
 		"SELECT c.pid, COALESCE(t.comm, '?') AS comm,"
 		" COALESCE(pr.path, ''), COALESCE(pr.build_id, ''), m.path,"
-		" m.build_id, f.name, c.height, SUM(c.samples)"
-		" FROM cid_samples c"
+		" m.build_id, f.name, c.height, SUM(c.samples), c.offcpu,"
+		" SUM(c.blocked_ns)"
+		" FROM (SELECT run_id, pid, tid, program_id, function_id,"
+		"   height, samples, 0 AS offcpu, 0 AS blocked_ns"
+		"   FROM cid_samples WHERE run_id = ?1"
+		"   UNION ALL SELECT run_id, pid, tid, program_id, function_id,"
+		"   height, switches, 1, blocked_ns"
+		"   FROM offcpu_samples WHERE run_id = ?1) c"
 		" JOIN functions f ON f.id = c.function_id"
 		" JOIN modules m ON m.id = f.module_id"
 		" LEFT JOIN modules pr ON pr.id = c.program_id"
 		" LEFT JOIN threads t ON t.run_id = c.run_id AND t.pid = c.pid"
 		"   AND t.tid = c.tid"
-		" WHERE c.run_id = ?"
-		" GROUP BY c.pid, comm, c.program_id, c.function_id, c.height",
+		" GROUP BY c.offcpu, c.pid, comm, c.program_id, c.function_id,"
+		" c.height",
 		"i", run_id) < 0 ? -1 : 0;
 }
 

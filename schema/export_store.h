@@ -5,6 +5,7 @@
 #ifndef ICPPD_SCHEMA_EXPORT_STORE_H
 #define ICPPD_SCHEMA_EXPORT_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,9 +38,13 @@ int store__export_failed(struct store *st, int64_t run_id, const char *target,
 int store__export_lag(struct store *st, int64_t *pending, int64_t *oldest_ns,
 		      char *why, size_t len);
 
-/* A run's samples by process, command and CID, with names. */
+/* A run's samples by process, command and CID, with names; then its
+ * switches out of each (record --off-cpu), @offcpu set, with the time
+ * their threads were blocked after them. */
 struct store_cid_row {
-	int64_t pid, height, samples;
+	int64_t pid, height, samples;	/* samples, or switches */
+	bool offcpu;
+	int64_t blocked_ns;
 	const char *comm, *program, *program_build, *module, *build_id,
 		   *function;		/* valid in the callback */
 };

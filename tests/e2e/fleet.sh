@@ -77,6 +77,12 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+same_stacks() {	# same_stacks A B: per stack, the same weight (to 0.01)
+	awk '{ w = $NF; $NF = ""; if (FILENAME == ARGV[1]) a[$0] += w; else b[$0] += w }
+	END { for (k in a) if (!(k in b) || (a[k] - b[k])^2 > 1e-4) bad++
+	      for (k in b) if (!(k in a)) bad++
+	      print bad + 0 }' "$1" "$2"
+}
 url0=http://127.0.0.1:$base
 url1=http://127.0.0.1:$((base + 3))
 ch() {	# ch N SQL
@@ -106,6 +112,49 @@ out=$("$ICPPD" record --no-learn -d "$tmp/g.db" --export "$url0/?database=none&c
 contains "$out" "the URL says create=no: icppd export --schema prints them" \
 	"create=no: nothing made, the hint names export --schema"
 is "$(q "SELECT state FROM exports" "$tmp/g.db")" pending "... and the run stays queued"
+
+# A database an earlier icppd made (before the event columns): export
+# adds what is missing (the local tables, then the views made again),
+# and the old rows read as CPU samples.  Then off-CPU time (record
+# --off-cpu) goes beside them and report --from --off-cpu gives the
+# local report's stacks.
+"$ICPPD" export --schema --ch-database old | sed -e '/^    event /d' -e '/^    blocked_us /d' \
+	-e "s/'unknown' = 4),\$/'unknown' = 4)/" -e 's/samples UInt64,$/samples UInt64/' |
+	clickhouse-client --port $((base + 1)) --multiquery
+is "$(ch 0 "SELECT count() FROM system.columns WHERE database = 'old' AND name = 'event'")" 0 \
+	"an old fleet database: no event columns"
+"$ICPPD" report -d "$tmp/f.db" -f folded --exact --no-inline >"$tmp/old_local.folded" 2>/dev/null
+ch 0 "INSERT INTO old.stacks_local SELECT segment, host, program, build_id, comm, pid,
+	start_time, end_time, stack, weight, certain_frames, how FROM fresh.stacks_local"
+if "$ICPPD" record -q --off-cpu -d "$tmp/o.db" -- true 2>"$tmp/probe.err"; then
+	"$ICPPD" record -q --off-cpu -d "$tmp/o.db" -- "$PROGS/offcpu" 3 >/dev/null
+	out=$("$ICPPD" export -d "$tmp/o.db" --run 2 "$url0/?database=old" 2>&1)
+	is $? 0 "export into an old database: exit 0"
+	contains "$out" "adding column event to old.stacks_local" "... adds the missing columns, saying so"
+	is "$(ch 0 "SELECT count() FROM system.columns WHERE database = 'old' AND name IN ('event', 'blocked_us')")" 6 \
+		"... to the local tables and the views (made again)"
+	is "$(ch 0 "SELECT event, count() > 0 FROM old.stacks GROUP BY event ORDER BY event" | tr '\t\n' ': ')" \
+		"cpu:1 off-cpu:1 " "... the old rows read as CPU samples, the new run's off-CPU stacks beside them"
+	is "$(ch 0 "SELECT sum(blocked_us) FROM old.cids WHERE event = 'off-cpu'")" \
+		"$(q "SELECT sum(blocked_ns / 1000) FROM offcpu_samples WHERE run_id = 2" "$tmp/o.db")" \
+		"the CID rows carry the microseconds blocked"
+	"$ICPPD" report -d "$tmp/o.db" --run 2 --off-cpu -f folded --exact --no-inline >"$tmp/off_local.folded" 2>/dev/null
+	"$ICPPD" report --from "$url0/?database=old" --off-cpu -f folded --exact >"$tmp/off_fleet.folded"
+	is $? 0 "report --from --off-cpu: exit 0"
+	is "$(same_stacks "$tmp/off_fleet.folded" "$tmp/off_local.folded")" 0 \
+		"... the local off-CPU report, stack by stack"
+	contains "$(cat "$tmp/off_fleet.folded")" "main;wait_timer;" "... the timer's wait under its caller"
+	"$ICPPD" report -d "$tmp/o.db" --run 2 -f folded --exact --no-inline >>"$tmp/old_local.folded" 2>/dev/null
+	"$ICPPD" report --from "$url0/?database=old" -f folded --exact >"$tmp/old_fleet.folded"
+	is "$(same_stacks "$tmp/old_fleet.folded" "$tmp/old_local.folded")" 0 \
+		"report --from without --off-cpu: the CPU samples alone, old rows and new"
+	contains "$("$ICPPD" report --from "$url0/?database=old" --off-cpu)" "off-CPU, " \
+		"... the text header says off-CPU time"
+else
+	for t in export migrate rows cids report stacks callers cpu header; do
+		skip "record --off-cpu refused here: $(head -1 "$tmp/probe.err")" "off-CPU to ClickHouse: $t"
+	done
+fi
 
 # Writer a (this host) ships to shard 0; writer b, another host name (a
 # UTS namespace of its own where there is one), to shard 1.
@@ -151,12 +200,6 @@ done >"$tmp/local.folded"
 "$ICPPD" report -d "$tmp/b.db" -f folded --exact --no-inline >>"$tmp/local.folded" 2>/dev/null
 "$ICPPD" report --from "$url0" -f folded --exact >"$tmp/fleet.folded"
 is $? 0 "report --from: exit 0"
-same_stacks() {	# same_stacks A B: per stack, the same weight (to 0.01)
-	awk '{ w = $NF; $NF = ""; if (FILENAME == ARGV[1]) a[$0] += w; else b[$0] += w }
-	END { for (k in a) if (!(k in b) || (a[k] - b[k])^2 > 1e-4) bad++
-	      for (k in b) if (!(k in a)) bad++
-	      print bad + 0 }' "$1" "$2"
-}
 is "$(same_stacks "$tmp/fleet.folded" "$tmp/local.folded")" 0 \
 	"report --from over the cluster: the union of the local reports, stack by stack"
 ok $([ -s "$tmp/fleet.folded" ]; echo $?) "... which is not empty"
