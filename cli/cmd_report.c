@@ -25,6 +25,7 @@ struct report_opts {
 	double min_percent, similar, hot, budget, timeout;
 	int format;
 	bool inclusive, lines, whole, exact, no_demangle, comm_frame;
+	bool thread_frame;
 	bool no_inline, children, off_cpu, wall;
 };
 
@@ -97,6 +98,9 @@ static const struct cli_option report_options[] = {
 	{ "comm-frame", 0, CLI_FLAG, OPT(comm_frame), NULL,
 	  "folded and svg: start each stack with its command, as "
 	  "stackcollapse-perf.pl does", 0, 0 },
+	{ "thread-frame", 0, CLI_FLAG, OPT(thread_frame), NULL,
+	  "folded and svg: start each stack with its thread, COMM-PID/TID, "
+	  "as stackcollapse-perf.pl --tid does", 0, 0 },
 	{ "k", 'k', CLI_STRING, OPT(k), "K",
 	  "callers per context: 0 flat, 1 edges, ..., inf (default 3 for "
 	  "text and json, inf for folded, pprof and svg)", 0, 0 },
@@ -316,25 +320,26 @@ static int check_opts(const struct report_opts *o, struct report_view *v,
 			     "file and run go tool pprof -diff_base BASE NEW");
 	if (o->base && !*o->base)
 		return usage("--base: expected a run id or a folded file, not ''");
-	if (o->comm_frame && v->fmt != REPORT_FOLDED && v->fmt != REPORT_SVG)
-		return usage("--comm-frame is for folded and svg output");
+	if ((o->comm_frame || o->thread_frame) && v->fmt != REPORT_FOLDED &&
+	    v->fmt != REPORT_SVG)
+		return usage("--%s is for folded and svg output",
+			     o->comm_frame ? "comm-frame" : "thread-frame");
+	if (o->comm_frame && o->thread_frame)
+		return usage("--thread-frame names the command too: give one");
 	if (o->comm && !*o->comm)
 		return usage("--comm: expected a command name, not ''");
 	if ((o->host || o->timeout) && !o->from)
 		return usage("--%s is for --from (the fleet's runs)",
 			     o->host ? "host" : "timeout");
 	if (o->from && (o->run || o->pid || o->tid || o->comm || o->sort ||
-			o->hot || o->comm_frame || o->inclusive || o->lines))
+			o->hot || o->comm_frame || o->thread_frame ||
+			o->inclusive || o->lines))
 		return usage("--from reads the fleet's stacks: in any format, "
 			     "with --k, --since, --until, --host, --exe, "
 			     "--off-cpu and --timeout");
 	if (o->wall && o->from)
 		return usage("--wall: not with --from (the fleet's stacks "
 			     "weigh samples, not time); --off-cpu is");
-	if ((o->off_cpu || o->wall) && (o->base || o->hot))
-		return usage("--%s: not with --base or --hot yet; "
-			     "text, json, folded, svg and pprof show it",
-			     o->wall ? "wall" : "off-cpu");
 	if (o->off_cpu && o->wall)
 		return usage("--wall holds the off-CPU time already: give one");
 	sel->offcpu = o->off_cpu;
@@ -368,6 +373,8 @@ static unsigned profile_flags(const struct report_opts *o,
 		flags |= RUN_PROFILE_PCS;
 	if (o->comm_frame)
 		flags |= RUN_PROFILE_BY_COMM;
+	if (o->thread_frame)	/* folded and svg: no --sort */
+		flags |= RUN_PROFILE_BY_THREAD;
 	/* self weights alone: no callers to infer (JSON keeps the
 	 * inference's figures) */
 	if (v->nsort || (v->k == 0 && !v->inclusive && v->phi <= 0 &&

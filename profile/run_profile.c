@@ -735,6 +735,7 @@ struct cid_load {
 	struct expls *e;
 	const struct budget *b;
 	bool processes, by_pid;
+	enum store_group by;
 	int64_t pid;		/* the last row's process ... */
 	char *comm;
 	uint32_t node;		/* ... and its frame's node (the root when
@@ -870,15 +871,19 @@ static int add_pc(void *arg, const struct store_pc *pc)
 }
 
 /* The selection's CIDs into the CCT as @e explains them, under
- * process frames with RUN_PROFILE_BY_COMM or _BY_PID in @flags; its
- * commands into @p. */
+ * process frames with RUN_PROFILE_BY_COMM, _BY_PID or _BY_THREAD in
+ * @flags; its commands into @p. */
 static int infer_cids(struct store *st, const struct store_selection *sel,
 		      unsigned flags, struct run_profile *p, struct infer *inf,
 		      struct expls *e, const struct budget *b)
 {
 	struct cid_load l = { p, inf, e, b,
-		flags & (RUN_PROFILE_BY_COMM | RUN_PROFILE_BY_PID),
-		flags & RUN_PROFILE_BY_PID, 0, NULL, CCT_ROOT };
+		flags & (RUN_PROFILE_BY_COMM | RUN_PROFILE_BY_PID |
+			 RUN_PROFILE_BY_THREAD),
+		flags & (RUN_PROFILE_BY_PID | RUN_PROFILE_BY_THREAD),
+		flags & RUN_PROFILE_BY_THREAD ? STORE_BY_THREAD :
+		flags & RUN_PROFILE_BY_PID ? STORE_BY_PID : STORE_BY_COMM,
+		0, NULL, CCT_ROOT };
 	int ret;
 
 	if (store__run_comms(st, sel, add_comm, p) ||
@@ -888,7 +893,7 @@ static int infer_cids(struct store *st, const struct store_selection *sel,
 		return -1;
 	}
 	ret = l.processes ?
-	      store__run_process_cids(st, sel, l.by_pid, infer_cid, &l) :
+	      store__run_process_cids(st, sel, l.by, infer_cid, &l) :
 	      store__run_cids(st, sel, infer_cid, &l);
 	free(l.comm);
 	kchains_free(&l.kchains);

@@ -116,6 +116,8 @@ enum {
 	 * never for what the root daemon starts) */
 	RUN_PROFILE_DEBUGINFO = 256,
 	RUN_PROFILE_DEBUGINFOD = 512,
+	/* every context under a frame of its thread, COMM-PID/TID */
+	RUN_PROFILE_BY_THREAD = 1024,
 };
 
 /* The CPU time a report's inference may take searching, and as much

@@ -227,11 +227,12 @@ int render__diff(const struct render *r)
 		json_rows(r, &ctx, true);
 		fputs("}\n", r->out);
 	} else {
-		fprintf(r->out, "run %lld (%.0f samples) against the base "
-			"(%.0f samples): shares of all samples in %%, change in "
+		fprintf(r->out, "run %lld (%.0f %s) against the base "
+			"(%.0f %s): shares of the whole in %%, change in "
 			"percentage points, biggest first\n",
 			(long long)r->p->run.id, profile_base__total(now),
-			profile_base__total(base));
+			render__unit(r), profile_base__total(base),
+			render__unit(r));
 		text_table(r, &fn, "functions (self)");
 		if (r->v->k)
 			text_table(r, &ctx, "contexts");

@@ -803,6 +803,25 @@ const struct store_migration icppd_migrations[] = {
 	"  JOIN modules m ON m.id = f.module_id"
 	"  JOIN modules pr ON pr.id = o.program_id;"
 	},
+	/* 22 -> 23: off-CPU time beside the CPU samples in v_cids, an
+	 * event column saying which (as the ClickHouse tables have it):
+	 * a run without record --off-cpu reads as before. */
+	{ "DROP VIEW v_cids;"
+	"CREATE VIEW v_cids AS SELECT"
+	"  c.run_id, c.pid, c.tid, m.path AS module, m.build_id,"
+	"  f.name AS function, f.address, c.height, c.samples,"
+	"  pr.path AS program, c.kernel_samples, c.event, c.blocked_ns,"
+	"  c.runnable_ns"
+	"  FROM (SELECT run_id, pid, tid, program_id, function_id, height,"
+	"    samples, kernel_samples, 'cpu' AS event, 0 AS blocked_ns,"
+	"    0 AS runnable_ns FROM cid_samples"
+	"    UNION ALL SELECT run_id, pid, tid, program_id, function_id,"
+	"    height, switches, 0, 'off-cpu', blocked_ns, runnable_ns"
+	"    FROM offcpu_samples) c"
+	"  JOIN functions f ON f.id = c.function_id"
+	"  JOIN modules m ON m.id = f.module_id"
+	"  LEFT JOIN modules pr ON pr.id = c.program_id;"
+	},
 };
 
 const int icppd_nr_migrations =

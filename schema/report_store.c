@@ -323,24 +323,31 @@ static int process_cid_row(sqlite3_stmt *s, void *ctx)
 }
 
 int store__run_process_cids(struct store *st,
-			    const struct store_selection *sel, bool by_pid,
+			    const struct store_selection *sel,
+			    enum store_group by,
 			    int (*fn)(void *arg, const struct store_cid *c),
 			    void *arg)
 {
-	struct cb c = { .fn.cid = fn, .arg = arg };
-
-	return weighed(st, by_pid ?
-		"SELECT c.program_id, c.function_id, c.height,"
-		" SUM(c.samples), SUM(c.kernel_samples), c.pid, " COMM
-		" AS comm FROM %s c"
-		SELECTION " GROUP BY c.pid, comm, c.program_id, c.function_id,"
-		" c.height" :
-		"SELECT c.program_id, c.function_id, c.height,"
-		" SUM(c.samples), SUM(c.kernel_samples), 0, " COMM
+	static const char *const sql[] = {
+		[STORE_BY_COMM] = "SELECT c.program_id, c.function_id,"
+		" c.height, SUM(c.samples), SUM(c.kernel_samples), 0, " COMM
 		" AS comm FROM %s c"
 		SELECTION " GROUP BY comm, c.program_id, c.function_id,"
-		" c.height", "reading the run's samples", sel,
-		process_cid_row, &c);
+		" c.height",
+		[STORE_BY_PID] = "SELECT c.program_id, c.function_id,"
+		" c.height, SUM(c.samples), SUM(c.kernel_samples), c.pid, "
+		COMM " AS comm FROM %s c"
+		SELECTION " GROUP BY c.pid, comm, c.program_id, c.function_id,"
+		" c.height",
+		[STORE_BY_THREAD] = "SELECT c.program_id, c.function_id,"
+		" c.height, SUM(c.samples), SUM(c.kernel_samples), c.pid, "
+		COMM " || '-' || c.pid || '/' || c.tid AS comm FROM %s c"
+		SELECTION " GROUP BY c.pid, c.tid, c.program_id,"
+		" c.function_id, c.height" };
+	struct cb c = { .fn.cid = fn, .arg = arg };
+
+	return weighed(st, sql[by], "reading the run's samples", sel,
+		       process_cid_row, &c);
 }
 
 /* The selection of store__run_pcs(): SELECTION for pc_samples p,

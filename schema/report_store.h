@@ -107,18 +107,23 @@ int store__run_programs(struct store *st, const struct store_selection *sel,
 struct store_cid {
 	int64_t program_id, function_id, height, samples;
 	int64_t kernel;		/* of @samples, those in the kernel */
-	int64_t pid;		/* store__run_process_cids() with @by_pid */
+	int64_t pid;		/* store__run_process_cids() by process or
+				 * thread */
 	const char *comm;	/* store__run_process_cids(): the thread's
-				 * command ("?" when unknown), valid in the
-				 * callback */
+				 * command ("?" when unknown), by thread
+				 * COMM-PID/TID, valid in the callback */
 };
+/* How store__run_process_cids() groups the samples: by command; by
+ * process and command; by thread (stackcollapse-perf.pl --tid). */
+enum store_group { STORE_BY_COMM, STORE_BY_PID, STORE_BY_THREAD };
 /* The selection's samples by (program, function, height), all threads
  * together. */
 int store__run_cids(struct store *st, const struct store_selection *sel,
 		    int (*fn)(void *arg, const struct store_cid *c), void *arg);
-/* ... by command and CID, or with @by_pid by process, command and CID. */
+/* ... by command, process or thread (@by), and CID. */
 int store__run_process_cids(struct store *st,
-			    const struct store_selection *sel, bool by_pid,
+			    const struct store_selection *sel,
+			    enum store_group by,
 			    int (*fn)(void *arg, const struct store_cid *c),
 			    void *arg);
 /* The selection's samples at one instruction of a function. */

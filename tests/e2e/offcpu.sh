@@ -84,8 +84,38 @@ else
 	skip "no go" "go tool pprof reads the off-CPU profile"
 	skip "no go" "... io_wait in it"
 fi
-out=$("$ICPPD" report -d "$db" --off-cpu --hot 5 2>&1)
-is $? 2 "--off-cpu with --hot: usage error (not yet)"
+# which thread waited: a frame per thread, COMM-PID/TID
+threads=$("$ICPPD" report -d "$db" --run "$run" --off-cpu -f folded --thread-frame --exact)
+is $? 0 "--thread-frame: exit 0"
+pid=$(q "SELECT DISTINCT pid FROM offcpu_samples WHERE run_id = $run")
+main_tid=$(printf '%s\n' "$threads" | sed -n "s|^offcpu-$pid/\([0-9]*\);.*;main;wait_timer;.*|\1|p" | sort -u)
+worker_tid=$(printf '%s\n' "$threads" | sed -n "s|^offcpu-$pid/\([0-9]*\);.*;worker;io_wait;.*|\1|p" | sort -u)
+is "$main_tid" "$pid" "--thread-frame: the timer's wait under the main thread, offcpu-$pid/$pid"
+ok $([ -n "$worker_tid" ] && [ "$worker_tid" != "$pid" ]; echo $?) \
+	"... the pipe's under the worker thread, offcpu-$pid/$worker_tid"
+is "$(printf '%s\n' "$threads" | awk '{ s += $NF } END { printf "%.0f\n", s }')" \
+	"$("$ICPPD" report -d "$db" --run "$run" --off-cpu -f folded --exact | awk '{ s += $NF } END { printf "%.0f\n", s }')" \
+	"... the same microseconds as without the thread frames"
+out=$("$ICPPD" report -d "$db" --thread-frame 2>&1)
+is $? 2 "--thread-frame in text: usage error"
+# SQL: the switches beside the samples in v_cids, an event column apart
+is "$(q "SELECT count(DISTINCT event) FROM v_cids WHERE run_id = $run")" 2 "v_cids: cpu and off-cpu rows"
+is "$(q "SELECT sum(blocked_ns) FROM v_cids WHERE run_id = $run AND event = 'off-cpu'")" \
+	"$(q "SELECT sum(blocked_ns) FROM v_offcpu WHERE run_id = $run")" "... the off-cpu rows carry v_offcpu's time"
+is "$(q "SELECT sum(samples) FROM v_cids WHERE run_id = $run AND event = 'cpu'")" \
+	"$(q "SELECT sum(samples) FROM cid_samples WHERE run_id = $run")" "... the cpu rows the samples"
+# the hot contexts and a comparison, in microseconds
+hot=$("$ICPPD" report -d "$db" --run "$run" --off-cpu --hot 5)
+is $? 0 "--off-cpu --hot: exit 0"
+contains "$hot" "         us  %total context" "... in microseconds"
+contains "$hot" "io_wait" "... the worker's wait a hot context"
+TRUTH_FILE=$tmp/truth2 "$ICPPD" record -q --off-cpu -d "$db" -- "$PROGS/offcpu" 4 >/dev/null
+diff=$("$ICPPD" report -d "$db" --off-cpu --base "$run" --k 2)
+is $? 0 "--off-cpu --base: exit 0"
+contains "$diff" " us) against the base (" "... comparing microseconds"
+change=$(printf '%s\n' "$diff" | awk '$4 == "read" && $5 == "<-" { print $3; exit }')
+ok $(awk -v c="${change:-x}" 'BEGIN { exit !(c ~ /^[-+][0-9.]+$/ && c < 10 && c > -10) }'; echo $?) \
+	"... the same program's waits in the same shares, within 10 points ($change)"
 "$ICPPD" record -q -d "$db" -- "$PROGS/offcpu" 2 >/dev/null
 out=$("$ICPPD" report -d "$db" --off-cpu 2>&1)
 is $? 1 "a run recorded without --off-cpu: exit 1"
