@@ -1009,15 +1009,17 @@ out:
 }
 
 /* The selection whose programs' maps an inference loads: every
- * process of its runs, since a run's whole inference is stored. */
+ * process of its runs, since a run's whole inference is stored; off
+ * CPU, those of the switches too (a shell that only waited in wait4
+ * has no CPU sample, and its map explains its wait). */
 static struct store_selection whole_runs(const struct store_selection *sel)
 {
 	struct store_selection all = *sel;
 
 	all.pid = all.tid = 0;
 	all.program = all.comm = NULL;
-	all.offcpu = all.wall = false;	/* the run's own inference:
-					 * its samples' */
+	all.wall = sel->offcpu || sel->wall;	/* both tables' programs */
+	all.offcpu = false;
 	return all;
 }
 

@@ -243,16 +243,6 @@ static int selection(struct store *st, const char *sql, const char *what,
 			  sel->comm, sel->tid);
 }
 
-int store__run_programs(struct store *st, const struct store_selection *sel,
-			int (*fn)(void *arg, int64_t program_id), void *arg)
-{
-	struct cb c = { .fn.program = fn, .arg = arg };
-
-	return selection(st, "SELECT DISTINCT c.program_id FROM cid_samples c"
-			 SELECTION, "reading the run's programs", sel,
-			 program_row, &c);
-}
-
 /*
  * What a selection's CIDs weigh, as a table of cid_samples' columns
  * (run_id, pid, tid, program_id, function_id, height, samples,
@@ -295,6 +285,18 @@ static int weighed(struct store *st, const char *fmt, const char *what,
 	snprintf(sql, sizeof(sql), "%.*s%s%s", (int)(at - fmt), fmt,
 		 weighed_rows(sel), at + 2);
 	return selection(st, sql, what, sel, row, ctx);
+}
+
+int store__run_programs(struct store *st, const struct store_selection *sel,
+			int (*fn)(void *arg, int64_t program_id), void *arg)
+{
+	struct cb c = { .fn.program = fn, .arg = arg };
+
+	/* off-CPU: a program that only waited (a shell in wait4) has no
+	 * CPU sample, and its map explains its waits */
+	return weighed(st, "SELECT DISTINCT c.program_id FROM %s c"
+		       SELECTION, "reading the run's programs", sel,
+		       program_row, &c);
 }
 
 int store__run_cids(struct store *st, const struct store_selection *sel,

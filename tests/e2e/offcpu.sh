@@ -84,6 +84,14 @@ else
 	skip "no go" "go tool pprof reads the off-CPU profile"
 	skip "no go" "... io_wait in it"
 fi
+# a program that only waits (no CPU sample: its map is read all the
+# same): sh in wait4 for its child, the child in nanosleep
+"$ICPPD" record -q --off-cpu -d "$tmp/w.db" -- sh -c 'sleep 0.2; true' >/dev/null
+waits=$("$ICPPD" report -d "$tmp/w.db" --off-cpu -f folded --exact)
+ok $(printf '%s\n' "$waits" | awk '/wait4 [0-9.]+$/ && /__libc_start_main/ && $NF >= 150000 { f = 1 } END { exit !f }'; echo $?) \
+	"a shell that only waited: its wait4, 0.2 s, under its callers from __libc_start_main"
+ok $(printf '%s\n' "$waits" | grep -q 'unknown callers'; [ $? -ne 0 ]; echo $?) "... nothing under unknown callers"
+
 # which thread waited: a frame per thread, COMM-PID/TID
 threads=$("$ICPPD" report -d "$db" --run "$run" --off-cpu -f folded --thread-frame --exact)
 is $? 0 "--thread-frame: exit 0"
