@@ -6,7 +6,10 @@
 # -c 1 (every switch, no call graph), the same with --call-graph dwarf,
 # and under icppd record --off-cpu; CPU time of the whole run (user +
 # system, /usr/bin/time), medians of REPS interleaved runs, and each over
-# perf's.
+# perf's.  The ping-pong runs on one CPU (taskset -c 0) in every mode,
+# the recorders wherever the kernel puts them: unpinned, its own CPU
+# time moved by a third with how each recorder's wakeups placed its two
+# threads (perf's dwarf run cost less than its plain one).
 #
 # accuracy: real programs that block (xz -T2 reading a pipe, make -j2 of
 # a small C project, git clone of a local repository over git's own
@@ -37,19 +40,21 @@ prog=$progs/offcpu
 
 run() {	# run MODE: prints "cpu_s"
 	case $1 in
-	none) set -- "$prog" pingpong "$n" ;;
-	perf) set -- perf record -q -e context-switches -c 1 -o "$work/p.data" -- "$prog" pingpong "$n" ;;
-	perf-dwarf) set -- perf record -q -e context-switches -c 1 --call-graph dwarf -o "$work/p.data" -- "$prog" pingpong "$n" ;;
-	icppd) set -- "$icppd" record -q --off-cpu -d "$work/i.db" -- "$prog" pingpong "$n" ;;
+	none) set -- $pin "$prog" pingpong "$n" ;;
+	perf) set -- perf record -q -e context-switches -c 1 -o "$work/p.data" -- $pin "$prog" pingpong "$n" ;;
+	perf-dwarf) set -- perf record -q -e context-switches -c 1 --call-graph dwarf -o "$work/p.data" -- $pin "$prog" pingpong "$n" ;;
+	icppd) set -- "$icppd" record -q --off-cpu -d "$work/i.db" -- $pin "$prog" pingpong "$n" ;;
 	esac
 	rm -f "$work"/i.db* "$work/p.data"
 	/usr/bin/time -f '%U %S' -o "$work/t" "$@" >/dev/null 2>&1
 	awk '{ printf "%.3f\n", $1 + $2 }' "$work/t"
 }
 cost() {
+	pin=
+	command -v taskset >/dev/null && pin="taskset -c 0"
 	modes="none perf perf-dwarf icppd"
 	interleave cpu run
-	printf '# pipe ping-pong, %s round trips (%s switches), %s runs, medians\n' "$n" "$((2 * n))" "$reps"
+	printf '# pipe ping-pong, %s round trips (%s switches), %s, %s runs, medians\n' "$n" "$((2 * n))" "${pin:-unpinned}" "$reps"
 	printf '%-12s %8s %10s\n' mode cpu_s "over perf"
 	p=$(col cpu perf 1)
 	for m in $modes; do

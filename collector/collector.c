@@ -412,6 +412,10 @@ static int switch_out(struct collector *c, const struct perf_sample *s,
 		return 0;
 	}
 	c->stats.offcpu_switches++;
+	/* what the switches' copies are for (the recorder turns them off
+	 * when the map explains the switches) */
+	if (c->known && !c->known(c->known_arg, &key))
+		c->stats.offcpu_unknown++;
 	*w = (struct offcpu_wait){ s->tid, true, false, s->time, key, name };
 	return 0;
 }

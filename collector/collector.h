@@ -100,6 +100,9 @@ struct collector_stats {
 	 * a CID), and threads that exited switched out. */
 	uint64_t offcpu_switches, offcpu_unresolved, offcpu_unmatched,
 		 offcpu_open_at_exit;
+	/* ... and, learning, the switch-outs whose CIDs the map did not
+	 * explain when they were counted. */
+	uint64_t offcpu_unknown;
 };
 
 struct collector;

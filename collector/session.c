@@ -598,16 +598,6 @@ int session__learn(struct session *s, bool on)
 					  PERF_EVENT_IOC_DISABLE)))
 		return ret;
 	ret = ioctl_range(s->lfds, s->nlfds, req);
-	/* the switches' copies come and go with it, the plain switches
-	 * the other way: two software events of one switch share the
-	 * kernel's sample data, and the second lost its stack copy (its
-	 * size 0, the record as long as a copy: on 6.x kernels) */
-	if (!ret && s->nsfds) {
-		ioctl_range(on ? s->sfds : s->wfds, on ? s->nsfds : s->nwfds,
-			    PERF_EVENT_IOC_ENABLE);
-		ioctl_range(on ? s->wfds : s->sfds, on ? s->nwfds : s->nsfds,
-			    PERF_EVENT_IOC_DISABLE);
-	}
 	/* the main event samples again if the learner could not start */
 	if (s->turns && (on ? ret != 0 : !ret)) {
 		int r = ioctl_range(s->fds, s->nmain, PERF_EVENT_IOC_ENABLE);
@@ -616,6 +606,27 @@ int session__learn(struct session *s, bool on)
 	}
 	if (!ret)
 		s->learning = on;
+	return ret;
+}
+
+int session__learn_switches(struct session *s, bool on)
+{
+	/* the copies on, the plain switches off, or the other way: two
+	 * software events of one switch share the kernel's sample data,
+	 * and the second lost its stack copy (its size 0, the record as
+	 * long as a copy: on 6.x kernels).  The one turned on first: no
+	 * switch between them goes uncounted (one counted twice is a
+	 * second switch-out, closed as unmatched). */
+	int ret;
+
+	if (!s->nsfds)
+		return 0;
+	ret = ioctl_range(on ? s->sfds : s->wfds, on ? s->nsfds : s->nwfds,
+			  PERF_EVENT_IOC_ENABLE);
+	if (!ret)
+		ret = ioctl_range(on ? s->wfds : s->sfds,
+				  on ? s->nwfds : s->nsfds,
+				  PERF_EVENT_IOC_DISABLE);
 	return ret;
 }
 
@@ -630,7 +641,7 @@ int session__enable(struct session *s)
 	if (!ret)
 		ret = ioctl_range(s->lfds, s->nlfds, PERF_EVENT_IOC_ENABLE);
 	/* the learner starts on: the switches' copies, not the plain
-	 * ones (session__learn()) */
+	 * ones (session__learn_switches()) */
 	if (!ret && s->nsfds && !(ret = ioctl_range(s->sfds, s->nsfds,
 						    PERF_EVENT_IOC_ENABLE)))
 		ret = ioctl_range(s->wfds, s->nwfds, PERF_EVENT_IOC_DISABLE);

@@ -72,8 +72,9 @@ int session__add_switches(struct session *s, const struct perf_event_attr *attr,
 			  const pid_t *tasks, size_t ntasks, char *err,
 			  size_t errlen);
 /* The switch-outs the learner copies the stacks of (@attr: the
- * switches' with PERF_SAMPLE_STACK_USER): on while it is on, and the
- * plain switch event off then (the kernel shares one switch's sample
+ * switches' with PERF_SAMPLE_STACK_USER): on from the start, then as
+ * session__learn_switches() says, the plain switch event off while it
+ * is on (the kernel shares one switch's sample
  * data between two software events, and the second lost its copy), so
  * the plain one must start off (disabled, not enable_on_exec) when
  * this one is added; after session__add_switches() and
@@ -90,6 +91,12 @@ const uint64_t *session__switch_ids(const struct session *s, size_t *n);
  * how the recorder makes bursts; taking turns, the main event the other
  * way.  0 or -errno. */
 int session__learn(struct session *s, bool on);
+/* Turns the switches' learner (session__add_switch_learner) on and the
+ * plain switch event off, or the other way: a switch-out whose CID the
+ * map explains needs no stack copy, so the recorder keeps the copies on
+ * apart from the learning event, while the switches' CIDs are
+ * unexplained.  0 or -errno. */
+int session__learn_switches(struct session *s, bool on);
 /* The deep learner takes the learner's place for the rest of the
  * session, on at once when @on (the learner is on), its rings mapped
  * first.  0, -ENOENT when there is none or it already did, or -errno

@@ -62,6 +62,7 @@
 #define LEARN_QUIET 4
 #define LEARN_TRICKLE_NS 1000000000LL
 #define LEARN_TRICKLE_ON_NS 20000000LL
+#define LEARN_SWITCH_WINDOW 1000
 /* A step's longest wait where no notifier reports execs (step_wait_ms) */
 #define WAIT_NO_NOTIFIER_MS 10
 /* The copies grow (recorder_opts.deep_stack) once this many of a
@@ -129,6 +130,11 @@ struct recorder {
 		uint64_t bursts;
 		int64_t on_ns;
 		struct recorder_learning base;	/* when the run began */
+		/* the switches' copies (record --off-cpu): a burst of
+		 * their own, while switch-outs' CIDs are unexplained */
+		bool sw_on, sw_burst;
+		int sw_quiet;
+		uint64_t switches, sw_unknown;	/* totals at the window */
 	} learn;
 };
 
@@ -396,7 +402,7 @@ int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 	 * recorder__enable): a burst */
 	r->learn = (struct learn){ .active = true, .on = true, .burst = true,
 		.bursts = 1, .window = clock__mono_ns(),
-		.stack = r->o.learn_stack };
+		.stack = r->o.learn_stack, .sw_on = true, .sw_burst = true };
 	r->learn.since = r->learn.window;
 	return 0;
 }
@@ -413,6 +419,39 @@ static void learn_switch(struct recorder *r, bool on, int64_t now)
 		l->on_ns += now - l->since;
 	l->since = now;
 	l->on = on;
+}
+
+/* The switches' copies (record --off-cpu): a burst while more than
+ * LEARN_UNKNOWN of the switch-outs' CIDs are unexplained, ended by
+ * LEARN_QUIET windows without.  A switch-out whose CID the map explains
+ * needs no copy, and a window of switches is LEARN_WINDOW_NS or
+ * LEARN_SWITCH_WINDOW switches, whichever ends first: a pipe ping-pong
+ * switches 30,000 times a second, and a second of copies at every
+ * switch cost it half again what perf costs. */
+static void learn_switch_window(struct learn *l,
+				const struct collector_stats *cs,
+				bool window_over)
+{
+	uint64_t n = cs->offcpu_switches - l->switches;
+	uint64_t unknown = cs->offcpu_unknown - l->sw_unknown;
+
+	if (!window_over && n < LEARN_SWITCH_WINDOW)
+		return;
+	if (n >= LEARN_MIN_CIDS) {
+		bool busy = (double)unknown > LEARN_UNKNOWN * (double)n;
+
+		l->sw_quiet = busy ? 0 : l->sw_quiet + 1;
+		l->sw_burst = busy || (l->sw_burst &&
+				       l->sw_quiet < LEARN_QUIET);
+	}
+	l->switches = cs->offcpu_switches;
+	l->sw_unknown = cs->offcpu_unknown;
+}
+
+static void learn_switches(struct recorder *r, bool on)
+{
+	if (on != r->learn.sw_on && !session__learn_switches(r->sess, on))
+		r->learn.sw_on = on;
 }
 
 /* Grows the copies when this window's learning samples were cut short
@@ -466,6 +505,7 @@ static void learn_step(struct recorder *r)
 				l->bursts++;
 			l->burst = busy || (l->burst && l->quiet < LEARN_QUIET);
 		}
+		learn_switch_window(l, cs, true);
 		l->window = now;
 		l->cids = cs->cids;
 		l->unknown = cs->learn_unknown;
@@ -475,6 +515,11 @@ static void learn_step(struct recorder *r)
 	}
 	learn_switch(r, l->burst || now % LEARN_TRICKLE_NS <
 			LEARN_TRICKLE_ON_NS, now);
+	if (r->o.off_cpu) {
+		learn_switch_window(l, cs, false);
+		learn_switches(r, l->sw_burst || now % LEARN_TRICKLE_NS <
+			       LEARN_TRICKLE_ON_NS);
+	}
 }
 
 /* What learning did since the recorder began. */
@@ -764,7 +809,9 @@ static size_t offcpu_counters(const struct collector_stats *cs,
 				       (int64_t)cs->offcpu_unmatched };
 	c[3] = (struct store_counter){ "offcpu.open_at_exit",
 				       (int64_t)cs->offcpu_open_at_exit };
-	return 4;
+	c[4] = (struct store_counter){ "offcpu.unexplained",
+				       (int64_t)cs->offcpu_unknown };
+	return 5;
 }
 
 static size_t counters(const struct recorder *r,
