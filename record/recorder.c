@@ -135,6 +135,7 @@ struct recorder {
 		bool sw_on, sw_burst;
 		int sw_quiet;
 		uint64_t switches, sw_unknown;	/* totals at the window */
+		uint64_t sw_new_paths;
 	} learn;
 };
 
@@ -430,7 +431,7 @@ static void learn_switch(struct recorder *r, bool on, int64_t now)
  * switch cost it half again what perf costs. */
 static void learn_switch_window(struct learn *l,
 				const struct collector_stats *cs,
-				bool window_over)
+				uint64_t new_paths, bool window_over)
 {
 	uint64_t n = cs->offcpu_switches - l->switches;
 	uint64_t unknown = cs->offcpu_unknown - l->sw_unknown;
@@ -438,7 +439,11 @@ static void learn_switch_window(struct learn *l,
 	if (!window_over && n < LEARN_SWITCH_WINDOW)
 		return;
 	if (n >= LEARN_MIN_CIDS) {
-		bool busy = (double)unknown > LEARN_UNKNOWN * (double)n;
+		/* unexplained, or a known CID reached by a new path (a share
+		 * of them: a ping-pong's trickle finds a path now and then,
+		 * and each one prolonged the burst by 4,000 copies) */
+		bool busy = (double)(unknown + new_paths - l->sw_new_paths) >
+			    LEARN_UNKNOWN * (double)n;
 
 		l->sw_quiet = busy ? 0 : l->sw_quiet + 1;
 		l->sw_burst = busy || (l->sw_burst &&
@@ -446,6 +451,7 @@ static void learn_switch_window(struct learn *l,
 	}
 	l->switches = cs->offcpu_switches;
 	l->sw_unknown = cs->offcpu_unknown;
+	l->sw_new_paths = new_paths;
 }
 
 static void learn_switches(struct recorder *r, bool on)
@@ -505,7 +511,7 @@ static void learn_step(struct recorder *r)
 				l->bursts++;
 			l->burst = busy || (l->burst && l->quiet < LEARN_QUIET);
 		}
-		learn_switch_window(l, cs, true);
+		learn_switch_window(l, cs, r->new_paths, true);
 		l->window = now;
 		l->cids = cs->cids;
 		l->unknown = cs->learn_unknown;
@@ -516,7 +522,7 @@ static void learn_step(struct recorder *r)
 	learn_switch(r, l->burst || now % LEARN_TRICKLE_NS <
 			LEARN_TRICKLE_ON_NS, now);
 	if (r->o.off_cpu) {
-		learn_switch_window(l, cs, false);
+		learn_switch_window(l, cs, r->new_paths, false);
 		learn_switches(r, l->sw_burst || now % LEARN_TRICKLE_NS <
 			       LEARN_TRICKLE_ON_NS);
 	}
