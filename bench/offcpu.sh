@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/offcpu.sh - off-CPU time (record --off-cpu), two parts:
+# bench/offcpu.sh - off-CPU time (record --off-cpu), three parts:
 #
 # cost: a pipe ping-pong of N round trips (2N switches; tests/progs/
 # offcpu pingpong N) run bare, under perf record -e context-switches
@@ -29,9 +29,11 @@
 # of perf A's time that goes; perf's unwinder stops at libc's futex
 # wait and write, where icppd's goes on to main).
 #
+# truth: the known structure of tests/progs/offcpu (below, truth()).
+#
 # Root (the switch event counts in the kernel).
 # Usage: bench/offcpu.sh [BUILDDIR]; environment: PARTS (default
-# "cost accuracy"), REPS (default 5), N (default 100000), WORKLOADS
+# "cost truth accuracy"), REPS (default 5), N (default 100000), WORKLOADS
 # (default "xz make git").
 . "$(dirname "$0")/lib.sh"
 n=${N:-100000}
@@ -159,6 +161,33 @@ accuracy() {
 	done
 }
 
-for part in ${PARTS:-cost accuracy}; do
+# truth: tests/progs/offcpu's main thread burns 20 ms then sleeps 30 ms
+# in wait_timer() a round, its worker blocks on a pipe in io_wait(); the
+# program measures each wait itself (TRUTH_FILE).  Per path, the time
+# icppd reports under it (report --off-cpu -f folded) against that,
+# medians of REPS records of 10 rounds.
+truth() {
+	modes=one
+	interleave truth one_truth
+	printf '# tests/progs/offcpu 10: blocked time under each path against what the program measured, %s runs, medians\n' "$reps"
+	printf '%-28s %10s %10s %8s\n' path icppd_us truth_us error
+	printf '%-28s %10s %10s %8s\n' "main;wait_timer" "$(col truth one 1)" "$(col truth one 2)" "$(col truth one 3)"
+	printf '%-28s %10s %10s %8s\n' "worker;io_wait;read" "$(col truth one 4)" "$(col truth one 5)" "$(col truth one 6)"
+}
+one_truth() {	# prints "got want error" for wait_timer, then io_wait
+	rm -f "$work"/t.db* "$work/truth"
+	TRUTH_FILE=$work/truth "$icppd" record -q --off-cpu -d "$work/t.db" -- "$prog" 10 >/dev/null
+	"$icppd" report -d "$work/t.db" --off-cpu -f folded --exact 2>/dev/null >"$work/t.folded"
+	for p in ";main;wait_timer;" ";worker;io_wait;read"; do
+		f=wait_timer
+		[ "$p" = ";main;wait_timer;" ] || f=io_wait
+		got=$(awk -v p="$p" 'index($0, p) { t += $NF } END { printf "%.0f", t }' "$work/t.folded")
+		want=$(awk -v f="$f" '$1 == "OFFCPU" && $4 == f { printf "%.0f", $5 * 1000 }' "$work/truth")
+		printf '%s %s %s ' "$got" "$want" "$(awk -v g="$got" -v w="$want" 'BEGIN { printf "%.4f", (w > 0 ? (g - w) / w : 0) }')"
+	done
+	echo
+}
+
+for part in ${PARTS:-cost truth accuracy}; do
 	$part
 done
