@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "common/log.h"
+#include "export/chschema.h"
 #include "export/export.h"
 #include "export/pull.h"
 #include "schema/report_store.h"
@@ -109,7 +110,7 @@ int cmd_export(int argc, char **argv)
 			fprintf(stderr, "icppd: export: --schema takes no URL\n");
 			return 2;
 		}
-		export__schema(stdout, o.database ? o.database : "icppd",
+		chschema__print(stdout, o.database ? o.database : "icppd",
 			       o.cluster);
 		return fflush(stdout) ? 1 : 0;
 	}

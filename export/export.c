@@ -16,6 +16,7 @@
 #include "common/grow.h"
 #include "common/log.h"
 #include "common/search.h"
+#include "export/chschema.h"
 #include "export/clickhouse.h"
 #include "export/pull.h"
 #include "inference/cct.h"
@@ -30,208 +31,6 @@
 /* Frames of one exported stack, outermost first; deeper stacks keep
  * their innermost ones under a "[cut]" frame. */
 #define EXPORT_MAX_FRAMES 1024
-
-/* Which event a row counts: CPU samples, or switches out (record
- * --off-cpu), whose stacks weigh the microseconds their threads were
- * blocked.  Added after the first fleets were made: new columns go
- * last, with defaults that old rows take (added_columns[]). */
-#define EVENT_TYPE "Enum8('cpu' = 1, 'off-cpu' = 2) DEFAULT 'cpu'"
-#define BLOCKED_TYPE "UInt64 DEFAULT 0"
-
-/* What every row of both tables starts with: the run and process. */
-#define HEAD_COLUMNS \
-	"segment String,\n" \
-	"    host String,\n" \
-	"    program String,\n" \
-	"    build_id String,\n" \
-	"    comm String,\n" \
-	"    pid UInt32,\n" \
-	"    start_time DateTime,\n" \
-	"    end_time DateTime,\n"
-
-static const char *const stack_columns = HEAD_COLUMNS
-	"    stack Array(String),\n"
-	"    weight Float64,\n"
-	"    certain_frames UInt16,\n"
-	"    how Enum8('precise' = 1, 'ambiguous' = 2, 'searched' = 3, "
-	"'unknown' = 4),\n"
-	"    event " EVENT_TYPE;
-
-/* A path map as one source (HOST/DATABASE-ID) had learned it by run
- * version: its nodes, each with its parent's node number (0: an
- * outermost frame). */
-static const char *const path_columns =
-	"segment String,\n"
-	"    source String,\n"
-	"    host String,\n"
-	"    version UInt64,\n"
-	"    start_time DateTime,\n"
-	"    program String,\n"
-	"    build_id String,\n"
-	"    node UInt64,\n"
-	"    parent UInt64,\n"
-	"    module String,\n"
-	"    module_build_id String,\n"
-	"    address UInt64,\n"
-	"    function String,\n"
-	"    call_site UInt64,\n"
-	"    height Int64,\n"
-	"    self UInt64,\n"
-	"    total UInt64";
-
-static const char *const cid_columns = HEAD_COLUMNS
-	"    module String,\n"
-	"    module_build_id String,\n"
-	"    function String,\n"
-	"    height Int64,\n"
-	"    samples UInt64,\n"
-	"    event " EVENT_TYPE ",\n"
-	"    blocked_us " BLOCKED_TYPE;
-
-/* The columns added to the tables since their first version, in the
- * order they were added: a database an earlier icppd made gets them
- * (export__migrate()), and its rows read their defaults. */
-static const struct added_column {
-	const char *table, *column, *type;
-} added_columns[] = {
-	{ "stacks", "event", EVENT_TYPE },
-	{ "cids", "event", EVENT_TYPE },
-	{ "cids", "blocked_us", BLOCKED_TYPE },
-};
-#define NR_ADDED (sizeof(added_columns) / sizeof(added_columns[0]))
-
-void export__schema(FILE *out, const char *db, const char *cluster)
-{
-	/* stacks and CIDs are read by program and time; path maps by
-	 * build, each source's latest version */
-	static const struct { const char *name, *columns, *order; } tables[] = {
-		{ "stacks", NULL, "program, start_time, host, segment" },
-		{ "cids", NULL, "program, start_time, host, segment" },
-		{ "paths", NULL, "build_id, source, version, node" } };
-
-	fprintf(out, "CREATE DATABASE IF NOT EXISTS %s;\n\n", db);
-	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
-		const char *t = tables[i].name;
-
-		fprintf(out, "CREATE TABLE IF NOT EXISTS %s.%s_local (\n"
-			"    %s\n) ENGINE = MergeTree()\n"
-			"PARTITION BY toDate(start_time)\n"
-			"ORDER BY (%s);\n\n", db, t, i == 0 ? stack_columns :
-			i == 1 ? cid_columns : path_columns, tables[i].order);
-		if (cluster)
-			fprintf(out, "CREATE TABLE IF NOT EXISTS %s.%s AS "
-				"%s.%s_local\nENGINE = Distributed(%s, %s, "
-				"%s_local, sipHash64(host));\n\n", db, t, db,
-				t, cluster, db, t);
-		else
-			fprintf(out, "CREATE VIEW IF NOT EXISTS %s.%s AS "
-				"SELECT * FROM %s.%s_local;\n\n", db, t, db, t);
-	}
-	fprintf(out, "-- A database an earlier icppd made lacks the columns "
-		"added since.  icppd export\n-- adds them (unless the URL "
-		"says create=no); by hand, on every server:\n");
-	for (size_t i = 0; i < NR_ADDED; i++)
-		fprintf(out, "--   ALTER TABLE %s.%s_local ADD COLUMN %s %s;\n",
-			db, added_columns[i].table, added_columns[i].column,
-			added_columns[i].type);
-	fprintf(out, "-- then the same on the %s (a view of SELECT * keeps "
-		"the columns it was made\n-- with: drop it and make it "
-		"again).\n", cluster ? "Distributed tables" : "views");
-}
-
-/* A query of a migration: 0 with its reply in *@reply, or -1 with the
- * server's error in @why; "Code: 44" (a column another exporter just
- * added) is no failure. */
-static int migration_query(struct clickhouse *c, const char *sql,
-			   const char **reply, char *why, size_t len)
-{
-	if (!clickhouse__query(c, sql, NULL, NULL, 0, reply))
-		return 0;
-	if (strstr(clickhouse__error(c), "Code: 44"))
-		return 0;
-	snprintf(why, len, "%s", clickhouse__error(c));
-	return -1;
-}
-
-/* Table @t of @c's database, a view, made again over @t_local (a view
- * of SELECT * keeps the columns it was made with): 1; Distributed, given
- * added column @i: 0; -1 with why in @why. */
-static int migrate_front(struct clickhouse *c, const char *t, size_t i,
-			 char *why, size_t len)
-{
-	const char *db = clickhouse__database(c), *reply;
-	char sql[512];
-
-	snprintf(sql, sizeof(sql), "SELECT engine FROM system.tables WHERE "
-		 "database = '%s' AND name = '%s'", db, t);
-	if (migration_query(c, sql, &reply, why, len))
-		return -1;
-	if (!strncmp(reply, "Distributed", 11)) {
-		snprintf(sql, sizeof(sql), "ALTER TABLE %s.%s ADD COLUMN %s %s",
-			 db, t, added_columns[i].column, added_columns[i].type);
-		return migration_query(c, sql, &reply, why, len);
-	}
-	if (strncmp(reply, "View", 4))
-		return 0;	/* the user's own: left alone */
-	snprintf(sql, sizeof(sql), "DROP TABLE IF EXISTS %s.%s", db, t);
-	if (migration_query(c, sql, &reply, why, len))
-		return -1;
-	snprintf(sql, sizeof(sql), "CREATE VIEW IF NOT EXISTS %s.%s AS "
-		 "SELECT * FROM %s.%s_local", db, t, db, t);
-	return migration_query(c, sql, &reply, why, len) ? -1 : 1;
-}
-
-int export__migrate(struct clickhouse *c, char *why, size_t len)
-{
-	const char *db = clickhouse__database(c), *reply;
-	char sql[512], have[8192], want[128];
-	bool remade[NR_ADDED] = { false };
-	int r;
-
-	if (!clickhouse__may_create(c))
-		return 0;
-	snprintf(sql, sizeof(sql), "SELECT table, name FROM system.columns "
-		 "WHERE database = '%s' AND table IN ('stacks', 'stacks_local', "
-		 "'cids', 'cids_local') FORMAT TabSeparated", db);
-	if (migration_query(c, sql, &reply, why, len))
-		return -1;
-	/* "\nTABLE\tCOLUMN\n" for each */
-	snprintf(have, sizeof(have), "\n%s", reply);
-	/* the local tables first: a view made again takes their columns */
-	for (int local = 1; local >= 0; local--)
-		for (size_t i = 0; i < NR_ADDED; i++) {
-			const char *t = added_columns[i].table;
-
-			snprintf(want, sizeof(want), "\n%s%s\t", t,
-				 local ? "_local" : "");
-			if (!strstr(have, want))
-				continue;	/* no table: made whole */
-			snprintf(want, sizeof(want), "\n%s%s\t%s\n", t,
-				 local ? "_local" : "", added_columns[i].column);
-			if (strstr(have, want) || remade[i])
-				continue;
-			log_info("export: %s: adding column %s to %s.%s%s",
-				 clickhouse__url(c), added_columns[i].column, db,
-				 t, local ? "_local" : "");
-			if (local) {
-				snprintf(sql, sizeof(sql), "ALTER TABLE %s.%s_local"
-					 " ADD COLUMN %s %s", db, t,
-					 added_columns[i].column,
-					 added_columns[i].type);
-				if (migration_query(c, sql, &reply, why, len))
-					return -1;
-				continue;
-			}
-			r = migrate_front(c, t, i, why, len);
-			if (r < 0)
-				return -1;
-			/* a view made again has every column */
-			for (size_t j = i; j < NR_ADDED && r; j++)
-				if (!strcmp(added_columns[j].table, t))
-					remade[j] = true;
-		}
-	return 0;
-}
 
 /* A TabSeparated body being built. */
 struct body {
@@ -591,9 +390,6 @@ out:
 	return ret;
 }
 
-/* Ships one batch of the runs due (@now; < 0: all) for @c: -1 after
- * logging a local failure, else how many runs were due (a try that
- * failed stops the batch: the server is away, the rest wait). */
 /* Whether a failure says the database or a table is not there:
  * ClickHouse's codes 60 (UNKNOWN_TABLE) and 81 (UNKNOWN_DATABASE), as
  * "Code: 81, e.displayText() ..." (Debian's 18.16) or "Code: 81. DB::...". */
@@ -605,68 +401,11 @@ static bool missing_tables(const char *why)
 	return code == 60 || code == 81;
 }
 
-/* @ddl with its "--" comments (export__schema()'s migrations, for a
- * person to run, and their ';') blanked out. */
-static void blank_comments(char *ddl)
-{
-	for (char *p = strstr(ddl, "--"); p; p = strstr(p, "--")) {
-		size_t n = strcspn(p, "\n");
-
-		memset(p, ' ', n);
-		p += n;
-	}
-}
-
-/*
- * A new server, or a database never set up: the tables export --schema
- * prints (IF NOT EXISTS, no cluster: local tables and views over them)
- * are made, one statement per request, unless the URL says create=no.
- * 0 when they were made; else -1, the hint added to @why.
- */
-static int create_tables(struct clickhouse *c, char *why, size_t len)
-{
-	char *ddl = NULL, *stmt, *save = NULL;
-	size_t n = 0;
-	FILE *m;
-	int ret = 0;
-
-	if (!clickhouse__may_create(c)) {
-		snprintf(why + strlen(why), len - strlen(why), " (the tables are "
-			 "missing and the URL says create=no: icppd export "
-			 "--schema prints them)");
-		return -1;
-	}
-	if (!(m = open_memstream(&ddl, &n)))
-		return -1;
-	export__schema(m, clickhouse__database(c), NULL);
-	if (fclose(m)) {
-		free(ddl);
-		return -1;
-	}
-	blank_comments(ddl);
-	log_info("export: %s: creating the tables in database %s (missing; "
-		 "create=no in the URL stops this)", clickhouse__url(c),
-		 clickhouse__database(c));
-	for (stmt = strtok_r(ddl, ";", &save); stmt && !ret;
-	     stmt = strtok_r(NULL, ";", &save)) {
-		const char *reply;
-
-		if (strspn(stmt, " \n") == strlen(stmt))
-			continue;
-		/* in "default": the URL's database may not be there yet */
-		if (clickhouse__query_in(c, "default", stmt, NULL, NULL, 0,
-					 &reply)) {
-			snprintf(why, len, "creating the tables: %s",
-				 clickhouse__error(c));
-			ret = -1;
-		}
-	}
-	free(ddl);
-	return ret;
-}
-
-/* ... the columns added since (export__migrate()) first, once, *@migrated
- * saying it was done. */
+/* Ships one batch of the runs due (@now; < 0: all) for @c, the tables
+ * brought up to date (chschema__migrate()) first, once, *@migrated
+ * saying it was done: -1 after logging a local failure, else how many
+ * runs were due (a try that failed stops the batch: the server is
+ * away, the rest wait). */
 static int ship_batch(struct store *st, struct clickhouse *c, int64_t now,
 		      bool *migrated, struct export_result *res)
 {
@@ -687,7 +426,8 @@ static int ship_batch(struct store *st, struct clickhouse *c, int64_t now,
 		log__progress("export to %s: run %lld, %lld shipped so far",
 			      clickhouse__url(c), (long long)runs[i],
 			      (long long)res->runs);
-		if (!*migrated && export__migrate(c, why, sizeof(why))) {
+		if (!*migrated && chschema__update(c, false, why,
+						   sizeof(why))) {
 			r = 1;
 		} else {
 			*migrated = true;
@@ -697,7 +437,7 @@ static int ship_batch(struct store *st, struct clickhouse *c, int64_t now,
 		if (r < 0)
 			return -1;
 		if (r > 0 && !created && missing_tables(why) &&
-		    !create_tables(c, why, sizeof(why))) {
+		    !chschema__update(c, true, why, sizeof(why))) {
 			created = true;	/* and this run again */
 			i--;
 			continue;

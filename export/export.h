@@ -31,21 +31,6 @@ struct export_result {
 	char error[512];		/* the last failure */
 };
 
-/* The ClickHouse DDL for database @db: local MergeTree tables and, with
- * a @cluster (else NULL), Distributed tables over it; without one, the
- * tables queries read are views of the local ones. */
-void export__schema(FILE *out, const char *db, const char *cluster);
-
-/*
- * The columns added to the tables since an earlier icppd made them,
- * added to @c's database where they are missing (ALTER TABLE ... ADD
- * COLUMN on the local and Distributed tables; a view made again), unless
- * its URL says create=no.  0, or -1 with the server's error in @why.
- * Export does it before its first insert.
- */
-struct clickhouse;
-int export__migrate(struct clickhouse *c, char *why, size_t len);
-
 /*
  * Queues run @run_id for @url and ships every run pending for it whose
  * try is due (@force: every one, whatever the backoff).  0 with what

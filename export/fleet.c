@@ -17,7 +17,9 @@
 
 #include "common/grow.h"
 #include "common/hindex.h"
+#include "common/clock.h"
 #include "common/log.h"
+#include "export/chschema.h"
 #include "export/clickhouse.h"
 #include "inference/kccf.h"
 
@@ -192,22 +194,23 @@ static int equals(struct ch_text *b, const char *col, const char *v)
 	       clickhouse__append(b, "'") ? -ENOMEM : 0;
 }
 
-/* The query's FROM and WHERE: the stacks table of @c's database and
- * @q's filters; @events: the table says which event each row counts
- * (one an earlier icppd made, never exported to since, holds CPU
- * samples alone). */
-static int from_where(struct ch_text *b, const struct clickhouse *c,
-		      const struct fleet_query *q, bool events)
-{
-	char clause[200];
+/* What a report reads (chschema.h): the rollups' hours [lo, hi), the
+ * raw rows outside them; @events: the stacks say which event each row
+ * counts (a database an earlier icppd made, never exported to since,
+ * holds CPU samples alone, and no rollups). */
+struct plan {
+	bool events;
+	int64_t lo, hi;		/* seconds; lo == hi: no rollup read */
+	int64_t since_s, until_s;	/* the window */
+};
 
-	snprintf(clause, sizeof(clause), " FROM %s.stacks WHERE end_time >="
-		 " toDateTime(%" PRId64 ") AND start_time <= toDateTime(%"
-		 PRId64 ")%s", clickhouse__database(c), q->since_ns / 1000000000,
-		 q->until_ns ? q->until_ns / 1000000000 :
-		 (int64_t)4102444800LL, !events ? (q->offcpu ? " AND 0" : "") :
-		 q->offcpu ? " AND event = 'off-cpu'" : " AND event = 'cpu'");
-	if (clickhouse__append(b, clause) ||
+/* The filters every part shares: event, host, program. */
+static int filters(struct ch_text *b, const struct fleet_query *q,
+		   const struct plan *pl)
+{
+	if (clickhouse__append(b, !pl->events ? (q->offcpu ? " AND 0" : "") :
+			       q->offcpu ? " AND event = 'off-cpu'" :
+			       " AND event = 'cpu'") ||
 	    (q->host && equals(b, "host", q->host)))
 		return -ENOMEM;
 	if (q->exe && strchr(q->exe, '/'))
@@ -221,18 +224,119 @@ static int from_where(struct ch_text *b, const struct clickhouse *c,
 	return 0;
 }
 
+/* " FROM db.TABLE WHERE ..." of @c's database: the raw stacks of the
+ * window outside the rollups' hours, or (@rollup) the rollup of those
+ * hours (@table: the stacks', a host's stacks', or the runs'). */
+static int from_where(struct ch_text *b, const struct clickhouse *c,
+		      const struct fleet_query *q, const struct plan *pl,
+		      const char *table)
+{
+	const char *col = strcmp(table, "segments") ? "bucket" : "start_time";
+	char clause[320];
+	int n;
+
+	if (!strcmp(table, "stacks"))
+		n = snprintf(clause, sizeof(clause), " FROM %s.stacks WHERE "
+			     "end_time >= toDateTime(%" PRId64 ") AND "
+			     "start_time <= toDateTime(%" PRId64 ")",
+			     clickhouse__database(c), pl->since_s, pl->until_s);
+	else
+		n = snprintf(clause, sizeof(clause), " FROM %s.%s WHERE "
+			     "%s >= toDateTime(%" PRId64 ") AND %s < "
+			     "toDateTime(%" PRId64 ")", clickhouse__database(c),
+			     table, col, pl->lo, col, pl->hi);
+	if (!strcmp(table, "stacks") && pl->lo < pl->hi && n > 0 &&
+	    (size_t)n < sizeof(clause))
+		snprintf(clause + n, sizeof(clause) - (size_t)n, " AND NOT "
+			 "(start_time >= toDateTime(%" PRId64 ") AND start_time "
+			 "< toDateTime(%" PRId64 "))", pl->lo, pl->hi);
+	return clickhouse__append(b, clause) || filters(b, q, pl) ? -ENOMEM : 0;
+}
+
+/* The rollup a report of @q reads: a host's, or the program's. */
+static const char *rollup_of(const struct fleet_query *q)
+{
+	return q->host ? "host_stacks_rollup" : "stacks_rollup";
+}
+
+/*
+ * What @c's database has (chschema.h) and which hours of @q's window
+ * its rollups hold: whole hours from the later of the window's start
+ * and the rollups' own (rows before them are read raw), to the window's
+ * end.  A segment starting in such an hour lies in the window whatever
+ * its end, so the rollup's sum is the raw rows' sum.
+ */
+static int plan_of(struct clickhouse *c, const struct fleet_query *q,
+		   struct plan *pl)
+{
+	const char *db = clickhouse__database(c), *reply;
+	char sql[512];
+	int64_t since = -1, n = 0, rollups = 0, events = 0;
+
+	*pl = (struct plan){ .since_s = q->since_ns / 1000000000,
+		.until_s = q->until_ns ? q->until_ns / 1000000000 :
+			   (int64_t)4102444800LL };
+	snprintf(sql, sizeof(sql), "SELECT (SELECT count() FROM system.columns "
+		 "WHERE database = '%s' AND table = 'stacks' AND name = "
+		 "'event'), (SELECT count() FROM system.tables WHERE database = "
+		 "'%s' AND name IN ('rollups', 'segments', 'stacks_rollup', "
+		 "'host_stacks_rollup'))", db, db);
+	if (clickhouse__query(c, sql, NULL, NULL, 0, &reply))
+		return -1;
+	if (sscanf(reply, "%" SCNd64 "\t%" SCNd64, &events, &rollups) != 2)
+		events = rollups = 0;
+	pl->events = events == 1;
+	if (!pl->events || rollups != 4)
+		return 0;
+	snprintf(sql, sizeof(sql), "SELECT toUInt32(max(since)), count() FROM "
+		 "%s.rollups", db);
+	/* a cluster where one server lacks them: all raw */
+	if (clickhouse__query(c, sql, NULL, NULL, 0, &reply) ||
+	    sscanf(reply, "%" SCNd64 "\t%" SCNd64, &since, &n) != 2 || n < 1 ||
+	    since < 0)
+		return 0;
+	pl->lo = (pl->since_s > since ? pl->since_s : since) +
+		 CHSCHEMA_BUCKET_S - 1;
+	pl->lo -= pl->lo % CHSCHEMA_BUCKET_S;
+	pl->hi = pl->until_s + 1 - (pl->until_s + 1) % CHSCHEMA_BUCKET_S;
+	if (pl->hi <= pl->lo)
+		pl->lo = pl->hi = 0;
+	return 0;
+}
+
+/* "SELECT ... FROM (PARTS) ..." over the rollup's part, then the raw
+ * part: @what of each ("%s" the rollup's table, then "stacks"), joined
+ * by UNION ALL, into @b. */
+static int both_parts(struct ch_text *b, const struct clickhouse *c,
+		      const struct fleet_query *q, const struct plan *pl,
+		      const char *rollup, const char *rollup_cols,
+		      const char *raw_cols, const char *raw_tail)
+{
+	int ret = 0;
+
+	if (pl->lo < pl->hi)
+		ret = clickhouse__append(b, "SELECT ") ||
+		      clickhouse__append(b, rollup_cols) ||
+		      from_where(b, c, q, pl, rollup) ||
+		      clickhouse__append(b, " UNION ALL ");
+	return ret || clickhouse__append(b, "SELECT ") ||
+	       clickhouse__append(b, raw_cols) ||
+	       from_where(b, c, q, pl, "stacks") ||
+	       clickhouse__append(b, raw_tail) ? -ENOMEM : 0;
+}
+
 int fleet__profile(const struct fleet_query *q, struct run_profile *p)
 {
 	const char *url = q->url;
 	struct load *l = calloc(1, sizeof(*l));
 	struct clickhouse *c;
-	char err[512], slice[64];
+	struct plan pl;
+	char err[512], slice[64], cols[160];
 	const char *reply;
 	struct ch_text sql = { 0 };
-	int64_t hosts = 0, segments = 0;
+	int64_t hosts = 0, segments = 0, rows = 0, rolled = 0, t0;
 	const char *at;
 	size_t bad;
-	bool events;
 	int ret = -1, r = 0;
 
 	memset(p, 0, sizeof(*p));
@@ -244,20 +348,25 @@ int fleet__profile(const struct fleet_query *q, struct run_profile *p)
 	}
 	l->p = p;
 	clickhouse__set_timeout(c, q->timeout_s);
-	snprintf(err, sizeof(err), "SELECT count() FROM system.columns WHERE "
-		 "database = '%s' AND table = 'stacks' AND name = 'event'",
-		 clickhouse__database(c));
-	if (clickhouse__query(c, err, NULL, NULL, 0, &reply))
+	t0 = clock__mono_ns();
+	if (plan_of(c, q, &pl))
 		goto server;
-	events = *reply == '1';
-	/* what was read: hosts and segments */
+	/* what was read: hosts, runs, their stack rows, the rollup's rows */
 	if (clickhouse__append(&sql, "SELECT uniqExact(host), "
-			       "uniqExact(segment)") ||
-	    from_where(&sql, c, q, events))
+			       "uniqExact(segment), sum(rows), (") ||
+	    (pl.lo < pl.hi ? clickhouse__append(&sql, "SELECT count()") ||
+			     from_where(&sql, c, q, &pl, rollup_of(q)) :
+			     clickhouse__append(&sql, "SELECT 0")) ||
+	    clickhouse__append(&sql, ") FROM (") ||
+	    both_parts(&sql, c, q, &pl, "segments", "host, segment, rows",
+		       "host, segment, count() AS rows",
+		       " GROUP BY host, segment") ||
+	    clickhouse__append(&sql, ")"))
 		goto nomem;
 	if (clickhouse__query(c, sql.v, NULL, NULL, 0, &reply))
 		goto server;
-	if (sscanf(reply, "%" SCNd64 "\t%" SCNd64, &hosts, &segments) != 2) {
+	if (sscanf(reply, "%" SCNd64 "\t%" SCNd64 "\t%" SCNd64 "\t%" SCNd64,
+		   &hosts, &segments, &rows, &rolled) != 4) {
 		log_error("report --from: %s: an answer that is no count: %.80s",
 			  url, reply);
 		goto out;
@@ -276,12 +385,12 @@ int fleet__profile(const struct fleet_query *q, struct run_profile *p)
 	else
 		snprintf(slice, sizeof(slice), "arraySlice(stack, -%" PRIu64 ")",
 			 (uint64_t)q->k + 1);
-	if (clickhouse__append(&sql, "SELECT ") ||
-	    clickhouse__append(&sql, slice) ||
-	    clickhouse__append(&sql, " AS context, how, sum(weight),"
-			       " min(certain_frames)") ||
-	    from_where(&sql, c, q, events) ||
-	    clickhouse__append(&sql, " GROUP BY context, how"
+	snprintf(cols, sizeof(cols), "%s AS context, how, weight AS w, "
+		 "certain_frames AS f", slice);
+	if (clickhouse__append(&sql, "SELECT context, how, sum(w), min(f) "
+			       "FROM (") ||
+	    both_parts(&sql, c, q, &pl, rollup_of(q), cols, cols, "") ||
+	    clickhouse__append(&sql, ") GROUP BY context, how"
 			       " FORMAT TabSeparated"))
 		goto nomem;
 	if (clickhouse__query(c, sql.v, NULL, NULL, 0, &reply))
@@ -302,6 +411,11 @@ int fleet__profile(const struct fleet_query *q, struct run_profile *p)
 	snprintf(p->run.command, sizeof(p->run.command), "%s: %" PRId64
 		 " host%s, %" PRId64 " run%s", url, hosts, hosts == 1 ? "" :
 		 "s", segments, segments == 1 ? "" : "s");
+	snprintf(p->fleet_read, sizeof(p->fleet_read), "%" PRId64 " stack "
+		 "rows summed by the server in %.2f s (%" PRId64 " rows of "
+		 "the hourly rollups read%s)", rows,
+		 (double)(clock__mono_ns() - t0) / 1e9, rolled,
+		 pl.lo < pl.hi ? ", the rest raw" : ": all raw");
 	p->run.samples = (int64_t)(p->stats.samples + 0.5);
 	p->run.user_ns = p->run.system_ns = -1;
 	ret = 0;

@@ -44,7 +44,8 @@ struct run_profile {
 	bool mangled;			/* RUN_PROFILE_MANGLED */
 	bool flat;			/* RUN_PROFILE_FLAT */
 	bool fleet;			/* the fleet's, from ClickHouse: run
-					 * says what was read */
+					 * says from where, and ... */
+	char fleet_read[256];		/* ... this what was summed there */
 	/* The heaviest commands (threads' names) of the samples, and how
 	 * many there are in all */
 	struct run_comm {

@@ -329,6 +329,8 @@ void render__header(const struct render *r)
 		fprintf(r->out, "fleet (%s): %.0f samples\n",
 			one_line(r->p->run.command, cmd, sizeof(cmd)),
 			s->samples);
+	if (r->p->fleet && *r->p->fleet_read)
+		fprintf(r->out, "read: %s\n", r->p->fleet_read);
 	else if (r->p->wall || r->p->offcpu)
 		fprintf(r->out, "run %lld (%s, %s): %s, %.1f ms: %s, in "
 			"microseconds (us)\n", (long long)r->p->run.id,

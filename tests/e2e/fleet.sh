@@ -131,8 +131,12 @@ if "$ICPPD" record -q --off-cpu -d "$tmp/o.db" -- true 2>"$tmp/probe.err"; then
 	out=$("$ICPPD" export -d "$tmp/o.db" --run 2 "$url0/?database=old" 2>&1)
 	is $? 0 "export into an old database: exit 0"
 	contains "$out" "adding column event to old.stacks_local" "... adds the missing columns, saying so"
-	is "$(ch 0 "SELECT count() FROM system.columns WHERE database = 'old' AND name IN ('event', 'blocked_us')")" 6 \
+	is "$(ch 0 "SELECT count() FROM system.columns WHERE database = 'old' AND table IN ('stacks', 'stacks_local', 'cids', 'cids_local') AND name IN ('event', 'blocked_us')")" 6 \
 		"... to the local tables and the views (made again)"
+	is "$(ch 0 "SELECT count() FROM system.tables WHERE database = 'old' AND name LIKE '%rollup%'")" 8 \
+		"... and the rollups, their views and their materialized views"
+	is "$(ch 0 "SELECT since > now() FROM old.rollups")" 1 \
+		"... which hold the rows from the next hour on (the rows before them are read raw)"
 	is "$(ch 0 "SELECT event, count() > 0 FROM old.stacks GROUP BY event ORDER BY event" | tr '\t\n' ': ')" \
 		"cpu:1 off-cpu:1 " "... the old rows read as CPU samples, the new run's off-CPU stacks beside them"
 	is "$(ch 0 "SELECT sum(blocked_us) FROM old.cids WHERE event = 'off-cpu'")" \
@@ -155,6 +159,25 @@ else
 		skip "record --off-cpu refused here: $(head -1 "$tmp/probe.err")" "off-CPU to ClickHouse: $t"
 	done
 fi
+
+# A window that cuts an hour: its whole hours from the rollups, the
+# rest raw; the same stacks as the raw rows alone.  A copy of the rows
+# the exporter put in database fresh (which it made with its rollups)
+# two hours back, through the local table (the materialized views feed
+# the rollups), from the middle of its hour.
+ch 0 "INSERT INTO fresh.stacks_local SELECT concat(segment, '/early'), host, program, build_id, comm,
+	pid, start_time - 7200, end_time - 7200, stack, weight, certain_frames, how, event
+	FROM fresh.stacks_local"
+since=$(ch 0 "SELECT toUInt32(min(start_time)) FROM fresh.stacks WHERE segment LIKE '%/early'")
+"$ICPPD" report --from "$url0/?database=fresh" --since "$since" -f folded --k inf --exact >"$tmp/window.folded"
+ch 0 "SELECT arrayStringConcat(stack, ';'), sum(weight) FROM fresh.stacks
+	WHERE end_time >= toDateTime($since) AND event = 'cpu' GROUP BY stack" | tr '\t' ' ' >"$tmp/window.raw"
+is "$(same_stacks "$tmp/window.folded" "$tmp/window.raw")" 0 \
+	"report --from --since inside an hour: rollup and raw rows together give the raw rows' sums, stack by stack"
+ok $(awk '{ s += $NF } END { exit !(s > 0) }' "$tmp/window.raw"; echo $?) "... which are not empty"
+text=$("$ICPPD" report --from "$url0/?database=fresh" --since "$since" --k 1)
+contains "$text" "rows of the hourly rollups read, the rest raw" "... saying what it read"
+contains "$text" "fleet ($url0/?database=fresh: 1 host, 2 runs)" "... two runs, the copy and its original"
 
 # Writer a (this host) ships to shard 0; writer b, another host name (a
 # UTS namespace of its own where there is one), to shard 1.
@@ -204,6 +227,9 @@ is "$(same_stacks "$tmp/fleet.folded" "$tmp/local.folded")" 0 \
 	"report --from over the cluster: the union of the local reports, stack by stack"
 ok $([ -s "$tmp/fleet.folded" ]; echo $?) "... which is not empty"
 text=$("$ICPPD" report --from "$url0" --k 3)
+rolled=$(printf '%s\n' "$text" | sed -n 's/^read: .* (\([0-9]*\) rows of the hourly rollups read, the rest raw)$/\1/p')
+ok $([ "${rolled:-0}" -gt 0 ]; echo $?) "report --from: the sums of the hourly rollups read ($rolled rows)"
+
 contains "$text" "fleet ($url0: $hosts host" "report --from: the header names the fleet read"
 contains "$text" "<- main" "report --from --k 3: callers, as a local report shows them"
 if [ "$hosts" -eq 2 ]; then
