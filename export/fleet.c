@@ -23,6 +23,12 @@
 #include "export/clickhouse.h"
 #include "inference/kccf.h"
 
+/* The views over the local tables (a server without a cluster) read
+ * every row and filter after: ClickHouse 18.16 pushes a query's
+ * conditions into a view only when asked (a host's report read 1.7
+ * million rollup rows where the sort key finds 38 thousand). */
+#define PUSH_DOWN "enable_optimize_predicate_expression=1"
+
 /* Frames of one context at most, and the longest frame name. */
 #define FLEET_MAX_FRAMES 4096
 #define FLEET_MAX_NAME 4096
@@ -363,7 +369,7 @@ int fleet__profile(const struct fleet_query *q, struct run_profile *p)
 		       " GROUP BY host, segment") ||
 	    clickhouse__append(&sql, ")"))
 		goto nomem;
-	if (clickhouse__query(c, sql.v, NULL, NULL, 0, &reply))
+	if (clickhouse__query(c, sql.v, PUSH_DOWN, NULL, 0, &reply))
 		goto server;
 	if (sscanf(reply, "%" SCNd64 "\t%" SCNd64 "\t%" SCNd64 "\t%" SCNd64,
 		   &hosts, &segments, &rows, &rolled) != 4) {
@@ -393,7 +399,7 @@ int fleet__profile(const struct fleet_query *q, struct run_profile *p)
 	    clickhouse__append(&sql, ") GROUP BY context, how"
 			       " FORMAT TabSeparated"))
 		goto nomem;
-	if (clickhouse__query(c, sql.v, NULL, NULL, 0, &reply))
+	if (clickhouse__query(c, sql.v, PUSH_DOWN, NULL, 0, &reply))
 		goto server;
 	r = load_reply(l, reply, strlen(reply), &bad, &at);
 	if (r == -ENOMEM)

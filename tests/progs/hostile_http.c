@@ -2,9 +2,11 @@
  * hostile_http.c - a "ClickHouse server" that answers report --from
  * with hostile data, on a loopback port, to check that a fleet report
  * stays bounded in memory and time, prints nothing unprintable, and
- * says clearly what was wrong.  Every query gets a 200 reply; the count
- * query (its body names uniqExact) a sane "3\t7", the stacks query what
- * MODE says:
+ * says clearly what was wrong.  Every query gets a 200 reply; the
+ * query of what the database has (its body names system.tables) a sane
+ * "1\t0" (events, no rollups), the count query (uniqExact) a sane
+ * "3\t7\t2000\t0" (hosts, runs, rows, rollup rows), the stacks query
+ * what MODE says:
  *   huge     80 MiB of rows (over the client's 64 MiB bound)
  *   wide     rows of distinct 4,000-byte names, up to 60 MiB
  *   names    names with ESC, CR, BEL, invalid UTF-8, U+FFFE and ';'
@@ -154,8 +156,10 @@ int main(int argc, char **argv)
 			continue;
 		read_request(c, req, sizeof(req));
 		put(c, head, sizeof(head) - 1);
-		if (strstr(req, "uniqExact"))
-			put(c, "3\t7\n", 4);
+		if (strstr(req, "system.tables"))
+			put(c, "1\t0\n", 4);
+		else if (strstr(req, "uniqExact"))
+			put(c, "3\t7\t2000\t0\n", 11);
 		else
 			rows(c, argv[2]);
 		close(c);
