@@ -226,6 +226,20 @@ is $? 0 "report --from: exit 0"
 is "$(same_stacks "$tmp/fleet.folded" "$tmp/local.folded")" 0 \
 	"report --from over the cluster: the union of the local reports, stack by stack"
 ok $([ -s "$tmp/fleet.folded" ]; echo $?) "... which is not empty"
+# the same runs into one server's database: the cluster's report is the
+# single node's, at k = 3 and whole
+cp "$tmp/a.db" "$tmp/a1.db"
+cp "$tmp/b.db" "$tmp/b1.db"
+rm -f "$tmp"/a1.db-* "$tmp"/b1.db-*
+q "DELETE FROM exports" "$tmp/b1.db"
+"$ICPPD" export -d "$tmp/a1.db" --all "$url0/?database=single" >/dev/null 2>&1
+"$ICPPD" export -d "$tmp/b1.db" --all "$url0/?database=single" >/dev/null 2>&1
+for k in 3 inf; do
+	"$ICPPD" report --from "$url0" --k $k -f folded --exact >"$tmp/cluster.$k"
+	"$ICPPD" report --from "$url0/?database=single" --k $k -f folded --exact >"$tmp/single.$k"
+	is "$(same_stacks "$tmp/cluster.$k" "$tmp/single.$k")" 0 \
+		"report --from --k $k: the two-shard cluster's report is the single node's, stack by stack"
+done
 text=$("$ICPPD" report --from "$url0" --k 3)
 rolled=$(printf '%s\n' "$text" | sed -n 's/^read: .* (\([0-9]*\) rows of the hourly rollups read, the rest raw)$/\1/p')
 ok $([ "${rolled:-0}" -gt 0 ]; echo $?) "report --from: the sums of the hourly rollups read ($rolled rows)"
