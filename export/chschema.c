@@ -141,8 +141,9 @@ static const struct table {
 	  "end_time", "segment, host, program, event, start_time, end_time,"
 	  " count() AS rows, sum(weight) AS weight",
 	  "segment, host, program, event, start_time, end_time" },
-	{ "rollups", "since DateTime", "ReplacingMergeTree()", NULL, "tuple()",
-	  NULL, NULL },
+	{ "rollups", "since DateTime,\n"
+	  "    raw_from DateTime DEFAULT toDateTime(0)",
+	  "ReplacingMergeTree()", NULL, "tuple()", NULL, NULL },
 };
 #define NR_TABLES (sizeof(tables) / sizeof(tables[0]))
 
@@ -190,9 +191,9 @@ void chschema__print(FILE *out, const char *db, const char *cluster)
 	 * earlier rows are read raw) */
 	fprintf(out, "INSERT INTO %s.rollups_local SELECT if((SELECT count() "
 		"FROM %s.stacks_local) = 0,\n    toDateTime(0), "
-		"toDateTime(toStartOfHour(now()) + %d))\nWHERE (SELECT count() "
-		"FROM %s.rollups_local) = 0;\n\n", db, db, CHSCHEMA_BUCKET_S,
-		db);
+		"toDateTime(toStartOfHour(now()) + %d)), toDateTime(0)\n"
+		"WHERE (SELECT count() FROM %s.rollups_local) = 0;\n\n", db, db,
+		CHSCHEMA_BUCKET_S, db);
 	fprintf(out, "-- A database an earlier icppd made lacks the columns "
 		"added since.  icppd export\n-- adds them (unless the URL "
 		"says create=no); by hand, on every server:\n");
@@ -410,4 +411,52 @@ int chschema__update(struct clickhouse *c, bool all, char *why, size_t len)
 		 "(create=no in the URL stops this)", clickhouse__url(c),
 		 missing, db, *cluster ? " over cluster " : "", cluster);
 	return make_tables(c, cluster, why, len);
+}
+
+int chschema__prune(struct clickhouse *c, char *why, size_t len)
+{
+	const char *db = clickhouse__database(c), *reply;
+	char sql[512], parts[4096], *save = NULL;
+	int days = clickhouse__raw_days(c);
+	long long since = -1, n = 0;
+
+	if (!days)
+		return 0;
+	/* the rollups of this server hold the days to drop */
+	snprintf(sql, sizeof(sql), "SELECT toUInt32(max(since)), count() FROM "
+		 "%s.rollups_local", db);
+	if (migration_query(c, sql, &reply, why, len))
+		return -1;
+	if (sscanf(reply, "%lld\t%lld", &since, &n) != 2 || n < 1 ||
+	    since < 0)
+		return 0;
+	snprintf(sql, sizeof(sql), "SELECT DISTINCT partition FROM system.parts "
+		 "WHERE database = '%s' AND table IN ('stacks_local', "
+		 "'cids_local') AND active AND toDate(partition) < today() - %d "
+		 "AND toDate(partition) > toDate(toDateTime(%lld)) ORDER BY "
+		 "partition LIMIT 400 FORMAT TabSeparated", db, days, since);
+	if (migration_query(c, sql, &reply, why, len))
+		return -1;
+	snprintf(parts, sizeof(parts), "%s", reply);
+	for (char *d = strtok_r(parts, "\n", &save); d;
+	     d = strtok_r(NULL, "\n", &save)) {
+		if (strspn(d, "0123456789-") != strlen(d) || strlen(d) != 10)
+			continue;	/* a date, YYYY-MM-DD, or nothing */
+		log_info("export: %s: dropping the raw rows of %s (raw_days=%d; "
+			 "the rollups keep their sums)", clickhouse__url(c), d,
+			 days);
+		for (int t = 0; t < 2; t++) {
+			snprintf(sql, sizeof(sql), "ALTER TABLE %s.%s_local DROP "
+				 "PARTITION '%s'", db, t ? "cids" : "stacks", d);
+			if (migration_query(c, sql, &reply, why, len))
+				return -1;
+		}
+	}
+	/* where the raw rows begin now: a report's window edges before it
+	 * are whole hours of the rollups */
+	snprintf(sql, sizeof(sql), "INSERT INTO %s.rollups_local SELECT "
+		 "toDateTime(%lld), toDateTime(today() - %d) WHERE (SELECT "
+		 "max(raw_from) FROM %s.rollups_local) < toDateTime(today() - "
+		 "%d)", db, since, days, db, days);
+	return migration_query(c, sql, &reply, why, len);
 }

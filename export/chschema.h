@@ -51,4 +51,13 @@ void chschema__print(FILE *out, const char *db, const char *cluster);
  */
 int chschema__update(struct clickhouse *c, bool all, char *why, size_t len);
 
+/*
+ * With raw_days=N in @c's URL: drops the days of raw stack and CID rows
+ * older than N days that this server's rollups hold (partitions of
+ * stacks_local and cids_local, a day each; path maps are kept), and
+ * notes in rollups_local from when the raw rows are kept (a report's
+ * window edges before it are whole hours).  0, or -1 with why.
+ */
+int chschema__prune(struct clickhouse *c, char *why, size_t len);
+
 #endif

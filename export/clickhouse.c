@@ -30,6 +30,8 @@ struct clickhouse {
 				 * what messages name and the spool keeps */
 	char database[64];
 	bool no_create;		/* create=no: never make missing tables */
+	int raw_days;		/* raw_days=N: raw rows kept N days (0:
+				 * for good) */
 	char *reply;
 	size_t nreply, reply_cap;
 	bool too_long;
@@ -140,10 +142,24 @@ struct clickhouse *clickhouse__new(const char *url, char *err, size_t len)
 		free(c);
 		return NULL;
 	}
-	for (const char *p = q; p; p = strchr(p + 1, '&'))
+	for (const char *p = q; p; p = strchr(p + 1, '&')) {
 		if (!strncmp(p + 1, "create=no", 9) &&
 		    (!p[10] || p[10] == '&'))
 			c->no_create = true;
+		if (!strncmp(p + 1, "raw_days=", 9)) {
+			char *end;
+			long d = strtol(p + 10, &end, 10);
+
+			if (end == p + 10 || (*end && *end != '&') || d < 1 ||
+			    d > 36500) {
+				snprintf(err, len, "%s: raw_days= takes a number "
+					 "of days, 1 to 36500", url);
+				free(c);
+				return NULL;
+			}
+			c->raw_days = (int)d;
+		}
+	}
 	c->base = strndup(url, (size_t)(host - url) + n);
 	at = memchr(host, '@', n);
 	if (asprintf(&c->shown, "%.*s%s", (int)(host - url), url,
@@ -178,6 +194,11 @@ const char *clickhouse__url(const struct clickhouse *c)
 bool clickhouse__may_create(const struct clickhouse *c)
 {
 	return !c->no_create;
+}
+
+int clickhouse__raw_days(const struct clickhouse *c)
+{
+	return c->raw_days;
 }
 
 const char *clickhouse__database(const struct clickhouse *c)

@@ -30,6 +30,9 @@ void clickhouse__delete(struct clickhouse *c);
 const char *clickhouse__url(const struct clickhouse *c);
 /* Whether missing tables may be made (the URL has no create=no). */
 bool clickhouse__may_create(const struct clickhouse *c);
+/* How many days the raw rows are kept (the URL's raw_days=N; 0, the
+ * default: for good): chschema__prune(). */
+int clickhouse__raw_days(const struct clickhouse *c);
 /* The database named by the URL ("icppd" when it names none). */
 const char *clickhouse__database(const struct clickhouse *c);
 

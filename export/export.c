@@ -426,8 +426,9 @@ static int ship_batch(struct store *st, struct clickhouse *c, int64_t now,
 		log__progress("export to %s: run %lld, %lld shipped so far",
 			      clickhouse__url(c), (long long)runs[i],
 			      (long long)res->runs);
-		if (!*migrated && chschema__update(c, false, why,
-						   sizeof(why))) {
+		if (!*migrated && (chschema__update(c, false, why,
+						    sizeof(why)) ||
+				   chschema__prune(c, why, sizeof(why)))) {
 			r = 1;
 		} else {
 			*migrated = true;

@@ -208,6 +208,8 @@ struct plan {
 	bool events;
 	int64_t lo, hi;		/* seconds; lo == hi: no rollup read */
 	int64_t since_s, until_s;	/* the window */
+	int64_t raw_from;	/* raw rows kept from (raw_days=N), or 0 */
+	bool widened;		/* edges before it made whole hours */
 };
 
 /* The filters every part shares: event, host, program. */
@@ -294,17 +296,28 @@ static int plan_of(struct clickhouse *c, const struct fleet_query *q,
 	pl->events = events == 1;
 	if (!pl->events || rollups != 4)
 		return 0;
-	snprintf(sql, sizeof(sql), "SELECT toUInt32(max(since)), count() FROM "
-		 "%s.rollups", db);
+	snprintf(sql, sizeof(sql), "SELECT toUInt32(max(since)), count(), "
+		 "toUInt32(max(raw_from)) FROM %s.rollups", db);
 	/* a cluster where one server lacks them: all raw */
 	if (clickhouse__query(c, sql, NULL, NULL, 0, &reply) ||
-	    sscanf(reply, "%" SCNd64 "\t%" SCNd64, &since, &n) != 2 || n < 1 ||
-	    since < 0)
+	    sscanf(reply, "%" SCNd64 "\t%" SCNd64 "\t%" SCNd64, &since, &n,
+		   &pl->raw_from) != 3 || n < 1 || since < 0)
 		return 0;
-	pl->lo = (pl->since_s > since ? pl->since_s : since) +
-		 CHSCHEMA_BUCKET_S - 1;
-	pl->lo -= pl->lo % CHSCHEMA_BUCKET_S;
-	pl->hi = pl->until_s + 1 - (pl->until_s + 1) % CHSCHEMA_BUCKET_S;
+	/* inward to whole hours; outward where the raw rows are gone */
+	if (pl->since_s < pl->raw_from && pl->since_s >= since) {
+		pl->lo = pl->since_s - pl->since_s % CHSCHEMA_BUCKET_S;
+		pl->widened = pl->lo < pl->since_s;
+	} else {
+		pl->lo = (pl->since_s > since ? pl->since_s : since) +
+			 CHSCHEMA_BUCKET_S - 1;
+		pl->lo -= pl->lo % CHSCHEMA_BUCKET_S;
+	}
+	pl->hi = pl->until_s + 1;
+	if (pl->hi <= pl->raw_from && pl->hi % CHSCHEMA_BUCKET_S) {
+		pl->hi += CHSCHEMA_BUCKET_S - pl->hi % CHSCHEMA_BUCKET_S;
+		pl->widened = true;
+	}
+	pl->hi -= pl->hi % CHSCHEMA_BUCKET_S;
 	if (pl->hi <= pl->lo)
 		pl->lo = pl->hi = 0;
 	return 0;
@@ -419,9 +432,11 @@ int fleet__profile(const struct fleet_query *q, struct run_profile *p)
 		 "s", segments, segments == 1 ? "" : "s");
 	snprintf(p->fleet_read, sizeof(p->fleet_read), "%" PRId64 " stack "
 		 "rows summed by the server in %.2f s (%" PRId64 " rows of "
-		 "the hourly rollups read%s)", rows,
+		 "the hourly rollups read%s)%s", rows,
 		 (double)(clock__mono_ns() - t0) / 1e9, rolled,
-		 pl.lo < pl.hi ? ", the rest raw" : ": all raw");
+		 pl.lo < pl.hi ? ", the rest raw" : ": all raw", pl.widened ?
+		 "; the raw rows of the window's edge are dropped "
+		 "(raw_days): its whole hours" : "");
 	p->run.samples = (int64_t)(p->stats.samples + 0.5);
 	p->run.user_ns = p->run.system_ns = -1;
 	ret = 0;

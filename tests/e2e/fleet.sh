@@ -113,6 +113,37 @@ contains "$out" "the URL says create=no: icppd export --schema prints them" \
 	"create=no: nothing made, the hint names export --schema"
 is "$(q "SELECT state FROM exports" "$tmp/g.db")" pending "... and the run stays queued"
 
+# Raw rows kept for a window (raw_days=N in the URL): database pruned
+# gets f.db's run and a copy of its rows three days back; an export
+# with raw_days=1 drops that day's raw rows (the rollups keep their
+# sums): a report of everything is what it was, and one whose window
+# starts inside that day reads whole hours of the rollups and says so.
+cp "$tmp/f.db" "$tmp/p.db"
+rm -f "$tmp"/p.db-*
+q "DELETE FROM exports" "$tmp/p.db"
+"$ICPPD" export -d "$tmp/p.db" --all "$url0/?database=pruned" >/dev/null 2>&1
+ch 0 "INSERT INTO pruned.stacks_local SELECT concat(segment, '/old'), host, program, build_id, comm,
+	pid, start_time - 259200, end_time - 259200, stack, weight, certain_frames, how, event
+	FROM pruned.stacks_local"
+"$ICPPD" report --from "$url0/?database=pruned" -f folded --k inf --exact >"$tmp/before.folded"
+old_day=$(ch 0 "SELECT toDate(min(start_time)) FROM pruned.stacks")
+"$ICPPD" record --no-learn -d "$tmp/p.db" --export "$url0/?database=pruned&raw_days=1" -- "$prog" ab 30 >"$tmp/p.out" 2>&1
+contains "$(cat "$tmp/p.out")" "dropping the raw rows of $old_day (raw_days=1; the rollups keep their sums)" \
+	"raw_days=1: the export drops the raw rows of a day three days back"
+is "$(ch 0 "SELECT count() FROM pruned.stacks WHERE toDate(start_time) = '$old_day'")" 0 "... its stack rows gone"
+is "$(ch 0 "SELECT count() > 0 FROM pruned.stacks_rollup WHERE toDate(bucket) = '$old_day'")" 1 "... its rollup rows kept"
+"$ICPPD" report --from "$url0/?database=pruned" -f folded --k inf --exact >"$tmp/after.folded"
+"$ICPPD" report -d "$tmp/p.db" --run "$(q "SELECT max(run_id) FROM exports" "$tmp/p.db")" -f folded --exact --no-inline \
+	>>"$tmp/before.folded" 2>/dev/null
+is "$(same_stacks "$tmp/after.folded" "$tmp/before.folded")" 0 \
+	"... the fleet's profile what it was (and the new run), stack by stack"
+cut=$(ch 0 "SELECT toUInt32(min(bucket)) + 1800 FROM pruned.stacks_rollup WHERE toDate(bucket) = '$old_day'")
+contains "$("$ICPPD" report --from "$url0/?database=pruned" --since "$cut" --k 1)" "its whole hours" \
+	"... a window starting inside the dropped day: whole hours, said"
+out=$("$ICPPD" export -d "$tmp/p.db" --retry "$url0/?raw_days=0" 2>&1)
+is $? 1 "raw_days=0: refused"
+contains "$out" "raw_days= takes a number of days, 1 to 36500" "... saying what it takes"
+
 # A database an earlier icppd made (before the event columns): export
 # adds what is missing (the local tables, then the views made again),
 # and the old rows read as CPU samples.  Then off-CPU time (record
