@@ -136,7 +136,8 @@ fleet() {	# fleet MODE: wall seconds
 part_synth() {
 	echo "== a fleet report: 100,000,000 samples from 1,000 synthetic hosts, k = 3"
 	schema synth
-	ch "INSERT INTO synth.stacks_local SELECT
+	ch "INSERT INTO synth.stacks_local (segment, host, program, build_id, comm, pid,
+		start_time, end_time, stack, weight, certain_frames, how) SELECT
 		concat('host', toString(number % 1000), '/synth/', toString(intDiv(number, 1000) % 2)),
 		concat('host', toString(number % 1000)), '/usr/bin/app', 'synthbuild', 'app',
 		toUInt32(1000 + number % 1000),
