@@ -344,6 +344,40 @@ static int both_parts(struct ch_text *b, const struct clickhouse *c,
 	       clickhouse__append(b, raw_tail) ? -ENOMEM : 0;
 }
 
+/* What a report of @q reads, counted by the server: its hosts, runs,
+ * their stack rows and the rollup's rows, into @n.  0, -ENOMEM, -EIO
+ * (the server's error in @c) or -EPROTO (an answer that is no count,
+ * logged). */
+static int count_read(struct clickhouse *c, const struct fleet_query *q,
+		      const struct plan *pl, int64_t n[4])
+{
+	struct ch_text sql = { 0 };
+	const char *reply;
+	int ret = 0;
+
+	if (clickhouse__append(&sql, "SELECT uniqExact(host), "
+			       "uniqExact(segment), sum(rows), (") ||
+	    (pl->lo < pl->hi ? clickhouse__append(&sql, "SELECT count()") ||
+			       from_where(&sql, c, q, pl, rollup_of(q)) :
+			       clickhouse__append(&sql, "SELECT 0")) ||
+	    clickhouse__append(&sql, ") FROM (") ||
+	    both_parts(&sql, c, q, pl, "segments", "host, segment, rows",
+		       "host, segment, count() AS rows",
+		       " GROUP BY host, segment") ||
+	    clickhouse__append(&sql, ")"))
+		ret = -ENOMEM;
+	else if (clickhouse__query(c, sql.v, PUSH_DOWN, NULL, 0, &reply))
+		ret = -EIO;
+	else if (sscanf(reply, "%" SCNd64 "\t%" SCNd64 "\t%" SCNd64 "\t%"
+			SCNd64, &n[0], &n[1], &n[2], &n[3]) != 4) {
+		log_error("report --from: %s: an answer that is no count: %.80s",
+			  q->url, reply);
+		ret = -EPROTO;
+	}
+	free(sql.v);
+	return ret;
+}
+
 int fleet__profile(const struct fleet_query *q, struct run_profile *p)
 {
 	const char *url = q->url;
@@ -353,7 +387,7 @@ int fleet__profile(const struct fleet_query *q, struct run_profile *p)
 	char err[512], slice[64], cols[160];
 	const char *reply;
 	struct ch_text sql = { 0 };
-	int64_t hosts = 0, segments = 0, rows = 0, rolled = 0, t0;
+	int64_t read[4] = { 0 }, t0;	/* hosts, runs, rows, rollup rows */
 	const char *at;
 	size_t bad;
 	int ret = -1, r = 0;
@@ -370,27 +404,14 @@ int fleet__profile(const struct fleet_query *q, struct run_profile *p)
 	t0 = clock__mono_ns();
 	if (plan_of(c, q, &pl))
 		goto server;
-	/* what was read: hosts, runs, their stack rows, the rollup's rows */
-	if (clickhouse__append(&sql, "SELECT uniqExact(host), "
-			       "uniqExact(segment), sum(rows), (") ||
-	    (pl.lo < pl.hi ? clickhouse__append(&sql, "SELECT count()") ||
-			     from_where(&sql, c, q, &pl, rollup_of(q)) :
-			     clickhouse__append(&sql, "SELECT 0")) ||
-	    clickhouse__append(&sql, ") FROM (") ||
-	    both_parts(&sql, c, q, &pl, "segments", "host, segment, rows",
-		       "host, segment, count() AS rows",
-		       " GROUP BY host, segment") ||
-	    clickhouse__append(&sql, ")"))
+	r = count_read(c, q, &pl, read);
+	if (r == -ENOMEM)
 		goto nomem;
-	if (clickhouse__query(c, sql.v, PUSH_DOWN, NULL, 0, &reply))
+	if (r == -EIO)
 		goto server;
-	if (sscanf(reply, "%" SCNd64 "\t%" SCNd64 "\t%" SCNd64 "\t%" SCNd64,
-		   &hosts, &segments, &rows, &rolled) != 4) {
-		log_error("report --from: %s: an answer that is no count: %.80s",
-			  url, reply);
+	if (r)
 		goto out;
-	}
-	if (!segments) {
+	if (!read[1]) {
 		log_error("report --from: %s: no exported run matches%s (icppd "
 			  "export ships runs there)", url, q->offcpu ?
 			  " with off-CPU time" : "");
@@ -428,12 +449,12 @@ int fleet__profile(const struct fleet_query *q, struct run_profile *p)
 	p->offcpu = q->offcpu;
 	snprintf(p->run.kind, sizeof(p->run.kind), "fleet");
 	snprintf(p->run.command, sizeof(p->run.command), "%s: %" PRId64
-		 " host%s, %" PRId64 " run%s", url, hosts, hosts == 1 ? "" :
-		 "s", segments, segments == 1 ? "" : "s");
+		 " host%s, %" PRId64 " run%s", url, read[0], read[0] == 1 ? "" :
+		 "s", read[1], read[1] == 1 ? "" : "s");
 	snprintf(p->fleet_read, sizeof(p->fleet_read), "%" PRId64 " stack "
 		 "rows summed by the server in %.2f s (%" PRId64 " rows of "
-		 "the hourly rollups read%s)%s", rows,
-		 (double)(clock__mono_ns() - t0) / 1e9, rolled,
+		 "the hourly rollups read%s)%s", read[2],
+		 (double)(clock__mono_ns() - t0) / 1e9, read[3],
 		 pl.lo < pl.hi ? ", the rest raw" : ": all raw", pl.widened ?
 		 "; the raw rows of the window's edge are dropped "
 		 "(raw_days): its whole hours" : "");
