@@ -21,12 +21,13 @@
 #include "common/log.h"
 #include "export/clickhouse.h"
 
+/* How a stack was inferred. */
+#define HOW_TYPE \
+	"Enum8('precise' = 1, 'ambiguous' = 2, 'searched' = 3, 'unknown' = 4)"
 /* Which event a row counts: CPU samples, or switches out (record
  * --off-cpu), whose stacks weigh the microseconds their threads were
  * blocked.  Added after the first fleets were made: new columns go
  * last, with defaults that old rows take (added_columns[]). */
-#define HOW_TYPE \
-	"Enum8('precise' = 1, 'ambiguous' = 2, 'searched' = 3, 'unknown' = 4)"
 #define EVENT_TYPE "Enum8('cpu' = 1, 'off-cpu' = 2) DEFAULT 'cpu'"
 #define BLOCKED_TYPE "UInt64 DEFAULT 0"
 
@@ -171,7 +172,10 @@ void chschema__print(FILE *out, const char *db, const char *cluster)
 				"%s.%s_local\nENGINE = Distributed(%s, %s, "
 				"%s_local, %s);\n\n", db, t->name, db, t->name,
 				cluster, db, t->name,
-				i < 3 ? "sipHash64(host)" : "rand()");
+				/* inserts go to the raw tables' local ones,
+				 * and the views feed the rollups there: the
+				 * key only serves an insert through it */
+				t->columns ? "rand()" : "sipHash64(host)");
 		else
 			fprintf(out, "CREATE VIEW IF NOT EXISTS %s.%s AS "
 				"SELECT * FROM %s.%s_local;\n\n", db, t->name,

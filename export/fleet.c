@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "common/grow.h"
 #include "common/hindex.h"
-#include "common/clock.h"
 #include "common/log.h"
 #include "export/chschema.h"
 #include "export/clickhouse.h"
@@ -323,9 +323,9 @@ static int plan_of(struct clickhouse *c, const struct fleet_query *q,
 	return 0;
 }
 
-/* "SELECT ... FROM (PARTS) ..." over the rollup's part, then the raw
- * part: @what of each ("%s" the rollup's table, then "stacks"), joined
- * by UNION ALL, into @b. */
+/* "SELECT @rollup_cols FROM @rollup WHERE (its hours) UNION ALL SELECT
+ * @raw_cols FROM stacks WHERE (the rest) @raw_tail" into @b; the raw
+ * part alone when no rollup is read. */
 static int both_parts(struct ch_text *b, const struct clickhouse *c,
 		      const struct fleet_query *q, const struct plan *pl,
 		      const char *rollup, const char *rollup_cols,
