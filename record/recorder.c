@@ -797,6 +797,12 @@ void recorder__stats(const struct recorder *r, struct collector_stats *out)
 	out->maps_reread -= r->base.maps_reread;
 	out->unwind_reused -= r->base.unwind_reused;
 	out->unwind_frames_reused -= r->base.unwind_frames_reused;
+	/* a daemon segment's switches, not the daemon's */
+	out->offcpu_switches -= r->base.offcpu_switches;
+	out->offcpu_unresolved -= r->base.offcpu_unresolved;
+	out->offcpu_unmatched -= r->base.offcpu_unmatched;
+	out->offcpu_open_at_exit -= r->base.offcpu_open_at_exit;
+	out->offcpu_unknown -= r->base.offcpu_unknown;
 	for (int i = 0; i < CID_NR_FAILURES; i++)
 		out->by_reason[i] -= r->base.by_reason[i];
 	for (int i = 0; i < UNW_NR_STATUS; i++)

@@ -139,13 +139,13 @@ chmod 700 "$tmp"
 prog=$tmp/offcpu-daemon
 cp "$PROGS/offcpu" "$prog"
 sock=$tmp/d.sock
-"$ICPPD" daemon --foreground -d "$tmp/d.db" --socket "$sock" --flush-interval 1 \
+"$ICPPD" daemon --foreground -d "$tmp/d.db" --socket "$sock" --flush-interval 1 --segment 1 \
 	--off-cpu --exe "$prog" 2>"$tmp/daemon.log" &
 dpid=$!
 trap 'kill -9 $dpid 2>/dev/null; rm -rf "$tmp"' EXIT
 i=0
 while [ ! -S "$sock" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-TRUTH_FILE=$tmp/dtruth "$prog" 10 >/dev/null
+TRUTH_FILE=$tmp/dtruth "$prog" 40 >/dev/null
 "$ICPPD" ctl --socket "$sock" stop >/dev/null
 wait $dpid
 is $? 0 "daemon --off-cpu: stops with exit 0"
@@ -155,4 +155,16 @@ got=$(under ";worker;io_wait;read")
 want=$(awk '$1 == "OFFCPU" && $4 == "io_wait" { printf "%.0f\n", $5 * 1000 }' "$tmp/dtruth")
 ok $(within "$got" "$want" 0.10; echo $?) \
 	"daemon: the worker's wait under io_wait, $got us (the program measured $want us)"
+# each 1 s segment counts its own switches: their counters add up to
+# the switches stored and those never closed, not more (a later
+# segment's counters held the earlier ones')
+counted=$(q "SELECT sum(value) FROM run_counters WHERE name = 'offcpu.switches'" "$tmp/d.db")
+stored=$(q "SELECT sum(switches) FROM offcpu_samples" "$tmp/d.db")
+open=$(q "SELECT coalesce(sum(value), 0) FROM run_counters WHERE name IN ('offcpu.open_at_exit', 'offcpu.unmatched')" "$tmp/d.db")
+# (a few more: the thread's last switch, after its exit record, and the
+# daemon's own end)
+ok $([ "$counted" -ge "$stored" ] && [ "$counted" -le $((stored + stored / 20 + open + 5)) ]; echo $?) \
+	"daemon segments: offcpu.switches per segment ($counted) add up to those stored ($stored) and never closed ($open)"
+ok $(q "SELECT count(DISTINCT run_id) FROM offcpu_samples" "$tmp/d.db" | awk '{ exit !($1 >= 2) }'; echo $?) \
+	"... over several segments"
 done_testing
