@@ -98,47 +98,64 @@ static bool same_key(const struct cid_key *a, const struct cid_key *b)
 	       a->prog == b->prog;
 }
 
-int aggregate__add_cid(struct aggregate *a, const struct cid_key *k,
-		       const char *func_name, bool kernel)
+/* The entry of CID @k in a table keyed by CIDs (@v, its entries
+ * @size bytes each, their struct cid_key first, indexed by @index), a
+ * zeroed one added (*@fresh) when there is none; NULL when out of
+ * memory. */
+static void *cid_entry(struct hindex *index, void **v, size_t *n,
+		       size_t *cap, size_t size, const struct cid_key *k,
+		       bool *fresh)
 {
 	uint64_t h = hash_key(k);
 	struct hindex_probe p = { HINDEX_NONE, 0 };
 	uint32_t i;
+	char *e;
 
-	while ((i = hindex__next(&a->index, &p, h)) != HINDEX_NONE)
-		if (same_key(&a->cids[i].key, k)) {
-			a->cids[i].samples++;
-			a->cids[i].kernel += kernel;
-			return 0;
-		}
-	if (grow(&a->cids, &a->cap, a->ncids + 1, sizeof(*a->cids), 256) ||
-	    hindex__insert(&a->index, h, (uint32_t)a->ncids))
+	*fresh = false;
+	while ((i = hindex__next(index, &p, h)) != HINDEX_NONE)
+		if (same_key((const struct cid_key *)((char *)*v + i * size),
+			     k))
+			return (char *)*v + i * size;
+	if (grow(v, cap, *n + 1, size, 256) ||
+	    hindex__insert(index, h, (uint32_t)*n))
+		return NULL;
+	e = (char *)*v + (*n)++ * size;
+	memset(e, 0, size);
+	memcpy(e, k, sizeof(*k));
+	*fresh = true;
+	return e;
+}
+
+int aggregate__add_cid(struct aggregate *a, const struct cid_key *k,
+		       const char *func_name, bool kernel)
+{
+	bool fresh;
+	struct cid_count *c = cid_entry(&a->index, (void **)&a->cids,
+					&a->ncids, &a->cap, sizeof(*c), k,
+					&fresh);
+
+	if (!c)
 		return -ENOMEM;
-	a->cids[a->ncids++] = (struct cid_count){ *k, func_name, 1, kernel };
+	if (fresh)
+		c->func_name = func_name;
+	c->samples++;
+	c->kernel += kernel;
 	return 0;
 }
 
 int aggregate__add_offcpu(struct aggregate *a, const struct cid_key *k,
 			  const char *func_name, uint64_t ns, bool preempted)
 {
-	uint64_t h = hash_key(k);
-	struct hindex_probe p = { HINDEX_NONE, 0 };
-	struct offcpu_count *o = NULL;
-	uint32_t i;
+	bool fresh;
+	struct offcpu_count *o = cid_entry(&a->offcpu_index,
+					   (void **)&a->offcpu, &a->noffcpu,
+					   &a->offcpu_cap, sizeof(*o), k,
+					   &fresh);
 
-	while ((i = hindex__next(&a->offcpu_index, &p, h)) != HINDEX_NONE)
-		if (same_key(&a->offcpu[i].key, k)) {
-			o = &a->offcpu[i];
-			break;
-		}
-	if (!o) {
-		if (grow(&a->offcpu, &a->offcpu_cap, a->noffcpu + 1,
-			 sizeof(*a->offcpu), 64) ||
-		    hindex__insert(&a->offcpu_index, h, (uint32_t)a->noffcpu))
-			return -ENOMEM;
-		o = &a->offcpu[a->noffcpu++];
-		*o = (struct offcpu_count){ *k, func_name, 0, 0, 0 };
-	}
+	if (!o)
+		return -ENOMEM;
+	if (fresh)
+		o->func_name = func_name;
 	o->switches++;
 	if (preempted)
 		o->runnable_ns += ns;

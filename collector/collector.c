@@ -404,7 +404,6 @@ static int switch_out(struct collector *c, const struct perf_sample *s,
 	if (w->pending)		/* out twice: the first never came back */
 		c->stats.offcpu_unmatched++;
 	w->pending = false;
-	*base = 0;
 	if (form_cid(c, s, &key, &name, &where, base, &pc) !=
 	    CID_NR_FAILURES) {
 		*base = 0;

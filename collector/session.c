@@ -60,10 +60,9 @@ struct session {
 	size_t nlfds, ndfds, learners_at;
 	uint64_t *switch_ids;	/* session__add_switches()'s events */
 	size_t nswitch_ids;
-	int *sfds;		/* the switches' learner, on with lfds */
-	size_t nsfds;
-	int *wfds;		/* the switches' plain event, on while the
-				 * learner is off, when there is one */
+	int *sfds;		/* the switches' learner, and their plain */
+	size_t nsfds;		/* event, one on at a time (session__ */
+	int *wfds;		/* learn_switches()) when both are open */
 	size_t nwfds;
 	bool deep;
 	/* With deep_pages, the deep learner writes into rings of its own

@@ -734,8 +734,8 @@ struct cid_load {
 	struct infer *inf;
 	struct expls *e;
 	const struct budget *b;
-	bool processes, by_pid;
-	enum store_group by;
+	bool processes;
+	enum store_group by;	/* with @processes: their frames' */
 	int64_t pid;		/* the last row's process ... */
 	char *comm;
 	uint32_t node;		/* ... and its frame's node (the root when
@@ -790,7 +790,7 @@ static int add_kernel(struct cid_load *l, const struct store_cid *c,
 /* The node of @c's process frame, in @l->node. */
 static int process_node(struct cid_load *l, const struct store_cid *c)
 {
-	int64_t pid = l->by_pid ? c->pid : 0, frame;
+	int64_t pid = l->by != STORE_BY_COMM ? c->pid : 0, frame;
 
 	/* rows come grouped by process: one lookup per process */
 	if (l->comm && l->pid == pid && !strcmp(l->comm, c->comm))
@@ -880,7 +880,6 @@ static int infer_cids(struct store *st, const struct store_selection *sel,
 	struct cid_load l = { p, inf, e, b,
 		flags & (RUN_PROFILE_BY_COMM | RUN_PROFILE_BY_PID |
 			 RUN_PROFILE_BY_THREAD),
-		flags & (RUN_PROFILE_BY_PID | RUN_PROFILE_BY_THREAD),
 		flags & RUN_PROFILE_BY_THREAD ? STORE_BY_THREAD :
 		flags & RUN_PROFILE_BY_PID ? STORE_BY_PID : STORE_BY_COMM,
 		0, NULL, CCT_ROOT };

@@ -488,11 +488,17 @@ static void learn_step(struct recorder *r)
 	const struct collector_stats *cs = collector__stats(r->col);
 	struct learn *l = &r->learn;
 	int64_t now = clock__mono_ns();
+	bool window_over = now - l->window >= LEARN_WINDOW_NS;
+	bool trickle = now % LEARN_TRICKLE_NS < LEARN_TRICKLE_ON_NS;
 
 	if (!l->active)
 		return;
 	learn_deepen(r, cs);
-	if (now - l->window >= LEARN_WINDOW_NS) {
+	if (r->o.off_cpu) {
+		learn_switch_window(l, cs, r->new_paths, window_over);
+		learn_switches(r, l->sw_burst || trickle);
+	}
+	if (window_over) {
 		uint64_t cids = cs->cids - l->cids;
 		uint64_t unknown = cs->learn_unknown - l->unknown;
 
@@ -511,7 +517,6 @@ static void learn_step(struct recorder *r)
 				l->bursts++;
 			l->burst = busy || (l->burst && l->quiet < LEARN_QUIET);
 		}
-		learn_switch_window(l, cs, r->new_paths, true);
 		l->window = now;
 		l->cids = cs->cids;
 		l->unknown = cs->learn_unknown;
@@ -519,13 +524,7 @@ static void learn_step(struct recorder *r)
 		l->truncated = cs->unwind[UNW_TRUNCATED];
 		l->new_paths = r->new_paths;
 	}
-	learn_switch(r, l->burst || now % LEARN_TRICKLE_NS <
-			LEARN_TRICKLE_ON_NS, now);
-	if (r->o.off_cpu) {
-		learn_switch_window(l, cs, r->new_paths, false);
-		learn_switches(r, l->sw_burst || now % LEARN_TRICKLE_NS <
-			       LEARN_TRICKLE_ON_NS);
-	}
+	learn_switch(r, l->burst || trickle, now);
 }
 
 /* What learning did since the recorder began. */
