@@ -14,7 +14,10 @@
 # icppd record --no-cache (icppd-cold: every binary's frame section
 # listed afresh, as in a first record); icppd record --learn-freq 250 (a sparser learning event: the cost side of
 # the rate curve); icppd-l25, not in the default MODES: --learn-freq 25,
-# the daemon's trickle.  Every mode runs REPS times, interleaved (mode order rotates
+# the daemon's trickle; icppd-s2k, not in the default MODES either:
+# --stack-size 2048, every learning copy the innermost 2 KiB only
+# (fragments: docs/benchmarks.md, "what the innermost frames cost").
+# Every mode runs REPS times, interleaved (mode order rotates
 # each repetition), and the table shows medians of: CPU time of the whole
 # process tree (profiler included, user + system), wall time, and bytes
 # stored per sample (perf.data size, or the growth of a fresh icppd
@@ -75,6 +78,7 @@ run() {
 	icppd-cold) prof="$icppd record -q --no-cache -e $event -F $freq -d $work/b.db --" ;;
 	icppd-l250) prof="$icppd record -q --learn-freq 250 -e $event -F $freq -d $work/b.db --" ;;
 	icppd-l25) prof="$icppd record -q --learn-freq 25 -e $event -F $freq -d $work/b.db --" ;;
+	icppd-s2k) prof="$icppd record -q --stack-size 2048 -e $event -F $freq -d $work/b.db --" ;;
 	esac
 	/usr/bin/time -f '%U %S %e' -o "$work/time" $prof \
 		/usr/bin/time -f '%U %S' -o "$work/wtime" "$@" >/dev/null 2>"$out" || true
