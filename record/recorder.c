@@ -63,6 +63,10 @@
 #define LEARN_TRICKLE_NS 1000000000LL
 #define LEARN_TRICKLE_ON_NS 20000000LL
 #define LEARN_SWITCH_WINDOW 1000
+/* Windows held for the next flush (learn_windows): a minute's at
+ * LEARN_WINDOW_NS; past it (a database refusing writes) the last one
+ * grows. */
+#define LEARN_WINDOWS_HELD 240
 /* A step's longest wait where no notifier reports execs (step_wait_ms) */
 #define WAIT_NO_NOTIFIER_MS 10
 /* The copies grow (recorder_opts.deep_stack) once this many of a
@@ -101,6 +105,7 @@ struct recorder {
 	uint64_t dropped;		/* samples dropped: store full */
 	struct collector_stats base;	/* totals when this run began */
 	int64_t run_id;
+	int64_t run_start;		/* clock__mono_ns() when it began */
 	int64_t last_flush;
 	size_t flushed_nodes;		/* the map's size at the last flush */
 	uint64_t spills;		/* read_meanwhile()'s reads */
@@ -136,6 +141,9 @@ struct recorder {
 		int sw_quiet;
 		uint64_t switches, sw_unknown;	/* totals at the window */
 		uint64_t sw_new_paths;
+		/* the windows closed since the last flush */
+		struct store_window wins[LEARN_WINDOWS_HELD];
+		size_t nwins;
 	} learn;
 };
 
@@ -481,6 +489,66 @@ static void learn_deepen(struct recorder *r, const struct collector_stats *cs)
 		 r->o.learn_stack);
 }
 
+/* Judges the window now over: a burst starts or goes on while its
+ * CIDs are unexplained or its copies teach new paths (see LEARN_*). */
+static void learn_judge(struct learn *l, const struct collector_stats *cs,
+			uint64_t new_paths)
+{
+	uint64_t cids = cs->cids - l->cids;
+	uint64_t unknown = cs->learn_unknown - l->unknown;
+	bool busy = new_paths > l->new_paths ||
+		    (double)unknown > LEARN_UNKNOWN * (double)cids;
+
+	if (cids < LEARN_MIN_CIDS)
+		return;
+	if (!l->first_cids) {
+		l->first_cids = cids;
+		l->first_unknown = unknown;
+	}
+	l->last_cids = cids;
+	l->last_unknown = unknown;
+	l->quiet = busy ? 0 : l->quiet + 1;
+	if (busy && !l->burst)
+		l->bursts++;
+	l->burst = busy || (l->burst && l->quiet < LEARN_QUIET);
+}
+
+static int64_t ms_since_start(const struct recorder *r, int64_t ns)
+{
+	return ns > r->run_start ? (ns - r->run_start) / 1000000 : 0;
+}
+
+/* Ends the current window at @now: what it counted is held for the
+ * next flush (learn_windows, one row a window with samples or copies),
+ * and the next one starts. */
+static void learn_next_window(struct recorder *r,
+			      const struct collector_stats *cs, int64_t now)
+{
+	struct learn *l = &r->learn;
+	struct store_window w = { ms_since_start(r, l->window),
+		ms_since_start(r, now), cs->cids - l->cids,
+		cs->learn_unknown - l->unknown,
+		cs->learn_samples - l->samples, r->new_paths - l->new_paths };
+
+	if ((w.samples || w.copies) && l->nwins < LEARN_WINDOWS_HELD) {
+		l->wins[l->nwins++] = w;
+	} else if (w.samples || w.copies) {
+		struct store_window *last = &l->wins[l->nwins - 1];
+
+		last->end_ms = w.end_ms;
+		last->samples += w.samples;
+		last->unexplained += w.unexplained;
+		last->copies += w.copies;
+		last->new_paths += w.new_paths;
+	}
+	l->window = now;
+	l->cids = cs->cids;
+	l->unknown = cs->learn_unknown;
+	l->samples = cs->learn_samples;
+	l->truncated = cs->unwind[UNW_TRUNCATED];
+	l->new_paths = r->new_paths;
+}
+
 /* After each read: closes a window when one is over, and moves the
  * learning event on or off (see LEARN_*). */
 static void learn_step(struct recorder *r)
@@ -499,30 +567,8 @@ static void learn_step(struct recorder *r)
 		learn_switches(r, l->sw_burst || trickle);
 	}
 	if (window_over) {
-		uint64_t cids = cs->cids - l->cids;
-		uint64_t unknown = cs->learn_unknown - l->unknown;
-
-		if (cids >= LEARN_MIN_CIDS) {
-			bool busy = r->new_paths > l->new_paths ||
-				    (double)unknown > LEARN_UNKNOWN * (double)cids;
-
-			if (!l->first_cids) {
-				l->first_cids = cids;
-				l->first_unknown = unknown;
-			}
-			l->last_cids = cids;
-			l->last_unknown = unknown;
-			l->quiet = busy ? 0 : l->quiet + 1;
-			if (busy && !l->burst)
-				l->bursts++;
-			l->burst = busy || (l->burst && l->quiet < LEARN_QUIET);
-		}
-		l->window = now;
-		l->cids = cs->cids;
-		l->unknown = cs->learn_unknown;
-		l->samples = cs->learn_samples;
-		l->truncated = cs->unwind[UNW_TRUNCATED];
-		l->new_paths = r->new_paths;
+		learn_judge(l, cs, r->new_paths);
+		learn_next_window(r, cs, now);
 	}
 	learn_switch(r, l->burst || trickle, now);
 }
@@ -586,7 +632,7 @@ int recorder__begin(struct recorder *r, const struct run_info *ri)
 		log_error("%s", store__error(r->store));
 		return -1;
 	}
-	r->last_flush = clock__mono_ns();
+	r->last_flush = r->run_start = clock__mono_ns();
 	return 0;
 }
 
@@ -971,7 +1017,9 @@ static int flush(struct recorder *r)
 	struct collector_stats cs;
 	struct store_counter c[MAX_COUNTERS];
 	struct store_batch b = { .agg = r->agg, .paths = r->paths,
-				 .truth = r->o.truth, .counters = c };
+				 .truth = r->o.truth, .counters = c,
+				 .windows = r->learn.wins,
+				 .nwindows = r->learn.nwins };
 	bool reading;
 	int failed;
 
@@ -1025,6 +1073,7 @@ static int flush(struct recorder *r)
 			log_info("flushing again");
 		r->flush_failed = false;
 		aggregate__clear(r->agg);
+		r->learn.nwins = 0;
 	}
 	collector__hold_names(r->col, false);	/* the reader's, for the next */
 	if (failed)
@@ -1101,14 +1150,26 @@ int recorder__step(struct recorder *r, int extra_fd)
 	return seen;
 }
 
+/* The run's last window, shorter than the others, before its last
+ * flush. */
+static void learn_last_window(struct recorder *r)
+{
+	if (r->learn.active)
+		learn_next_window(r, collector__stats(r->col),
+				  clock__mono_ns());
+}
+
 int recorder__next_run(struct recorder *r, const struct run_info *ri)
 {
 	int64_t next;
 
-	if (recorder__flush(r) || store__begin_run(r->store, ri, &next))
+	read_rings(r, false);
+	learn_last_window(r);
+	if (flush(r) || store__begin_run(r->store, ri, &next))
 		return -1;
 	store__end_run(r->store, r->run_id, "finished", -1);
 	r->run_id = next;
+	r->run_start = clock__mono_ns();
 	r->base = *collector__stats(r->col);
 	learning_totals(r, &r->learn.base);
 	r->dropped = 0;
@@ -1119,6 +1180,7 @@ int recorder__drain(struct recorder *r)
 {
 	session__disable(r->sess);
 	read_rings(r, true);
+	learn_last_window(r);
 	return flush(r);
 }
 

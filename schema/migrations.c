@@ -822,6 +822,27 @@ const struct store_migration icppd_migrations[] = {
 	"  JOIN modules m ON m.id = f.module_id"
 	"  LEFT JOIN modules pr ON pr.id = c.program_id;"
 	},
+	/* 23 -> 24: learning as a run goes (record/recorder.c's windows of
+	 * LEARN_WINDOW_NS, the run's last one shorter): the samples with a
+	 * CID, how many of them the paths learned by then left
+	 * unexplained, the stack copies taken and the whole paths new to
+	 * the map.  v_runs gives the first and last window's share only;
+	 * these say whether learning converges, and where it stopped. */
+	{ "CREATE TABLE learn_windows ("
+	"  run_id INTEGER NOT NULL REFERENCES runs(id),"
+	"  start_ms INTEGER NOT NULL,"	/* since the run began */
+	"  end_ms INTEGER NOT NULL,"
+	"  samples INTEGER NOT NULL,"
+	"  unexplained INTEGER NOT NULL,"
+	"  copies INTEGER NOT NULL,"
+	"  new_paths INTEGER NOT NULL,"
+	"  PRIMARY KEY (run_id, start_ms)) WITHOUT ROWID;"
+	"CREATE VIEW v_learning AS SELECT"
+	"  run_id, start_ms, end_ms, samples, unexplained,"
+	"  ROUND(100.0 * (samples - unexplained) / samples, 1)"
+	"    AS explained_pct, copies, new_paths"
+	"  FROM learn_windows;"
+	},
 };
 
 const int icppd_nr_migrations =

@@ -793,6 +793,22 @@ static int write_batch(struct store *st, int64_t run_id,
 	if (b->paths && store__write_paths(st, b->truth ? run_id : 0,
 				    b->truth ? 0 : run_id, b->paths))
 		return -1;
+	for (size_t i = 0; i < b->nwindows; i++) {
+		const struct store_window *w = &b->windows[i];
+
+		if (store__sql(st, "writing learning's windows", NULL, NULL,
+			       "INSERT INTO learn_windows VALUES (?, ?, ?, ?,"
+			       " ?, ?, ?) ON CONFLICT DO UPDATE SET end_ms ="
+			       " max(end_ms, excluded.end_ms), samples ="
+			       " samples + excluded.samples, unexplained ="
+			       " unexplained + excluded.unexplained, copies ="
+			       " copies + excluded.copies, new_paths ="
+			       " new_paths + excluded.new_paths", "iiiiiii",
+			       run_id, w->start_ms, w->end_ms,
+			       (int64_t)w->samples, (int64_t)w->unexplained,
+			       (int64_t)w->copies, (int64_t)w->new_paths))
+			return -1;
+	}
 	sqlite3_bind_int64(st->upd_run, 1, (int64_t)tot->samples);
 	sqlite3_bind_int64(st->upd_run, 2, (int64_t)tot->unresolved);
 	sqlite3_bind_int64(st->upd_run, 3, (int64_t)tot->lost);

@@ -102,9 +102,20 @@ struct store_counter {
 };
 
 /* What one flush writes. */
+/* One of learning's windows (record/recorder.c): the samples with a
+ * CID, those the paths learned by then left unexplained, the stack
+ * copies taken and the whole paths new to the map; in ms since the run
+ * began.  Two windows starting in the same millisecond share a row. */
+struct store_window {
+	int64_t start_ms, end_ms;
+	uint64_t samples, unexplained, copies, new_paths;
+};
+
 struct store_batch {
 	const struct aggregate *agg;	/* CID and unresolved counts, or NULL */
 	struct run_totals tot;
+	const struct store_window *windows;
+	size_t nwindows;
 	/* Paths whose counts are added to the database (training: the
 	 * program's path map; validation with @truth: the run's own map of
 	 * true paths).  NULL: none.  On success their counts are cleared;

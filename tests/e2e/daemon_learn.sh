@@ -66,6 +66,12 @@ is "$(q "SELECT count(*) FROM v_runs WHERE kind = 'train'")" 0 "no training run"
 stop
 is "$(q "SELECT learned_paths > 0 FROM v_runs WHERE kind = 'daemon'")" 1 \
 	"v_runs: the segment's learned paths"
+is "$(q "SELECT count(*) FROM runs r WHERE (SELECT coalesce(sum(samples), 0)
+	FROM learn_windows WHERE run_id = r.id) != (SELECT coalesce(sum(samples),
+	0) FROM cid_samples WHERE run_id = r.id)")" 0 \
+	"learn_windows: each run's windows count its own samples"
+ok $([ "$(q "SELECT count(*) FROM learn_windows")" -ge 1 ]; echo $?) \
+	"learn_windows: the daemon's run has its windows"
 
 # --no-learn: identifiers only.
 start "$tmp/nl.db" --no-learn

@@ -21,6 +21,25 @@ is $? 0 "report after one plain record: exit 0"
 contains "$folded" ";main;path_b;leaf " "call path main -> path_b -> leaf, from record alone"
 contains "$folded" ";main;path_a;work " "call path main -> path_a -> work"
 contains "$folded" ";main;recurse;recurse;recurse " "recursion, from record alone"
+# Learning as the run went, a row a window (v_learning): they add up to
+# the run's samples and learning's counters, one after the other.
+wsum() { q "SELECT coalesce(sum($1), 0) FROM learn_windows WHERE run_id = 1"; }
+rcount() { q "SELECT coalesce(max(value), 0) FROM v_run_counters WHERE run_id = 1 AND name = '$1'"; }
+ok $([ "$(q "SELECT count(*) FROM v_learning")" -ge 1 ]; echo $?) \
+	"v_learning: the run's windows ($(q "SELECT count(*) FROM v_learning"))"
+is "$(wsum samples)" "$(q "SELECT sum(samples) FROM cid_samples WHERE run_id = 1")" \
+	"v_learning: the windows' samples are the run's samples with a CID"
+is "$(wsum unexplained)" "$(rcount learn.unknown_cids)" \
+	"v_learning: their unexplained samples are learn.unknown_cids"
+is "$(wsum copies)" "$(rcount learn.samples)" "v_learning: their copies are learn.samples"
+is "$(wsum new_paths)" "$(rcount learn.new_paths)" "v_learning: their new paths are learn.new_paths"
+is "$(q "SELECT count(*) FROM (SELECT start_ms, end_ms, lag(end_ms)
+	OVER (ORDER BY start_ms) AS prev FROM learn_windows)
+	WHERE start_ms < coalesce(prev, 0) OR end_ms < start_ms")" 0 \
+	"v_learning: the windows follow one another, none overlapping"
+is "$(q "SELECT count(*) FROM v_learning WHERE explained_pct IS NOT
+	round(100.0 * (samples - unexplained) / samples, 1)")" 0 \
+	"v_learning: explained_pct is the share explained"
 unknown=$(q "SELECT COALESCE(SUM(samples), 0) FROM v_inferred WHERE how = 'unknown'")
 total=$(q "SELECT SUM(samples) FROM v_inferred")
 ok $(awk -v u="$unknown" -v t="$total" 'BEGIN { exit !(t > 0 && u <= 0.05 * t) }'; echo $?) \
@@ -32,6 +51,7 @@ out=$("$ICPPD" record --no-learn -d "$nl" -- "$PROGS/heights-nofp" 10 2>&1 >/dev
 is $? 0 "--no-learn: exit 0"
 is "$(q "SELECT count(*) FROM path_maps" "$nl")" 0 "--no-learn: no path map"
 is "$(q "SELECT learned_paths IS NULL FROM v_runs" "$nl")" 1 "--no-learn: v_runs shows no learning"
+is "$(q "SELECT count(*) FROM learn_windows" "$nl")" 0 "--no-learn: no learning windows"
 case $out in *learning:*) ok 1 "--no-learn: no learning line" ;; *) ok 0 "--no-learn: no learning line" ;; esac
 
 # A phase training never saw: trained on via_a alone, recorded through
