@@ -24,10 +24,9 @@ static int delete_run(struct store *st, int64_t run)
 {
 	static const char *const tables[] = { "exports", "cid_samples",
 		"offcpu_samples", "kernel_chains", "pc_samples",
-		"unresolved_samples", "threads", "run_counters", "learn_windows",
-		"inferred",
-		"explained", "explained_sites", "run_learned",
-		"inferences", "validation", "accuracy", "runs" };
+		"unresolved_samples", "threads", "run_counters",
+		"learn_windows", "inferred", "explained", "explained_sites",
+		"run_learned", "inferences", "validation", "accuracy", "runs" };
 	char sql[96];
 	int ret = 0;
 

@@ -101,7 +101,6 @@ struct store_counter {
 	int64_t value;
 };
 
-/* What one flush writes. */
 /* One of learning's windows (record/recorder.c): the samples with a
  * CID, those the paths learned by then left unexplained, the stack
  * copies taken and the whole paths new to the map; in ms since the run
@@ -111,6 +110,7 @@ struct store_window {
 	uint64_t samples, unexplained, copies, new_paths;
 };
 
+/* What one flush writes. */
 struct store_batch {
 	const struct aggregate *agg;	/* CID and unresolved counts, or NULL */
 	struct run_totals tot;
