@@ -42,47 +42,47 @@
 	"    start_time DateTime,\n" \
 	"    end_time DateTime,\n"
 
-static const char *const stack_columns = HEAD_COLUMNS
-	"    stack Array(String),\n"
-	"    weight Float64,\n"
-	"    certain_frames UInt16,\n"
-	"    how " HOW_TYPE ",\n"
-	"    event " EVENT_TYPE;
+#define STACK_COLUMNS HEAD_COLUMNS \
+	"    stack Array(String),\n" \
+	"    weight Float64,\n" \
+	"    certain_frames UInt16,\n" \
+	"    how " HOW_TYPE ",\n" \
+	"    event " EVENT_TYPE
 
 /* A path map as one source (HOST/DATABASE-ID) had learned it by run
  * version: its nodes, each with its parent's node number (0: an
  * outermost frame). */
-static const char *const path_columns =
-	"segment String,\n"
-	"    source String,\n"
-	"    host String,\n"
-	"    version UInt64,\n"
-	"    start_time DateTime,\n"
-	"    program String,\n"
-	"    build_id String,\n"
-	"    node UInt64,\n"
-	"    parent UInt64,\n"
-	"    module String,\n"
-	"    module_build_id String,\n"
-	"    address UInt64,\n"
-	"    function String,\n"
-	"    call_site UInt64,\n"
-	"    height Int64,\n"
-	"    self UInt64,\n"
-	"    total UInt64";
+#define PATH_COLUMNS \
+	"segment String,\n" \
+	"    source String,\n" \
+	"    host String,\n" \
+	"    version UInt64,\n" \
+	"    start_time DateTime,\n" \
+	"    program String,\n" \
+	"    build_id String,\n" \
+	"    node UInt64,\n" \
+	"    parent UInt64,\n" \
+	"    module String,\n" \
+	"    module_build_id String,\n" \
+	"    address UInt64,\n" \
+	"    function String,\n" \
+	"    call_site UInt64,\n" \
+	"    height Int64,\n" \
+	"    self UInt64,\n" \
+	"    total UInt64"
 
-static const char *const cid_columns = HEAD_COLUMNS
-	"    module String,\n"
-	"    module_build_id String,\n"
-	"    function String,\n"
-	"    height Int64,\n"
-	"    samples UInt64,\n"
-	"    event " EVENT_TYPE ",\n"
-	"    blocked_us " BLOCKED_TYPE;
+#define CID_COLUMNS HEAD_COLUMNS \
+	"    module String,\n" \
+	"    module_build_id String,\n" \
+	"    function String,\n" \
+	"    height Int64,\n" \
+	"    samples UInt64,\n" \
+	"    event " EVENT_TYPE ",\n" \
+	"    blocked_us " BLOCKED_TYPE
 
 /* The columns added to the tables since their first version, in the
  * order they were added: a database an earlier icppd made gets them
- * (export__migrate()), and its rows read their defaults. */
+ * (chschema__update()), and its rows read their defaults. */
 static const struct added_column {
 	const char *table, *column, *type;
 } added_columns[] = {
@@ -111,25 +111,33 @@ static const struct added_column {
 #define ROLLUP_GROUP \
 	"program, build_id, event, bucket, stack, how, certain_frames"
 
+/* Inserts go to the raw tables (through the Distributed one of a
+ * cluster, spread by host); the views feed the rollups on each server,
+ * so their Distributed tables' key only serves an insert through them. */
+#define RAW_SHARDS "sipHash64(host)"
+#define ROLLUP_SHARDS "rand()"
+
 static const struct table {
 	const char *name, *columns, *engine, *partition, *order;
 	const char *view;	/* the materialized view's SELECT and GROUP
 				 * BY from stacks_local feeding it, or NULL */
 	const char *group;
+	const char *shards;	/* a Distributed table's sharding key */
 } tables[] = {
 	/* stacks and CIDs are read by program and time; path maps by
 	 * build, each source's latest version */
-	{ "stacks", NULL, "MergeTree()", "toDate(start_time)",
-	  "program, start_time, host, segment", NULL, NULL },
-	{ "cids", NULL, "MergeTree()", "toDate(start_time)",
-	  "program, start_time, host, segment", NULL, NULL },
-	{ "paths", NULL, "MergeTree()", "toDate(start_time)",
-	  "build_id, source, version, node", NULL, NULL },
+	{ "stacks", STACK_COLUMNS, "MergeTree()", "toDate(start_time)",
+	  "program, start_time, host, segment", NULL, NULL, RAW_SHARDS },
+	{ "cids", CID_COLUMNS, "MergeTree()", "toDate(start_time)",
+	  "program, start_time, host, segment", NULL, NULL, RAW_SHARDS },
+	{ "paths", PATH_COLUMNS, "MergeTree()", "toDate(start_time)",
+	  "build_id, source, version, node", NULL, NULL, RAW_SHARDS },
 	{ "stacks_rollup", ROLLUP_COLUMNS, "SummingMergeTree((weight))",
-	  "toDate(bucket)", ROLLUP_KEY, ROLLUP_SELECT, ROLLUP_GROUP },
+	  "toDate(bucket)", ROLLUP_KEY, ROLLUP_SELECT, ROLLUP_GROUP,
+	  ROLLUP_SHARDS },
 	{ "host_stacks_rollup", "host String,\n    " ROLLUP_COLUMNS,
 	  "SummingMergeTree((weight))", "toDate(bucket)", "host, " ROLLUP_KEY,
-	  "host, " ROLLUP_SELECT, "host, " ROLLUP_GROUP },
+	  "host, " ROLLUP_SELECT, "host, " ROLLUP_GROUP, ROLLUP_SHARDS },
 	{ "segments", "segment String,\n"
 	  "    host String,\n"
 	  "    program String,\n"
@@ -141,19 +149,14 @@ static const struct table {
 	  "toDate(start_time)", "start_time, host, segment, program, event, "
 	  "end_time", "segment, host, program, event, start_time, end_time,"
 	  " count() AS rows, sum(weight) AS weight",
-	  "segment, host, program, event, start_time, end_time" },
+	  "segment, host, program, event, start_time, end_time",
+	  ROLLUP_SHARDS },
 	{ "rollups", "since DateTime,\n"
 	  "    raw_from DateTime DEFAULT toDateTime(0)",
-	  "ReplacingMergeTree()", NULL, "tuple()", NULL, NULL },
+	  "ReplacingMergeTree()", NULL, "tuple()", NULL, NULL,
+	  ROLLUP_SHARDS },
 };
 #define NR_TABLES (sizeof(tables) / sizeof(tables[0]))
-
-static const char *columns_of(const struct table *t)
-{
-	return t->columns ? t->columns : !strcmp(t->name, "stacks") ?
-	       stack_columns : !strcmp(t->name, "cids") ? cid_columns :
-	       path_columns;
-}
 
 void chschema__print(FILE *out, const char *db, const char *cluster)
 {
@@ -162,7 +165,7 @@ void chschema__print(FILE *out, const char *db, const char *cluster)
 		const struct table *t = &tables[i];
 
 		fprintf(out, "CREATE TABLE IF NOT EXISTS %s.%s_local (\n"
-			"    %s\n) ENGINE = %s\n", db, t->name, columns_of(t),
+			"    %s\n) ENGINE = %s\n", db, t->name, t->columns,
 			t->engine);
 		if (t->partition)
 			fprintf(out, "PARTITION BY %s\n", t->partition);
@@ -171,11 +174,7 @@ void chschema__print(FILE *out, const char *db, const char *cluster)
 			fprintf(out, "CREATE TABLE IF NOT EXISTS %s.%s AS "
 				"%s.%s_local\nENGINE = Distributed(%s, %s, "
 				"%s_local, %s);\n\n", db, t->name, db, t->name,
-				cluster, db, t->name,
-				/* inserts go to the raw tables' local ones,
-				 * and the views feed the rollups there: the
-				 * key only serves an insert through it */
-				t->columns ? "rand()" : "sipHash64(host)");
+				cluster, db, t->name, t->shards);
 		else
 			fprintf(out, "CREATE VIEW IF NOT EXISTS %s.%s AS "
 				"SELECT * FROM %s.%s_local;\n\n", db, t->name,

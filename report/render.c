@@ -320,18 +320,19 @@ void render__header(const struct render *r)
 	double n = s->samples > 0 ? s->samples : 1;
 	char cmd[100];
 
-	if (r->p->fleet && r->p->offcpu)
-		fprintf(r->out, "fleet (%s): off-CPU, %.1f ms: the time "
-			"blocked, in microseconds (us)\n",
-			one_line(r->p->run.command, cmd, sizeof(cmd)),
-			s->samples / 1000);
-	else if (r->p->fleet)
-		fprintf(r->out, "fleet (%s): %.0f samples\n",
-			one_line(r->p->run.command, cmd, sizeof(cmd)),
-			s->samples);
-	if (r->p->fleet && *r->p->fleet_read)
-		fprintf(r->out, "read: %s\n", r->p->fleet_read);
-	else if (r->p->wall || r->p->offcpu)
+	if (r->p->fleet) {
+		if (r->p->offcpu)
+			fprintf(r->out, "fleet (%s): off-CPU, %.1f ms: the "
+				"time blocked, in microseconds (us)\n",
+				one_line(r->p->run.command, cmd, sizeof(cmd)),
+				s->samples / 1000);
+		else
+			fprintf(r->out, "fleet (%s): %.0f samples\n",
+				one_line(r->p->run.command, cmd, sizeof(cmd)),
+				s->samples);
+		if (*r->p->fleet_read)
+			fprintf(r->out, "read: %s\n", r->p->fleet_read);
+	} else if (r->p->wall || r->p->offcpu)
 		fprintf(r->out, "run %lld (%s, %s): %s, %.1f ms: %s, in "
 			"microseconds (us)\n", (long long)r->p->run.id,
 			r->p->run.kind, one_line(r->p->run.command, cmd,
