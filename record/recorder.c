@@ -430,6 +430,14 @@ static void learn_switch(struct recorder *r, bool on, int64_t now)
 	l->on = on;
 }
 
+/* A burst after a window judged @busy: it starts, or goes on until
+ * LEARN_QUIET windows in a row were not. */
+static bool burst_after(bool busy, bool burst, int *quiet)
+{
+	*quiet = busy ? 0 : *quiet + 1;
+	return busy || (burst && *quiet < LEARN_QUIET);
+}
+
 /* The switches' copies (record --off-cpu): a burst while more than
  * LEARN_UNKNOWN of the switch-outs' CIDs are unexplained, ended by
  * LEARN_QUIET windows without.  A switch-out whose CID the map explains
@@ -453,9 +461,7 @@ static void learn_switch_window(struct learn *l,
 		bool busy = (double)(unknown + new_paths - l->sw_new_paths) >
 			    LEARN_UNKNOWN * (double)n;
 
-		l->sw_quiet = busy ? 0 : l->sw_quiet + 1;
-		l->sw_burst = busy || (l->sw_burst &&
-				       l->sw_quiet < LEARN_QUIET);
+		l->sw_burst = burst_after(busy, l->sw_burst, &l->sw_quiet);
 	}
 	l->switches = cs->offcpu_switches;
 	l->sw_unknown = cs->offcpu_unknown;
@@ -507,10 +513,9 @@ static void learn_judge(struct learn *l, const struct collector_stats *cs,
 	}
 	l->last_cids = cids;
 	l->last_unknown = unknown;
-	l->quiet = busy ? 0 : l->quiet + 1;
 	if (busy && !l->burst)
 		l->bursts++;
-	l->burst = busy || (l->burst && l->quiet < LEARN_QUIET);
+	l->burst = burst_after(busy, l->burst, &l->quiet);
 }
 
 static int64_t ms_since_start(const struct recorder *r, int64_t ns)
@@ -518,9 +523,28 @@ static int64_t ms_since_start(const struct recorder *r, int64_t ns)
 	return ns > r->run_start ? (ns - r->run_start) / 1000000 : 0;
 }
 
-/* Ends the current window at @now: what it counted is held for the
- * next flush (learn_windows, one row a window with samples or copies),
- * and the next one starts. */
+/* Holds window @w for the next flush (learn_windows: a row a window
+ * with samples or copies); past LEARN_WINDOWS_HELD, the last one
+ * grows. */
+static void keep_window(struct learn *l, const struct store_window *w)
+{
+	struct store_window *last = &l->wins[LEARN_WINDOWS_HELD - 1];
+
+	if (!w->samples && !w->copies)
+		return;
+	if (l->nwins < LEARN_WINDOWS_HELD) {
+		l->wins[l->nwins++] = *w;
+		return;
+	}
+	last->end_ms = w->end_ms;
+	last->samples += w->samples;
+	last->unexplained += w->unexplained;
+	last->copies += w->copies;
+	last->new_paths += w->new_paths;
+}
+
+/* Ends the current window at @now, kept for the next flush, and starts
+ * the next one. */
 static void learn_next_window(struct recorder *r,
 			      const struct collector_stats *cs, int64_t now)
 {
@@ -530,17 +554,7 @@ static void learn_next_window(struct recorder *r,
 		cs->learn_unknown - l->unknown,
 		cs->learn_samples - l->samples, r->new_paths - l->new_paths };
 
-	if ((w.samples || w.copies) && l->nwins < LEARN_WINDOWS_HELD) {
-		l->wins[l->nwins++] = w;
-	} else if (w.samples || w.copies) {
-		struct store_window *last = &l->wins[l->nwins - 1];
-
-		last->end_ms = w.end_ms;
-		last->samples += w.samples;
-		last->unexplained += w.unexplained;
-		last->copies += w.copies;
-		last->new_paths += w.new_paths;
-	}
+	keep_window(l, &w);
 	l->window = now;
 	l->cids = cs->cids;
 	l->unknown = cs->learn_unknown;
