@@ -68,6 +68,10 @@ static const struct cli_option daemon_options[] = {
 	{ "stack-size", 0, CLI_UINT, OPT(stack_size), "BYTES",
 	  "bytes of user stack each learning sample copies, a multiple of 8",
 	  64, 65528, .dflt = "16384" },
+	{ "leaf-stack", 0, CLI_UINT, OPT(leaf_stack), "BYTES",
+	  "bytes of user stack every sample copies, a multiple of 8, less "
+	  "than --stack-size: its innermost frames exact, the rest inferred "
+	  "(0: none, the CIDs alone)", 0, 65528, .dflt = "2048" },
 };
 
 const struct cli_command daemon_command = {
@@ -197,6 +201,11 @@ int cmd_daemon(int argc, char **argv)
 	} else if (o.stack_size % 8) {	/* the range is the option's */
 		fprintf(stderr, "icppd: daemon: --stack-size must be a multiple "
 			"of 8 from 64 to 65528\n");
+		ret = 2;
+	} else if (o.leaf_stack % 8 || o.leaf_stack >= o.stack_size ||
+		   (o.leaf_stack && o.leaf_stack < 64)) {
+		fprintf(stderr, "icppd: daemon: --leaf-stack must be 0 or a "
+			"multiple of 8 from 64, less than --stack-size\n");
 		ret = 2;
 	} else {
 		ret = daemon__run(&o, reload, &s);

@@ -40,6 +40,12 @@ static const struct cli_option record_options[] = {
 	  "(default: the sampling rate, when it takes the main event's "
 	  "turn and its samples are exact ones)", 1,
 	  RUN_MAX_LEARN_HZ },
+	{ "leaf-stack", 0, CLI_UINT, RUN_OPT(leaf_stack), "BYTES",
+	  "while the learning event runs below the sampling rate (a "
+	  "--learn-freq), every sample copies the innermost BYTES of its "
+	  "stack, a multiple of 8, less than --stack-size: its innermost "
+	  "frames exact, the rest inferred (0: none, the CIDs alone)", 0,
+	  RUN_MAX_STACK, .dflt = "2048" },
 	RUN_OPT_STACK,
 	RUN_OPT_NO_CACHE,
 	{ "export", 0, CLI_STRING, RUN_OPT(export_url), "URL",

@@ -24,6 +24,9 @@ static int check(const struct cli_command *cmd, const struct run_mode *mode,
 	     o->stack_size > RUN_MAX_STACK))
 		return cli__usage(cmd, "--stack-size must be a multiple of 8 from 64 "
 			     "to %u", RUN_MAX_STACK);
+	if (o->leaf_stack % 8 || (o->leaf_stack && o->leaf_stack < 64))
+		return cli__usage(cmd, "--leaf-stack must be 0 or a multiple of 8 "
+				  "from 64");
 	return 0;
 }
 

@@ -333,6 +333,11 @@ void collector__set_learning(struct collector *c, collector_known_fn known,
 	c->learner_counted = known && counted;
 }
 
+void collector__set_leaf_copies(struct collector *c, uint32_t bytes)
+{
+	c->leaf_bytes = bytes;
+}
+
 void collector__set_filter(struct collector *c, collector_filter_fn fn,
 			   void *arg)
 {
@@ -455,7 +460,7 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 	const struct module *where;
 	enum cid_failure why;
 	uint64_t base = 0, pc = 0;
-	bool learner;
+	bool learner, leaf;
 
 	if (c->kchains ? record__parse_sample_chain(h, &s) :
 	    record__parse_sample(h, &s)) {
@@ -473,14 +478,17 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 		int ret = switch_out(c, &s, &base);
 
 		return ret || !base || !s.has_stack || !c->path_fn ? ret :
-		       unwind__sample(c, &s, base);
+		       unwind__sample(c, &s, base, false);
 	}
-	learner = c->known && s.has_stack;
+	leaf = c->known && s.has_stack && c->leaf_bytes &&
+	       s.stack_cap <= c->leaf_bytes;
+	learner = c->known && s.has_stack && !leaf;
 	if (learner)
 		c->stats.learn_samples++;
 	if (learner && !c->learner_counted) {	/* a path only */
 		why = form_cid(c, &s, &key, &name, &where, &base, &pc);
-		return why == CID_NR_FAILURES ? unwind__sample(c, &s, base) : 0;
+		return why == CID_NR_FAILURES ?
+		       unwind__sample(c, &s, base, false) : 0;
 	}
 	c->stats.samples++;
 	why = form_cid(c, &s, &key, &name, &where, &base, &pc);
@@ -505,8 +513,8 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 		}
 		if (!ret)
 			ret = aggregate__add_pc(c->agg, &key, name, pc);
-		if (!ret && c->path_fn && (!c->known || learner))
-			ret = unwind__sample(c, &s, base);
+		if (!ret && c->path_fn && (!c->known || learner || leaf))
+			ret = unwind__sample(c, &s, base, leaf);
 		return ret;
 	}
 	c->stats.unresolved++;

@@ -62,6 +62,7 @@ struct collector_path {
 	/* the stack copy ended first: frames are the innermost ones, each
 	 * with its height, frames[0] not an outermost frame */
 	bool fragment;
+	bool leaf;	/* from a leaf copy (collector__set_leaf_copies) */
 };
 
 /* Called for every sample unwound completely, and for every one whose
@@ -88,6 +89,10 @@ struct collector_stats {
 	 * @samples too when they are counted); and the CIDs the map
 	 * learned so far did not explain when they were counted. */
 	uint64_t learn_samples, learn_unknown;
+	/* Leaf copies (collector__set_leaf_copies): the samples that
+	 * carried one, and of those, the ones unwound whole and the ones
+	 * that gave a fragment (the others are in neither). */
+	uint64_t leaf_samples, leaf_whole, leaf_fragments;
 	/* Execs reported as they happen (collector__exec_seen), and of
 	 * those, whose new stack base was read while the process ran. */
 	uint64_t execs_seen, execs_read;
@@ -150,6 +155,17 @@ struct cid_key;
 typedef bool (*collector_known_fn)(void *arg, const struct cid_key *k);
 void collector__set_learning(struct collector *c, collector_known_fn known,
 			     void *arg, bool counted);
+
+/*
+ * Leaf copies (learning a trickle, not taking turns): the main event
+ * copies the innermost @bytes of the stack at every sample (0: it does
+ * not), less than the learner copies.  A sample whose copy was asked
+ * that short is the main event's: counted as any other, and unwound as
+ * far as its copy goes, a whole path where it reached the outermost
+ * frame and a fragment (the innermost frames, exact) where it did not;
+ * the path map's paths and the search explain the fragment's top.
+ */
+void collector__set_leaf_copies(struct collector *c, uint32_t bytes);
 
 /*
  * Keeps only the samples of processes @fn accepts (the daemon's watch

@@ -142,6 +142,7 @@ struct collector {
 	collector_known_fn known;	/* NULL: not learning */
 	void *known_arg;
 	bool learner_counted;	/* its samples are samples too */
+	uint32_t leaf_bytes;	/* the main event's copies (0: none) */
 	collector_filter_fn filter;	/* NULL: every process */
 	void *filter_arg;
 	struct path_frame *frames;	/* ICPPD_MAX_FRAMES, when unwinding */
@@ -238,9 +239,10 @@ int stack__base(struct process *p, uint64_t sp, uint64_t time,
 		uint64_t *base);
 
 /* ---- unwind.c ---- */
-/* @base: the stack base form_cid() found for the sample. */
+/* @base: the stack base form_cid() found for the sample; @leaf: its copy
+ * is a leaf copy (counted in stats.leaf_*, not stats.unwind). */
 int unwind__sample(struct collector *c, const struct perf_sample *s,
-		   uint64_t base);
+		   uint64_t base, bool leaf);
 /* Frees what collector__set_unwind() allocated. */
 void unwind__exit(struct collector *c);
 

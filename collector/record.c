@@ -35,6 +35,7 @@ static int parse_stack(struct cursor *c, struct perf_sample *out)
 	if (take(c, &size, 8))
 		return -EINVAL;
 	out->has_stack = true;
+	out->stack_cap = size;
 	if (!size)
 		return c->p == c->end ? 0 : -EINVAL;
 	if ((uint64_t)(c->end - c->p) < size)

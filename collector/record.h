@@ -44,6 +44,7 @@ struct perf_sample {
 	const uint8_t *stack;	/* copy of [sp, sp + stack_size), into the
 				 * record; NULL when nothing was copied */
 	uint64_t stack_size;
+	uint64_t stack_cap;	/* the copy's requested size */
 	/* PERF_SAMPLE_CALLCHAIN (record --kernel, the kernel's part): its
 	 * entries, context markers included, into the record */
 	const uint64_t *chain;

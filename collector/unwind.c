@@ -362,7 +362,7 @@ static void reverse_frames(struct path_frame *out, const struct path_frame *f,
 }
 
 int unwind__sample(struct collector *c, const struct perf_sample *s,
-		   uint64_t base)
+		   uint64_t base, bool leaf)
 {
 	struct process *p = space__find_proc(c, s->pid);	/* form_cid() made it */
 	const struct path_frame *frames = c->frames;
@@ -371,12 +371,18 @@ int unwind__sample(struct collector *c, const struct perf_sample *s,
 	size_t n;
 
 	st = p->exe ? unwind(c, p, s, base, &frames, &n) : UNW_NO_PROGRAM;
-	c->stats.unwind[st]++;
+	if (leaf) {
+		c->stats.leaf_samples++;
+		c->stats.leaf_whole += st == UNW_COMPLETE;
+		c->stats.leaf_fragments += st == UNW_TRUNCATED && n;
+	} else {
+		c->stats.unwind[st]++;
+	}
 	if (st != UNW_COMPLETE && (st != UNW_TRUNCATED || !n))
 		return 0;
 	reverse_frames(c->path, frames, n);
 	path = (struct collector_path){ .program = p->exe, .pid = s->pid,
 		.tid = s->tid, .frames = c->path, .n = n,
-		.fragment = st == UNW_TRUNCATED };
+		.fragment = st == UNW_TRUNCATED, .leaf = leaf };
 	return c->path_fn(c->path_arg, &path);
 }

@@ -35,7 +35,7 @@
  * "map_full" (a program with millions of distinct contexts). */
 #define PATHMAP_MAX_NODES (4u << 20)
 /* Counters a flush writes: unwinding's, the recorder's, the caller's. */
-#define MAX_COUNTERS (UNW_NR_STATUS + 32)
+#define MAX_COUNTERS (UNW_NR_STATUS + 40)
 /* New path nodes that make a flush before the second is up: a bound on
  * a flush's transaction.  The rings are read while it runs (reader_main()),
  * so its length loses no samples: the first second of clang++ -O2 -c
@@ -95,6 +95,7 @@ struct recorder {
 	struct collector *col;
 	struct session *sess;
 	struct pathmap *paths;		/* unwinding */
+	uint32_t leaf;			/* the main event's leaf copies */
 	uint64_t map_full;		/* complete paths the map had no room for */
 	uint64_t new_paths;		/* whole paths new to the map */
 	uint64_t once;			/* the map's paths seen once so far */
@@ -217,7 +218,9 @@ static int note_path(struct recorder *r, uint32_t leaf, bool fresh)
 }
 
 /* A whole path, or a fragment (kept apart: not a path of a validation's
- * truth, nor one the learning's estimates count). */
+ * truth, nor one the learning's estimates count).  A leaf copy's path
+ * is not the learner's either: the estimates and the bursts judge what
+ * the learner's samples find. */
 static int path_cb(void *arg, const struct collector_path *p)
 {
 	struct recorder *r = arg;
@@ -235,7 +238,7 @@ static int path_cb(void *arg, const struct collector_path *p)
 		r->map_full++;
 		return 0;
 	}
-	if (ret || p->fragment)
+	if (ret || p->fragment || p->leaf)
 		return ret;
 	return note_path(r, leaf, pathmap__size(r->paths) > before);
 }
@@ -364,11 +367,17 @@ int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 		   const pid_t *tasks, size_t ntasks, size_t ring_pages,
 		   char *err, size_t errlen, int *errnum)
 {
-	struct perf_event_attr la;
+	struct perf_event_attr la, ma = *attr;
 	bool learns = r->o.learn_hz && r->paths;
 	int ret;
 
-	r->sess = session__open(attr, tasks, ntasks, ring_pages,
+	if (learns && !r->o.learn_turns && r->o.leaf_stack) {
+		ma.sample_type |= PERF_SAMPLE_STACK_USER;
+		ma.sample_stack_user = r->o.leaf_stack;
+		r->leaf = r->o.leaf_stack;
+		collector__set_leaf_copies(r->col, r->leaf);
+	}
+	r->sess = session__open(&ma, tasks, ntasks, ring_pages,
 				learns && r->o.learn_turns ?
 				SESSION_TAKE_TURNS : 0, err, errlen, errnum);
 	if (r->sess && r->o.off_cpu &&
@@ -401,6 +410,8 @@ int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 		log_warn("learning is off for this run: %s", err);
 		collector__set_learning(r->col, NULL, NULL, false);
 		collector__set_unwind(r->col, NULL, NULL);
+		collector__set_leaf_copies(r->col, 0);
+		r->leaf = 0;
 		ret = r->o.learn_turns ? session__learn(r->sess, false) : 0;
 		if (ret)
 			snprintf(err, errlen, "starting the main event: %s",
@@ -856,6 +867,9 @@ void recorder__stats(const struct recorder *r, struct collector_stats *out)
 	out->maps_reread -= r->base.maps_reread;
 	out->unwind_reused -= r->base.unwind_reused;
 	out->unwind_frames_reused -= r->base.unwind_frames_reused;
+	out->leaf_samples -= r->base.leaf_samples;
+	out->leaf_whole -= r->base.leaf_whole;
+	out->leaf_fragments -= r->base.leaf_fragments;
 	/* a daemon segment's switches, not the daemon's */
 	out->offcpu_switches -= r->base.offcpu_switches;
 	out->offcpu_unresolved -= r->base.offcpu_unresolved;
@@ -885,9 +899,10 @@ static size_t offcpu_counters(const struct collector_stats *cs,
 	return 5;
 }
 
-static size_t counters(const struct recorder *r,
-		       const struct collector_stats *cs,
-		       struct store_counter *c)
+/* The unwinder's counters, and the leaf copies': appended to @c. */
+static size_t unwind_counters(const struct recorder *r,
+			      const struct collector_stats *cs,
+			      struct store_counter *c)
 {
 	static char names[UNW_NR_STATUS][32];
 	size_t n = 0;
@@ -909,6 +924,23 @@ static size_t counters(const struct recorder *r,
 			c[n++] = (struct store_counter){ "unwind.map_resets",
 						 (int64_t)r->map_resets };
 	}
+	if (r->leaf) {
+		c[n++] = (struct store_counter){ "leaf.samples",
+						 (int64_t)cs->leaf_samples };
+		c[n++] = (struct store_counter){ "leaf.whole",
+						 (int64_t)cs->leaf_whole };
+		c[n++] = (struct store_counter){ "leaf.fragments",
+						 (int64_t)cs->leaf_fragments };
+	}
+	return n;
+}
+
+static size_t counters(const struct recorder *r,
+		       const struct collector_stats *cs,
+		       struct store_counter *c)
+{
+	size_t n = unwind_counters(r, cs, c);
+
 	if (cs->execs_seen) {
 		c[n++] = (struct store_counter){ "exec.seen",
 						 (int64_t)cs->execs_seen };

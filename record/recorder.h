@@ -55,6 +55,11 @@ struct recorder_opts {
 	 * data pages per CPU, mapped then (0: the CPUs' rings). */
 	uint32_t deep_stack;
 	size_t deep_ring_pages;
+	/* Leaf copies: while the learner is an event of its own (not
+	 * @learn_turns), the main event copies the innermost @leaf_stack
+	 * bytes of the stack at every sample, less than @learn_stack
+	 * (collector__set_leaf_copies).  0: none, CIDs only. */
+	uint32_t leaf_stack;
 	/* The learner is the main event itself with a stack copy, taking
 	 * turns with it (session.h; @learn_hz then only sizes rings): its
 	 * samples are the run's samples while it is on, and a path each

@@ -63,6 +63,7 @@ struct run {
 	int stop;			/* RECORDER_STOP | HUP: interrupted */
 	bool child_done;
 	uint32_t stack_size;		/* bytes per stack copy */
+	uint32_t leaf_stack;		/* the main event's leaf copies */
 };
 
 static char *join_argv(char **argv)
@@ -179,13 +180,15 @@ static bool learning(const struct run *r)
 	return r->mode->learn && !r->o->no_learn;
 }
 
-/* What learning did, in one line. */
+/* What learning did, in a few lines. */
 static void learn_summary(const struct run *r)
 {
 	struct recorder_learning l;
+	struct collector_stats cs;
 	int64_t ran = clock__mono_ns() - r->started;
 
 	recorder__learning(r->rec, &l);
+	recorder__stats(r->rec, &cs);
 	log_info("learning: %llu of %llu stack samples unwound to whole call "
 		 "paths (%llu burst%s; the learning event was on %.0f%% of the "
 		 "run)", (unsigned long long)l.paths, (unsigned long long)l.samples,
@@ -213,6 +216,14 @@ static void learn_summary(const struct run *r)
 				  (double)l.first_cids),
 			 100.0 * (1 - (double)l.last_unknown /
 				  (double)l.last_cids));
+	if (cs.leaf_samples)
+		log_info("leaf copies: %llu samples copied their innermost %u "
+			 "bytes of stack: %llu unwound whole, %llu to their "
+			 "innermost frames (leaf.* in v_run_counters)",
+			 (unsigned long long)cs.leaf_samples,
+			 r->leaf_stack,
+			 (unsigned long long)cs.leaf_whole,
+			 (unsigned long long)cs.leaf_fragments);
 	if (!l.paths)
 		log_warn("no call path learned: the program ran too briefly, or "
 			 "its stack did not unwind (see v_run_counters: unwind.*)");
@@ -254,6 +265,17 @@ static uint32_t stack_size(const struct run *r)
 	return (uint32_t)size;
 }
 
+/* --leaf-stack, while it is less than the learner's copies. */
+static uint32_t leaf_stack(const struct run *r)
+{
+	if (r->o->leaf_stack < r->stack_size)
+		return (uint32_t)r->o->leaf_stack;
+	log_warn("no leaf copies: --leaf-stack %llu is not less than the "
+		 "learner's copies (%u bytes)",
+		 (unsigned long long)r->o->leaf_stack, r->stack_size);
+	return 0;
+}
+
 /*
  * The learning event's rate while it is on: --learn-freq, or the
  * sampling rate (a learning sample is an exact one, so learning at that
@@ -270,16 +292,19 @@ static uint64_t learn_hz(const struct run *r)
 	return hz < RUN_MAX_LEARN_HZ ? hz : RUN_MAX_LEARN_HZ;
 }
 
-/* The default ring for learning with copies of @stack bytes: larger
- * with the learning rate and with the copies past the default (the same
- * time's worth of them fits). */
-static size_t learning_pages(const struct run *r, uint32_t stack)
+/* The default ring for learning with copies of @stack bytes, and the
+ * main event's @leaf bytes: larger with the bytes a second they copy
+ * (the same time's worth of them fits). */
+static size_t learning_pages(const struct run *r, uint32_t stack,
+			     uint32_t leaf)
 {
+	uint64_t hz = r->ev.freq ? r->ev.rate : ICPPD_DEFAULT_FREQ;
 	size_t pages = RUN_RING_PAGES_LEARNING;
 
 	while (pages < RUN_RING_PAGES_MAX &&
 	       pages * RUN_DEFAULT_STACK * RUN_RING_LEARN_HZ <
-	       RUN_RING_PAGES_LEARNING * (size_t)stack * learn_hz(r))
+	       RUN_RING_PAGES_LEARNING *
+	       ((size_t)stack * learn_hz(r) + (size_t)leaf * hz))
 		pages *= 2;
 	return pages;
 }
@@ -289,7 +314,39 @@ static size_t ring_pages(const struct run *r)
 {
 	if (r->o->mmap_pages)
 		return (size_t)r->o->mmap_pages;
-	return learning(r) ? learning_pages(r, r->stack_size) : RUN_RING_PAGES;
+	return learning(r) ? learning_pages(r, r->stack_size, r->leaf_stack) :
+	       RUN_RING_PAGES;
+}
+
+/* The recorder's learning options (record, unless --no-learn). */
+static void learning_opts(struct run *r, struct recorder_opts *ro)
+{
+	const struct run_opts *o = r->o;
+
+	ro->unwind = true;
+	ro->learn_hz = learn_hz(r);
+	ro->learn_stack = r->stack_size;
+	/* a first run of a deep program grows its copies as soon as they
+	 * are cut short, not from its next run on */
+	if (!o->stack_size)
+		ro->deep_stack = RUN_MAX_STACK;
+	/* its copies fill the CPUs' rings four times as fast: in rings of
+	 * their own, a round's records wait there (in the CPUs', 1,572 of
+	 * 3,965 of a clang++ record were copied out), and the reader wakes
+	 * a quarter as often.  -m: the size of every ring, the CPUs'
+	 * shared. */
+	if (!o->mmap_pages)
+		ro->deep_ring_pages = learning_pages(r, RUN_MAX_STACK, 0);
+	/* at the sampling rate, the learner takes the main event's turn:
+	 * its samples are the run's, each one unwound whole an exact one */
+	ro->learn_turns = r->ev.freq ?
+		r->ev.rate <= RUN_MAX_LEARN_HZ &&
+		(!o->learn_freq || o->learn_freq == r->ev.rate) :
+		!o->learn_freq;
+	/* below it, every sample's innermost frames from a short copy, the
+	 * rest inferred (recorder.h) */
+	if (!ro->learn_turns)
+		ro->leaf_stack = r->leaf_stack = leaf_stack(r);
 }
 
 /* The event, the recorder and its signals.  0, or -1 after logging. */
@@ -310,29 +367,8 @@ static int prepare(struct run *r)
 		log_error("%s", err);
 		return -1;
 	}
-	if (learning(r)) {
-		ro.unwind = true;
-		ro.learn_hz = learn_hz(r);
-		ro.learn_stack = r->stack_size;
-		/* a first run of a deep program grows its copies as soon as
-		 * they are cut short, not from its next run on */
-		if (!o->stack_size)
-			ro.deep_stack = RUN_MAX_STACK;
-		/* its copies fill the CPUs' rings four times as fast: in
-		 * rings of their own, a round's records wait there (in the
-		 * CPUs', 1,572 of 3,965 of a clang++ record were copied
-		 * out), and the reader wakes a quarter as often.  -m: the
-		 * size of every ring, the CPUs' shared. */
-		if (!o->mmap_pages)
-			ro.deep_ring_pages = learning_pages(r, RUN_MAX_STACK);
-		/* at the sampling rate, the learner takes the main event's
-		 * turn: its samples are the run's, each one unwound whole
-		 * an exact one */
-		ro.learn_turns = r->ev.freq ?
-			r->ev.rate <= RUN_MAX_LEARN_HZ &&
-			(!o->learn_freq || o->learn_freq == r->ev.rate) :
-			!o->learn_freq;
-	}
+	if (learning(r))
+		learning_opts(r, &ro);
 	if (r->mode->unwind)
 		event__add_stack(&r->ev, r->stack_size);
 	/* a sample in the kernel carries the user registers of the code

@@ -46,6 +46,9 @@ struct run_opts {
 	uint64_t freq, period, pid, mmap_pages, stack_size;
 	uint64_t learn_freq;	/* record: the learning event's rate (0:
 				 * the sampling rate) */
+	uint64_t leaf_stack;	/* record: the main event's leaf copies
+				 * while learning is below the sampling
+				 * rate (recorder.h; 0: none) */
 	double duration;
 	bool quiet;
 	bool no_learn;		/* record: CIDs only */

@@ -1,0 +1,60 @@
+#!/bin/sh
+# Leaf copies: while the learning event runs below the sampling rate,
+# every sample copies the innermost --leaf-stack bytes of its stack.  A
+# shallow program's samples unwind whole from them, so its call paths
+# show though the learner took next to nothing; a deep frame's samples
+# give their innermost frames (a fragment) exact; --leaf-stack 0 copies
+# nothing; the default record, whose learner takes the main event's
+# turn, has none.
+. "$TESTS_SRCDIR/e2e/lib.sh"
+require_perf
+
+# 60 ms of CPU per burn: 60 samples per path at 1000 Hz; a learner at
+# 1 Hz takes one sample or none in the whole run.
+db=$tmp/leaf.db
+out=$("$ICPPD" record -d "$db" --learn-freq 1 -- "$PROGS/heights-nofp" 60 2>&1 >/dev/null)
+is $? 0 "record --learn-freq 1: exit 0"
+contains "$out" "leaf copies: " "the summary says what the leaf copies gave"
+counter() { q "SELECT coalesce(max(value), 0) FROM v_run_counters WHERE run_id = $1 AND name = '$2'"; }
+run=$(last_run)
+cids=$(q "SELECT sum(samples) FROM cid_samples WHERE run_id = $run")
+is "$(counter "$run" leaf.samples)" "$cids" "every sample with a CID carried a leaf copy ($cids)"
+whole=$(counter "$run" leaf.whole)
+ok $([ $((whole * 10)) -ge $((cids * 9)) ]; echo $?) \
+	"a shallow program's leaf copies unwind whole ($whole of $cids)"
+ok $([ "$(counter "$run" learn.samples)" -le 3 ]; echo $?) \
+	"the learner took next to nothing ($(counter "$run" learn.samples))"
+folded=$("$ICPPD" report -d "$db" --format folded --k inf 2>/dev/null)
+contains "$folded" ";main;path_b;leaf " "call path main -> path_b -> leaf from leaf copies"
+contains "$folded" ";main;path_a;work " "call path main -> path_a -> work"
+contains "$folded" ";main;recurse;recurse;recurse " "recursion"
+precise=$(q "SELECT round(100 * precise, 1) FROM v_inference_summary WHERE run_id = $run")
+ok $(awk -v p="${precise:-0}" 'BEGIN { exit !(p >= 95) }'; echo $?) \
+	"the samples' own paths: $precise% precise"
+
+# A frame of 8 KiB: deep_leaf's copies end in deep's frame, and give
+# those two frames exact.
+"$ICPPD" record -q -d "$db" --learn-freq 1 -- "$PROGS/heights-nofp" 60 deep 8 >/dev/null 2>&1
+run=$(last_run)
+ok $([ "$(counter "$run" leaf.fragments)" -ge "$(min_samples 60)" ]; echo $?) \
+	"a deep frame's samples give fragments ($(counter "$run" leaf.fragments))"
+folded=$("$ICPPD" report -d "$db" --run "$run" --format folded --k inf 2>/dev/null)
+contains "$folded" ";deep;deep_leaf " "its innermost frames: deep -> deep_leaf"
+
+"$ICPPD" record -q -d "$db" --learn-freq 1 --leaf-stack 0 -- "$PROGS/heights-nofp" 20 >/dev/null 2>&1
+is "$(counter "$(last_run)" leaf.samples)" 0 "--leaf-stack 0: no leaf copies"
+"$ICPPD" record -q -d "$db" -- "$PROGS/heights-nofp" 20 >/dev/null 2>&1
+is "$(counter "$(last_run)" leaf.samples)" 0 "the default record (learning at the sampling rate): none"
+out=$("$ICPPD" record -d "$db" --learn-freq 1 --leaf-stack 16384 -- "$PROGS/heights-nofp" 20 2>&1 >/dev/null)
+contains "$out" "no leaf copies: --leaf-stack 16384 is not less than" \
+	"a leaf copy as large as the learner's: said, and none taken"
+is "$(counter "$(last_run)" leaf.samples)" 0 "... none taken"
+
+"$ICPPD" record -d "$db" --leaf-stack 100 -- true >/dev/null 2>&1
+is $? 2 "--leaf-stack not a multiple of 8: usage error"
+"$ICPPD" record -d "$db" --leaf-stack 40 -- true >/dev/null 2>&1
+is $? 2 "--leaf-stack under 64: usage error"
+out=$("$ICPPD" daemon --foreground -d "$db" --pid 1 --leaf-stack 16384 2>&1)
+is $? 2 "daemon --leaf-stack not less than --stack-size: usage error"
+contains "$out" "--leaf-stack must be" "... saying what it must be"
+done_testing
