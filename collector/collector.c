@@ -372,6 +372,46 @@ void collector__drop_waits(struct collector *c)
 	c->waits.n = 0;
 }
 
+static int cmp_ptr(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(const void *const *)a,
+		  y = (uintptr_t)*(const void *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool among(const struct module *const *sorted, size_t n,
+		  const struct module *m)
+{
+	return m && bsearch(&m, sorted, n, sizeof(*sorted), cmp_ptr);
+}
+
+void collector__forget_waits(struct collector *c,
+			     const struct module *const *mods, size_t n)
+{
+	const struct module **sorted;
+
+	if (!c->waits.n || !n)
+		return;
+	sorted = malloc(n * sizeof(*sorted));
+	if (!sorted) {		/* none kept is safe */
+		collector__drop_waits(c);
+		return;
+	}
+	memcpy(sorted, mods, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), cmp_ptr);
+	for (size_t i = 0; i < c->waits.nslots; i++) {
+		struct offcpu_wait *w = (struct offcpu_wait *)c->waits.slots + i;
+
+		if (w->pending && (among(sorted, n, w->key.mod) ||
+				   among(sorted, n, w->key.prog))) {
+			w->pending = false;
+			c->stats.offcpu_unmatched++;
+		}
+	}
+	free(sorted);
+}
+
 int collector__set_switch_ids(struct collector *c, const uint64_t *ids,
 			      size_t n)
 {

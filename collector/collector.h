@@ -123,9 +123,13 @@ struct collector;
 int collector__set_switch_ids(struct collector *c, const uint64_t *ids,
 			      size_t n);
 /* Lets go of every thread switched out and not back yet (counted
- * unmatched): before modules are evicted, as a wait's CID points into
- * its module. */
+ * unmatched). */
 void collector__drop_waits(struct collector *c);
+/* Lets go of those whose CID points into one of @mods (n of them), the
+ * modules module_cache__evict() is about to free (its forget): a wait
+ * of a live process keeps its time across a daemon's flush. */
+void collector__forget_waits(struct collector *c,
+			     const struct module *const *mods, size_t n);
 
 /* Borrows @modules and @agg; both must outlive the collector. */
 struct collector *collector__new(struct module_cache *modules,

@@ -111,7 +111,7 @@ struct table {
 
 /* A thread switched out of a CID (record --off-cpu) and not yet back:
  * the CID points into its modules, so a recorder that evicts modules
- * (the daemon) drops the waits first (collector__drop_waits). */
+ * (the daemon) drops the waits in those first (collector__forget_waits). */
 #define OFFCPU_MAX_WAITS 65536	/* threads switched out at once, kept */
 struct offcpu_wait {
 	uint32_t tid;		/* first: the table key */

@@ -1034,10 +1034,16 @@ static uint64_t held_samples(const struct aggregate *agg)
 	return sum;
 }
 
+/* Modules about to be freed: the store's ids of them, and the waits
+ * whose CIDs point into them. */
 static void forget_modules(void *arg, const struct module *const *mods,
 			   size_t n)
 {
-	store__forget_modules(arg, mods, n);
+	struct recorder *r = arg;
+
+	store__forget_modules(r->store, mods, n);
+	if (r->o.off_cpu)
+		collector__forget_waits(r->col, mods, n);
 }
 
 /* An empty path map in place of the stored one.  -1 when out of
@@ -1133,11 +1139,8 @@ static int flush(struct recorder *r)
 	    (pathmap__size(r->paths) >= r->o.max_paths / 10 * 9 ||
 	     module_cache__over(r->modules)) && new_paths(r))
 		return 0;	/* no memory for a new map: no eviction */
-	if (!r->paths || r->o.max_paths) {
-		if (r->o.off_cpu)	/* their CIDs point into modules */
-			collector__drop_waits(r->col);
-		module_cache__evict(r->modules, forget_modules, r->store);
-	}
+	if (!r->paths || r->o.max_paths)
+		module_cache__evict(r->modules, forget_modules, r);
 	return 0;
 }
 

@@ -153,7 +153,9 @@ dfold=$("$ICPPD" report -d "$tmp/d.db" --since 0 --off-cpu -f folded --exact 2>/
 folded=$dfold
 got=$(under ";worker;io_wait;read")
 want=$(awk '$1 == "OFFCPU" && $4 == "io_wait" { printf "%.0f\n", $5 * 1000 }' "$tmp/dtruth")
-ok $(within "$got" "$want" 0.10; echo $?) \
+# (within 5 %: a flush dropped every wait still open, 5-10 % of them,
+# until a flush kept those whose modules it did not evict)
+ok $(within "$got" "$want" 0.05; echo $?) \
 	"daemon: the worker's wait under io_wait, $got us (the program measured $want us)"
 # each 1 s segment counts its own switches: their counters add up to
 # the switches stored and those never closed, not more (a later
