@@ -71,7 +71,7 @@ static const struct cli_option daemon_options[] = {
 	{ "leaf-stack", 0, CLI_UINT, OPT(leaf_stack), "BYTES",
 	  "bytes of user stack every sample copies, a multiple of 8, less "
 	  "than --stack-size: its innermost frames exact, the rest inferred "
-	  "(0: none, the CIDs alone)", 0, 65528, .dflt = "2048" },
+	  "(0: none, the CIDs alone)", 0, 65528, .dflt = "4096" },
 };
 
 const struct cli_command daemon_command = {

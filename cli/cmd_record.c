@@ -45,7 +45,7 @@ static const struct cli_option record_options[] = {
 	  "--learn-freq), every sample copies the innermost BYTES of its "
 	  "stack, a multiple of 8, less than --stack-size: its innermost "
 	  "frames exact, the rest inferred (0: none, the CIDs alone)", 0,
-	  RUN_MAX_STACK, .dflt = "2048" },
+	  RUN_MAX_STACK, .dflt = "4096" },
 	RUN_OPT_STACK,
 	RUN_OPT_NO_CACHE,
 	{ "export", 0, CLI_STRING, RUN_OPT(export_url), "URL",
