@@ -492,6 +492,16 @@ static int process_switch(struct collector *c, const struct perf_event_header *h
 				     r.sid.time - w->time, w->preempted);
 }
 
+/* Whether the paths explain a leaf copy's sample of @key, after its
+ * unwind: the copy gave its whole path, or the paths explain the CID of
+ * the outermost frame it reached (the sample's own when it gave none). */
+static bool leaf_explained(struct collector *c, const struct cid_key *key)
+{
+	if (c->leaf_status == UNW_COMPLETE)
+		return true;
+	return c->known(c->known_arg, c->leaf_top.mod ? &c->leaf_top : key);
+}
+
 static int process_sample(struct collector *c, const struct perf_event_header *h)
 {
 	struct perf_sample s;
@@ -536,7 +546,7 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 		int ret;
 
 		c->stats.cids++;
-		if (c->known && !c->known(c->known_arg, &key))
+		if (c->known && !leaf && !c->known(c->known_arg, &key))
 			c->stats.learn_unknown++;
 		/* a sample in the kernel (record --kernel): the CID is the
 		 * user code's that entered it, from its user registers */
@@ -555,6 +565,8 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 			ret = aggregate__add_pc(c->agg, &key, name, pc);
 		if (!ret && c->path_fn && (!c->known || learner || leaf))
 			ret = unwind__sample(c, &s, base, leaf);
+		if (!ret && leaf && !leaf_explained(c, &key))
+			c->stats.learn_unknown++;
 		return ret;
 	}
 	c->stats.unresolved++;

@@ -143,6 +143,10 @@ struct collector {
 	void *known_arg;
 	bool learner_counted;	/* its samples are samples too */
 	uint32_t leaf_bytes;	/* the main event's copies (0: none) */
+	/* The last leaf copy's unwind, and the CID of the outermost frame
+	 * a fragment reached (mod NULL: none): unwind__sample() */
+	enum unwind_status leaf_status;
+	struct cid_key leaf_top;
 	collector_filter_fn filter;	/* NULL: every process */
 	void *filter_arg;
 	struct path_frame *frames;	/* ICPPD_MAX_FRAMES, when unwinding */

@@ -375,6 +375,13 @@ int unwind__sample(struct collector *c, const struct perf_sample *s,
 		c->stats.leaf_samples++;
 		c->stats.leaf_whole += st == UNW_COMPLETE;
 		c->stats.leaf_fragments += st == UNW_TRUNCATED && n;
+		c->leaf_status = st;
+		c->leaf_top = st == UNW_TRUNCATED && n ?
+			(struct cid_key){ .mod = frames[n - 1].mod,
+				.func = frames[n - 1].func,
+				.height = frames[n - 1].height, .pid = s->pid,
+				.tid = s->tid, .prog = p->exe } :
+			(struct cid_key){ 0 };
 	} else {
 		c->stats.unwind[st]++;
 	}

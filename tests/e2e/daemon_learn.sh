@@ -1,9 +1,11 @@
 #!/bin/sh
 # icppd daemon learns: a watched program nobody trained is explained
-# while the daemon runs.  Its first process meets unexplained CIDs and
-# the learning event unwinds their paths; the next process of the same
-# build is explained nearly from its first sample, and a report of the
-# daemon's run shows call paths.  --no-learn learns nothing.
+# while the daemon runs.  Without leaf copies its first process meets
+# unexplained CIDs and the learning event unwinds their paths; the next
+# process of the same build is explained nearly from its first sample,
+# and a report of the daemon's run shows call paths.  With them (the
+# default) the first process is explained by its own samples' copies.
+# --no-learn learns nothing.
 . "$TESTS_SRCDIR/e2e/lib.sh"
 require_perf
 require_root
@@ -42,7 +44,7 @@ cids() {
 		WHERE run_id = (SELECT max(run_id) FROM v_runs WHERE kind = 'daemon')"
 }
 
-start "$db" --learn-freq 500
+start "$db" --learn-freq 500 --leaf-stack 0
 "$prog" $ms >/dev/null
 "$ICPPD" ctl --socket "$sock" flush >/dev/null
 u1=$(counter learn.unknown_cids) c1=$(cids)
@@ -72,6 +74,20 @@ is "$(q "SELECT count(*) FROM runs r WHERE (SELECT coalesce(sum(samples), 0)
 	"learn_windows: each run's windows count its own samples"
 ok $([ "$(q "SELECT count(*) FROM learn_windows")" -ge 1 ]; echo $?) \
 	"learn_windows: the daemon's run has its windows"
+
+# Leaf copies (the default): a shallow program's samples unwind whole
+# from their own copies, the first process's too.
+start "$tmp/leaf.db"
+"$prog" $ms >/dev/null
+"$ICPPD" ctl --socket "$sock" flush >/dev/null
+db=$tmp/leaf.db
+u=$(counter learn.unknown_cids) c=$(cids) l=$(counter leaf.samples)
+stop
+ok $([ "$c" -ge "$(min_samples 450 500)" ] && [ "$l" -eq "$c" ]; echo $?) \
+	"leaf copies: every sample of the first process carried one ($l of $c)"
+ok $([ $((u * 20)) -le "$c" ]; echo $?) \
+	"leaf copies: the first process at most 5% unexplained ($u of $c samples)"
+db=$tmp/icppd.db
 
 # --no-learn: identifiers only.
 start "$tmp/nl.db" --no-learn

@@ -24,6 +24,10 @@ ok $([ $((whole * 10)) -ge $((cids * 9)) ]; echo $?) \
 	"a shallow program's leaf copies unwind whole ($whole of $cids)"
 ok $([ "$(counter "$run" learn.samples)" -le 3 ]; echo $?) \
 	"the learner took next to nothing ($(counter "$run" learn.samples))"
+# a sample whose own copy gave its whole path is explained
+unknown=$(counter "$run" learn.unknown_cids)
+ok $([ $((unknown * 20)) -le "$cids" ]; echo $?) \
+	"samples explained by their own copies: $unknown of $cids unexplained"
 folded=$("$ICPPD" report -d "$db" --format folded --k inf 2>/dev/null)
 contains "$folded" ";main;path_b;leaf " "call path main -> path_b -> leaf from leaf copies"
 contains "$folded" ";main;path_a;work " "call path main -> path_a -> work"
