@@ -130,7 +130,11 @@ in_prog=$(q "SELECT sum(c.samples) FROM cid_samples c JOIN functions f ON f.id =
 	JOIN modules m ON m.id = f.module_id WHERE c.run_id = $run AND m.path = '$prog'")
 is "$("$ICPPD" report -d "$db" --run "$run" -f folded --exact --dsos "$base" | sum_of)" "$in_prog" \
 	"--dsos $base: the samples in its functions"
-is "$("$ICPPD" report -d "$db" --run "$run" -f folded --exact --dsos "libc.so.6,$prog" | sum_of)" "$in_prog" \
+# (libc's: a sample of startup or exit lands there now and then)
+in_both=$(q "SELECT sum(c.samples) FROM cid_samples c JOIN functions f ON f.id = c.function_id
+	JOIN modules m ON m.id = f.module_id WHERE c.run_id = $run AND (m.path = '$prog'
+	OR m.path LIKE '%/libc.so.6')")
+is "$("$ICPPD" report -d "$db" --run "$run" -f folded --exact --dsos "libc.so.6,$prog" | sum_of)" "$in_both" \
 	"--dsos by path, in a list"
 mx=$("$ICPPD" report -d "$db" --run "$run" -f folded --max-stack 2)
 is "$(printf '%s\n' "$mx" | awk -F';' 'NF > 2' | wc -l | tr -d ' ')" 0 "--max-stack 2: two frames a stack at most"
