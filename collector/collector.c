@@ -492,16 +492,6 @@ static int process_switch(struct collector *c, const struct perf_event_header *h
 				     r.sid.time - w->time, w->preempted);
 }
 
-/* Whether the paths explain a leaf copy's sample of @key, after its
- * unwind: the copy gave its whole path, or the paths explain the CID of
- * the outermost frame it reached (the sample's own when it gave none). */
-static bool leaf_explained(struct collector *c, const struct cid_key *key)
-{
-	if (c->leaf_status == UNW_COMPLETE)
-		return true;
-	return c->known(c->known_arg, c->leaf_top.mod ? &c->leaf_top : key);
-}
-
 static int process_sample(struct collector *c, const struct perf_event_header *h)
 {
 	struct perf_sample s;
@@ -528,7 +518,7 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 		int ret = switch_out(c, &s, &base);
 
 		return ret || !base || !s.has_stack || !c->path_fn ? ret :
-		       unwind__sample(c, &s, base, false);
+		       unwind__sample(c, &s, base, NULL);
 	}
 	leaf = c->known && s.has_stack && c->leaf_bytes &&
 	       s.stack_cap <= c->leaf_bytes;
@@ -538,7 +528,7 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 	if (learner && !c->learner_counted) {	/* a path only */
 		why = form_cid(c, &s, &key, &name, &where, &base, &pc);
 		return why == CID_NR_FAILURES ?
-		       unwind__sample(c, &s, base, false) : 0;
+		       unwind__sample(c, &s, base, NULL) : 0;
 	}
 	c->stats.samples++;
 	why = form_cid(c, &s, &key, &name, &where, &base, &pc);
@@ -564,9 +554,7 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 		if (!ret)
 			ret = aggregate__add_pc(c->agg, &key, name, pc);
 		if (!ret && c->path_fn && (!c->known || learner || leaf))
-			ret = unwind__sample(c, &s, base, leaf);
-		if (!ret && leaf && !leaf_explained(c, &key))
-			c->stats.learn_unknown++;
+			ret = unwind__sample(c, &s, base, leaf ? &key : NULL);
 		return ret;
 	}
 	c->stats.unresolved++;

@@ -143,10 +143,6 @@ struct collector {
 	void *known_arg;
 	bool learner_counted;	/* its samples are samples too */
 	uint32_t leaf_bytes;	/* the main event's copies (0: none) */
-	/* The last leaf copy's unwind, and the CID of the outermost frame
-	 * a fragment reached (mod NULL: none): unwind__sample() */
-	enum unwind_status leaf_status;
-	struct cid_key leaf_top;
 	collector_filter_fn filter;	/* NULL: every process */
 	void *filter_arg;
 	struct path_frame *frames;	/* ICPPD_MAX_FRAMES, when unwinding */
@@ -243,10 +239,11 @@ int stack__base(struct process *p, uint64_t sp, uint64_t time,
 		uint64_t *base);
 
 /* ---- unwind.c ---- */
-/* @base: the stack base form_cid() found for the sample; @leaf: its copy
- * is a leaf copy (counted in stats.leaf_*, not stats.unwind). */
+/* @base: the stack base form_cid() found for the sample; @leaf: its CID
+ * when its copy is a leaf copy (counted in stats.leaf_* and, when
+ * unexplained, stats.learn_unknown; not in stats.unwind), else NULL. */
 int unwind__sample(struct collector *c, const struct perf_sample *s,
-		   uint64_t base, bool leaf);
+		   uint64_t base, const struct cid_key *leaf);
 /* Frees what collector__set_unwind() allocated. */
 void unwind__exit(struct collector *c);
 

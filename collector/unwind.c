@@ -361,35 +361,48 @@ static void reverse_frames(struct path_frame *out, const struct path_frame *f,
 		out[i] = f[n - 1 - i];
 }
 
+/* Counts a leaf copy's unwind (@st, @n frames innermost first), and
+ * its sample of @key as unexplained unless the copy reached the
+ * outermost frame or a frame whose CID the paths explain (the sample's
+ * own CID when it gave none). */
+static void count_leaf(struct collector *c, const struct cid_key *key,
+		       enum unwind_status st, const struct path_frame *frames,
+		       size_t n)
+{
+	struct cid_key top = *key;
+	bool explained = st == UNW_COMPLETE;
+
+	c->stats.leaf_samples++;
+	c->stats.leaf_whole += explained;
+	c->stats.leaf_fragments += st == UNW_TRUNCATED && n;
+	if (!explained && st == UNW_TRUNCATED && n) {
+		top.mod = frames[n - 1].mod;
+		top.func = frames[n - 1].func;
+		top.height = frames[n - 1].height;
+	}
+	if (!explained && !c->known(c->known_arg, &top))
+		c->stats.learn_unknown++;
+}
+
 int unwind__sample(struct collector *c, const struct perf_sample *s,
-		   uint64_t base, bool leaf)
+		   uint64_t base, const struct cid_key *leaf)
 {
 	struct process *p = space__find_proc(c, s->pid);	/* form_cid() made it */
 	const struct path_frame *frames = c->frames;
 	struct collector_path path;
 	enum unwind_status st;
-	size_t n;
+	size_t n = 0;
 
 	st = p->exe ? unwind(c, p, s, base, &frames, &n) : UNW_NO_PROGRAM;
-	if (leaf) {
-		c->stats.leaf_samples++;
-		c->stats.leaf_whole += st == UNW_COMPLETE;
-		c->stats.leaf_fragments += st == UNW_TRUNCATED && n;
-		c->leaf_status = st;
-		c->leaf_top = st == UNW_TRUNCATED && n ?
-			(struct cid_key){ .mod = frames[n - 1].mod,
-				.func = frames[n - 1].func,
-				.height = frames[n - 1].height, .pid = s->pid,
-				.tid = s->tid, .prog = p->exe } :
-			(struct cid_key){ 0 };
-	} else {
+	if (leaf)
+		count_leaf(c, leaf, st, frames, n);
+	else
 		c->stats.unwind[st]++;
-	}
 	if (st != UNW_COMPLETE && (st != UNW_TRUNCATED || !n))
 		return 0;
 	reverse_frames(c->path, frames, n);
 	path = (struct collector_path){ .program = p->exe, .pid = s->pid,
 		.tid = s->tid, .frames = c->path, .n = n,
-		.fragment = st == UNW_TRUNCATED, .leaf = leaf };
+		.fragment = st == UNW_TRUNCATED, .leaf = leaf != NULL };
 	return c->path_fn(c->path_arg, &path);
 }

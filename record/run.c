@@ -276,6 +276,13 @@ static uint32_t leaf_stack(const struct run *r)
 	return 0;
 }
 
+/* The main event's rate: its frequency, or ICPPD_DEFAULT_FREQ for one
+ * sampled by period. */
+static uint64_t sampling_hz(const struct run *r)
+{
+	return r->ev.freq ? r->ev.rate : ICPPD_DEFAULT_FREQ;
+}
+
 /*
  * The learning event's rate while it is on: --learn-freq, or the
  * sampling rate (a learning sample is an exact one, so learning at that
@@ -285,7 +292,7 @@ static uint32_t leaf_stack(const struct run *r)
  */
 static uint64_t learn_hz(const struct run *r)
 {
-	uint64_t hz = r->ev.freq ? r->ev.rate : ICPPD_DEFAULT_FREQ;
+	uint64_t hz = sampling_hz(r);
 
 	if (r->o->learn_freq)
 		return r->o->learn_freq;
@@ -298,13 +305,12 @@ static uint64_t learn_hz(const struct run *r)
 static size_t learning_pages(const struct run *r, uint32_t stack,
 			     uint32_t leaf)
 {
-	uint64_t hz = r->ev.freq ? r->ev.rate : ICPPD_DEFAULT_FREQ;
 	size_t pages = RUN_RING_PAGES_LEARNING;
 
 	while (pages < RUN_RING_PAGES_MAX &&
 	       pages * RUN_DEFAULT_STACK * RUN_RING_LEARN_HZ <
 	       RUN_RING_PAGES_LEARNING *
-	       ((size_t)stack * learn_hz(r) + (size_t)leaf * hz))
+	       ((size_t)stack * learn_hz(r) + (size_t)leaf * sampling_hz(r)))
 		pages *= 2;
 	return pages;
 }
