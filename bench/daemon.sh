@@ -29,7 +29,9 @@
 #
 # Needs root (every CPU is sampled).
 # Usage: bench/daemon.sh [BUILDDIR]; environment: REPS (default 5),
-# PARTS (default "1 2 3 4": the parts to run).
+# PARTS (default "1 2 3 4": the parts to run), HZS (part 4's rates,
+# default "99 999"), DAEMON_OPTS (more daemon options in part 4, e.g.
+# "--leaf-freq 250").
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" -eq 0 ] || { echo "bench: run as root" >&2; exit 1; }
 workload="$progs/threads 540 4"
@@ -156,10 +158,11 @@ fi
 part 4 || exit 0
 cc1=$(readlink -f "$(gcc -print-prog-name=cc1)")
 make_cproject "$work/proj"
-for hz in 99 999; do
-	echo "== cc1 through ten make -B, $hz Hz, learning 25 Hz, 3 s segments"
+for hz in ${HZS:-99 999}; do
+	echo "== cc1 through ten make -B, $hz Hz, learning 25 Hz, 3 s segments${DAEMON_OPTS:+, $DAEMON_OPTS}"
 	rm -f "$work"/m.db*
-	start_daemon "$work/m.db" "$hz" --exe "$cc1" --segment 3
+	# shellcheck disable=SC2086
+	start_daemon "$work/m.db" "$hz" --exe "$cc1" --segment 3 $DAEMON_OPTS
 	/usr/bin/time -f '%U %S' -o "$work/mtime" sh -c "for i in 1 2 3 4 5 6 7 8 9 10; do
 		make -s -B -C '$work/proj' >/dev/null; done"
 	"$icppd" ctl --socket "$sock" stop >/dev/null

@@ -14,7 +14,12 @@
 # icppd record --no-cache (icppd-cold: every binary's frame section
 # listed afresh, as in a first record); icppd record --learn-freq 250 (a sparser learning event: the cost side of
 # the rate curve); icppd-l25, not in the default MODES: --learn-freq 25,
-# the daemon's trickle; icppd-s2k, not in the default MODES either:
+# the daemon's trickle, its leaf copies at most --leaf-freq's default a
+# second; icppd-l25-all, not in the default MODES: the same with a leaf
+# copy at every sample (--leaf-freq 0); icppd-l1k, not in the default
+# MODES: --learn-freq 1000 (at -F 10000 the learner beside the main
+# event, not taking its turn: whole copies at 1 kHz while it bursts,
+# leaf copies at 1 kHz); icppd-s2k, not in the default MODES either:
 # --stack-size 2048, every learning copy the innermost 2 KiB only
 # (fragments: docs/benchmarks.md, "what the innermost frames cost").
 # Every mode runs REPS times, interleaved (mode order rotates
@@ -76,8 +81,10 @@ run() {
 	icppd-nolearn) prof="$icppd record -q --no-learn -e $event -F $freq -d $work/b.db --" ;;
 	icppd) prof="$icppd record -q -e $event -F $freq -d $work/b.db --" ;;
 	icppd-cold) prof="$icppd record -q --no-cache -e $event -F $freq -d $work/b.db --" ;;
+	icppd-l1k) prof="$icppd record -q --learn-freq 1000 -e $event -F $freq -d $work/b.db --" ;;
 	icppd-l250) prof="$icppd record -q --learn-freq 250 -e $event -F $freq -d $work/b.db --" ;;
 	icppd-l25) prof="$icppd record -q --learn-freq 25 -e $event -F $freq -d $work/b.db --" ;;
+	icppd-l25-all) prof="$icppd record -q --learn-freq 25 --leaf-freq 0 -e $event -F $freq -d $work/b.db --" ;;
 	icppd-s2k) prof="$icppd record -q --stack-size 2048 -e $event -F $freq -d $work/b.db --" ;;
 	esac
 	/usr/bin/time -f '%U %S %e' -o "$work/time" $prof \

@@ -72,6 +72,9 @@ static const struct cli_option daemon_options[] = {
 	  "bytes of user stack every sample copies, a multiple of 8, less "
 	  "than --stack-size: its innermost frames exact, the rest inferred "
 	  "(0: none, the CIDs alone)", 0, 65528, .dflt = "4096" },
+	{ "leaf-freq", 0, CLI_UINT, OPT(leaf_freq), "HZ",
+	  "at most HZ leaf copies a second: above it, the rest of -F samples "
+	  "CIDs alone (0: every sample copies)", 0, 10000, .dflt = "1000" },
 };
 
 const struct cli_command daemon_command = {

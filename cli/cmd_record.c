@@ -46,6 +46,10 @@ static const struct cli_option record_options[] = {
 	  "stack, a multiple of 8, less than --stack-size: its innermost "
 	  "frames exact, the rest inferred (0: none, the CIDs alone)", 0,
 	  RUN_MAX_STACK, .dflt = "4096" },
+	{ "leaf-freq", 0, CLI_UINT, RUN_OPT(leaf_freq), "HZ",
+	  "at most HZ leaf copies a second: above it, the rest of the "
+	  "sampling rate samples CIDs alone (0: every sample copies)", 0,
+	  RUN_MAX_LEARN_HZ, .dflt = "1000" },
 	RUN_OPT_STACK,
 	RUN_OPT_NO_CACHE,
 	{ "export", 0, CLI_STRING, RUN_OPT(export_url), "URL",

@@ -363,6 +363,26 @@ static void open_switch_learner(struct recorder *r,
 	}
 }
 
+/* Whether the leaf copies are a part of the main event's rate, an event
+ * of their own (recorder_opts.leaf_hz), not all of it. */
+static bool split_leaf(const struct recorder *r,
+		       const struct perf_event_attr *attr)
+{
+	return r->o.leaf_hz && attr->freq && attr->sample_freq > r->o.leaf_hz;
+}
+
+/* The leaf copies' event, at leaf_hz of the main event's rate. */
+static int open_sampler(struct recorder *r, const struct perf_event_attr *attr,
+			const pid_t *tasks, size_t ntasks, char *err,
+			size_t errlen)
+{
+	struct perf_event_attr la;
+
+	event__learner(attr, r->leaf, 0, &la);
+	la.sample_freq = r->o.leaf_hz;
+	return session__add_sampler(r->sess, &la, tasks, ntasks, err, errlen);
+}
+
 int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 		   const pid_t *tasks, size_t ntasks, size_t ring_pages,
 		   char *err, size_t errlen, int *errnum)
@@ -372,14 +392,21 @@ int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 	int ret;
 
 	if (learns && !r->o.learn_turns && r->o.leaf_stack) {
-		ma.sample_type |= PERF_SAMPLE_STACK_USER;
-		ma.sample_stack_user = r->o.leaf_stack;
 		r->leaf = r->o.leaf_stack;
 		collector__set_leaf_copies(r->col, r->leaf);
+		if (split_leaf(r, attr))
+			ma.sample_freq -= r->o.leaf_hz;
+		else
+			event__learner_copy(&ma, r->leaf);
 	}
 	r->sess = session__open(&ma, tasks, ntasks, ring_pages,
 				learns && r->o.learn_turns ?
 				SESSION_TAKE_TURNS : 0, err, errlen, errnum);
+	if (r->sess && r->leaf && split_leaf(r, attr) &&
+	    (ret = open_sampler(r, attr, tasks, ntasks, err, errlen))) {
+		*errnum = -ret;
+		return -1;
+	}
 	if (r->sess && r->o.off_cpu &&
 	    (ret = open_switches(r, attr, tasks, ntasks, learns, err,
 				 errlen))) {

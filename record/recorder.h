@@ -60,6 +60,11 @@ struct recorder_opts {
 	 * bytes of the stack at every sample, less than @learn_stack
 	 * (collector__set_leaf_copies).  0: none, CIDs only. */
 	uint32_t leaf_stack;
+	/* At most @leaf_hz of them a second (0: every sample): a main
+	 * event sampled by frequency above it samples @leaf_hz with
+	 * copies and the rest of its rate without, as two events
+	 * (session__add_sampler), every sample counted alike. */
+	uint64_t leaf_hz;
 	/* The learner is the main event itself with a stack copy, taking
 	 * turns with it (session.h; @learn_hz then only sizes rings): its
 	 * samples are the run's samples while it is on, and a path each

@@ -180,6 +180,26 @@ static bool learning(const struct run *r)
 	return r->mode->learn && !r->o->no_learn;
 }
 
+/* The main event's rate: its frequency, or ICPPD_DEFAULT_FREQ for one
+ * sampled by period. */
+static uint64_t sampling_hz(const struct run *r)
+{
+	return r->ev.freq ? r->ev.rate : ICPPD_DEFAULT_FREQ;
+}
+
+/* Whether --leaf-freq bounds the leaf copies below the sampling rate
+ * (an event sampled by period copies at every sample). */
+static bool leaf_bounded(const struct run *r)
+{
+	return r->ev.freq && r->o->leaf_freq && r->o->leaf_freq < r->ev.rate;
+}
+
+/* The leaf copies a second, at most. */
+static uint64_t leaf_hz(const struct run *r)
+{
+	return leaf_bounded(r) ? r->o->leaf_freq : sampling_hz(r);
+}
+
 /* What learning did, in a few lines. */
 static void learn_summary(const struct run *r)
 {
@@ -217,11 +237,15 @@ static void learn_summary(const struct run *r)
 			 100.0 * (1 - (double)l.last_unknown /
 				  (double)l.last_cids));
 	if (cs.leaf_samples)
-		log_info("leaf copies: %llu samples copied their innermost %u "
-			 "bytes of stack: %llu unwound whole, %llu to their "
-			 "innermost frames (leaf.* in v_run_counters)",
+		log_info("leaf copies: %llu of %llu samples copied their "
+			 "innermost %u bytes of stack (%s%.0llu%s): %llu "
+			 "unwound whole, %llu to their innermost frames "
+			 "(leaf.* in v_run_counters)",
 			 (unsigned long long)cs.leaf_samples,
-			 r->leaf_stack,
+			 (unsigned long long)cs.samples, r->leaf_stack,
+			 leaf_bounded(r) ? "at most " : "every sample",
+			 leaf_bounded(r) ? (unsigned long long)leaf_hz(r) : 0,
+			 leaf_bounded(r) ? " a second, --leaf-freq" : "",
 			 (unsigned long long)cs.leaf_whole,
 			 (unsigned long long)cs.leaf_fragments);
 	if (!l.paths)
@@ -276,13 +300,6 @@ static uint32_t leaf_stack(const struct run *r)
 	return 0;
 }
 
-/* The main event's rate: its frequency, or ICPPD_DEFAULT_FREQ for one
- * sampled by period. */
-static uint64_t sampling_hz(const struct run *r)
-{
-	return r->ev.freq ? r->ev.rate : ICPPD_DEFAULT_FREQ;
-}
-
 /*
  * The learning event's rate while it is on: --learn-freq, or the
  * sampling rate (a learning sample is an exact one, so learning at that
@@ -310,7 +327,7 @@ static size_t learning_pages(const struct run *r, uint32_t stack,
 	while (pages < RUN_RING_PAGES_MAX &&
 	       pages * RUN_DEFAULT_STACK * RUN_RING_LEARN_HZ <
 	       RUN_RING_PAGES_LEARNING *
-	       ((size_t)stack * learn_hz(r) + (size_t)leaf * sampling_hz(r)))
+	       ((size_t)stack * learn_hz(r) + (size_t)leaf * leaf_hz(r)))
 		pages *= 2;
 	return pages;
 }
@@ -351,8 +368,10 @@ static void learning_opts(struct run *r, struct recorder_opts *ro)
 		!o->learn_freq;
 	/* below it, every sample's innermost frames from a short copy, the
 	 * rest inferred (recorder.h) */
-	if (!ro->learn_turns)
+	if (!ro->learn_turns) {
 		ro->leaf_stack = r->leaf_stack = leaf_stack(r);
+		ro->leaf_hz = o->leaf_freq;
+	}
 }
 
 /* The event, the recorder and its signals.  0, or -1 after logging. */

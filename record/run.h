@@ -36,6 +36,10 @@ struct store;
 /* --learn-freq's bound, and the learning rate's when it follows the
  * sampling rate. */
 #define RUN_MAX_LEARN_HZ 10000
+/* --leaf-freq's default: leaf copies at most this many a second, the
+ * rest of a higher rate CIDs alone (docs/benchmarks.md, "Issue 53:
+ * leaf copies at high rates"). */
+#define RUN_LEAF_HZ 1000
 /* The kernel's limit: the record size is a u16. */
 #define RUN_MAX_STACK 65528
 
@@ -49,6 +53,8 @@ struct run_opts {
 	uint64_t leaf_stack;	/* record: the main event's leaf copies
 				 * while learning is below the sampling
 				 * rate (recorder.h; 0: none) */
+	uint64_t leaf_freq;	/* record: at most this many of them a
+				 * second (recorder.h) */
 	double duration;
 	bool quiet;
 	bool no_learn;		/* record: CIDs only */

@@ -4,8 +4,8 @@
 # shallow program's samples unwind whole from them, so its call paths
 # show though the learner took next to nothing; a deep frame's samples
 # give their innermost frames (a fragment) exact; --leaf-stack 0 copies
-# nothing; the default record, whose learner takes the main event's
-# turn, has none.
+# nothing; above --leaf-freq only that many samples a second copy; the
+# default record, whose learner takes the main event's turn, has none.
 . "$TESTS_SRCDIR/e2e/lib.sh"
 require_perf
 
@@ -45,6 +45,26 @@ ok $([ "$(counter "$run" leaf.fragments)" -ge "$(min_samples 60)" ]; echo $?) \
 folded=$("$ICPPD" report -d "$db" --run "$run" --format folded --k inf 2>/dev/null)
 contains "$folded" ";deep;deep_leaf " "its innermost frames: deep -> deep_leaf"
 
+# Above --leaf-freq, only that many samples a second copy: at 4000 Hz
+# with --leaf-freq 500, an eighth of them (between a 32nd and a third
+# here, two clocks' rates on a busy machine), every sample counted.
+out=$("$ICPPD" record -d "$db" -F 4000 --learn-freq 1 --leaf-freq 500 -- "$PROGS/heights-nofp" 100 2>&1 >/dev/null)
+is $? 0 "record -F 4000 --leaf-freq 500: exit 0"
+contains "$out" "at most 500 a second, --leaf-freq" "the summary says the copies were bounded"
+run=$(last_run)
+cids=$(q "SELECT sum(samples) FROM cid_samples WHERE run_id = $run")
+leaf=$(counter "$run" leaf.samples)
+ok $([ $((leaf * 32)) -ge "$cids" ] && [ $((leaf * 3)) -le "$cids" ]; echo $?) \
+	"a part of the samples carried a leaf copy ($leaf of $cids)"
+ok $([ "$cids" -ge "$(min_samples 900 4000)" ]; echo $?) \
+	"the samples without a copy counted too ($cids, nine burns of 100 ms at 4000 Hz)"
+folded=$("$ICPPD" report -d "$db" --run "$run" --format folded --k inf 2>/dev/null)
+contains "$folded" ";main;path_b;leaf " "their call paths from the copies' paths"
+"$ICPPD" record -q -d "$db" -F 4000 --learn-freq 1 --leaf-freq 0 -- "$PROGS/heights-nofp" 20 >/dev/null 2>&1
+run=$(last_run)
+is "$(counter "$run" leaf.samples)" "$(q "SELECT sum(samples) FROM cid_samples WHERE run_id = $run")" \
+	"--leaf-freq 0: every sample copies"
+
 "$ICPPD" record -q -d "$db" --learn-freq 1 --leaf-stack 0 -- "$PROGS/heights-nofp" 20 >/dev/null 2>&1
 is "$(counter "$(last_run)" leaf.samples)" 0 "--leaf-stack 0: no leaf copies"
 "$ICPPD" record -q -d "$db" -- "$PROGS/heights-nofp" 20 >/dev/null 2>&1
@@ -58,6 +78,10 @@ is "$(counter "$(last_run)" leaf.samples)" 0 "... none taken"
 is $? 2 "--leaf-stack not a multiple of 8: usage error"
 "$ICPPD" record -d "$db" --leaf-stack 40 -- true >/dev/null 2>&1
 is $? 2 "--leaf-stack under 64: usage error"
+"$ICPPD" record -d "$db" --leaf-freq 20000 -- true >/dev/null 2>&1
+is $? 2 "--leaf-freq over 10000: usage error"
+"$ICPPD" daemon --foreground -d "$db" --pid 1 --leaf-freq 20000 >/dev/null 2>&1
+is $? 2 "daemon --leaf-freq over 10000: usage error"
 out=$("$ICPPD" daemon --foreground -d "$db" --pid 1 --leaf-stack 16384 2>&1)
 is $? 2 "daemon --leaf-stack not less than --stack-size: usage error"
 contains "$out" "--leaf-stack must be" "... saying what it must be"
