@@ -965,19 +965,15 @@ size_t infer__lookup(const struct infer *inf, int64_t program_id,
 	return e->n;
 }
 
-static struct infer_solution *scratch(struct infer *inf, size_t n)
+struct infer_solution *infer__scratch(struct infer *inf, size_t n)
 {
 	return grow(&inf->scratch, &inf->scratch_cap, n, sizeof(*inf->scratch),
 		    16) ? NULL : inf->scratch;
 }
-
-static int graft_below(struct infer *inf, uint32_t node, uint32_t stop,
-		       uint32_t under, uint32_t *out);
-
 /* The explanation of CID (@func, @height) by whole paths or the search
  * (never by fragments) into inf->tops: how many; 0 when nothing but
  * unknown callers; -ENOMEM. */
-static int explain_top(struct infer *inf, struct map *m, int64_t func,
+int infer__explain_top(struct infer *inf, struct map *m, int64_t func,
 		       int64_t height, bool *searched)
 {
 	const struct cid_entry *e = infer__find_cid(m, func, height);
@@ -1065,7 +1061,7 @@ static int explain_fragments(struct infer *inf, struct map *m,
 				counted ? k->own : 0 };
 			continue;
 		}
-		nt = explain_top(inf, m, tn->frame, tn->height, &searched);
+		nt = infer__explain_top(inf, m, tn->frame, tn->height, &searched);
 
 		if (nt < 0 || grow(&acc, &cap, n + (nt ? (size_t)nt : 1),
 				   sizeof(*acc), 8)) {
@@ -1077,7 +1073,7 @@ static int explain_fragments(struct infer *inf, struct map *m,
 		for (int j = 0; j < nt && !ret; j++) {
 			uint32_t node;
 
-			ret = graft_below(inf, k->node, top, inf->tops[j].node,
+			ret = infer__graft_below(inf, k->node, top, inf->tops[j].node,
 					  &node);
 			acc[n++] = (struct infer_solution){ node,
 				share * inf->tops[j].share };
@@ -1090,7 +1086,7 @@ static int explain_fragments(struct infer *inf, struct map *m,
 			grafted = true;
 		}
 	}
-	if (!ret && !scratch(inf, n ? n : 1))
+	if (!ret && !infer__scratch(inf, n ? n : 1))
 		ret = -ENOMEM;
 	if (!ret) {
 		memcpy(inf->scratch, acc, n * sizeof(*acc));
@@ -1127,7 +1123,7 @@ static int explain(struct infer *inf, int64_t program_id, int64_t func,
 	if (e && e->fragment)
 		return explain_fragments(inf, m, e, counted, out);
 	if (e) {
-		if (!(v = scratch(inf, e->n)))
+		if (!(v = infer__scratch(inf, e->n)))
 			return -ENOMEM;
 		for (uint32_t i = 0; i < e->n; i++) {
 			const struct infer_cand *k = &m->cands[e->first + i];
@@ -1149,6 +1145,15 @@ static int explain(struct infer *inf, int64_t program_id, int64_t func,
 	}
 	if (!m)
 		return infer__unknown(inf, func, height, out);
+	/* the shapes its function was learned in, where one fits: they
+	 * are chains the search could list, weighed by what was seen
+	 * (infer_shapes.c); the search alone where none does */
+	if (!inf->lim.search_only) {
+		int ret = infer__explain_shapes(inf, m, func, height, out);
+
+		if (ret)
+			return ret < 0 ? ret : 0;
+	}
 	mo = infer__search_memo(inf, m, func, height);
 	if (!mo)
 		return -ENOMEM;
@@ -1200,7 +1205,7 @@ int infer__explain_counted(struct infer *inf, int64_t program_id,
 
 /* The frames of context @node below node @stop, an ancestor of it,
  * under node @under (whose frame is @stop's), in *@out. */
-static int graft_below(struct infer *inf, uint32_t node, uint32_t stop,
+int infer__graft_below(struct infer *inf, uint32_t node, uint32_t stop,
 		       uint32_t under, uint32_t *out)
 {
 	struct cct *t = inf->cct;
@@ -1237,13 +1242,13 @@ static int graft(struct infer *inf, uint32_t node, uint32_t under,
 {
 	*out = node;
 	return under == CCT_ROOT ? 0 :
-	       graft_below(inf, node, CCT_ROOT, under, out);
+	       infer__graft_below(inf, node, CCT_ROOT, under, out);
 }
 
 int infer__unknown(struct infer *inf, int64_t func, int64_t height,
 		   struct infer_outcome *out)
 {
-	struct infer_solution *v = scratch(inf, 1);
+	struct infer_solution *v = infer__scratch(inf, 1);
 
 	if (!v || infer__unknown_node(inf, func, height, &v[0].node))
 		return -ENOMEM;

@@ -105,6 +105,10 @@ struct infer_limits {
 				 * chains with at least this share of the
 				 * weight agree; default 0.75; < 0: whole
 				 * chains */
+	bool search_only;	/* missing CIDs by the search alone, not
+				 * by their function's shapes at other
+				 * heights first (infer_shapes.c): the
+				 * search's own tests */
 };
 
 struct infer_stats {

@@ -202,6 +202,24 @@ void infer__set_height(struct cct *t, uint32_t node, int64_t height);
 /* The frames the @n contexts at CCT nodes @cur share, leaf up. */
 uint32_t infer__shared_suffix(struct cct *t, uint32_t *cur, uint32_t n);
 
+/* infer.c's room for an outcome's @n solutions (valid until the next
+ * call); NULL when out of memory. */
+struct infer_solution *infer__scratch(struct infer *inf, size_t n);
+/* The explanation of CID (@func, @height) by whole paths or the search
+ * (never by fragments) into inf->tops: how many; 0 when nothing but
+ * unknown callers (*@searched: by the search); -ENOMEM. */
+int infer__explain_top(struct infer *inf, struct map *m, int64_t func,
+		       int64_t height, bool *searched);
+/* The frames of context @node below node @stop, an ancestor of it,
+ * under node @under (whose frame is @stop's), in *@out.  0 or -ENOMEM. */
+int infer__graft_below(struct infer *inf, uint32_t node, uint32_t stop,
+		       uint32_t under, uint32_t *out);
+
+/* infer_shapes.c: a missing CID from its function's shapes at other
+ * heights.  1 with *@out set, 0 when none fits, or -ENOMEM. */
+int infer__explain_shapes(struct infer *inf, struct map *m, int64_t func,
+			  int64_t height, struct infer_outcome *out);
+
 /* infer_search.c: the search */
 /* The memo of CID (@func, @height) of map @m: searched now when there is
  * none.  NULL when out of memory. */

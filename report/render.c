@@ -355,7 +355,7 @@ void render__header(const struct render *r)
 	else
 		fprintf(r->out, "inferred: %.1f%% one path fits (precise), "
 			"%.1f%% apportioned among several (ambiguous), %.1f%% "
-			"by call-graph search (searched), %.1f%% unknown "
+			"composed or searched (searched), %.1f%% unknown "
 			"callers\n", 100 * s->by_how[CCT_PRECISE] / n,
 			100 * s->by_how[CCT_AMBIGUOUS] / n,
 			100 * s->by_how[CCT_SEARCHED] / n,

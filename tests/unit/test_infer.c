@@ -7,7 +7,8 @@
  * only they explain (precise), two chains (ambiguous, apportioned by
  * learned weight), a recursive function (the search is bounded and
  * memoised), the bounds, a cut list that keeps the most probable
- * chain, and tail calls (a jump that hands the callee its frame).
+ * chain, and tail calls (a jump that hands the callee its frame); and
+ * a missing CID from its function's shapes at other heights.
  */
 #include <math.h>
 #include <stdio.h>
@@ -18,10 +19,10 @@
 #include "tests/tap.h"
 
 enum { MAIN = 1, A, B, T, S, C, U, W, X, Y, Z, P, Q, L, R1, R2, M, R, G,
-	H, V, NFUNCS };
+	H, V, F_, NFUNCS };
 static const char *const names[NFUNCS] = { "", "main", "a", "b", "t", "s",
 	"c", "u", "w", "x", "y", "z", "p", "q", "l", "r1", "r2", "m", "r", "g", "h",
-	"v" };
+	"v", "f" };
 
 #define PROG 42
 
@@ -119,7 +120,7 @@ static void proven_calls(void)
 	struct cct *t = cct__new();
 	/* whole chains: the search itself, not how a report cuts them */
 	struct infer *inf = infer__new(t, &(struct infer_limits){
-		.max_states = 512, .confidence = -1 });
+		.max_states = 512, .confidence = -1, .search_only = true });
 	const struct infer_stats *st;
 	enum cct_how how;
 	uint32_t exact;
@@ -228,7 +229,8 @@ static void proven_calls(void)
 static void cut_chains(void)
 {
 	struct cct *t = cct__new();
-	struct infer *inf = learned_and_proven(t, NULL);
+	struct infer *inf = learned_and_proven(t, &(struct infer_limits){
+		.search_only = true });
 	enum cct_how how;
 	uint32_t exact;
 	size_t nrec;
@@ -663,10 +665,58 @@ static void observed(void)
 	}
 }
 
+/*
+ * Shapes: (f, 112) no path explains.  f was learned at 96 under r at 64
+ * and r at 48 (recursion, 3 samples), and at 72 under x at 56 and g at
+ * 40 (1 sample).  Moved up 16 bytes, the first shape's r at 64 is the
+ * known CID of main;r;r: main;r;r;r;f, one level deeper.  Moved up 40,
+ * the second's x at 96 is main;y;x's: main;y;x;f.  The samples split
+ * 3 to 1, every caller uncertain (searched).  (f, 113) fits no shape:
+ * the search, which finds nothing, leaves it under unknown callers.
+ */
+static void shapes(void)
+{
+	static const struct infer_node nodes[] = {
+		{ -1, MAIN, 16, 0, 0, 6, 0, 0, false },
+		{ 0, R, 48, 0x11, 0, 3, 0, 0, false },
+		{ 1, R, 64, 0x21, 0, 3, 0, 0, false },
+		{ 2, F_, 96, 0x22, 3, 3, 0, 0, false },
+		{ 0, G, 40, 0x12, 0, 1, 0, 0, false },
+		{ 4, X, 56, 0x31, 0, 1, 0, 0, false },
+		{ 5, F_, 72, 0x32, 1, 1, 0, 0, false },
+		{ 0, Y, 64, 0x13, 0, 1, 0, 0, false },
+		{ 7, X, 96, 0x41, 1, 1, 0, 0, false },
+	};
+	struct cct *t = cct__new();
+	struct infer *inf = engine(t, NULL, nodes,
+				   sizeof(nodes) / sizeof(nodes[0]));
+	enum cct_how how;
+	uint32_t exact;
+	double w1, w2;
+
+	is_int(infer__cid(inf, PROG, F_, 112, 8), 0, "a CID whose function was learned at other heights");
+	w1 = record(t, "main;r;r;r;f", &exact, &how);
+	ok(w1 == 6 && how == CCT_SEARCHED && exact == 1,
+	   "the recursion's shape, moved up to main;r;r: main;r;r;r;f "
+	   "(%.3f of 8, searched, the leaf certain)", w1);
+	w2 = record(t, "main;y;x;f", &exact, &how);
+	ok(w2 == 2, "the other shape, moved up to main;y;x: main;y;x;f (%.3f)",
+	   w2);
+	ok(record(t, "main;g;x;f", &exact, &how) < 0,
+	   "neither shape where it was learned");
+	is_int(infer__cid(inf, PROG, F_, 113, 1), 0, "a CID no shape fits");
+	ok(record(t, "[unknown callers of f at height 113];f", &exact,
+		  &how) == 1 && how == CCT_UNKNOWN, "unknown callers");
+	infer__delete(inf);
+	cct__delete(t);
+}
+
 int main(void)
 {
 	struct cct *t = cct__new();
-	struct infer *inf = infer__new(t, NULL);
+	/* the search's chains; shapes() has the shapes' */
+	struct infer *inf = infer__new(t, &(struct infer_limits){
+		.search_only = true });
 	const struct infer_cand *c;
 	enum cct_how how;
 	uint32_t exact;
@@ -767,6 +817,7 @@ int main(void)
 	tail_calls();
 	indirect_calls();
 	observed();
+	shapes();
 	cut_chains();
 	unweighed();
 	own_split();

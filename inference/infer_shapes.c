@@ -1,0 +1,185 @@
+/*
+ * infer_shapes.c - a CID no path explains, from the innermost frames
+ * its function was seen with at other heights (see infer.c's explain()).
+ *
+ * A big program's CIDs rarely repeat: cc1plus's recursive walks put a
+ * function at a new height on most samples, while the few frames below
+ * the recursion (a leaf, its caller, theirs) repeat.  So a CID (f, h)
+ * no path explains is likely where f was seen before, shifted: each
+ * context the map learned for f at a height h' (a shape), its frames
+ * moved by h - h', is a candidate when one of its frames, so moved, is
+ * a CID whole paths explain (the first from the leaf up): the frames
+ * below it come from the shape, the rest from that CID's paths.  The
+ * shapes weigh by the samples learned in them with f innermost, those
+ * CID's paths by their shares, and every frame but the leaf is
+ * uncertain (searched).  Where no shape fits, the call-graph search
+ * (infer_search.c) goes on as before.
+ */
+#define _GNU_SOURCE
+#include "inference/infer_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "common/grow.h"
+
+/* The shapes a missing CID tries: its function's, the most learned
+ * first. */
+#define SHAPES_MAX 32
+/* Frames of a shape walked up for one whose CID, moved, is known. */
+#define SHAPE_LEVELS 8
+/* A context passing through f (f not innermost) weighs a quarter of a
+ * sample in it: it shows f's callers, not where f's own samples are. */
+#define PASSING_WEIGHT 0.25
+
+struct shape {
+	uint32_t node;		/* f's frame in the CCT */
+	int64_t height;		/* its height there */
+	double weight;
+};
+
+static int cmp_shape(const void *a, const void *b)
+{
+	const struct shape *x = a, *y = b;
+
+	return x->weight > y->weight ? -1 : x->weight < y->weight;
+}
+
+static int cmp_sol(const void *a, const void *b)
+{
+	const struct infer_solution *x = a, *y = b;
+
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* The first of the map's CIDs of @func (they are sorted by function,
+ * then height), and how many in *@n. */
+static const struct cid_entry *cids_of(const struct map *m, int64_t func,
+				       size_t *n)
+{
+	size_t lo = 0, hi = m->ncids, end;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->cids[mid].func < func)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (end = lo; end < m->ncids && m->cids[end].func == func; end++)
+		;
+	*n = end - lo;
+	return &m->cids[lo];
+}
+
+/* @func's shapes, the SHAPES_MAX most learned, into *@v; how many, or
+ * -ENOMEM. */
+static int shapes_of(const struct map *m, int64_t func, struct shape **v)
+{
+	size_t ncid, n = 0, cap = 0;
+	const struct cid_entry *c = cids_of(m, func, &ncid);
+
+	*v = NULL;
+	for (size_t i = 0; i < ncid; i++)
+		for (uint32_t j = 0; j < c[i].n; j++) {
+			const struct infer_cand *k = &m->cands[c[i].first + j];
+			double w = k->self > 0 ? k->self :
+				   PASSING_WEIGHT * k->total;
+
+			if (w <= 0 || c[i].height == ICPPD_HEIGHT_NONE)
+				continue;
+			if (grow(v, &cap, n + 1, sizeof(**v), 64))
+				return -ENOMEM;
+			(*v)[n++] = (struct shape){ k->node, c[i].height, w };
+		}
+	if (n > 1)
+		qsort(*v, n, sizeof(**v), cmp_shape);
+	return n < SHAPES_MAX ? (int)n : SHAPES_MAX;
+}
+
+/* Shape @s moved to @height: its solutions appended to *@acc (*@n of
+ * them, room *@cap), weighed by the shape; 0 when none of its frames
+ * is a known CID so moved, 1 when one is, or -ENOMEM. */
+static int fit_shape(struct infer *inf, struct map *m, const struct shape *s,
+		     int64_t height, struct infer_solution **acc, size_t *n,
+		     size_t *cap)
+{
+	struct cct *t = inf->cct;
+	int64_t delta = height - s->height;
+	uint32_t x = s->node;
+
+	for (int level = 0; level < SHAPE_LEVELS; level++) {
+		const struct cct_node *up;
+		const struct cid_entry *e;
+		bool searched = false;
+		int nt;
+
+		x = cct__node(t, x)->parent;
+		if (x == CCT_ROOT || x == CCT_NONE)
+			return 0;
+		up = cct__node(t, x);
+		if (up->frame < 0 || !up->height)
+			return 0;	/* a fragment's unknown callers */
+		e = infer__find_cid(m, up->frame, up->height + delta);
+		if (!e || e->fragment)
+			continue;
+		nt = infer__explain_top(inf, m, up->frame, up->height + delta,
+					&searched);
+		if (nt <= 0)
+			return nt;
+		if (grow(acc, cap, *n + (size_t)nt, sizeof(**acc), 16))
+			return -ENOMEM;
+		for (int j = 0; j < nt; j++) {
+			uint32_t node;
+			double share = inf->tops[j].share;
+			int ret = infer__graft_below(inf, s->node, x,
+						     inf->tops[j].node, &node);
+
+			if (ret)
+				return ret;
+			(*acc)[(*n)++] = (struct infer_solution){ node,
+				s->weight * share, 0 };
+		}
+		return 1;
+	}
+	return 0;
+}
+
+int infer__explain_shapes(struct infer *inf, struct map *m, int64_t func,
+			  int64_t height, struct infer_outcome *out)
+{
+	struct shape *v;
+	struct infer_solution *acc = NULL, *sols;
+	size_t n = 0, cap = 0, k = 0;
+	double sum = 0;
+	int ns = shapes_of(m, func, &v), ret = 0;
+
+	for (int i = 0; i < ns && ret >= 0; i++)
+		ret = fit_shape(inf, m, &v[i], height, &acc, &n, &cap);
+	free(v);
+	if (ns < 0 || ret < 0 || !n) {
+		free(acc);
+		return ns < 0 || ret < 0 ? -ENOMEM : 0;
+	}
+	/* equal contexts (shapes alike but for their heights) merge */
+	qsort(acc, n, sizeof(*acc), cmp_sol);
+	for (size_t i = 0; i < n; i++) {
+		sum += acc[i].share;
+		if (k && acc[k - 1].node == acc[i].node)
+			acc[k - 1].share += acc[i].share;
+		else
+			acc[k++] = acc[i];
+	}
+	sols = infer__scratch(inf, k);
+	if (!sols) {
+		free(acc);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < k; i++)
+		sols[i] = (struct infer_solution){ acc[i].node,
+			acc[i].share / sum, 0 };
+	free(acc);
+	*out = (struct infer_outcome){ CCT_SEARCHED, 1, k, sols };
+	return 1;
+}
