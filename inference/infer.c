@@ -970,9 +970,9 @@ struct infer_solution *infer__scratch(struct infer *inf, size_t n)
 	return grow(&inf->scratch, &inf->scratch_cap, n, sizeof(*inf->scratch),
 		    16) ? NULL : inf->scratch;
 }
-/* The explanation of CID (@func, @height) by whole paths or the search
- * (never by fragments) into inf->tops: how many; 0 when nothing but
- * unknown callers; -ENOMEM. */
+/* The explanation of CID (@func, @height) by whole paths, shapes or the
+ * search (never by fragments) into inf->tops: how many; 0 when nothing
+ * but unknown callers; -ENOMEM. */
 int infer__explain_top(struct infer *inf, struct map *m, int64_t func,
 		       int64_t height, bool *searched)
 {
@@ -998,7 +998,23 @@ int infer__explain_top(struct infer *inf, struct map *m, int64_t func,
 		}
 		for (uint32_t i = 0; i < n && sum > 0; i++)
 			inf->tops[i].share /= sum;
-		return (int)n;
+		if (n)
+			return (int)n;
+	}
+	/* no whole path: a fragment's top is one of its own fragments'
+	 * CIDs, explained as a CID no path explains is */
+	if (!inf->lim.search_only) {	/* as explain() does */
+		struct infer_outcome o;
+		int ret = infer__explain_shapes(inf, m, func, height, &o);
+
+		if (ret < 0 || (ret && grow(&inf->tops, &inf->tops_cap, o.n,
+					    sizeof(*inf->tops), 8)))
+			return -ENOMEM;
+		if (ret) {
+			memcpy(inf->tops, o.sols, o.n * sizeof(*inf->tops));
+			*searched = true;
+			return (int)o.n;
+		}
 	}
 	if (inf->no_search)
 		return 0;

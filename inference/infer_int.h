@@ -205,9 +205,9 @@ uint32_t infer__shared_suffix(struct cct *t, uint32_t *cur, uint32_t n);
 /* infer.c's room for an outcome's @n solutions (valid until the next
  * call); NULL when out of memory. */
 struct infer_solution *infer__scratch(struct infer *inf, size_t n);
-/* The explanation of CID (@func, @height) by whole paths or the search
- * (never by fragments) into inf->tops: how many; 0 when nothing but
- * unknown callers (*@searched: by the search); -ENOMEM. */
+/* The explanation of CID (@func, @height) by whole paths, shapes or the
+ * search (never by fragments) into inf->tops: how many; 0 when nothing
+ * but unknown callers (*@searched: by shapes or the search); -ENOMEM. */
 int infer__explain_top(struct infer *inf, struct map *m, int64_t func,
 		       int64_t height, bool *searched);
 /* The frames of context @node below node @stop, an ancestor of it,

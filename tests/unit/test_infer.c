@@ -673,6 +673,8 @@ static void observed(void)
  * the second's x at 96 is main;y;x's: main;y;x;f.  The samples split
  * 3 to 1, every caller uncertain (searched).  (f, 113) fits no shape:
  * the search, which finds nothing, leaves it under unknown callers.
+ * A fragment's top (r, 80), which no whole path explains, is explained
+ * as such a CID: main;r;r;r, the fragment's v below it.
  */
 static void shapes(void)
 {
@@ -686,6 +688,8 @@ static void shapes(void)
 		{ 5, F_, 72, 0x32, 1, 1, 0, 0, false },
 		{ 0, Y, 64, 0x13, 0, 1, 0, 0, false },
 		{ 7, X, 96, 0x41, 1, 1, 0, 0, false },
+		{ -1, R, 80, 0, 0, 2, 0, 0, true },
+		{ 9, V, 120, 0x51, 2, 2, 0, 0, true },
 	};
 	struct cct *t = cct__new();
 	struct infer *inf = engine(t, NULL, nodes,
@@ -704,6 +708,10 @@ static void shapes(void)
 	   w2);
 	ok(record(t, "main;g;x;f", &exact, &how) < 0,
 	   "neither shape where it was learned");
+	is_int(infer__cid(inf, PROG, V, 120, 2), 0,
+	       "a fragment whose top no whole path explains");
+	ok(record(t, "main;r;r;r;v", &exact, &how) == 2,
+	   "its top from r's shape moved up to main;r;r: main;r;r;r;v");
 	is_int(infer__cid(inf, PROG, F_, 113, 1), 0, "a CID no shape fits");
 	ok(record(t, "[unknown callers of f at height 113];f", &exact,
 		  &how) == 1 && how == CCT_UNKNOWN, "unknown callers");
