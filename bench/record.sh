@@ -9,7 +9,9 @@
 # dwarf,65528 (perf-dwarf64: the whole stack, as icppd's copies grow to
 # where stacks are deep; its rings 4 MiB a CPU, as icppd's); icppd
 # record --no-learn (identifiers only); icppd record (learning call
-# paths in bursts, the default: at the sampling rate while on; its CFI
+# paths in bursts, the default: at the sampling rate while on, taking
+# the main event's turn, up to 1 kHz; above, at 1 kHz beside it, with
+# leaf copies on at most 2500 samples a second; its CFI
 # cache filled by the first round, as a user's first record fills it);
 # icppd record --no-cache (icppd-cold: every binary's frame section
 # listed afresh, as in a first record); icppd record --learn-freq 250 (a sparser learning event: the cost side of

@@ -74,7 +74,7 @@ static const struct cli_option daemon_options[] = {
 	  "(0: none, the CIDs alone)", 0, 65528, .dflt = "4096" },
 	{ "leaf-freq", 0, CLI_UINT, OPT(leaf_freq), "HZ",
 	  "at most HZ leaf copies a second: above it, the rest of -F samples "
-	  "CIDs alone (0: every sample copies)", 0, 10000, .dflt = "1000" },
+	  "CIDs alone (0: every sample copies)", 0, 10000, .dflt = "2500" },
 };
 
 const struct cli_command daemon_command = {

@@ -37,8 +37,9 @@ static const struct cli_option record_options[] = {
 	  "CIDs only: learn no call paths during the run", 0, 0 },
 	{ "learn-freq", 0, CLI_UINT, RUN_OPT(learn_freq), "HZ",
 	  "samples per second of the learning event while it is on "
-	  "(default: the sampling rate, when it takes the main event's "
-	  "turn and its samples are exact ones)", 1,
+	  "(default: the sampling rate up to 1000, when it takes the main "
+	  "event's turn and its samples are exact ones; 1000 above it; "
+	  "-F's rate: every sample exact at any rate)", 1,
 	  RUN_MAX_LEARN_HZ },
 	{ "leaf-stack", 0, CLI_UINT, RUN_OPT(leaf_stack), "BYTES",
 	  "while the learning event runs below the sampling rate (a "
@@ -49,7 +50,7 @@ static const struct cli_option record_options[] = {
 	{ "leaf-freq", 0, CLI_UINT, RUN_OPT(leaf_freq), "HZ",
 	  "at most HZ leaf copies a second: above it, the rest of the "
 	  "sampling rate samples CIDs alone (0: every sample copies)", 0,
-	  RUN_MAX_LEARN_HZ, .dflt = "1000" },
+	  RUN_MAX_LEARN_HZ, .dflt = "2500" },
 	RUN_OPT_STACK,
 	RUN_OPT_NO_CACHE,
 	{ "export", 0, CLI_STRING, RUN_OPT(export_url), "URL",

@@ -302,10 +302,11 @@ static uint32_t leaf_stack(const struct run *r)
 
 /*
  * The learning event's rate while it is on: --learn-freq, or the
- * sampling rate (a learning sample is an exact one, so learning at that
- * rate gives perf --call-graph dwarf's accuracy; bursts end once the
- * samples stop finding new paths), or ICPPD_DEFAULT_FREQ for an event
- * sampled by period.  The learner is a CPU clock: --learn-freq's bound.
+ * sampling rate up to RUN_TURN_HZ (a learning sample is an exact one,
+ * so learning at that rate gives perf --call-graph dwarf's accuracy;
+ * bursts end once the samples stop finding new paths), RUN_TURN_HZ
+ * above it, or ICPPD_DEFAULT_FREQ for an event sampled by period.  The
+ * learner is a CPU clock: --learn-freq's bound.
  */
 static uint64_t learn_hz(const struct run *r)
 {
@@ -313,7 +314,7 @@ static uint64_t learn_hz(const struct run *r)
 
 	if (r->o->learn_freq)
 		return r->o->learn_freq;
-	return hz < RUN_MAX_LEARN_HZ ? hz : RUN_MAX_LEARN_HZ;
+	return hz < RUN_TURN_HZ ? hz : RUN_TURN_HZ;
 }
 
 /* The default ring for learning with copies of @stack bytes, and the
@@ -362,9 +363,7 @@ static void learning_opts(struct run *r, struct recorder_opts *ro)
 		ro->deep_ring_pages = learning_pages(r, RUN_MAX_STACK, 0);
 	/* at the sampling rate, the learner takes the main event's turn:
 	 * its samples are the run's, each one unwound whole an exact one */
-	ro->learn_turns = r->ev.freq ?
-		r->ev.rate <= RUN_MAX_LEARN_HZ &&
-		(!o->learn_freq || o->learn_freq == r->ev.rate) :
+	ro->learn_turns = r->ev.freq ? learn_hz(r) == r->ev.rate :
 		!o->learn_freq;
 	/* below it, every sample's innermost frames from a short copy, the
 	 * rest inferred (recorder.h) */

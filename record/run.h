@@ -33,13 +33,16 @@ struct store;
  * otherwise lock 2.5 GiB of rings.  A run whose copies grow has two per
  * CPU, the CPUs' and the grown copies' (session.h). */
 #define RUN_RING_PAGES_MAX 4096
-/* --learn-freq's bound, and the learning rate's when it follows the
- * sampling rate. */
+/* --learn-freq's bound. */
 #define RUN_MAX_LEARN_HZ 10000
-/* --leaf-freq's default: leaf copies at most this many a second, the
- * rest of a higher rate CIDs alone (docs/benchmarks.md, "Issue 53:
- * leaf copies at high rates"). */
-#define RUN_LEAF_HZ 1000
+/* Without --learn-freq, the learner takes the main event's turn (every
+ * sample it takes exact) up to this sampling rate; above it, it learns
+ * beside the main event at this rate, while leaf copies (--leaf-freq)
+ * give the innermost frames: at -F 10000 a record of g++ cost 1.20
+ * times perf's CPU taking turns, against perf --call-graph dwarf's
+ * 1.10, and 1.06 so (docs/benchmarks.md, "Issue 53: leaf copies at
+ * high rates"). */
+#define RUN_TURN_HZ 1000
 /* The kernel's limit: the record size is a u16. */
 #define RUN_MAX_STACK 65528
 

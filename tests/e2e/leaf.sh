@@ -5,7 +5,8 @@
 # show though the learner took next to nothing; a deep frame's samples
 # give their innermost frames (a fragment) exact; --leaf-stack 0 copies
 # nothing; above --leaf-freq only that many samples a second copy; the
-# default record, whose learner takes the main event's turn, has none.
+# default record, whose learner takes the main event's turn, has none
+# at 1000 Hz and some above it.
 . "$TESTS_SRCDIR/e2e/lib.sh"
 require_perf
 
@@ -64,6 +65,21 @@ contains "$folded" ";main;path_b;leaf " "their call paths from the copies' paths
 run=$(last_run)
 is "$(counter "$run" leaf.samples)" "$(q "SELECT sum(samples) FROM cid_samples WHERE run_id = $run")" \
 	"--leaf-freq 0: every sample copies"
+
+# Above 1000 Hz the default record learns beside the main event at
+# 1000 Hz, leaf copies giving the innermost frames (at most 2500 a
+# second: at 4000 Hz between a 32nd and nine tenths of the samples);
+# --learn-freq at the sampling rate takes its turn, every sample exact.
+"$ICPPD" record -q -d "$db" -F 4000 -- "$PROGS/heights-nofp" 100 >/dev/null 2>&1
+run=$(last_run)
+cids=$(q "SELECT sum(samples) FROM cid_samples WHERE run_id = $run")
+leaf=$(counter "$run" leaf.samples)
+ok $([ $((leaf * 32)) -ge "$cids" ] && [ $((leaf * 10)) -le $((cids * 9)) ]; echo $?) \
+	"the default record at 4000 Hz: leaf copies on a part ($leaf of $cids)"
+ok $([ "$(counter "$run" learn.samples)" -gt 0 ]; echo $?) \
+	"... and the learner beside the main event ($(counter "$run" learn.samples) samples)"
+"$ICPPD" record -q -d "$db" -F 4000 --learn-freq 4000 -- "$PROGS/heights-nofp" 20 >/dev/null 2>&1
+is "$(counter "$(last_run)" leaf.samples)" 0 "--learn-freq at the sampling rate: its turn, no leaf copies"
 
 "$ICPPD" record -q -d "$db" --learn-freq 1 --leaf-stack 0 -- "$PROGS/heights-nofp" 20 >/dev/null 2>&1
 is "$(counter "$(last_run)" leaf.samples)" 0 "--leaf-stack 0: no leaf copies"
