@@ -162,7 +162,7 @@ for hz in ${HZS:-99 999}; do
 	echo "== cc1 through ten make -B, $hz Hz, learning 25 Hz, 3 s segments${DAEMON_OPTS:+, $DAEMON_OPTS}"
 	rm -f "$work"/m.db*
 	# shellcheck disable=SC2086
-	start_daemon "$work/m.db" "$hz" --exe "$cc1" --segment 3 $DAEMON_OPTS
+	start_daemon "$work/m.db" "$hz" --exe "$cc1" --segment 3 ${DAEMON_OPTS:-}
 	/usr/bin/time -f '%U %S' -o "$work/mtime" sh -c "for i in 1 2 3 4 5 6 7 8 9 10; do
 		make -s -B -C '$work/proj' >/dev/null; done"
 	"$icppd" ctl --socket "$sock" stop >/dev/null

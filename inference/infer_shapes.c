@@ -22,6 +22,7 @@
 #include <stdlib.h>
 
 #include "common/grow.h"
+#include "common/search.h"
 
 /* The shapes a missing CID tries: its function's, the most learned
  * first. */
@@ -57,16 +58,9 @@ static int cmp_sol(const void *a, const void *b)
 static const struct cid_entry *cids_of(const struct map *m, int64_t func,
 				       size_t *n)
 {
-	size_t lo = 0, hi = m->ncids, end;
+	size_t lo = LOWER_BOUND((size_t)0, m->ncids, i,
+				m->cids[i].func < func), end;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->cids[mid].func < func)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (end = lo; end < m->ncids && m->cids[end].func == func; end++)
 		;
 	*n = end - lo;
