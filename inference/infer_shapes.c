@@ -147,8 +147,11 @@ int infer__explain_shapes(struct infer *inf, struct map *m, int64_t func,
 	struct infer_solution *acc = NULL, *sols;
 	size_t n = 0, cap = 0, k = 0;
 	double sum = 0;
-	int ns = shapes_of(m, func, &v), ret = 0;
+	int ns, ret = 0;
 
+	if (height == ICPPD_HEIGHT_NONE)	/* nothing to move them by */
+		return 0;
+	ns = shapes_of(m, func, &v);
 	for (int i = 0; i < ns && ret >= 0; i++)
 		ret = fit_shape(inf, m, &v[i], height, &acc, &n, &cap);
 	free(v);
@@ -165,10 +168,10 @@ int infer__explain_shapes(struct infer *inf, struct map *m, int64_t func,
 		else
 			acc[k++] = acc[i];
 	}
-	sols = infer__scratch(inf, k);
-	if (!sols) {
+	sols = sum > 0 ? infer__scratch(inf, k) : NULL;
+	if (!sols) {	/* no weight at all (none learned): none fits */
 		free(acc);
-		return -ENOMEM;
+		return sum > 0 ? -ENOMEM : 0;
 	}
 	for (size_t i = 0; i < k; i++)
 		sols[i] = (struct infer_solution){ acc[i].node,

@@ -715,6 +715,10 @@ static void shapes(void)
 	is_int(infer__cid(inf, PROG, F_, 113, 1), 0, "a CID no shape fits");
 	ok(record(t, "[unknown callers of f at height 113];f", &exact,
 		  &how) == 1 && how == CCT_UNKNOWN, "unknown callers");
+	is_int(infer__cid(inf, PROG, F_, ICPPD_HEIGHT_NONE, 1), 0,
+	       "f with no height");
+	ok(record(t, "[unknown callers of f];f", &exact, &how) == 1,
+	   "no height to move a shape by: unknown callers");
 	infer__delete(inf);
 	cct__delete(t);
 }
