@@ -29,6 +29,7 @@
 static const char *const suffixes[CACHE_NR_KINDS] = {
 	[CACHE_CFI] = ".cfi",
 	[CACHE_SYMBOLS] = ".sym",
+	[CACHE_CALLS] = ".cal",
 };
 #define SUFFIX_LEN 4
 

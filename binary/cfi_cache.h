@@ -16,6 +16,9 @@
  * module.c keeps a module's symbols here too (CACHE_SYMBOLS): reading
  * libLLVM-14's and libclang-cpp's symbol tables, sorting them by address
  * and copying out the names took 12 to 18 ms of every clang++ record.
+ * And profile/static_calls.c a build's direct calls (CACHE_CALLS, named
+ * by the build-id): decoding cc1's and cc1plus's took a third of a
+ * fresh database's first report of a 10 kHz record.
  *
  * Trust: the directory must be the caller's own (owned by the effective
  * user, writable by no one else); the hash is keyed with 16 random bytes
@@ -47,6 +50,8 @@ struct cfi_cache;
 enum cache_kind {
 	CACHE_CFI,		/* cfi.c's tables of FDEs */
 	CACHE_SYMBOLS,		/* module.c's sorted symbols and names */
+	CACHE_CALLS,		/* profile/build_calls.h's blobs, by
+				 * build-id */
 	CACHE_NR_KINDS
 };
 

@@ -3,9 +3,12 @@
  */
 #define _GNU_SOURCE
 #include "cli/cli.h"
+#include "binary/cfi_cache.h"
 #include "common/log.h"
+#include "profile/static_calls.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -287,4 +290,29 @@ void cli__help(const struct cli_command *cmd, FILE *out)
 	fprintf(out, "  %-26s %s\n", "-h, --help", "show this help and exit");
 	if (cmd->epilog)
 		fprintf(out, "\n%s", cmd->epilog);
+}
+
+const char *cli__cache_dir(char *buf, size_t len)
+{
+	const char *d = getenv("ICPPD_CACHE_DIR"), *home;
+
+	if (d && *d)
+		return d;
+	if ((d = getenv("XDG_CACHE_HOME")) && *d == '/')
+		return snprintf(buf, len, "%s/icppd", d) < (int)len ? buf :
+		       NULL;
+	if ((home = getenv("HOME")) && *home == '/')
+		return snprintf(buf, len, "%s/.cache/icppd", home) < (int)len ?
+		       buf : NULL;
+	return NULL;
+}
+
+void cli__use_calls_cache(void)
+{
+	static struct cfi_cache *c;
+	char buf[4096];
+	const char *dir = cli__cache_dir(buf, sizeof(buf));
+
+	if (!c && dir && !cfi_cache__open(dir, &c))
+		static_calls__use_cache(c);
 }

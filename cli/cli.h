@@ -115,4 +115,14 @@ int cli__usage(const struct cli_command *cmd, const char *fmt, ...)
 int cli__set(const struct cli_command *cmd, const char *name,
 	     const char *val, void *opts, char *err, size_t errlen);
 
+/* Where CFI tables, symbols and builds' calls are cached:
+ * $ICPPD_CACHE_DIR, else $XDG_CACHE_HOME/icppd, else ~/.cache/icppd
+ * (perf keeps its build-id cache in ~/.debug alike), in @buf or the
+ * environment's; NULL with none of them set. */
+const char *cli__cache_dir(char *buf, size_t len);
+/* Opens that cache, once, for the builds' calls every inference of this
+ * process reads and writes (static_calls__use_cache()); none when it
+ * cannot be opened (not the user's own: a report goes on without). */
+void cli__use_calls_cache(void);
+
 #endif

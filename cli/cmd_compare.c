@@ -91,6 +91,7 @@ int cmd_compare(int argc, char **argv)
 	q.no_inline = o.no_inline;
 	if (outfile__open(&out, o.output))
 		return 1;
+	cli__use_calls_cache();
 	if (compare__profiles(&q, &sc))
 		goto out;
 	if (json)

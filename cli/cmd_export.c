@@ -129,6 +129,7 @@ int cmd_export(int argc, char **argv)
 			  "record -d %s -- COMMAND)", o.db, o.db);
 		return 1;
 	}
+	cli__use_calls_cache();
 	st = store__open(o.db, err, sizeof(err));
 	if (!st) {
 		log_error("%s", err);

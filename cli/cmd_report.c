@@ -451,6 +451,7 @@ int cmd_report(int argc, char **argv)
 	v.out = out.f;
 	v.p = &pr.p;
 	request_of(&o, &v, &sel, &fq, &rq);
+	cli__use_calls_cache();
 	if ((!o.from && !(st = profile__open(o.db))) ||
 	    profile__load(st, &rq, &pr))
 		goto out;

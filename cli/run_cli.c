@@ -30,24 +30,6 @@ static int check(const struct cli_command *cmd, const struct run_mode *mode,
 	return 0;
 }
 
-/* Where CFI tables are cached: $ICPPD_CACHE_DIR, else
- * $XDG_CACHE_HOME/icppd, else ~/.cache/icppd (perf keeps its build-id
- * cache in ~/.debug alike); NULL with none of them set. */
-static const char *cache_dir(char *buf, size_t len)
-{
-	const char *d = getenv("ICPPD_CACHE_DIR"), *home;
-
-	if (d && *d)
-		return d;
-	if ((d = getenv("XDG_CACHE_HOME")) && *d == '/')
-		return snprintf(buf, len, "%s/icppd", d) < (int)len ? buf :
-		       NULL;
-	if ((home = getenv("HOME")) && *home == '/')
-		return snprintf(buf, len, "%s/.cache/icppd", home) < (int)len ?
-		       buf : NULL;
-	return NULL;
-}
-
 int run_cli__main(const struct cli_command *cmd, const struct run_mode *mode,
 		  int argc, char **argv)
 {
@@ -64,6 +46,6 @@ int run_cli__main(const struct cli_command *cmd, const struct run_mode *mode,
 	if (check(cmd, mode, &o, o.pid != 0, first < argc))
 		return 2;
 	if (!o.no_cache)
-		o.cache_dir = cache_dir(dir, sizeof(dir));
+		o.cache_dir = cli__cache_dir(dir, sizeof(dir));
 	return run__main(mode, &o, o.pid ? NULL : argv + first);
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "binary/cfi_cache.h"
 #include "binary/demangle.h"
 #include "binary/module.h"
 #include "common/grow.h"
@@ -75,6 +76,14 @@ static void keep(struct scanned *x, const char *build_id)
 	k->bc = x->bc;
 	x->kept = true;
 	nkept++;
+}
+
+/* The machine's cache of builds' calls (static_calls__use_cache()). */
+static struct cfi_cache *calls_cache;
+
+void static_calls__use_cache(struct cfi_cache *c)
+{
+	calls_cache = c;
 }
 
 struct static_calls {
@@ -246,6 +255,45 @@ static void to_store(struct static_calls *sc, const struct store_module *sm,
 	free(blob);
 }
 
+static uint64_t cache_key(const char *build_id)
+{
+	return cfi_cache__key(calls_cache, build_id, strlen(build_id));
+}
+
+/* @x's calls from the machine's cache, when it has @sm's build: 1 read,
+ * 0 not there (or not valid: decoded again and replaced), -ENOMEM.  The
+ * file is read as untrusted: build_calls__unpack() checks it whole. */
+static int from_cache(const struct store_module *sm, struct scanned *x)
+{
+	struct cache_table t;
+	int ret;
+
+	if (!calls_cache || !*sm->build_id ||
+	    cfi_cache__load(calls_cache, CACHE_CALLS, cache_key(sm->build_id),
+			    &t))
+		return 0;
+	ret = build_calls__unpack(t.buf, t.len, &x->bc);
+	cfi_cache__release(&t);
+	if (ret != -ENOMEM)
+		cfi_cache__checked(calls_cache, CACHE_CALLS, !ret);
+	return ret == -ENOMEM ? ret : !ret;
+}
+
+/* Keeps @x's calls in the machine's cache for every database's next
+ * inference of the build; a failure only costs decoding again. */
+static void to_cache(const struct store_module *sm, const struct scanned *x)
+{
+	unsigned char *blob;
+	size_t len;
+
+	if (!calls_cache || !*sm->build_id ||
+	    build_calls__pack(&x->bc, &blob, &len))
+		return;
+	cfi_cache__store(calls_cache, CACHE_CALLS, cache_key(sm->build_id),
+			 blob, len);
+	free(blob);
+}
+
 /* Reads @x's calls from the file of @sm, when it is still that build
  * and within the limit.  -ENOMEM, else 0 with x->ok or the stats
  * saying why not. */
@@ -321,10 +369,15 @@ static struct scanned *scan(struct static_calls *sc,
 	if (is_perfmap(sm->path))
 		return x;
 	ret = from_store(sc, sm, x);
-	if (!ret) {
+	if (!ret && (ret = from_cache(sm, x)) > 0) {
+		x->ok = true;
+		to_store(sc, sm, x);
+	} else if (!ret) {
 		ret = from_file(sc, sm, x);
-		if (!ret && x->ok)
+		if (!ret && x->ok) {
 			to_store(sc, sm, x);
+			to_cache(sm, x);
+		}
 	} else if (ret > 0) {
 		x->ok = true;
 	}

@@ -13,8 +13,9 @@
  * export (the executable first, as the dynamic linker looks).
  *
  * A module's file is read only when it still has the build-id the store
- * recorded; otherwise, unless the store keeps that build's calls from
- * an earlier inference, its calls are left out and counted.
+ * recorded; otherwise, unless the store (or the machine's cache,
+ * static_calls__use_cache()) keeps that build's calls from an earlier
+ * inference, its calls are left out and counted.
  */
 #ifndef ICPPD_PROFILE_STATIC_CALLS_H
 #define ICPPD_PROFILE_STATIC_CALLS_H
@@ -28,6 +29,7 @@
 #include "schema/report_store.h"
 
 struct static_calls;
+struct cfi_cache;
 
 struct static_calls_stats {
 	unsigned modules;	/* read */
@@ -47,6 +49,14 @@ struct static_calls_stats {
 struct static_calls *static_calls__new(struct cct *t, struct store *st,
 				       bool mangled);
 void static_calls__delete(struct static_calls *sc);
+
+/* Every static_calls of the process also keeps builds' calls in @c, a
+ * cache directory of the machine's (binary/cfi_cache.h, CACHE_CALLS,
+ * by build-id), which it borrows: read where neither the process nor
+ * the store has a build's, written where one is decoded from its file,
+ * so that a fresh database's first report does not decode a compiler
+ * again.  NULL: none (the default). */
+void static_calls__use_cache(struct cfi_cache *c);
 
 /* Reads no binary whose code would take the bytes decoded past
  * @bytes: such binaries are counted as over budget, not read.  Builds

@@ -1010,6 +1010,8 @@ static size_t counters(const struct recorder *r,
 		};
 		struct cfi_cache_stats cc;
 
+		if (!labels[k][0])	/* a kind the recorder does not use */
+			continue;
 		cfi_cache__stats(r->o.cfi_cache, (enum cache_kind)k, &cc);
 		c[n++] = (struct store_counter){ labels[k][0],
 						 (int64_t)cc.hits };

@@ -155,11 +155,19 @@ rm "$tmp/bin/dispatch"
 is "$(q "SELECT static_modules > 0, unreadable_path != '$tmp/bin/dispatch' FROM inferences WHERE run_id = $krun" "$kdb")" "1|1" \
 	"the file gone, a later run's report reads the build's calls from the database"
 q "DELETE FROM build_calls; DELETE FROM inferences" "$kdb"
-"$ICPPD" report -d "$kdb" --run "$krun" >/dev/null 2>&1
+ICPPD_CACHE_DIR=$tmp/empty-cache "$ICPPD" report -d "$kdb" --run "$krun" >/dev/null 2>&1
 is "$(q "SELECT unreadable_path FROM inferences WHERE run_id = $krun" "$kdb")" "$tmp/bin/dispatch" \
-	"... where without them the file was missed"
+	"... where without them (and a cache that never saw it) the file was missed"
+# the machine's cache (ICPPD_CACHE_DIR) keeps them for every database:
+# the first report above decoded the file into it
+q "DELETE FROM build_calls; DELETE FROM inferences" "$kdb"
+"$ICPPD" report -d "$kdb" --run "$krun" >/dev/null 2>&1
+is "$(q "SELECT static_modules > 0, unreadable_path != '$tmp/bin/dispatch' FROM inferences WHERE run_id = $krun" "$kdb")" "1|1" \
+	"a database without them, the file gone: the calls from the machine's cache"
+is "$(q "SELECT length(calls) > 100 FROM build_calls WHERE build_id = '$bid'" "$kdb")" 1 \
+	"... and kept in the database again"
 cp "$PROGS/dispatch" "$tmp/bin/dispatch"
-q "INSERT INTO build_calls VALUES ('$bid', 1, X'4943505801000000'); DELETE FROM inferences" "$kdb"
+q "DELETE FROM build_calls; INSERT INTO build_calls VALUES ('$bid', 1, X'4943505801000000'); DELETE FROM inferences" "$kdb"
 out=$("$ICPPD" report -d "$kdb" --run "$krun" 2>&1 >/dev/null)
 is $? 0 "a malformed copy of a build's calls: the report still succeeds"
 contains "$out" "icppd: warning: $tmp/bin/dispatch: the calls stored for build $bid are malformed: reading the file again" \
