@@ -1,5 +1,6 @@
 /*
- * cli.c - table-driven option parsing with getopt_long.
+ * cli.c - table-driven option parsing with getopt_long, and the cache
+ * directory the commands share.
  */
 #define _GNU_SOURCE
 #include "cli/cli.h"
@@ -8,10 +9,10 @@
 #include "profile/static_calls.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
