@@ -2,8 +2,11 @@
 # A function in a shared library, reached through two paths.
 . "$TESTS_SRCDIR/e2e/lib.sh"
 require_perf
-ms=30			# CPU per burn
-min=$(min_samples $ms)
+ms=60			# CPU per burn
+# What this checks is where the samples land (heights, the module), not
+# how many a burn gets: on a loaded 2-CPU machine a 30 ms burn once kept
+# 4 of its 30 (a clean clone's run), so a CID counts with a sample.
+min=1
 
 TRUTH_FILE=$tmp/truth "$ICPPD" record -q -d "$db" -- "$PROGS/uselib" $ms
 is $? 0 "uselib: exit status 0"
