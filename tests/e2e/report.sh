@@ -203,8 +203,10 @@ for caller in path_a path_b; do
 done
 want=$(grep -n 'recurse(depth - 1);' "$TESTS_SRCDIR/progs/heights.c" | cut -d: -f1)
 contains "$lines" "<- recurse (heights.c:$want)" "--lines: recursion at heights.c:$want"
-hot=$("$ICPPD" report -d "$db" --run "$run" --hot 5 --format folded)
-is "$(printf '%s\n' "$hot" | wc -l)" 9 "--hot 5 (%): the 9 contexts of about 11% each"
+# (--hot 2: on a loaded machine a 30 ms burn has kept as few as a
+# third of its samples, under 5 % of the run)
+hot=$("$ICPPD" report -d "$db" --run "$run" --hot 2 --format folded)
+is "$(printf '%s\n' "$hot" | wc -l)" 9 "--hot 2 (%): the 9 contexts of about 11% each"
 "$ICPPD" report -d "$db" --run "$run" --format pprof -o "$tmp/p.pb.gz"
 is $? 0 "pprof written"
 gzip -t "$tmp/p.pb.gz"
