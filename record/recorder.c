@@ -388,13 +388,14 @@ int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 		   char *err, size_t errlen, int *errnum)
 {
 	struct perf_event_attr la, ma = *attr;
-	bool learns = r->o.learn_hz && r->paths;
+	bool learns = r->o.learn_hz && r->paths, split = false;
 	int ret;
 
 	if (learns && !r->o.learn_turns && r->o.leaf_stack) {
 		r->leaf = r->o.leaf_stack;
 		collector__set_leaf_copies(r->col, r->leaf);
-		if (split_leaf(r, attr))
+		split = split_leaf(r, attr);
+		if (split)
 			ma.sample_freq -= r->o.leaf_hz;
 		else
 			event__learner_copy(&ma, r->leaf);
@@ -402,7 +403,7 @@ int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 	r->sess = session__open(&ma, tasks, ntasks, ring_pages,
 				learns && r->o.learn_turns ?
 				SESSION_TAKE_TURNS : 0, err, errlen, errnum);
-	if (r->sess && r->leaf && split_leaf(r, attr) &&
+	if (r->sess && split &&
 	    (ret = open_sampler(r, attr, tasks, ntasks, err, errlen))) {
 		*errnum = -ret;
 		return -1;

@@ -206,6 +206,7 @@ static void learn_summary(const struct run *r)
 	struct recorder_learning l;
 	struct collector_stats cs;
 	int64_t ran = clock__mono_ns() - r->started;
+	char rate[64] = "every sample";
 
 	recorder__learning(r->rec, &l);
 	recorder__stats(r->rec, &cs);
@@ -236,16 +237,16 @@ static void learn_summary(const struct run *r)
 				  (double)l.first_cids),
 			 100.0 * (1 - (double)l.last_unknown /
 				  (double)l.last_cids));
+	if (leaf_bounded(r))
+		snprintf(rate, sizeof(rate), "at most %llu a second, "
+			 "--leaf-freq", (unsigned long long)leaf_hz(r));
 	if (cs.leaf_samples)
 		log_info("leaf copies: %llu of %llu samples copied their "
-			 "innermost %u bytes of stack (%s%.0llu%s): %llu "
-			 "unwound whole, %llu to their innermost frames "
-			 "(leaf.* in v_run_counters)",
+			 "innermost %u bytes of stack (%s): %llu unwound whole, "
+			 "%llu to their innermost frames (leaf.* in "
+			 "v_run_counters)",
 			 (unsigned long long)cs.leaf_samples,
-			 (unsigned long long)cs.samples, r->leaf_stack,
-			 leaf_bounded(r) ? "at most " : "every sample",
-			 leaf_bounded(r) ? (unsigned long long)leaf_hz(r) : 0,
-			 leaf_bounded(r) ? " a second, --leaf-freq" : "",
+			 (unsigned long long)cs.samples, r->leaf_stack, rate,
 			 (unsigned long long)cs.leaf_whole,
 			 (unsigned long long)cs.leaf_fragments);
 	if (!l.paths)
