@@ -130,7 +130,7 @@ int cmd_export(int argc, char **argv)
 		return 1;
 	}
 	cli__use_calls_cache();
-	st = store__open(o.db, err, sizeof(err));
+	st = store__open_derived(o.db, err, sizeof(err));
 	if (!st) {
 		log_error("%s", err);
 		return 1;

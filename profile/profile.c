@@ -29,7 +29,8 @@ struct store *profile__open(const char *path)
 			  "record -d %s -- COMMAND)", path, path);
 		return NULL;
 	}
-	st = store__writable(path) ? store__open(path, err, sizeof(err)) :
+	st = store__writable(path) ?
+	     store__open_derived(path, err, sizeof(err)) :
 	     store__open_readonly(path, err, sizeof(err));
 	if (!st)
 		log_error("%s", err);

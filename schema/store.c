@@ -256,7 +256,8 @@ static int prepare(struct store *st)
  * database with damaged pages stored nothing and exited 0).  The whole
  * file is checked up to STORE_CHECK_BYTES (PRAGMA quick_check reads
  * every page: some 0.3 s for 256 MiB); beyond, the pages icppd reads
- * report damage as they are read.
+ * report damage as they are read, as they do for a command that only
+ * writes what it derives (store__open_derived()).
  */
 #define STORE_CHECK_BYTES ((int64_t)1 << 30)
 
@@ -272,7 +273,7 @@ static int check_ok(sqlite3_stmt *s, void *ctx)
 	return 1;
 }
 
-static int check_writable(struct store *st)
+static int check_writable(struct store *st, bool whole)
 {
 	char result[200] = "";
 
@@ -281,7 +282,7 @@ static int check_writable(struct store *st)
 				 "database you can write: -d FILE)");
 		return -1;
 	}
-	if (file_bytes(st->path) > STORE_CHECK_BYTES)
+	if (!whole || file_bytes(st->path) > STORE_CHECK_BYTES)
 		return 0;
 	if (store__sql(st, "checking the database", check_ok, result,
 		       "PRAGMA quick_check(1)", NULL) < 0)
@@ -295,9 +296,11 @@ static int check_writable(struct store *st)
 	return 0;
 }
 
-struct store *store__open_with(const char *path,
-			       const struct store_migration *migs, int n,
-			       char *err, size_t errlen)
+/* Opens @path with @migs; @whole: the whole file checked for damage
+ * (check_writable()). */
+static struct store *open_store(const char *path,
+				const struct store_migration *migs, int n,
+				bool whole, char *err, size_t errlen)
 {
 	struct store *st = calloc(1, sizeof(*st));
 	int rc;
@@ -327,7 +330,8 @@ struct store *store__open_with(const char *path,
 	    migrate(st, migs, n))
 		goto out_fail;
 	if (n == icppd_nr_migrations && migs == icppd_migrations &&
-	    (store__check_schema(st) || prepare(st) || check_writable(st)))
+	    (store__check_schema(st) || prepare(st) ||
+	     check_writable(st, whole)))
 		goto out_fail;
 	return st;
 out_fail:
@@ -336,10 +340,23 @@ out_fail:
 	return NULL;
 }
 
+struct store *store__open_with(const char *path,
+			       const struct store_migration *migs, int n,
+			       char *err, size_t errlen)
+{
+	return open_store(path, migs, n, true, err, errlen);
+}
+
 struct store *store__open(const char *path, char *err, size_t errlen)
 {
-	return store__open_with(path, icppd_migrations, icppd_nr_migrations,
-				err, errlen);
+	return open_store(path, icppd_migrations, icppd_nr_migrations, true,
+			  err, errlen);
+}
+
+struct store *store__open_derived(const char *path, char *err, size_t errlen)
+{
+	return open_store(path, icppd_migrations, icppd_nr_migrations, false,
+			  err, errlen);
 }
 
 /* Opens @path read-only; @immutable: as a file nobody writes (no -shm,

@@ -32,7 +32,13 @@ int store__schema_version(void);
  * up to date.  NULL on failure, with "PATH: reason" in @err.
  */
 struct store *store__open(const char *path, char *err, size_t errlen);
-/* Same, with another list of migrations (unit tests). */
+/* Same, for a command that writes only what it derives from the
+ * database (a report's inference, an export's row): no read of the
+ * whole file for damage first (PRAGMA quick_check, 0.09 s of a
+ * 21 MB database's report), since a damaged page fails the read that
+ * meets it, saying so, and nothing recorded is at stake. */
+struct store *store__open_derived(const char *path, char *err, size_t errlen);
+/* Same as store__open(), with another list of migrations (unit tests). */
 struct store *store__open_with(const char *path,
 			       const struct store_migration *migs, int n,
 			       char *err, size_t errlen);
