@@ -955,6 +955,30 @@ int store__explained_contexts(struct store *st, int64_t run_id,
 			  "  AND s.context_id = c.id", "i", run_id) < 0 ? -1 : 0;
 }
 
+int store__sited_contexts(struct store *st, int64_t run_id,
+			  int (*fn)(void *arg, const struct store_context *c),
+			  void *arg)
+{
+	const char *what = "reading the stored inference";
+	struct cb c = { .fn.context = fn, .arg = arg };
+	int64_t unlisted = 0;
+	int ret = store__ints(st, what, &unlisted, 1, "SELECT EXISTS ("
+			      " SELECT 1 FROM explained e WHERE e.run_id = ?1"
+			      " AND NOT EXISTS (SELECT 1 FROM explained_sites s"
+			      "  WHERE s.run_id = ?1"
+			      "  AND s.context_id = e.context_id))", "i", run_id);
+
+	if (ret)
+		return -1;	/* EXISTS gives a row */
+	if (unlisted)
+		return STORE_NONE;
+	return store__sql(st, what, context_row, &c,
+			  "SELECT c.id, c.parent_id, c.function_id,"
+			  " s.call_site FROM explained_sites s"
+			  " JOIN contexts c ON c.id = s.context_id"
+			  " WHERE s.run_id = ?", "i", run_id) < 0 ? -1 : 0;
+}
+
 void store__inference_rollback(struct store *st)
 {
 	store__end(st, -1, "storing the inference");

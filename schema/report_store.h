@@ -292,5 +292,12 @@ int store__explained_contexts(struct store *st, int64_t run_id,
 			      int (*fn)(void *arg,
 					const struct store_context *c),
 			      void *arg);
+/* The same from explained_sites alone, which lists every one of them
+ * where this build stored the inference: STORE_NONE (nothing read)
+ * where an explanation's context is not listed (an older build's rows).
+ * The ancestors are the caller's to check. */
+int store__sited_contexts(struct store *st, int64_t run_id,
+			  int (*fn)(void *arg, const struct store_context *c),
+			  void *arg);
 
 #endif

@@ -241,6 +241,18 @@ contains "$second" "inference: stored by an earlier report" \
 	"the second report reads the stored inference"
 is "$(printf '%s\n' "$second" | grep -v '^inference: stored')" "$first" \
 	"... and shows what the first showed"
+is "$(q "SELECT count(*) FROM explained e WHERE run_id = $rec AND NOT EXISTS
+	(SELECT 1 FROM explained_sites s WHERE s.run_id = $rec AND s.context_id = e.context_id)")" 0 \
+	"explained_sites lists every context the explanations end in"
+# An older build's rows (sites only where one is known; none at all):
+# the contexts are read up the explanations instead, to the same report.
+cp "$db" "$tmp/oldsites.db"
+sqlite3 "$tmp/oldsites.db" "DELETE FROM explained_sites WHERE run_id = $rec AND call_site = 0"
+is "$("$ICPPD" report -d "$tmp/oldsites.db" --run "$rec" 2>/dev/null)" "$second" \
+	"a stored inference without the sites of 0: the same report"
+sqlite3 "$tmp/oldsites.db" "DELETE FROM explained_sites WHERE run_id = $rec"
+is "$("$ICPPD" report -d "$tmp/oldsites.db" --run "$rec" 2>/dev/null)" "$second" \
+	"... nor any site: the same report"
 "$ICPPD" report -d "$db" --run "$rec" -f pprof -o "$tmp/rec.pb" 2>/dev/null
 "$ICPPD" report -d "$db" --run "$rec" -f folded --comm-frame >/dev/null 2>&1
 "$ICPPD" report -d "$db" --run "$rec" -f json --pid 1 >/dev/null 2>&1
