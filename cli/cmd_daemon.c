@@ -54,8 +54,9 @@ static const struct cli_option daemon_options[] = {
 	  "ship each finished segment to the ClickHouse server at URL "
 	  "(icppd-export(1))", 0, 0, .flags = CLI_RELOAD },
 	{ "mmap-pages", 'm', CLI_UINT, OPT(mmap_pages), "N",
-	  "ring buffer pages per CPU, a power of two", 1, 65536,
-	  .dflt = "64" },
+	  "ring buffer pages per CPU, a power of two (default 64, more where "
+	  "the leaf copies need room for 200 ms of theirs, up to 1024)", 1,
+	  65536 },
 	{ "off-cpu", 0, CLI_FLAG, OPT(off_cpu), NULL,
 	  "off-CPU time too: the watched threads' switches out, each at the "
 	  "CID it entered the kernel from, weighed by the time until it ran "
@@ -71,7 +72,7 @@ static const struct cli_option daemon_options[] = {
 	{ "leaf-stack", 0, CLI_UINT, OPT(leaf_stack), "BYTES",
 	  "bytes of user stack every sample copies, a multiple of 8, less "
 	  "than --stack-size: its innermost frames exact, the rest inferred "
-	  "(0: none, the CIDs alone)", 0, 65528, .dflt = "4096" },
+	  "(0: none, the CIDs alone)", 0, 65528, .dflt = "8192" },
 	{ "leaf-freq", 0, CLI_UINT, OPT(leaf_freq), "HZ",
 	  "at most HZ leaf copies a second: above it, the rest of -F samples "
 	  "CIDs alone (0: every sample copies)", 0, 10000, .dflt = "2500" },

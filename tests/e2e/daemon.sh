@@ -53,6 +53,14 @@ is "$(stat -c %a "$sock")" 600 "the socket is mode 0600"
 wait $a $b
 out=$("$ICPPD" ctl --socket "$sock" flush)
 is $? 0 "ctl flush exits 0"
+# (the daemon logs it once listening) 500 leaf copies of 8 KiB a second: rings with room for 200 ms of them
+# (64 MiB over all CPUs at most: 256 pages a CPU up to 64 CPUs)
+if [ "$(getconf _NPROCESSORS_CONF)" -le 64 ]; then
+	contains "$(cat "$tmp/daemon.log")" "rings of 256 pages a CPU" \
+		"-F 500: rings of 256 pages, for the leaf copies"
+else
+	skip "over 64 CPUs: the rings' default is cut to 64 MiB in all" "rings of 256 pages"
+fi
 run=$(q "SELECT max(run_id) FROM v_runs WHERE kind = 'daemon'")
 is "$(q "SELECT count(DISTINCT pid) FROM v_cids WHERE run_id = $run AND program = '$fp'")" 2 \
 	"both watched processes have samples"
@@ -135,10 +143,12 @@ is "$(q "SELECT sum(samples) FROM v_cids WHERE run_id = $run2")" "$flushed" \
 # Segments: one run per segment, reports over a time window, one
 # process or one program of it.
 t0=$(date +%s)
-start --exe "$fp" --segment 1
+: >"$tmp/daemon.log"
+start --exe "$fp" --segment 1 -m 32
 "$fp" $ms >/dev/null & p1=$!
 wait $p1
 sleep 1.3
+contains "$(cat "$tmp/daemon.log")" "rings of 32 pages a CPU" "-m 32: rings of 32 pages"
 "$fp" $ms >/dev/null
 "$ICPPD" ctl --socket "$sock" flush >/dev/null
 ok $([ "$(q "SELECT count(*) FROM runs WHERE kind = 'daemon' AND started_ns >= $t0 * 1000000000")" -ge 2 ]; echo $?) \
