@@ -65,6 +65,7 @@ struct profile_dwarf {
 	struct hindex string_index;
 	struct mod *mods;
 	size_t nmods, mods_cap;
+	bool reading;			/* in store__reads_begin() */
 };
 
 struct profile_dwarf *profile_dwarf__new(const struct run_profile *p,
@@ -308,6 +309,19 @@ int profile_dwarf__at(struct profile_dwarf *d, int64_t module_id,
 		return -ENOMEM;
 	*out = d->frames + d->answers[d->nanswers - 1].start;
 	return n;
+}
+
+void profile_dwarf__reads_begin(struct profile_dwarf *d)
+{
+	/* where it cannot begin, each read is its own */
+	d->reading = d->st && !store__reads_begin(d->st);
+}
+
+void profile_dwarf__reads_end(struct profile_dwarf *d)
+{
+	if (d->reading)
+		store__reads_end(d->st);
+	d->reading = false;
 }
 
 void profile_dwarf__delete(struct profile_dwarf *d)

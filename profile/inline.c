@@ -232,6 +232,20 @@ static int add_record(struct inliner *in, struct cct *src,
 	return 0;
 }
 
+/* Every node of @src, then every record, into @in.  0 or -ENOMEM. */
+static int add_all(struct inliner *in, struct cct *src,
+		   const struct cct_record *recs, size_t nrecs, uint32_t *map)
+{
+	/* nodes come after their parents */
+	for (uint32_t i = 1; i < cct__size(src); i++)
+		if (add_node(in, src, i, map))
+			return -ENOMEM;
+	for (size_t i = 0; i < nrecs; i++)
+		if (add_record(in, src, &recs[i], map))
+			return -ENOMEM;
+	return 0;
+}
+
 int profile__inline(struct run_profile *p, struct profile_dwarf *d)
 {
 	struct inliner in = { .p = p, .d = d };
@@ -247,13 +261,11 @@ int profile__inline(struct run_profile *p, struct profile_dwarf *d)
 	    grow(&in.chains, &in.chains_cap, 1, sizeof(*in.chains), 64))
 		goto out;
 	in.chains[in.nchains++] = (struct chain){ 0, 0 };
-	/* nodes come after their parents */
-	for (uint32_t i = 1; i < n; i++)
-		if (add_node(&in, src, i, map))
-			goto out;
-	for (size_t i = 0; i < nrecs; i++)
-		if (add_record(&in, src, &recs[i], map))
-			goto out;
+	profile_dwarf__reads_begin(d);
+	ret = add_all(&in, src, recs, nrecs, map);
+	profile_dwarf__reads_end(d);
+	if (ret)
+		goto out;
 	p->cct = in.dst;
 	in.dst = src;
 	ret = 0;

@@ -955,6 +955,16 @@ int store__explained_contexts(struct store *st, int64_t run_id,
 			  "  AND s.context_id = c.id", "i", run_id) < 0 ? -1 : 0;
 }
 
+int store__reads_begin(struct store *st)
+{
+	return store__exec(st, "BEGIN DEFERRED", "reading");
+}
+
+void store__reads_end(struct store *st)
+{
+	sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
+}
+
 int store__sited_contexts(struct store *st, int64_t run_id,
 			  int (*fn)(void *arg, const struct store_context *c),
 			  void *arg)

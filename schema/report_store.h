@@ -286,6 +286,14 @@ int store__explained(struct store *st, int64_t run_id,
 struct store_context {
 	int64_t id, parent_id, function_id, call_site;
 };
+/* Many reads as one: one read transaction (BEGIN DEFERRED) from the
+ * first read until store__reads_end(), in place of one lock of the
+ * database per statement (a report's inlined frames ask for each
+ * address of its profile).  Writes wait for store__reads_end().
+ * 0, or -1 (none begun: inside another transaction). */
+int store__reads_begin(struct store *st);
+void store__reads_end(struct store *st);
+
 /* The contexts run @run_id's explanations end in, and their ancestors,
  * in no particular order. */
 int store__explained_contexts(struct store *st, int64_t run_id,
