@@ -80,26 +80,6 @@ static int64_t take_ids(int64_t *next, size_t n)
 	return id;
 }
 
-/*
- * A statement of many rows: @head, 2^k rows of @ncols (at most 16)
- * parameters, @tail.
- *
- * None of them can abort (OR IGNORE, no DO UPDATE): a statement that
- * writes many rows and could stop half-way, on a NOT NULL constraint or
- * an upsert's update, keeps a statement journal of every page it
- * changes, to undo its part alone.  Past 64 KiB SQLite spills it to a
- * file in /var/tmp: 42 MB over a clang++ -O2 -c record (10,359 writes
- * of 4 KiB, for a 3.4 MB database), written by the counts' UPDATE,
- * whose 32 rows lie on as many pages.  No value bound is NULL and the
- * tables have no CHECK, so OR IGNORE ignores only what DO NOTHING did:
- * a row already there (a row the batch should have written and did not
- * is an error where its id is looked up, missing()).
- */
-struct batch_sql {
-	const char *head, *tail;
-	int ncols;
-};
-
 static const struct batch_sql ctx_sql = {
 	"INSERT OR IGNORE INTO contexts (parent_id, function_id) VALUES ",
 	"", 2
@@ -181,7 +161,8 @@ static int insert_rows(struct store *st, sqlite3_stmt **stmts,
 		rc = sqlite3_step(s);
 		sqlite3_reset(s);
 		if (rc != SQLITE_DONE)
-			return store__db_error(st, "writing the path map");
+			return store__db_error(st, q->what ? q->what :
+					       "writing the path map");
 		*took += (size_t)sqlite3_changes(st->db);
 	}
 	return 0;
@@ -199,8 +180,7 @@ static void bind_queued(const void *arg, size_t row, sqlite3_stmt *s,
 	sqlite3_bind_int64(s, first + 2, q->c);
 }
 
-/* Writes the rows @q queued: its statement, then its second if it has one. */
-static int drain(struct store *st, struct row_queue *q)
+int store__drain_rows(struct store *st, struct row_queue *q)
 {
 	size_t took, n = q->n;
 
@@ -213,15 +193,16 @@ static int drain(struct store *st, struct row_queue *q)
 				       bind_queued, q->v, &took)) ? -1 : 0;
 }
 
-static int queue(struct store *st, struct row_queue *q, int64_t a,
-		 int64_t b, int64_t c)
+int store__queue_row(struct store *st, struct row_queue *q, int64_t a,
+		      int64_t b, int64_t c)
 {
 	if (grow(&q->v, &q->cap, q->n + 1, sizeof(*q->v), BATCH_MAX)) {
-		store__set_error(st, "writing the path map: out of memory");
+		store__set_error(st, "%s: out of memory", q->sql->what ?
+				 q->sql->what : "writing the path map");
 		return -1;
 	}
 	q->v[q->n++] = (struct queued_row){ a, b, c };
-	return q->n < BATCH_MAX ? 0 : drain(st, q);
+	return q->n < BATCH_MAX ? 0 : store__drain_rows(st, q);
 }
 
 /* Adds @samples that the flush's run unwound whole, ending at row @id. */
@@ -229,7 +210,8 @@ static int write_learned(struct store *st, int64_t id, uint64_t samples)
 {
 	struct path_rows *pr = &st->rows;
 
-	return queue(st, &pr->learned, pr->learned_run, id, (int64_t)samples);
+	return store__queue_row(st, &pr->learned, pr->learned_run, id,
+				(int64_t)samples);
 }
 
 /* Adds @n's counts to row @id. */
@@ -237,7 +219,7 @@ static int add_counts(struct store *st, const struct pm_node *n, int64_t id)
 {
 	if (!n->self && !n->total)
 		return 0;
-	return queue(st, &st->rows.counts, id, (int64_t)n->self,
+	return store__queue_row(st, &st->rows.counts, id, (int64_t)n->self,
 		     (int64_t)n->total);
 }
 
@@ -734,7 +716,8 @@ int store__write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 	if (write_known(st, pm, ids, run_id, learned_run, &n))
 		return -1;
 	if (!n)
-		return drain(st, &pr->counts) || drain(st, &pr->learned) ?
+		return store__drain_rows(st, &pr->counts) ||
+		       store__drain_rows(st, &pr->learned) ?
 			       -1 : 0;
 	if (order_new(st, pm, pr->fresh, n)) {
 		store__set_error(st, "writing the path map: out of memory");
@@ -762,7 +745,8 @@ int store__write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 				learned_run))
 			return -1;
 	}
-	return drain(st, &pr->counts) || drain(st, &pr->learned) ? -1 : 0;
+	return store__drain_rows(st, &pr->counts) ||
+		       store__drain_rows(st, &pr->learned) ? -1 : 0;
 }
 
 void store__paths_exit(struct store *st)

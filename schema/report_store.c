@@ -863,18 +863,17 @@ int store__explained_row(struct store *st, int64_t run_id,
 	return store__step_done(st, s, "storing the inference");
 }
 
+static const struct batch_sql sites_sql = {
+	"INSERT OR IGNORE INTO explained_sites VALUES ", "", 3,
+	"storing the inference"
+};
+
 int store__explained_site(struct store *st, int64_t run_id,
 			  int64_t context_id, int64_t call_site)
 {
-	sqlite3_stmt *s = cached(st, &st->ins_site,
-		"INSERT OR IGNORE INTO explained_sites VALUES (?, ?, ?)");
-
-	if (!s)
-		return -1;
-	sqlite3_bind_int64(s, 1, run_id);
-	sqlite3_bind_int64(s, 2, context_id);
-	sqlite3_bind_int64(s, 3, call_site);
-	return store__step_done(st, s, "storing the inference");
+	st->sites.sql = &sites_sql;
+	return store__queue_row(st, &st->sites, run_id, context_id,
+				call_site);
 }
 
 int store__inference_commit(struct store *st, int64_t run_id,
@@ -882,6 +881,8 @@ int store__inference_commit(struct store *st, int64_t run_id,
 {
 	const char *what = "storing the inference";
 
+	if (store__drain_rows(st, &st->sites))
+		return store__end(st, -1, what);
 	return store__end(st, store__sql(st, what, NULL, NULL,
 		"INSERT INTO inferences (run_id, map_samples, run_samples,"
 		" created_ns, static_calls, static_modules, unreadable,"
@@ -991,5 +992,6 @@ int store__sited_contexts(struct store *st, int64_t run_id,
 
 void store__inference_rollback(struct store *st)
 {
+	st->sites.n = 0;
 	store__end(st, -1, "storing the inference");
 }

@@ -443,10 +443,13 @@ void store__close(struct store *st)
 		st->ins_thread, st->upd_run, st->ins_map, st->sel_map,
 		st->sel_ctx, st->ins_node, st->ins_counter, st->ins_ctx_new,
 		st->ins_unknown, st->ins_inferred, st->ins_function,
-		st->ins_explained, st->ins_site, st->sel_inlined };
+		st->ins_explained, st->sel_inlined };
 
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
 		sqlite3_finalize(stmts[i]);
+	for (int k = 0; k <= BATCH_LOG; k++)
+		sqlite3_finalize(st->sites.stmts[k]);
+	free(st->sites.v);
 	store__paths_exit(st);		/* its statements before the close */
 	sqlite3_close(st->db);
 	free(st->mods);

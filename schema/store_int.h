@@ -19,6 +19,28 @@
 #define BATCH_LOG 5
 #define BATCH_MAX (1 << BATCH_LOG)
 
+/*
+ * A statement of many rows: @head, 2^k rows of @ncols (at most 16)
+ * parameters, @tail; @what says what failed (NULL: "writing the path
+ * map").
+ *
+ * None of them can abort (OR IGNORE, no DO UPDATE): a statement that
+ * writes many rows and could stop half-way, on a NOT NULL constraint or
+ * an upsert's update, keeps a statement journal of every page it
+ * changes, to undo its part alone.  Past 64 KiB SQLite spills it to a
+ * file in /var/tmp: 42 MB over a clang++ -O2 -c record (10,359 writes
+ * of 4 KiB, for a 3.4 MB database), written by the counts' UPDATE,
+ * whose 32 rows lie on as many pages.  No value bound is NULL and the
+ * tables have no CHECK, so OR IGNORE ignores only what DO NOTHING did:
+ * a row already there (a row the batch should have written and did not
+ * is an error where its id is looked up, paths.c's missing()).
+ */
+struct batch_sql {
+	const char *head, *tail;
+	int ncols;
+	const char *what;
+};
+
 struct func_slot {
 	const struct module *mod;
 	uint64_t addr;
@@ -86,11 +108,21 @@ struct store {
 	} rows;
 	/* prepared on first use by report_store.c */
 	sqlite3_stmt *ins_unknown, *ins_inferred, *ins_function, *ins_explained,
-		     *ins_site, *sel_inlined;
+		     *sel_inlined;
+	/* an inference's contexts and call sites (run, context, site), by
+	 * the batch: one row a statement was a quarter of storing it */
+	struct row_queue sites;
 	/* every statement bounded (guard.c) */
 	int64_t limit_ns, deadline_ns;
 	bool timed_out;		/* one ran over: SQLITE_INTERRUPT */
 };
+
+/* Queues row (@a, @b, @c) of @q, writing BATCH_MAX rows a statement
+ * (@q->sql, then @q->then); store__drain_rows() writes the rest.  0 or
+ * -1 (the error set). */
+int store__queue_row(struct store *st, struct row_queue *q, int64_t a,
+		     int64_t b, int64_t c);
+int store__drain_rows(struct store *st, struct row_queue *q);
 
 void store__set_error(struct store *st, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
