@@ -23,13 +23,82 @@
 #include "inference/kccf.h"
 #include "profile/folded_keys.h"
 
-int folded__stacks(struct cct *t, uint32_t k,
-		   int (*fn)(void *arg, const int64_t *frames, size_t n,
-			     int64_t group, double weight),
-		   void *arg)
+typedef int (*stack_fn)(void *arg, const int64_t *frames, size_t n,
+			int64_t group, double weight);
+
+/* The group of a stack's weight (@frames outermost first): its leaf's
+ * CID, of one process when processes are apart, so that rounding keeps
+ * a CID's samples whole. */
+static int64_t stack_group(const struct cct *t, const int64_t *frames,
+			   size_t n)
+{
+	return cct__kind(t, frames[0]) == CCT_PROCESS ?
+	       (int64_t)hindex__mix((uint64_t)frames[n - 1],
+				    (uint64_t)frames[0]) :
+	       frames[n - 1];
+}
+
+/*
+ * The whole stacks (k = KCCF_INF): one per CCT node with records, its
+ * path from the root.  Its k-context forest has a chain per distinct
+ * path, and a node's own weight is the records' of the CCT node with
+ * that path; building it walked every record to the root and sorted
+ * the forest (0.27 s of the 0.59 s of a folded report of a 10 kHz g++
+ * record).  The same stacks, in the CCT's order; the walks bounded as
+ * the forest's are (KCCF_MAX_STEPS).
+ */
+static int whole_stacks(struct cct *t, stack_fn fn, void *arg)
+{
+	size_t nrecs, n = cct__size(t), cap = 0;
+	const struct cct_record *recs = cct__records(t, &nrecs);
+	double *own = calloc(n ? n : 1, sizeof(*own));
+	int64_t *frames = NULL;
+	uint64_t steps = 0;
+	int ret = 0;
+
+	if (!own)
+		return -ENOMEM;
+	for (size_t i = 0; i < nrecs; i++)
+		if (recs[i].node < n)
+			own[recs[i].node] += recs[i].weight;
+	for (uint32_t i = 1; i < n && !ret; i++) {
+		size_t depth = 0;
+
+		if (own[i] <= 1e-9)
+			continue;
+		for (uint32_t x = i; x != CCT_ROOT && !ret;
+		     x = cct__node(t, x)->parent, depth++)
+			if (++steps > KCCF_MAX_STEPS)
+				ret = -E2BIG;
+			else if (grow(&frames, &cap, depth + 1,
+				      sizeof(*frames), 64))
+				ret = -ENOMEM;
+			else
+				frames[depth] = cct__node(t, x)->frame;
+		if (ret)
+			break;
+		for (size_t a = 0, b = depth - 1; a < b; a++, b--) {
+			int64_t f = frames[a];
+
+			frames[a] = frames[b];
+			frames[b] = f;
+		}
+		ret = fn(arg, frames, depth, stack_group(t, frames, depth),
+			 own[i]);
+	}
+	free(frames);
+	free(own);
+	return ret;
+}
+
+int folded__stacks(struct cct *t, uint32_t k, stack_fn fn, void *arg)
 {
 	int ret;
-	struct kccf *f = kccf__build(t, k, false, &ret);
+	struct kccf *f;
+
+	if (k == KCCF_INF)
+		return whole_stacks(t, fn, arg);
+	f = kccf__build(t, k, false, &ret);
 	int64_t *frames = NULL;
 	size_t cap = 0;
 
@@ -39,7 +108,6 @@ int folded__stacks(struct cct *t, uint32_t k,
 	for (uint32_t i = 0; i < kccf__size(f) && !ret; i++) {
 		const struct kccf_node *n = kccf__node(f, i);
 		double self = n->weight;
-		int64_t group;
 		size_t depth = 0;
 
 		for (uint32_t c = n->first_child; c != KCCF_NONE;
@@ -58,13 +126,8 @@ int folded__stacks(struct cct *t, uint32_t k,
 				frames[depth] = kccf__node(f, j)->frame;
 		if (ret)
 			break;
-		/* the weight rounding keeps whole: a CID's samples,
-		 * of one process when processes are apart */
-		group = cct__kind(t, frames[0]) == CCT_PROCESS ?
-			(int64_t)hindex__mix((uint64_t)frames[depth - 1],
-					     (uint64_t)frames[0]) :
-			frames[depth - 1];
-		ret = fn(arg, frames, depth, group, self);
+		ret = fn(arg, frames, depth, stack_group(t, frames, depth),
+			 self);
 	}
 	free(frames);
 	kccf__delete(f);

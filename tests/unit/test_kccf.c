@@ -2,8 +2,9 @@
  * test_kccf.c - k-calling-context forests: the motivating example of
  * the k-CCF paper (c called 4 times, 3 of them via a-b) for k = 0, 1,
  * 2, inf, exclusive and inclusive; certain and apportioned weight; and
- * random trees against a brute-force reference.  Also Space-Saving and
- * the overlap metrics.
+ * random trees against a brute-force reference, and folded__stacks()'s
+ * whole stacks, read off the CCT, against the same.  Also Space-Saving
+ * and the overlap metrics.
  */
 #include <errno.h>
 #include <math.h>
@@ -15,6 +16,7 @@
 #include "inference/hcct.h"
 #include "inference/kccf.h"
 #include "inference/metrics.h"
+#include "profile/folded_keys.h"
 #include "tests/tap.h"
 
 enum { MAIN = 1, A, B, C, D };
@@ -243,6 +245,88 @@ static int random_trees(unsigned seed)
 	return bad;
 }
 
+/* folded__stacks()'s stacks, as "f1;f2" keys (outermost first). */
+struct stacks {
+	struct bf_entry *v;
+	size_t n;
+	int bad;
+};
+
+static int keep_stack(void *arg, const int64_t *frames, size_t n,
+		      int64_t group, double weight)
+{
+	struct stacks *s = arg;
+	char key[256] = "";
+
+	for (size_t i = 0; i < n; i++)
+		snprintf(key + strlen(key), sizeof(key) - strlen(key), "%sf%lld",
+			 i ? ";" : "", (long long)frames[i]);
+	s->bad += group != frames[n - 1];	/* no process frames here */
+	for (size_t i = 0; i < s->n; i++)
+		s->bad += !strcmp(s->v[i].key, key);	/* one per path */
+	bf_add(s->v, &s->n, key, weight, false, (int)s->n + 1);
+	return 0;
+}
+
+/* Whole stacks (k = inf) of random trees: one per path with records,
+ * its records' weight, as brute force sums them.  The number wrong. */
+static int whole_stacks(unsigned seed)
+{
+	static struct bf_entry bf[4096], got[4096];
+	int bad = 0;
+
+	srand(seed);
+	for (int trial = 0; trial < 60; trial++) {
+		struct cct *t = cct__new();
+		struct stacks s = { got, 0, 0 };
+		size_t nbf = 0, nrecs;
+		const struct cct_record *recs;
+
+		for (int fr = 1; fr <= 6; fr++) {
+			char name[8];
+
+			snprintf(name, sizeof(name), "f%d", fr);
+			cct__define(t, fr, name, 1, 0);
+		}
+		int nodes = 1 + rand() % 60;
+
+		for (int i = 0; i < nodes; i++) {
+			uint32_t parent = (uint32_t)(rand() % (int)cct__size(t)), n;
+
+			cct__child(t, parent, 1 + rand() % 6, &n);
+			/* several records of a node: their weights add */
+			for (int r = rand() % 3; r > 0; r--)
+				cct__add(t, n, 1, CCT_AMBIGUOUS, 1 + rand() % 9);
+		}
+		recs = cct__records(t, &nrecs);
+		for (size_t r = 0; r < nrecs; r++) {
+			int64_t frames[64];
+			uint32_t depth = 0;
+			char key[256] = "";
+
+			for (uint32_t x = recs[r].node; x != CCT_ROOT;
+			     x = cct__node(t, x)->parent)
+				frames[depth++] = cct__node(t, x)->frame;
+			while (depth--)
+				snprintf(key + strlen(key), sizeof(key) - strlen(key),
+					 "%sf%lld", key[0] ? ";" : "",
+					 (long long)frames[depth]);
+			bf_add(bf, &nbf, key, recs[r].weight, false, (int)r + 1);
+		}
+		bad += folded__stacks(t, KCCF_INF, keep_stack, &s) != 0;
+		bad += s.bad + (s.n != nbf);
+		for (size_t i = 0; i < s.n; i++) {
+			size_t j = 0;
+
+			while (j < nbf && strcmp(bf[j].key, got[i].key))
+				j++;
+			bad += j == nbf || fabs(bf[j].w - got[i].w) > 1e-9;
+		}
+		cct__delete(t);
+	}
+	return bad;
+}
+
 static void test_space_saving(void)
 {
 	struct spacesaving *ss = ss__new(3);
@@ -319,6 +403,9 @@ int main(void)
 	is_int(random_trees(1), 0, "60 random trees, k = 0..4 and inf, "
 	       "exclusive and inclusive: equal to brute force");
 	is_int(random_trees(2), 0, "60 more, another seed");
+	is_int(whole_stacks(3), 0, "folded whole stacks of 60 random trees, "
+	       "read off the CCT: a stack per path with records, their "
+	       "weights summed, as brute force");
 	test_deep();
 	test_space_saving();
 	test_metrics();
