@@ -2,15 +2,18 @@
 # bench/exports.sh - what a report and each export cost, icppd against
 # perf, on the big multi-process workloads (bench/workloads.sh's make of
 # a small C project: make, cc1, as, collect2, ld; and g++ -O2 -c of a
-# template-heavy file), both recorded at 1000 Hz of cpu-clock.
+# template-heavy file), both recorded at FREQ (1000) Hz of cpu-clock.
 #
 #   first         icppd report (text, k = 3) of a run no report has
 #                 read: it infers the run (within its 0.8 s budget) and
 #                 stores the inference; the binaries' calls are decoded
-#                 from their files
+#                 from their files (icppd's cache directory emptied
+#                 first)
 #   known         the same, in a database that keeps the calls of the
 #                 run's builds (read by an earlier report of another
-#                 run of them): what a second recording of g++ meets
+#                 run of them): what a second recording of g++ meets,
+#                 as does any new database once a report has put them
+#                 in the machine's cache
 #   text ... sort the same run again, each format reading the stored
 #                 inference: text, folded (whole stacks), folded
 #                 --comm-frame, JSON, pprof, the flat --sort table
@@ -32,7 +35,8 @@
 #
 # Usage: bench/exports.sh [BUILDDIR]   (default: build, made by ./demo.sh)
 # Environment: REPS (default 5), WORKLOADS (default "make g++"), LEARN
-# (options of icppd record: "--learn-freq 25" for the daemon's trickle).
+# (options of icppd record: "--learn-freq 25" for the daemon's trickle),
+# FREQ (default 1000: the sampling rate of every recording).
 . "$(dirname "$0")/lib.sh"
 . "$top/bench/workloads.sh"
 
@@ -41,6 +45,7 @@ timed() {
 	name=$2 db=$work/$2.db
 	case $1 in
 	first) cp "$work/$name.clean.db" "$work/first.db"
+		rm -rf "$ICPPD_CACHE_DIR"
 		set -- "$icppd" report -d "$work/first.db" ;;
 	known) cp "$work/$name.known.db" "$work/first.db"
 		set -- "$icppd" report -d "$work/first.db" ;;
@@ -68,10 +73,11 @@ for w in ${WORKLOADS:-make g++}; do
 	eval "set -- $cmd"
 	rm -f "$work"/proj/*.o "$work"/t.o
 	# shellcheck disable=SC2086
-	"$icppd" record -q ${LEARN:-} -d "$work/$w.clean.db" -- "$@" >/dev/null 2>&1
-	perf record -q -e cpu-clock:u -F 1000 -g -o "$work/$w.data" -- "$@" \
-		>/dev/null 2>&1
-	perf record -q -e cpu-clock:u -F 1000 --call-graph dwarf \
+	"$icppd" record -q -F "${FREQ:-1000}" ${LEARN:-} -d "$work/$w.clean.db" \
+		-- "$@" >/dev/null 2>&1
+	perf record -q -e cpu-clock:u -F "${FREQ:-1000}" -g -o "$work/$w.data" \
+		-- "$@" >/dev/null 2>&1
+	perf record -q -e cpu-clock:u -F "${FREQ:-1000}" --call-graph dwarf \
 		-o "$work/$w.dwarf.data" -- "$@" >/dev/null 2>&1
 	cp "$work/$w.clean.db" "$work/$w.db"
 	"$icppd" report -d "$work/$w.db" >/dev/null 2>&1	# stores the inference
