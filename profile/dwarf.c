@@ -314,14 +314,16 @@ int profile_dwarf__at(struct profile_dwarf *d, int64_t module_id,
 void profile_dwarf__reads_begin(struct profile_dwarf *d)
 {
 	/* where it cannot begin, each read is its own */
-	d->reading = d->st && !store__reads_begin(d->st);
+	if (d)
+		d->reading = d->st && !store__reads_begin(d->st);
 }
 
 void profile_dwarf__reads_end(struct profile_dwarf *d)
 {
-	if (d->reading)
+	if (d && d->reading) {
 		store__reads_end(d->st);
-	d->reading = false;
+		d->reading = false;
+	}
 }
 
 void profile_dwarf__delete(struct profile_dwarf *d)

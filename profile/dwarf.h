@@ -42,7 +42,7 @@ int profile_dwarf__row(struct profile_dwarf *d, const char *text,
 /* Keeps what DWARF said in the store, then frees @d (NULL: nothing). */
 /* Between these two, the store's rows asked for are read in one
  * transaction, not a lock of the database per address (5 % of a 10 kHz
- * g++ record's report). */
+ * g++ record's report, 10 % of its pprof); @d may be NULL. */
 void profile_dwarf__reads_begin(struct profile_dwarf *d);
 void profile_dwarf__reads_end(struct profile_dwarf *d);
 void profile_dwarf__delete(struct profile_dwarf *d);

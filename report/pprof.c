@@ -798,12 +798,14 @@ int pprof__write(FILE *out, const struct pprof_input *in)
 	recs = cct__records(in->cct, &n);
 	if (count_records(&b, recs, n) || leaf_totals(&b, recs, n))
 		goto out;
+	profile_dwarf__reads_begin(in->dwarf);	/* an address a location */
 	for (size_t i = 0; i < n && !b.err; i++) {
 		int64_t v[2];
 
 		if (values(&b, recs, i, v))
 			add_record(&b, &recs[i], v);
 	}
+	profile_dwarf__reads_end(in->dwarf);
 	main_first(&b);
 	for (int i = 0; i < 2; i++)
 		perftools__profiles__value_type__init(&types[i]);
