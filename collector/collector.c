@@ -15,6 +15,7 @@
 #include "collector/collector.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -700,6 +701,25 @@ static int try_early(struct collector *c, struct early *e)
 	return 0;
 }
 
+/*
+ * Whether the filter accepts a process that exec'd @comm: the others'
+ * stack bases are not read (two reads of /proc/PID/stat each, and
+ * more while an exec is in progress, for every exec of the machine
+ * where the daemon samples every CPU: watching cc1 through ten makes at
+ * 99 Hz, 15-19 % of the daemon's profile, 7.5 % so, 60 of 225 execs
+ * read).  The name alone may not say (an exe rule, and a program run
+ * through a link of another name): then the executable, from /proc;
+ * where that cannot be read, the stack base is read as before.
+ */
+static bool exec_accepted(struct collector *c, uint32_t pid, const char *comm)
+{
+	char exe[PATH_MAX];
+
+	return c->filter(c->filter_arg, pid, NULL, comm) ||
+	       procfs__exe((pid_t)pid, exe, sizeof(exe)) ||
+	       c->filter(c->filter_arg, pid, exe, comm);
+}
+
 /* Queued, not read at once: of several execs of one process reported
  * together only the last can still be read. */
 void collector__exec_seen(struct collector *c, uint32_t pid, uint64_t time,
@@ -710,6 +730,8 @@ void collector__exec_seen(struct collector *c, uint32_t pid, uint64_t time,
 	size_t i;
 
 	c->stats.execs_seen++;
+	if (c->filter && !exec_accepted(c, pid, comm))
+		return;
 	snprintf(e.comm, sizeof(e.comm), "%s", comm);
 	for (i = 0; i < c->nearly && c->early[i].pid != pid; i++)
 		;

@@ -222,8 +222,9 @@ int collector__set_main_base(struct collector *c, pid_t pid,
  * before it reads the rings): reads the new image's stack base now, while a
  * short-lived process still runs, for its exec record to use if the
  * process is gone by the time that record and its samples are read
- * (@comm, the name the exec gave, tells it from a later exec).  A read
- * that finds the exec still in progress is retried by
+ * (@comm, the name the exec gave, tells it from a later exec); with a
+ * filter (collector__set_filter()), only for a process it accepts.  A
+ * read that finds the exec still in progress is retried by
  * collector__retry_execs(), which the reader calls before each read of
  * the rings and between batches of records; while any wait,
  * collector__execs_waiting() is non-zero and the reader should read

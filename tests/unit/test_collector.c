@@ -107,6 +107,17 @@ static bool all_but_unwatched(void *arg, uint32_t pid, const char *exe,
 	return pid != UNWATCHED;
 }
 
+/* A daemon's rules, as a test: the executable /opt/watched, or any
+ * process named "named". */
+static bool exe_or_name(void *arg, uint32_t pid, const char *exe,
+			const char *comm)
+{
+	(void)arg;
+	(void)pid;
+	return (exe && !strcmp(exe, "/opt/watched")) ||
+	       (comm && !strcmp(comm, "named"));
+}
+
 /* /proc/PID/stat of the fake /proc in @dir: a stat line with
  * startstack (field 28) and start_brk (field 47). */
 static void fake_proc(const char *dir, unsigned pid, uint64_t startstack,
@@ -302,6 +313,47 @@ static void test_hold_names(struct aggregate *agg)
 	is_int((int)n, 1, "released again: nothing more");
 	feed(synth_comm(&s, PID, tid, "free-c", 0, 62));
 	ok(named(agg, tid, "free-c"), "not held: straight into the aggregate");
+}
+
+/*
+ * An exec's stack base is read for the processes the filter accepts
+ * only: by the exec's name, or else by /proc/PID/exe (a program run
+ * through a link of another name); where that link cannot be read, as
+ * before.  Execs wait in the queue until collector__retry_execs().
+ */
+static void test_exec_filter(const char *dir)
+{
+	static const struct { unsigned pid; const char *comm, *exe; } e[] = {
+		{ 700001, "other", "/opt/watched" },	/* by its executable */
+		{ 700002, "named", NULL },		/* by its name */
+		{ 700003, "other", "/bin/other" },	/* neither: not read */
+		{ 700004, "other", NULL },		/* no link: read */
+	};
+	char path[256];
+
+	collector__retry_execs(col);	/* none left from before */
+	collector__set_filter(col, exe_or_name, NULL);
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "%s/%u", dir, e[i].pid);
+		mkdir(path, 0755);
+		snprintf(path, sizeof(path), "%s/%u/exe", dir, e[i].pid);
+		if (e[i].exe && symlink(e[i].exe, path))
+			perror("symlink");
+		collector__exec_seen(col, e[i].pid, 1, e[i].comm);
+	}
+	is_int((int)collector__execs_waiting(col), 3,
+	       "execs: the stack bases of the watched executable (through a "
+	       "link of another name), the watched name and one whose "
+	       "executable cannot be read wait to be read; the other's not");
+	collector__retry_execs(col);	/* their /proc has no stat: done */
+	is_int((int)collector__execs_waiting(col), 0, "... and are read");
+	collector__set_filter(col, NULL, NULL);
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "%s/%u/exe", dir, e[i].pid);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/%u", dir, e[i].pid);
+		rmdir(path);
+	}
 }
 
 int main(void)
@@ -527,6 +579,7 @@ int main(void)
 	agg_of_test = agg;
 	test_big_perfmap(dir);
 	test_hold_names(agg);
+	test_exec_filter(dir);
 
 	collector__delete(col);
 	aggregate__delete(agg);
