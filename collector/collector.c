@@ -722,7 +722,7 @@ static bool exec_accepted(struct collector *c, uint32_t pid, const char *comm)
 
 /* Queued, not read at once: of several execs of one process reported
  * together only the last can still be read. */
-void collector__exec_seen(struct collector *c, uint32_t pid, uint64_t time,
+bool collector__exec_seen(struct collector *c, uint32_t pid, uint64_t time,
 			  const char *comm)
 {
 	struct early e = { .pid = pid, .time = time,
@@ -731,7 +731,7 @@ void collector__exec_seen(struct collector *c, uint32_t pid, uint64_t time,
 
 	c->stats.execs_seen++;
 	if (c->filter && !exec_accepted(c, pid, comm))
-		return;
+		return false;
 	snprintf(e.comm, sizeof(e.comm), "%s", comm);
 	for (i = 0; i < c->nearly && c->early[i].pid != pid; i++)
 		;
@@ -739,6 +739,7 @@ void collector__exec_seen(struct collector *c, uint32_t pid, uint64_t time,
 		c->early[i] = e;	/* a later exec of the same process */
 	else if (c->nearly < MAX_EARLY)
 		c->early[c->nearly++] = e;
+	return true;
 }
 
 void collector__retry_execs(struct collector *c)

@@ -223,14 +223,15 @@ int collector__set_main_base(struct collector *c, pid_t pid,
  * short-lived process still runs, for its exec record to use if the
  * process is gone by the time that record and its samples are read
  * (@comm, the name the exec gave, tells it from a later exec); with a
- * filter (collector__set_filter()), only for a process it accepts.  A
- * read that finds the exec still in progress is retried by
+ * filter (collector__set_filter()), only for a process it accepts
+ * (false: not one).  A read that finds the exec still in progress is
+ * retried by
  * collector__retry_execs(), which the reader calls before each read of
  * the rings and between batches of records; while any wait,
  * collector__execs_waiting() is non-zero and the reader should read
  * again within a millisecond.
  */
-void collector__exec_seen(struct collector *c, uint32_t pid, uint64_t time,
+bool collector__exec_seen(struct collector *c, uint32_t pid, uint64_t time,
 			  const char *comm);
 void collector__retry_execs(struct collector *c);
 size_t collector__execs_waiting(const struct collector *c);

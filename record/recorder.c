@@ -711,10 +711,9 @@ static void take_execs(struct recorder *r)
 	struct session_exec e;
 	bool any = false;
 
-	while (session__next_exec(r->sess, &e)) {
-		collector__exec_seen(r->col, e.pid, e.time, e.comm);
-		any = true;
-	}
+	/* a process the filter refuses needs no haste */
+	while (session__next_exec(r->sess, &e))
+		any |= collector__exec_seen(r->col, e.pid, e.time, e.comm);
 	if (any)
 		r->last_exec = clock__mono_ns();
 	collector__retry_execs(r->col);

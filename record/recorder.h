@@ -141,7 +141,8 @@ int64_t recorder__run_id(const struct recorder *r);
 
 /* The longest wait of a step from now on (recorder_opts.poll_ms). */
 void recorder__set_poll_ms(struct recorder *r, int ms);
-/* When the last exec was seen (clock__mono_ns()); 0: none yet. */
+/* When the last exec of a process the filter accepts was seen
+ * (clock__mono_ns()); 0: none yet. */
 int64_t recorder__last_exec(const struct recorder *r);
 
 /* Installs the signal handlers (see above) and ignores SIGPIPE (a
