@@ -1282,8 +1282,12 @@ int run_profile__infer_within(struct store *st,
 	if (ret)
 		goto out;
 	ret = -1;
+	/* the sampled instructions split a function's CPU samples among
+	 * what is inlined there; where a thread waited no sample says (its
+	 * wait took all of read() under one CPU sample's inlined frame) */
 	if (infer_cids(st, sel, flags, p, inf, &e, &b) ||
-	    ((flags & RUN_PROFILE_PCS) && store__run_pcs(st, sel, add_pc, p))) {
+	    ((flags & RUN_PROFILE_PCS) && !sel->offcpu && !sel->wall &&
+	     store__run_pcs(st, sel, add_pc, p))) {
 		log_error("%s", store__error(st));
 		goto out;
 	}

@@ -50,7 +50,10 @@ ok $(q "SELECT value FROM run_counters WHERE run_id = $run AND name = 'offcpu.un
 # the CPU samples are the run's as ever
 cpu=$("$ICPPD" report -d "$db" -f folded)
 contains "$cpu" ";main;burn_round " "the CPU profile: burn_round, not the waits"
-ok $(printf '%s\n' "$cpu" | grep -q 'io_wait'; [ $? -ne 0 ]; echo $?) "... io_wait not in it"
+# (the worker's reads take a little CPU: now and then a sample lands in
+# one, against burn_round's 200)
+ok $(printf '%s\n' "$cpu" | awk '/io_wait/ { n += $NF } END { exit !(n <= 3) }'; echo $?) \
+	"... io_wait not in it, but for a sample or three"
 # text and svg say what the weights are
 text=$("$ICPPD" report -d "$db" --off-cpu)
 contains "$text" "off-CPU, " "text: the header says off-CPU"
@@ -65,8 +68,12 @@ ok $(echo "$fill" | awk '{ exit !(strtonum("0x" $3) > strtonum("0x" $1) + 100) }
 wall=$("$ICPPD" report -d "$db" --wall -f folded --exact)
 is $? 0 "report --wall: exit 0"
 folded=$wall
-is "$(under ";worker;io_wait;read")" "$(printf '%s\n' "$("$ICPPD" report -d "$db" --off-cpu -f folded --exact)" |
-	awk '/;worker;io_wait;read / { printf "%.0f\n", $NF }')" "--wall: the worker's wait, as --off-cpu has it"
+# as --off-cpu has it, and the CPU samples the reads took (1000 us each)
+walled=$(under ";worker;io_wait;read")
+waited=$(printf '%s\n' "$("$ICPPD" report -d "$db" --off-cpu -f folded --exact)" |
+	awk '/;worker;io_wait;read / { printf "%.0f\n", $NF }')
+ok $(awk -v w="$walled" -v o="$waited" 'BEGIN { d = w - o; exit !(o > 0 && d >= 0 && d <= 3000 && d % 1000 == 0) }'; echo $?) \
+	"--wall: the worker's wait, as --off-cpu has it ($waited us), and its CPU samples ($walled us)"
 burn=$(under ";main;burn_round")
 ok $(within "$burn" 200000 0.25; echo $?) \
 	"--wall: burn_round's 10 x 20 ms of CPU, its samples at 1 ms each: $burn us"
