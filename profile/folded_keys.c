@@ -93,15 +93,14 @@ static int whole_stacks(struct cct *t, stack_fn fn, void *arg)
 
 int folded__stacks(struct cct *t, uint32_t k, stack_fn fn, void *arg)
 {
-	int ret;
+	int64_t *frames = NULL;
+	size_t cap = 0;
 	struct kccf *f;
+	int ret;
 
 	if (k == KCCF_INF)
 		return whole_stacks(t, fn, arg);
 	f = kccf__build(t, k, false, &ret);
-	int64_t *frames = NULL;
-	size_t cap = 0;
-
 	if (!f)
 		return ret;
 	ret = 0;
