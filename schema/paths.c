@@ -27,6 +27,7 @@
  * Where the ids run out (a crafted table whose largest id is near
  * 2^63: SQLite picks ids at random there), rows go one at a time.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -678,6 +679,10 @@ static int write_known(struct store *st, struct pathmap *pm,
 						    run_id, &r->id))
 				return -1;
 		} else if (!r->id) {
+			/* one retention deleted, counting nothing since:
+			 * nor do the nodes below it */
+			if (!nd->total)
+				continue;
 			if (grow(&pr->fresh, &pr->fresh_cap, *n + 1,
 				 sizeof(*pr->fresh), 1024)) {
 				store__set_error(st, "writing the path map: "
@@ -747,6 +752,50 @@ int store__write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 	}
 	return store__drain_rows(st, &pr->counts) ||
 		       store__drain_rows(st, &pr->learned) ? -1 : 0;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct id_list {
+	int64_t *v;
+	size_t n, cap;
+};
+
+static int add_id(sqlite3_stmt *s, void *ctx)
+{
+	struct id_list *l = ctx;
+
+	if (grow(&l->v, &l->cap, l->n + 1, sizeof(*l->v), 256))
+		return -ENOMEM;
+	l->v[l->n++] = sqlite3_column_int64(s, 0);
+	return 0;
+}
+
+int store__forget_nodes(struct store *st)
+{
+	struct node_ids *c = &st->nodes;
+	struct id_list gone = { NULL, 0, 0 };
+
+	if (store__sql(st, "retention", add_id, &gone, "SELECT id FROM"
+		       " prune_nodes WHERE n = -1 ORDER BY id", NULL)) {
+		free(gone.v);
+		return -1;
+	}
+	for (size_t i = 0; gone.n && c->v && i < c->cap; i++)
+		if (c->v[i].id && bsearch(&c->v[i].id, gone.v, gone.n,
+					  sizeof(*gone.v), cmp_id))
+			c->v[i] = (struct node_row){ 0, 0 };
+	if (gone.n) {
+		st->rows.nctx = 0;
+		hindex__clear(&st->rows.ctx_index);
+	}
+	free(gone.v);
+	return 0;
 }
 
 void store__paths_exit(struct store *st)

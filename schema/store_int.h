@@ -189,6 +189,11 @@ int store__map_id(struct store *st, const struct module *prog, int64_t run_id,
  * Inside the flush's transaction. */
 int store__write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 		       struct pathmap *pm);
+/* Forgets the ids of the nodes retention deleted (the temporary table
+ * prune_nodes' rows with n = -1: retain.c) and the contexts met, so
+ * that a node the map still holds is written again when it counts
+ * samples.  0 or -1. */
+int store__forget_nodes(struct store *st);
 /* Frees what store__write_paths keeps between flushes and finalizes
  * its statements: before the connection closes. */
 void store__paths_exit(struct store *st);

@@ -180,12 +180,28 @@ wait $dpid
 # Retention by age: runs older than about 1.7 s go at each new segment.
 first=$(q "SELECT min(id) FROM runs WHERE kind = 'daemon'")
 start --exe "$fp" --segment 1 --keep-days 0.00002
-sleep 3.5
+sleep 2.2
+"$fp" $ms >/dev/null	# samples, and paths, in the runs kept
+sleep 1.3
 "$ICPPD" ctl --socket "$sock" stop >/dev/null
 wait $dpid
 is "$(q "SELECT count(*) FROM runs WHERE id = $first")" 0 "--keep-days: the oldest daemon run is deleted"
 is "$(q "SELECT count(*) FROM cid_samples WHERE run_id = $first")" 0 "--keep-days: with its samples"
 is "$(q "SELECT count(*) FROM runs WHERE kind = 'train'")" 1 "--keep-days: training runs stay"
+# what the deleted runs learned left the path maps with them: every
+# node of the learned maps counts the samples of runs still there, and
+# none is left without samples or without its parent
+is "$(q "SELECT count(*) FROM path_nodes n JOIN path_maps m ON m.id = n.map_id
+	WHERE m.run_id IN (0, -1) AND n.self != (SELECT coalesce(sum(l.samples), 0)
+	FROM run_learned l WHERE l.node_id = n.id)")" 0 \
+	"--keep-days: the learned paths count the remaining runs' samples alone"
+is "$(q "SELECT count(*) FROM path_nodes WHERE total = 0 OR (parent_id != 0 AND
+	parent_id NOT IN (SELECT id FROM path_nodes))")" 0 \
+	"--keep-days: no node left without samples or parent"
+is "$(q "SELECT count(*) FROM contexts c WHERE parent_id != 0 AND
+	parent_id NOT IN (SELECT id FROM contexts)")" 0 "--keep-days: no context left without its parent"
+"$ICPPD" report -d "$db" --since 0 --k 1 --format folded 2>/dev/null | grep -q "path_a;work "
+is $? 0 "--keep-days: the remaining runs report their call paths"
 is "$(integrity)" ok "after retention: integrity_check ok"
 
 # A full disk: flushes fail with a clear log line and keep their

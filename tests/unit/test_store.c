@@ -456,6 +456,135 @@ static void test_retain(void)
 	       1, "those read by the run kept stay");
 }
 
+/* The daemon's runs and its one path map: retention takes what a
+ * deleted run learned off the maps' counts, deletes the nodes left
+ * without samples and the contexts only they used, and the map in
+ * memory writes such a node again when it counts samples again. */
+static void test_retain_paths(void)
+{
+	char err[512];
+	char *db = path_in("prune.db");
+	struct store *st = store__open(db, err, sizeof(err));
+	struct module *m = module__open("/proc/self/exe");
+	struct path_frame f[3] = {
+		{ m, 0x1000, "outer", 0x1010, 300 },
+		{ m, 0x2000, "middle", 0x2020, 200 },
+		{ m, 0x3000, "inner", 0x3030, 100 } };
+	struct run_info daemon = { "daemon", "icppd daemon", -1, "cpu-clock",
+				   "perf::cpu-clock", 0, 0, 99 };
+	struct run_info train = { "train", "x", -1, "cpu-clock",
+				  "perf::cpu-clock", 0, 0, 99 };
+	struct pathmap *pm = pathmap__new(100), *tm = pathmap__new(100);
+	struct store_batch b = { .paths = pm }, tb = { .paths = tm };
+	int64_t a, bb, c, t, deleted, mid;
+	const char *inner = "SELECT coalesce(sum(self), 0) FROM path_nodes n"
+		" JOIN functions f ON f.id = n.function_id WHERE f.address = 12288";
+
+	ok(st && m && pm && tm, "database, module and maps");
+	/* run A: the whole path twice and a fragment (middle -> inner,
+	 * its top middle) */
+	store__begin_run(st, &daemon, &a);
+	pathmap__add(pm, m, f, 3, NULL);
+	pathmap__add(pm, m, f, 3, NULL);
+	pathmap__add_fragment(pm, m, f + 1, 2, NULL);
+	is_int(store__flush(st, a, &b), 0, "run A flushed");
+	store__end_run(st, a, "finished", -1);
+	usleep(2000);
+	mid = clock__real_ns();
+	usleep(2000);
+	/* training: the path once, and outer alone */
+	store__begin_run(st, &train, &t);
+	pathmap__add(tm, m, f, 3, NULL);
+	pathmap__add(tm, m, f, 1, NULL);
+	is_int(store__flush(st, t, &tb), 0, "training flushed");
+	store__end_run(st, t, "finished", 0);
+	/* run B: outer -> middle once */
+	store__begin_run(st, &daemon, &bb);
+	pathmap__add(pm, m, f, 2, NULL);
+	is_int(store__flush(st, bb, &b), 0, "run B flushed");
+	store__end_run(st, bb, "finished", -1);
+	store__begin_run(st, &daemon, &c);
+	is_int(query(db, "SELECT count(*) FROM path_nodes"), 5,
+	       "before: 3 nodes of the path, 2 of the fragment");
+	is_int(query(db, inner), 3 + 1, "inner: A's 2, training's 1, the fragment's 1");
+	/* a report's composed contexts: two under outer's, the inner one
+	 * named by A's inference; one named by B's */
+	{
+		char sql[1280];
+
+		snprintf(sql, sizeof(sql),
+			 "INSERT INTO contexts (parent_id, function_id) SELECT c.id, 998"
+			 " FROM contexts c JOIN functions f ON f.id = c.function_id"
+			 " WHERE c.parent_id = 0 AND f.address = 4096;"
+			 "INSERT INTO contexts (parent_id, function_id) SELECT id, 999"
+			 " FROM contexts WHERE function_id = 998;"
+			 "INSERT INTO contexts (parent_id, function_id) SELECT c.id, 997"
+			 " FROM contexts c JOIN functions f ON f.id = c.function_id"
+			 " WHERE c.parent_id = 0 AND f.address = 4096;"
+			 "INSERT INTO explained (run_id, program_id, function_id, height,"
+			 " context_id, unknown_id, how, exact_depth, share)"
+			 " SELECT %lld, 1, 999, 8, id, 0, 'searched', 1, 1"
+			 " FROM contexts WHERE function_id = 999;"
+			 "INSERT INTO explained (run_id, program_id, function_id, height,"
+			 " context_id, unknown_id, how, exact_depth, share)"
+			 " SELECT %lld, 1, 997, 8, id, 0, 'searched', 1, 1"
+			 " FROM contexts WHERE function_id = 997;", (long long)a, (long long)bb);
+		run_sql(db, sql);
+	}
+	is_int(query(db, "SELECT count(*) FROM contexts"), 5 + 3, "eight contexts");
+
+	is_int(store__retain(st, c, mid, 0, &deleted), 0, "retain by age");
+	is_int(deleted, 1, "run A deleted");
+	is_int(query(db, inner), 1, "inner: training's sample left");
+	is_int(query(db, "SELECT total FROM path_nodes n JOIN functions f"
+		     " ON f.id = n.function_id WHERE f.address = 4096"), 3,
+	       "outer's total: training's 2 and B's 1");
+	is_int(query(db, "SELECT count(*) FROM path_nodes n JOIN path_maps m"
+		     " ON m.id = n.map_id WHERE m.run_id = -1"),
+	       0, "the fragment, A's alone, is gone");
+	is_int(query(db, "SELECT count(*) FROM contexts WHERE function_id < 997"), 3,
+	       "the fragment's two contexts with it; the path's three stay");
+	is_int(query(db, "SELECT count(*) FROM contexts WHERE function_id >= 997"), 1,
+	       "A's composed contexts with it, the one above too; B's stays");
+	is_int(query(db, "SELECT count(*) FROM contexts c WHERE c.parent_id != 0"
+		     " AND c.parent_id NOT IN (SELECT id FROM contexts)"), 0,
+	       "no context lost its parent");
+
+	/* the map in memory: the fragment counts again and is written
+	 * again; the path's rows still take its counts */
+	pathmap__add_fragment(pm, m, f + 1, 2, NULL);
+	pathmap__add(pm, m, f, 3, NULL);
+	is_int(store__flush(st, c, &b), 0, "run C flushed after retention");
+	is_int(query(db, "SELECT count(*) FROM path_nodes n JOIN path_maps m"
+		     " ON m.id = n.map_id WHERE m.run_id = -1"),
+	       2, "the fragment written again");
+	is_int(query(db, inner), 3, "inner: training's, C's and the fragment's");
+	is_int(query(db, "SELECT count(*) FROM path_nodes WHERE parent_id != 0"
+		     " AND parent_id NOT IN (SELECT id FROM path_nodes)"), 0,
+	       "no node lost its parent");
+	store__end_run(st, c, "finished", -1);
+
+	/* every daemon run gone: training's paths alone */
+	is_int(store__retain(st, 0, clock__real_ns() + 1, 0, &deleted), 0,
+	       "retain every daemon run");
+	is_int(deleted, 2, "runs B and C deleted");
+	is_int(query(db, "SELECT count(*) FROM path_nodes WHERE parent_id != 0"
+		     " OR function_id != 0"), 3, "training's three nodes stay");
+	is_int(query(db, "SELECT count(*) FROM path_nodes WHERE total = 0"), 0,
+	       "none without samples");
+	is_int(query(db, "SELECT count(*) FROM contexts"), 3,
+	       "the contexts of training's nodes alone");
+	is_int(query(db, "SELECT count(*) FROM path_nodes n JOIN functions f"
+		     " ON f.id = n.function_id WHERE (f.address = 4096 AND self = 1"
+		     " AND total = 2) OR (f.address = 8192 AND self = 0 AND total = 1)"
+		     " OR (f.address = 12288 AND self = 1 AND total = 1)"), 3,
+	       "with training's counts: outer 1/2, middle 0/1, inner 1/1");
+	store__close(st);
+	pathmap__delete(pm);
+	pathmap__delete(tm);
+	module__delete(m);
+}
+
 static int stop_with(void *arg, const struct store_module *m)
 {
 	int *calls = arg;
@@ -537,6 +666,7 @@ int main(void)
 	test_flush();
 	test_paths();
 	test_retain();
+	test_retain_paths();
 	test_walks();
 	if (tmpdir_remove(dir))
 		return 1;
