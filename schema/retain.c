@@ -81,6 +81,18 @@ static int prune_nodes(struct store *st, int64_t run)
 		       " (SELECT p.id FROM path_nodes p JOIN prune_nodes d"
 		       "  ON d.id = p.id WHERE p.total <= 0 AND p.id NOT IN"
 		       "  (SELECT node_id FROM fleet_counts))", NULL) ||
+	    /* a crafted table's child may count more than its parent:
+	     * no node loses its parent, a report would refuse the map */
+	    store__sql(st, "retention", NULL, NULL,
+		       "UPDATE prune_nodes SET n = 0 WHERE n = -1 AND id IN"
+		       " (WITH RECURSIVE keep(id) AS (SELECT p.id FROM"
+		       "  prune_nodes s JOIN path_nodes p ON p.id = s.id"
+		       "  JOIN path_nodes c ON c.map_id = p.map_id AND"
+		       "  c.parent_id = p.id WHERE s.n = -1 AND c.id NOT IN"
+		       "  (SELECT id FROM prune_nodes WHERE n = -1)"
+		       "  UNION SELECT p.parent_id FROM keep JOIN path_nodes p"
+		       "  ON p.id = keep.id WHERE p.parent_id != 0)"
+		       "  SELECT id FROM keep)", NULL) ||
 	    store__sql(st, "retention", NULL, NULL,
 		       "INSERT OR IGNORE INTO prune_ctx SELECT p.context_id"
 		       " FROM path_nodes p JOIN prune_nodes d ON d.id = p.id"

@@ -574,6 +574,21 @@ static void test_retain_paths(void)
 	       "none without samples");
 	is_int(query(db, "SELECT count(*) FROM contexts"), 3,
 	       "the contexts of training's nodes alone");
+	/* a crafted count: the fragment's inner node counting more than
+	 * its top; the top, left without samples of its own, stays */
+	store__begin_run(st, &daemon, &c);
+	pathmap__add_fragment(pm, m, f + 1, 2, NULL);
+	is_int(store__flush(st, c, &b), 0, "run D flushed");
+	store__end_run(st, c, "finished", -1);
+	run_sql(db, "UPDATE path_nodes SET total = total + 5 WHERE id ="
+		" (SELECT max(id) FROM path_nodes)");
+	is_int(store__retain(st, 0, clock__real_ns() + 1, 0, &deleted), 0,
+	       "retain run D");
+	is_int(query(db, "SELECT count(*) FROM path_nodes WHERE parent_id != 0"
+		     " AND parent_id NOT IN (SELECT id FROM path_nodes)"), 0,
+	       "a crafted count orphans no node");
+	is_int(query(db, "SELECT count(*) FROM path_nodes"), 3 + 2,
+	       "the fragment stays, its top without samples");
 	is_int(query(db, "SELECT count(*) FROM path_nodes n JOIN functions f"
 		     " ON f.id = n.function_id WHERE (f.address = 4096 AND self = 1"
 		     " AND total = 2) OR (f.address = 8192 AND self = 0 AND total = 1)"
