@@ -91,14 +91,14 @@ static const struct batch_sql ctx_sql = {
 }, counts_sql = {
 	"UPDATE OR IGNORE path_nodes SET self = self + v.column2,"
 	" total = total + v.column3 FROM (VALUES ",
-	") AS v WHERE path_nodes.id = v.column1", 3
+	") AS v WHERE path_nodes.id = v.column1", 3, NULL, 1
 }, func_sql = {
 	"INSERT OR IGNORE INTO functions (module_id, address, name, symbol)"
 	" VALUES ", "", 4
 }, learned_sql = {
 	"UPDATE OR IGNORE run_learned SET samples = samples + v.column3"
 	" FROM (VALUES ", ") AS v WHERE run_learned.run_id = v.column1"
-	" AND run_learned.node_id = v.column2", 3
+	" AND run_learned.node_id = v.column2", 3, NULL, 2
 }, learned_new_sql = {	/* after learned_sql: the rows not there */
 	"INSERT OR IGNORE INTO run_learned VALUES ", "", 3
 };
@@ -181,6 +181,41 @@ static void bind_queued(const void *arg, size_t row, sqlite3_stmt *s,
 	sqlite3_bind_int64(s, first + 2, q->c);
 }
 
+static int cmp_row(const void *x, const void *y)
+{
+	const struct queued_row *a = x, *b = y;
+
+	if (a->a != b->a)
+		return a->a < b->a ? -1 : 1;
+	return a->b < b->b ? -1 : a->b > b->b;
+}
+
+/* @q's rows of one key summed into one (batch_sql's key): two nodes
+ * in memory can be one row (a build run from two paths, one map), and
+ * the UPDATE took one of their counts, INSERT OR IGNORE one of their
+ * learned samples. */
+static size_t merge_rows(struct row_queue *q, size_t n)
+{
+	int key = q->sql->key;
+	size_t m = 0;
+
+	if (!key || n < 2)
+		return n;
+	qsort(q->v, n, sizeof(*q->v), cmp_row);
+	for (size_t i = 1; i < n; i++) {
+		struct queued_row *o = &q->v[m], *r = &q->v[i];
+
+		if (o->a == r->a && (key < 2 || o->b == r->b)) {
+			if (key < 2)
+				o->b += r->b;
+			o->c += r->c;
+		} else {
+			q->v[++m] = *r;
+		}
+	}
+	return m + 1;
+}
+
 int store__drain_rows(struct store *st, struct row_queue *q)
 {
 	size_t took, n = q->n;
@@ -188,6 +223,7 @@ int store__drain_rows(struct store *st, struct row_queue *q)
 	q->n = 0;
 	if (!n)
 		return 0;
+	n = merge_rows(q, n);
 	return insert_rows(st, q->stmts, q->sql, n, bind_queued, q->v,
 			   &took) ||
 	       (q->then && insert_rows(st, q->then_stmts, q->then, n,
@@ -572,11 +608,17 @@ static int write_nodes(struct store *st, struct node_row *ids,
 	pr->probe_node = true;
 	for (size_t r = 0; r < n; r++) {	/* some were there */
 		struct node_row *row = &ids[b->idx[r]];
+		bool there;
 
 		if (missing(st, node_lookup(st, b, r, &row->id, NULL)))
 			return -1;
-		/* a row under @first was there before: its counts added */
-		if ((!first || row->id < first) &&
+		/* a row under @first was there before, and one an earlier
+		 * node of the batch wrote (the same build's node under
+		 * another program path): its counts added */
+		there = !first || row->id < first;
+		for (size_t e = 0; !there && e < r; e++)
+			there = ids[b->idx[e]].id == row->id;
+		if (there &&
 		    add_counts(st, pathmap__node(b->pm, b->idx[r]), row->id))
 			return -1;
 	}

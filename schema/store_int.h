@@ -39,6 +39,11 @@ struct batch_sql {
 	const char *head, *tail;
 	int ncols;
 	const char *what;
+	/* A queue's rows that add to a row (store__queue_row): how many
+	 * leading columns are the key; rows of one key are summed into one
+	 * before a statement takes them (an UPDATE ... FROM (VALUES) meets
+	 * a row once, whatever the VALUES repeat).  0: none summed. */
+	int key;
 };
 
 struct func_slot {

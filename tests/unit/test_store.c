@@ -390,6 +390,48 @@ static void test_paths(void)
 	module__delete(m);
 }
 
+/* One build under two paths (two modules in memory, one in the
+ * database): their nodes are one row each, which takes both's counts
+ * and learned samples, whether the rows are new or there. */
+static void test_paths_twice(void)
+{
+	char err[512];
+	char *db = path_in("twice.db");
+	struct store *st = store__open(db, err, sizeof(err));
+	struct module *m1 = module__open("/proc/self/exe");
+	struct module *m2 = module__open("/proc/self/exe");
+	struct pathmap *pm = pathmap__new(100);
+	struct store_batch b = { .paths = pm };
+	struct run_info ri = { "record", "app", 4242, "cpu-clock",
+			       "perf::cpu-clock", 0, 0, 1000 };
+	struct path_frame f1[2] = { { m1, 0x1000, "outer", 0x1010, 300 },
+				    { m1, 0x3000, "inner", 0x3030, 100 } };
+	struct path_frame f2[2] = { { m2, 0x1000, "outer", 0x1010, 300 },
+				    { m2, 0x3000, "inner", 0x3030, 100 } };
+	/* self, total and learned samples as SSTTLL */
+	const char *inner = "SELECT self * 10000 + total * 100 + (SELECT"
+		" sum(samples) FROM run_learned WHERE node_id = n.id) FROM"
+		" path_nodes n JOIN functions f ON f.id = n.function_id"
+		" WHERE f.address = 12288";
+	int64_t run = 0;
+
+	ok(st && m1 && m2 && m1 != m2, "one file opened twice");
+	store__begin_run(st, &ri, &run);
+	for (int i = 0; i < 5; i++)
+		pathmap__add(pm, i < 2 ? m1 : m2, i < 2 ? f1 : f2, 2, NULL);
+	is_int(store__flush(st, run, &b), 0, "new rows flushed");
+	is_int(query(db, inner), 50505, "one row with both's counts and samples");
+	pathmap__add(pm, m1, f1, 2, NULL);
+	pathmap__add(pm, m2, f2, 2, NULL);
+	is_int(store__flush(st, run, &b), 0, "rows there flushed");
+	is_int(query(db, inner), 70707, "counts added to it by both");
+	is_int(query(db, "SELECT count(*) FROM path_nodes"), 2, "two rows in all");
+	store__close(st);
+	pathmap__delete(pm);
+	module__delete(m1);
+	module__delete(m2);
+}
+
 /* Retention deletes daemon runs, oldest first, never the kept one nor
  * other kinds: by age, then by size. */
 static void test_retain(void)
@@ -680,6 +722,7 @@ int main(void)
 	test_crafted();
 	test_flush();
 	test_paths();
+	test_paths_twice();
 	test_retain();
 	test_retain_paths();
 	test_walks();
