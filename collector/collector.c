@@ -334,12 +334,9 @@ void collector__set_learning(struct collector *c, collector_known_fn known,
 	c->learner_counted = known && counted;
 }
 
-void collector__set_leaf_copies(struct collector *c, uint32_t bytes,
-				collector_known_fn settled, void *arg)
+void collector__set_leaf_copies(struct collector *c, uint32_t bytes)
 {
 	c->leaf_bytes = bytes;
-	c->settled = bytes ? settled : NULL;
-	c->settled_arg = arg;
 }
 
 void collector__set_filter(struct collector *c, collector_filter_fn fn,

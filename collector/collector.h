@@ -92,10 +92,9 @@ struct collector_stats {
 	 * frame it reached, explained when it reached the outermost). */
 	uint64_t learn_samples, learn_unknown;
 	/* Leaf copies (collector__set_leaf_copies): the samples that
-	 * carried one, and of those, the ones not unwound (settled), the
-	 * ones unwound whole and the ones that gave a fragment (the
-	 * others are in none). */
-	uint64_t leaf_samples, leaf_whole, leaf_settled, leaf_fragments;
+	 * carried one, and of those, the ones unwound whole and the ones
+	 * that gave a fragment (the others are in neither). */
+	uint64_t leaf_samples, leaf_whole, leaf_fragments;
 	/* Execs reported as they happen (collector__exec_seen), and of
 	 * those, whose new stack base was read while the process ran. */
 	uint64_t execs_seen, execs_read;
@@ -171,13 +170,8 @@ void collector__set_learning(struct collector *c, collector_known_fn known,
  * far as its copy goes, a whole path where it reached the outermost
  * frame and a fragment (the innermost frames, exact) where it did not;
  * the path map's paths and the search explain the fragment's top.
- * A copy whose sample's CID @settled (NULL: none) says the map
- * explains by one path (counting the sample in it) is not unwound: its
- * CID says its path.  So a copy costs little more than the sample once
- * the map knows the program's common paths.
  */
-void collector__set_leaf_copies(struct collector *c, uint32_t bytes,
-				collector_known_fn settled, void *arg);
+void collector__set_leaf_copies(struct collector *c, uint32_t bytes);
 
 /*
  * Keeps only the samples of processes @fn accepts (the daemon's watch

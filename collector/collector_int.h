@@ -143,8 +143,6 @@ struct collector {
 	void *known_arg;
 	bool learner_counted;	/* its samples are samples too */
 	uint32_t leaf_bytes;	/* the main event's copies (0: none) */
-	collector_known_fn settled;	/* where a leaf copy's walk stops */
-	void *settled_arg;
 	collector_filter_fn filter;	/* NULL: every process */
 	void *filter_arg;
 	struct path_frame *frames;	/* ICPPD_MAX_FRAMES, when unwinding */

@@ -393,16 +393,6 @@ int unwind__sample(struct collector *c, const struct perf_sample *s,
 	enum unwind_status st;
 	size_t n = 0;
 
-	/* A leaf copy of a CID one path explains is not unwound: a whole
-	 * walk would find that path again (or a second one, which the
-	 * learner's copies find too), a fragment the report would pass
-	 * over for the CID's whole path.  Half the copies of cc1 at
-	 * 999 Hz, a sixth of the daemon's CPU (docs/benchmarks.md). */
-	if (leaf && c->settled && c->settled(c->settled_arg, leaf)) {
-		c->stats.leaf_samples++;
-		c->stats.leaf_settled++;
-		return 0;
-	}
 	st = p->exe ? unwind(c, p, s, base, &frames, &n) : UNW_NO_PROGRAM;
 	if (leaf)
 		count_leaf(c, leaf, st, frames, n);

@@ -212,32 +212,6 @@ int pathmap__add_fragment(struct pathmap *pm, const struct module *prog,
 	return add(pm, prog, frames, n, leaf, true);
 }
 
-int pathmap__count_cid(struct pathmap *pm, const struct module *mod,
-		       uint64_t func, int64_t height)
-{
-	struct hindex_probe p = { HINDEX_NONE, 0 };
-	uint32_t i, found = PM_NONE;
-
-	while ((i = hindex__next(&pm->cids, &p, cid_hash(mod, func, height))) !=
-	       HINDEX_NONE) {
-		const struct pm_node *x = &pm->nodes[i];
-
-		if (x->mod != mod || x->func != func || x->height != height)
-			continue;
-		if (found != PM_NONE)
-			return -ENOENT;		/* two paths */
-		found = i;
-	}
-	if (found == PM_NONE)
-		return -ENOENT;
-	pm->nodes[found].self++;
-	/* the nodes above it, and its program's root (a parent's index is
-	 * below its child's: the walk ends) */
-	for (i = found; i != PM_NONE; i = pm->nodes[i].parent)
-		pm->nodes[i].total++;
-	return 0;
-}
-
 size_t pathmap__size(const struct pathmap *pm)
 {
 	return pm->n;

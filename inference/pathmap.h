@@ -80,12 +80,6 @@ bool pathmap__has_cid(const struct pathmap *pm, const struct module *mod,
 bool pathmap__one_path(const struct pathmap *pm, const struct module *mod,
 		      uint64_t func, int64_t height);
 
-/* Counts a sample of CID (@mod, @func, @height) in the one path that
- * has a frame of it, as pathmap__add() would count that path: 0, or
- * -ENOENT where no path or several do (nothing counted). */
-int pathmap__count_cid(struct pathmap *pm, const struct module *mod,
-		       uint64_t func, int64_t height);
-
 /* Nodes in creation order: a parent always comes before its children. */
 size_t pathmap__size(const struct pathmap *pm);
 struct pm_node *pathmap__node(struct pathmap *pm, uint32_t i);

@@ -255,18 +255,6 @@ static bool known_cid(void *arg, const struct cid_key *k)
 	return pathmap__has_cid(r->paths, k->mod, k->func, k->height);
 }
 
-/* Whether one path of the map has a frame of @k: a leaf copy of such a
- * CID is not unwound (collector__set_leaf_copies()), its sample counted
- * in that path as its walk would have counted it (so the run's learned
- * samples still name the path, and retention keeps it while runs that
- * sample it are kept). */
-static bool settled_cid(void *arg, const struct cid_key *k)
-{
-	struct recorder *r = arg;
-
-	return !pathmap__count_cid(r->paths, k->mod, k->func, k->height);
-}
-
 static size_t max_paths(const struct recorder_opts *o)
 {
 	return o->max_paths ? o->max_paths : PATHMAP_MAX_NODES;
@@ -405,7 +393,7 @@ int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 
 	if (learns && !r->o.learn_turns && r->o.leaf_stack) {
 		r->leaf = r->o.leaf_stack;
-		collector__set_leaf_copies(r->col, r->leaf, settled_cid, r);
+		collector__set_leaf_copies(r->col, r->leaf);
 		split = split_leaf(r, attr);
 		if (split)
 			ma.sample_freq -= r->o.leaf_hz;
@@ -450,7 +438,7 @@ int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 		log_warn("learning is off for this run: %s", err);
 		collector__set_learning(r->col, NULL, NULL, false);
 		collector__set_unwind(r->col, NULL, NULL);
-		collector__set_leaf_copies(r->col, 0, NULL, NULL);
+		collector__set_leaf_copies(r->col, 0);
 		r->leaf = 0;
 		ret = r->o.learn_turns ? session__learn(r->sess, false) : 0;
 		if (ret)
@@ -908,7 +896,6 @@ void recorder__stats(const struct recorder *r, struct collector_stats *out)
 	out->unwind_frames_reused -= r->base.unwind_frames_reused;
 	out->leaf_samples -= r->base.leaf_samples;
 	out->leaf_whole -= r->base.leaf_whole;
-	out->leaf_settled -= r->base.leaf_settled;
 	out->leaf_fragments -= r->base.leaf_fragments;
 	/* a daemon segment's switches, not the daemon's */
 	out->offcpu_switches -= r->base.offcpu_switches;
@@ -969,8 +956,6 @@ static size_t unwind_counters(const struct recorder *r,
 						 (int64_t)cs->leaf_samples };
 		c[n++] = (struct store_counter){ "leaf.whole",
 						 (int64_t)cs->leaf_whole };
-		c[n++] = (struct store_counter){ "leaf.settled",
-						 (int64_t)cs->leaf_settled };
 		c[n++] = (struct store_counter){ "leaf.fragments",
 						 (int64_t)cs->leaf_fragments };
 	}

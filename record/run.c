@@ -243,14 +243,12 @@ static void learn_summary(const struct run *r)
 	if (cs.leaf_samples)
 		log_info("leaf copies: %llu of %llu samples copied their "
 			 "innermost %u bytes of stack (%s): %llu unwound whole, "
-			 "%llu to their innermost frames, %llu not unwound (their "
-			 "context identifier's path known; leaf.* in "
+			 "%llu to their innermost frames (leaf.* in "
 			 "v_run_counters)",
 			 (unsigned long long)cs.leaf_samples,
 			 (unsigned long long)cs.samples, r->leaf_stack, rate,
 			 (unsigned long long)cs.leaf_whole,
-			 (unsigned long long)cs.leaf_fragments,
-			 (unsigned long long)cs.leaf_settled);
+			 (unsigned long long)cs.leaf_fragments);
 	if (!l.paths)
 		log_warn("no call path learned: the program ran too briefly, or "
 			 "its stack did not unwind (see v_run_counters: unwind.*)");

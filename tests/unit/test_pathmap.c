@@ -139,36 +139,6 @@ static void test_one_path(void)
 	pathmap__delete(pm);
 }
 
-/* A sample counted in its CID's one path, as adding that path counts
- * it; not where no path or two have the CID, nor in a fragment. */
-static void test_count_cid(void)
-{
-	struct pathmap *pm = pathmap__new(100);
-	struct path_frame a[] = { F(0x10, 0x15, 16), F(0x50, 0x55, 64) };
-	struct path_frame b[] = { F(0x20, 0x25, 16), F(0x50, 0x55, 64) };
-	struct path_frame frag[] = { F(0x60, 0x65, 32), F(0x70, 0x75, 48) };
-	uint32_t leaf;
-
-	is_int(pathmap__count_cid(pm, mod, 0x50, 64), -ENOENT, "no path: not counted");
-	pathmap__add(pm, mod, a, 2, &leaf);
-	is_int(pathmap__count_cid(pm, mod, 0x50, 64), 0, "one path: counted");
-	is_int(pathmap__node(pm, leaf)->self, 2, "in its leaf's self");
-	is_int(pathmap__node(pm, leaf)->total, 2, "and total");
-	is_int(pathmap__node(pm, pathmap__node(pm, leaf)->parent)->total, 2,
-	       "and in the totals above it");
-	is_int(pathmap__node(pm, 0)->total, 2, "up to the program's root");
-	is_int(pathmap__count_cid(pm, mod, 0x10, 16), 0, "a caller's CID: counted");
-	is_int(pathmap__node(pm, pathmap__node(pm, leaf)->parent)->self, 1,
-	       "as a leaf of its own");
-	is_int(pathmap__count_cid(pm, mod, 0x50, 32), -ENOENT, "another height: not");
-	pathmap__add_fragment(pm, mod, frag, 2, NULL);
-	is_int(pathmap__count_cid(pm, mod, 0x70, 48), -ENOENT, "a fragment's frame: not");
-	pathmap__add(pm, mod, b, 2, NULL);
-	is_int(pathmap__count_cid(pm, mod, 0x50, 64), -ENOENT, "two paths: not");
-	is_int(pathmap__node(pm, leaf)->self, 2, "nothing counted then");
-	pathmap__delete(pm);
-}
-
 /*
  * Training learns via_a->target and via_b->target at the same height
  * (ambiguous), main->solo (precise).  The truth has those, plus
@@ -545,7 +515,6 @@ int main(void)
 	test_memory();
 	test_after_another();
 	test_one_path();
-	test_count_cid();
 	test_store();
 	test_batches();
 	test_wide();
