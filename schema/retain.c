@@ -5,7 +5,6 @@
 #include "schema/retain.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "schema/store_int.h"
 
