@@ -36,8 +36,8 @@ int store__used_bytes(struct store *st, int64_t *bytes)
 /* Temporary tables of one deletion: the nodes @run touched, with the
  * samples to take off their totals, and the candidate contexts. */
 static const char *const prune_sql[] = {
-	"CREATE TEMP TABLE IF NOT EXISTS prune_nodes"
-	" (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)",
+	("CREATE TEMP TABLE IF NOT EXISTS prune_nodes"
+	 " (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)"),
 	"CREATE TEMP TABLE IF NOT EXISTS prune_ctx (id INTEGER PRIMARY KEY)",
 	"CREATE TEMP TABLE IF NOT EXISTS prune_used (id INTEGER PRIMARY KEY)",
 	"DELETE FROM prune_nodes",
