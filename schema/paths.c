@@ -36,6 +36,7 @@
 #include "binary/module.h"
 #include "common/grow.h"
 #include "common/hindex.h"
+#include "common/search.h"
 #include "inference/pathmap.h"
 #include "schema/store_int.h"
 
@@ -796,13 +797,6 @@ int store__write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 		       store__drain_rows(st, &pr->learned) ? -1 : 0;
 }
 
-static int cmp_id(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 struct id_list {
 	int64_t *v;
 	size_t n, cap;
@@ -828,10 +822,13 @@ int store__forget_nodes(struct store *st)
 		free(gone.v);
 		return -1;
 	}
-	for (size_t i = 0; gone.n && c->v && i < c->cap; i++)
-		if (c->v[i].id && bsearch(&c->v[i].id, gone.v, gone.n,
-					  sizeof(*gone.v), cmp_id))
+	for (size_t i = 0; gone.n && c->v && i < c->cap; i++) {
+		int64_t id = c->v[i].id;
+		size_t at = LOWER_BOUND((size_t)0, gone.n, k, gone.v[k] < id);
+
+		if (id && at < gone.n && gone.v[at] == id)
 			c->v[i] = (struct node_row){ 0, 0 };
+	}
 	if (gone.n) {
 		st->rows.nctx = 0;
 		hindex__clear(&st->rows.ctx_index);

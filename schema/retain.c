@@ -78,8 +78,7 @@ static int prune_nodes(struct store *st, int64_t run)
 	    store__sql(st, "retention", NULL, NULL,
 		       "UPDATE prune_nodes SET n = -1 WHERE id IN"
 		       " (SELECT p.id FROM path_nodes p JOIN prune_nodes d"
-		       "  ON d.id = p.id WHERE p.total <= 0 AND p.id NOT IN"
-		       "  (SELECT node_id FROM fleet_counts))", NULL) ||
+		       "  ON d.id = p.id WHERE p.total <= 0)", NULL) ||
 	    /* a crafted table's child may count more than its parent:
 	     * no node loses its parent, a report would refuse the map */
 	    store__sql(st, "retention", NULL, NULL,
