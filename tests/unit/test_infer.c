@@ -674,12 +674,17 @@ static void observed(void)
  * 3 to 1, every caller uncertain (searched).  (f, 113) fits no shape:
  * the search, which finds nothing, leaves it under unknown callers.
  * A fragment's top (r, 80), which no whole path explains, is explained
- * as such a CID: main;r;r;r, the fragment's v below it.
+ * as such a CID: main;r;r;r, the fragment's v below it.  A third shape,
+ * f at 200 under z at 180 under w at 150 (5 samples, the most), fits
+ * too, moved down 88 to w at 62, a known CID (main;w), but through z
+ * at 92, which the map never saw: a guessed frame, where the two others
+ * fit with none (the first's r at 80 is a fragment's: seen), so it
+ * gets nothing.
  */
 static void shapes(void)
 {
 	static const struct infer_node nodes[] = {
-		{ -1, MAIN, 16, 0, 0, 6, 0, 0, false },
+		{ -1, MAIN, 16, 0, 0, 12, 0, 0, false },
 		{ 0, R, 48, 0x11, 0, 3, 0, 0, false },
 		{ 1, R, 64, 0x21, 0, 3, 0, 0, false },
 		{ 2, F_, 96, 0x22, 3, 3, 0, 0, false },
@@ -690,6 +695,10 @@ static void shapes(void)
 		{ 7, X, 96, 0x41, 1, 1, 0, 0, false },
 		{ -1, R, 80, 0, 0, 2, 0, 0, true },
 		{ 9, V, 120, 0x51, 2, 2, 0, 0, true },
+		{ 0, W, 150, 0x61, 0, 5, 0, 0, false },
+		{ 11, Z, 180, 0x62, 0, 5, 0, 0, false },
+		{ 12, F_, 200, 0x63, 5, 5, 0, 0, false },
+		{ 0, W, 62, 0x64, 1, 1, 0, 0, false },
 	};
 	struct cct *t = cct__new();
 	struct infer *inf = engine(t, NULL, nodes,
@@ -708,6 +717,8 @@ static void shapes(void)
 	   w2);
 	ok(record(t, "main;g;x;f", &exact, &how) < 0,
 	   "neither shape where it was learned");
+	ok(record(t, "main;w;z;f", &exact, &how) < 0,
+	   "not the shape with a guessed frame, the most learned");
 	is_int(infer__cid(inf, PROG, V, 120, 2), 0,
 	       "a fragment whose top no whole path explains");
 	ok(record(t, "main;r;r;r;v", &exact, &how) == 2,
