@@ -970,6 +970,53 @@ struct infer_solution *infer__scratch(struct infer *inf, size_t n)
 	return grow(&inf->scratch, &inf->scratch_cap, n, sizeof(*inf->scratch),
 		    16) ? NULL : inf->scratch;
 }
+
+static int cmp_solution_node(const void *a, const void *b)
+{
+	const struct infer_solution *x = a, *y = b;
+
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+int infer__searched(struct infer *inf, struct infer_solution *v, size_t n,
+		    struct infer_outcome *out)
+{
+	struct infer_solution *sols;
+	size_t k = 0;
+	double sum = 0;
+
+	qsort(v, n, sizeof(*v), cmp_solution_node);
+	for (size_t i = 0; i < n; i++) {
+		sum += v[i].share;
+		if (k && v[k - 1].node == v[i].node)
+			v[k - 1].share += v[i].share;
+		else
+			v[k++] = v[i];
+	}
+	if (sum <= 0)	/* no weight at all (none learned): none fits */
+		return 0;
+	if (!(sols = infer__scratch(inf, k)))
+		return -ENOMEM;
+	for (size_t i = 0; i < k; i++)
+		sols[i] = (struct infer_solution){ v[i].node, v[i].share / sum,
+						   0 };
+	*out = (struct infer_outcome){ CCT_SEARCHED, 1, k, sols };
+	return 1;
+}
+
+/* A CID no path explains, by the calls into its function from a known
+ * CID (infer_search.c), else by its function's shapes (infer_shapes.c):
+ * 1 with *@out set, 0 when neither explains it, or -ENOMEM. */
+static int explain_near(struct infer *inf, struct map *m, int64_t func,
+			int64_t height, struct infer_outcome *out)
+{
+	int ret;
+
+	if (inf->lim.search_only)
+		return 0;
+	ret = infer__explain_callers(inf, m, func, height, out);
+	return ret ? ret : infer__explain_shapes(inf, m, func, height, out);
+}
 /* The explanation of CID (@func, @height) by whole paths, shapes or the
  * search (never by fragments) into inf->tops: how many; 0 when nothing
  * but unknown callers; -ENOMEM. */
@@ -1003,9 +1050,9 @@ int infer__explain_top(struct infer *inf, struct map *m, int64_t func,
 	}
 	/* no whole path: a fragment's top is one of its own fragments'
 	 * CIDs, explained as a CID no path explains is */
-	if (!inf->lim.search_only) {	/* as explain() does */
+	{
 		struct infer_outcome o;
-		int ret = infer__explain_shapes(inf, m, func, height, &o);
+		int ret = explain_near(inf, m, func, height, &o);
 
 		if (ret < 0 || (ret && grow(&inf->tops, &inf->tops_cap, o.n,
 					    sizeof(*inf->tops), 8)))
@@ -1161,11 +1208,11 @@ static int explain(struct infer *inf, int64_t program_id, int64_t func,
 	}
 	if (!m)
 		return infer__unknown(inf, func, height, out);
-	/* the shapes its function was learned in, where one fits: they
-	 * are chains the search could list, weighed by what was seen
-	 * (infer_shapes.c); the search alone where none does */
-	if (!inf->lim.search_only) {
-		int ret = infer__explain_shapes(inf, m, func, height, out);
+	/* the calls into it from a known CID, else the shapes its
+	 * function was learned in: chains the search could list, weighed
+	 * by what was seen; the search where neither explains it */
+	{
+		int ret = explain_near(inf, m, func, height, out);
 
 		if (ret)
 			return ret < 0 ? ret : 0;

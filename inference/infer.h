@@ -16,7 +16,13 @@
  * - one candidate: all weight to it, every frame certain (precise);
  * - several: the suffix they share is certain, the weight is split by
  *   training frequency (self samples, else total) (ambiguous);
- * - none: a search up the call graph counts the chains of edges whose
+ * - none: the calls into its function (learned, proven, through tail
+ *   calls) whose caller's CID, at the height the call puts it, is a
+ *   known one: that CID's candidates with the function below, weighed
+ *   by the call's weight times the candidate's share, cut where guessed
+ *   calls split them (searched, only the leaf certain); else its
+ *   function's shapes at other heights (infer_shapes.c); else a search
+ *   up the call graph counts the chains of edges whose
  *   frame sizes add up to the height, from a known CID, the shortest
  *   first (memoised per function and height).  One chain is precise, every frame certain;
  *   several are ambiguous, the frames they share certain; both as

@@ -215,10 +215,24 @@ int infer__explain_top(struct infer *inf, struct map *m, int64_t func,
 int infer__graft_below(struct infer *inf, uint32_t node, uint32_t stop,
 		       uint32_t under, uint32_t *out);
 
+/* @n weighed solutions in @v (reordered) as a searched outcome, only
+ * the leaf certain: equal contexts merged, the weights made shares, in
+ * infer.c's scratch.  1 with *@out set, 0 when they weigh nothing, or
+ * -ENOMEM. */
+int infer__searched(struct infer *inf, struct infer_solution *v, size_t n,
+		    struct infer_outcome *out);
+
 /* infer_shapes.c: a missing CID from its function's shapes at other
  * heights.  1 with *@out set, 0 when none fits, or -ENOMEM. */
 int infer__explain_shapes(struct infer *inf, struct map *m, int64_t func,
 			  int64_t height, struct infer_outcome *out);
+
+/* infer_search.c: a missing CID from the calls into its function whose
+ * caller's CID, at the height each puts it, whole paths explain; cut
+ * where guessed calls split them.  1 with *@out set, 0 when no call
+ * does, or -ENOMEM. */
+int infer__explain_callers(struct infer *inf, struct map *m, int64_t func,
+			   int64_t height, struct infer_outcome *out);
 
 /* infer_search.c: the search */
 /* The memo of CID (@func, @height) of map @m: searched now when there is

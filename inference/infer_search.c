@@ -661,6 +661,71 @@ int infer__cut_outcome(struct infer *inf, const struct map *m,
 }
 
 /*
+ * The calls into @func (learned, direct, and through tail calls) whose
+ * caller's CID, at the height the call puts it, whole paths explain:
+ * each such CID's candidates with @func below them, weighed by the
+ * call's weight (its learned samples, or the prior of one only the
+ * binary shows) times the candidate's share, and cut where calls no
+ * learned path took split them, as the search's chains are.  A chain of
+ * one edge, which the search would find first too; before the shapes
+ * because they reach only the callers @func was learned under: of
+ * g++'s samples in validate whose leaf CID the map lacked and whose
+ * caller's it had, the call had never been learned for 531 of 933.
+ */
+int infer__explain_callers(struct infer *inf, struct map *m, int64_t func,
+			   int64_t height, struct infer_outcome *out)
+{
+	const struct callee *c = infer__find_callee(m, func);
+	struct infer_solution *acc = NULL;
+	size_t n = 0, cap = 0;
+	uint32_t k;
+	int ret = 0;
+
+	if (!c || height == ICPPD_HEIGHT_NONE)
+		return 0;
+	for (uint32_t i = 0; i < c->n && !ret; i++) {
+		const struct edge *e = &m->edges[c->first + i];
+		const struct cid_entry *ce;
+		bool searched = false;
+		int nt;
+
+		if (!e->caller_known)
+			continue;
+		ce = infer__find_cid(m, e->caller, height - e->delta);
+		if (!ce || ce->fragment)
+			continue;
+		nt = infer__explain_top(inf, m, e->caller, height - e->delta,
+					&searched);
+		if (nt < 0 || grow(&acc, &cap, n + (size_t)nt, sizeof(*acc),
+				   16)) {
+			ret = -ENOMEM;
+			break;
+		}
+		for (int j = 0; j < nt && !ret; j++) {
+			uint32_t node;
+
+			if ((ret = cct__child(inf->cct, inf->tops[j].node,
+					      func, &node)))
+				break;
+			infer__set_height(inf->cct, node, height);
+			acc[n++] = (struct infer_solution){ node,
+				infer__edge_weight(e) * inf->tops[j].share, 0 };
+		}
+	}
+	if (!ret && n)
+		ret = infer__searched(inf, acc, n, out);
+	free(acc);
+	if (ret <= 0)
+		return ret;
+	k = (uint32_t)out->n;	/* out->sols is the scratch */
+	if (infer__cut_outcome(inf, m, inf->scratch, &k, &out->exact,
+			       out->how))
+		return -ENOMEM;
+	out->n = k;
+	return 1;
+}
+
+/*
  * Counts the chains from the CID chain[0] at @height pass by pass, the
  * bound on their length doubling from FIRST_MAX_EDGES to max_edges,
  * until a pass finds some (the passes share the state bound).  The

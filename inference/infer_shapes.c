@@ -52,13 +52,6 @@ static int cmp_shape(const void *a, const void *b)
 	return x->weight > y->weight ? -1 : x->weight < y->weight;
 }
 
-static int cmp_sol(const void *a, const void *b)
-{
-	const struct infer_solution *x = a, *y = b;
-
-	return x->node < y->node ? -1 : x->node > y->node;
-}
-
 /* The first of the map's CIDs of @func (they are sorted by function,
  * then height), and how many in *@n. */
 static const struct cid_entry *cids_of(const struct map *m, int64_t func,
@@ -160,9 +153,8 @@ int infer__explain_shapes(struct infer *inf, struct map *m, int64_t func,
 			  int64_t height, struct infer_outcome *out)
 {
 	struct shape *v;
-	struct infer_solution *acc = NULL, *sols;
-	size_t n = 0, cap = 0, k = 0;
-	double sum = 0;
+	struct infer_solution *acc = NULL;
+	size_t n = 0, cap = 0;
 	int ns, ret = 0, best = SHAPE_LEVELS;
 
 	if (height == ICPPD_HEIGHT_NONE)	/* nothing to move them by */
@@ -176,23 +168,7 @@ int infer__explain_shapes(struct infer *inf, struct map *m, int64_t func,
 		return ns < 0 || ret < 0 ? -ENOMEM : 0;
 	}
 	/* equal contexts (shapes alike but for their heights) merge */
-	qsort(acc, n, sizeof(*acc), cmp_sol);
-	for (size_t i = 0; i < n; i++) {
-		sum += acc[i].share;
-		if (k && acc[k - 1].node == acc[i].node)
-			acc[k - 1].share += acc[i].share;
-		else
-			acc[k++] = acc[i];
-	}
-	sols = sum > 0 ? infer__scratch(inf, k) : NULL;
-	if (!sols) {	/* no weight at all (none learned): none fits */
-		free(acc);
-		return sum > 0 ? -ENOMEM : 0;
-	}
-	for (size_t i = 0; i < k; i++)
-		sols[i] = (struct infer_solution){ acc[i].node,
-			acc[i].share / sum, 0 };
+	ret = infer__searched(inf, acc, n, out);
 	free(acc);
-	*out = (struct infer_outcome){ CCT_SEARCHED, 1, k, sols };
-	return 1;
+	return ret;
 }

@@ -334,10 +334,11 @@ static void tail_calls(void)
 	is_int(infer__add_tail(inf, PROG, P, V), 0, "p ends in a jump to v");
 	is_int(infer__add_tail(inf, PROG, V, U), 0, "v ends in a jump to u");
 	is_int(infer__cid(inf, PROG, V, 48, 3), 0, "a CID only a tail call explains");
-	ok(record(t, "main;v", &exact, &how) == 3 && how == CCT_PRECISE &&
-	   exact == 2, "v under p's caller: main;v, precise");
+	ok(record(t, "main;v", &exact, &how) == 3 && how == CCT_SEARCHED &&
+	   exact == 1, "v under p's caller: main;v, the one call into v "
+	   "from a known CID (searched: only the leaf certain)");
 	is_int(infer__cid(inf, PROG, U, 48, 1), 0, "a tail call's tail call");
-	ok(record(t, "main;u", &exact, &how) == 1 && how == CCT_PRECISE,
+	ok(record(t, "main;u", &exact, &how) == 1 && how == CCT_SEARCHED,
 	   "u under p's caller too: main;u");
 	ok(record(t, "main;p;v", &exact, &how) < 0,
 	   "p, whose frame v took, is on no chain");
@@ -666,25 +667,30 @@ static void observed(void)
 }
 
 /*
- * Shapes: (f, 112) no path explains.  f was learned at 96 under r at 64
- * and r at 48 (recursion, 3 samples), and at 72 under x at 56 and g at
- * 40 (1 sample).  Moved up 16 bytes, the first shape's r at 64 is the
- * known CID of main;r;r: main;r;r;r;f, one level deeper.  Moved up 40,
- * the second's x at 96 is main;y;x's: main;y;x;f.  The samples split
- * 3 to 1, every caller uncertain (searched).  (f, 113) fits no shape:
- * the search, which finds nothing, leaves it under unknown callers.
- * A fragment's top (r, 80), which no whole path explains, is explained
- * as such a CID: main;r;r;r, the fragment's v below it.  A third shape,
- * f at 200 under z at 180 under w at 150 (5 samples, the most), fits
- * too, moved down 88 to w at 62, a known CID (main;w), but through z
- * at 92, which the map never saw: a guessed frame, where the two others
- * fit with none (the first's r at 80 is a fragment's: seen), so it
- * gets nothing.
+ * A CID no path explains, from the calls into its function, then from
+ * its function's shapes.  f was learned at 96 under r at 64 and r at 48
+ * (recursion, 3 samples), at 72 under x at 56 and g at 40 (1 sample),
+ * and at 200 under z at 180 under w at 150 (5 samples); the binary
+ * shows a call from y into f, 48 bytes down, that no path took.
+ * - (f, 112): the learned call x -> f (16 bytes) puts x at 96, the
+ *   known CID of main;y;x, and the proven y -> f puts y at 64, main;y's.
+ *   Weighed 1 to 0.25, main;y;x;f holds 0.8 of the weight, over the
+ *   confidence share, and the guessed split's rest is cut: 6.4 of 8 on
+ *   main;y;x;f, 1.6 under unknown callers (r -> f puts r at 80, a
+ *   fragment's CID: no whole path to end at).
+ * - (f, 76): no call into f comes from a known CID.  Moved down 20, the
+ *   recursion's shape reaches main;r at 28 through r at 44, a frame the
+ *   map never saw (one guess); w;z;f, moved down 124, needs more
+ *   guesses, g;x;f too: main;r;r;f, every caller uncertain.
+ * - A fragment's top (r, 80), which no whole path explains, is explained
+ *   as such a CID: the call r -> r from main;r;r at 64, the fragment's v
+ *   below it.
+ * - (f, 113) fits nothing, and the search finds nothing: unknown callers.
  */
 static void shapes(void)
 {
 	static const struct infer_node nodes[] = {
-		{ -1, MAIN, 16, 0, 0, 12, 0, 0, false },
+		{ -1, MAIN, 16, 0, 0, 13, 0, 0, false },
 		{ 0, R, 48, 0x11, 0, 3, 0, 0, false },
 		{ 1, R, 64, 0x21, 0, 3, 0, 0, false },
 		{ 2, F_, 96, 0x22, 3, 3, 0, 0, false },
@@ -698,32 +704,42 @@ static void shapes(void)
 		{ 0, W, 150, 0x61, 0, 5, 0, 0, false },
 		{ 11, Z, 180, 0x62, 0, 5, 0, 0, false },
 		{ 12, F_, 200, 0x63, 5, 5, 0, 0, false },
-		{ 0, W, 62, 0x64, 1, 1, 0, 0, false },
+		{ 0, R, 28, 0x64, 1, 1, 0, 0, false },
 	};
 	struct cct *t = cct__new();
 	struct infer *inf = engine(t, NULL, nodes,
 				   sizeof(nodes) / sizeof(nodes[0]));
 	enum cct_how how;
 	uint32_t exact;
-	double w1, w2;
+	double w;
 
-	is_int(infer__cid(inf, PROG, F_, 112, 8), 0, "a CID whose function was learned at other heights");
-	w1 = record(t, "main;r;r;r;f", &exact, &how);
-	ok(w1 == 6 && how == CCT_SEARCHED && exact == 1,
-	   "the recursion's shape, moved up to main;r;r: main;r;r;r;f "
-	   "(%.3f of 8, searched, the leaf certain)", w1);
-	w2 = record(t, "main;y;x;f", &exact, &how);
-	ok(w2 == 2, "the other shape, moved up to main;y;x: main;y;x;f (%.3f)",
-	   w2);
-	ok(record(t, "main;g;x;f", &exact, &how) < 0,
-	   "neither shape where it was learned");
-	ok(record(t, "main;w;z;f", &exact, &how) < 0,
-	   "not the shape with a guessed frame, the most learned");
+	is_int(infer__add_call(inf, PROG, Y, F_, 48), 0, "y calls f");
+	is_int(infer__cid(inf, PROG, F_, 112, 8), 0,
+	       "a CID called from known ones");
+	w = record(t, "main;y;x;f", &exact, &how);
+	ok(fabs(w - 6.4) < 1e-9 && how == CCT_SEARCHED && exact == 1,
+	   "the learned call from main;y;x at 96: main;y;x;f (%.3f of 8, "
+	   "searched, the leaf certain)", w);
+	w = record(t, "[unknown callers of f at height 112];f", &exact, &how);
+	ok(fabs(w - 1.6) < 1e-9,
+	   "the proven call's share, under the confidence: cut (%.3f)", w);
+	ok(record(t, "main;y;f", &exact, &how) < 0 &&
+	   record(t, "main;r;r;r;f", &exact, &how) < 0,
+	   "not main;y;f, nor through the fragment's r at 80");
+	is_int(infer__cid(inf, PROG, F_, 76, 4), 0,
+	       "a CID no call into it explains");
+	w = record(t, "main;r;r;f", &exact, &how);
+	ok(w == 4 && how == CCT_SEARCHED && exact == 1,
+	   "the recursion's shape with one guessed frame, moved down to "
+	   "main;r at 28: main;r;r;f (%.3f of 4, searched)", w);
+	ok(record(t, "main;w;z;f", &exact, &how) < 0 &&
+	   record(t, "main;g;x;f", &exact, &how) < 0,
+	   "not the shapes with more guesses, the most learned one either");
 	is_int(infer__cid(inf, PROG, V, 120, 2), 0,
 	       "a fragment whose top no whole path explains");
 	ok(record(t, "main;r;r;r;v", &exact, &how) == 2,
-	   "its top from r's shape moved up to main;r;r: main;r;r;r;v");
-	is_int(infer__cid(inf, PROG, F_, 113, 1), 0, "a CID no shape fits");
+	   "its top from the call r -> r at main;r;r: main;r;r;r;v");
+	is_int(infer__cid(inf, PROG, F_, 113, 1), 0, "a CID nothing fits");
 	ok(record(t, "[unknown callers of f at height 113];f", &exact,
 		  &how) == 1 && how == CCT_UNKNOWN, "unknown callers");
 	is_int(infer__cid(inf, PROG, F_, ICPPD_HEIGHT_NONE, 1), 0,
