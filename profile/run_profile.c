@@ -606,17 +606,18 @@ static int heaviest_first(const void *a, const void *b)
  * Explains every CID in @t with @inf into @e, the heaviest first:
  * lookups always, searches while @b's limit lasts from now: reading the
  * binaries had a limit of its own (a big binary's calls took all of
- * one shared budget before the search began).  What the budget leaves
- * unexplained is unknown, counted in @p.  0 or -ENOMEM.
+ * one shared budget before the search began), and so has building
+ * their call graph, before it.  What the budget leaves unexplained is
+ * unknown, counted in @p.  0 or -ENOMEM.
  */
 static int explain_all(struct run_profile *p, struct infer *inf,
 		       struct todos *t, const struct budget *within,
 		       struct expls *e)
 {
+	int ret = infer__index_calls(inf);
 	const struct budget sb = { cpu_now(), within->limit }, *b = &sb;
 	const struct infer_cand *c;
 	bool over = false;
-	int ret = 0;
 
 	if (t->n)
 		qsort(t->v, t->n, sizeof(*t->v), heaviest_first);

@@ -714,6 +714,7 @@ static void shapes(void)
 	double w;
 
 	is_int(infer__add_call(inf, PROG, Y, F_, 48), 0, "y calls f");
+	is_int(infer__index_calls(inf), 0, "the call graph built first");
 	is_int(infer__cid(inf, PROG, F_, 112, 8), 0,
 	       "a CID called from known ones");
 	w = record(t, "main;y;x;f", &exact, &how);
