@@ -1002,28 +1002,35 @@ struct infer_solution *infer__scratch(struct infer *inf, size_t n)
 		    16) ? NULL : inf->scratch;
 }
 
-static int cmp_solution_node(const void *a, const void *b)
+static int cmp_solution(const void *a, const void *b)
 {
 	const struct infer_solution *x = a, *y = b;
 
 	return x->node < y->node ? -1 : x->node > y->node;
 }
 
-int infer__searched(struct infer *inf, struct infer_solution *v, size_t n,
-		    struct infer_outcome *out)
+size_t infer__merge_solutions(struct infer_solution *v, size_t n)
 {
-	struct infer_solution *sols;
 	size_t k = 0;
-	double sum = 0;
 
-	qsort(v, n, sizeof(*v), cmp_solution_node);
-	for (size_t i = 0; i < n; i++) {
-		sum += v[i].share;
+	qsort(v, n, sizeof(*v), cmp_solution);
+	for (size_t i = 0; i < n; i++)
 		if (k && v[k - 1].node == v[i].node)
 			v[k - 1].share += v[i].share;
 		else
 			v[k++] = v[i];
-	}
+	return k;
+}
+
+int infer__searched(struct infer *inf, struct infer_solution *v, size_t n,
+		    struct infer_outcome *out)
+{
+	struct infer_solution *sols;
+	size_t k = infer__merge_solutions(v, n);
+	double sum = 0;
+
+	for (size_t i = 0; i < k; i++)
+		sum += v[i].share;
 	if (sum <= 0)	/* no weight at all (none learned): none fits */
 		return 0;
 	if (!(sols = infer__scratch(inf, k)))
@@ -1048,6 +1055,7 @@ static int explain_near(struct infer *inf, struct map *m, int64_t func,
 	ret = infer__explain_callers(inf, m, func, height, out);
 	return ret ? ret : infer__explain_shapes(inf, m, func, height, out);
 }
+
 /* The explanation of CID (@func, @height) by whole paths, shapes or the
  * search (never by fragments) into inf->tops: how many; 0 when nothing
  * but unknown callers; -ENOMEM. */

@@ -215,6 +215,9 @@ int infer__explain_top(struct infer *inf, struct map *m, int64_t func,
 int infer__graft_below(struct infer *inf, uint32_t node, uint32_t stop,
 		       uint32_t under, uint32_t *out);
 
+/* Sorts the @n solutions in @v by context and merges equal ones (their
+ * shares summed): how many are left. */
+size_t infer__merge_solutions(struct infer_solution *v, size_t n);
 /* @n weighed solutions in @v (reordered) as a searched outcome, only
  * the leaf certain: equal contexts merged, the weights made shares, in
  * infer.c's scratch.  1 with *@out set, 0 when they weigh nothing, or

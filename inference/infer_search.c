@@ -514,13 +514,6 @@ static int cmp_cutter(const void *a, const void *b)
 	return x->above < y->above ? -1 : x->above > y->above;
 }
 
-static int cmp_solution(const void *a, const void *b)
-{
-	const struct infer_solution *x = a, *y = b;
-
-	return x->node < y->node ? -1 : x->node > y->node;
-}
-
 /* The context "[unknown callers of F at height H]; F; ...; leaf" for
  * the frames from @leaf up to its ancestor @top (F). */
 static int cut_node(struct cct *t, uint32_t top, uint32_t leaf,
@@ -622,14 +615,8 @@ static size_t cut_uncertain(struct infer *inf, const struct map *mp,
 	for (size_t i = 0; any && i < n; i++)
 		if (cut[i] && cut_node(t, top[i], v[i].node, &v[i].node))
 			goto fail;
-	if (any) {
-		qsort(v, n, sizeof(*v), cmp_solution);
-		for (size_t i = 0; i < n; i++)
-			if (k && v[k - 1].node == v[i].node)
-				v[k - 1].share += v[i].share;
-			else
-				v[k++] = v[i];
-	}
+	if (any)
+		k = infer__merge_solutions(v, n);
 	free(c);
 	free(top);
 	free(cut);

@@ -15,11 +15,13 @@
  * uncertain (searched).  Only the shapes that fit with the fewest
  * guessed frames count: a frame between the leaf and the known CID
  * whose function, moved, the map never saw there is a guess, and the
- * more of them, the likelier a wrong one (validate, g++ -O2 -c after a default record:
- * of the single shapes that fit, 77 % of the samples were in their
- * true context where the leaf's caller was the known CID, 56 % where
- * the frame above it was, 25 % three up, 6 % four to eight up).  Where no shape fits,
- * the call-graph search (infer_search.c) goes on as before.
+ * more of them, the likelier a wrong one (validate, g++ -O2 -c after
+ * a default record: of the single shapes that fit, 77 % of the
+ * samples were in their true context where the leaf's caller was the
+ * known CID, 56 % where the frame above it was, 25 % three up, 6 %
+ * four to eight up).  The calls into f from a known CID come before
+ * the shapes (infer_search.c, infer__explain_callers()); where no
+ * shape fits, the call-graph search goes on as before.
  */
 #define _GNU_SOURCE
 #include "inference/infer_int.h"
