@@ -136,13 +136,8 @@ static sqlite3_stmt *batch_stmt(struct store *st, sqlite3_stmt **slot,
 	return *slot;
 }
 
-typedef void (*bind_row_fn)(const void *arg, size_t row, sqlite3_stmt *s,
-			    int first);
-
-/* Inserts rows [0, @n) of @arg, each bound by @bind, in statements of
- * 2^k rows (largest first); the rows the table took in *@took. */
-static int insert_rows(struct store *st, sqlite3_stmt **stmts,
-		       const struct batch_sql *q, size_t n, bind_row_fn bind,
+int store__insert_rows(struct store *st, sqlite3_stmt **stmts,
+		       const struct batch_sql *q, size_t n, store_bind_fn bind,
 		       const void *arg, size_t *took)
 {
 	*took = 0;
@@ -225,10 +220,11 @@ int store__drain_rows(struct store *st, struct row_queue *q)
 	if (!n)
 		return 0;
 	n = merge_rows(q, n);
-	return insert_rows(st, q->stmts, q->sql, n, bind_queued, q->v,
-			   &took) ||
-	       (q->then && insert_rows(st, q->then_stmts, q->then, n,
-				       bind_queued, q->v, &took)) ? -1 : 0;
+	return store__insert_rows(st, q->stmts, q->sql, n, bind_queued, q->v,
+				  &took) ||
+	       (q->then && store__insert_rows(st, q->then_stmts, q->then, n,
+					      bind_queued, q->v, &took)) ?
+		       -1 : 0;
 }
 
 int store__queue_row(struct store *st, struct row_queue *q, int64_t a,
@@ -328,8 +324,8 @@ static int insert_functions(struct store *st, struct func_row *f, size_t n)
 	if (!n)
 		return 0;
 	if (next_id(st, "functions", &first) ||
-	    insert_rows(st, st->rows.ins_funcs, &func_sql, n, bind_func, f,
-			&took))
+	    store__insert_rows(st, st->rows.ins_funcs, &func_sql, n,
+			       bind_func, f, &took))
 		return -1;
 	known = first && took_all(st, first, n, took, &id);
 	for (size_t i = 0; i < n; i++) {
@@ -494,7 +490,8 @@ static int write_contexts(struct store *st, uint32_t *entries, size_t n)
 	first = take_ids(&pr->next_ctx, n);
 	for (size_t i = 0; i < n; i++)
 		pr->ctx[entries[i]].id = first ? first + (int64_t)i : 0;
-	if (insert_rows(st, pr->ins_ctxs, &ctx_sql, n, bind_ctx, &b, &took))
+	if (store__insert_rows(st, pr->ins_ctxs, &ctx_sql, n, bind_ctx, &b,
+			       &took))
 		return -1;
 	if (took_all(st, first, n, took, &pr->ctx[entries[0]].id))
 		return 0;
@@ -602,7 +599,8 @@ static int write_nodes(struct store *st, struct node_row *ids,
 
 	for (size_t r = 0; r < n; r++)
 		ids[b->idx[r]].id = first ? first + (int64_t)r : 0;
-	if (insert_rows(st, pr->ins_nodes, &node_sql, n, bind_node, b, &took))
+	if (store__insert_rows(st, pr->ins_nodes, &node_sql, n, bind_node, b,
+			       &took))
 		return -1;
 	if (took_all(st, first, n, took, &ids[b->idx[0]].id))
 		return 0;

@@ -15,7 +15,7 @@
 #include "common/hindex.h"
 #include "schema/store.h"
 
-/* Rows an INSERT of paths.c takes at most: 2^BATCH_LOG. */
+/* Rows a batched INSERT takes at most: 2^BATCH_LOG. */
 #define BATCH_LOG 5
 #define BATCH_MAX (1 << BATCH_LOG)
 
@@ -24,7 +24,7 @@
  * parameters, @tail; @what says what failed (NULL: "writing the path
  * map").
  *
- * None of them can abort (OR IGNORE, no DO UPDATE): a statement that
+ * paths.c's cannot abort (OR IGNORE, no DO UPDATE): a statement that
  * writes many rows and could stop half-way, on a NOT NULL constraint or
  * an upsert's update, keeps a statement journal of every page it
  * changes, to undo its part alone.  Past 64 KiB SQLite spills it to a
@@ -33,7 +33,9 @@
  * whose 32 rows lie on as many pages.  No value bound is NULL and the
  * tables have no CHECK, so OR IGNORE ignores only what DO NOTHING did:
  * a row already there (a row the batch should have written and did not
- * is an error where its id is looked up, paths.c's missing()).
+ * is an error where its id is looked up, paths.c's missing()).  The
+ * samples' upserts (store.c's write_counts()) bind rows sorted by the
+ * table's key: a statement's 32 rows lie on one or two pages.
  */
 struct batch_sql {
 	const char *head, *tail;
@@ -45,6 +47,16 @@ struct batch_sql {
 	 * a row once, whatever the VALUES repeat).  0: none summed. */
 	int key;
 };
+
+typedef void (*store_bind_fn)(const void *arg, size_t row, sqlite3_stmt *s,
+			      int first);
+/* Inserts rows [0, @n) of @arg, each bound by @bind from parameter
+ * @first on, in statements of 2^k rows of @q (largest first, each
+ * prepared into @stmts[BATCH_LOG - k] at its first use); the rows the
+ * table took (sqlite3_changes()) in *@took.  0 or -1. */
+int store__insert_rows(struct store *st, sqlite3_stmt **stmts,
+		       const struct batch_sql *q, size_t n, store_bind_fn bind,
+		       const void *arg, size_t *took);
 
 struct func_slot {
 	const struct module *mod;
@@ -76,8 +88,9 @@ struct store {
 		size_t cap;
 	} nodes;
 	sqlite3_stmt *ins_module, *sel_module, *sel_build, *ins_func, *sel_func,
-		     *ins_cid, *ins_offcpu, *ins_pc, *ins_kchain, *ins_unres, *ins_thread, *upd_run, *ins_map,
-		     *sel_map, *sel_ctx, *ins_node, *ins_counter, *ins_ctx_new;
+		     *ins_offcpu, *ins_kchain, *ins_unres, *ins_thread, *upd_run,
+		     *ins_map, *sel_map, *sel_ctx, *ins_node, *ins_counter,
+		     *ins_ctx_new;
 	/* paths.c's: a flush's new nodes and contexts, written by depth
 	 * in batches of up to BATCH_MAX rows an INSERT */
 	struct path_rows {
@@ -111,6 +124,13 @@ struct store {
 		size_t fids_cap;
 		sqlite3_stmt *ins_funcs[BATCH_LOG + 1];
 	} rows;
+	/* write_counts()'s rows of cid_samples and pc_samples (store.c),
+	 * sorted by the table's key and written BATCH_MAX a statement: a
+	 * row at a time in the aggregate's hash order was a quarter of a
+	 * 10 kHz record's own CPU */
+	struct sample_row { int64_t v[8]; } *samples;
+	size_t samples_cap;
+	sqlite3_stmt *ins_cids[BATCH_LOG + 1], *ins_pcs[BATCH_LOG + 1];
 	/* prepared on first use by report_store.c */
 	sqlite3_stmt *ins_unknown, *ins_inferred, *ins_function, *ins_explained,
 		     *sel_inlined;
