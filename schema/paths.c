@@ -96,9 +96,12 @@ static const struct batch_sql ctx_sql = {
 }, func_sql = {
 	"INSERT OR IGNORE INTO functions (module_id, address, name, symbol)"
 	" VALUES ", "", 4
-}, learned_sql = {	/* rows sorted by their key: store_int.h */
-	"INSERT INTO run_learned VALUES ", " ON CONFLICT DO UPDATE SET"
-	" samples = samples + excluded.samples", 3, NULL, 2
+}, learned_sql = {
+	"UPDATE OR IGNORE run_learned SET samples = samples + v.column3"
+	" FROM (VALUES ", ") AS v WHERE run_learned.run_id = v.column1"
+	" AND run_learned.node_id = v.column2", 3, NULL, 2
+}, learned_new_sql = {	/* after learned_sql: the rows not there */
+	"INSERT OR IGNORE INTO run_learned VALUES ", "", 3
 };
 
 /* @q's statement of 2^@k rows, prepared at its first use. */
@@ -218,7 +221,10 @@ int store__drain_rows(struct store *st, struct row_queue *q)
 		return 0;
 	n = merge_rows(q, n);
 	return store__insert_rows(st, q->stmts, q->sql, n, bind_queued, q->v,
-				  &took);
+				  &took) ||
+	       (q->then && store__insert_rows(st, q->then_stmts, q->then, n,
+					      bind_queued, q->v, &took)) ?
+		       -1 : 0;
 }
 
 int store__queue_row(struct store *st, struct row_queue *q, int64_t a,
@@ -751,6 +757,7 @@ int store__write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 	pr->counts.n = pr->learned.n = 0;	/* what a failed flush left */
 	pr->counts.sql = &counts_sql;
 	pr->learned.sql = &learned_sql;
+	pr->learned.then = &learned_new_sql;
 	pr->learned_run = learned_run;
 	if (write_known(st, pm, ids, run_id, learned_run, &n))
 		return -1;
@@ -840,6 +847,7 @@ void store__paths_exit(struct store *st)
 		sqlite3_finalize(pr->ins_ctxs[k]);
 		sqlite3_finalize(pr->counts.stmts[k]);
 		sqlite3_finalize(pr->learned.stmts[k]);
+		sqlite3_finalize(pr->learned.then_stmts[k]);
 	}
 	for (int k = 0; k <= BATCH_LOG; k++)
 		sqlite3_finalize(pr->ins_funcs[k]);

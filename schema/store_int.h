@@ -24,7 +24,7 @@
  * parameters, @tail; @what says what failed (NULL: "writing the path
  * map").
  *
- * Most cannot abort (OR IGNORE, no DO UPDATE): a statement that
+ * paths.c's cannot abort (OR IGNORE, no DO UPDATE): a statement that
  * writes many rows and could stop half-way, on a NOT NULL constraint or
  * an upsert's update, keeps a statement journal of every page it
  * changes, to undo its part alone.  Past 64 KiB SQLite spills it to a
@@ -34,9 +34,8 @@
  * tables have no CHECK, so OR IGNORE ignores only what DO NOTHING did:
  * a row already there (a row the batch should have written and did not
  * is an error where its id is looked up, paths.c's missing()).  The
- * upserts (the samples', store.c's write_counts(); run_learned's,
- * paths.c) bind rows sorted by the table's key: a statement's 32 rows
- * lie on one or two pages.
+ * samples' upserts (store.c's write_counts()) bind rows sorted by the
+ * table's key: a statement's 32 rows lie on one or two pages.
  */
 struct batch_sql {
 	const char *head, *tail;
@@ -45,8 +44,7 @@ struct batch_sql {
 	/* A queue's rows that add to a row (store__queue_row): how many
 	 * leading columns are the key; rows of one key are summed into one
 	 * before a statement takes them (an UPDATE ... FROM (VALUES) meets
-	 * a row once, whatever the VALUES repeat), and sorted by it.  0:
-	 * none summed. */
+	 * a row once, whatever the VALUES repeat).  0: none summed. */
 	int key;
 };
 
@@ -109,12 +107,15 @@ struct store {
 		sqlite3_stmt *sel_node;
 		/* rows of three numbers, written BATCH_MAX a statement:
 		 * the counts added to nodes written before (id, self,
-		 * total), the samples unwound whole (run, node, samples) */
+		 * total), the samples unwound whole (run, node, samples);
+		 * @then, if set, runs after @sql on the same rows (an
+		 * UPDATE, then an INSERT OR IGNORE of the rows not there) */
 		struct row_queue {
 			struct queued_row { int64_t a, b, c; } *v;
 			size_t n, cap;
-			const struct batch_sql *sql;
+			const struct batch_sql *sql, *then;
 			sqlite3_stmt *stmts[BATCH_LOG + 1];
+			sqlite3_stmt *then_stmts[BATCH_LOG + 1];
 		} counts, learned;
 		int64_t learned_run;
 		/* the functions of the new nodes, by the batch */
@@ -142,8 +143,8 @@ struct store {
 };
 
 /* Queues row (@a, @b, @c) of @q, writing BATCH_MAX rows a statement
- * of @q->sql; store__drain_rows() writes the rest.  0 or -1 (the
- * error set). */
+ * (@q->sql, then @q->then); store__drain_rows() writes the rest.  0 or
+ * -1 (the error set). */
 int store__queue_row(struct store *st, struct row_queue *q, int64_t a,
 		     int64_t b, int64_t c);
 int store__drain_rows(struct store *st, struct row_queue *q);
