@@ -440,8 +440,10 @@ void store__close(struct store *st)
 		sqlite3_finalize(stmts[i]);
 	for (int k = 0; k <= BATCH_LOG; k++) {
 		sqlite3_finalize(st->sites.stmts[k]);
-		sqlite3_finalize(st->ins_cids[k]);
-		sqlite3_finalize(st->ins_pcs[k]);
+		for (int u = 0; u < 2; u++) {
+			sqlite3_finalize(st->cid_stmts[u][k]);
+			sqlite3_finalize(st->pc_stmts[u][k]);
+		}
 	}
 	free(st->sites.v);
 	free(st->samples);
@@ -696,23 +698,50 @@ static int bind_cid(struct store *st, sqlite3_stmt *s, int64_t run_id,
 	return 0;
 }
 
-/* A flush's samples by CID and by instruction: each row's columns in
- * the order of the table's key, which the rows are sorted by (SQLite
- * then meets them on the page it met the last one on: 0.6 us a row
- * against 1.6 in the aggregate's hash order, 32 a statement). */
-static const struct batch_sql cid_sql = {
-	"INSERT INTO cid_samples (run_id, pid, tid, program_id, function_id,"
-	" height, samples, kernel_samples) VALUES ",
-	" ON CONFLICT DO UPDATE SET samples = samples + excluded.samples,"
-	" kernel_samples = kernel_samples + excluded.kernel_samples", 8,
-	"writing samples", 0
-}, pc_sql = {
-	"INSERT INTO pc_samples (run_id, function_id, offset, pid, samples)"
-	" VALUES ", " ON CONFLICT DO UPDATE SET samples = samples +"
-	" excluded.samples", 5, "writing samples", 0
+/*
+ * A flush's samples by CID and by instruction, each row's columns in
+ * the order of the table's key, sorted by it: SQLite then meets a row
+ * on the page it met the last one on (a standalone replay of 8,000
+ * rows of cid_samples took 1.6 us a row one upsert at a time in the
+ * aggregate's hash order, 1.6 in batches of 32, 1.3 sorted, 0.6 sorted
+ * and batched).  Not as an upsert of many rows, which can abort half-way
+ * and so keeps a statement journal (store_int.h, batch_sql): an UPDATE
+ * OR IGNORE of the rows there, then an INSERT OR IGNORE of them all
+ * (the rows updated are there, so ignored), the UPDATE skipped while
+ * the run has no rows in the table (its first flush).
+ */
+static const struct sample_table {
+	const char *table;
+	struct batch_sql update, insert;
+	int key;		/* leading columns; the rest are counts */
+} cid_table = {
+	"cid_samples", {
+		"UPDATE OR IGNORE cid_samples SET samples = samples +"
+		" v.column7, kernel_samples = kernel_samples + v.column8"
+		" FROM (VALUES ", ") AS v WHERE cid_samples.run_id ="
+		" v.column1 AND cid_samples.pid = v.column2 AND"
+		" cid_samples.tid = v.column3 AND cid_samples.program_id ="
+		" v.column4 AND cid_samples.function_id = v.column5 AND"
+		" cid_samples.height = v.column6", 8, "writing samples", 0
+	}, {
+		"INSERT OR IGNORE INTO cid_samples (run_id, pid, tid,"
+		" program_id, function_id, height, samples, kernel_samples)"
+		" VALUES ", "", 8, "writing samples", 0
+	}, 6
+}, pc_table = {
+	"pc_samples", {
+		"UPDATE OR IGNORE pc_samples SET samples = samples +"
+		" v.column5 FROM (VALUES ", ") AS v WHERE pc_samples.run_id ="
+		" v.column1 AND pc_samples.function_id = v.column2 AND"
+		" pc_samples.offset = v.column3 AND pc_samples.pid ="
+		" v.column4", 5, "writing samples", 0
+	}, {
+		"INSERT OR IGNORE INTO pc_samples (run_id, function_id,"
+		" offset, pid, samples) VALUES ", "", 5, "writing samples", 0
+	}, 4
 };
 
-/* By the first six columns: the key of either table. */
+/* By the first six columns: either table's key, then a count. */
 static int cmp_sample(const void *x, const void *y)
 {
 	const struct sample_row *a = x, *b = y;
@@ -737,15 +766,43 @@ static void bind_sample(const void *arg, size_t row, sqlite3_stmt *s,
 		sqlite3_bind_int64(s, first + c, b->rows[row].v[c]);
 }
 
-/* Writes st->samples[0, @n), rows of @q, sorted first. */
-static int write_samples(struct store *st, sqlite3_stmt **stmts,
-			 const struct batch_sql *q, size_t n)
+/* Writes st->samples[0, @n) of run @run_id into @t, sorted first, the
+ * rows of one key summed into one (two modules of one build are one
+ * row), with @stmts: the UPDATE's, then the INSERT's. */
+static int write_samples(struct store *st, int64_t run_id,
+			 sqlite3_stmt *(*stmts)[BATCH_LOG + 1],
+			 const struct sample_table *t, size_t n)
 {
-	struct sample_batch b = { st->samples, q->ncols };
-	size_t took;
+	struct sample_row *r = st->samples;
+	struct sample_batch b = { r, t->insert.ncols };
+	char sql[96];
+	int64_t there = 0;
+	size_t m = 0, took;
 
-	qsort(st->samples, n, sizeof(*st->samples), cmp_sample);
-	return store__insert_rows(st, stmts, q, n, bind_sample, &b, &took);
+	if (!n)
+		return 0;
+	qsort(r, n, sizeof(*r), cmp_sample);
+	for (size_t i = 1; i < n; i++) {
+		if (!memcmp(r[m].v, r[i].v, (size_t)t->key * sizeof(r->v[0]))) {
+			for (int c = t->key; c < b.ncols; c++)
+				r[m].v[c] += r[i].v[c];
+		} else {
+			r[++m] = r[i];
+		}
+	}
+	n = m + 1;
+	snprintf(sql, sizeof(sql), "SELECT EXISTS (SELECT 1 FROM %s WHERE"
+		 " run_id = ?)", t->table);
+	if (store__ints(st, "writing samples", &there, 1, sql, "i", run_id) < 0)
+		return -1;
+	took = 0;
+	if (there && store__insert_rows(st, stmts[0], &t->update, n,
+					bind_sample, &b, &took))
+		return -1;
+	if (took == n)
+		return 0;
+	return store__insert_rows(st, stmts[1], &t->insert, n, bind_sample,
+				  &b, &took);
 }
 
 static int write_counts(struct store *st, int64_t run_id,
@@ -785,7 +842,7 @@ static int write_counts(struct store *st, int64_t run_id,
 			prog, fid, k->height, (int64_t)cids[i].samples,
 			(int64_t)cids[i].kernel } };
 	}
-	if (write_samples(st, st->ins_cids, &cid_sql, n))
+	if (write_samples(st, run_id, st->cid_stmts, &cid_table, n))
 		return -1;
 	offcpu = aggregate__offcpu(agg, &n);
 	for (size_t i = 0; i < n; i++) {
@@ -812,7 +869,7 @@ static int write_counts(struct store *st, int64_t run_id,
 		st->samples[i] = (struct sample_row){ { run_id, fid,
 			pcs[i].offset, pcs[i].pid, (int64_t)pcs[i].samples } };
 	}
-	if (write_samples(st, st->ins_pcs, &pc_sql, n))
+	if (write_samples(st, run_id, st->pc_stmts, &pc_table, n))
 		return -1;
 	kch = aggregate__kchains(agg, &n);
 	for (size_t i = 0; i < n; i++) {

@@ -24,7 +24,7 @@
  * parameters, @tail; @what says what failed (NULL: "writing the path
  * map").
  *
- * paths.c's cannot abort (OR IGNORE, no DO UPDATE): a statement that
+ * None of them can abort (OR IGNORE, no DO UPDATE): a statement that
  * writes many rows and could stop half-way, on a NOT NULL constraint or
  * an upsert's update, keeps a statement journal of every page it
  * changes, to undo its part alone.  Past 64 KiB SQLite spills it to a
@@ -33,9 +33,7 @@
  * whose 32 rows lie on as many pages.  No value bound is NULL and the
  * tables have no CHECK, so OR IGNORE ignores only what DO NOTHING did:
  * a row already there (a row the batch should have written and did not
- * is an error where its id is looked up, paths.c's missing()).  The
- * samples' upserts (store.c's write_counts()) bind rows sorted by the
- * table's key: a statement's 32 rows lie on one or two pages.
+ * is an error where its id is looked up, paths.c's missing()).
  */
 struct batch_sql {
 	const char *head, *tail;
@@ -125,12 +123,12 @@ struct store {
 		sqlite3_stmt *ins_funcs[BATCH_LOG + 1];
 	} rows;
 	/* write_counts()'s rows of cid_samples and pc_samples (store.c),
-	 * sorted by the table's key and written BATCH_MAX a statement: a
-	 * row at a time in the aggregate's hash order was a quarter of a
-	 * 10 kHz record's own CPU */
+	 * sorted by the table's key and written BATCH_MAX a statement (an
+	 * UPDATE's, then an INSERT's): an upsert a row in the aggregate's
+	 * hash order was 29 % of a 10 kHz record's own CPU */
 	struct sample_row { int64_t v[8]; } *samples;
 	size_t samples_cap;
-	sqlite3_stmt *ins_cids[BATCH_LOG + 1], *ins_pcs[BATCH_LOG + 1];
+	sqlite3_stmt *cid_stmts[2][BATCH_LOG + 1], *pc_stmts[2][BATCH_LOG + 1];
 	/* prepared on first use by report_store.c */
 	sqlite3_stmt *ins_unknown, *ins_inferred, *ins_function, *ins_explained,
 		     *sel_inlined;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "binary/module.h"
+#include "collector/aggregate.h"
 #include "common/path.h"
 #include "inference/pathmap.h"
 #include "schema/store.h"
@@ -505,6 +506,68 @@ static void test_wide(void)
 	unlink(db);
 }
 
+/* Adds a sample of CID (@m, 0x1000, height 16 * (@i + 1)) at offset @i
+ * to @a. */
+static void add_sample(struct aggregate *a, const struct module *m, int i)
+{
+	struct cid_key k = { m, 0x1000, 16 * (i + 1), 7, 7, m };
+
+	aggregate__add_cid(a, &k, "f", false);
+	aggregate__add_pc(a, &k, "f", 0x1000 + (uint64_t)i);
+}
+
+/*
+ * A run's samples by CID and by instruction over two flushes, the
+ * second's rows among the first's, pages apart, and new ones: added up
+ * without a statement journal (a batch of upserts keeps one: store.c's
+ * write_samples()), and two modules of one build one row.
+ */
+static void test_wide_samples(void)
+{
+	char db[] = "/tmp/icppd-samples-XXXXXX", err[512];
+	int fd = mkstemp(db);
+	struct module *twin = module__open("/proc/self/exe");
+	struct aggregate *a = aggregate__new(100000);
+	struct store_batch batch = { .agg = a };
+	struct run_info ri = { "record", "t", 0, "cpu-clock", "cpu-clock", 0, 0,
+			       1000 };
+	struct store *st;
+	int64_t run;
+
+	close(fd);
+	unlink(db);
+	st = store__open(db, err, sizeof(err));
+	store__begin_run(st, &ri, &run);
+	for (int i = 0; i < 20000; i++)
+		add_sample(a, mod, i);
+	temp_opens = 0;
+	is_int(store__flush(st, run, &batch), 0,
+	       "20,000 CIDs and instructions flush");
+	aggregate__clear(a);
+	for (int i = 0; i < 20000; i += 500)	/* rows pages apart */
+		add_sample(a, mod, i);
+	for (int i = 20000; i < 21000; i++)
+		add_sample(a, mod, i);
+	add_sample(a, twin, 0);
+	is_int(store__flush(st, run, &batch), 0,
+	       "a second flush: 40 of them again, 1,000 new, one twice");
+	is_int(query(db, "SELECT count(*) * 100000 + sum(samples) FROM"
+		     " cid_samples"), 2100000000 + 21041,
+	       "21,000 CIDs, every sample counted");
+	is_int(query(db, "SELECT count(*) * 100000 + sum(samples) FROM"
+		     " pc_samples"), 2100000000 + 21041,
+	       "21,000 instructions, every sample counted");
+	is_int(query(db, "SELECT samples FROM cid_samples WHERE height = 16"),
+	       3, "a CID's samples from both flushes and both modules");
+	is_int(query(db, "SELECT samples FROM pc_samples WHERE offset = 0"),
+	       3, "... and its instruction's");
+	is_int(temp_opens, 0, "no temporary file: no statement journal");
+	store__close(st);
+	aggregate__delete(a);
+	module__delete(twin);
+	unlink(db);
+}
+
 int main(void)
 {
 	struct module *m = module__open("/proc/self/exe");
@@ -518,6 +581,7 @@ int main(void)
 	test_store();
 	test_batches();
 	test_wide();
+	test_wide_samples();
 	module__delete(m);
 	return tap_done();
 }
