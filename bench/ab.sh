@@ -18,7 +18,9 @@
 # Usage: bench/ab.sh BUILD_A BUILD_B   (two build folders; for an older
 # commit: git worktree add /tmp/old COMMIT, and build it there as
 # ./demo.sh does)
-# Environment: REPS (default 16), WORKLOADS (default "clang++ g++").
+# Environment: REPS (default 16), WORKLOADS (default "clang++ g++"),
+# RECORD_OPTS (more options of both records, e.g. "-F 10000
+# --learn-freq 25").
 set -eu
 [ $# -eq 2 ] && [ -x "$1/icppd" ] && [ -x "$2/icppd" ] ||
 	{ echo "usage: bench/ab.sh BUILD_A BUILD_B (folders with icppd)" >&2
@@ -34,14 +36,16 @@ one() {
 	bin=$1
 	eval "set -- $cmd"
 	rm -f "$work/ab.db" "$work/ab.db-wal" "$work/ab.db-shm"
-	"$work/cputime" "$work/tree" "$bin" record -q -d "$work/ab.db" -- \
+	# shellcheck disable=SC2086
+	"$work/cputime" "$work/tree" "$bin" record -q ${RECORD_OPTS:-} \
+		-d "$work/ab.db" -- \
 		"$work/cputime" "$work/wl" "$@" >/dev/null 2>&1
 	paste -d' ' "$work/tree" "$work/wl" |
 		awk '{ printf "%.4f %d\n", $1 + $2 - $4 - $5, $3 - $6 }'
 }
 
-printf '# the recorder own CPU, %s rounds, B over A; A %s, B %s\n' \
-	"$reps" "$a" "$b"
+printf '# the recorder own CPU, %s rounds, B over A; A %s, B %s%s\n' \
+	"$reps" "$a" "$b" "${RECORD_OPTS:+; record $RECORD_OPTS}"
 printf '%-8s %8s %8s %9s %9s %8s\n' workload "A cpu_s" "B cpu_s" \
 	"A faults" "B faults" "paired"
 for w in ${WORKLOADS:-clang++ g++}; do

@@ -440,12 +440,12 @@ void store__close(struct store *st)
 		sqlite3_finalize(stmts[i]);
 	for (int k = 0; k <= BATCH_LOG; k++) {
 		sqlite3_finalize(st->sites.stmts[k]);
-		for (int u = 0; u < 2; u++) {
-			sqlite3_finalize(st->cid_stmts[u][k]);
-			sqlite3_finalize(st->pc_stmts[u][k]);
-		}
+		sqlite3_finalize(st->cid_stmts[k]);
+		sqlite3_finalize(st->pc_stmts[k]);
 	}
 	free(st->sites.v);
+	sqlite3_finalize(st->cid_stmts[BATCH_LOG + 1]);
+	sqlite3_finalize(st->pc_stmts[BATCH_LOG + 1]);
 	free(st->samples);
 	store__paths_exit(st);		/* its statements before the close */
 	sqlite3_close(st->db);
@@ -700,42 +700,40 @@ static int bind_cid(struct store *st, sqlite3_stmt *s, int64_t run_id,
 
 /*
  * A flush's samples by CID and by instruction, each row's columns in
- * the order of the table's key, sorted by it: SQLite then meets a row
- * on the page it met the last one on (a standalone replay of 8,000
- * rows of cid_samples took 1.6 us a row one upsert at a time in the
- * aggregate's hash order, 1.6 in batches of 32, 1.3 sorted, 0.6 sorted
- * and batched).  Not as an upsert of many rows, which can abort half-way
- * and so keeps a statement journal (store_int.h, batch_sql): an UPDATE
- * OR IGNORE of the rows there, then an INSERT OR IGNORE of them all
- * (the rows updated are there, so ignored), the UPDATE skipped while
- * the run has no rows in the table (its first flush).
+ * the order of the table's key, sorted by it, the rows of one key
+ * summed (two modules of one build are one row).  A run's first flush
+ * (no rows of it in the table) inserts them 32 a statement, INSERT OR
+ * IGNORE; later ones upsert them one a statement, in that order.
+ * Sorted, SQLite meets each row on the page it met the last one on.
+ * Standalone replays of cid_samples' rows, us a row: 8,000 new rows
+ * 1.6 one upsert at a time in hash order, 1.3 sorted, 0.6 sorted and
+ * 32 a statement; 8,000 rows a flush drawn from 30,000 keys, as a
+ * run's later flushes meet its earlier rows, 3.4 one at a time in hash
+ * order, 2.3 sorted, 2.3 sorted and 32 an upsert, 5.5 as an UPDATE OR
+ * IGNORE ... FROM (VALUES) and an INSERT OR IGNORE of 32 each.  An
+ * upsert of many rows can abort half-way, so SQLite keeps a statement
+ * journal for it, which spills to /var/tmp where its rows lie pages
+ * apart (store_int.h, batch_sql); one row a statement keeps none.
  */
 static const struct sample_table {
-	const char *table;
-	struct batch_sql update, insert;
+	const char *table, *upsert;
+	struct batch_sql insert;
 	int key;		/* leading columns; the rest are counts */
 } cid_table = {
-	"cid_samples", {
-		"UPDATE OR IGNORE cid_samples SET samples = samples +"
-		" v.column7, kernel_samples = kernel_samples + v.column8"
-		" FROM (VALUES ", ") AS v WHERE cid_samples.run_id ="
-		" v.column1 AND cid_samples.pid = v.column2 AND"
-		" cid_samples.tid = v.column3 AND cid_samples.program_id ="
-		" v.column4 AND cid_samples.function_id = v.column5 AND"
-		" cid_samples.height = v.column6", 8, "writing samples", 0
-	}, {
+	"cid_samples",
+	"INSERT INTO cid_samples (run_id, pid, tid, program_id, function_id,"
+	" height, samples, kernel_samples) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+	" ON CONFLICT DO UPDATE SET samples = samples + excluded.samples,"
+	" kernel_samples = kernel_samples + excluded.kernel_samples", {
 		"INSERT OR IGNORE INTO cid_samples (run_id, pid, tid,"
 		" program_id, function_id, height, samples, kernel_samples)"
 		" VALUES ", "", 8, "writing samples", 0
 	}, 6
 }, pc_table = {
-	"pc_samples", {
-		"UPDATE OR IGNORE pc_samples SET samples = samples +"
-		" v.column5 FROM (VALUES ", ") AS v WHERE pc_samples.run_id ="
-		" v.column1 AND pc_samples.function_id = v.column2 AND"
-		" pc_samples.offset = v.column3 AND pc_samples.pid ="
-		" v.column4", 5, "writing samples", 0
-	}, {
+	"pc_samples",
+	"INSERT INTO pc_samples (run_id, function_id, offset, pid, samples)"
+	" VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET samples ="
+	" samples + excluded.samples", {
 		"INSERT OR IGNORE INTO pc_samples (run_id, function_id,"
 		" offset, pid, samples) VALUES ", "", 5, "writing samples", 0
 	}, 4
@@ -766,15 +764,15 @@ static void bind_sample(const void *arg, size_t row, sqlite3_stmt *s,
 		sqlite3_bind_int64(s, first + c, b->rows[row].v[c]);
 }
 
-/* Writes st->samples[0, @n) of run @run_id into @t, sorted first, the
- * rows of one key summed into one (two modules of one build are one
- * row), with @stmts: the UPDATE's, then the INSERT's. */
+/* Writes st->samples[0, @n) of run @run_id into @t, with @stmts
+ * (the INSERT's, BATCH_LOG + 1 of them, then the upsert's). */
 static int write_samples(struct store *st, int64_t run_id,
-			 sqlite3_stmt *(*stmts)[BATCH_LOG + 1],
-			 const struct sample_table *t, size_t n)
+			 sqlite3_stmt **stmts, const struct sample_table *t,
+			 size_t n)
 {
 	struct sample_row *r = st->samples;
 	struct sample_batch b = { r, t->insert.ncols };
+	sqlite3_stmt **up = &stmts[BATCH_LOG + 1];
 	char sql[96];
 	int64_t there = 0;
 	size_t m = 0, took;
@@ -795,14 +793,18 @@ static int write_samples(struct store *st, int64_t run_id,
 		 " run_id = ?)", t->table);
 	if (store__ints(st, "writing samples", &there, 1, sql, "i", run_id) < 0)
 		return -1;
-	took = 0;
-	if (there && store__insert_rows(st, stmts[0], &t->update, n,
-					bind_sample, &b, &took))
-		return -1;
-	if (took == n)
-		return 0;
-	return store__insert_rows(st, stmts[1], &t->insert, n, bind_sample,
-				  &b, &took);
+	if (!there)
+		return store__insert_rows(st, stmts, &t->insert, n,
+					  bind_sample, &b, &took);
+	if (!*up && sqlite3_prepare_v3(st->db, t->upsert, -1,
+				       SQLITE_PREPARE_PERSISTENT, up, NULL))
+		return store__db_error(st, "writing samples");
+	for (size_t i = 0; i < n; i++) {
+		bind_sample(&b, i, *up, 1);
+		if (store__step_done(st, *up, "writing samples"))
+			return -1;
+	}
+	return 0;
 }
 
 static int write_counts(struct store *st, int64_t run_id,

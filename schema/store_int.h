@@ -123,12 +123,13 @@ struct store {
 		sqlite3_stmt *ins_funcs[BATCH_LOG + 1];
 	} rows;
 	/* write_counts()'s rows of cid_samples and pc_samples (store.c),
-	 * sorted by the table's key and written BATCH_MAX a statement (an
-	 * UPDATE's, then an INSERT's): an upsert a row in the aggregate's
-	 * hash order was 29 % of a 10 kHz record's own CPU */
+	 * sorted by the table's key: a run's first BATCH_MAX an INSERT,
+	 * later ones an upsert each (an upsert a row in the aggregate's
+	 * hash order was 29 % of a 10 kHz record's own CPU); the INSERTs'
+	 * statements by size, then the upsert's */
 	struct sample_row { int64_t v[8]; } *samples;
 	size_t samples_cap;
-	sqlite3_stmt *cid_stmts[2][BATCH_LOG + 1], *pc_stmts[2][BATCH_LOG + 1];
+	sqlite3_stmt *cid_stmts[BATCH_LOG + 2], *pc_stmts[BATCH_LOG + 2];
 	/* prepared on first use by report_store.c */
 	sqlite3_stmt *ins_unknown, *ins_inferred, *ins_function, *ins_explained,
 		     *sel_inlined;
