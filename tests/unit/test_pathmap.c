@@ -459,6 +459,23 @@ static void count_temp_files(void)
 	sqlite3_vfs_register(&counting, 1);
 }
 
+/* A new database at @db (a mkstemp() template, filled in) with one run
+ * of @kind, its id in *@run. */
+static struct store *new_run(char *db, const char *kind, int64_t *run)
+{
+	struct run_info ri = { kind, "t", 0, "cpu-clock", "cpu-clock", 0, 0,
+			       1000 };
+	char err[512];
+	int fd = mkstemp(db);
+	struct store *st;
+
+	close(fd);
+	unlink(db);
+	st = store__open(db, err, sizeof(err));
+	store__begin_run(st, &ri, run);
+	return st;
+}
+
 /*
  * A flush of 30,000 new nodes writes every row (a hundred of the 32-row
  * statements at each depth), and a second one the counts of nodes whose
@@ -468,19 +485,12 @@ static void count_temp_files(void)
  */
 static void test_wide(void)
 {
-	char db[] = "/tmp/icppd-wide-XXXXXX", err[512];
-	int fd = mkstemp(db);
+	char db[] = "/tmp/icppd-wide-XXXXXX";
 	struct pathmap *pm = pathmap__new(100000);
 	struct store_batch batch = { .paths = pm };
-	struct run_info ri = { "train", "t", 0, "cpu-clock", "cpu-clock", 0, 0,
-			       1000 };
-	struct store *st;
 	int64_t run;
+	struct store *st = new_run(db, "train", &run);
 
-	close(fd);
-	unlink(db);
-	st = store__open(db, err, sizeof(err));
-	store__begin_run(st, &ri, &run);
 	add_wide(pm, mod, 15000, 0);
 	temp_opens = 0;
 	is_int(store__flush(st, run, &batch), 0, "30,000 nodes flush");
@@ -524,20 +534,13 @@ static void add_sample(struct aggregate *a, const struct module *m, int i)
  */
 static void test_wide_samples(void)
 {
-	char db[] = "/tmp/icppd-samples-XXXXXX", err[512];
-	int fd = mkstemp(db);
+	char db[] = "/tmp/icppd-samples-XXXXXX";
 	struct module *twin = module__open("/proc/self/exe");
 	struct aggregate *a = aggregate__new(100000);
 	struct store_batch batch = { .agg = a };
-	struct run_info ri = { "record", "t", 0, "cpu-clock", "cpu-clock", 0, 0,
-			       1000 };
-	struct store *st;
 	int64_t run;
+	struct store *st = new_run(db, "record", &run);
 
-	close(fd);
-	unlink(db);
-	st = store__open(db, err, sizeof(err));
-	store__begin_run(st, &ri, &run);
 	for (int i = 0; i < 20000; i++)
 		add_sample(a, mod, i);
 	temp_opens = 0;
