@@ -123,10 +123,11 @@ struct store {
 		sqlite3_stmt *ins_funcs[BATCH_LOG + 1];
 	} rows;
 	/* write_counts()'s rows of cid_samples and pc_samples (store.c),
-	 * sorted by the table's key: a run's first BATCH_MAX an INSERT,
-	 * later ones an upsert each (an upsert a row in the aggregate's
-	 * hash order was 29 % of a 10 kHz record's own CPU); the INSERTs'
-	 * statements by size, then the upsert's */
+	 * sorted by the table's key: a run's first flush inserts them
+	 * BATCH_MAX a statement, later flushes upsert them one a statement
+	 * (one upsert a row in the aggregate's hash order was 29 % of a
+	 * 10 kHz record's own CPU); the INSERTs' statements by size, then
+	 * the upsert's */
 	struct sample_row { int64_t v[8]; } *samples;
 	size_t samples_cap;
 	sqlite3_stmt *cid_stmts[BATCH_LOG + 2], *pc_stmts[BATCH_LOG + 2];
