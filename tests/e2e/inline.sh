@@ -152,7 +152,10 @@ for bad in "'x' || $tab || 'f' || $tab || '1' || $nl || 'y' || $tab || 'f' || $t
 	"'x' || $tab || 'f' || $tab || '99999999999' || $nl || $tab || 'f' || $tab || '1'"; do
 	q "UPDATE inlined SET chain = $bad WHERE instr(chain, $tab)" "$tmp/g.db"
 	"$ICPPD" report -d "$tmp/g.db" -f folded >"$tmp/g4" 2>/dev/null
-	grep -q inlined "$tmp/g4"
+	# the program's inlined frames or the row's: libc's, read from its
+	# debug file where its rows are left out too, may show (a rare
+	# sample at a libc address with inlined functions)
+	grep -Eq '(^|;)(x|y|mix|helper_a|helper_b|cold_helper) \(inlined\)' "$tmp/g4"
 	ok $((! $?)) "a row a report did not write, left out: $bad"
 	q "UPDATE inlined SET chain = 'b' || $tab || $tab || '1' || $nl || $tab || $tab || '1' WHERE chain = $bad" "$tmp/g.db"
 done
