@@ -10,7 +10,7 @@
 # where stacks are deep; its rings 4 MiB a CPU, as icppd's); icppd
 # record --no-learn (identifiers only); icppd record (learning call
 # paths in bursts, the default: at the sampling rate while on, taking
-# the main event's turn, up to 1 kHz; above, at 500 Hz beside it, with
+# the main event's turn, up to 1 kHz; above, at 1 kHz beside it, with
 # leaf copies on at most 2500 samples a second; its CFI
 # cache filled by the first round, as a user's first record fills it);
 # icppd record --no-cache (icppd-cold: every binary's frame section
@@ -20,8 +20,7 @@
 # second; icppd-l25-all, not in the default MODES: the same with a leaf
 # copy at every sample (--leaf-freq 0); icppd-l1k, not in the default
 # MODES: --learn-freq 1000 (at -F 10000 the learner beside the main
-# event, as the default's was before it went to 500 Hz, not taking its
-# turn: whole copies at 1 kHz while it bursts,
+# event, not taking its turn: whole copies at 1 kHz while it bursts,
 # leaf copies at 1 kHz); icppd-s2k, not in the default MODES either:
 # --stack-size 2048, every learning copy the innermost 2 KiB only
 # (fragments: docs/benchmarks.md, "what the innermost frames cost").

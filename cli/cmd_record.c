@@ -38,7 +38,7 @@ static const struct cli_option record_options[] = {
 	{ "learn-freq", 0, CLI_UINT, RUN_OPT(learn_freq), "HZ",
 	  "samples per second of the learning event while it is on "
 	  "(default: the sampling rate up to 1000, when it takes the main "
-	  "event's turn and its samples are exact ones; 500 above it; "
+	  "event's turn and its samples are exact ones; 1000 above it; "
 	  "-F's rate: every sample exact at any rate)", 1,
 	  RUN_MAX_LEARN_HZ },
 	{ "leaf-stack", 0, CLI_UINT, RUN_OPT(leaf_stack), "BYTES",

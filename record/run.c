@@ -305,7 +305,7 @@ static uint32_t leaf_stack(const struct run *r)
  * The learning event's rate while it is on: --learn-freq, or the
  * sampling rate up to RUN_TURN_HZ (a learning sample is an exact one,
  * so learning at that rate gives perf --call-graph dwarf's accuracy;
- * bursts end once the samples stop finding new paths), RUN_BESIDE_HZ
+ * bursts end once the samples stop finding new paths), RUN_TURN_HZ
  * above it, or ICPPD_DEFAULT_FREQ for an event sampled by period.  The
  * learner is a CPU clock: --learn-freq's bound.
  */
@@ -315,7 +315,7 @@ static uint64_t learn_hz(const struct run *r)
 
 	if (r->o->learn_freq)
 		return r->o->learn_freq;
-	return hz <= RUN_TURN_HZ ? hz : RUN_BESIDE_HZ;
+	return hz < RUN_TURN_HZ ? hz : RUN_TURN_HZ;
 }
 
 /* The default ring for learning with copies of @stack bytes, and the

@@ -37,16 +37,12 @@ struct store;
 #define RUN_MAX_LEARN_HZ 10000
 /* Without --learn-freq, the learner takes the main event's turn (every
  * sample it takes exact) up to this sampling rate; above it, it learns
- * beside the main event at RUN_BESIDE_HZ, while leaf copies
- * (--leaf-freq) give the innermost frames: at -F 10000 a record of g++
- * cost 1.20 times perf's CPU taking turns, against perf --call-graph
- * dwarf's 1.10, and 1.06 beside it at 1000 Hz (docs/benchmarks.md,
- * "Issue 53: leaf copies at high rates").  At 500 Hz the recorder's
- * own CPU was 0.888 (g++) and 0.920 (make) of that at 1000 Hz, and the
- * k = 3 ratio 0.908 and 0.925 against 0.907 and 0.935 (250 Hz: 0.902
- * and 0.914; docs/benchmarks.md, "the samples' rows sorted"). */
+ * beside the main event at this rate, while leaf copies (--leaf-freq)
+ * give the innermost frames: at -F 10000 a record of g++ cost 1.20
+ * times perf's CPU taking turns, against perf --call-graph dwarf's
+ * 1.10, and 1.06 so (docs/benchmarks.md, "Issue 53: leaf copies at
+ * high rates"). */
 #define RUN_TURN_HZ 1000
-#define RUN_BESIDE_HZ 500
 /* The kernel's limit: the record size is a u16. */
 #define RUN_MAX_STACK 65528
 

@@ -67,7 +67,7 @@ is "$(counter "$run" leaf.samples)" "$(q "SELECT sum(samples) FROM cid_samples W
 	"--leaf-freq 0: every sample copies"
 
 # Above 1000 Hz the default record learns beside the main event at
-# 500 Hz, leaf copies giving the innermost frames (at most 2500 a
+# 1000 Hz, leaf copies giving the innermost frames (at most 2500 a
 # second: at 4000 Hz between a 32nd and nine tenths of the samples);
 # --learn-freq at the sampling rate takes its turn, every sample exact.
 "$ICPPD" record -q -d "$db" -F 4000 -- "$PROGS/heights-nofp" 100 >/dev/null 2>&1
