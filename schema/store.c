@@ -440,12 +440,12 @@ void store__close(struct store *st)
 		sqlite3_finalize(stmts[i]);
 	for (int k = 0; k <= BATCH_LOG; k++) {
 		sqlite3_finalize(st->sites.stmts[k]);
-		sqlite3_finalize(st->cid_stmts[k]);
-		sqlite3_finalize(st->pc_stmts[k]);
+		sqlite3_finalize(st->cid_stmts.insert[k]);
+		sqlite3_finalize(st->pc_stmts.insert[k]);
 	}
 	free(st->sites.v);
-	sqlite3_finalize(st->cid_stmts[BATCH_LOG + 1]);
-	sqlite3_finalize(st->pc_stmts[BATCH_LOG + 1]);
+	sqlite3_finalize(st->cid_stmts.upsert);
+	sqlite3_finalize(st->pc_stmts.upsert);
 	free(st->samples);
 	store__paths_exit(st);		/* its statements before the close */
 	sqlite3_close(st->db);
@@ -764,15 +764,14 @@ static void bind_sample(const void *arg, size_t row, sqlite3_stmt *s,
 		sqlite3_bind_int64(s, first + c, b->rows[row].v[c]);
 }
 
-/* Writes st->samples[0, @n) of run @run_id into @t, with @stmts
- * (the INSERT's, BATCH_LOG + 1 of them, then the upsert's). */
+/* Writes st->samples[0, @n) of run @run_id into @t, with @stmts. */
 static int write_samples(struct store *st, int64_t run_id,
-			 sqlite3_stmt **stmts, const struct sample_table *t,
-			 size_t n)
+			 struct sample_stmts *stmts,
+			 const struct sample_table *t, size_t n)
 {
 	struct sample_row *r = st->samples;
 	struct sample_batch b = { r, t->insert.ncols };
-	sqlite3_stmt **up = &stmts[BATCH_LOG + 1];
+	sqlite3_stmt **up = &stmts->upsert;
 	char sql[96];
 	int64_t there = 0;
 	size_t m = 0, took;
@@ -794,7 +793,7 @@ static int write_samples(struct store *st, int64_t run_id,
 	if (store__ints(st, "writing samples", &there, 1, sql, "i", run_id) < 0)
 		return -1;
 	if (!there)
-		return store__insert_rows(st, stmts, &t->insert, n,
+		return store__insert_rows(st, stmts->insert, &t->insert, n,
 					  bind_sample, &b, &took);
 	if (!*up && sqlite3_prepare_v3(st->db, t->upsert, -1,
 				       SQLITE_PREPARE_PERSISTENT, up, NULL))
@@ -844,7 +843,7 @@ static int write_counts(struct store *st, int64_t run_id,
 			prog, fid, k->height, (int64_t)cids[i].samples,
 			(int64_t)cids[i].kernel } };
 	}
-	if (write_samples(st, run_id, st->cid_stmts, &cid_table, n))
+	if (write_samples(st, run_id, &st->cid_stmts, &cid_table, n))
 		return -1;
 	offcpu = aggregate__offcpu(agg, &n);
 	for (size_t i = 0; i < n; i++) {
@@ -871,7 +870,7 @@ static int write_counts(struct store *st, int64_t run_id,
 		st->samples[i] = (struct sample_row){ { run_id, fid,
 			pcs[i].offset, pcs[i].pid, (int64_t)pcs[i].samples } };
 	}
-	if (write_samples(st, run_id, st->pc_stmts, &pc_table, n))
+	if (write_samples(st, run_id, &st->pc_stmts, &pc_table, n))
 		return -1;
 	kch = aggregate__kchains(agg, &n);
 	for (size_t i = 0; i < n; i++) {

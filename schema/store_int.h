@@ -126,11 +126,13 @@ struct store {
 	 * sorted by the table's key: a run's first flush inserts them
 	 * BATCH_MAX a statement, later flushes upsert them one a statement
 	 * (one upsert a row in the aggregate's hash order was 29 % of a
-	 * 10 kHz record's own CPU); the INSERTs' statements by size, then
+	 * 10 kHz record's own CPU): the INSERTs' statements by size, and
 	 * the upsert's */
 	struct sample_row { int64_t v[8]; } *samples;
 	size_t samples_cap;
-	sqlite3_stmt *cid_stmts[BATCH_LOG + 2], *pc_stmts[BATCH_LOG + 2];
+	struct sample_stmts {
+		sqlite3_stmt *insert[BATCH_LOG + 1], *upsert;
+	} cid_stmts, pc_stmts;
 	/* prepared on first use by report_store.c */
 	sqlite3_stmt *ins_unknown, *ins_inferred, *ins_function, *ins_explained,
 		     *sel_inlined;
