@@ -123,16 +123,26 @@ struct store {
 		sqlite3_stmt *ins_funcs[BATCH_LOG + 1];
 	} rows;
 	/* write_counts()'s rows of cid_samples and pc_samples (store.c),
-	 * sorted by the table's key: a run's first flush inserts them
-	 * BATCH_MAX a statement, later flushes upsert them one a statement
-	 * (one upsert a row in the aggregate's hash order was 29 % of a
-	 * 10 kHz record's own CPU): the INSERTs' statements by size, and
-	 * the upsert's */
+	 * sorted by the table's key: rows new to the run go in BATCH_MAX
+	 * a statement, the others are upserted one a statement (one upsert
+	 * a row in the aggregate's hash order was 29 % of a 10 kHz
+	 * record's own CPU); @fresh: the new rows' indexes */
 	struct sample_row { int64_t v[8]; } *samples;
 	size_t samples_cap;
-	struct sample_stmts {
+	uint32_t *fresh;
+	size_t fresh_cap;
+	struct sample_writes {
+		/* the INSERTs' statements by size, and the upsert's */
 		sqlite3_stmt *insert[BATCH_LOG + 1], *upsert;
-	} cid_stmts, pc_stmts;
+		/* The hashes of the keys of the rows written for run_id
+		 * (0: an empty slot): every row of the run in the table
+		 * has its key's hash here while @complete, so a row whose
+		 * hash is not is new (a collision costs an upsert). */
+		uint64_t *keys;
+		size_t keys_mask, nkeys;
+		int64_t run_id;
+		bool complete;
+	} cid_writes, pc_writes;
 	/* prepared on first use by report_store.c */
 	sqlite3_stmt *ins_unknown, *ins_inferred, *ins_function, *ins_explained,
 		     *sel_inlined;

@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "binary/module.h"
@@ -538,6 +539,7 @@ static void test_wide_samples(void)
 	struct module *twin = module__open("/proc/self/exe");
 	struct aggregate *a = aggregate__new(100000);
 	struct store_batch batch = { .agg = a };
+	char err[512];
 	int64_t run;
 	struct store *st = new_run(db, "record", &run);
 
@@ -565,6 +567,31 @@ static void test_wide_samples(void)
 	is_int(query(db, "SELECT samples FROM pc_samples WHERE offset = 0"),
 	       3, "... and its instruction's");
 	is_int(temp_opens, 0, "no temporary file: no statement journal");
+	/* A row of the run that this store did not write: the flush that
+	 * meets it as new fails, its counts kept, and the next one
+	 * upserts every row. */
+	query(db, "INSERT INTO cid_samples SELECT run_id, pid, tid,"
+	      " program_id, function_id, 16 * 30001, 5, 0 FROM cid_samples"
+	      " LIMIT 1");
+	aggregate__clear(a);
+	add_sample(a, mod, 30000);
+	is_int(store__flush(st, run, &batch), -1,
+	       "a row the store did not write: the flush fails");
+	ok(strstr(store__error(st), "1 of 1 new rows of cid_samples were"
+		  " there already") != NULL, "... saying so (%s)",
+	   store__error(st));
+	is_int(store__flush(st, run, &batch), 0, "... and the next one writes");
+	is_int(query(db, "SELECT samples FROM cid_samples WHERE height ="
+		     " 16 * 30001"), 6, "... its sample added to the row");
+	is_int(query(db, "SELECT samples FROM pc_samples WHERE offset ="
+		     " 30000"), 1, "... and its instruction's once");
+	store__close(st);
+	/* The run again from another store: it finds the run's rows and
+	 * adds to them. */
+	st = store__open(db, err, sizeof(err));
+	is_int(store__flush(st, run, &batch), 0, "another store flushes the run");
+	is_int(query(db, "SELECT count(*) * 100 + sum(samples) FROM cid_samples"
+		     " WHERE height = 16 * 30001"), 107, "... adding to its rows");
 	store__close(st);
 	aggregate__delete(a);
 	module__delete(twin);
