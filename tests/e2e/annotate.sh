@@ -30,11 +30,14 @@ ok $("$ICPPD" annotate -d "$db" --no-source work | grep -q 'BURN();'; [ $? -ne 0
 
 # perf annotate's shares of the same function, instruction by instruction,
 # of the same run: icppd records perf recording the program, both at
-# 10 kHz, about 4,000 samples each in work.  An instruction's share then
-# differs by sampling alone, 0.45 points (one standard deviation; the
-# burn loop's instructions hold 99 % or 1 %): two separate runs also
-# differ by where a loaded machine's timer interrupts land (2.1 points
-# once, with the suite running beside them).
+# 10 kHz, about 4,000 samples each in work.  The burn loop's three
+# instructions hold about 67, 28 and 5 %: sampling alone moves the
+# difference of two such shares by sqrt(2 p (1 - p) / n), 1.05 points
+# for the first, and a loaded machine's timer interrupts land apart
+# (2.42 and 2.64 points in two clean clones' suites, where a fixed
+# 2-point bound failed).  Each instruction's bound is four of its
+# standard deviations and half a point, at least 1.5 points: an
+# instruction's samples given to its neighbour moves 5 to 67 points.
 if command -v perf >/dev/null &&
 	"$ICPPD" record -q -F 10000 -d "$tmp/f.db" -- perf record -q -e cpu-clock:u -F 10000 \
 	-o "$tmp/perf.data" -- "$PROGS/heights-nofp" $ms >/dev/null 2>&1 && [ -s "$tmp/perf.data" ]; then
@@ -42,11 +45,16 @@ if command -v perf >/dev/null &&
 		awk '$2 == ":" && $3 ~ /^[0-9a-f]+:$/ { sub(/:$/, "", $3); print $3, $1 }' >"$tmp/perf.pct"
 	"$ICPPD" annotate -d "$tmp/f.db" work |
 		awk '$2 == ":" && $3 ~ /^[0-9a-f]+:$/ { sub(/:$/, "", $3); print $3, $1 }' >"$tmp/icppd.pct"
-	worst=$(awk 'FILENAME == ARGV[1] { p[$1] = $2; next }
-		{ d = $2 - p[$1]; if (d < 0) d = -d; if (!($1 in p)) d = 100; if (d > w) { w = d; at = $1 } }
-		END { printf "%.2f at %s\n", w, at }' "$tmp/perf.pct" "$tmp/icppd.pct")
-	ok $([ -s "$tmp/perf.pct" ] && awk -v w="${worst%% *}" 'BEGIN { exit !(w <= 2) }'; echo $?) \
-		"every instruction's share within 2 points of perf annotate's (worst $worst)"
+	fn=$(q "SELECT sum(p.samples) FROM pc_samples p JOIN functions f ON f.id = p.function_id
+		WHERE f.name = 'work'" "$tmp/f.db")
+	worst=$(awk -v n="${fn:-1}" 'FILENAME == ARGV[1] { p[$1] = $2; next }
+		{ d = $2 - p[$1]; if (d < 0) d = -d; if (!($1 in p)) d = 100
+		  s = ($2 + p[$1]) / 200; b = 400 * sqrt(2 * s * (1 - s) / n) + 0.5
+		  if (b < 1.5) b = 1.5
+		  if (d / b > r) { r = d / b; w = d; at = $1 } }
+		END { printf "%.2f %.2f at %s\n", r, w, at == "" ? "-" : at }' "$tmp/perf.pct" "$tmp/icppd.pct")
+	ok $([ -s "$tmp/perf.pct" ] && awk -v r="${worst%% *}" 'BEGIN { exit !(r <= 1) }'; echo $?) \
+		"every instruction's share within its bound of perf annotate's ($fn samples; worst difference over bound, difference, instruction: $worst)"
 	is "$(wc -l <"$tmp/icppd.pct" | tr -d ' ')" "$(wc -l <"$tmp/perf.pct" | tr -d ' ')" \
 		"... the same instructions as perf's"
 else
