@@ -34,8 +34,8 @@ ok $("$ICPPD" annotate -d "$db" --no-source work | grep -q 'BURN();'; [ $? -ne 0
 # instructions hold about 67, 28 and 5 %: sampling alone moves the
 # difference of two such shares by sqrt(2 p (1 - p) / n), 1.05 points
 # for the first, and a loaded machine's timer interrupts land apart
-# (2.42 and 2.64 points in two clean clones' suites, where a fixed
-# 2-point bound failed).  Each instruction's bound is four of its
+# (2.42 and 2.64 points in two clean clones' suites, the second with
+# busy loops beside it, where a fixed 2-point bound failed).  Each instruction's bound is four of its
 # standard deviations and half a point, at least 1.5 points: an
 # instruction's samples given to its neighbour moves 5 to 67 points.
 if command -v perf >/dev/null &&
