@@ -42,9 +42,9 @@ struct store;
  * times perf's CPU taking turns, against perf --call-graph dwarf's
  * 1.10, and 1.06 so (docs/benchmarks.md, "Issue 53: leaf copies at
  * high rates").  Fewer copies above it (the learner at 250 Hz, leaf
- * copies at 1000) cut the recorder's CPU by a third and cost the first
- * report twice the search and 0.11-0.21 of the k = 3 ratio on g++ and
- * clang++ ("fewer copies above 1 kHz"). */
+ * copies at 1000) cut the recorder's CPU by a quarter to a third, and
+ * cost the first report twice the search and 0.11-0.21 of the k = 3
+ * ratio on g++ and clang++ ("fewer copies above 1 kHz"). */
 #define RUN_TURN_HZ 1000
 /* The kernel's limit: the record size is a u16. */
 #define RUN_MAX_STACK 65528
