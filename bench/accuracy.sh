@@ -37,6 +37,10 @@
 # perf user gets for a Go program, beside what icppd gives.
 #
 # The reference (ref) is perf, or Go's profiler on the go-pprof row.
+# "rounds" is the lowest and highest of the rounds' own ratios: one
+# round of g++ or clang++ moves by 0.1 (docs/benchmarks.md, "fewer
+# copies above 1 kHz"), so a change is judged by the medians of
+# several, never by one.
 #
 # Usage: bench/accuracy.sh [BUILDDIR]   (default: build, made by ./demo.sh)
 # Environment: REPS (default 5), EVENT (cpu-clock), FREQ (1000), K (3),
@@ -178,13 +182,17 @@ run_one() {	# run_one MODE CMD...: prints "ceiling icppd left-out whole perf-fp"
 
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
+rounds() {	# rounds NAME: the lowest and highest round's icppd/ref ratio
+	awk '$1 > 0 { r = $2 / $1; if (!n++ || r < lo) lo = r; if (n == 1 || r > hi) hi = r }
+	     END { if (n) printf "%.2f-%.2f", lo, hi; else printf "-" }' "$work/$1.one"
+}
 
 modes=one pprof_line=
 prior_opts=${PRIOR_LEARN-${LEARN:-}}
 printf '# %s, %s Hz, k = %s, %s repetitions; medians; %s CPUs; record %s' \
 	"$event" "$freq" "$k" "$reps" "$(nproc)" "${LEARN:-(default)}"
 [ "${PRIOR:-0}" = 0 ] && echo || echo ", after ${PRIOR} record(s) ${prior_opts:-(default)}"
-printf '%-15s %12s %12s %8s %9s %8s %8s\n' workload ref-vs-ref icppd-vs-ref ratio left-out whole ratio
+printf '%-15s %12s %12s %8s %10s %9s %8s %8s\n' workload ref-vs-ref icppd-vs-ref ratio rounds left-out whole ratio
 for w in ${WORKLOADS:-$workloads}; do
 	workload "$w"
 	graph=dwarf freq=${FREQ:-1000}
@@ -196,7 +204,7 @@ for w in ${WORKLOADS:-$workloads}; do
 	eval "set -- $cmd"
 	interleave "$w" run_one "$@"
 	c=$(col "$w" one 1) i=$(col "$w" one 2) l=$(col "$w" one 3) x=$(col "$w" one 4)
-	printf '%-15s %12s %12s %8s %9s %8s %8s\n' "$w" "$c" "$i" "$(ratio "$i" "$c")" "$l" "$x" "$(ratio "$x" "$c")"
+	printf '%-15s %12s %12s %8s %10s %9s %8s %8s\n' "$w" "$c" "$i" "$(ratio "$i" "$c")" "$(rounds "$w")" "$l" "$x" "$(ratio "$x" "$c")"
 	[ "$graph" != pprof ] || pprof_line="$pprof_line$w: perf --call-graph fp against Go's profiler $(col "$w" one 5), ratio $(ratio "$(col "$w" one 5)" "$c") (icppd $(ratio "$i" "$c"))
 "
 done
