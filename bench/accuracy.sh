@@ -183,7 +183,7 @@ run_one() {	# run_one MODE CMD...: prints "ceiling icppd left-out whole perf-fp"
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
 rounds() {	# rounds NAME: the lowest and highest round's icppd/ref ratio
-	awk '$1 > 0 { r = $2 / $1; if (!n++ || r < lo) lo = r; if (n == 1 || r > hi) hi = r }
+	awk '$1 > 0 { r = $2 / $1; if (!n++) lo = hi = r; if (r < lo) lo = r; if (r > hi) hi = r }
 	     END { if (n) printf "%.2f-%.2f", lo, hi; else printf "-" }' "$work/$1.one"
 }
 

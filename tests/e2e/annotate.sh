@@ -35,9 +35,10 @@ ok $("$ICPPD" annotate -d "$db" --no-source work | grep -q 'BURN();'; [ $? -ne 0
 # difference of two such shares by sqrt(2 p (1 - p) / n), 1.05 points
 # for the first, and a loaded machine's timer interrupts land apart
 # (2.42 and 2.64 points in two clean clones' suites, the second with
-# busy loops beside it, where a fixed 2-point bound failed).  Each instruction's bound is four of its
-# standard deviations and half a point, at least 1.5 points: an
-# instruction's samples given to its neighbour moves 5 to 67 points.
+# busy loops beside it, where a fixed 2-point bound failed).  Each
+# instruction's bound is four of its standard deviations and half a
+# point, at least 1.5 points: an instruction's samples given to its
+# neighbour moves 5 to 67 points.
 if command -v perf >/dev/null &&
 	"$ICPPD" record -q -F 10000 -d "$tmp/f.db" -- perf record -q -e cpu-clock:u -F 10000 \
 	-o "$tmp/perf.data" -- "$PROGS/heights-nofp" $ms >/dev/null 2>&1 && [ -s "$tmp/perf.data" ]; then
