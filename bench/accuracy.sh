@@ -52,7 +52,8 @@
 # default 0) and PRIOR_LEARN (their options, default LEARN's).  The run
 # scored is the last; PRIOR=1 PRIOR_LEARN= LEARN="--learn-freq 25" is
 # "a trickle record after one default record", PRIOR=4 with LEARN's
-# trickle "the fifth trickle run".
+# trickle "the fifth trickle run".  REPORT: options of the scored
+# reports (e.g. "--budget 0.8", the search's old default budget).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/workloads.sh"
 freq=${FREQ:-1000}
@@ -152,9 +153,11 @@ run_one() {	# run_one MODE CMD...: prints "ceiling icppd left-out whole perf-fp"
 	"$icppd" record -q ${LEARN:-} -e "$event" -F "$freq" -d "$work/a.db" -- "$@" >/dev/null
 	# whole stacks, and a function without a symbol as perf names it;
 	# as shown (cut where candidates disagree) and --whole-chains
-	"$icppd" report -d "$work/a.db" -f folded --k inf --exact --no-demangle --no-inline 2>/dev/null |
+	# shellcheck disable=SC2086
+	"$icppd" report ${REPORT:-} -d "$work/a.db" -f folded --k inf --exact --no-demangle --no-inline 2>/dev/null |
 		sed "$as_perf" >"$work/i.folded"
-	"$icppd" report -d "$work/a.db" -f folded --k inf --exact --no-demangle --no-inline --whole-chains 2>/dev/null |
+	# shellcheck disable=SC2086
+	"$icppd" report ${REPORT:-} -d "$work/a.db" -f folded --k inf --exact --no-demangle --no-inline --whole-chains 2>/dev/null |
 		sed "$as_perf" >"$work/w.folded"
 	if [ "$graph" = pprof ]; then
 		for x in i w; do
@@ -191,7 +194,8 @@ modes=one pprof_line=
 prior_opts=${PRIOR_LEARN-${LEARN:-}}
 printf '# %s, %s Hz, k = %s, %s repetitions; medians; %s CPUs; record %s' \
 	"$event" "$freq" "$k" "$reps" "$(nproc)" "${LEARN:-(default)}"
-[ "${PRIOR:-0}" = 0 ] && echo || echo ", after ${PRIOR} record(s) ${prior_opts:-(default)}"
+[ "${PRIOR:-0}" = 0 ] || printf ', after %s record(s) %s' "$PRIOR" "${prior_opts:-(default)}"
+[ -z "${REPORT:-}" ] && echo || echo "; report $REPORT"
 printf '%-15s %12s %12s %8s %10s %9s %8s %8s\n' workload ref-vs-ref icppd-vs-ref ratio rounds left-out whole ratio
 for w in ${WORKLOADS:-$workloads}; do
 	workload "$w"

@@ -77,8 +77,8 @@ const struct cli_command record_command = {
 };
 
 /* Recording ends when the command does: no inference here.  The
- * first report (or export) of the run infers it once, within its
- * budget, and stores the result for every later one (profile/). */
+ * first report (or export) of the run infers it once and stores the
+ * result for every later one (profile/). */
 static int record_finish(const struct run_result *res)
 {
 	struct export_result ex;

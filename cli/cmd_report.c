@@ -143,10 +143,11 @@ static const struct cli_option report_options[] = {
 	  "guess puts there (search chains through calls no learned path "
 	  "took)", 0, 0 },
 	{ "budget", 0, CLI_DOUBLE, OPT(budget), "S",
-	  "CPU seconds the first report of a run may spend searching for "
-	  "CIDs no path map explains, and as many reading the binaries' "
-	  "calls (once per build); what it leaves unknown is counted", 0, 0,
-	  .lo = 0, .hi = 86400, .dflt = "0.8" },
+	  "at most S CPU seconds for the first report of a run to spend "
+	  "searching for CIDs no path map explains, and as many reading "
+	  "the binaries' calls (once per build); what it leaves unknown is "
+	  "counted (default: none, every CID searched, each within its own "
+	  "bound of work)", 0, 0, .lo = 0, .hi = 86400 },
 };
 
 const struct cli_command report_command = {
@@ -421,7 +422,7 @@ static void request_of(const struct report_opts *o,
 
 int cmd_report(int argc, char **argv)
 {
-	struct report_opts o = { .min_percent = NAN };
+	struct report_opts o = { .min_percent = NAN, .budget = -1 };
 	struct report_view v = { 0 };
 	struct profile_request rq = { 0 };
 	struct fleet_query fq;

@@ -149,6 +149,13 @@ static int put_stack(struct body *b, struct cct *t, const struct cct_record *r,
 	return put(b, "]");
 }
 
+/* The search budget of a run's inference here, CPU seconds: a report's
+ * default is none (profile/run_profile.h), but the daemon's exporter
+ * has 60 s of CPU a round for every segment due and what it reads is
+ * any watched user's to craft; a report with no --budget infers a run
+ * that this left short again. */
+#define EXPORT_BUDGET_S 10
+
 /* Run @run_id's inferred stacks, per process, into @b: their samples,
  * or with @offcpu the microseconds their threads were blocked. */
 static int stack_rows(struct store *st, int64_t run_id, bool offcpu,
@@ -161,7 +168,7 @@ static int stack_rows(struct store *st, int64_t run_id, bool offcpu,
 	 * a fleet's stacks are physical frames, summed across hosts whether
 	 * or not each host has the DWARF, and the exporter reads none. */
 	struct profile_request rq = { .sel.run_id = run_id,
-		.sel.offcpu = offcpu, .budget_s = -1,
+		.sel.offcpu = offcpu, .budget_s = EXPORT_BUDGET_S,
 		.flags = RUN_PROFILE_BY_PID | RUN_PROFILE_STATIC |
 			 RUN_PROFILE_SAVE | RUN_PROFILE_DEBUGINFO };
 	struct profile pr;

@@ -618,7 +618,10 @@ static int explain_all(struct run_profile *p, struct infer *inf,
 	const struct budget sb = { cpu_now(), within->limit }, *b = &sb;
 	const struct infer_cand *c;
 	bool over = false;
+	char limit[48] = "";
 
+	if (!isinf(b->limit))
+		snprintf(limit, sizeof(limit), " (budget %.1f s)", b->limit);
 	if (t->n)
 		qsort(t->v, t->n, sizeof(*t->v), heaviest_first);
 	/* every CID sampled weighs the chains through it, the first
@@ -632,8 +635,8 @@ static int explain_all(struct run_profile *p, struct infer *inf,
 		struct infer_outcome o;
 
 		log__progress("inferring call paths: %zu of %zu context "
-			      "identifiers, %.1f s of CPU (budget %.1f s)", i,
-			      t->n, cpu_now() - b->start, b->limit);
+			      "identifiers, %.1f s of CPU%s", i, t->n,
+			      cpu_now() - b->start, limit);
 
 		if (!over && !infer__lookup(inf, d->program, d->func,
 					    d->height, &c) &&
@@ -1069,8 +1072,9 @@ static int add_maps(struct store *st, const struct store_selection *sel,
 	if (!p->calls)
 		return 0;
 	left = budget_left(b);
-	static_calls__limit(p->calls, left > 0 ?
-			    (uint64_t)(left * DECODE_BYTES_PER_S) : 1);
+	static_calls__limit(p->calls, left <= 0 ? 1 :
+			    left >= (double)UINT64_MAX / DECODE_BYTES_PER_S ?
+			    UINT64_MAX : (uint64_t)(left * DECODE_BYTES_PER_S));
 	return load_static(st, &all, p, inf);
 }
 

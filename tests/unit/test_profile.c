@@ -105,6 +105,14 @@ static void test_budget(struct store *st)
 	is_int(pr.p.searches, 0, "... and nothing was searched");
 	profile__exit(&pr);
 
+	/* none said: no cap, every CID searched within its own bound */
+	r.budget_s = -1;
+	is_int(profile__load(st, &r, &pr), 0, "the default budget: built");
+	ok(isinf(pr.p.budget_s), "... it is none (%g)", pr.p.budget_s);
+	is_int(pr.p.over_budget_cids, 0, "... nothing left over the budget");
+	is_int(pr.p.searches, 1, "... the CID was searched");
+	profile__exit(&pr);
+
 	r.budget_s = 10;
 	is_int(profile__load(st, &r, &pr), 0, "budget 10 s: built");
 	is_int(pr.p.over_budget_cids, 0, "... nothing left over the budget");
