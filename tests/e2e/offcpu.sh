@@ -160,10 +160,19 @@ dfold=$("$ICPPD" report -d "$tmp/d.db" --since 0 --off-cpu -f folded --exact 2>/
 folded=$dfold
 got=$(under ";worker;io_wait;read")
 want=$(awk '$1 == "OFFCPU" && $4 == "io_wait" { printf "%.0f\n", $5 * 1000 }' "$tmp/dtruth")
+longest=$(awk '$1 == "OFFCPU" && $4 == "io_wait" { printf "%.0f\n", $6 * 1000 }' "$tmp/dtruth")
+unres=$(q "SELECT coalesce(sum(value), 0) FROM run_counters WHERE name = 'offcpu.unresolved'" "$tmp/d.db")
 # (within 5 %: a flush dropped every wait still open, 5-10 % of them,
-# until a flush kept those whose modules it did not evict)
-ok $(within "$got" "$want" 0.05; echo $?) \
-	"daemon: the worker's wait under io_wait, $got us (the program measured $want us)"
+# until a flush kept those whose modules it did not evict; and, on a
+# loaded machine, the switches out before the daemon had the new
+# process's stack base have no CID: counted as offcpu.unresolved, each
+# losing at most the longest wait, 7 % of the worker's in one run of
+# the ASan build under the whole suite)
+ok $(within "$got" "$want" 0.05 ||
+	awk -v g="$got" -v w="$want" -v l="$longest" -v u="${unres:-0}" \
+		'BEGIN { exit !(g <= 1.05 * w && w - g <= 0.05 * w + u * l) }'
+	echo $?) \
+	"daemon: the worker's wait under io_wait, $got us (the program measured $want us; $unres switches out unresolved, the longest wait $longest us)"
 # each 1 s segment counts its own switches: their counters add up to
 # the switches stored and those never closed, not more (a later
 # segment's counters held the earlier ones')

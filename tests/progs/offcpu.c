@@ -5,7 +5,8 @@
  * after each sleep; a worker thread blocks in io_wait() on the pipe's
  * read end between the bytes.  The program measures the wall time it
  * spent inside each blocking call and says it in $TRUTH_FILE (or on
- * standard output): "OFFCPU pid tid function ms".
+ * standard output): "OFFCPU pid tid function ms longest_ms", the total
+ * and the longest single call.
  *
  * Usage: offcpu [ROUNDS [BURN_MS [SLEEP_MS]]] (default 10 20 30)
  *        offcpu pingpong N: two threads pass a byte back and forth
@@ -28,11 +29,12 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void say(const char *function, uint64_t ns)
+static void say(const char *function, uint64_t ns, uint64_t longest)
 {
 	char line[160];
-	int n = snprintf(line, sizeof(line), "OFFCPU %d %d %s %.3f\n",
-			 (int)getpid(), (int)gettid(), function, ns / 1e6);
+	int n = snprintf(line, sizeof(line), "OFFCPU %d %d %s %.3f %.3f\n",
+			 (int)getpid(), (int)gettid(), function, ns / 1e6,
+			 longest / 1e6);
 
 	truth_write(line, n, 1);
 }
@@ -53,24 +55,32 @@ NOINLINE static uint64_t wait_timer(uint64_t ns)
 	return now_ns() - t0;
 }
 
-NOINLINE static int io_wait(char *c, uint64_t *ns)
+/* The longest of @v and @x. */
+static uint64_t longer(uint64_t v, uint64_t x)
+{
+	return x > v ? x : v;
+}
+
+NOINLINE static int io_wait(char *c, uint64_t *ns, uint64_t *longest)
 {
 	uint64_t t0 = now_ns();
 	ssize_t n = read(pipefd[0], c, 1);
 
-	*ns += now_ns() - t0;
+	t0 = now_ns() - t0;
+	*ns += t0;
+	*longest = longer(*longest, t0);
 	return n == 1;
 }
 
 static void *worker(void *arg)
 {
-	uint64_t blocked = 0;
+	uint64_t blocked = 0, longest = 0;
 	char c;
 
 	(void)arg;
-	while (io_wait(&c, &blocked))
+	while (io_wait(&c, &blocked, &longest))
 		;
-	say("io_wait", blocked);
+	say("io_wait", blocked, longest);
 	return NULL;
 }
 
@@ -106,7 +116,7 @@ static int pingpong(long n)
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 10;
-	uint64_t sleep_ns = 30000000, slept = 0;
+	uint64_t sleep_ns = 30000000, slept = 0, longest = 0;
 	pthread_t t;
 
 	if (argc > 2 && !strcmp(argv[1], "pingpong"))
@@ -118,13 +128,17 @@ int main(int argc, char **argv)
 	if (pipe(pipefd) || pthread_create(&t, NULL, worker, NULL))
 		return 1;
 	for (int i = 0; i < rounds; i++) {
+		uint64_t ns;
+
 		burn_round();
-		slept += wait_timer(sleep_ns);
+		ns = wait_timer(sleep_ns);
+		slept += ns;
+		longest = longer(longest, ns);
 		if (write(pipefd[1], "x", 1) != 1)
 			return 1;
 	}
 	close(pipefd[1]);
 	pthread_join(t, NULL);
-	say("wait_timer", slept);
+	say("wait_timer", slept, longest);
 	return 0;
 }
