@@ -161,16 +161,18 @@ static struct state count_chains(struct search *s, int64_t h,
 {
 	struct map *m = s->m;
 	const struct infer_limits *lim = &s->inf->lim;
-	const struct callee *c = infer__find_callee(m, s->chain[depth]);
 	const struct state *st = find_state(m, s->chain[depth], h, guesses);
 	struct state r = { s->chain[depth], h, guesses, 0, 0, false, false };
 	bool cut = s->cut, pruned = s->pruned;
+	const struct callee *c;
 
-	if (st) {
+	if (st) {	/* before the callee's lookup: most states are met
+			 * again */
 		s->cut = s->cut || st->cut;
 		s->pruned = s->pruned || st->pruned;
 		return *st;
 	}
+	c = infer__find_callee(m, s->chain[depth]);
 	if (++s->states > lim->max_states) {
 		s->cut = true;
 		return r;
