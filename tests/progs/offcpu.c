@@ -65,10 +65,10 @@ NOINLINE static int io_wait(char *c, uint64_t *ns, uint64_t *longest)
 {
 	uint64_t t0 = now_ns();
 	ssize_t n = read(pipefd[0], c, 1);
+	uint64_t waited = now_ns() - t0;
 
-	t0 = now_ns() - t0;
-	*ns += t0;
-	*longest = longer(*longest, t0);
+	*ns += waited;
+	*longest = longer(*longest, waited);
 	return n == 1;
 }
 
