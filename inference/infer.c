@@ -343,8 +343,9 @@ static int learned_edges(struct map *m)
 		if (grow(&m->edges, &m->edges_cap, m->nedges + 1,
 			 sizeof(*m->edges), 1024))
 			return -ENOMEM;
-		m->edges[m->nedges++] = (struct edge){ c->func, p->func,
-			c->height - p->height, (double)c->total, false };
+		m->edges[m->nedges++] = (struct edge){ .callee = c->func,
+			.caller = p->func, .delta = c->height - p->height,
+			.count = (double)c->total };
 	}
 	return 0;
 }
@@ -563,8 +564,9 @@ static int derive_tails(struct map *m)
 					 1024))
 					return -ENOMEM;
 				m->edges[m->nedges++] = (struct edge){
-					m->tails[t].to, e.caller, e.delta, 0,
-					true };
+					.callee = m->tails[t].to,
+					.caller = e.caller, .delta = e.delta,
+					.proven = true };
 			}
 		}
 		if (m->nedges == end)
@@ -831,10 +833,13 @@ static int index_edges(struct map *m)
 	if (!ret)
 		ret = lowest_heights(m);
 	for (size_t i = 0; !ret && i < m->nedges; i++) {
-		const struct fnode *f = find_fnode(m, m->edges[i].caller);
+		struct edge *e = &m->edges[i];
+		const struct fnode *f = find_fnode(m, e->caller);
+		const struct callee *c = infer__find_callee(m, e->caller);
 
-		m->edges[i].caller_hmin = f ? f->hmin : NO_HEIGHT;
-		m->edges[i].caller_known = f && f->known;
+		e->caller_hmin = f ? f->hmin : NO_HEIGHT;
+		e->caller_known = f && f->known;
+		e->caller_callee = c ? (uint32_t)(c - m->callees) : NO_CALLEE;
 	}
 	/* each callee's learned edges first: a chain out of guesses
 	 * stops at its first edge only the binary shows */
@@ -884,7 +889,8 @@ int infer__add_call(struct infer *inf, int64_t program_id, int64_t caller,
 	if (grow(&m->edges, &m->edges_cap, m->nedges + 1, sizeof(*m->edges),
 		 1024))
 		return -ENOMEM;
-	m->edges[m->nedges++] = (struct edge){ callee, caller, delta, 0, true };
+	m->edges[m->nedges++] = (struct edge){ .callee = callee,
+		.caller = caller, .delta = delta, .proven = true };
 	m->dirty = true;
 	inf->stats.calls++;
 	return 0;

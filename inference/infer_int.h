@@ -71,13 +71,19 @@ struct cid_entry {
 struct edge {
 	int64_t callee, caller, delta;
 	double count;		/* learned samples through it */
-	bool proven;		/* a call the binary shows */
 	int64_t caller_hmin;	/* the caller's lowest possible height
 				 * (lowest_heights()), kept here so that a
 				 * search's step needs no lookup */
+	uint32_t caller_callee;	/* the caller's own entry in the map's
+				 * callees, NO_CALLEE where nothing calls
+				 * it: the search's next step needs no
+				 * lookup either */
+	bool proven;		/* a call the binary shows */
 	bool caller_known;	/* the caller has CIDs in the map: only
 				 * then is a CID looked up */
 };
+
+#define NO_CALLEE UINT32_MAX
 
 /* A tail call: @from's frame taken by @to. */
 struct tail {

@@ -140,6 +140,14 @@ static double anchors(const struct map *m, const struct callee *c,
 	return w;
 }
 
+/* The callee entry of @e's caller: the next step up. */
+static const struct callee *callee_of(const struct map *m,
+				      const struct edge *e)
+{
+	return e->caller_callee == NO_CALLEE ? NULL :
+	       &m->callees[e->caller_callee];
+}
+
 /* Can the frame of @e's caller at @up lie on a chain to a known CID? */
 static bool feasible(const struct map *m, const struct edge *e, int64_t up)
 {
@@ -154,25 +162,25 @@ static bool feasible(const struct map *m, const struct edge *e, int64_t up)
  * is expanded once per search, however many chains reach it.  (Memoising
  * only the uncut counts expanded every state near the edge bound once
  * per path that reached it: in cc1's call graph every search then ran
- * into the state bound, and a make report spent 20 s there.)
+ * into the state bound, and a make report spent 20 s there.)  @c is
+ * chain[depth]'s entry in the callees (NULL: nothing calls it), which
+ * each edge keeps for its caller: a state's step looks nothing up.
  */
 static struct state count_chains(struct search *s, int64_t h,
-				 unsigned depth, unsigned guesses)
+				 unsigned depth, unsigned guesses,
+				 const struct callee *c)
 {
 	struct map *m = s->m;
 	const struct infer_limits *lim = &s->inf->lim;
 	const struct state *st = find_state(m, s->chain[depth], h, guesses);
 	struct state r = { s->chain[depth], h, guesses, 0, 0, false, false };
 	bool cut = s->cut, pruned = s->pruned;
-	const struct callee *c;
 
-	if (st) {	/* before the callee's lookup: most states are met
-			 * again */
+	if (st) {	/* most states are met again */
 		s->cut = s->cut || st->cut;
 		s->pruned = s->pruned || st->pruned;
 		return *st;
 	}
-	c = infer__find_callee(m, s->chain[depth]);
 	if (++s->states > lim->max_states) {
 		s->cut = true;
 		return r;
@@ -199,10 +207,13 @@ static struct state count_chains(struct search *s, int64_t h,
 			struct state above;
 
 			s->chain[depth + 1] = e->caller;
-			above = count_chains(s, up, depth + 1, (unsigned)g);
+			above = count_chains(s, up, depth + 1, (unsigned)g,
+					     callee_of(m, e));
 			r.chains += above.chains;
-			r.reach += infer__edge_weight(e) / c->sum * above.reach *
-				   infer__observed(m, e->caller, up);
+			if (above.reach > 0)	/* most states reach none */
+				r.reach += infer__edge_weight(e) / c->sum *
+					   above.reach *
+					   infer__observed(m, e->caller, up);
 		} else {
 			s->cut = true;
 		}
@@ -739,7 +750,9 @@ static double deepen(struct search *s, int64_t height, unsigned guesses)
 		s->m->nstates = 0;
 		hindex__clear(&s->m->state_index);
 		s->cut = s->pruned = false;
-		chains = count_chains(s, height, 0, guesses).chains;
+		chains = count_chains(s, height, 0, guesses,
+				      infer__find_callee(s->m, s->chain[0]))
+				 .chains;
 		if (chains > 0 || s->err || s->max_edges >= lim->max_edges ||
 		    s->states > lim->max_states)
 			return chains;
