@@ -966,9 +966,14 @@ static int search_function(const struct module *m, uint64_t vaddr,
 		const struct symbol *s = &m->syms[lo - 1];
 
 		/* A sized symbol covers its range; an unsized one (hand-
-		 * written assembly) only when its FDE starts at it. */
+		 * written assembly) when its FDE starts at it, or, where
+		 * no FDE covers the address, up to the next symbol, as
+		 * perf sizes it: crtstuff's __do_global_dtors_aux has
+		 * neither size nor FDE, and a sample in __cxa_finalize at
+		 * exit returns into it (its frame pointer unwinds it). */
 		if ((s->size && vaddr - s->addr < s->size) ||
-		    (!s->size && have_fde && flo == s->addr)) {
+		    (!s->size && have_fde && flo == s->addr) ||
+		    (!s->size && !have_fde && lo < m->nsyms)) {
 			out->start = s->addr;
 			out->name = m->names + s->name.off;
 			return 0;

@@ -140,7 +140,9 @@ static struct module *crafted(const Elf64_Sym *syms, size_t nsyms,
 static void test_crafted(void)
 {
 	Elf64_Sym syms[3] = { { 0 }, ec_func(1, 0x1000, 16),
-			      ec_func(3, 0x1010, 0xfffffffffffffff0ULL) };
+			      ec_func(3, 0x1010, 0xfffffffffffffff0ULL) },
+		  unsized[4] = { { 0 }, ec_func(1, 0x1000, 16),
+				 ec_func(3, 0x1010, 0), ec_func(1, 0x1030, 16) };
 	char tmp[] = "/tmp/icppd-crafted-XXXXXX", err[256];
 	struct elf_image *img;
 	struct module_func f;
@@ -156,6 +158,21 @@ static void test_crafted(void)
 	is_str(f.name, "f", "crafted: by name");
 	is_str(module__build_id(m), "112233445566778899aabbccddeeff1021324354",
 	       "crafted: a 20-byte build-id is read");
+	module__delete(m);
+
+	/* An unsized symbol with no FDE (crtstuff's __do_global_dtors_aux,
+	 * where a sample in __cxa_finalize at exit returns): up to the
+	 * next symbol, and not past the last one. */
+	m = crafted(unsized, 4, sizeof(Elf64_Sym), 0, 20, 0, NULL);
+	ok(!module__function(m, 0x1024, &f) && f.start == 0x1010 &&
+	   f.name && !strcmp(f.name, "g"),
+	   "an unsized symbol without an FDE: found up to the next symbol");
+	ok(!module__function(m, 0x1034, &f) && f.start == 0x1030,
+	   "... and the next symbol is found past it");
+	module__delete(m);
+	m = crafted(unsized, 3, sizeof(Elf64_Sym), 0, 20, 0, NULL);
+	is_int(module__function(m, 0x1024, &f), -ENOENT,
+	       "an unsized last symbol without an FDE: no function");
 	module__delete(m);
 
 	/* A .dynsym with sh_entsize above sh_size after a good .symtab:
