@@ -954,26 +954,35 @@ static int search_function(const struct module *m, uint64_t vaddr,
 			   struct module_func *out)
 {
 	size_t lo, hi;
-	uint64_t flo, fhi;
-	/* Logically const: rebuilding released CFI changes no answer. */
-	bool have_fde = !cfi__fde_range(module__cfi_of((struct module *)m), vaddr,
-					&flo, &fhi);
+	uint64_t flo = 0, fhi;
+	bool have_fde;
 
 	page_index__range(&m->sym_pages, m->nsyms, vaddr, &lo, &hi);
 	/* the first symbol above vaddr */
 	lo = LOWER_BOUND(lo, hi, i, m->syms[i].addr <= vaddr);
-	if (lo) {
+	/* A sized symbol covers its range: no FDE looked up (that search
+	 * was 2.8 % of the daemon's profile watching cc1 at 999 Hz, and
+	 * 1.0 % so) */
+	if (lo && m->syms[lo - 1].size &&
+	    vaddr - m->syms[lo - 1].addr < m->syms[lo - 1].size) {
+		out->start = m->syms[lo - 1].addr;
+		out->name = m->names + m->syms[lo - 1].name.off;
+		return 0;
+	}
+	/* Logically const: rebuilding released CFI changes no answer. */
+	have_fde = !cfi__fde_range(module__cfi_of((struct module *)m), vaddr,
+				   &flo, &fhi);
+	if (lo && !m->syms[lo - 1].size) {
 		const struct symbol *s = &m->syms[lo - 1];
 
-		/* A sized symbol covers its range; an unsized one (hand-
-		 * written assembly) when its FDE starts at it, or, where
-		 * no FDE covers the address, up to the next symbol, as
-		 * perf sizes it: crtstuff's __do_global_dtors_aux has
-		 * neither size nor FDE, and a sample in __cxa_finalize at
-		 * exit returns into it (its frame pointer unwinds it). */
-		if ((s->size && vaddr - s->addr < s->size) ||
-		    (!s->size && have_fde && flo == s->addr) ||
-		    (!s->size && !have_fde && lo < m->nsyms)) {
+		/* An unsized one (hand-written assembly) when its FDE
+		 * starts at it, or, where no FDE covers the address, up
+		 * to the next symbol, as perf sizes it: crtstuff's
+		 * __do_global_dtors_aux has neither size nor FDE, and a
+		 * sample in __cxa_finalize at exit returns into it (its
+		 * frame pointer unwinds it). */
+		if ((have_fde && flo == s->addr) ||
+		    (!have_fde && lo < m->nsyms)) {
 			out->start = s->addr;
 			out->name = m->names + s->name.off;
 			return 0;

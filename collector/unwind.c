@@ -108,7 +108,9 @@ static int fp_step(struct cfi_regs *regs, const struct cfi_mem *mem,
 		st->cfa = regs->sp + 8;
 		return CFI_OUTERMOST;
 	}
-	if (regs->bp <= regs->sp || regs->bp % 8 || regs->bp > UINT64_MAX - 16)
+	/* BP may equal SP: a frame with no locals, at a call (crtstuff's
+	 * __do_global_dtors_aux calling __cxa_finalize) */
+	if (regs->bp < regs->sp || regs->bp % 8 || regs->bp > UINT64_MAX - 16)
 		return -ENOENT;
 	st->cfa = regs->bp + 16;
 	if (cfi__mem_read(mem, regs->bp, &bp) ||
