@@ -21,6 +21,7 @@ $cc $common -pthread -o "$out/threads" "$src/threads.c"
 $cc $common -pthread -o "$out/offcpu" "$src/offcpu.c"
 $cc $common -fPIC -shared -o "$out/libwork.so" "$src/libwork.c"
 $cc $common -o "$out/uselib" "$src/uselib.c" -L"$out" -lwork -Wl,-rpath,'$ORIGIN'
+$cc $common -o "$out/closelib" "$src/closelib.c" -ldl
 $cc $common -o "$out/forker" "$src/forker.c"
 $cc $common -fno-omit-frame-pointer -o "$out/demo" "$src/demo.c"
 $cc $common -fno-omit-frame-pointer -o "$out/collide" "$src/collide.c"
