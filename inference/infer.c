@@ -835,11 +835,12 @@ static int index_edges(struct map *m)
 	for (size_t i = 0; !ret && i < m->nedges; i++) {
 		struct edge *e = &m->edges[i];
 		const struct fnode *f = find_fnode(m, e->caller);
-		const struct callee *c = infer__find_callee(m, e->caller);
 
 		e->caller_hmin = f ? f->hmin : NO_HEIGHT;
 		e->caller_known = f && f->known;
-		e->caller_callee = c ? (uint32_t)(c - m->callees) : NO_CALLEE;
+		/* looked up by the search, the first time it needs it: a
+		 * report that searches a few CIDs needs few of them */
+		e->caller_callee = CALLEE_UNKNOWN;
 	}
 	/* each callee's learned edges first: a chain out of guesses
 	 * stops at its first edge only the binary shows */

@@ -76,14 +76,16 @@ struct edge {
 				 * search's step needs no lookup */
 	uint32_t caller_callee;	/* the caller's own entry in the map's
 				 * callees, NO_CALLEE where nothing calls
-				 * it: the search's next step needs no
-				 * lookup either */
+				 * it, CALLEE_UNKNOWN until a search first
+				 * steps up the edge: its next steps up it
+				 * need no lookup either */
 	bool proven;		/* a call the binary shows */
 	bool caller_known;	/* the caller has CIDs in the map: only
 				 * then is a CID looked up */
 };
 
 #define NO_CALLEE UINT32_MAX
+#define CALLEE_UNKNOWN (UINT32_MAX - 1)
 
 /* A tail call: @from's frame taken by @to. */
 struct tail {

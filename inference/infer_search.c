@@ -140,10 +140,15 @@ static double anchors(const struct map *m, const struct callee *c,
 	return w;
 }
 
-/* The callee entry of @e's caller: the next step up. */
-static const struct callee *callee_of(const struct map *m,
-				      const struct edge *e)
+/* The callee entry of @e's caller: the next step up, looked up once
+ * an edge. */
+static const struct callee *callee_of(const struct map *m, struct edge *e)
 {
+	if (e->caller_callee == CALLEE_UNKNOWN) {
+		const struct callee *c = infer__find_callee(m, e->caller);
+
+		e->caller_callee = c ? (uint32_t)(c - m->callees) : NO_CALLEE;
+	}
 	return e->caller_callee == NO_CALLEE ? NULL :
 	       &m->callees[e->caller_callee];
 }
@@ -164,7 +169,8 @@ static bool feasible(const struct map *m, const struct edge *e, int64_t up)
  * per path that reached it: in cc1's call graph every search then ran
  * into the state bound, and a make report spent 20 s there.)  @c is
  * chain[depth]'s entry in the callees (NULL: nothing calls it), which
- * each edge keeps for its caller: a state's step looks nothing up.
+ * each edge keeps for its caller once looked up: a step up an edge
+ * taken before looks nothing up.
  */
 static struct state count_chains(struct search *s, int64_t h,
 				 unsigned depth, unsigned guesses,
@@ -187,7 +193,7 @@ static struct state count_chains(struct search *s, int64_t h,
 	}
 	s->cut = s->pruned = false;
 	for (uint32_t i = 0; c && i < c->n && !s->err; i++) {
-		const struct edge *e = &m->edges[c->first + i];
+		struct edge *e = &m->edges[c->first + i];
 		const struct cid_entry *k;
 		int64_t up = h - e->delta;
 		int g = guesses_after(e, guesses);
