@@ -4,6 +4,7 @@
  * lookup, file offsets and the build-id of whatever loads, and its
  * call sites (binary/callsites.h) as `icppd sites` decodes them.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,15 +42,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	(void)module__nr_symbols(m);
 	/* every site: a call at least 2 bytes long inside its caller, a
-	 * callee below the caller's frame, found again by its address */
+	 * callee below the caller's frame (or a tail call's: a direct jump,
+	 * the callee taking the frame), found again by its address */
 	{
 		struct callsites cs;
 
 		if (!callsites__scan(m, &cs)) {
 			for (size_t i = 0; i < cs.n; i++) {
 				const struct callsite *c = &cs.v[i];
+				bool tail = c->delta == CALLSITE_TAIL;
 
-				if (c->delta < 8 || c->ret < c->caller + 2 ||
+				if ((tail ? c->callee == CALLSITE_INDIRECT :
+					    c->delta < 8) ||
+				    c->ret < c->caller + 2 ||
 				    (i && cs.v[i - 1].ret > c->ret) ||
 				    !callsites__find(&cs, c->ret))
 					__builtin_trap();
