@@ -22,7 +22,9 @@ __attribute__((noinline)) int big(int n)
 		buf[i] = (char)leaf(i);
 	return buf[n % 256];
 }
-__attribute__((noinline)) int rec(int n) { return n ? rec(n - 1) + big(n) : 0; }
+/* at -O2 a jump to leaf: a tail call's site */
+__attribute__((noinline)) int tail(int x) { return leaf(x + 1); }
+__attribute__((noinline)) int rec(int n) { return n ? rec(n - 1) + big(n) + tail(n) : 0; }
 int main(int argc, char **argv)
 {
 	(void)argv;
