@@ -1010,6 +1010,8 @@ static void stop_worker(struct lines *l)
 
 static int start_worker(struct lines *l)
 {
+	static const int fatal[] = { SIGSEGV, SIGBUS, SIGABRT, SIGILL,
+				     SIGFPE };
 	int sv[2];
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
@@ -1030,6 +1032,11 @@ static int start_worker(struct lines *l)
 
 		if (null >= 0)
 			dup2(null, STDERR_FILENO);
+		/* a crash here dies plainly, whatever handler the process
+		 * set (a fuzzer's would record the input as a crash of the
+		 * whole program, which goes on) */
+		for (size_t i = 0; i < sizeof(fatal) / sizeof(*fatal); i++)
+			signal(fatal[i], SIG_DFL);
 		close(sv[0]);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		serve(sv[1]);
