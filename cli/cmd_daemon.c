@@ -55,7 +55,7 @@ static const struct cli_option daemon_options[] = {
 	  "(icppd-export(1))", 0, 0, .flags = CLI_RELOAD },
 	{ "mmap-pages", 'm', CLI_UINT, OPT(mmap_pages), "N",
 	  "ring buffer pages per CPU, a power of two (default 64, more where "
-	  "the leaf copies need room for 200 ms of theirs, up to 1024)", 1,
+	  "the leaf copies need room for 800 ms of theirs, up to 1024)", 1,
 	  65536 },
 	{ "off-cpu", 0, CLI_FLAG, OPT(off_cpu), NULL,
 	  "off-CPU time too: the watched threads' switches out, each at the "

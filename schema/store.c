@@ -227,6 +227,13 @@ static int prepare(struct store *st)
 		{ offsetof(struct store, ins_counter),
 		  "INSERT INTO run_counters VALUES (?, ?, ?) ON CONFLICT"
 		  " DO UPDATE SET value = excluded.value" },
+		{ offsetof(struct store, ins_window),
+		  "INSERT INTO learn_windows VALUES (?, ?, ?, ?, ?, ?, ?)"
+		  " ON CONFLICT DO UPDATE SET end_ms = max(end_ms,"
+		  " excluded.end_ms), samples = samples + excluded.samples,"
+		  " unexplained = unexplained + excluded.unexplained, copies ="
+		  " copies + excluded.copies, new_paths = new_paths +"
+		  " excluded.new_paths" },
 	};
 
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++) {
@@ -433,7 +440,7 @@ void store__close(struct store *st)
 		st->ins_unres,
 		st->ins_thread, st->upd_run, st->ins_map, st->sel_map,
 		st->sel_ctx, st->ins_node, st->ins_counter, st->ins_ctx_new,
-		st->ins_unknown, st->ins_inferred, st->ins_function,
+		st->ins_window, st->ins_unknown, st->ins_inferred, st->ins_function,
 		st->ins_explained, st->sel_inlined };
 
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
@@ -1010,20 +1017,21 @@ static int write_batch(struct store *st, int64_t run_id,
 	if (b->paths && store__write_paths(st, b->truth ? run_id : 0,
 				    b->truth ? 0 : run_id, b->paths))
 		return -1;
+	/* a statement prepared once: a flush of the daemon's holds 40
+	 * windows (10 s of 250 ms), and preparing each was 2.5 % of its
+	 * CPU at 99 Hz */
 	for (size_t i = 0; i < b->nwindows; i++) {
 		const struct store_window *w = &b->windows[i];
+		sqlite3_stmt *s = st->ins_window;
 
-		if (store__sql(st, "writing learning's windows", NULL, NULL,
-			       "INSERT INTO learn_windows VALUES (?, ?, ?, ?,"
-			       " ?, ?, ?) ON CONFLICT DO UPDATE SET end_ms ="
-			       " max(end_ms, excluded.end_ms), samples ="
-			       " samples + excluded.samples, unexplained ="
-			       " unexplained + excluded.unexplained, copies ="
-			       " copies + excluded.copies, new_paths ="
-			       " new_paths + excluded.new_paths", "iiiiiii",
-			       run_id, w->start_ms, w->end_ms,
-			       (int64_t)w->samples, (int64_t)w->unexplained,
-			       (int64_t)w->copies, (int64_t)w->new_paths))
+		sqlite3_bind_int64(s, 1, run_id);
+		sqlite3_bind_int64(s, 2, w->start_ms);
+		sqlite3_bind_int64(s, 3, w->end_ms);
+		sqlite3_bind_int64(s, 4, (int64_t)w->samples);
+		sqlite3_bind_int64(s, 5, (int64_t)w->unexplained);
+		sqlite3_bind_int64(s, 6, (int64_t)w->copies);
+		sqlite3_bind_int64(s, 7, (int64_t)w->new_paths);
+		if (store__step_done(st, s, "writing learning's windows"))
 			return -1;
 	}
 	sqlite3_bind_int64(st->upd_run, 1, (int64_t)tot->samples);

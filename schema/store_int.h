@@ -88,7 +88,7 @@ struct store {
 	sqlite3_stmt *ins_module, *sel_module, *sel_build, *ins_func, *sel_func,
 		     *ins_offcpu, *ins_kchain, *ins_unres, *ins_thread, *upd_run,
 		     *ins_map, *sel_map, *sel_ctx, *ins_node, *ins_counter,
-		     *ins_ctx_new;
+		     *ins_ctx_new, *ins_window;
 	/* paths.c's: a flush's new nodes and contexts, written by depth
 	 * in batches of up to BATCH_MAX rows an INSERT */
 	struct path_rows {

@@ -53,13 +53,13 @@ is "$(stat -c %a "$sock")" 600 "the socket is mode 0600"
 wait $a $b
 out=$("$ICPPD" ctl --socket "$sock" flush)
 is $? 0 "ctl flush exits 0"
-# (the daemon logs it once listening) 500 leaf copies of 8 KiB a second: rings with room for 200 ms of them
-# (64 MiB over all CPUs at most: 256 pages a CPU up to 64 CPUs)
-if [ "$(getconf _NPROCESSORS_CONF)" -le 64 ]; then
-	contains "$(cat "$tmp/daemon.log")" "rings of 256 pages a CPU" \
-		"-F 500: rings of 256 pages, for the leaf copies"
+# (the daemon logs it once listening) 500 leaf copies of 8 KiB a second: rings with room for 800 ms of them
+# (64 MiB over all CPUs at most: 1024 pages a CPU up to 16 CPUs)
+if [ "$(getconf _NPROCESSORS_CONF)" -le 16 ]; then
+	contains "$(cat "$tmp/daemon.log")" "rings of 1024 pages a CPU" \
+		"-F 500: rings of 1024 pages, for the leaf copies"
 else
-	skip "over 64 CPUs: the rings' default is cut to 64 MiB in all" "rings of 256 pages"
+	skip "over 16 CPUs: the rings' default is cut to 64 MiB in all" "rings of 1024 pages"
 fi
 run=$(q "SELECT max(run_id) FROM v_runs WHERE kind = 'daemon'")
 is "$(q "SELECT count(DISTINCT pid) FROM v_cids WHERE run_id = $run AND program = '$fp'")" 2 \
