@@ -76,6 +76,10 @@ static const struct cli_option daemon_options[] = {
 	{ "leaf-freq", 0, CLI_UINT, OPT(leaf_freq), "HZ",
 	  "at most HZ leaf copies a second: above it, the rest of -F samples "
 	  "CIDs alone (0: every sample copies)", 0, 10000, .dflt = "2500" },
+	{ "leaf-known", 0, CLI_UINT, OPT(leaf_known), "N",
+	  "a leaf copy whose context identifier the learned paths explain "
+	  "is unwound one time in N, the others' paths inferred (1: every "
+	  "copy unwound)", 1, 1000000, .dflt = "8" },
 };
 
 const struct cli_command daemon_command = {

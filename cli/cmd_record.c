@@ -51,6 +51,11 @@ static const struct cli_option record_options[] = {
 	  "at most HZ leaf copies a second: above it, the rest of the "
 	  "sampling rate samples CIDs alone (0: every sample copies)", 0,
 	  RUN_MAX_LEARN_HZ, .dflt = "2500" },
+	{ "leaf-known", 0, CLI_UINT, RUN_OPT(leaf_known), "N",
+	  "a leaf copy whose context identifier the learned paths explain "
+	  "is unwound one time in N, the others' paths inferred as a sample's "
+	  "without a copy (1: every copy unwound)", 1, 1000000,
+	  .dflt = "8" },
 	RUN_OPT_STACK,
 	RUN_OPT_NO_CACHE,
 	{ "export", 0, CLI_STRING, RUN_OPT(export_url), "URL",

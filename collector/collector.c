@@ -334,9 +334,28 @@ void collector__set_learning(struct collector *c, collector_known_fn known,
 	c->learner_counted = known && counted;
 }
 
-void collector__set_leaf_copies(struct collector *c, uint32_t bytes)
+void collector__set_leaf_copies(struct collector *c, uint32_t bytes,
+				uint32_t known_every)
 {
 	c->leaf_bytes = bytes;
+	c->leaf_known_every = known_every;
+	c->leaf_known_seen = 0;
+}
+
+/* Whether a leaf copy's sample of @key goes without its unwind: the
+ * paths explain its CID, and it is not the one in leaf_known_every that
+ * is unwound all the same. */
+static bool leaf_known(struct collector *c, const struct cid_key *key)
+{
+	if (c->leaf_known_every < 2 || !c->known(c->known_arg, key))
+		return false;
+	if (++c->leaf_known_seen < c->leaf_known_every) {
+		c->stats.leaf_samples++;
+		c->stats.leaf_known++;
+		return true;
+	}
+	c->leaf_known_seen = 0;
+	return false;
 }
 
 void collector__set_filter(struct collector *c, collector_filter_fn fn,
@@ -554,7 +573,8 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 		}
 		if (!ret)
 			ret = aggregate__add_pc(c->agg, &key, name, pc);
-		if (!ret && c->path_fn && (!c->known || learner || leaf))
+		if (!ret && c->path_fn && (!c->known || learner ||
+					   (leaf && !leaf_known(c, &key))))
 			ret = unwind__sample(c, &s, base, leaf ? &key : NULL);
 		return ret;
 	}

@@ -92,9 +92,10 @@ struct collector_stats {
 	 * frame it reached, explained when it reached the outermost). */
 	uint64_t learn_samples, learn_unknown;
 	/* Leaf copies (collector__set_leaf_copies): the samples that
-	 * carried one, and of those, the ones unwound whole and the ones
-	 * that gave a fragment (the others are in neither). */
-	uint64_t leaf_samples, leaf_whole, leaf_fragments;
+	 * carried one, and of those, the ones unwound whole, the ones
+	 * that gave a fragment, and the ones not unwound because the
+	 * paths explained their CID (the others are in none). */
+	uint64_t leaf_samples, leaf_whole, leaf_fragments, leaf_known;
 	/* Execs reported as they happen (collector__exec_seen), and of
 	 * those, whose new stack base was read while the process ran. */
 	uint64_t execs_seen, execs_read;
@@ -170,8 +171,15 @@ void collector__set_learning(struct collector *c, collector_known_fn known,
  * far as its copy goes, a whole path where it reached the outermost
  * frame and a fragment (the innermost frames, exact) where it did not;
  * the path map's paths and the search explain the fragment's top.
+ * Where the learned paths explain a sample's CID already (the @known of
+ * collector__set_learning), its copy is unwound one time in
+ * @known_every (0 or 1: every time): the paths it would add are mostly
+ * there, and a report splits the others among them as it splits a
+ * sample's that had no copy; the one in @known_every keeps the paths'
+ * counts growing and finds the paths of a known CID not learned yet.
  */
-void collector__set_leaf_copies(struct collector *c, uint32_t bytes);
+void collector__set_leaf_copies(struct collector *c, uint32_t bytes,
+				uint32_t known_every);
 
 /*
  * Keeps only the samples of processes @fn accepts (the daemon's watch

@@ -143,6 +143,9 @@ struct collector {
 	void *known_arg;
 	bool learner_counted;	/* its samples are samples too */
 	uint32_t leaf_bytes;	/* the main event's copies (0: none) */
+	/* a known CID's copy is unwound one time in leaf_known_every;
+	 * leaf_known_seen counts those copies */
+	uint32_t leaf_known_every, leaf_known_seen;
 	collector_filter_fn filter;	/* NULL: every process */
 	void *filter_arg;
 	struct path_frame *frames;	/* ICPPD_MAX_FRAMES, when unwinding */

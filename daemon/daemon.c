@@ -624,6 +624,7 @@ static int start_recording(struct daemon *d, struct run_info *ri,
 		.learn_stack = (uint32_t)d->o.stack_size,
 		.leaf_stack = (uint32_t)d->o.leaf_stack,
 		.leaf_hz = d->o.leaf_freq,
+		.leaf_known = (uint32_t)d->o.leaf_known,
 		.max_paths = DAEMON_MAX_PATHS, .off_cpu = d->o.off_cpu };
 	pid_t all = -1;
 	char err[600];

@@ -22,7 +22,7 @@ struct daemon_opts {
 	const char *export_url;		/* ClickHouse, or NULL */
 	bool foreground, no_learn, off_cpu;
 	uint64_t freq, mmap_pages, learn_freq, stack_size, leaf_stack;
-	uint64_t leaf_freq;
+	uint64_t leaf_freq, leaf_known;
 	double flush, segment, keep_days;
 	uint64_t max_mb;
 	struct strlist exe, comm, pid;

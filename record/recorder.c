@@ -393,7 +393,7 @@ int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 
 	if (learns && !r->o.learn_turns && r->o.leaf_stack) {
 		r->leaf = r->o.leaf_stack;
-		collector__set_leaf_copies(r->col, r->leaf);
+		collector__set_leaf_copies(r->col, r->leaf, r->o.leaf_known);
 		split = split_leaf(r, attr);
 		if (split)
 			ma.sample_freq -= r->o.leaf_hz;
@@ -438,7 +438,7 @@ int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 		log_warn("learning is off for this run: %s", err);
 		collector__set_learning(r->col, NULL, NULL, false);
 		collector__set_unwind(r->col, NULL, NULL);
-		collector__set_leaf_copies(r->col, 0);
+		collector__set_leaf_copies(r->col, 0, 0);
 		r->leaf = 0;
 		ret = r->o.learn_turns ? session__learn(r->sess, false) : 0;
 		if (ret)
@@ -897,6 +897,7 @@ void recorder__stats(const struct recorder *r, struct collector_stats *out)
 	out->leaf_samples -= r->base.leaf_samples;
 	out->leaf_whole -= r->base.leaf_whole;
 	out->leaf_fragments -= r->base.leaf_fragments;
+	out->leaf_known -= r->base.leaf_known;
 	/* a daemon segment's switches, not the daemon's */
 	out->offcpu_switches -= r->base.offcpu_switches;
 	out->offcpu_unresolved -= r->base.offcpu_unresolved;
@@ -958,6 +959,8 @@ static size_t unwind_counters(const struct recorder *r,
 						 (int64_t)cs->leaf_whole };
 		c[n++] = (struct store_counter){ "leaf.fragments",
 						 (int64_t)cs->leaf_fragments };
+		c[n++] = (struct store_counter){ "leaf.known",
+						 (int64_t)cs->leaf_known };
 	}
 	return n;
 }

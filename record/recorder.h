@@ -65,6 +65,9 @@ struct recorder_opts {
 	 * copies and the rest of its rate without, as two events
 	 * (session__add_sampler), every sample counted alike. */
 	uint64_t leaf_hz;
+	/* A leaf copy whose CID the paths explain is unwound one time in
+	 * @leaf_known (0 or 1: every one; collector__set_leaf_copies). */
+	uint32_t leaf_known;
 	/* The learner is the main event itself with a stack copy, taking
 	 * turns with it (session.h; @learn_hz then only sizes rings): its
 	 * samples are the run's samples while it is on, and a path each

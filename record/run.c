@@ -243,12 +243,14 @@ static void learn_summary(const struct run *r)
 	if (cs.leaf_samples)
 		log_info("leaf copies: %llu of %llu samples copied their "
 			 "innermost %u bytes of stack (%s): %llu unwound whole, "
-			 "%llu to their innermost frames (leaf.* in "
+			 "%llu to their innermost frames, %llu not unwound as "
+			 "the paths explained their identifier (leaf.* in "
 			 "v_run_counters)",
 			 (unsigned long long)cs.leaf_samples,
 			 (unsigned long long)cs.samples, r->leaf_stack, rate,
 			 (unsigned long long)cs.leaf_whole,
-			 (unsigned long long)cs.leaf_fragments);
+			 (unsigned long long)cs.leaf_fragments,
+			 (unsigned long long)cs.leaf_known);
 	if (!l.paths)
 		log_warn("no call path learned: the program ran too briefly, or "
 			 "its stack did not unwind (see v_run_counters: unwind.*)");
@@ -371,6 +373,7 @@ static void learning_opts(struct run *r, struct recorder_opts *ro)
 	if (!ro->learn_turns) {
 		ro->leaf_stack = r->leaf_stack = leaf_stack(r);
 		ro->leaf_hz = o->leaf_freq;
+		ro->leaf_known = (uint32_t)o->leaf_known;
 	}
 }
 

@@ -61,6 +61,8 @@ struct run_opts {
 				 * rate (recorder.h; 0: none) */
 	uint64_t leaf_freq;	/* record: at most this many of them a
 				 * second (recorder.h) */
+	uint64_t leaf_known;	/* record: one in this many of those whose
+				 * CID the paths explain unwound */
 	double duration;
 	bool quiet;
 	bool no_learn;		/* record: CIDs only */

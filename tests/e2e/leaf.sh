@@ -2,11 +2,12 @@
 # Leaf copies: while the learning event runs below the sampling rate,
 # every sample copies the innermost --leaf-stack bytes of its stack.  A
 # shallow program's samples unwind whole from them, so its call paths
-# show though the learner took next to nothing; a deep frame's samples
-# give their innermost frames (a fragment) exact; --leaf-stack 0 copies
-# nothing; above --leaf-freq only that many samples a second copy; the
-# default record, whose learner takes the main event's turn, has none
-# at 1000 Hz and some above it.
+# show though the learner took next to nothing, and once the paths
+# explain a CID only one of its copies in --leaf-known is unwound; a
+# deep frame's samples give their innermost frames (a fragment) exact;
+# --leaf-stack 0 copies nothing; above --leaf-freq only that many
+# samples a second copy; the default record, whose learner takes the
+# main event's turn, has none at 1000 Hz and some above it.
 . "$TESTS_SRCDIR/e2e/lib.sh"
 require_perf
 
@@ -21,8 +22,13 @@ run=$(last_run)
 cids=$(q "SELECT sum(samples) FROM cid_samples WHERE run_id = $run")
 is "$(counter "$run" leaf.samples)" "$cids" "every sample with a CID carried a leaf copy ($cids)"
 whole=$(counter "$run" leaf.whole)
-ok $([ $((whole * 10)) -ge $((cids * 9)) ]; echo $?) \
-	"a shallow program's leaf copies unwind whole ($whole of $cids)"
+known=$(counter "$run" leaf.known)
+# its few CIDs are explained after their first copies: of those, one
+# copy in 8 (--leaf-known's default) is unwound
+ok $([ $(((whole + known) * 10)) -ge $((cids * 9)) ]; echo $?) \
+	"a shallow program's leaf copies unwind whole or explain a known CID ($whole and $known of $cids)"
+ok $([ $((known * 4)) -ge "$cids" ] && [ $((whole * 20)) -ge "$cids" ]; echo $?) \
+	"copies of known CIDs mostly not unwound, one in 8 still ($known not unwound, $whole whole)"
 ok $([ "$(counter "$run" learn.samples)" -le 3 ]; echo $?) \
 	"the learner took next to nothing ($(counter "$run" learn.samples))"
 # a sample whose own copy gave its whole path is explained
@@ -35,7 +41,15 @@ contains "$folded" ";main;path_a;work " "call path main -> path_a -> work"
 contains "$folded" ";main;recurse;recurse;recurse " "recursion"
 precise=$(q "SELECT round(100 * precise, 1) FROM v_inference_summary WHERE run_id = $run")
 ok $(awk -v p="${precise:-0}" 'BEGIN { exit !(p >= 95) }'; echo $?) \
-	"the samples' own paths: $precise% precise"
+	"the samples' own paths and the known CIDs': $precise% precise"
+# --leaf-known 1: every copy unwound, none left to its CID
+"$ICPPD" record -q -d "$db" --learn-freq 1 --leaf-known 1 -- "$PROGS/heights-nofp" 60 >/dev/null 2>&1
+run=$(last_run)
+cids=$(q "SELECT sum(samples) FROM cid_samples WHERE run_id = $run")
+whole=$(counter "$run" leaf.whole)
+ok $([ $((whole * 10)) -ge $((cids * 9)) ]; echo $?) \
+	"--leaf-known 1: a shallow program's leaf copies unwind whole ($whole of $cids)"
+is "$(counter "$run" leaf.known)" 0 "--leaf-known 1: no copy left to its CID"
 
 # A frame of 8 KiB: deep_leaf's copies end in deep's frame, and give
 # those two frames exact.
