@@ -440,8 +440,8 @@ void store__close(struct store *st)
 		st->ins_unres,
 		st->ins_thread, st->upd_run, st->ins_map, st->sel_map,
 		st->sel_ctx, st->ins_node, st->ins_counter, st->ins_ctx_new,
-		st->ins_window, st->ins_unknown, st->ins_inferred, st->ins_function,
-		st->ins_explained, st->sel_inlined };
+		st->ins_window, st->ins_unknown, st->ins_inferred,
+		st->ins_function, st->ins_explained, st->sel_inlined };
 
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
 		sqlite3_finalize(stmts[i]);
