@@ -365,8 +365,9 @@ static void reverse_frames(struct path_frame *out, const struct path_frame *f,
 
 /* Counts a leaf copy's unwind (@st, @n frames innermost first), and
  * its sample of @key as unexplained unless the copy reached the
- * outermost frame or a frame whose CID the paths explain (the sample's
- * own CID when it gave none). */
+ * outermost frame, or the paths explain the sample's own CID (as for
+ * a copy not unwound: collector.c's leaf_known()) or the CID of the
+ * outermost frame the copy reached. */
 static void count_leaf(struct collector *c, const struct cid_key *key,
 		       enum unwind_status st, const struct path_frame *frames,
 		       size_t n)
@@ -377,13 +378,16 @@ static void count_leaf(struct collector *c, const struct cid_key *key,
 	c->stats.leaf_samples++;
 	c->stats.leaf_whole += explained;
 	c->stats.leaf_fragments += st == UNW_TRUNCATED && n;
-	if (!explained && st == UNW_TRUNCATED && n) {
+	if (explained || c->known(c->known_arg, key))
+		return;
+	if (st == UNW_TRUNCATED && n) {
 		top.mod = frames[n - 1].mod;
 		top.func = frames[n - 1].func;
 		top.height = frames[n - 1].height;
+		if (c->known(c->known_arg, &top))
+			return;
 	}
-	if (!explained && !c->known(c->known_arg, &top))
-		c->stats.learn_unknown++;
+	c->stats.learn_unknown++;
 }
 
 int unwind__sample(struct collector *c, const struct perf_sample *s,
