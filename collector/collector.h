@@ -88,8 +88,9 @@ struct collector_stats {
 	/* Learning (collector__set_learning): the learner's samples (in
 	 * @samples too when they are counted); and the CIDs the map
 	 * learned so far did not explain when they were counted (a leaf
-	 * copy's sample: after its unwind, by the CID of the outermost
-	 * frame it reached, explained when it reached the outermost). */
+	 * copy's sample: by its own CID or, after its unwind, the CID of
+	 * the outermost frame it reached; explained when it reached the
+	 * outermost). */
 	uint64_t learn_samples, learn_unknown;
 	/* Leaf copies (collector__set_leaf_copies): the samples that
 	 * carried one, and of those, the ones unwound whole, the ones
