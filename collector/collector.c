@@ -342,12 +342,11 @@ void collector__set_leaf_copies(struct collector *c, uint32_t bytes,
 	c->leaf_known_seen = 0;
 }
 
-/* Whether a leaf copy's sample of @key goes without its unwind: the
- * paths explain its CID, and it is not the one in leaf_known_every that
- * is unwound all the same. */
-static bool leaf_known(struct collector *c, const struct cid_key *key)
+/* Whether a leaf copy whose CID the paths explain goes without its
+ * unwind: not the one in leaf_known_every that is unwound all the same. */
+static bool leaf_left(struct collector *c)
 {
-	if (c->leaf_known_every < 2 || !c->known(c->known_arg, key))
+	if (c->leaf_known_every < 2)
 		return false;
 	if (++c->leaf_known_seen < c->leaf_known_every) {
 		c->stats.leaf_samples++;
@@ -538,7 +537,7 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 		int ret = switch_out(c, &s, &base);
 
 		return ret || !base || !s.has_stack || !c->path_fn ? ret :
-		       unwind__sample(c, &s, base, NULL);
+		       unwind__sample(c, &s, base, NULL, false);
 	}
 	leaf = c->known && s.has_stack && c->leaf_bytes &&
 	       s.stack_cap <= c->leaf_bytes;
@@ -548,7 +547,7 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 	if (learner && !c->learner_counted) {	/* a path only */
 		why = form_cid(c, &s, &key, &name, &where, &base, &pc);
 		return why == CID_NR_FAILURES ?
-		       unwind__sample(c, &s, base, NULL) : 0;
+		       unwind__sample(c, &s, base, NULL, false) : 0;
 	}
 	c->stats.samples++;
 	why = form_cid(c, &s, &key, &name, &where, &base, &pc);
@@ -573,9 +572,14 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 		}
 		if (!ret)
 			ret = aggregate__add_pc(c->agg, &key, name, pc);
-		if (!ret && c->path_fn && (!c->known || learner ||
-					   (leaf && !leaf_known(c, &key))))
-			ret = unwind__sample(c, &s, base, leaf ? &key : NULL);
+		if (!ret && c->path_fn && (!c->known || learner || leaf)) {
+			/* looked up once: the skip and count_leaf() */
+			bool known = leaf && c->known(c->known_arg, &key);
+
+			if (!(known && leaf_left(c)))
+				ret = unwind__sample(c, &s, base,
+						     leaf ? &key : NULL, known);
+		}
 		return ret;
 	}
 	c->stats.unresolved++;

@@ -244,9 +244,10 @@ int stack__base(struct process *p, uint64_t sp, uint64_t time,
 /* ---- unwind.c ---- */
 /* @base: the stack base form_cid() found for the sample; @leaf: its CID
  * when its copy is a leaf copy (counted in stats.leaf_* and, when
- * unexplained, stats.learn_unknown; not in stats.unwind), else NULL. */
+ * unexplained, stats.learn_unknown; not in stats.unwind), else NULL;
+ * @leaf_known: whether the paths explain that CID. */
 int unwind__sample(struct collector *c, const struct perf_sample *s,
-		   uint64_t base, const struct cid_key *leaf);
+		   uint64_t base, const struct cid_key *leaf, bool leaf_known);
 /* Frees what collector__set_unwind() allocated. */
 void unwind__exit(struct collector *c);
 

@@ -365,12 +365,12 @@ static void reverse_frames(struct path_frame *out, const struct path_frame *f,
 
 /* Counts a leaf copy's unwind (@st, @n frames innermost first), and
  * its sample of @key as unexplained unless the copy reached the
- * outermost frame, or the paths explain the sample's own CID (as for
- * a copy not unwound: collector.c's leaf_known()) or the CID of the
- * outermost frame the copy reached. */
+ * outermost frame, or the paths explain the sample's own CID (@known,
+ * as for a copy not unwound: collector.c's leaf_left()) or the CID of
+ * the outermost frame the copy reached. */
 static void count_leaf(struct collector *c, const struct cid_key *key,
-		       enum unwind_status st, const struct path_frame *frames,
-		       size_t n)
+		       bool known, enum unwind_status st,
+		       const struct path_frame *frames, size_t n)
 {
 	struct cid_key top = *key;
 	bool explained = st == UNW_COMPLETE;
@@ -378,7 +378,7 @@ static void count_leaf(struct collector *c, const struct cid_key *key,
 	c->stats.leaf_samples++;
 	c->stats.leaf_whole += explained;
 	c->stats.leaf_fragments += st == UNW_TRUNCATED && n;
-	if (explained || c->known(c->known_arg, key))
+	if (explained || known)
 		return;
 	if (st == UNW_TRUNCATED && n) {
 		top.mod = frames[n - 1].mod;
@@ -391,7 +391,7 @@ static void count_leaf(struct collector *c, const struct cid_key *key,
 }
 
 int unwind__sample(struct collector *c, const struct perf_sample *s,
-		   uint64_t base, const struct cid_key *leaf)
+		   uint64_t base, const struct cid_key *leaf, bool leaf_known)
 {
 	struct process *p = space__find_proc(c, s->pid);	/* form_cid() made it */
 	const struct path_frame *frames = c->frames;
@@ -401,7 +401,7 @@ int unwind__sample(struct collector *c, const struct perf_sample *s,
 
 	st = p->exe ? unwind(c, p, s, base, &frames, &n) : UNW_NO_PROGRAM;
 	if (leaf)
-		count_leaf(c, leaf, st, frames, n);
+		count_leaf(c, leaf, leaf_known, st, frames, n);
 	else
 		c->stats.unwind[st]++;
 	if (st != UNW_COMPLETE && (st != UNW_TRUNCATED || !n))
