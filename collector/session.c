@@ -20,9 +20,13 @@
 #include "common/grow.h"
 #include "common/runsort.h"
 
-/* The notifier's ring: a COMM record is 56 bytes, so 73 execs on one
- * CPU between two reads; more are lost to the eager read only. */
-#define NOTIFY_PAGES 1
+/* The notifier's ring: a COMM record is 56 bytes, a FORK or EXIT 64
+ * (the dummy event gets both with COMM: the kernel gives every
+ * task's to an event that asks for names), so about 40 processes on
+ * one CPU between two reads; more are lost to the eager read only.
+ * Where the exec tracepoint wakes poll, the records wake it only once
+ * they fill half the ring. */
+#define NOTIFY_PAGES 2
 
 struct pending {
 	uint64_t time;
@@ -73,11 +77,14 @@ struct session {
 	/* their stack copies' sizes, learner's and deep learner's: the
 	 * queue keeps only the part of each copy the kernel filled */
 	uint64_t stack_bytes[2];
-	/* The exec notifier: a dummy event per CPU that writes only COMM
-	 * records into a small ring of its own, waking poll at each. */
+	/* The exec notifier: a dummy event per CPU that writes COMM (and
+	 * the tasks') records into a small ring of its own, waking poll at
+	 * each, or with the exec tracepoint redirected into the ring, at
+	 * each exec (xexec_only: on every CPU). */
 	struct ring *xrings;
 	struct pollfd *xpfds;
 	size_t nxrings;
+	bool xexec_only;
 	/* Ordering queue: the records not yet delivered.  They stay in
 	 * their rings, which the kernel gives no new records until they
 	 * are released (session__keep_rest), while the rings have room;
@@ -112,9 +119,36 @@ static void describe_failure(char *err, size_t errlen, int e, pid_t pid,
 }
 
 /*
+ * The exec tracepoint's events on CPU @cpu, one per task, into
+ * @fds[0, ntasks): true if every one opened.  None where one did not
+ * (closed): the COMM records wake poll then.
+ */
+static bool open_exec_tracepoint(struct perf_event_attr *tp,
+				 const pid_t *tasks, size_t ntasks, int cpu,
+				 int *fds)
+{
+	for (size_t t = 0; t < ntasks; t++) {
+		fds[t] = icppd_sys.perf_event_open(tp, tasks[t], cpu, -1,
+						   PERF_FLAG_FD_CLOEXEC);
+		if (fds[t] < 0) {
+			while (t--)
+				close(fds[t]);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
  * The exec notifier (see session__execs): best effort, so a failure
  * leaves the session without one.  Its fds join s->fds, so enable,
- * disable and close cover them.
+ * disable and close cover them.  The COMM records' event also gets
+ * every fork and exit (perf_event_task_match()), two thirds of its
+ * records where processes exec (the daemon watching ten makes woke
+ * 637 times for 221 execs): where the exec tracepoint opens (root),
+ * it wakes poll, once an exec, into the same ring.  Only for a session
+ * of one task (the daemon's, a launched command's): an attach to every
+ * thread of a process keeps its file descriptors for the samples.
  */
 static void open_notifier(struct session *s, const struct perf_event_attr *main,
 			  const pid_t *tasks, size_t ntasks, const int *cpus,
@@ -131,19 +165,37 @@ static void open_notifier(struct session *s, const struct perf_event_attr *main,
 		.disabled = main->disabled,
 		.enable_on_exec = main->enable_on_exec,
 		.exclude_kernel = 1, .exclude_hv = 1,
-		.watermark = 1, .wakeup_watermark = 1 };
-	int *fds = realloc(s->fds, (s->nfds + ncpus * ntasks) * sizeof(*fds));
+		.watermark = 1 };
+	struct perf_event_attr tp = { 0 };
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	bool has_tp = ntasks == 1 && !event__exec_tracepoint(main, &tp);
+	int *fds = realloc(s->fds, (s->nfds + 2 * ncpus * ntasks) *
+			   sizeof(*fds));
+	int *tfds = calloc(ntasks, sizeof(*tfds));
 
-	if (!fds)
+	if (!fds || !tfds) {
+		free(tfds);
+		if (fds)
+			s->fds = fds;
 		return;
+	}
 	s->fds = fds;
 	s->xrings = calloc(ncpus, sizeof(*s->xrings));
 	s->xpfds = calloc(ncpus, sizeof(*s->xpfds));
-	if (!s->xrings || !s->xpfds)
+	if (!s->xrings || !s->xpfds) {
+		free(tfds);
 		return;
+	}
+	s->xexec_only = has_tp;
 	for (size_t c = 0; c < ncpus; c++) {
+		bool tp_here = has_tp &&
+			       open_exec_tracepoint(&tp, tasks, ntasks, cpus[c],
+						    tfds);
 		int leader = -1;
 
+		a.wakeup_watermark = tp_here ?
+				     (uint32_t)(NOTIFY_PAGES * pg / 2) : 1;
+		s->xexec_only &= tp_here;
 		for (size_t t = 0; t < ntasks; t++) {
 			int fd = icppd_sys.perf_event_open(&a, tasks[t], cpus[c],
 					-1, PERF_FLAG_FD_CLOEXEC);
@@ -164,7 +216,19 @@ static void open_notifier(struct session *s, const struct perf_event_attr *main,
 						(unsigned long)leader);
 			}
 		}
+		for (size_t t = 0; tp_here && t < ntasks; t++) {
+			if (leader < 0 ||
+			    icppd_sys.ioctl(tfds[t], PERF_EVENT_IOC_SET_OUTPUT,
+					    (unsigned long)leader)) {
+				/* execs wake poll at the ring's half only */
+				s->xexec_only = false;
+				close(tfds[t]);
+				continue;
+			}
+			s->fds[s->nfds++] = tfds[t];
+		}
 	}
+	free(tfds);
 }
 
 /*
@@ -697,6 +761,11 @@ int session__wait(struct session *s, const int *extra, size_t nextra,
 bool session__notifies_execs(const struct session *s)
 {
 	return s->cpu_rings && s->nxrings == s->cpu_rings;
+}
+
+bool session__notifies_execs_only(const struct session *s)
+{
+	return session__notifies_execs(s) && s->xexec_only;
 }
 
 bool session__next_exec(struct session *s, struct session_exec *e)

@@ -139,6 +139,9 @@ int session__wait(struct session *s, const int *extra, size_t nextra,
  * stack base before a short-lived process is gone: a dummy event per
  * CPU writes COMM records to a small ring that wakes poll at each
  * (SESSION_EXEC), while the sampling rings wake only a quarter full.
+ * The kernel gives that event every fork and exit too; where the exec
+ * tracepoint can be opened (root), it wakes poll in their place, once
+ * an exec, and the records only when they fill half the ring.
  * session__next_exec() gives the next exec since the last pass, or
  * false at the end of one.  These records are duplicates: the sampling
  * rings carry the same execs in order.  A session whose notifier could
@@ -152,6 +155,8 @@ struct session_exec {
 bool session__next_exec(struct session *s, struct session_exec *e);
 /* Whether the notifier covers every CPU (it wakes poll at each exec). */
 bool session__notifies_execs(const struct session *s);
+/* ... and wakes it at execs only, not at each fork and exit. */
+bool session__notifies_execs_only(const struct session *s);
 
 /*
  * Reading the sampling rings, one round at a time, pulled by the caller

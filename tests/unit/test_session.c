@@ -15,12 +15,20 @@
  *
  * Sized by CPU time: the child burns BURN_MS of CPU, which at 1000 Hz of
  * cpu-clock is about BURN_MS samples; the checks want a third.
+ *
+ * The exec notifier wakes poll at an exec of a traced task.  Where the
+ * exec tracepoint opens (root), forks and exits without an exec do not
+ * wake it; where it does not (its tracefs id unreadable here), they do,
+ * as the COMM records' event gets them.
  */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,6 +38,7 @@
 #include "collector/event.h"
 #include "collector/record.h"
 #include "collector/session.h"
+#include "common/sys.h"
 
 #define BURN_MS 300
 #define MIN_SAMPLES (BURN_MS / 3)
@@ -362,6 +371,163 @@ static void check_deep(void)
 	   (unsigned long long)read);
 }
 
+/* The tracefs id file's text, as the kernel writes it and crafted. */
+static void check_tracepoint_id(void)
+{
+	static const struct {
+		const char *text;
+		int64_t id;
+	} cases[] = {
+		{ "312\n", 312 }, { "7", 7 }, { "0\n", 0 },
+		{ "2147483647\n", 2147483647 }, { "", -EINVAL },
+		{ "\n", -EINVAL }, { " 12\n", -EINVAL }, { "12 \n", -EINVAL },
+		{ "12\n\n", -EINVAL }, { "1x\n", -EINVAL }, { "-3\n", -EINVAL },
+		{ "2147483648\n", -EINVAL }, { "99999999999999999999", -EINVAL },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char shown[64];
+		size_t n = 0;
+
+		for (const char *c = cases[i].text; *c && n + 3 < sizeof(shown);
+		     c++)
+			n += (size_t)snprintf(shown + n, sizeof(shown) - n,
+					      *c == '\n' ? "\\n" : "%c", *c);
+		shown[n] = 0;
+		ok(event__parse_tracepoint_id(cases[i].text,
+					      strlen(cases[i].text)) ==
+		   cases[i].id, "tracepoint id file \"%s\": %lld", shown,
+		   (long long)cases[i].id);
+	}
+}
+
+/* A child held at @cmd until told: 'f' forks FORKS children that exit
+ * at once (it answers on @ack once they are reaped), 'e' execs
+ * /bin/true. */
+#define FORKS 8
+static pid_t exec_child(int *cmd, int *ack)
+{
+	int c[2], a[2];
+	pid_t pid;
+	char x;
+
+	if (pipe(c))
+		return -1;
+	if (pipe(a)) {
+		close(c[0]);
+		close(c[1]);
+		return -1;
+	}
+	pid = fork();
+	if (!pid) {
+		close(c[1]);
+		close(a[0]);
+		while (read(c[0], &x, 1) == 1) {
+			if (x == 'e')
+				execl("/bin/true", "true", (char *)NULL);
+			for (int i = 0; i < FORKS; i++) {
+				pid_t p = fork();
+
+				if (!p)
+					_exit(0);
+				if (p > 0)
+					waitpid(p, NULL, 0);
+			}
+			if (write(a[1], "a", 1) != 1)
+				break;
+		}
+		_exit(1);
+	}
+	close(c[0]);
+	close(a[1]);
+	*cmd = c[1];
+	*ack = a[0];
+	return pid;
+}
+
+static int (*real_openat)(int, const char *, int, mode_t);
+
+static int no_tracefs(int dirfd, const char *path, int flags, mode_t mode)
+{
+	if (!strncmp(path, "/sys/kernel/", 12)) {
+		errno = ENOENT;
+		return -1;
+	}
+	return real_openat(dirfd, path, flags, mode);
+}
+
+/* The notifier on a child that forks, then execs, with the exec
+ * tracepoint (@tracefs) or without it (its id unreadable). */
+static void check_execs(bool tracefs)
+{
+	const char *mode = tracefs ? "tracepoint" : "no tracefs";
+	struct event_choice ev;
+	struct session_exec e = { 0 };
+	struct session *s = NULL;
+	char err[512], x;
+	int cmd = -1, ack = -1, errnum, mask = 0, execs = 0;
+	bool only, mine = false;
+	pid_t child;
+
+	if (event__choose("cpu-clock", 1000, 0, &ev, err, sizeof(err))) {
+		skip("no cpu-clock event", "%s: execs", mode);
+		return;
+	}
+	child = exec_child(&cmd, &ack);
+	if (child < 0) {
+		skip("cannot fork", "%s: execs", mode);
+		return;
+	}
+	real_openat = icppd_sys.openat;
+	if (!tracefs)
+		icppd_sys.openat = no_tracefs;
+	s = session__open(&ev.attr, &child, 1, 16, 0, err, sizeof(err),
+			  &errnum);
+	icppd_sys.openat = real_openat;
+	if (!s || session__enable(s) || !session__notifies_execs(s)) {
+		skip("perf_event_open refused", "%s: execs", mode);
+		goto out;
+	}
+	only = session__notifies_execs_only(s);
+	if (!tracefs)
+		ok(!only, "no tracefs: the COMM records wake poll");
+	else if (!only)
+		skip("the exec tracepoint needs root (or its tracefs)",
+		     "tracepoint: forks do not wake poll");
+	if (write(cmd, "f", 1) != 1 || read(ack, &x, 1) != 1) {
+		ok(false, "%s: the child forks", mode);
+		goto out;
+	}
+	mask = session__wait(s, NULL, 0, 300);
+	if (only)
+		ok(mask >= 0 && !(mask & SESSION_EXEC), "tracepoint: %d forks "
+		   "and exits do not wake poll (mask %d)", FORKS, mask);
+	else if (!tracefs)
+		ok(mask > 0 && (mask & SESSION_EXEC), "no tracefs: %d forks "
+		   "and exits wake poll (mask %d)", FORKS, mask);
+	while (session__next_exec(s, &e))
+		execs++;
+	is_int(execs, 0, "%s: no exec reported for the forks", mode);
+	if (write(cmd, "e", 1) != 1) {
+		ok(false, "%s: the child execs", mode);
+		goto out;
+	}
+	mask = 0;
+	for (int i = 0; i < 50 && !(mask & SESSION_EXEC); i++)
+		mask = session__wait(s, NULL, 0, 100);
+	ok(mask > 0 && (mask & SESSION_EXEC), "%s: the exec wakes poll "
+	   "(mask %d)", mode, mask);
+	while (session__next_exec(s, &e))
+		mine |= e.pid == (uint32_t)child && !strcmp(e.comm, "true");
+	ok(mine, "%s: the exec of %d reported, as true", mode, (int)child);
+out:
+	close(cmd);
+	close(ack);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	session__close(s);
+}
+
 int main(void)
 {
 	/* 4 MiB: a round of 10 ms is ~80 KiB of samples; a round's records
@@ -373,5 +539,8 @@ int main(void)
 	check(8, false);
 	check_spills();
 	check_deep();
+	check_tracepoint_id();
+	check_execs(true);
+	check_execs(false);
 	return tap_done();
 }
