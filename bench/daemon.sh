@@ -26,17 +26,23 @@
 #    --exe cc1): its overlap with perf record --call-graph dwarf's of
 #    ten more makes at the same rate, over two such perf runs' overlap
 #    (bench/accuracy.sh's method).
+# 5. A machine that forks: a shell spawning subshells (a fork and an
+#    exit each, no exec) for 5 s, alone, under the daemon (99 Hz,
+#    watching cc1, which does not run) and under perf record -a -F 99:
+#    subshells a second, the loop's CPU per subshell, the profiler's
+#    CPU and its wakes (voluntary context switches).  REPS rounds,
+#    interleaved, medians.
 #
 # Needs root (every CPU is sampled).
 # Usage: bench/daemon.sh [BUILDDIR]; environment: REPS (default 5),
-# PARTS (default "1 2 3 4": the parts to run), HZS (part 4's rates,
+# PARTS (default "1 2 3 4 5": the parts to run), HZS (part 4's rates,
 # default "99 999"), DAEMON_OPTS (more daemon options in part 4, e.g.
 # "--leaf-freq 250").
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" -eq 0 ] || { echo "bench: run as root" >&2; exit 1; }
 workload="$progs/threads 540 4"
 sock=$work/d.sock
-parts=${PARTS:-1 2 3 4}
+parts=${PARTS:-1 2 3 4 5}
 part() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 
 start_daemon() {	# start_daemon DB HZ [ARGS...]: the daemon under time,
@@ -45,7 +51,7 @@ start_daemon() {	# start_daemon DB HZ [ARGS...]: the daemon under time,
 	shift 2
 	[ $# -gt 0 ] || set -- --exe "$progs/threads"
 	rm -f "$sock"
-	/usr/bin/time -f '%U %S %M' -o "$work/dtime" "$icppd" daemon --foreground \
+	/usr/bin/time -f '%U %S %M %w' -o "$work/dtime" "$icppd" daemon --foreground \
 		-d "$d" --socket "$sock" -F "$hz" --flush-interval 10 "$@" \
 		2>/dev/null &
 	dpid=$!
@@ -155,8 +161,8 @@ segments "$work/l.db"
 
 fi
 
-part 4 || exit 0
 cc1=$(readlink -f "$(gcc -print-prog-name=cc1)")
+if part 4; then
 make_cproject "$work/proj"
 for hz in ${HZS:-99 999}; do
 	echo "== cc1 through ten make -B, $hz Hz, learning 25 Hz, 3 s segments${DAEMON_OPTS:+, $DAEMON_OPTS}"
@@ -168,7 +174,7 @@ for hz in ${HZS:-99 999}; do
 	"$icppd" ctl --socket "$sock" stop >/dev/null
 	wait $dpid
 	segments "$work/m.db"
-	read -r du ds dm < "$work/dtime"
+	read -r du ds dm _ < "$work/dtime"
 	read -r mu ms < "$work/mtime"
 	awk -v d="$du + $ds" -v du="$du" -v ds="$ds" -v mu="$mu" -v ms="$ms" -v m="$dm" 'BEGIN {
 		printf "  daemon CPU %.2f s over the makes\047 %.2f s: %.2f %%; peak RSS %.1f MiB\n",
@@ -187,4 +193,43 @@ for hz in ${HZS:-99 999}; do
 	awk -v c="$ceiling" -v m="$mine" 'BEGIN {
 		printf "  k = 3: daemon vs perf dwarf %.3f, perf vs perf %.3f, ratio %.3f\n", m, c, (c > 0 ? m / c : 0) }'
 	rm -f "$work"/p[ab].data*
+done
+fi
+
+part 5 || exit 0
+forks() {	# forks MODE: "subshells loop_cpu profiler_cpu profiler_wakes"
+	loop='end=$((SECONDS + 5)); n=0; while [ $SECONDS -lt $end ]; do ( : ); n=$((n + 1)); done; echo $n'
+	rm -f "$work"/f.db* "$work"/perf.data*
+	case $1 in
+	icppd-daemon) start_daemon "$work/f.db" 99 --exe "$cc1" ;;
+	perf-a) /usr/bin/time -f '%U %S %M %w' -o "$work/dtime" \
+		perf record -q -a -F 99 -o "$work/perf.data" 2>/dev/null & dpid=$!
+		sleep 1 ;;
+	esac
+	/usr/bin/time -f '%U %S' -o "$work/ft" bash -c "$loop" >"$work/fn"
+	case $1 in
+	icppd-daemon) "$icppd" ctl --socket "$sock" stop >/dev/null ;;
+	perf-a) kill -INT "$(pgrep -P $dpid perf || echo $dpid)" 2>/dev/null ;;
+	esac
+	if [ "$1" = none ]; then
+		echo "0 0 0 0" >"$work/dtime"
+	else
+		wait $dpid || true	# perf's status after SIGINT
+	fi
+	read -r n <"$work/fn"
+	read -r lu ls <"$work/ft"
+	# (time's last line: a first one says a signal ended perf)
+	read -r du ds dm dw <<EOF
+$(tail -n 1 "$work/dtime")
+EOF
+	awk -v n="$n" -v l="$lu + $ls" -v lu="$lu" -v ls="$ls" -v d="$du" -v s="$ds" -v w="$dw" 'BEGIN {
+		printf "%d %.1f %.3f %d\n", n / 5, 1e6 * (lu + ls) / n, d + s, w }'
+}
+modes="none icppd-daemon perf-a"
+interleave fork forks
+echo "== a shell spawning subshells for 5 s ($reps rounds, medians)"
+printf '%-14s %12s %18s %14s %16s\n' mode subshells/s loop_us/subshell profiler_cpu profiler_wakes
+for m in $modes; do
+	printf '%-14s %12s %18s %14s %16s\n' "$m" "$(col fork "$m" 1)" \
+		"$(col fork "$m" 2)" "$(col fork "$m" 3)" "$(col fork "$m" 4)"
 done
