@@ -403,7 +403,8 @@ static void check_tracepoint_id(void)
 
 /* A child held at @cmd until told: 'f' forks FORKS children that exit
  * at once (it answers on @ack once they are reaped), 'e' execs
- * /bin/true. */
+ * /bin/sleep, which lives on: a traced task gone makes poll answer
+ * POLLHUP alone for its events, whatever woke it. */
 #define FORKS 8
 static pid_t exec_child(int *cmd, int *ack)
 {
@@ -424,7 +425,7 @@ static pid_t exec_child(int *cmd, int *ack)
 		close(a[0]);
 		while (read(c[0], &x, 1) == 1) {
 			if (x == 'e')
-				execl("/bin/true", "true", (char *)NULL);
+				execl("/bin/sleep", "sleep", "60", (char *)NULL);
 			for (int i = 0; i < FORKS; i++) {
 				pid_t p = fork();
 
@@ -518,8 +519,8 @@ static void check_execs(bool tracefs)
 	ok(mask > 0 && (mask & SESSION_EXEC), "%s: the exec wakes poll "
 	   "(mask %d)", mode, mask);
 	while (session__next_exec(s, &e))
-		mine |= e.pid == (uint32_t)child && !strcmp(e.comm, "true");
-	ok(mine, "%s: the exec of %d reported, as true", mode, (int)child);
+		mine |= e.pid == (uint32_t)child && !strcmp(e.comm, "sleep");
+	ok(mine, "%s: the exec of %d reported, as sleep", mode, (int)child);
 out:
 	close(cmd);
 	close(ack);
