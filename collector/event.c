@@ -5,7 +5,6 @@
 #include "collector/event.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <perfmon/pfmlib_perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -220,58 +219,14 @@ void event__learner(const struct perf_event_attr *main, uint32_t bytes,
 	out->wakeup_events = 0;
 }
 
-int64_t event__parse_tracepoint_id(const char *buf, size_t len)
+void event__exec_tracepoint(const struct perf_event_attr *main, uint64_t id,
+			    struct perf_event_attr *out)
 {
-	int64_t id = 0;
-	size_t i = 0;
-
-	for (; i < len && buf[i] >= '0' && buf[i] <= '9'; i++) {
-		int d = buf[i] - '0';
-
-		if (id > (INT32_MAX - d) / 10)
-			return -EINVAL;
-		id = id * 10 + d;
-	}
-	if (!i || (i < len && !(buf[i] == '\n' && i + 1 == len)))
-		return -EINVAL;
-	return id;
-}
-
-int event__exec_tracepoint(const struct perf_event_attr *main,
-			   struct perf_event_attr *out)
-{
-	static const char *const files[] = {
-		"/sys/kernel/tracing/events/sched/sched_process_exec/id",
-		"/sys/kernel/debug/tracing/events/sched/sched_process_exec/id" };
-	int ret = -ENOENT;
-
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		/* a kernel file: a few bytes, read once, no link followed */
-		char buf[24];
-		int fd = sys__open(files[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK,
-				   0);
-		ssize_t n;
-		int64_t id;
-
-		if (fd < 0) {
-			ret = -errno;
-			continue;
-		}
-		n = read(fd, buf, sizeof(buf));
-		close(fd);
-		id = n > 0 ? event__parse_tracepoint_id(buf, (size_t)n) :
-			     -EINVAL;
-		if (id < 0)
-			return -EINVAL;
-		*out = (struct perf_event_attr){ .size = sizeof(*out),
-			.type = PERF_TYPE_TRACEPOINT, .config = (uint64_t)id,
-			.sample_period = 1, .wakeup_events = 1,
-			.inherit = main->inherit, .disabled = main->disabled,
-			.enable_on_exec = main->enable_on_exec,
-			.exclude_hv = 1 };
-		return 0;
-	}
-	return ret;
+	*out = (struct perf_event_attr){ .size = sizeof(*out),
+		.type = PERF_TYPE_TRACEPOINT, .config = id,
+		.sample_period = 1, .wakeup_events = 1,
+		.inherit = main->inherit, .disabled = main->disabled,
+		.enable_on_exec = main->enable_on_exec, .exclude_hv = 1 };
 }
 
 void event__switches(const struct perf_event_attr *main,

@@ -93,19 +93,14 @@ void event__switches(const struct perf_event_attr *main,
 void event__learner_copy(struct perf_event_attr *a, uint32_t bytes);
 
 /*
- * The exec tracepoint (sched:sched_process_exec) as an event of the
- * tasks and inheritance of @main that samples each exec, header only,
- * and wakes poll at each (the exec notifier's: session.c).  Its id is
- * read from tracefs, which only root reads on most systems; it does not
- * exclude the kernel, where the tracepoint fires, so opening it needs
- * what --kernel needs.  0, or -errno: tracefs is not there, or its id
- * file does not hold a number.
+ * The exec tracepoint (sched:sched_process_exec, tracefs id @id) as an
+ * event of the tasks and inheritance of @main that samples each exec,
+ * header only, and wakes poll at each (the exec notifier's: session.c).
+ * It does not exclude the kernel, where the tracepoint fires, so
+ * opening it needs what --kernel needs.
  */
-int event__exec_tracepoint(const struct perf_event_attr *main,
-			   struct perf_event_attr *out);
-/* The id in @buf (@len bytes of a tracefs id file: decimal digits and a
- * newline), or -EINVAL. */
-int64_t event__parse_tracepoint_id(const char *buf, size_t len);
+void event__exec_tracepoint(const struct perf_event_attr *main, uint64_t id,
+			    struct perf_event_attr *out);
 
 /* A one-line hint for a perf_event_open errno, or "". */
 const char *event__hint(int err);

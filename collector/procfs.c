@@ -315,6 +315,40 @@ int procfs__online_cpus(int **cpus, size_t *n)
 	return procfs__parse_cpu_list(buf, cpus, n);
 }
 
+int procfs__parse_tracepoint_id(const char *s, uint64_t *id)
+{
+	uint64_t v = 0;
+	size_t i = 0;
+
+	for (; s[i] >= '0' && s[i] <= '9'; i++) {
+		v = v * 10 + (uint64_t)(s[i] - '0');
+		if (v > INT32_MAX)
+			return -EINVAL;
+	}
+	if (!i || (s[i] && strcmp(s + i, "\n")))
+		return -EINVAL;
+	*id = v;
+	return 0;
+}
+
+int procfs__exec_tracepoint_id(uint64_t *id)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing",
+					     "/sys/kernel/debug/tracing" };
+	int ret = -ENOENT;
+
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		char path[128], buf[24];
+
+		snprintf(path, sizeof(path),
+			 "%s/events/sched/sched_process_exec/id", roots[i]);
+		ret = read_file(path, buf, sizeof(buf));
+		if (!ret)
+			return procfs__parse_tracepoint_id(buf, id);
+	}
+	return ret;
+}
+
 int procfs__uid(pid_t pid, uint32_t *uid)
 {
 	char path[32];

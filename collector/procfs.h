@@ -1,7 +1,8 @@
 /*
  * procfs.h - what the collector reads from /proc (through common/sys.h
  * and icppd_procdir, so tests can fake both): a process's stack start,
- * its memory map, its threads, its command name, and the online CPUs.
+ * its memory map, its threads, its command name; the online CPUs, and
+ * the exec tracepoint's id in tracefs.
  */
 #ifndef ICPPD_COLLECTOR_PROCFS_H
 #define ICPPD_COLLECTOR_PROCFS_H
@@ -93,5 +94,12 @@ int procfs__tasks(pid_t pid, pid_t **tids, size_t *n);
 int procfs__online_cpus(int **cpus, size_t *n);
 /* Parses a CPU list such as "0-3,8,10-11". */
 int procfs__parse_cpu_list(const char *s, int **cpus, size_t *n);
+
+/* The id of the exec tracepoint (sched:sched_process_exec) in tracefs,
+ * which only root reads on most systems.  0, or -errno. */
+int procfs__exec_tracepoint_id(uint64_t *id);
+/* A tracefs id file's text in @s: decimal digits, a newline at most,
+ * below 2^31.  0, or -EINVAL. */
+int procfs__parse_tracepoint_id(const char *s, uint64_t *id);
 
 #endif

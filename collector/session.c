@@ -119,27 +119,6 @@ static void describe_failure(char *err, size_t errlen, int e, pid_t pid,
 }
 
 /*
- * The exec tracepoint's events on CPU @cpu, one per task, into
- * @fds[0, ntasks): true if every one opened.  None where one did not
- * (closed): the COMM records wake poll then.
- */
-static bool open_exec_tracepoint(struct perf_event_attr *tp,
-				 const pid_t *tasks, size_t ntasks, int cpu,
-				 int *fds)
-{
-	for (size_t t = 0; t < ntasks; t++) {
-		fds[t] = icppd_sys.perf_event_open(tp, tasks[t], cpu, -1,
-						   PERF_FLAG_FD_CLOEXEC);
-		if (fds[t] < 0) {
-			while (t--)
-				close(fds[t]);
-			return false;
-		}
-	}
-	return true;
-}
-
-/*
  * The exec notifier (see session__execs): best effort, so a failure
  * leaves the session without one.  Its fds join s->fds, so enable,
  * disable and close cover them.  The COMM records' event also gets
@@ -166,36 +145,31 @@ static void open_notifier(struct session *s, const struct perf_event_attr *main,
 		.enable_on_exec = main->enable_on_exec,
 		.exclude_kernel = 1, .exclude_hv = 1,
 		.watermark = 1 };
-	struct perf_event_attr tp = { 0 };
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-	bool has_tp = ntasks == 1 && !event__exec_tracepoint(main, &tp);
-	int *fds = realloc(s->fds, (s->nfds + 2 * ncpus * ntasks) *
+	struct perf_event_attr tp;
+	uint64_t tp_id;
+	bool has_tp = ntasks == 1 && !procfs__exec_tracepoint_id(&tp_id);
+	int *fds = realloc(s->fds, (s->nfds + ncpus * (ntasks + has_tp)) *
 			   sizeof(*fds));
-	int *tfds = calloc(ntasks, sizeof(*tfds));
 
-	if (!fds || !tfds) {
-		free(tfds);
-		if (fds)
-			s->fds = fds;
+	if (!fds)
 		return;
-	}
 	s->fds = fds;
 	s->xrings = calloc(ncpus, sizeof(*s->xrings));
 	s->xpfds = calloc(ncpus, sizeof(*s->xpfds));
-	if (!s->xrings || !s->xpfds) {
-		free(tfds);
+	if (!s->xrings || !s->xpfds)
 		return;
-	}
+	if (has_tp)
+		event__exec_tracepoint(main, tp_id, &tp);
 	s->xexec_only = has_tp;
 	for (size_t c = 0; c < ncpus; c++) {
-		bool tp_here = has_tp &&
-			       open_exec_tracepoint(&tp, tasks, ntasks, cpus[c],
-						    tfds);
+		int tfd = has_tp ? icppd_sys.perf_event_open(&tp, tasks[0],
+				cpus[c], -1, PERF_FLAG_FD_CLOEXEC) : -1;
 		int leader = -1;
 
-		a.wakeup_watermark = tp_here ?
-				     (uint32_t)(NOTIFY_PAGES * pg / 2) : 1;
-		s->xexec_only &= tp_here;
+		/* with the tracepoint here, the records wake poll at the
+		 * ring's half only */
+		a.wakeup_watermark = tfd >= 0 ?
+			(uint32_t)(NOTIFY_PAGES * sysconf(_SC_PAGESIZE) / 2) : 1;
 		for (size_t t = 0; t < ntasks; t++) {
 			int fd = icppd_sys.perf_event_open(&a, tasks[t], cpus[c],
 					-1, PERF_FLAG_FD_CLOEXEC);
@@ -216,19 +190,16 @@ static void open_notifier(struct session *s, const struct perf_event_attr *main,
 						(unsigned long)leader);
 			}
 		}
-		for (size_t t = 0; tp_here && t < ntasks; t++) {
-			if (leader < 0 ||
-			    icppd_sys.ioctl(tfds[t], PERF_EVENT_IOC_SET_OUTPUT,
-					    (unsigned long)leader)) {
-				/* execs wake poll at the ring's half only */
-				s->xexec_only = false;
-				close(tfds[t]);
-				continue;
-			}
-			s->fds[s->nfds++] = tfds[t];
+		if (tfd >= 0 && leader >= 0 &&
+		    !icppd_sys.ioctl(tfd, PERF_EVENT_IOC_SET_OUTPUT,
+				     (unsigned long)leader)) {
+			s->fds[s->nfds++] = tfd;
+			continue;
 		}
+		if (tfd >= 0)
+			close(tfd);
+		s->xexec_only = false;
 	}
-	free(tfds);
 }
 
 /*

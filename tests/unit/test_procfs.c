@@ -23,6 +23,36 @@ static const char stat_line[] =
 	"94000000150000 94000000160000 94000000200000 140737488348000 "
 	"140737488348100 140737488348100 140737488348200 0\n";
 
+/* The tracefs id file's text, as the kernel writes it and crafted. */
+static void check_tracepoint_id(void)
+{
+	static const struct {
+		const char *text, *shown;
+		int ret;
+		uint64_t id;
+	} cases[] = {
+		{ "312\n", "312\\n", 0, 312 }, { "7", "7", 0, 7 },
+		{ "0\n", "0\\n", 0, 0 },
+		{ "2147483647\n", "2147483647\\n", 0, 2147483647 },
+		{ "", "", -EINVAL, 0 }, { "\n", "\\n", -EINVAL, 0 },
+		{ " 12\n", " 12\\n", -EINVAL, 0 },
+		{ "12 \n", "12 \\n", -EINVAL, 0 },
+		{ "12\n\n", "12\\n\\n", -EINVAL, 0 },
+		{ "1x\n", "1x\\n", -EINVAL, 0 }, { "-3\n", "-3\\n", -EINVAL, 0 },
+		{ "2147483648\n", "2147483648\\n", -EINVAL, 0 },
+		{ "99999999999999999999", "99999999999999999999", -EINVAL, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t id = 12345;
+		int ret = procfs__parse_tracepoint_id(cases[i].text, &id);
+
+		ok(ret == cases[i].ret && (ret || id == cases[i].id),
+		   "tracepoint id file \"%s\": %d, %llu", cases[i].shown, ret,
+		   (unsigned long long)id);
+	}
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/icppd-proc-XXXXXX", path[256], line[256], comm[16];
@@ -34,6 +64,7 @@ int main(void)
 	size_t n;
 	FILE *f;
 
+	check_tracepoint_id();
 	is_int(procfs__parse_startstack(stat_line, &v), 0, "startstack parsed");
 	is_int(v, 140737488347000ULL, "startstack is field 28 despite ') (' in comm");
 	is_int(procfs__parse_startstack("1 (x) R 2 3", &v), -EINVAL, "short line rejected");

@@ -22,12 +22,11 @@
  * as the COMM records' event gets them.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -371,36 +370,6 @@ static void check_deep(void)
 	   (unsigned long long)read);
 }
 
-/* The tracefs id file's text, as the kernel writes it and crafted. */
-static void check_tracepoint_id(void)
-{
-	static const struct {
-		const char *text;
-		int64_t id;
-	} cases[] = {
-		{ "312\n", 312 }, { "7", 7 }, { "0\n", 0 },
-		{ "2147483647\n", 2147483647 }, { "", -EINVAL },
-		{ "\n", -EINVAL }, { " 12\n", -EINVAL }, { "12 \n", -EINVAL },
-		{ "12\n\n", -EINVAL }, { "1x\n", -EINVAL }, { "-3\n", -EINVAL },
-		{ "2147483648\n", -EINVAL }, { "99999999999999999999", -EINVAL },
-	};
-
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char shown[64];
-		size_t n = 0;
-
-		for (const char *c = cases[i].text; *c && n + 3 < sizeof(shown);
-		     c++)
-			n += (size_t)snprintf(shown + n, sizeof(shown) - n,
-					      *c == '\n' ? "\\n" : "%c", *c);
-		shown[n] = 0;
-		ok(event__parse_tracepoint_id(cases[i].text,
-					      strlen(cases[i].text)) ==
-		   cases[i].id, "tracepoint id file \"%s\": %lld", shown,
-		   (long long)cases[i].id);
-	}
-}
-
 /* A child held at @cmd until told: 'f' forks FORKS children that exit
  * at once (it answers on @ack once they are reaped), 'e' execs
  * /bin/sleep, which lives on: a traced task gone makes poll answer
@@ -540,7 +509,6 @@ int main(void)
 	check(8, false);
 	check_spills();
 	check_deep();
-	check_tracepoint_id();
 	check_execs(true);
 	check_execs(false);
 	return tap_done();
