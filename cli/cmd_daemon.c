@@ -61,6 +61,11 @@ static const struct cli_option daemon_options[] = {
 	  "off-CPU time too: the watched threads' switches out, each at the "
 	  "CID it entered the kernel from, weighed by the time until it ran "
 	  "again (icppd report --off-cpu)", 0, 0 },
+	{ "no-cache", 0, CLI_FLAG, OPT(no_cache), NULL,
+	  "read every binary's frame section and symbol tables afresh, and "
+	  "keep nothing of them (default: kept in $ICPPD_CACHE_DIR, else "
+	  "systemd's $CACHE_DIRECTORY, else as icppd record keeps them)",
+	  0, 0 },
 	{ "no-learn", 0, CLI_FLAG, OPT(no_learn), NULL,
 	  "CIDs only: learn no call paths while profiling", 0, 0 },
 	{ "learn-freq", 0, CLI_UINT, OPT(learn_freq), "HZ",
@@ -186,10 +191,31 @@ static int reload(void *arg, struct daemon_opts *o)
 	return 0;
 }
 
+/* The CFI cache's directory: record's (cli__cache_dir()), but under
+ * systemd the one its CacheDirectory= made (the unit's home is read
+ * only), unless ICPPD_CACHE_DIR names one.  NULL: none. */
+static const char *cache_dir(char *buf, size_t len)
+{
+	const char *d = getenv("ICPPD_CACHE_DIR"),
+		   *sd = getenv("CACHE_DIRECTORY");
+	size_t n;
+
+	if ((!d || !*d) && sd && *sd == '/') {
+		n = strcspn(sd, ":");	/* several: the first */
+		if (n < len) {
+			memcpy(buf, sd, n);
+			buf[n] = 0;
+			return buf;
+		}
+	}
+	return cli__cache_dir(buf, len);
+}
+
 int cmd_daemon(int argc, char **argv)
 {
 	struct settings s = { .argc = argc, .argv = argv };
 	struct daemon_opts o;
+	char dir[4096];
 	int ret = load(&s, &o);
 
 	s.live = s.n;
@@ -216,6 +242,8 @@ int cmd_daemon(int argc, char **argv)
 			"multiple of 8 from 64, less than --stack-size\n");
 		ret = 2;
 	} else {
+		if (!o.no_cache)
+			o.cache_dir = cache_dir(dir, sizeof(dir));
 		ret = daemon__run(&o, reload, &s);
 	}
 	drop_lines(&s, 0, s.n);

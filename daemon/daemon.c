@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "binary/cfi_cache.h"
 #include "collector/collector.h"
 #include "collector/event.h"
 #include "collector/procfs.h"
@@ -89,6 +90,7 @@ struct daemon {
 	struct rules rules;
 	struct store *store;
 	struct recorder *rec;
+	struct cfi_cache *cfi_cache;	/* NULL: none */
 	struct watched *seen;		/* processes seeded or matched */
 	size_t nseen, seen_cap;
 	pid_t exporter;			/* the export child, or 0 */
@@ -610,6 +612,36 @@ static size_t ring_pages(const struct daemon_opts *o)
 	return pages;
 }
 
+/*
+ * The CFI cache, as record's (icppd-record(1) --no-cache): a daemon
+ * started again, or one whose module cache dropped a table it needs
+ * again (docs/daemon.md, Memory), reads what libdwarf listed of a
+ * binary's frame section once per build from it, where listing cc1's
+ * took about 45 ms of each start, a sixth of its CPU through ten makes
+ * at 999 Hz.  The directory is root's own where root runs it (the
+ * cache refuses one anyone else may write), and every file in it is
+ * checked against its section before use (binary/cfi_cache.h).  One
+ * that cannot be opened costs the daemon time, nothing else.
+ */
+static void open_cache(struct daemon *d, struct recorder_opts *ro)
+{
+	int ret;
+
+	if (!d->o.cache_dir)
+		return;
+	if ((ret = cfi_cache__open(d->o.cache_dir, &d->cfi_cache))) {
+		log_warn("CFI cache %s: %s; every binary's frame section and "
+			 "symbols are read afresh%s", d->o.cache_dir,
+			 strerror(-ret), ret == -EPERM ? " (the directory must "
+			 "be the daemon's user's alone; --no-cache goes "
+			 "without)" : "");
+		return;
+	}
+	/* mapped: only the daemon's user can write or shrink its files */
+	cfi_cache__set_map(d->cfi_cache, true);
+	ro->cfi_cache = d->cfi_cache;
+}
+
 /* The store, the event and the recorder's session on every CPU, and
  * the first run.  0, or -1 after logging why. */
 static int start_recording(struct daemon *d, struct run_info *ri,
@@ -640,6 +672,7 @@ static int start_recording(struct daemon *d, struct run_info *ri,
 		log_error("%s", err);
 		return -1;
 	}
+	open_cache(d, &ro);
 	d->rec = recorder__new(d->store, &ro);
 	if (!d->rec || recorder__catch_signals()) {
 		log_error("out of memory");
@@ -831,6 +864,7 @@ static void serve(struct daemon *d, struct ctl_server *ctl, int lfd,
 static void free_daemon(struct daemon *d)
 {
 	recorder__delete(d->rec);
+	cfi_cache__close(d->cfi_cache);
 	store__close(d->store);
 	free_rules(&d->rules);
 	free(d->seen);

@@ -20,7 +20,11 @@
 struct daemon_opts {
 	const char *config, *db, *socket;
 	const char *export_url;		/* ClickHouse, or NULL */
-	bool foreground, no_learn, off_cpu;
+	/* what was read of binaries' frame sections and symbol tables
+	 * (binary/cfi_cache.h): the caller's choice of directory, NULL
+	 * with --no-cache */
+	const char *cache_dir;
+	bool foreground, no_learn, off_cpu, no_cache;
 	uint64_t freq, mmap_pages, learn_freq, stack_size, leaf_stack;
 	uint64_t leaf_freq, leaf_known;
 	double flush, segment, keep_days;

@@ -277,6 +277,8 @@ contains "$(printf '%s\n' "$help" | head -1)" "[-C CONFIG]" "daemon --help: the 
 contains "$help" "-C, --config FILE" "... as the option list does"
 is "$(grep -c '^PrivateNetwork=yes$\|^PrivateTmp=yes$\|^RestrictAddressFamilies=AF_UNIX$' "$unit")" 3 \
 	"the unit: no network, AF_UNIX only, a private /tmp"
+ok $(grep -q '^CacheDirectory=icppd$' "$unit"; echo $?) \
+	"the unit: a cache directory of its own (\$CACHE_DIRECTORY, the daemon's CFI cache)"
 is "$(grep -c '^PrivateNetwork=no$\|^RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6$' "$dropin")" 2 \
 	"the export drop-in: the network back, for HTTP to ClickHouse"
 done_testing

@@ -5,7 +5,8 @@
 # process of the same build is explained nearly from its first sample,
 # and a report of the daemon's run shows call paths.  With them (the
 # default) the first process is explained by its own samples' copies.
-# --no-learn learns nothing.
+# --no-learn learns nothing.  The CFI cache: a daemon started again
+# reads libc's frame table from it; --no-cache neither reads nor writes.
 . "$TESTS_SRCDIR/e2e/lib.sh"
 require_perf
 require_root
@@ -74,6 +75,9 @@ is "$(q "SELECT count(*) FROM runs r WHERE (SELECT coalesce(sum(samples), 0)
 	"learn_windows: each run's windows count its own samples"
 ok $([ "$(q "SELECT count(*) FROM learn_windows")" -ge 1 ]; echo $?) \
 	"learn_windows: the daemon's run has its windows"
+stores=$(counter cfi.cache_stores)
+ok $([ "$stores" -ge 1 ] && [ "$(counter cfi.cache_hits)" -eq 0 ]; echo $?) \
+	"CFI cache: the first daemon stored libc's table ($stores), read none"
 
 # Leaf copies (the default): a shallow program's samples unwind whole
 # from their own copies, the first process's too.
@@ -87,10 +91,13 @@ ok $([ "$c" -ge "$(min_samples 450 500)" ] && [ "$l" -eq "$c" ]; echo $?) \
 	"leaf copies: every sample of the first process carried one ($l of $c)"
 ok $([ $((u * 20)) -le "$c" ]; echo $?) \
 	"leaf copies: the first process at most 5% unexplained ($u of $c samples)"
+is "$(counter cfi.cache_hits) $(counter cfi.cache_stores)" "$stores 0" \
+	"CFI cache: the next daemon read every table the first stored, stored none"
 db=$tmp/icppd.db
 
 # --no-learn: identifiers only.
-start "$tmp/nl.db" --no-learn
+before=$(ls -l --time-style=+%s.%N "$ICPPD_CACHE_DIR")
+start "$tmp/nl.db" --no-learn --no-cache
 "$prog" $ms >/dev/null
 "$ICPPD" ctl --socket "$sock" flush >/dev/null
 st=$("$ICPPD" ctl --socket "$sock" status)
@@ -98,8 +105,12 @@ stop
 ok $([ "$(q "SELECT sum(samples) FROM v_cids" "$tmp/nl.db")" -ge "$(min_samples 450 500)" ]; echo $?) \
 	"--no-learn: the samples are recorded"
 is "$(q "SELECT count(*) FROM path_nodes" "$tmp/nl.db")" 0 "--no-learn: nothing learned"
+is "$(q "SELECT count(*) FROM v_run_counters WHERE name LIKE 'cfi.%'" "$tmp/nl.db")" 0 \
+	"--no-cache: no cache counters"
 ok $(printf '%s\n' "$st" | grep -q "^learning"; [ $? -ne 0 ]; echo $?) \
 	"--no-learn: status has no learning line"
+is "$(ls -l --time-style=+%s.%N "$ICPPD_CACHE_DIR")" "$before" \
+	"--no-cache: the cache directory untouched"
 
 # Bad input.
 "$ICPPD" daemon --foreground -d "$tmp/x.db" --socket "$sock" --exe "$prog" --stack-size 100 2>/dev/null
