@@ -16,8 +16,10 @@
 #    (json and sorting, 15 s of CPU each), watched at 10 kHz with the
 #    learning event at 2.5 kHz (the default 99 and 25 Hz, sped up), in
 #    segments of 3 s: per segment, the samples whose identifier the
-#    paths learned so far did not explain when seen, and the unknown
-#    callers of a report of that segment.
+#    paths learned so far did not explain when seen, the unknown
+#    callers of a report of that segment, and the daemon's own CPU
+#    (its recorder.cpu_ms: ms, us a sample, and the share of the CPU
+#    the samples stand for).
 # 4. The daemon's own case: cc1 watched through ten make -B of one small
 #    C project (lib.sh), at the default 99 Hz and at -F 999, learning at
 #    the default 25 Hz, in segments of 3 s (about one make each): per
@@ -62,17 +64,26 @@ start_daemon() {	# start_daemon DB HZ [ARGS...]: the daemon under time,
 	done
 }
 
-# segments DB: per daemon segment of DB, its samples, learned paths, the
-# share unexplained when seen and the unknown callers of its report
+# segments DB HZ: per daemon segment of DB, its samples, learned paths,
+# the share unexplained when seen, the unknown callers of its report,
+# and the daemon's own CPU (recorder.cpu_ms: from the segment's start to
+# its last flush's, the flush that ended the segment before it
+# included): ms, us a sample, and its share of the CPU the samples
+# stand for (a sample of HZ a CPU second is 1/HZ s of it)
 segments() {
-	printf '%-8s %8s %8s %14s %16s\n' segment samples learned unexplained report_unknown
+	printf '%-8s %8s %8s %14s %16s %8s %10s %8s\n' segment samples learned unexplained \
+		report_unknown own_ms us/sample own_%
 	sqlite3 -separator ' ' "$1" "SELECT run_id, samples, coalesce(learned_paths, 0),
-		coalesce(unexplained_when_seen, 0) FROM v_runs WHERE kind = 'daemon' AND samples > 0 ORDER BY run_id" |
-	while read -r run n learned unexpl; do
+		coalesce(unexplained_when_seen, 0), coalesce((SELECT max(value) FROM v_run_counters c
+		WHERE c.run_id = r.run_id AND name = 'recorder.cpu_ms'), 0)
+		FROM v_runs r WHERE kind = 'daemon' AND samples > 0 ORDER BY run_id" |
+	while read -r run n learned unexpl ms; do
 		unk=$("$icppd" report -d "$1" --run "$run" 2>/dev/null </dev/null |
 			sed -n 's/.* \([0-9.]*\)% unknown callers.*/\1/p')
-		printf '%-8s %8s %8s %13.1f%% %15s%%\n' "$run" "$n" "$learned" \
-			"$(awk -v u="$unexpl" -v n="$n" 'BEGIN { print n ? 100 * u / n : 0 }')" "${unk:--}"
+		printf '%-8s %8s %8s %13.1f%% %15s%% %8s %10.1f %7.2f%%\n' "$run" "$n" "$learned" \
+			"$(awk -v u="$unexpl" -v n="$n" 'BEGIN { print n ? 100 * u / n : 0 }')" "${unk:--}" \
+			"$ms" "$(awk -v m="$ms" -v n="$n" 'BEGIN { print n ? 1000 * m / n : 0 }')" \
+			"$(awk -v m="$ms" -v n="$n" -v hz="$2" 'BEGIN { print n ? m * hz / n / 10 : 0 }')"
 	done
 }
 
@@ -157,7 +168,7 @@ start_daemon "$work/l.db" 10000 --exe "$py" --learn-freq 2500 --segment 3 --flus
 wait $p1
 "$icppd" ctl --socket "$sock" stop >/dev/null
 wait $dpid
-segments "$work/l.db"
+segments "$work/l.db" 10000
 
 fi
 
@@ -173,7 +184,7 @@ for hz in ${HZS:-99 999}; do
 		make -s -B -C '$work/proj' >/dev/null; done"
 	"$icppd" ctl --socket "$sock" stop >/dev/null
 	wait $dpid
-	segments "$work/m.db"
+	segments "$work/m.db" "$hz"
 	read -r du ds dm _ < "$work/dtime"
 	read -r mu ms < "$work/mtime"
 	awk -v d="$du + $ds" -v du="$du" -v ds="$ds" -v mu="$mu" -v ms="$ms" -v m="$dm" 'BEGIN {

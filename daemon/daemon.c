@@ -306,6 +306,24 @@ static void export_status(struct daemon *d, FILE *out)
 		*why ? "; last error: " : "", why);
 }
 
+/* What this segment cost the daemon: its CPU, a sample's share, and
+ * the share of the CPU its samples stand for (each sample of -F HZ of
+ * a CPU clock stands for 1/HZ s of the watched processes' CPU). */
+static void own_cpu(struct daemon *d, FILE *out)
+{
+	struct collector_stats run;
+	double ms = (double)recorder__cpu_ns(d->rec) / 1e6;
+
+	recorder__stats(d->rec, &run);
+	fprintf(out, "own CPU this segment: %.0f ms", ms);
+	if (run.samples && d->o.freq)
+		fprintf(out, ", %.1f us a sample, %.2f %% of the %.1f s its "
+			"samples stand for", 1e3 * ms / (double)run.samples,
+			ms * (double)d->o.freq / (double)run.samples / 10.0,
+			(double)run.samples / (double)d->o.freq);
+	fputc('\n', out);
+}
+
 static void status(struct daemon *d, FILE *out)
 {
 	const struct collector_stats *cs = recorder__totals(d->rec);
@@ -340,6 +358,7 @@ static void status(struct daemon *d, FILE *out)
 		(unsigned long long)cs->samples, (unsigned long long)cs->lost,
 		(unsigned long long)cs->filtered);
 	fprintf(out, "modules %zu\n", recorder__modules(d->rec));
+	own_cpu(d, out);
 	if (!d->o.no_learn) {
 		struct collector_stats run;
 		struct recorder_learning l;

@@ -35,7 +35,7 @@
  * "map_full" (a program with millions of distinct contexts). */
 #define PATHMAP_MAX_NODES (4u << 20)
 /* Counters a flush writes: unwinding's, the recorder's, the caller's. */
-#define MAX_COUNTERS (UNW_NR_STATUS + 40)
+#define MAX_COUNTERS (UNW_NR_STATUS + 48)
 /* New path nodes that make a flush before the second is up: a bound on
  * a flush's transaction.  The rings are read while it runs (reader_main()),
  * so its length loses no samples: the first second of clang++ -O2 -c
@@ -107,6 +107,12 @@ struct recorder {
 	struct collector_stats base;	/* totals when this run began */
 	int64_t run_id;
 	int64_t run_start;		/* clock__mono_ns() when it began */
+	/* this process's CPU (CLOCK_PROCESS_CPUTIME_ID, every thread) when
+	 * the run began, and when the last flush began: a run's
+	 * recorder.cpu_ms is their difference, and the next run begins
+	 * where the last flush of this one did, so each flush is counted
+	 * once, in the run after it where a daemon's segments end */
+	int64_t cpu_start, cpu_flush;
 	int64_t last_flush;
 	size_t flushed_nodes;		/* the map's size at the last flush */
 	uint64_t spills;		/* read_meanwhile()'s reads */
@@ -686,7 +692,13 @@ int recorder__begin(struct recorder *r, const struct run_info *ri)
 		return -1;
 	}
 	r->last_flush = r->run_start = clock__mono_ns();
+	r->cpu_start = r->cpu_flush = clock__ns(CLOCK_PROCESS_CPUTIME_ID);
 	return 0;
+}
+
+int64_t recorder__cpu_ns(const struct recorder *r)
+{
+	return clock__ns(CLOCK_PROCESS_CPUTIME_ID) - r->cpu_start;
 }
 
 int64_t recorder__run_id(const struct recorder *r)
@@ -993,6 +1005,8 @@ static size_t counters(const struct recorder *r,
 						 (int64_t)r->dropped };
 	c[n++] = (struct store_counter){ "recorder.flushes",
 					 (int64_t)r->flushes };
+	c[n++] = (struct store_counter){ "recorder.cpu_ms",
+		(r->cpu_flush - r->cpu_start) / 1000000 };
 	if (r->spills)
 		c[n++] = (struct store_counter){ "recorder.flush_reads",
 						 (int64_t)r->spills };
@@ -1108,6 +1122,7 @@ static int flush(struct recorder *r)
 	int failed;
 
 	r->flushes++;
+	r->cpu_flush = clock__ns(CLOCK_PROCESS_CPUTIME_ID);
 	recorder__stats(r, &cs);
 	b.tot = (struct run_totals){ cs.samples, cs.unresolved, cs.lost,
 				     cs.throttled };
@@ -1251,6 +1266,7 @@ int recorder__next_run(struct recorder *r, const struct run_info *ri)
 	store__end_run(r->store, r->run_id, "finished", -1);
 	r->run_id = next;
 	r->run_start = clock__mono_ns();
+	r->cpu_start = r->cpu_flush;
 	r->base = *collector__stats(r->col);
 	learning_totals(r, &r->learn.base);
 	r->dropped = 0;

@@ -206,6 +206,10 @@ void recorder__end(struct recorder *r, const char *status, int exit_status);
 void recorder__stats(const struct recorder *r, struct collector_stats *out);
 /* Since the recorder started, across runs. */
 const struct collector_stats *recorder__totals(const struct recorder *r);
+/* This process's CPU (every thread's, user and system) since the run
+ * began: what recording it cost, as the run's counter recorder.cpu_ms
+ * says at each flush. */
+int64_t recorder__cpu_ns(const struct recorder *r);
 
 /* A new flush interval (a daemon's reload). */
 void recorder__set_flush_ns(struct recorder *r, int64_t ns);

@@ -55,6 +55,17 @@ ok $([ "$u1" -ge 1 ]; echo $?) \
 	"the first process: CIDs unexplained when first seen ($u1 of $c1 samples)"
 st=$("$ICPPD" ctl --socket "$sock" status)
 contains "$st" "learning this segment: " "ctl status: what learning did"
+contains "$st" "us a sample, " "ctl status: what the segment cost the daemon"
+# recorder.cpu_ms: the daemon's CPU from the segment's start to the
+# flush's, within what the scheduler ran its threads all along
+cpu=$(counter recorder.cpu_ms)
+if [ -r "/proc/$dpid/schedstat" ]; then
+	all=$(cat /proc/$dpid/task/*/schedstat | awk '{ ns += $1 } END { print int(ns / 1e6) }')
+	ok $([ "$cpu" -ge 1 ] && [ "$cpu" -le "$all" ]; echo $?) \
+		"recorder.cpu_ms: the segment's own CPU ($cpu ms; the daemon's all along $all ms)"
+else
+	skip "no /proc/PID/schedstat (CONFIG_SCHED_INFO)" "recorder.cpu_ms against the scheduler's count"
+fi
 "$prog" $ms >/dev/null
 "$ICPPD" ctl --socket "$sock" flush >/dev/null
 u2=$(counter learn.unknown_cids) c2=$(cids)
