@@ -23,7 +23,8 @@
 # 4. The daemon's own case: cc1 watched through ten make -B of one small
 #    C project (lib.sh), at the default 99 Hz and at -F 999, learning at
 #    the default 25 Hz, in segments of 3 s (about one make each): per
-#    segment as in 3, the daemon's CPU over the makes', and the k = 3
+#    segment as in 3, the daemon's CPU over the makes' and over cc1's
+#    (the watched processes', as their samples stand for), and the k = 3
 #    ratio of its profile of cc1 (every segment, icppd report --since 0
 #    --exe cc1): its overlap with perf record --call-graph dwarf's of
 #    ten more makes at the same rate, over two such perf runs' overlap
@@ -187,9 +188,13 @@ for hz in ${HZS:-99 999}; do
 	segments "$work/m.db" "$hz"
 	read -r du ds dm _ < "$work/dtime"
 	read -r mu ms < "$work/mtime"
-	awk -v d="$du + $ds" -v du="$du" -v ds="$ds" -v mu="$mu" -v ms="$ms" -v m="$dm" 'BEGIN {
-		printf "  daemon CPU %.2f s over the makes\047 %.2f s: %.2f %%; peak RSS %.1f MiB\n",
-			du + ds, mu + ms, 100 * (du + ds) / (mu + ms), m / 1024 }'
+	# cc1's own CPU, the watched processes': as its samples stand for
+	n=$(sqlite3 "$work/m.db" "SELECT sum(samples) FROM v_runs WHERE kind = 'daemon'")
+	awk -v d="$du + $ds" -v du="$du" -v ds="$ds" -v mu="$mu" -v ms="$ms" -v m="$dm" \
+		-v n="$n" -v hz="$hz" 'BEGIN {
+		printf "  daemon CPU %.2f s over the makes\047 %.2f s: %.2f %%; over cc1\047s %.2f s (%d samples at %d Hz): %.2f %%; peak RSS %.1f MiB\n",
+			du + ds, mu + ms, 100 * (du + ds) / (mu + ms), n / hz, n, hz,
+			100 * (du + ds) * hz / n, m / 1024 }'
 	"$icppd" report -d "$work/m.db" --since 0 --exe "$cc1" -f folded --k inf --exact \
 		--no-inline --no-demangle 2>/dev/null | sed "$as_perf" >"$work/m.folded"
 	for x in a b; do
