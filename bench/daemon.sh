@@ -27,7 +27,7 @@
 #    (the watched processes', as their samples stand for), and the k = 3
 #    ratio of its profile of cc1 (every segment, icppd report --since 0
 #    --exe cc1): its overlap with perf record --call-graph dwarf's of
-#    ten more makes at the same rate, over two such perf runs' overlap
+#    as many more makes at the same rate, over two such perf runs' overlap
 #    (bench/accuracy.sh's method).
 # 5. A machine that forks: a shell spawning subshells (a fork and an
 #    exit each, no exec) for 5 s, alone, under the daemon (99 Hz,
@@ -40,7 +40,8 @@
 # Usage: bench/daemon.sh [BUILDDIR]; environment: REPS (default 5),
 # PARTS (default "1 2 3 4 5": the parts to run), HZS (part 4's rates,
 # default "99 999"), DAEMON_OPTS (more daemon options in part 4, e.g.
-# "--leaf-freq 250").
+# "--leaf-freq 250"), MAKES (part 4's makes, default 10: more show what
+# the segments cost as the map fills).
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" -eq 0 ] || { echo "bench: run as root" >&2; exit 1; }
 workload="$progs/threads 540 4"
@@ -175,13 +176,14 @@ fi
 
 cc1=$(readlink -f "$(gcc -print-prog-name=cc1)")
 if part 4; then
+makes=${MAKES:-10}
 make_cproject "$work/proj"
 for hz in ${HZS:-99 999}; do
-	echo "== cc1 through ten make -B, $hz Hz, learning 25 Hz, 3 s segments${DAEMON_OPTS:+, $DAEMON_OPTS}"
+	echo "== cc1 through $makes make -B, $hz Hz, learning 25 Hz, 3 s segments${DAEMON_OPTS:+, $DAEMON_OPTS}"
 	rm -f "$work"/m.db*
 	# shellcheck disable=SC2086
 	start_daemon "$work/m.db" "$hz" --exe "$cc1" --segment 3 ${DAEMON_OPTS:-}
-	/usr/bin/time -f '%U %S' -o "$work/mtime" sh -c "for i in 1 2 3 4 5 6 7 8 9 10; do
+	/usr/bin/time -f '%U %S' -o "$work/mtime" sh -c "for i in \$(seq $makes); do
 		make -s -B -C '$work/proj' >/dev/null; done"
 	"$icppd" ctl --socket "$sock" stop >/dev/null
 	wait $dpid
@@ -199,7 +201,7 @@ for hz in ${HZS:-99 999}; do
 		--no-inline --no-demangle 2>/dev/null | sed "$as_perf" >"$work/m.folded"
 	for x in a b; do
 		perf record -q -e cpu-clock:u -F "$hz" --call-graph dwarf -o "$work/p$x.data" -- \
-			sh -c "for i in 1 2 3 4 5 6 7 8 9 10; do make -s -B -C '$work/proj' >/dev/null; done" 2>/dev/null
+			sh -c "for i in \$(seq $makes); do make -s -B -C '$work/proj' >/dev/null; done" 2>/dev/null
 		fold_comm "$work/p$x.data" cc1 | sed "$as_perf" >"$work/p$x.folded"
 	done
 	ceiling=$("$icppd" compare -d "$work/m.db" --k 3 "$work/pa.folded" "$work/pb.folded" |
