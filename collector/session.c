@@ -148,6 +148,8 @@ static void open_notifier(struct session *s, const struct perf_event_attr *main,
 	struct perf_event_attr tp;
 	uint64_t tp_id;
 	bool has_tp = ntasks == 1 && !procfs__exec_tracepoint_id(&tp_id);
+	/* with the tracepoint, the records wake poll at the ring's half */
+	uint32_t half = (uint32_t)(NOTIFY_PAGES * sysconf(_SC_PAGESIZE) / 2);
 	int *fds = realloc(s->fds, (s->nfds + ncpus * (ntasks + has_tp)) *
 			   sizeof(*fds));
 
@@ -166,10 +168,7 @@ static void open_notifier(struct session *s, const struct perf_event_attr *main,
 				cpus[c], -1, PERF_FLAG_FD_CLOEXEC) : -1;
 		int leader = -1;
 
-		/* with the tracepoint here, the records wake poll at the
-		 * ring's half only */
-		a.wakeup_watermark = tfd >= 0 ?
-			(uint32_t)(NOTIFY_PAGES * sysconf(_SC_PAGESIZE) / 2) : 1;
+		a.wakeup_watermark = tfd >= 0 ? half : 1;
 		for (size_t t = 0; t < ntasks; t++) {
 			int fd = icppd_sys.perf_event_open(&a, tasks[t], cpus[c],
 					-1, PERF_FLAG_FD_CLOEXEC);

@@ -309,24 +309,24 @@ static void export_status(struct daemon *d, FILE *out)
 /* What this segment cost the daemon: its CPU, a sample's share, and
  * the share of the CPU its samples stand for (each sample of -F HZ of
  * a CPU clock stands for 1/HZ s of the watched processes' CPU). */
-static void own_cpu(struct daemon *d, FILE *out)
+static void own_cpu(const struct daemon *d, const struct collector_stats *run,
+		    FILE *out)
 {
-	struct collector_stats run;
 	double ms = (double)recorder__cpu_ns(d->rec) / 1e6;
 
-	recorder__stats(d->rec, &run);
 	fprintf(out, "own CPU this segment: %.0f ms", ms);
-	if (run.samples && d->o.freq)
+	if (run->samples && d->o.freq)
 		fprintf(out, ", %.1f us a sample, %.2f %% of the %.1f s its "
-			"samples stand for", 1e3 * ms / (double)run.samples,
-			ms * (double)d->o.freq / (double)run.samples / 10.0,
-			(double)run.samples / (double)d->o.freq);
+			"samples stand for", 1e3 * ms / (double)run->samples,
+			ms * (double)d->o.freq / (double)run->samples / 10.0,
+			(double)run->samples / (double)d->o.freq);
 	fputc('\n', out);
 }
 
 static void status(struct daemon *d, FILE *out)
 {
 	const struct collector_stats *cs = recorder__totals(d->rec);
+	struct collector_stats run;	/* this segment's */
 
 	fprintf(out, "daemon %d, run %lld\n", (int)getpid(),
 		(long long)recorder__run_id(d->rec));
@@ -358,12 +358,11 @@ static void status(struct daemon *d, FILE *out)
 		(unsigned long long)cs->samples, (unsigned long long)cs->lost,
 		(unsigned long long)cs->filtered);
 	fprintf(out, "modules %zu\n", recorder__modules(d->rec));
-	own_cpu(d, out);
+	recorder__stats(d->rec, &run);
+	own_cpu(d, &run, out);
 	if (!d->o.no_learn) {
-		struct collector_stats run;
 		struct recorder_learning l;
 
-		recorder__stats(d->rec, &run);
 		recorder__learning(d->rec, &l);
 		fprintf(out, "learning this segment: %llu stack samples, %llu "
 			"unwound whole; %llu of %llu samples unexplained when "
@@ -631,36 +630,6 @@ static size_t ring_pages(const struct daemon_opts *o)
 	return pages;
 }
 
-/*
- * The CFI cache, as record's (icppd-record(1) --no-cache): a daemon
- * started again, or one whose module cache dropped a table it needs
- * again (docs/daemon.md, Memory), reads what libdwarf listed of a
- * binary's frame section once per build from it, where listing cc1's
- * took about 45 ms of each start, a sixth of its CPU through ten makes
- * at 999 Hz.  The directory is root's own where root runs it (the
- * cache refuses one anyone else may write), and every file in it is
- * checked against its section before use (binary/cfi_cache.h).  One
- * that cannot be opened costs the daemon time, nothing else.
- */
-static void open_cache(struct daemon *d, struct recorder_opts *ro)
-{
-	int ret;
-
-	if (!d->o.cache_dir)
-		return;
-	if ((ret = cfi_cache__open(d->o.cache_dir, &d->cfi_cache))) {
-		log_warn("CFI cache %s: %s; every binary's frame section and "
-			 "symbols are read afresh%s", d->o.cache_dir,
-			 strerror(-ret), ret == -EPERM ? " (the directory must "
-			 "be the daemon's user's alone; --no-cache goes "
-			 "without)" : "");
-		return;
-	}
-	/* mapped: only the daemon's user can write or shrink its files */
-	cfi_cache__set_map(d->cfi_cache, true);
-	ro->cfi_cache = d->cfi_cache;
-}
-
 /* The store, the event and the recorder's session on every CPU, and
  * the first run.  0, or -1 after logging why. */
 static int start_recording(struct daemon *d, struct run_info *ri,
@@ -691,7 +660,15 @@ static int start_recording(struct daemon *d, struct run_info *ri,
 		log_error("%s", err);
 		return -1;
 	}
-	open_cache(d, &ro);
+	/* record's CFI cache (icppd-record(1) --no-cache): a daemon
+	 * started again, or one whose module cache dropped a table it needs
+	 * again (docs/daemon.md, Memory), reads what libdwarf listed of a
+	 * binary's frame section from it, where listing cc1's took about
+	 * 45 ms of each start, a sixth of its CPU through ten makes at
+	 * 999 Hz.  Root's own directory where root runs it (the cache
+	 * refuses one anyone else may write), every file checked against
+	 * its section before use (binary/cfi_cache.h). */
+	ro.cfi_cache = d->cfi_cache = recorder__open_cache(d->o.cache_dir);
 	d->rec = recorder__new(d->store, &ro);
 	if (!d->rec || recorder__catch_signals()) {
 		log_error("out of memory");

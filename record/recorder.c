@@ -696,6 +696,27 @@ int recorder__begin(struct recorder *r, const struct run_info *ri)
 	return 0;
 }
 
+struct cfi_cache *recorder__open_cache(const char *dir)
+{
+	struct cfi_cache *c = NULL;
+	int ret;
+
+	/* a cache that cannot be used costs the run nothing but time */
+	if (!dir)
+		return NULL;
+	if ((ret = cfi_cache__open(dir, &c))) {
+		log_warn("CFI cache %s: %s; every binary's frame section and "
+			 "symbols are read afresh%s", dir, strerror(-ret),
+			 ret == -EPERM ? " (the directory must be yours "
+			 "alone; --no-cache goes without)" : "");
+		return NULL;
+	}
+	/* mapped as the binaries are (.map_files): only its owner can
+	 * write or shrink its files */
+	cfi_cache__set_map(c, true);
+	return c;
+}
+
 int64_t recorder__cpu_ns(const struct recorder *r)
 {
 	return clock__ns(CLOCK_PROCESS_CPUTIME_ID) - r->cpu_start;

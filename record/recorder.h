@@ -204,6 +204,12 @@ void recorder__end(struct recorder *r, const char *status, int exit_status);
 
 /* The current run's counts (since recorder__begin or next_run). */
 void recorder__stats(const struct recorder *r, struct collector_stats *out);
+/* The CFI cache in directory @dir (NULL: none), its files mapped as the
+ * binaries are; where it cannot be opened, a warning saying why and
+ * NULL: the recorder reads every binary afresh.  cfi_cache__close()
+ * after the recorder is deleted. */
+struct cfi_cache *recorder__open_cache(const char *dir);
+
 /* Since the recorder started, across runs. */
 const struct collector_stats *recorder__totals(const struct recorder *r);
 /* This process's CPU (every thread's, user and system) since the run

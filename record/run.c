@@ -386,7 +386,6 @@ static int prepare(struct run *r)
 		.unwind = r->mode->unwind, .truth = r->mode->truth,
 		.map_files = true };
 	char err[512];
-	int ret;
 
 	if (r->mode->unwind || (r->mode->learn && !o->no_learn))
 		r->stack_size = stack_size(r);
@@ -413,16 +412,7 @@ static int prepare(struct run *r)
 	ro.off_cpu = o->off_cpu;
 	if (r->mode->rate_scale > 1 && !o->freq && !o->period)
 		event__scale_rate(&r->ev, r->mode->rate_scale);
-	/* a cache that cannot be used costs the run nothing but time */
-	if (o->cache_dir && (ret = cfi_cache__open(o->cache_dir,
-						   &r->cfi_cache)))
-		log_warn("CFI cache %s: %s; every binary's frame section and "
-			 "symbols are read afresh%s", o->cache_dir,
-			 strerror(-ret),
-			 ret == -EPERM ? " (the directory must be yours "
-			 "alone; --no-cache goes without)" : "");
-	/* its files are mapped as the binaries are (.map_files) */
-	cfi_cache__set_map(r->cfi_cache, true);
+	r->cfi_cache = recorder__open_cache(o->cache_dir);
 	ro.cfi_cache = r->cfi_cache;
 	/* one program's binaries, then the command exits: what a crafted
 	 * section could make libdwarf leak goes with it (cfi.h) */

@@ -123,7 +123,20 @@ ok $(printf '%s\n' "$st" | grep -q "^learning"; [ $? -ne 0 ]; echo $?) \
 is "$(ls -l --time-style=+%s.%N "$ICPPD_CACHE_DIR")" "$before" \
 	"--no-cache: the cache directory untouched"
 
-# Bad input.
+# Bad input.  A cache directory others may write: refused in one line,
+# the daemon goes on without it.
+mkdir -m 777 "$tmp/open"
+chmod 777 "$tmp/open"
+: >"$tmp/daemon.log"
+ICPPD_CACHE_DIR=$tmp/open start "$tmp/open.db"
+"$prog" $ms >/dev/null
+"$ICPPD" ctl --socket "$sock" flush >/dev/null
+stop
+contains "$(cat "$tmp/daemon.log")" "CFI cache $tmp/open: Operation not permitted; every binary's frame section and symbols are read afresh" \
+	"a cache directory others may write: the daemon says why"
+ok $([ "$(q "SELECT coalesce(sum(samples), 0) FROM v_cids" "$tmp/open.db")" -ge "$(min_samples 450 500)" ]; echo $?) \
+	"... and profiles without it"
+is "$(ls "$tmp/open" | wc -l)" 0 "... writing nothing there"
 "$ICPPD" daemon --foreground -d "$tmp/x.db" --socket "$sock" --exe "$prog" --stack-size 100 2>/dev/null
 is $? 2 "--stack-size not a multiple of 8: usage error"
 
