@@ -121,6 +121,13 @@ check_truth() {	# check_truth RUN LABEL MIN
 		AND c.pid = t.pid AND c.tid = t.tid AND c.function = t.function
 		AND c.height = t.height AND c.samples >= $min)")
 	is "$missing" "" "$label: every true CID stored with >= $min samples"
+	if [ -n "$missing" ]; then	# lost, throttled, or taken elsewhere?
+		q "SELECT '# run: ' || samples || ' samples, ' || resolved || ' resolved, ' ||
+			lost || ' lost, ' || throttled || ' throttled, ' || status
+			FROM v_runs WHERE run_id = $run"
+		q "SELECT '# stored: ' || function || '@' || height || ' ' || samples
+			FROM v_cids WHERE run_id = $run ORDER BY function, height"
+	fi
 	where="FROM v_cids c WHERE c.run_id = $run
 		AND c.function IN (SELECT function FROM truth t WHERE t.pid = c.pid)
 		AND NOT EXISTS (SELECT 1 FROM truth t WHERE t.pid = c.pid
