@@ -23,7 +23,9 @@
 # event, not taking its turn: whole copies at 1 kHz while it bursts,
 # leaf copies at 1 kHz); icppd-s2k, not in the default MODES either:
 # --stack-size 2048, every learning copy the innermost 2 KiB only
-# (fragments: docs/benchmarks.md, "what the innermost frames cost").
+# (fragments: docs/benchmarks.md, "what the innermost frames cost");
+# icppd-opts, not in the default MODES: icppd record with the options
+# in ICPPD_OPTS (e.g. "--learn-freq 25 --leaf-freq 0 --leaf-stack 1024").
 # Every mode runs REPS times, interleaved (mode order rotates
 # each repetition), and the table shows medians of: CPU time of the whole
 # process tree (profiler included, user + system), wall time, and bytes
@@ -42,7 +44,8 @@
 # Usage: bench/record.sh [BUILDDIR]   (default: build, made by ./demo.sh)
 # Environment: REPS (default 5), EVENT (default cpu-clock), FREQ (1000),
 # WORKLOADS (default: all below, e.g. "make g++"), MODES (default: all
-# above, e.g. "none perf icppd"; cpu/none and cpu/perf need those two).
+# above, e.g. "none perf icppd"; cpu/none and cpu/perf need those two),
+# ICPPD_OPTS (the icppd-opts mode's record options).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/workloads.sh"
 freq=${FREQ:-1000}
@@ -88,6 +91,7 @@ run() {
 	icppd-l25) prof="$icppd record -q --learn-freq 25 -e $event -F $freq -d $work/b.db --" ;;
 	icppd-l25-all) prof="$icppd record -q --learn-freq 25 --leaf-freq 0 -e $event -F $freq -d $work/b.db --" ;;
 	icppd-s2k) prof="$icppd record -q --stack-size 2048 -e $event -F $freq -d $work/b.db --" ;;
+	icppd-opts) prof="$icppd record -q ${ICPPD_OPTS:-} -e $event -F $freq -d $work/b.db --" ;;
 	esac
 	/usr/bin/time -f '%U %S %e' -o "$work/time" $prof \
 		/usr/bin/time -f '%U %S' -o "$work/wtime" "$@" >/dev/null 2>"$out" || true
