@@ -11,17 +11,18 @@
 # record --no-learn (identifiers only); icppd record (learning call
 # paths in bursts, the default: at the sampling rate while on, taking
 # the main event's turn, up to 1 kHz; above, at 1 kHz beside it, with
-# leaf copies on at most 2500 samples a second; its CFI
+# a leaf copy at every sample, and above 2500 Hz at 250 Hz, every
+# sample's copy cut to 2500 copies' bytes a second; its CFI
 # cache filled by the first round, as a user's first record fills it);
 # icppd record --no-cache (icppd-cold: every binary's frame section
 # listed afresh, as in a first record); icppd record --learn-freq 250 (a sparser learning event: the cost side of
 # the rate curve); icppd-l25, not in the default MODES: --learn-freq 25,
-# the daemon's trickle, its leaf copies at most --leaf-freq's default a
-# second; icppd-l25-all, not in the default MODES: the same with a leaf
-# copy at every sample (--leaf-freq 0); icppd-l1k, not in the default
+# the daemon's trickle, its leaf copies cut to --leaf-freq's default's
+# bytes a second; icppd-l25-all, not in the default MODES: the same with every
+# sample's copy whole (--leaf-freq 0); icppd-l1k, not in the default
 # MODES: --learn-freq 1000 (at -F 10000 the learner beside the main
-# event, not taking its turn: whole copies at 1 kHz while it bursts,
-# leaf copies at 1 kHz); icppd-s2k, not in the default MODES either:
+# event, not taking its turn: whole copies at 1 kHz while it bursts);
+# icppd-s2k, not in the default MODES either:
 # --stack-size 2048, every learning copy the innermost 2 KiB only
 # (fragments: docs/benchmarks.md, "what the innermost frames cost");
 # icppd-opts, not in the default MODES: icppd record with the options

@@ -79,8 +79,9 @@ static const struct cli_option daemon_options[] = {
 	  "than --stack-size: its innermost frames exact, the rest inferred "
 	  "(0: none, the CIDs alone)", 0, 65528, .dflt = "8192" },
 	{ "leaf-freq", 0, CLI_UINT, OPT(leaf_freq), "HZ",
-	  "at most HZ leaf copies a second: above it, the rest of -F samples "
-	  "CIDs alone (0: every sample copies)", 0, 10000, .dflt = "2500" },
+	  "the bytes a second of HZ leaf copies: above HZ samples a second, "
+	  "every sample copies less to keep them, at least 1024 bytes (0: "
+	  "every sample copies --leaf-stack)", 0, 10000, .dflt = "2500" },
 	{ "leaf-known", 0, CLI_UINT, OPT(leaf_known), "N",
 	  "a leaf copy whose context identifier the learned paths explain "
 	  "is unwound one time in N, the others' paths inferred (1: every "

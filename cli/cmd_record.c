@@ -38,8 +38,9 @@ static const struct cli_option record_options[] = {
 	{ "learn-freq", 0, CLI_UINT, RUN_OPT(learn_freq), "HZ",
 	  "samples per second of the learning event while it is on "
 	  "(default: the sampling rate up to 1000, when it takes the main "
-	  "event's turn and its samples are exact ones; 1000 above it; "
-	  "-F's rate: every sample exact at any rate)", 1,
+	  "event's turn and its samples are exact ones; 1000 above it, 250 "
+	  "above --leaf-freq, where every sample's leaf copy is cut; -F's "
+	  "rate: every sample exact at any rate)", 1,
 	  RUN_MAX_LEARN_HZ },
 	{ "leaf-stack", 0, CLI_UINT, RUN_OPT(leaf_stack), "BYTES",
 	  "while the learning event runs below the sampling rate (a "
@@ -48,9 +49,10 @@ static const struct cli_option record_options[] = {
 	  "frames exact, the rest inferred (0: none, the CIDs alone)", 0,
 	  RUN_MAX_STACK, .dflt = "4096" },
 	{ "leaf-freq", 0, CLI_UINT, RUN_OPT(leaf_freq), "HZ",
-	  "at most HZ leaf copies a second: above it, the rest of the "
-	  "sampling rate samples CIDs alone (0: every sample copies)", 0,
-	  RUN_MAX_LEARN_HZ, .dflt = "2500" },
+	  "the bytes a second of HZ leaf copies: above HZ samples a second, "
+	  "every sample copies less to keep them, at least 1024 bytes (0: "
+	  "every sample copies --leaf-stack)", 0, RUN_MAX_LEARN_HZ,
+	  .dflt = "2500" },
 	{ "leaf-known", 0, CLI_UINT, RUN_OPT(leaf_known), "N",
 	  "a leaf copy whose context identifier the learned paths explain "
 	  "is unwound one time in N, the others' paths inferred as a sample's "

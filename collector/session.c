@@ -455,16 +455,6 @@ int session__add_learner(struct session *s, const struct perf_event_attr *attr,
 	return ret;
 }
 
-int session__add_sampler(struct session *s, const struct perf_event_attr *attr,
-			 const pid_t *tasks, size_t ntasks, char *err,
-			 size_t errlen)
-{
-	if (s->turns || s->lfds || s->switch_ids)
-		return -EINVAL;
-	return open_into_rings(s, attr, tasks, ntasks, NULL, NULL, NULL, err,
-			       errlen);
-}
-
 /* The ids of the events the session opened from fd @from on, added to
  * its switch ids.  0 or -errno with why in @err. */
 static int note_switch_ids(struct session *s, size_t from, char *err,

@@ -41,19 +41,6 @@ struct session *session__open(const struct perf_event_attr *attr,
 void session__close(struct session *s);
 
 /*
- * A second sampling event whose samples count as the main event's (a
- * part of the rate that copies some stack, @attr: event__learner()
- * with no rate of its own, at the part's):
- * on the same tasks and CPUs, into the same rings, on and off with
- * the main event.  Its records are told apart by their copies.  Not
- * with SESSION_TAKE_TURNS; before session__add_learner().  0, or
- * -errno with a one-line reason in @err.
- */
-int session__add_sampler(struct session *s, const struct perf_event_attr *attr,
-			 const pid_t *tasks, size_t ntasks, char *err,
-			 size_t errlen);
-
-/*
  * Learning during measurement: a second, sparse event with a stack copy
  * (@attr: its sample format is the main event's plus
  * PERF_SAMPLE_STACK_USER, which is how its records are told apart), on

@@ -604,7 +604,8 @@ static int claim(struct daemon *d)
 
 /*
  * -m, or the rings' default: 64 pages a CPU, or room for 800 ms of the
- * leaf copies where they need more, up to 1024 pages and 64 MiB over
+ * leaf copies where they need more (every sample's, cut to --leaf-freq's
+ * bytes a second above it), up to 1024 pages and 64 MiB over
  * all CPUs.  A ring wakes the reader a quarter full, so that is a wake
  * every 200 ms of copies on a busy CPU; with room for 200 ms (a wake
  * every 50 ms), the rings' wakes were 839 of the daemon's 1,600
@@ -615,10 +616,10 @@ static int claim(struct daemon *d)
  */
 static size_t ring_pages(const struct daemon_opts *o)
 {
-	uint64_t hz = o->leaf_freq && o->leaf_freq < o->freq ? o->leaf_freq :
-		      o->freq;
 	uint64_t bytes = o->no_learn || !o->leaf_stack ? 0 :
-			 hz * (o->leaf_stack + 256) * 4 / 5;
+			 o->freq * (recorder__leaf_bytes((uint32_t)o->leaf_stack,
+							  o->leaf_freq, o->freq) +
+				    256) * 4 / 5;
 	long cpus = sysconf(_SC_NPROCESSORS_CONF), pg = sysconf(_SC_PAGESIZE);
 	size_t page = pg > 0 ? (size_t)pg : 4096, pages = 64,
 	       most = DAEMON_RINGS_BYTES / page / (size_t)(cpus > 0 ? cpus : 1);

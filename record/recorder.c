@@ -369,24 +369,17 @@ static void open_switch_learner(struct recorder *r,
 	}
 }
 
-/* Whether the leaf copies are a part of the main event's rate, an event
- * of their own (recorder_opts.leaf_hz), not all of it. */
-static bool split_leaf(const struct recorder *r,
-		       const struct perf_event_attr *attr)
+uint32_t recorder__leaf_bytes(uint32_t leaf_stack, uint64_t leaf_hz,
+			      uint64_t freq)
 {
-	return r->o.leaf_hz && attr->freq && attr->sample_freq > r->o.leaf_hz;
-}
+	uint64_t b;
 
-/* The leaf copies' event, at leaf_hz of the main event's rate. */
-static int open_sampler(struct recorder *r, const struct perf_event_attr *attr,
-			const pid_t *tasks, size_t ntasks, char *err,
-			size_t errlen)
-{
-	struct perf_event_attr la;
-
-	event__learner(attr, r->leaf, 0, &la);
-	la.sample_freq = r->o.leaf_hz;
-	return session__add_sampler(r->sess, &la, tasks, ntasks, err, errlen);
+	if (!leaf_hz || !freq || freq <= leaf_hz)
+		return leaf_stack;
+	b = (uint64_t)leaf_stack * leaf_hz / freq / 8 * 8;
+	if (b < RECORDER_LEAF_MIN)
+		b = RECORDER_LEAF_MIN;
+	return b < leaf_stack ? (uint32_t)b : leaf_stack;
 }
 
 int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
@@ -394,26 +387,18 @@ int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 		   char *err, size_t errlen, int *errnum)
 {
 	struct perf_event_attr la, ma = *attr;
-	bool learns = r->o.learn_hz && r->paths, split = false;
+	bool learns = r->o.learn_hz && r->paths;
 	int ret;
 
 	if (learns && !r->o.learn_turns && r->o.leaf_stack) {
-		r->leaf = r->o.leaf_stack;
+		r->leaf = recorder__leaf_bytes(r->o.leaf_stack, r->o.leaf_hz,
+					       attr->freq ? attr->sample_freq : 0);
 		collector__set_leaf_copies(r->col, r->leaf, r->o.leaf_known);
-		split = split_leaf(r, attr);
-		if (split)
-			ma.sample_freq -= r->o.leaf_hz;
-		else
-			event__learner_copy(&ma, r->leaf);
+		event__learner_copy(&ma, r->leaf);
 	}
 	r->sess = session__open(&ma, tasks, ntasks, ring_pages,
 				learns && r->o.learn_turns ?
 				SESSION_TAKE_TURNS : 0, err, errlen, errnum);
-	if (r->sess && split &&
-	    (ret = open_sampler(r, attr, tasks, ntasks, err, errlen))) {
-		*errnum = -ret;
-		return -1;
-	}
 	if (r->sess && r->o.off_cpu &&
 	    (ret = open_switches(r, attr, tasks, ntasks, learns, err,
 				 errlen))) {
@@ -643,7 +628,7 @@ static void learning_totals(const struct recorder *r,
 		cs->unwind[UNW_COMPLETE], cs->learn_unknown, s->bursts,
 		s->on_ns + (s->on ? clock__mono_ns() - s->since : 0),
 		r->new_paths, r->once, s->first_cids, s->first_unknown,
-		s->last_cids, s->last_unknown };
+		s->last_cids, s->last_unknown, r->leaf };
 }
 
 void recorder__learning(const struct recorder *r, struct recorder_learning *l)
@@ -994,6 +979,8 @@ static size_t unwind_counters(const struct recorder *r,
 						 (int64_t)cs->leaf_fragments };
 		c[n++] = (struct store_counter){ "leaf.known",
 						 (int64_t)cs->leaf_known };
+		c[n++] = (struct store_counter){ "leaf.stack_bytes",
+						 (int64_t)r->leaf };
 	}
 	return n;
 }

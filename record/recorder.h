@@ -60,10 +60,10 @@ struct recorder_opts {
 	 * bytes of the stack at every sample, less than @learn_stack
 	 * (collector__set_leaf_copies).  0: none, CIDs only. */
 	uint32_t leaf_stack;
-	/* At most @leaf_hz of them a second (0: every sample): a main
-	 * event sampled by frequency above it samples @leaf_hz with
-	 * copies and the rest of its rate without, as two events
-	 * (session__add_sampler), every sample counted alike. */
+	/* The bytes a second of @leaf_hz copies of @leaf_stack (0: no
+	 * bound): a main event sampled by frequency above it copies
+	 * less at every sample, to keep them (recorder__leaf_bytes();
+	 * leaf.stack_bytes in the run's counters). */
 	uint64_t leaf_hz;
 	/* A leaf copy whose CID the paths explain is unwound one time in
 	 * @leaf_known (0 or 1: every one; collector__set_leaf_copies). */
@@ -102,6 +102,22 @@ struct recorder_opts {
 	void *counters_arg;
 };
 
+/*
+ * The bytes of each leaf copy: @leaf_stack's, or, for a main event
+ * sampled at @freq a second above @leaf_hz (@freq 0: by period), what
+ * keeps the bytes a second those of @leaf_hz copies of @leaf_stack (a
+ * multiple of 8, at least RECORDER_LEAF_MIN, never more than
+ * @leaf_stack).  Every sample carries one: at -F 10000 a 1 KiB copy at
+ * every sample gave make and g++ a k = 3 ratio of 0.97-0.98 where
+ * 2,500 copies of 4 KiB a second gave 0.94 and 0.89, the same bytes
+ * copied (docs/benchmarks.md, "10 kHz read again").
+ */
+uint32_t recorder__leaf_bytes(uint32_t leaf_stack, uint64_t leaf_hz,
+			      uint64_t freq);
+/* The least a cut copy copies: the innermost frames of most samples
+ * (1 KiB gave g++ and make at 10 kHz the k = 3 ratio of 2 KiB). */
+#define RECORDER_LEAF_MIN 1024
+
 struct recorder;
 
 /* A recorder writing to @st (borrowed).  NULL when out of memory. */
@@ -134,6 +150,7 @@ struct recorder_learning {
 	 * the last learning window (a quarter second) with enough of
 	 * them: how far the paths came to explain the run */
 	uint64_t first_cids, first_unknown, last_cids, last_unknown;
+	uint32_t leaf_bytes;	/* each leaf copy's (0: none) */
 };
 void recorder__learning(const struct recorder *r, struct recorder_learning *l);
 

@@ -187,17 +187,12 @@ static uint64_t sampling_hz(const struct run *r)
 	return r->ev.freq ? r->ev.rate : ICPPD_DEFAULT_FREQ;
 }
 
-/* Whether --leaf-freq bounds the leaf copies below the sampling rate
- * (an event sampled by period copies at every sample). */
+/* Whether --leaf-freq bounds the leaf copies' bytes a second below
+ * the sampling rate's (each copy cut to fit; an event sampled by period
+ * copies --leaf-stack at every sample). */
 static bool leaf_bounded(const struct run *r)
 {
 	return r->ev.freq && r->o->leaf_freq && r->o->leaf_freq < r->ev.rate;
-}
-
-/* The leaf copies a second, at most. */
-static uint64_t leaf_hz(const struct run *r)
-{
-	return leaf_bounded(r) ? r->o->leaf_freq : sampling_hz(r);
 }
 
 /* What learning did, in a few lines. */
@@ -206,7 +201,6 @@ static void learn_summary(const struct run *r)
 	struct recorder_learning l;
 	struct collector_stats cs;
 	int64_t ran = clock__mono_ns() - r->started;
-	char rate[64] = "every sample";
 
 	recorder__learning(r->rec, &l);
 	recorder__stats(r->rec, &cs);
@@ -237,17 +231,17 @@ static void learn_summary(const struct run *r)
 				  (double)l.first_cids),
 			 100.0 * (1 - (double)l.last_unknown /
 				  (double)l.last_cids));
-	if (leaf_bounded(r))
-		snprintf(rate, sizeof(rate), "at most %llu a second, "
-			 "--leaf-freq", (unsigned long long)leaf_hz(r));
 	if (cs.leaf_samples)
 		log_info("leaf copies: %llu of %llu samples copied their "
-			 "innermost %u bytes of stack (%s): %llu unwound whole, "
+			 "innermost %u bytes of stack%s: %llu unwound whole, "
 			 "%llu to their innermost frames, %llu not unwound as "
 			 "the paths explained their identifier (leaf.* in "
 			 "v_run_counters)",
 			 (unsigned long long)cs.leaf_samples,
-			 (unsigned long long)cs.samples, r->leaf_stack, rate,
+			 (unsigned long long)cs.samples, l.leaf_bytes,
+			 l.leaf_bytes < r->leaf_stack ?
+			 " (--leaf-stack cut to --leaf-freq's bytes a second)" :
+			 "",
 			 (unsigned long long)cs.leaf_whole,
 			 (unsigned long long)cs.leaf_fragments,
 			 (unsigned long long)cs.leaf_known);
@@ -317,7 +311,10 @@ static uint64_t learn_hz(const struct run *r)
 
 	if (r->o->learn_freq)
 		return r->o->learn_freq;
-	return hz < RUN_TURN_HZ ? hz : RUN_TURN_HZ;
+	if (hz <= RUN_TURN_HZ)
+		return hz;
+	return r->o->leaf_stack && leaf_bounded(r) ? RUN_LEAF_LEARN_HZ :
+	       RUN_TURN_HZ;
 }
 
 /* The default ring for learning with copies of @stack bytes, and the
@@ -331,7 +328,10 @@ static size_t learning_pages(const struct run *r, uint32_t stack,
 	while (pages < RUN_RING_PAGES_MAX &&
 	       pages * RUN_DEFAULT_STACK * RUN_RING_LEARN_HZ <
 	       RUN_RING_PAGES_LEARNING *
-	       ((size_t)stack * learn_hz(r) + (size_t)leaf * leaf_hz(r)))
+	       ((size_t)stack * learn_hz(r) +
+		(size_t)recorder__leaf_bytes(leaf, r->o->leaf_freq,
+					     r->ev.freq ? r->ev.rate : 0) *
+		sampling_hz(r)))
 		pages *= 2;
 	return pages;
 }

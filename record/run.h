@@ -46,6 +46,15 @@ struct store;
  * cost the first report twice the search and 0.11-0.21 of the k = 3
  * ratio on g++ and clang++ ("fewer copies above 1 kHz"). */
 #define RUN_TURN_HZ 1000
+/* Without --learn-freq, where the sampling rate is above --leaf-freq
+ * (every sample's leaf copy cut to its bytes a second: recorder.h),
+ * the learner's rate beside it: each sample's innermost frames are its
+ * own, and the learner's whole paths the map's upper part.  At
+ * -F 10000 it gave make and g++ the k = 3 ratio the learner at 1000
+ * Hz gave (0.971 and 0.974, against 0.981 and 0.972), for 0.39 s of
+ * g++'s recorder CPU against 0.61 s (docs/benchmarks.md, "10 kHz read
+ * again"). */
+#define RUN_LEAF_LEARN_HZ 250
 /* The kernel's limit: the record size is a u16. */
 #define RUN_MAX_STACK 65528
 

@@ -5,9 +5,10 @@
 # show though the learner took next to nothing, and once the paths
 # explain a CID only one of its copies in --leaf-known is unwound; a
 # deep frame's samples give their innermost frames (a fragment) exact;
-# --leaf-stack 0 copies nothing; above --leaf-freq only that many
-# samples a second copy; the default record, whose learner takes the
-# main event's turn, has none at 1000 Hz and some above it.
+# --leaf-stack 0 copies nothing; above --leaf-freq every sample copies
+# less, the bytes a second those of --leaf-freq copies; the default
+# record, whose learner takes the main event's turn, has none at 1000
+# Hz, and above --leaf-freq's rate every sample one cut to fit.
 . "$TESTS_SRCDIR/e2e/lib.sh"
 require_perf
 
@@ -60,19 +61,20 @@ ok $([ "$(counter "$run" leaf.fragments)" -ge "$(min_samples 60)" ]; echo $?) \
 folded=$("$ICPPD" report -d "$db" --run "$run" --format folded --k inf 2>/dev/null)
 contains "$folded" ";deep;deep_leaf " "its innermost frames: deep -> deep_leaf"
 
-# Above --leaf-freq, only that many samples a second copy: at 4000 Hz
-# with --leaf-freq 500, an eighth of them (between a 32nd and a third
-# here, two clocks' rates on a busy machine), every sample counted.
+# Above --leaf-freq, every sample copies less: at 4000 Hz with
+# --leaf-freq 500, 4096 bytes an eighth as often would be 512 a
+# sample, under the least a cut copy takes (1024), every sample
+# counted and carrying one.
 out=$("$ICPPD" record -d "$db" -F 4000 --learn-freq 1 --leaf-freq 500 -- "$PROGS/heights-nofp" 100 2>&1 >/dev/null)
 is $? 0 "record -F 4000 --leaf-freq 500: exit 0"
-contains "$out" "at most 500 a second, --leaf-freq" "the summary says the copies were bounded"
+contains "$out" "innermost 1024 bytes of stack (--leaf-stack cut to --leaf-freq's bytes a second)" \
+	"the summary says the copies were cut"
 run=$(last_run)
 cids=$(q "SELECT sum(samples) FROM cid_samples WHERE run_id = $run")
-leaf=$(counter "$run" leaf.samples)
-ok $([ $((leaf * 32)) -ge "$cids" ] && [ $((leaf * 3)) -le "$cids" ]; echo $?) \
-	"a part of the samples carried a leaf copy ($leaf of $cids)"
+is "$(counter "$run" leaf.stack_bytes)" 1024 "leaf.stack_bytes: the cut copies' 1024"
+is "$(counter "$run" leaf.samples)" "$cids" "every sample carried a cut copy"
 ok $([ "$cids" -ge "$(min_samples 900 4000)" ]; echo $?) \
-	"the samples without a copy counted too ($cids, nine burns of 100 ms at 4000 Hz)"
+	"the samples counted ($cids, nine burns of 100 ms at 4000 Hz)"
 folded=$("$ICPPD" report -d "$db" --run "$run" --format folded --k inf 2>/dev/null)
 contains "$folded" ";main;path_b;leaf " "their call paths from the copies' paths"
 "$ICPPD" record -q -d "$db" -F 4000 --learn-freq 1 --leaf-freq 0 -- "$PROGS/heights-nofp" 20 >/dev/null 2>&1
@@ -80,18 +82,19 @@ run=$(last_run)
 is "$(counter "$run" leaf.samples)" "$(q "SELECT sum(samples) FROM cid_samples WHERE run_id = $run")" \
 	"--leaf-freq 0: every sample copies"
 
-# Above 1000 Hz the default record learns beside the main event at
-# 1000 Hz, leaf copies giving the innermost frames (at most 2500 a
-# second: at 4000 Hz between a 32nd and nine tenths of the samples);
-# --learn-freq at the sampling rate takes its turn, every sample exact.
+# Above 1000 Hz the default record learns beside the main event, leaf
+# copies giving the innermost frames; above --leaf-freq's 2500 every
+# sample's copy is cut to 2500 copies of 4096 bytes a second (at 4000
+# Hz 2560 bytes) and the learner runs at 250 Hz; --learn-freq at the
+# sampling rate takes its turn, every sample exact.
 "$ICPPD" record -q -d "$db" -F 4000 -- "$PROGS/heights-nofp" 100 >/dev/null 2>&1
 run=$(last_run)
 cids=$(q "SELECT sum(samples) FROM cid_samples WHERE run_id = $run")
-leaf=$(counter "$run" leaf.samples)
-ok $([ $((leaf * 32)) -ge "$cids" ] && [ $((leaf * 10)) -le $((cids * 9)) ]; echo $?) \
-	"the default record at 4000 Hz: leaf copies on a part ($leaf of $cids)"
-ok $([ "$(counter "$run" learn.samples)" -gt 0 ]; echo $?) \
-	"... and the learner beside the main event ($(counter "$run" learn.samples) samples)"
+is "$(counter "$run" leaf.stack_bytes)" 2560 "the default record at 4000 Hz: copies of 2560 bytes"
+is "$(counter "$run" leaf.samples)" "$cids" "... at every sample"
+learned=$(counter "$run" learn.samples)
+ok $([ "$learned" -gt 0 ] && [ $((learned * 4)) -le "$cids" ]; echo $?) \
+	"... and the learner beside the main event, at 250 Hz ($learned of $cids samples: under a quarter)"
 "$ICPPD" record -q -d "$db" -F 4000 --learn-freq 4000 -- "$PROGS/heights-nofp" 20 >/dev/null 2>&1
 is "$(counter "$(last_run)" leaf.samples)" 0 "--learn-freq at the sampling rate: its turn, no leaf copies"
 
