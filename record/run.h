@@ -51,9 +51,9 @@ struct store;
  * the learner's rate beside it: each sample's innermost frames are its
  * own, and the learner's whole paths the map's upper part.  At
  * -F 10000 it gave make and g++ the k = 3 ratio the learner at 1000
- * Hz gave (0.971 and 0.974, against 0.981 and 0.972), for 0.39 s of
- * g++'s recorder CPU against 0.61 s (docs/benchmarks.md, "10 kHz read
- * again"). */
+ * Hz gave (0.971 and 0.974, against 0.981 and 0.972), for a median
+ * 0.39 s of g++'s recorder CPU against 0.61 s (two bench rounds:
+ * docs/benchmarks.md, "10 kHz read again"). */
 #define RUN_LEAF_LEARN_HZ 250
 /* The kernel's limit: the record size is a u16. */
 #define RUN_MAX_STACK 65528
