@@ -569,10 +569,17 @@ static int probe_nodes(struct store *st, struct node_row *ids,
 		       const struct node_batch *b, size_t n, uint32_t *idx,
 		       int64_t *fids, size_t *m)
 {
+	int64_t fresh = st->rows.flush_node;
+
 	*m = 0;
 	for (size_t r = 0; r < n; r++) {
 		uint32_t i = b->idx[r];
-		int found = node_lookup(st, b, r, &ids[i].id, &ids[i].ctx);
+		const struct pm_node *nd = pathmap__node(b->pm, i);
+		/* under a node this flush wrote: no row yet (one that is,
+		 * written by the batch before, write_nodes() finds) */
+		int found = fresh && nd->parent != nd->root &&
+			    ids[nd->parent].id >= fresh ? 0 :
+			    node_lookup(st, b, r, &ids[i].id, &ids[i].ctx);
 
 		if (found < 0 || (found &&
 				  add_counts(st, pathmap__node(b->pm, i),
@@ -772,6 +779,7 @@ int store__write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 	if (next_id(st, "path_nodes", &pr->next_node) ||
 	    next_id(st, "contexts", &pr->next_ctx))
 		return -1;
+	pr->flush_node = pr->next_node;
 	if (grow(&pr->fids, &pr->fids_cap, n, sizeof(*pr->fids), 1024)) {
 		store__set_error(st, "writing the path map: out of memory");
 		return -1;

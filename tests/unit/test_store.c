@@ -335,7 +335,9 @@ static void test_flush(void)
 /* Two recorders learning the same path into one database: each writes
  * rows it has not seen, and the second finds the first's rows there (a
  * plain insert would conflict): counts add up, no row is doubled, and
- * the contexts are shared. */
+ * the contexts are shared.  The second also learns a branch under the
+ * first's outer frame: its middle is looked up and not found, and the
+ * node under it, whose parent that flush wrote, is not looked up. */
 static void test_paths(void)
 {
 	char err[512];
@@ -345,6 +347,9 @@ static void test_paths(void)
 		{ m, 0x1000, "outer", 0x1010, 300 },
 		{ m, 0x2000, "middle", 0x2020, 200 },
 		{ m, 0x3000, "inner", 0x3030, 100 } };
+	struct path_frame g[3] = { f[0],
+		{ m, 0x4000, "other", 0x4040, 180 },
+		{ m, 0x5000, "leaf", 0x5050, 90 } };
 	struct run_info ri = { "record", "app", 4242, "cpu-clock",
 			       "perf::cpu-clock", 0, 0, 1000 };
 
@@ -357,6 +362,8 @@ static void test_paths(void)
 		store__begin_run(st, &ri, &run);
 		pathmap__add(pm, m, f, 3, NULL);
 		pathmap__add(pm, m, f, 2, NULL);	/* outer -> middle */
+		if (k)
+			pathmap__add(pm, m, g, 3, NULL);
 		is_int(store__flush(st, run, &b), 0, "recorder %d: paths flushed", k + 1);
 		pathmap__add(pm, m, f, 3, NULL);
 		is_int(store__flush(st, run, &b), 0, "recorder %d: a known path again", k + 1);
@@ -364,14 +371,20 @@ static void test_paths(void)
 		pathmap__delete(pm);
 	}
 	is_int(query(db, "SELECT count(*) FROM path_nodes WHERE parent_id != 0 OR function_id != 0"),
-	       3, "three frames, one row each");
+	       5, "three frames, one row each, and the branch's two");
+	is_int(query(db, "SELECT count(*) FROM path_nodes n JOIN path_nodes p ON p.id = n.parent_id"
+		     " JOIN functions f ON f.id = n.function_id JOIN functions pf ON pf.id = p.function_id"
+		     " WHERE f.address = 20480 AND n.self = 1 AND n.height = 90"
+		     " AND pf.address = 16384 AND p.total = 1"),
+	       1, "the branch's leaf under its new middle, counted once");
 	is_int(query(db, "SELECT self FROM path_nodes n JOIN functions f ON f.id = n.function_id"
 		     " WHERE f.address = 12288"), 4, "inner's count adds up over both recorders");
 	is_int(query(db, "SELECT self FROM path_nodes n JOIN functions f ON f.id = n.function_id"
 		     " WHERE f.address = 8192"), 2, "and middle's");
-	is_int(query(db, "SELECT count(*) FROM contexts"), 3, "three contexts, shared");
-	is_int(query(db, "SELECT sum(samples) FROM run_learned"), 6,
-	       "each run's own paths: three samples each");
+	is_int(query(db, "SELECT count(*) FROM contexts"), 5,
+	       "five contexts, the first three shared");
+	is_int(query(db, "SELECT sum(samples) FROM run_learned"), 7,
+	       "each run's own paths: three samples each, and the branch's");
 
 	/* Unknown callers: of a CID with no height (version 17), and
 	 * with one. */
