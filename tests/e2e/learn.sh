@@ -218,8 +218,15 @@ sp=$tmp/spin.db
 "$ICPPD" record -q -d "$sp" -- "$PROGS/heights-nofp" 20 spin 4 >/dev/null 2>&1
 # (its "CPU ..." lines every 100 ms go through libc: a path first seen
 # late restarts a burst, rightly; 16 runs here were on 31-56 % of the
-# run, one of them 85 %, and a learner that never trickles is on 100 %)
+# run, one of them 85 %, one of a clean clone's suite under load 92 %,
+# and a learner that never trickles is on 100 %: a second run where
+# the first was on that long, which such a learner fails again)
 set -- $(on_ran "$sp")
+if [ "${1:-999999}" -ge $((${2:-0} * 9 / 10)) ]; then
+	rm -f "$sp" "$sp-wal" "$sp-shm"
+	"$ICPPD" record -q -d "$sp" -- "$PROGS/heights-nofp" 20 spin 4 >/dev/null 2>&1
+	set -- $(on_ran "$sp")
+fi
 ok $([ "${1:-999999}" -lt $((${2:-0} * 9 / 10)) ]; echo $?) \
 	"the learning event was on for less than 90% of a steady run ($1 of $2 ms)"
 ok $([ "$(counter learn.bursts "$sp")" -ge 1 ]; echo $?) \
