@@ -59,6 +59,7 @@ static struct node_row *node_ids(struct store *st, const struct pathmap *pm,
 			memset(c->v, 0, c->cap * sizeof(*c->v));
 		c->serial = pathmap__serial(pm);
 		c->run_id = run_id;
+		st->rows.first_node = st->rows.first_ctx = -1;
 		st->rows.nctx = 0;
 		hindex__clear(&st->rows.ctx_index);
 	}
@@ -476,7 +477,13 @@ static int write_contexts(struct store *st, uint32_t *entries, size_t n)
 
 	if (pr->probe_ctx) {
 		for (size_t i = 0; i < n; i++) {
-			int found = ctx_lookup(st, &pr->ctx[entries[i]]);
+			struct ctx_row *c = &pr->ctx[entries[i]];
+			/* under a context this map's run wrote: no row
+			 * yet (one another writer made meanwhile, the
+			 * insert's check below finds) */
+			int found = pr->first_ctx > 0 &&
+				    c->parent >= pr->first_ctx ? 0 :
+				    ctx_lookup(st, c);
 
 			if (found < 0)
 				return -1;
@@ -569,15 +576,16 @@ static int probe_nodes(struct store *st, struct node_row *ids,
 		       const struct node_batch *b, size_t n, uint32_t *idx,
 		       int64_t *fids, size_t *m)
 {
-	int64_t fresh = st->rows.flush_node;
+	int64_t fresh = st->rows.first_node;
 
 	*m = 0;
 	for (size_t r = 0; r < n; r++) {
 		uint32_t i = b->idx[r];
 		const struct pm_node *nd = pathmap__node(b->pm, i);
-		/* under a node this flush wrote: no row yet (one that is,
-		 * written by the batch before, write_nodes() finds) */
-		int found = fresh && nd->parent != nd->root &&
+		/* under a node this map's run wrote: no row yet (one that
+		 * is, written by another writer meanwhile, write_nodes()'s
+		 * check of what the insert took finds) */
+		int found = fresh > 0 && nd->parent != nd->root &&
 			    ids[nd->parent].id >= fresh ? 0 :
 			    node_lookup(st, b, r, &ids[i].id, &ids[i].ctx);
 
@@ -779,7 +787,10 @@ int store__write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 	if (next_id(st, "path_nodes", &pr->next_node) ||
 	    next_id(st, "contexts", &pr->next_ctx))
 		return -1;
-	pr->flush_node = pr->next_node;
+	if (pr->first_node < 0) {
+		pr->first_node = pr->next_node;
+		pr->first_ctx = pr->next_ctx;
+	}
 	if (grow(&pr->fids, &pr->fids_cap, n, sizeof(*pr->fids), 1024)) {
 		store__set_error(st, "writing the path map: out of memory");
 		return -1;

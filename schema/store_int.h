@@ -100,8 +100,9 @@ struct store {
 		size_t nctx, ctx_cap;		/* the contexts met, as nodes */
 		struct hindex ctx_index;	/* over ctx */
 		int64_t next_node, next_ctx;	/* ids to give; 0: SQLite's */
-		int64_t flush_node;	/* the flush's first new node id (0:
-					 * not known) */
+		/* the first node and context ids the flushes of this map
+		 * and run gave (0: not known; -1: given at the next) */
+		int64_t first_node, first_ctx;
 		bool probe_node, probe_ctx;	/* look rows up first */
 		sqlite3_stmt *ins_nodes[BATCH_LOG + 1], *ins_ctxs[BATCH_LOG + 1];
 		sqlite3_stmt *sel_node;
