@@ -27,6 +27,11 @@
 # (fragments: docs/benchmarks.md, "what the innermost frames cost");
 # icppd-opts, not in the default MODES: icppd record with the options
 # in ICPPD_OPTS (e.g. "--learn-freq 25 --leaf-freq 0 --leaf-stack 1024").
+# PRIOR (default 0): that many records of the same command (options
+# PRIOR_OPTS, default none) go into every icppd mode's database first,
+# untimed: the cost of a record after them, as a second record of a
+# build reads what the first explained (docs/record.md, "Records after
+# the first"); bytes are the database's growth in the timed record.
 # Every mode runs REPS times, interleaved (mode order rotates
 # each repetition), and the table shows medians of: CPU time of the whole
 # process tree (profiler included, user + system), wall time, and bytes
@@ -94,6 +99,17 @@ run() {
 	icppd-s2k) prof="$icppd record -q --stack-size 2048 -e $event -F $freq -d $work/b.db --" ;;
 	icppd-opts) prof="$icppd record -q ${ICPPD_OPTS:-} -e $event -F $freq -d $work/b.db --" ;;
 	esac
+	before=0
+	case $mode in icppd*)	# PRIOR records of the command first, untimed
+		j=0
+		while [ $j -lt "${PRIOR:-0}" ]; do
+			# shellcheck disable=SC2086
+			"$icppd" record -q ${PRIOR_OPTS:-} -e "$event" -F "$freq" \
+				-d "$work/b.db" -- "$@" >/dev/null 2>&1
+			j=$((j + 1))
+		done
+		[ -f "$work/b.db" ] && before=$(stat -c %s "$work/b.db") ;;
+	esac
 	/usr/bin/time -f '%U %S %e' -o "$work/time" $prof \
 		/usr/bin/time -f '%U %S' -o "$work/wtime" "$@" >/dev/null 2>"$out" || true
 	read -r u s e <"$work/time"
@@ -101,8 +117,9 @@ run() {
 	case $mode in
 	none) bytes=0 samples=0 ;;
 	icppd*)
-		bytes=$(stat -c %s "$work/b.db")
-		samples=$(sqlite3 "$work/b.db" "SELECT samples FROM v_runs") ;;
+		bytes=$(($(stat -c %s "$work/b.db") - before))
+		samples=$(sqlite3 "$work/b.db" \
+			"SELECT samples FROM v_runs ORDER BY run_id DESC LIMIT 1") ;;
 	*)
 		bytes=$(stat -c %s "$work/perf.data")
 		samples=$(perf_samples "$work/perf.data") ;;

@@ -28,6 +28,7 @@
 #include "common/grow.h"
 #include "common/log.h"
 #include "common/printable.h"
+#include "inference/known.h"
 #include "inference/pathmap.h"
 #include "schema/store.h"
 
@@ -103,6 +104,16 @@ struct recorder {
 					 * to 2 */
 	size_t seen_cap;
 	uint64_t map_resets;		/* maps started afresh (max_paths) */
+	/* The CIDs earlier runs explained (known.h), read a program at a
+	 * time as its samples come: NULL for a validation's truth or
+	 * where nothing learns.  The keys of this run's nodes from
+	 * known_from on wait in known_new for the next flush. */
+	struct known_set *known;
+	struct known_key *known_new;
+	size_t nknown_new, known_cap, known_from;
+	uint64_t known_serial;
+	uint64_t known_read, known_hits;	/* this run's: keys read,
+						 * CIDs only they explained */
 	uint64_t dropped;		/* samples dropped: store full */
 	struct collector_stats base;	/* totals when this run began */
 	int64_t run_id;
@@ -249,16 +260,74 @@ static int path_cb(void *arg, const struct collector_path *p)
 	return note_path(r, leaf, pathmap__size(r->paths) > before);
 }
 
-/* Whether the map explains a sample of @k.  A CID with no height that
- * several paths reach is not explained: only learning says how its
- * samples split, so it keeps a burst going as an unknown CID does. */
+/* Whether earlier runs' maps explain CID (@mod, @func, @height) of
+ * program @prog: the program's stored keys read the first time it is
+ * asked about (a read that fails leaves it to this run's own map, as
+ * a first record is). */
+static bool stored_cid(struct recorder *r, const struct module *prog,
+		       const struct module *mod, uint64_t func, int64_t height)
+{
+	size_t n = 0;
+
+	if (!r->known || !prog)
+		return false;
+	if (!known__read(r->known, prog) &&
+	    !known__mark_read(r->known, prog)) {
+		if (store__read_known(r->store, prog, r->known, &n))
+			log_warn("reading what earlier runs of %s learned: "
+				 "%s (this run learns as a first one does)",
+				 module__path(prog), store__error(r->store));
+		r->known_read += n;
+	}
+	return known__count(r->known) &&
+	       known__has(r->known, known__key(r->known, prog, mod, func,
+						height));
+}
+
+/* Whether the map explains a sample of @k, or the maps of the runs
+ * before did.  A CID with no height that several paths reach is not
+ * explained: only learning says how its samples split, so it keeps a
+ * burst going as an unknown CID does. */
 static bool known_cid(void *arg, const struct cid_key *k)
 {
-	const struct recorder *r = arg;
+	struct recorder *r = arg;
 
 	if (k->height == ICPPD_HEIGHT_NONE)
 		return pathmap__one_path(r->paths, k->mod, k->func, k->height);
-	return pathmap__has_cid(r->paths, k->mod, k->func, k->height);
+	if (pathmap__has_cid(r->paths, k->mod, k->func, k->height))
+		return true;
+	if (!stored_cid(r, k->prog, k->mod, k->func, k->height))
+		return false;
+	r->known_hits++;
+	return true;
+}
+
+/* Whether a fragment's outermost frame @top is explained, as
+ * count_leaf() judges the copy (known__collect()). */
+static bool top_known(void *arg, const struct pm_node *top)
+{
+	struct recorder *r = arg;
+
+	return pathmap__has_cid(r->paths, top->mod, top->func, top->height) ||
+	       known__has(r->known, known__key(r->known,
+				pathmap__node(r->paths, top->root)->mod,
+				top->mod, top->func, top->height));
+}
+
+/* The keys of the map's nodes new since the last call, into
+ * r->known_new (a failure leaves them to the next). */
+static void collect_known(struct recorder *r)
+{
+	if (!r->known)
+		return;
+	if (r->known_serial != pathmap__serial(r->paths)) {
+		r->known_serial = pathmap__serial(r->paths);
+		r->known_from = 0;
+	}
+	if (!known__collect(r->known, r->paths, r->known_from, top_known, r,
+			    &r->known_new, &r->nknown_new, &r->known_cap))
+		r->known_from = pathmap__size(r->paths);
+	r->nknown_new = known__sort(r->known_new, r->nknown_new);
 }
 
 static size_t max_paths(const struct recorder_opts *o)
@@ -292,8 +361,13 @@ struct recorder *recorder__new(struct store *st, const struct recorder_opts *o)
 	}
 	if (o->filter)
 		collector__set_filter(r->col, o->filter, o->filter_arg);
-	if (o->learn_hz && r->paths)
+	if (o->learn_hz && r->paths) {
 		collector__set_learning(r->col, known_cid, r, o->learn_turns);
+		if (!o->truth && !(r->known = known__new())) {
+			recorder__delete(r);
+			return NULL;
+		}
+	}
 	if (o->kernel_chains)
 		collector__set_kernel_chains(r->col, NULL);
 	return r;
@@ -310,6 +384,8 @@ void recorder__delete(struct recorder *r)
 	}
 	collector__delete(r->col);
 	pathmap__delete(r->paths);
+	known__delete(r->known);
+	free(r->known_new);
 	free(r->seen);
 	aggregate__delete(r->agg);
 	module_cache__delete(r->modules);
@@ -970,6 +1046,12 @@ static size_t unwind_counters(const struct recorder *r,
 			c[n++] = (struct store_counter){ "unwind.map_resets",
 						 (int64_t)r->map_resets };
 	}
+	if (r->known) {
+		c[n++] = (struct store_counter){ "known.stored_cids",
+						 (int64_t)r->known_read };
+		c[n++] = (struct store_counter){ "known.stored_hits",
+						 (int64_t)r->known_hits };
+	}
 	if (r->leaf) {
 		c[n++] = (struct store_counter){ "leaf.samples",
 						 (int64_t)cs->leaf_samples };
@@ -1096,6 +1178,8 @@ static void forget_modules(void *arg, const struct module *const *mods,
 	struct recorder *r = arg;
 
 	store__forget_modules(r->store, mods, n);
+	if (r->known)
+		known__forget_modules(r->known);
 	if (r->o.off_cpu)
 		collector__forget_waits(r->col, mods, n);
 }
@@ -1108,6 +1192,18 @@ static int new_paths(struct recorder *r)
 
 	if (!pm)
 		return -1;
+	/* what the old map explained stays known, as a stored map's does
+	 * (its keys were written with it) */
+	if (r->known) {
+		struct known_key *v = NULL;
+		size_t n = 0, cap = 0;
+
+		if (!known__collect(r->known, r->paths, 0, top_known, r, &v,
+				    &n, &cap))
+			for (size_t i = 0; i < n; i++)
+				known__add(r->known, v[i].key);
+		free(v);
+	}
 	pathmap__delete(r->paths);
 	r->paths = pm;
 	r->flushed_nodes = 0;
@@ -1118,7 +1214,9 @@ static int new_paths(struct recorder *r)
 	return 0;
 }
 
-static int flush(struct recorder *r)
+/* Writes what @r holds: the counts, the map's new nodes, and at the
+ * run's @last flush the keys of the CIDs its map explains. */
+static int flush(struct recorder *r, bool last)
 {
 	struct collector_stats cs;
 	struct store_counter c[MAX_COUNTERS];
@@ -1137,6 +1235,15 @@ static int flush(struct recorder *r)
 	b.ncounters = counters(r, &cs, c);
 	r->last_flush = clock__mono_ns();
 	r->flushed_nodes = r->paths ? pathmap__size(r->paths) : 0;
+	/* A record's keys go in once, at its end: rewriting the blob at
+	 * every flush grew a second 1 kHz record's database 8-10 % more.  A
+	 * recorder that evicts modules after each flush (the daemon's:
+	 * max_paths) writes them at each, as they name the modules. */
+	if (last || r->o.max_paths) {
+		collect_known(r);
+		b.known = r->known_new;
+		b.nknown = r->nknown_new;
+	}
 	reading = reader_start(r);
 	failed = store__flush(r->store, r->run_id, &b);
 	if (failed) {
@@ -1160,6 +1267,10 @@ static int flush(struct recorder *r)
 	}
 	if (reading)
 		reader_stop(r);
+	/* the keys went in with the map, or, where only the counts did,
+	 * are dropped (a shortcut): the modules they name may go below */
+	if (!failed)
+		r->nknown_new = 0;
 	if (failed) {
 		if (!r->flush_failed)
 			log_error("flush failed, counts kept for the next one: "
@@ -1202,7 +1313,7 @@ static int flush(struct recorder *r)
 int recorder__flush(struct recorder *r)
 {
 	read_rings(r, false);
-	return flush(r);
+	return flush(r, false);
 }
 
 /* How long a step waits: ring_wait_ns(), and no longer than what the
@@ -1250,7 +1361,7 @@ int recorder__step(struct recorder *r, int extra_fd)
 	    clock__mono_ns() - r->last_flush >= r->o.flush_ns ||
 	    (r->paths && pathmap__size(r->paths) >= r->flushed_nodes +
 	     FLUSH_NODES))
-		flush(r);
+		flush(r, false);
 	return seen;
 }
 
@@ -1269,7 +1380,7 @@ int recorder__next_run(struct recorder *r, const struct run_info *ri)
 
 	read_rings(r, false);
 	learn_last_window(r);
-	if (flush(r) || store__begin_run(r->store, ri, &next))
+	if (flush(r, true) || store__begin_run(r->store, ri, &next))
 		return -1;
 	store__end_run(r->store, r->run_id, "finished", -1);
 	r->run_id = next;
@@ -1278,6 +1389,7 @@ int recorder__next_run(struct recorder *r, const struct run_info *ri)
 	r->base = *collector__stats(r->col);
 	learning_totals(r, &r->learn.base);
 	r->dropped = 0;
+	r->known_read = r->known_hits = 0;
 	return 0;
 }
 
@@ -1286,7 +1398,7 @@ int recorder__drain(struct recorder *r)
 	session__disable(r->sess);
 	read_rings(r, true);
 	learn_last_window(r);
-	return flush(r);
+	return flush(r, true);
 }
 
 /* The counts @r holds, as text, into a new file whose name goes into

@@ -190,6 +190,11 @@ static int delete_run(struct store *st, int64_t run)
 	}
 	if (!ret)
 		ret = prune_contexts(st);
+	/* the known CIDs may name nodes just deleted: a shortcut the
+	 * records after rebuild (known_store.c), not a map */
+	if (!ret)
+		ret = store__sql(st, "retention", NULL, NULL,
+				 "DELETE FROM known_cids", NULL);
 	/* the calls of builds last read when @run was the newest: a cache,
 	 * decoded again if a later run needs them */
 	if (!ret)

@@ -526,6 +526,20 @@ int store__module_row(struct store *st, const char *path, const char *build,
 	return 0;
 }
 
+int store__find_module(struct store *st, const char *path, const char *build,
+		      int64_t *id)
+{
+	if (build[0]) {
+		int ret = find_by_build_id(st, build, id);
+
+		if (ret <= 0)
+			return ret ? -1 : 1;
+	}
+	sqlite3_bind_text(st->sel_module, 1, path, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st->sel_module, 2, build, -1, SQLITE_STATIC);
+	return store__lookup_id(st, st->sel_module, id, NULL);
+}
+
 int store__module_id(struct store *st, const struct module *m, int64_t *id)
 {
 	if (!m) {
@@ -1016,6 +1030,8 @@ static int write_batch(struct store *st, int64_t run_id,
 	}
 	if (b->paths && store__write_paths(st, b->truth ? run_id : 0,
 				    b->truth ? 0 : run_id, b->paths))
+		return -1;
+	if (b->paths && !b->truth && store__write_known(st, b->known, b->nknown))
 		return -1;
 	/* a statement prepared once: a flush of the daemon's holds 40
 	 * windows (10 s of 250 ms), and preparing each was 2.5 % of its

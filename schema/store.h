@@ -15,6 +15,8 @@
 #include <stdint.h>
 
 struct aggregate;
+struct known_key;
+struct known_set;
 struct module;
 struct pathmap;
 struct store;
@@ -130,7 +132,20 @@ struct store_batch {
 	bool truth;
 	const struct store_counter *counters;
 	size_t ncounters;
+	/* CIDs the run's maps explain, by program then key
+	 * (known__sort()): added to each program's known_cids, which the
+	 * records after read (store__read_known()). */
+	const struct known_key *known;
+	size_t nknown;
 };
+
+/* Program @prog's known CIDs, the keys its maps' runs stored
+ * (inference/known.h), added to @k: *@n of them (0 where none, or
+ * where the row is not a whole number of keys or holds more than
+ * KNOWN_MAX: a crafted row reads as none).  0, or -1 with the error
+ * set. */
+int store__read_known(struct store *st, const struct module *prog,
+		      struct known_set *k, size_t *n);
 
 /* Writes @b in one transaction.  0 or -1.  On failure nothing of @b is
  * written and its counts stay, to be retried by the next flush. */

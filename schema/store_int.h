@@ -243,6 +243,15 @@ void store__paths_exit(struct store *st);
 int store__module_row(struct store *st, const char *path, const char *build,
 		      int64_t *id);
 
+/* The same where nothing is created: 1 with the row's id in *@id, 0
+ * when there is none, -1 on an error. */
+int store__find_module(struct store *st, const char *path, const char *build,
+		      int64_t *id);
+/* known_store.c: adds each program's keys of @v[0, @n) (sorted by
+ * program, then key) to its known_cids row.  Inside the flush's
+ * transaction.  0 or -1. */
+int store__write_known(struct store *st, const struct known_key *v, size_t n);
+
 /* The one transaction helper: begin takes the write lock at once
  * (IMMEDIATE), so a locked or read-only database fails before any work;
  * end commits when @ret is 0 and rolls back otherwise (or when the

@@ -197,6 +197,37 @@ taken=$(q "SELECT samples FROM runs" "$pdb")
 ok $([ "${lost:-1}" -le $((${taken:-0} / 100)) ] && [ "${taken:-0}" -ge "$(min_samples 2500)" ]; echo $?) \
 	"... no sample lost to the flushes ($lost lost of $taken; want at most 1 %)"
 
+# Records after the first: a record adds the CIDs its paths explain to
+# its program's known_cids, and the next record of the program reads
+# them, so a leaf copy of a CID an earlier run explained is left to the
+# stored paths as one this run explained is (--leaf-known 1000000:
+# none unwound).  The first record unwinds each CID's first copy; the
+# second, none of a CID the first explained, and its report still has
+# the call paths.  Another program reads none of them.
+kn=$tmp/known.db
+rc() {	# rc RUN NAME: the run's counter in $kn
+	q "SELECT coalesce(max(value), 0) FROM v_run_counters WHERE run_id = $1 AND name = '$2'" "$kn"
+}
+"$ICPPD" record -q -d "$kn" --learn-freq 1 --leaf-known 1000000 -- "$PROGS/heights-nofp" 60 >/dev/null 2>&1
+keys=$(q "SELECT coalesce(sum(length(k.cids) / 8), 0) FROM known_cids k
+	JOIN modules m ON m.id = k.program_id WHERE m.path LIKE '%/heights-nofp'" "$kn")
+ok $([ "$keys" -gt 0 ]; echo $?) "a record stores the CIDs its paths explain ($keys)"
+is "$(rc 1 known.stored_cids)" 0 "the first record read none"
+ok $([ "$(rc 1 leaf.whole)" -gt 0 ]; echo $?) "it unwound its CIDs' first copies ($(rc 1 leaf.whole))"
+"$ICPPD" record -q -d "$kn" --learn-freq 1 --leaf-known 1000000 -- "$PROGS/heights-nofp" 60 >/dev/null 2>&1
+is "$(rc 2 known.stored_cids)" "$keys" "the second record read them all"
+cids=$(q "SELECT sum(samples) FROM cid_samples WHERE run_id = 2" "$kn")
+ok $([ "$(rc 2 known.stored_hits)" -gt 0 ] && [ $(($(rc 2 leaf.known) * 10)) -ge $((cids * 9)) ]; echo $?) 	"its copies of the CIDs they explain left to the stored paths ($(rc 2 leaf.known) of $cids; $(rc 2 known.stored_hits) answered by them alone)"
+ok $([ $(($(rc 2 leaf.whole) * 2)) -le "$(rc 1 leaf.whole)" ]; echo $?) 	"... unwinding at most half the first's ($(rc 2 leaf.whole) against $(rc 1 leaf.whole))"
+folded=$("$ICPPD" report -d "$kn" --run 2 --format folded --k inf 2>/dev/null)
+contains "$folded" ";main;path_b;leaf " "the second's report: main -> path_b -> leaf"
+contains "$folded" ";main;recurse;recurse;recurse " "... and the recursion"
+precise=$(q "SELECT round(100 * precise, 1) FROM v_inference_summary WHERE run_id = 2" "$kn")
+ok $(awk -v p="${precise:-0}" 'BEGIN { exit !(p >= 95) }'; echo $?) \
+	"... its samples precise from the stored paths: $precise%"
+"$ICPPD" record -q -d "$kn" --learn-freq 1 -- "$PROGS/collide" ab 20 >/dev/null 2>&1
+is "$(rc 3 known.stored_cids)" 0 "another program reads none of them"
+
 # Learning keeps going while it finds paths the map lacks: dispatch's
 # phases reach work() through a new handler every 400 ms of CPU, its
 # CIDs all known after the first, and the learning event stays on; the

@@ -13,6 +13,7 @@
 #include "binary/module.h"
 #include "collector/aggregate.h"
 #include "common/path.h"
+#include "inference/known.h"
 #include "inference/pathmap.h"
 #include "schema/store.h"
 #include "schema/validation.h"
@@ -598,6 +599,93 @@ static void test_wide_samples(void)
 	unlink(db);
 }
 
+static bool top_is(void *arg, const struct pm_node *top)
+{
+	return top->func == *(const uint64_t *)arg;
+}
+
+/* The keys of the CIDs a map explains, for the records after it: a
+ * whole path's nodes always, a fragment's where its top is explained. */
+static void test_known(void)
+{
+	struct pathmap *pm = pathmap__new(100);
+	struct known_set *k = known__new(), *k2 = known__new();
+	struct module *sh = module__open("/bin/sh");
+	struct path_frame ab[] = { F(0x10, 0x15, 16), F(0x20, 0x25, 48) };
+	struct path_frame frag[] = { F(0x40, 0x45, 200), F(0x50, 0x55, 240) };
+	struct known_key *v = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t none = 0, top = 0x40;
+	int full = 0;
+
+	ok(pm && k && k2 && sh, "map, sets and a second module");
+	pathmap__add(pm, mod, ab, 2, NULL);
+	pathmap__add_fragment(pm, mod, frag, 2, NULL);
+	is_int(known__collect(k, pm, 0, top_is, &none, &v, &n, &cap), 0,
+	       "collected");
+	is_int(n, 2, "an unexplained top: the whole path's two frames");
+	ok(v[0].prog == mod && v[1].key == known__key(k, mod, mod, 0x20, 48),
+	   "each with its program, in the map's order");
+	is_int(known__collect(k, pm, 0, top_is, &top, &v, &n, &cap), 0,
+	       "collected again, the top explained");
+	is_int(n, 2 + 4, "and the fragment's two");
+	is_int(known__sort(v, n), 4, "sorted, each key once");
+	n = 0;
+	is_int(known__collect(k, pm, pathmap__size(pm), top_is, &top, &v, &n,
+			      &cap), 0, "from the end");
+	is_int(n, 0, "nothing new");
+	{	/* a frame under the fragment, collected on its own: its top
+		 * found above the nodes collected before */
+		struct path_frame deeper[] = { frag[0], frag[1],
+					       F(0x60, 0x65, 280) };
+		size_t before = pathmap__size(pm);
+
+		pathmap__add_fragment(pm, mod, deeper, 3, NULL);
+		is_int(known__collect(k, pm, before, top_is, &none, &v, &n,
+				      &cap), 0, "a new frame collected");
+		is_int(n, 0, "under an unexplained top: none");
+		is_int(known__collect(k, pm, before, top_is, &top, &v, &n,
+				      &cap), 0, "again");
+		ok(n == 1 && v[0].key == known__key(k, mod, mod, 0x60, 280),
+		   "under an explained one: its own key");
+		n = 0;
+	}
+	ok(known__key(k, mod, mod, 0x20, 48) == known__key(k2, mod, mod, 0x20, 48),
+	   "a key is the same in another set");
+	ok(known__key(k, mod, mod, 0x20, 48) != known__key(k, mod, mod, 0x20, 56) &&
+	   known__key(k, mod, mod, 0x20, 48) != known__key(k, mod, mod, 0x28, 48) &&
+	   known__key(k, mod, mod, 0x20, 48) != known__key(k, sh, mod, 0x20, 48),
+	   "and differs with the height, the function and the program");
+	ok(!known__has(k, 5) && !known__add(k, 5) && known__has(k, 5) &&
+	   known__count(k) == 1, "a key added is there");
+	known__add(k, known__key(k, mod, mod, 0x20, 48));
+	is_int(known__collect(k, pm, 0, top_is, &none, &v, &n, &cap), 0,
+	       "collected with one key in the set");
+	is_int(n, 1, "a key the set holds is not collected again");
+	ok(!known__read(k, mod) && !known__mark_read(k, mod) &&
+	   known__read(k, mod) && !known__read(k, sh), "a program marked read");
+	known__forget_modules(k);
+	ok(known__read(k, mod), "and still after its module is forgotten");
+	/* keys alike in their low 32 bits, as a crafted row could hold:
+	 * their slots are mixed with the set's seed, not those bits */
+	for (uint64_t i = 1; i <= 65536 && !full; i++)
+		full = known__add(k, i << 32);
+	ok(!full && known__has(k, (uint64_t)65536 << 32) &&
+	   !known__has(k, (uint64_t)65537 << 32),
+	   "65,536 keys alike in their low bits added and found");
+	for (uint64_t i = 1; i < KNOWN_MAX && !full; i++)
+		full = known__add(k2, i);
+	is_int(full, 0, "KNOWN_MAX - 1 keys fit");
+	is_int(known__add(k2, KNOWN_MAX + 7), 0, "and one more");
+	is_int(known__add(k2, KNOWN_MAX + 8), -ENOSPC, "not two");
+	ok(known__has(k2, KNOWN_MAX + 7), "the set as it was");
+	free(v);
+	known__delete(k);
+	known__delete(k2);
+	module__delete(sh);
+	pathmap__delete(pm);
+}
+
 int main(void)
 {
 	struct module *m = module__open("/proc/self/exe");
@@ -612,6 +700,7 @@ int main(void)
 	test_batches();
 	test_wide();
 	test_wide_samples();
+	test_known();
 	module__delete(m);
 	return tap_done();
 }

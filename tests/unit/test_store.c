@@ -12,6 +12,7 @@
 
 #include "binary/module.h"
 #include "collector/aggregate.h"
+#include "inference/known.h"
 #include "inference/pathmap.h"
 #include "common/clock.h"
 #include "schema/migrations.h"
@@ -445,6 +446,78 @@ static void test_paths_twice(void)
 	module__delete(m2);
 }
 
+/* The keys of the known CIDs a store reads back into a new set: its
+ * count (-1 on error), and whether it holds @key. */
+static long long read_known(struct store *st, const struct module *m,
+			    uint64_t key, bool *has)
+{
+	struct known_set *k = known__new();
+	size_t n = 0;
+	int ret = store__read_known(st, m, k, &n);
+
+	*has = known__has(k, key);
+	known__delete(k);
+	return ret ? -1 : (long long)n;
+}
+
+/* Each program's known CIDs: written by the flushes of a run's maps
+ * (a validation's truth writes none), added to, read back, and a
+ * crafted row read as none or sorted. */
+static void test_known(void)
+{
+	char err[512];
+	char *db = path_in("known.db");
+	struct store *st = store__open(db, err, sizeof(err));
+	struct module *m = module__open("/proc/self/exe");
+	struct module *sh = module__open("/bin/sh");
+	struct pathmap *pm = pathmap__new(100);
+	struct known_key k1[2] = { { m, 7 }, { m, 9 } }, k2[2] = { { m, 9 },
+								  { m, 11 } };
+	struct store_batch b = { .paths = pm, .known = k1, .nknown = 2 };
+	struct run_info ri = { "record", "app", 4242, "cpu-clock",
+			       "perf::cpu-clock", 0, 0, 1000 };
+	int64_t run = 0;
+	bool has;
+
+	ok(st && m && sh && pm, "database, modules and map");
+	is_int(read_known(st, m, 7, &has), 0, "none before a run");
+	store__begin_run(st, &ri, &run);
+	is_int(store__flush(st, run, &b), 0, "two keys flushed");
+	is_int(read_known(st, m, 7, &has), 2, "both read back");
+	ok(has, "a key written is there");
+	b.known = k2;
+	is_int(store__flush(st, run, &b), 0, "two more flushed, one there");
+	is_int(read_known(st, m, 11, &has), 3, "three: the keys added up");
+	ok(has, "the new one is there");
+	is_int(read_known(st, sh, 7, &has), 0, "another program has none");
+	ok(!has, "nor its key");
+	b.truth = true;
+	b.known = (struct known_key[1]){ { m, 13 } };
+	b.nknown = 1;
+	is_int(store__flush(st, run, &b), 0, "a truth flushed");
+	is_int(read_known(st, m, 13, &has), 3, "a truth's keys not written");
+	run_sql(db, "UPDATE known_cids SET cids = x'01020304050607'");
+	is_int(read_known(st, m, 7, &has), 0,
+	       "a blob not a whole number of keys reads as none");
+	run_sql(db, "UPDATE known_cids SET cids = x'0900000000000000"
+		"0700000000000000" "0900000000000000'");
+	is_int(read_known(st, m, 7, &has), 2, "keys out of order sorted, "
+	       "each once");
+	ok(has, "and found");
+	run_sql(db, "UPDATE known_cids SET cids = zeroblob(8 * 1048577)");
+	is_int(read_known(st, m, 0, &has), 0, "a blob over KNOWN_MAX keys "
+	       "reads as none");
+	b.truth = false;
+	b.known = k1;
+	b.nknown = 2;
+	is_int(store__flush(st, run, &b), 0, "a flush over a crafted row");
+	is_int(read_known(st, m, 9, &has), 2, "which it replaced");
+	store__close(st);
+	pathmap__delete(pm);
+	module__delete(m);
+	module__delete(sh);
+}
+
 /* Retention deletes daemon runs, oldest first, never the kept one nor
  * other kinds: by age, then by size. */
 static void test_retain(void)
@@ -588,7 +661,10 @@ static void test_retain_paths(void)
 	}
 	is_int(query(db, "SELECT count(*) FROM contexts"), 5 + 3, "eight contexts");
 
+	run_sql(db, "INSERT INTO known_cids VALUES (1, x'0100000000000000')");
 	is_int(store__retain(st, c, mid, 0, &deleted), 0, "retain by age");
+	is_int(query(db, "SELECT count(*) FROM known_cids"), 0,
+	       "the known CIDs, which may name deleted nodes, go too");
 	is_int(deleted, 1, "run A deleted");
 	is_int(query(db, inner), 1, "inner: training's sample left");
 	is_int(query(db, "SELECT total FROM path_nodes n JOIN functions f"
@@ -736,6 +812,7 @@ int main(void)
 	test_flush();
 	test_paths();
 	test_paths_twice();
+	test_known();
 	test_retain();
 	test_retain_paths();
 	test_walks();
