@@ -718,6 +718,8 @@ void recorder__learning(const struct recorder *r, struct recorder_learning *l)
 	l->bursts -= s->base.bursts;
 	l->on_ns -= s->base.on_ns;
 	l->new_paths -= s->base.new_paths;
+	l->stored_cids = r->known_read;
+	l->stored_hits = r->known_hits;
 }
 
 /* A run's writer is alive when it is an icppd process on this host

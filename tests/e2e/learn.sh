@@ -214,8 +214,10 @@ keys=$(q "SELECT coalesce(sum(length(k.cids) / 8), 0) FROM known_cids k
 ok $([ "$keys" -gt 0 ]; echo $?) "a record stores the CIDs its paths explain ($keys)"
 is "$(rc 1 known.stored_cids)" 0 "the first record read none"
 ok $([ "$(rc 1 leaf.whole)" -gt 0 ]; echo $?) "it unwound its CIDs' first copies ($(rc 1 leaf.whole))"
-"$ICPPD" record -q -d "$kn" --learn-freq 1 --leaf-known 1000000 -- "$PROGS/heights-nofp" 60 >/dev/null 2>&1
+out=$("$ICPPD" record -d "$kn" --learn-freq 1 --leaf-known 1000000 -- "$PROGS/heights-nofp" 60 2>&1 >/dev/null)
 is "$(rc 2 known.stored_cids)" "$keys" "the second record read them all"
+contains "$out" "learning: $keys identifiers that earlier runs of these programs explained" \
+	"... and its summary says so"
 cids=$(q "SELECT sum(samples) FROM cid_samples WHERE run_id = 2" "$kn")
 ok $([ "$(rc 2 known.stored_hits)" -gt 0 ] && [ $(($(rc 2 leaf.known) * 10)) -ge $((cids * 9)) ]; echo $?) 	"its copies of the CIDs they explain left to the stored paths ($(rc 2 leaf.known) of $cids; $(rc 2 known.stored_hits) answered by them alone)"
 ok $([ $(($(rc 2 leaf.whole) * 2)) -le "$(rc 1 leaf.whole)" ]; echo $?) 	"... unwinding at most half the first's ($(rc 2 leaf.whole) against $(rc 1 leaf.whole))"
