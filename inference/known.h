@@ -6,8 +6,9 @@
  * learner's bursts judge only what nothing explains.
  *
  * A key stands for (program, module, function, height): the program's
- * and the module's paths and build ids hashed, so that it means the
- * same in every process and every database.  Two CIDs with one key
+ * and the module's build ids (their paths where they have none), the
+ * function and the height hashed, so that it means the same in every
+ * process and every database.  Two CIDs with one key
  * (2^-64 a pair) cost a copy not unwound: the sample is inferred from
  * its CID, as any sample without a copy is.  Key 0 is never made.
  */

@@ -107,7 +107,8 @@ struct recorder {
 	/* The CIDs earlier runs explained (known.h), read a program at a
 	 * time as its samples come: NULL for a validation's truth or
 	 * where nothing learns.  The keys of this run's nodes from
-	 * known_from on wait in known_new for the next flush. */
+	 * known_from on, collected into known_new by the flush that
+	 * writes them (flush()). */
 	struct known_set *known;
 	struct known_key *known_new;
 	size_t nknown_new, known_cap, known_from;
