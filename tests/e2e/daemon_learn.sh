@@ -5,8 +5,9 @@
 # process of the same build is explained nearly from its first sample,
 # and a report of the daemon's run shows call paths.  With them (the
 # default) the first process is explained by its own samples' copies.
-# --no-learn learns nothing.  The CFI cache: a daemon started again
-# reads libc's frame table from it; --no-cache neither reads nor writes.
+# A daemon started again reads what the first learned.  --no-learn
+# learns nothing.  The CFI cache: a daemon started again reads libc's
+# frame table from it; --no-cache neither reads nor writes.
 . "$TESTS_SRCDIR/e2e/lib.sh"
 require_perf
 require_root
@@ -89,6 +90,20 @@ ok $([ "$(q "SELECT count(*) FROM learn_windows")" -ge 1 ]; echo $?) \
 stores=$(counter cfi.cache_stores)
 ok $([ "$stores" -ge 1 ] && [ "$(counter cfi.cache_hits)" -eq 0 ]; echo $?) \
 	"CFI cache: the first daemon stored libc's table ($stores), read none"
+
+# A daemon started again on its database reads what the first learned
+# (known_cids): the program's first process is explained nearly from
+# its first sample, as the first daemon's second process was.
+start "$db" --learn-freq 500 --leaf-stack 0
+"$prog" $ms >/dev/null
+"$ICPPD" ctl --socket "$sock" flush >/dev/null
+u=$(counter learn.unknown_cids) c=$(cids) k=$(counter known.stored_cids)
+h=$(counter known.stored_hits)
+stop
+ok $([ "$k" -ge 1 ]; echo $?) "a daemon started again read the keys the first stored ($k)"
+ok $([ "$h" -ge 1 ]; echo $?) "... which explained samples its own map did not yet ($h)"
+ok $([ "$c" -ge "$(min_samples 450 500)" ] && [ $((u * 20)) -le "$c" ]; echo $?) \
+	"... and its first process at most 5% unexplained ($u of $c samples)"
 
 # Leaf copies (the default): a shallow program's samples unwind whole
 # from their own copies, the first process's too.
