@@ -11,21 +11,14 @@
 #include "binary/module.h"
 #include "common/grow.h"
 #include "common/hindex.h"
+#include "common/u64set.h"
 #include "inference/known.h"
 
 /* Modules whose keys are remembered, direct-mapped by address. */
 #define MOD_SLOTS 64
 
-/* Open addressing, linear probing, load under one half; 0: empty.  A
- * key's slot is its bits mixed with a seed of the process's: keys read
- * from a database are input, and ones made to share their low bits
- * would make every probe walk them all. */
-struct u64set {
-	uint64_t *slots;
-	size_t mask, n;
-	uint64_t seed;
-};
-
+/* Both sets seeded by the process (u64set.h): keys read from a
+ * database are input. */
 struct known_set {
 	struct u64set keys, read;
 	struct {
@@ -33,53 +26,6 @@ struct known_set {
 		uint64_t key;
 	} mods[MOD_SLOTS];
 };
-
-static size_t slot_of(const struct u64set *s, uint64_t key)
-{
-	return (size_t)hindex__mix(s->seed, key) & s->mask;
-}
-
-static bool set_has(const struct u64set *s, uint64_t key)
-{
-	if (!s->slots)
-		return false;
-	for (size_t i = slot_of(s, key); s->slots[i]; i = (i + 1) & s->mask)
-		if (s->slots[i] == key)
-			return true;
-	return false;
-}
-
-static void set_put(struct u64set *s, uint64_t key)
-{
-	size_t i = slot_of(s, key);
-
-	while (s->slots[i] && s->slots[i] != key)
-		i = (i + 1) & s->mask;
-	if (!s->slots[i]) {
-		s->slots[i] = key;
-		s->n++;
-	}
-}
-
-static int set_add(struct u64set *s, uint64_t key)
-{
-	if (s->n + 1 > (s->mask + 1) / 2 || !s->slots) {
-		size_t slots = s->slots ? 2 * (s->mask + 1) : 1024;
-		struct u64set t = { NULL, slots - 1, 0, s->seed };
-
-		if (s->n >= KNOWN_MAX)
-			return -ENOSPC;
-		if (!(t.slots = calloc(slots, sizeof(uint64_t))))
-			return -ENOMEM;
-		for (size_t i = 0; s->slots && i <= s->mask; i++)
-			if (s->slots[i])
-				set_put(&t, s->slots[i]);
-		free(s->slots);
-		*s = t;
-	}
-	set_put(s, key);
-	return 0;
-}
 
 struct known_set *known__new(void)
 {
@@ -98,8 +44,8 @@ void known__delete(struct known_set *k)
 {
 	if (!k)
 		return;
-	free(k->keys.slots);
-	free(k->read.slots);
+	u64set__exit(&k->keys);
+	u64set__exit(&k->read);
 	free(k);
 }
 
@@ -139,12 +85,12 @@ void known__forget_modules(struct known_set *k)
 
 int known__add(struct known_set *k, uint64_t key)
 {
-	return key ? set_add(&k->keys, key) : 0;
+	return key ? u64set__add(&k->keys, key, KNOWN_MAX) : 0;
 }
 
 bool known__has(const struct known_set *k, uint64_t key)
 {
-	return set_has(&k->keys, key);
+	return u64set__has(&k->keys, key);
 }
 
 size_t known__count(const struct known_set *k)
@@ -162,12 +108,12 @@ static uint64_t read_mark(struct known_set *k, const struct module *prog)
 
 bool known__read(struct known_set *k, const struct module *prog)
 {
-	return set_has(&k->read, read_mark(k, prog));
+	return u64set__has(&k->read, read_mark(k, prog));
 }
 
 int known__mark_read(struct known_set *k, const struct module *prog)
 {
-	return set_add(&k->read, read_mark(k, prog));
+	return u64set__add(&k->read, read_mark(k, prog), KNOWN_MAX);
 }
 
 /* The outermost frame above fragment node @i: @tops[j - @from] holds

@@ -453,8 +453,8 @@ void store__close(struct store *st)
 	free(st->sites.v);
 	sqlite3_finalize(st->cid_writes.upsert);
 	sqlite3_finalize(st->pc_writes.upsert);
-	free(st->cid_writes.keys);
-	free(st->pc_writes.keys);
+	u64set__exit(&st->cid_writes.keys);
+	u64set__exit(&st->pc_writes.keys);
 	free(st->samples);
 	free(st->fresh);
 	store__paths_exit(st);		/* its statements before the close */
@@ -795,37 +795,11 @@ static uint64_t sample_hash(const struct sample_row *r, int key)
  * complete: the row may be there); if not, it is now. */
 static bool key_written(struct sample_writes *w, uint64_t h)
 {
-	size_t i;
-
-	if (!w->complete)
+	if (!w->complete || u64set__has(&w->keys, h))
 		return true;
-	if (w->nkeys + 1 > (w->keys_mask + 1) / 2) {
-		size_t slots = w->keys ? 2 * (w->keys_mask + 1) : 4096;
-		uint64_t *v;
-
-		if (w->nkeys >= SAMPLE_KEYS_MAX ||
-		    !(v = calloc(slots, sizeof(*v)))) {
-			w->complete = false;
-			return true;
-		}
-		for (size_t k = 0; w->keys && k <= w->keys_mask; k++) {
-			if (!w->keys[k])
-				continue;
-			for (i = w->keys[k] & (slots - 1); v[i];
-			     i = (i + 1) & (slots - 1))
-				;
-			v[i] = w->keys[k];
-		}
-		free(w->keys);
-		w->keys = v;
-		w->keys_mask = slots - 1;
-	}
-	for (i = h & w->keys_mask; w->keys[i]; i = (i + 1) & w->keys_mask)
-		if (w->keys[i] == h)
-			return true;
-	w->keys[i] = h;
-	w->nkeys++;
-	return false;
+	if (u64set__add(&w->keys, h, SAMPLE_KEYS_MAX))
+		w->complete = false;
+	return !w->complete;
 }
 
 struct sample_batch {
@@ -874,9 +848,7 @@ static int write_samples(struct store *st, int64_t run_id,
 		if (store__ints(st, "writing samples", &there, 1, sql, "i",
 				run_id) < 0)
 			return -1;
-		if (w->keys)
-			memset(w->keys, 0, (w->keys_mask + 1) * sizeof(*w->keys));
-		w->nkeys = 0;
+		u64set__clear(&w->keys);
 		w->run_id = run_id;
 		w->complete = !there;
 	}

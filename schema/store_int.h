@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "common/hindex.h"
+#include "common/u64set.h"
 #include "schema/store.h"
 
 /* Rows a batched INSERT takes at most: 2^BATCH_LOG. */
@@ -138,11 +139,10 @@ struct store {
 		/* the INSERTs' statements by size, and the upsert's */
 		sqlite3_stmt *insert[BATCH_LOG + 1], *upsert;
 		/* The hashes of the keys of the rows written for run_id
-		 * (0: an empty slot): every row of the run in the table
+		 * (common/u64set.h): every row of the run in the table
 		 * has its key's hash here while @complete, so a row whose
 		 * hash is not is new (a collision costs an upsert). */
-		uint64_t *keys;
-		size_t keys_mask, nkeys;
+		struct u64set keys;
 		int64_t run_id;
 		bool complete;
 	} cid_writes, pc_writes;
