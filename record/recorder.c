@@ -113,6 +113,7 @@ struct recorder {
 	struct known_key *known_new;
 	size_t nknown_new, known_cap, known_from;
 	uint64_t known_serial;
+	const struct module *known_prog;	/* the last program asked of */
 	uint64_t known_read, known_hits;	/* this run's: keys read,
 						 * CIDs only they explained */
 	uint64_t dropped;		/* samples dropped: store full */
@@ -272,7 +273,9 @@ static bool stored_cid(struct recorder *r, const struct module *prog,
 
 	if (!r->known || !prog)
 		return false;
-	if (!known__read(r->known, prog) &&
+	/* samples come a program at a time: the one asked of last was
+	 * read (no module key hashed and looked up again at each) */
+	if (prog != r->known_prog && !known__read(r->known, prog) &&
 	    !known__mark_read(r->known, prog)) {
 		if (store__read_known(r->store, prog, r->known, &n))
 			log_warn("reading what earlier runs of %s learned: "
@@ -280,6 +283,7 @@ static bool stored_cid(struct recorder *r, const struct module *prog,
 				 module__path(prog), store__error(r->store));
 		r->known_read += n;
 	}
+	r->known_prog = prog;
 	return known__count(r->known) &&
 	       known__has(r->known, known__key(r->known, prog, mod, func,
 						height));
@@ -1181,8 +1185,10 @@ static void forget_modules(void *arg, const struct module *const *mods,
 	struct recorder *r = arg;
 
 	store__forget_modules(r->store, mods, n);
-	if (r->known)
+	if (r->known) {
 		known__forget_modules(r->known);
+		r->known_prog = NULL;	/* its address may be another's */
+	}
 	if (r->o.off_cpu)
 		collector__forget_waits(r->col, mods, n);
 }
