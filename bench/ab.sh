@@ -20,7 +20,10 @@
 # ./demo.sh does)
 # Environment: REPS (default 16), WORKLOADS (default "clang++ g++"),
 # RECORD_OPTS (more options of both records, e.g. "-F 10000
-# --learn-freq 25").
+# --learn-freq 25"), PRIOR (default 0: that many records of the same
+# command by the same build go into each timed record's database first,
+# untimed: the cost of a record after them, as bench/record.sh's
+# PRIOR).
 set -eu
 [ $# -eq 2 ] && [ -x "$1/icppd" ] && [ -x "$2/icppd" ] ||
 	{ echo "usage: bench/ab.sh BUILD_A BUILD_B (folders with icppd)" >&2
@@ -31,11 +34,20 @@ a=$(cd "$1" && pwd)/icppd b=$(cd "$2" && pwd)/icppd
 reps=${REPS:-16}
 cc -O2 -o "$work/cputime" "$top/bench/cputime.c"
 
-# one BIN: "OWN_CPU_S OWN_MINOR_FAULTS" of one record of the workload
+# one BIN: "OWN_CPU_S OWN_MINOR_FAULTS" of one record of the workload,
+# into a fresh database (after PRIOR records, in place: a user's next
+# record finds the file as the last left it)
 one() {
 	bin=$1
 	eval "set -- $cmd"
 	rm -f "$work/ab.db" "$work/ab.db-wal" "$work/ab.db-shm"
+	p=0	# not i: the rounds' count
+	while [ $p -lt "${PRIOR:-0}" ]; do
+		# shellcheck disable=SC2086
+		"$bin" record -q ${RECORD_OPTS:-} -d "$work/ab.db" -- "$@" \
+			>/dev/null 2>&1
+		p=$((p + 1))
+	done
 	# shellcheck disable=SC2086
 	"$work/cputime" "$work/tree" "$bin" record -q ${RECORD_OPTS:-} \
 		-d "$work/ab.db" -- \

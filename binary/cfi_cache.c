@@ -30,6 +30,7 @@ static const char *const suffixes[CACHE_NR_KINDS] = {
 	[CACHE_CFI] = ".cfi",
 	[CACHE_SYMBOLS] = ".sym",
 	[CACHE_CALLS] = ".cal",
+	[CACHE_CHECKED] = ".chk",
 };
 #define SUFFIX_LEN 4
 

@@ -18,7 +18,9 @@
  * and copying out the names took 12 to 18 ms of every clang++ record.
  * And profile/static_calls.c a build's direct calls (CACHE_CALLS, named
  * by the build-id): decoding cc1's and cc1plus's took a third of a
- * fresh database's first report of a 10 kHz record.
+ * fresh database's first report of a 10 kHz record.  And the store the
+ * state a database was left whole in (CACHE_CHECKED, schema/checked.c),
+ * so that a record does not read a grown database whole for damage.
  *
  * Trust: the directory must be the caller's own (owned by the effective
  * user, writable by no one else); the hash is keyed with 16 random bytes
@@ -52,6 +54,8 @@ enum cache_kind {
 	CACHE_SYMBOLS,		/* module.c's sorted symbols and names */
 	CACHE_CALLS,		/* profile/build_calls.h's blobs, by
 				 * build-id */
+	CACHE_CHECKED,		/* schema/checked.c's states of databases
+				 * left whole, by device and inode */
 	CACHE_NR_KINDS
 };
 

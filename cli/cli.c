@@ -7,6 +7,7 @@
 #include "binary/cfi_cache.h"
 #include "common/log.h"
 #include "profile/static_calls.h"
+#include "schema/store.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -314,6 +315,8 @@ void cli__use_calls_cache(void)
 	char buf[4096];
 	const char *dir = cli__cache_dir(buf, sizeof(buf));
 
-	if (!c && dir && !cfi_cache__open(dir, &c))
+	if (!c && dir && !cfi_cache__open(dir, &c)) {
 		static_calls__use_cache(c);
+		store__use_check_cache(c);
+	}
 }

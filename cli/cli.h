@@ -121,8 +121,10 @@ int cli__set(const struct cli_command *cmd, const char *name,
  * environment's; NULL with none of them set. */
 const char *cli__cache_dir(char *buf, size_t len);
 /* Opens that cache, once, for the builds' calls every inference of this
- * process reads and writes (static_calls__use_cache()); none when it
- * cannot be opened (not the user's own: a report goes on without). */
+ * process reads and writes (static_calls__use_cache()) and the states
+ * its databases are left whole in (store__use_check_cache()); none
+ * when it cannot be opened (not the user's own: a report goes on
+ * without). */
 void cli__use_calls_cache(void);
 
 #endif

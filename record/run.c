@@ -418,7 +418,6 @@ static int prepare(struct run *r)
 	ro.off_cpu = o->off_cpu;
 	if (r->mode->rate_scale > 1 && !o->freq && !o->period)
 		event__scale_rate(&r->ev, r->mode->rate_scale);
-	r->cfi_cache = recorder__open_cache(o->cache_dir);
 	ro.cfi_cache = r->cfi_cache;
 	/* one program's binaries, then the command exits: what a crafted
 	 * section could make libdwarf leak goes with it (cfi.h) */
@@ -669,9 +668,13 @@ int run__main(const struct run_mode *mode, const struct run_opts *o,
 			  (unsigned long long)o->pid);
 		return 1;
 	}
+	/* before the store: it keeps the database's state there */
+	r.cfi_cache = recorder__open_cache(o->cache_dir);
+	store__use_check_cache(r.cfi_cache);
 	r.store = store__open(o->db, err, sizeof(err));
 	if (!r.store) {
 		log_error("%s", err);
+		cfi_cache__close(r.cfi_cache);
 		return 1;
 	}
 	/* before the command runs: an unwritable -o fails at once.
@@ -695,9 +698,9 @@ out:
 	if (r.command && r.child.pid > 0)
 		launch__abort(&r.child);
 	recorder__delete(r.rec);
-	cfi_cache__close(r.cfi_cache);
 	free(r.command_line);
 	outfile__close(&out, false);
 	store__close(r.store);
+	cfi_cache__close(r.cfi_cache);	/* after the store: checked.c */
 	return ret;
 }

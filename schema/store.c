@@ -142,7 +142,7 @@ static int migrate(struct store *st, const struct store_migration *migs,
 {
 	const char *what = "upgrading the schema";
 	char sql[64];
-	int v = 0, ret;
+	int v = 0, app = 0, ret;
 
 	/* the write lock now, so a read-only or locked database fails
 	 * here, before anything is launched */
@@ -164,7 +164,10 @@ static int migrate(struct store *st, const struct store_migration *migs,
 	}
 	snprintf(sql, sizeof(sql), "PRAGMA application_id = %d",
 		 ICPPD_APPLICATION_ID);
-	if (!ret)
+	/* written where it is not yet: an open that writes nothing leaves
+	 * the file as it was (schema/checked.c) */
+	if (!ret && !(ret = pragma_int(st, what, "PRAGMA application_id",
+				       &app)) && app != ICPPD_APPLICATION_ID)
 		ret = store__exec(st, sql, what);
 	return store__end(st, ret, what);
 }
@@ -279,7 +282,8 @@ static int check_writable(struct store *st, bool whole)
 				 "database you can write: -d FILE)");
 		return -1;
 	}
-	if (!whole || file_bytes(st->path) > STORE_CHECK_BYTES)
+	if (!whole || file_bytes(st->path) > STORE_CHECK_BYTES ||
+	    st->left_whole)
 		return 0;
 	if (store__sql(st, "checking the database", check_ok, result,
 		       "PRAGMA quick_check(1)", NULL) < 0)
@@ -290,6 +294,7 @@ static int check_writable(struct store *st, bool whole)
 				 "sqlite3's .recover", result);
 		return -1;
 	}
+	st->read_whole = true;
 	return 0;
 }
 
@@ -307,6 +312,8 @@ static struct store *open_store(const char *path,
 		free(st);
 		return NULL;
 	}
+	/* before the open's own writes (its application_id) */
+	st->left_whole = store__checked_before(st);
 	rc = open_db(path, &st->db, SQLITE_OPEN_READWRITE |
 		     SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW);
 	if (rc != SQLITE_OK) {
@@ -459,6 +466,7 @@ void store__close(struct store *st)
 	free(st->fresh);
 	store__paths_exit(st);		/* its statements before the close */
 	sqlite3_close(st->db);
+	store__keep_checked(st);
 	free(st->mods);
 	free(st->funcs);
 	hindex__exit(&st->func_index);

@@ -67,6 +67,9 @@ struct store {
 	sqlite3 *db;
 	bool readonly;		/* opened by store__open_readonly() */
 	char *path;
+	/* the file as a writer left it whole when opened, or read whole
+	 * for damage then (checked.c) */
+	bool left_whole, read_whole;
 	char err[512];
 	int stopped;		/* a row callback's errno: store__stopped() */
 	struct mod_slot {		/* module pointer -> id cache */
@@ -279,5 +282,12 @@ int store__returning_id(struct store *st, sqlite3_stmt *s, int64_t *id,
  */
 int store__insert_new(struct store *st, sqlite3_stmt *s, int64_t *id,
 		      const char *what);
+
+/* checked.c: whether the file is in the state a writer left it whole
+ * in (its read for damage can be skipped), and keeping its state so
+ * after the close, when no error was met and nothing is left in its
+ * WAL. */
+bool store__checked_before(struct store *st);
+void store__keep_checked(struct store *st);
 
 #endif

@@ -3,13 +3,18 @@
  * corrupt databases, unwritable paths, batched upserts, and the one
  * error convention of row walks.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <stdbool.h>
 #include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "binary/cfi_cache.h"
 #include "binary/module.h"
 #include "collector/aggregate.h"
 #include "inference/known.h"
@@ -518,6 +523,101 @@ static void test_known(void)
 	module__delete(sh);
 }
 
+/* The one .chk file of cache folder @d, its path into @out: 1, 0. */
+static int stamp_file(const char *d, char *out, size_t len)
+{
+	DIR *dp = opendir(d);
+	struct dirent *e;
+	int n = 0;
+
+	while (dp && (e = readdir(dp)))
+		if (strlen(e->d_name) > 4 &&
+		    !strcmp(e->d_name + strlen(e->d_name) - 4, ".chk"))
+			n += snprintf(out, len, "%s/%s", d, e->d_name) > 0;
+	if (dp)
+		closedir(dp);
+	return n;
+}
+
+/* Sets @db's modification time to a second of its own: a file system
+ * moves a file's times by ticks of some milliseconds, and the steps of
+ * test_checked() come faster. */
+static void moved(const char *db)
+{
+	static time_t t = 1000000000;
+	struct timespec ts[2] = { { t, 0 }, { t, 0 } };
+
+	t++;
+	utimensat(AT_FDCWD, db, ts, 0);
+}
+
+/* A writer that finds its database as one left it whole (no error, no
+ * WAL, the file's state unchanged) does not read it for damage: a
+ * record costs no more for the database's size (schema/checked.c). */
+static void test_checked(void)
+{
+	char err[512], chk[512];
+	char *db = path_in("checked.db"), *cdir = path_in("cache");
+	struct cfi_cache *c = NULL;
+	struct store *st;
+	FILE *f;
+
+	ok(!cfi_cache__open(cdir, &c), "a cache");
+	store__use_check_cache(c);
+	st = store__open(db, err, sizeof(err));
+	ok(st && !store__found_whole(st), "a new database is read whole");
+	store__close(st);
+	is_int(stamp_file(cdir, chk, sizeof(chk)), 1, "its state kept");
+	st = store__open(db, err, sizeof(err));
+	ok(st && store__found_whole(st), "found as it was left: not read");
+	store__close(st);
+	st = store__open_derived(db, err, sizeof(err));
+	ok(st && store__found_whole(st), "a report's store finds it so too");
+	run_sql(db, "UPDATE identity SET id = id");
+	store__close(st);
+	st = store__open(db, err, sizeof(err));
+	ok(st && store__found_whole(st), "and keeps what it leaves, its "
+	   "writes and another's made meanwhile");
+	store__close(st);
+	store__use_check_cache(NULL);
+	st = store__open(db, err, sizeof(err));
+	ok(st && !store__found_whole(st), "without the cache: read whole");
+	run_sql(db, "UPDATE identity SET id = id");
+	store__close(st);
+	moved(db);
+	store__use_check_cache(c);
+	st = store__open(db, err, sizeof(err));
+	ok(st && !store__found_whole(st), "after a writer that kept none: "
+	   "read whole");
+	store__close(st);
+	run_sql(db, "UPDATE identity SET id = id");
+	moved(db);
+	st = store__open(db, err, sizeof(err));
+	ok(st && !store__found_whole(st), "changed by another writer: read "
+	   "whole");
+	store__close(st);
+	moved(db);	/* only its times */
+	st = store__open(db, err, sizeof(err));
+	ok(st && !store__found_whole(st), "its times moved: read whole");
+	store__close(st);
+	st = store__open(db, err, sizeof(err));
+	ok(st && store__found_whole(st), "then left whole again");
+	store__set_error(st, "a failed flush");
+	store__close(st);
+	st = store__open(db, err, sizeof(err));
+	ok(st && !store__found_whole(st), "a writer that met an error "
+	   "forgets the state kept, the file in it still");
+	store__close(st);
+	is_int(stamp_file(cdir, chk, sizeof(chk)), 1, "one file a database");
+	f = fopen(chk, "w");
+	ok(f && fputs("crafted", f) >= 0 && !fclose(f), "a crafted state");
+	st = store__open(db, err, sizeof(err));
+	ok(st && !store__found_whole(st), "the crafted state: read whole");
+	store__close(st);
+	store__use_check_cache(NULL);
+	cfi_cache__close(c);
+}
+
 /* Retention deletes daemon runs, oldest first, never the kept one nor
  * other kinds: by age, then by size. */
 static void test_retain(void)
@@ -813,6 +913,7 @@ int main(void)
 	test_paths();
 	test_paths_twice();
 	test_known();
+	test_checked();
 	test_retain();
 	test_retain_paths();
 	test_walks();
