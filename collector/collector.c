@@ -173,7 +173,11 @@ void collector__peek(struct collector *c, const struct perf_event_header *h)
 		 * (copied when the record is processed) holds.  /proc would
 		 * show the child as it is now, perhaps after an exec. */
 		parent = space__find_proc(c, r.ppid);	/* after get_proc: it may move */
-		if (!parent || !parent->nbases)
+		if (p->verdict_time <= r.time) {
+			p->exec_refused = parent && parent->exec_refused;
+			p->verdict_time = 0;
+		}
+		if (!p->exec_refused && (!parent || !parent->nbases))
 			stack__read_main_base(p, r.time);
 	} else if (h->type == PERF_RECORD_SAMPLE) {
 		uint32_t pid, tid;
@@ -181,6 +185,11 @@ void collector__peek(struct collector *c, const struct perf_event_header *h)
 		char comm[16];
 
 		if (record__sample_task(h, &pid, &tid))
+			return;
+		/* the filter refuses it: no /proc read for a sample not
+		 * kept (the daemon sees every process of the machine) */
+		if (c->filter && (p = space__find_proc(c, pid)) &&
+		    p->exec_refused)
 			return;
 		if (c->nexec_unread && (p = space__find_proc(c, pid)) &&
 		    p->exec_unread && !record__time(h, &time) &&
@@ -754,8 +763,17 @@ bool collector__exec_seen(struct collector *c, uint32_t pid, uint64_t time,
 	size_t i;
 
 	c->stats.execs_seen++;
-	if (c->filter && !exec_accepted(c, pid, comm))
-		return false;
+	if (c->filter) {
+		bool accepted = exec_accepted(c, pid, comm);
+		struct process *p = space__get_proc(c, pid);
+
+		if (p) {
+			p->exec_refused = !accepted;
+			p->verdict_time = time;
+		}
+		if (!accepted)
+			return false;
+	}
 	snprintf(e.comm, sizeof(e.comm), "%s", comm);
 	for (i = 0; i < c->nearly && c->early[i].pid != pid; i++)
 		;
@@ -790,7 +808,11 @@ static int process_comm(struct collector *c, const struct perf_event_header *h)
 		c->stats.malformed++;
 		return 0;
 	}
-	note_thread(c, r.pid, r.tid, r.comm);
+	p = space__find_proc(c, r.pid);
+	/* an exec into what the filter refuses names nothing: its samples
+	 * are not kept (a later rename's record still names it) */
+	if (!(r.exec && p && p->exec_refused))
+		note_thread(c, r.pid, r.tid, r.comm);
 	if (!r.exec || !(p = space__get_proc(c, r.pid)))
 		return 0;
 	space__release_maps(p);	/* a new image: MMAP2 records follow */
@@ -897,7 +919,8 @@ int collector__add_running(struct collector *c, pid_t pid)
 
 	if (!p)
 		return -ENOMEM;
-	p->ignored = false;	/* watched now: open its modules */
+	p->ignored = p->exec_refused = false;	/* watched now: open its
+						 * modules */
 	ret = procfs__maps(pid, seed_map, &ctx);
 	if (ret)
 		return ret;

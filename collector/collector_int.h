@@ -88,6 +88,16 @@ struct process {
 	 * at its exec (by path) or when first seen; cleared by
 	 * collector__add_running(). */
 	bool ignored;
+	/* The filter refused the image of its last exec the notifier
+	 * reported (collector__exec_seen()), or its parent's when it was
+	 * forked: the peek reads nothing of it from /proc (no thread name,
+	 * no stack base), as no sample of it is kept.  Known ahead of
+	 * @ignored, which waits for the records to be processed.  The
+	 * notifier often reports an exec before the ring's fork record of
+	 * the process is read: @verdict_time, the time of the exec that
+	 * decided (0: inherited), keeps a fork read later from undoing it. */
+	bool exec_refused;
+	uint64_t verdict_time;
 };
 
 struct thread {

@@ -315,6 +315,44 @@ static void test_hold_names(struct aggregate *agg)
 	ok(named(agg, tid, "free-c"), "not held: straight into the aggregate");
 }
 
+/* /proc/PID/task/TID/comm of the fake /proc in @dir. */
+static void fake_comm(const char *dir, unsigned pid, unsigned tid,
+		      const char *comm)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%u", dir, pid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%u/task", dir, pid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%u/task/%u", dir, pid, tid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%u/task/%u/comm", dir, pid, tid);
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "%s\n", comm);
+		fclose(f);
+	}
+}
+
+/* What fake_comm() and a test's exe link made, gone. */
+static void remove_fake(const char *dir, unsigned pid, unsigned tid)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%u/task/%u/comm", dir, pid, tid);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%u/task/%u", dir, pid, tid);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/%u/task", dir, pid);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/%u/exe", dir, pid);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%u", dir, pid);
+	rmdir(path);
+}
+
 /*
  * An exec's stack base is read for the processes the filter accepts
  * only: by the exec's name, or else by /proc/PID/exe (a program run
@@ -347,13 +385,45 @@ static void test_exec_filter(const char *dir)
 	       "executable cannot be read wait to be read; the other's not");
 	collector__retry_execs(col);	/* their /proc has no stat: done */
 	is_int((int)collector__execs_waiting(col), 0, "... and are read");
+	/* The samples of what the filter refused read nothing of /proc (no
+	 * name), nor does the exec's record name it, nor a child it forks;
+	 * the others' are named. */
+	for (size_t i = 0; i < 4; i++)
+		fake_comm(dir, e[i].pid, e[i].pid, e[i].comm);
+	fake_comm(dir, 700005, 700005, "other");
+	feed(synth_comm(&s, 700003, 700003, "other", 1, 70));
+	feed(synth_task(&s, PERF_RECORD_FORK, 700005, 700003, 700005, 700003,
+			71));
+	for (size_t i = 0; i < 4; i++)
+		feed(synth_sample(&s, e[i].pid, e[i].pid, 72, 0x1000, 0x2000,
+				  0x2000, 1));
+	feed(synth_sample(&s, 700005, 700005, 73, 0x1000, 0x2000, 0x2000,
+			  1));
+	ok(named(agg_of_test, 700001, "other") &&
+	   named(agg_of_test, 700002, "named"),
+	   "a sample of a watched exec's process: named from /proc");
+	ok(!named(agg_of_test, 700003, "other"),
+	   "of a refused one: not named, by /proc nor by its exec's record");
+	ok(!named(agg_of_test, 700005, "other"),
+	   "... nor its child");
+	/* the notifier reports an exec before the ring's fork record of
+	 * the process is read: the fork does not undo its verdict */
+	fake_comm(dir, 700006, 700006, "other");
+	snprintf(path, sizeof(path), "%s/700006/exe", dir);
+	if (symlink("/bin/other", path))
+		perror("symlink");
+	collector__exec_seen(col, 700006, 80, "other");
+	feed(synth_task(&s, PERF_RECORD_FORK, 700006, 700002, 700006, 700002,
+			75));
+	feed(synth_sample(&s, 700006, 700006, 81, 0x1000, 0x2000, 0x2000,
+			  1));
+	ok(!named(agg_of_test, 700006, "other"), "an exec refused before "
+	   "its fork is read, from a watched parent: not named");
 	collector__set_filter(col, NULL, NULL);
-	for (size_t i = 0; i < 4; i++) {
-		snprintf(path, sizeof(path), "%s/%u/exe", dir, e[i].pid);
-		unlink(path);
-		snprintf(path, sizeof(path), "%s/%u", dir, e[i].pid);
-		rmdir(path);
-	}
+	for (size_t i = 0; i < 4; i++)
+		remove_fake(dir, e[i].pid, e[i].pid);
+	remove_fake(dir, 700005, 700005);
+	remove_fake(dir, 700006, 700006);
 }
 
 int main(void)
