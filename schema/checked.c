@@ -22,10 +22,10 @@
  * inode); the next writer whose file is still in that state, its -wal
  * empty, skips the read.  A report's store, which writes what it
  * derives, keeps it too when it found it so: record, report, record
- * reads the file once.  What is not caught so: a page the disk itself damaged
- * since, which a read that meets it reports, as for a report; and a
- * write within the file system's timestamp granularity of the close,
- * of the same size, by a writer that is not SQLite.
+ * reads the file once.  What is not caught so: a page the disk itself
+ * damaged since, which a read that meets it reports, as for a report;
+ * and a write within the file system's timestamp granularity of the
+ * close, of the same size, by a writer that is not SQLite.
  */
 #include <errno.h>
 #include <stdint.h>
