@@ -151,6 +151,18 @@ void collector__hold_names(struct collector *c, bool hold)
 	}
 }
 
+/* The time of an exec of @pid after @since that the filter accepted and
+ * whose stack base is still to be read (collector__exec_seen() keeps no
+ * verdict on a process it has not met: it may be gone), or 0. */
+static uint64_t accepted_exec(const struct collector *c, uint32_t pid,
+			      uint64_t since)
+{
+	for (size_t i = 0; i < c->nearly; i++)
+		if (c->early[i].pid == pid && c->early[i].time > since)
+			return c->early[i].time;
+	return 0;
+}
+
 void collector__peek(struct collector *c, const struct perf_event_header *h)
 {
 	struct process *p;
@@ -174,8 +186,10 @@ void collector__peek(struct collector *c, const struct perf_event_header *h)
 		 * show the child as it is now, perhaps after an exec. */
 		parent = space__find_proc(c, r.ppid);	/* after get_proc: it may move */
 		if (p->verdict_time <= r.time) {
-			p->exec_refused = parent && parent->exec_refused;
-			p->verdict_time = 0;
+			uint64_t t = accepted_exec(c, r.pid, r.time);
+
+			p->exec_refused = !t && parent && parent->exec_refused;
+			p->verdict_time = t;
 		}
 		if (!p->exec_refused && (!parent || !parent->nbases))
 			stack__read_main_base(p, r.time);
@@ -721,6 +735,10 @@ static int try_early(struct collector *c, struct early *e)
 	if (!ret && !strncmp(comm, e->comm, sizeof(comm) - 1) &&
 	    (p = space__get_proc(c, e->pid))) {
 		c->stats.execs_read++;
+		if (e->time > p->verdict_time) {	/* watched */
+			p->exec_refused = false;
+			p->verdict_time = e->time;
+		}
 		stack__add_base(p, e->time, st, e->comm);
 		/* the ring's record of this exec, processed first, said
 		 * "unknown from here": the samples still to come can use it */
@@ -765,7 +783,13 @@ bool collector__exec_seen(struct collector *c, uint32_t pid, uint64_t time,
 	c->stats.execs_seen++;
 	if (c->filter) {
 		bool accepted = exec_accepted(c, pid, comm);
-		struct process *p = space__get_proc(c, pid);
+		/* a refusal read the process's executable: it lived, and its
+		 * exit record, to come, removes what is made here; an
+		 * acceptance may be of one gone already (no link to read),
+		 * whose exit record may have been processed: a fork record
+		 * read later finds it in the queue (accepted_exec()) */
+		struct process *p = accepted ? space__find_proc(c, pid) :
+				    space__get_proc(c, pid);
 
 		if (p) {
 			p->exec_refused = !accepted;

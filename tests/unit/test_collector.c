@@ -419,11 +419,23 @@ static void test_exec_filter(const char *dir)
 			  1));
 	ok(!named(agg_of_test, 700006, "other"), "an exec refused before "
 	   "its fork is read, from a watched parent: not named");
+	/* and an exec accepted before its fork is read, from a refused
+	 * parent: its base still to be read, the fork finds it queued */
+	fake_comm(dir, 700007, 700007, "named");
+	collector__exec_seen(col, 700007, 90, "named");
+	feed(synth_task(&s, PERF_RECORD_FORK, 700007, 700003, 700007, 700003,
+			85));
+	feed(synth_sample(&s, 700007, 700007, 91, 0x1000, 0x2000, 0x2000,
+			  1));
+	ok(named(agg_of_test, 700007, "named"), "an exec accepted before its "
+	   "fork is read, from a refused parent: named");
+	collector__retry_execs(col);
 	collector__set_filter(col, NULL, NULL);
 	for (size_t i = 0; i < 4; i++)
 		remove_fake(dir, e[i].pid, e[i].pid);
 	remove_fake(dir, 700005, 700005);
 	remove_fake(dir, 700006, 700006);
+	remove_fake(dir, 700007, 700007);
 }
 
 int main(void)
