@@ -95,7 +95,9 @@ struct process {
 	 * @ignored, which waits for the records to be processed.  The
 	 * notifier often reports an exec before the ring's fork record of
 	 * the process is read: @verdict_time, the time of the exec that
-	 * decided (0: inherited), keeps a fork read later from undoing it. */
+	 * decided (0: inherited), keeps a fork read later from undoing it,
+	 * as the queue of bases to read does for an accepted exec whose
+	 * process was not met yet (collector.c's accepted_exec()). */
 	bool exec_refused;
 	uint64_t verdict_time;
 };
