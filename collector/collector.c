@@ -200,12 +200,13 @@ void collector__peek(struct collector *c, const struct perf_event_header *h)
 
 		if (record__sample_task(h, &pid, &tid))
 			return;
+		p = c->filter || c->nexec_unread ? space__find_proc(c, pid) :
+		    NULL;
 		/* the filter refuses it: no /proc read for a sample not
 		 * kept (the daemon sees every process of the machine) */
-		if (c->filter && (p = space__find_proc(c, pid)) &&
-		    p->exec_refused)
+		if (c->filter && p && p->exec_refused)
 			return;
-		if (c->nexec_unread && (p = space__find_proc(c, pid)) &&
+		if (c->nexec_unread && p &&
 		    p->exec_unread && !record__time(h, &time) &&
 		    time > p->exec_unread) {
 			stack__read_main_base(p, p->exec_unread);

@@ -515,28 +515,11 @@ static int find_by_build_id(struct store *st, const char *build, int64_t *id)
 	return rc == SQLITE_DONE ? 1 : store__db_error(st, "looking up a module");
 }
 
-int store__module_row(struct store *st, const char *path, const char *build,
+int store__find_module(struct store *st, const char *path, const char *build,
 		      int64_t *id)
 {
 	/* The same build at another path is the same module (its path
 	 * map applies); images without a build-id go by path. */
-	if (build[0] && !find_by_build_id(st, build, id))
-		return 0;
-	for (int k = 0; k < 2; k++) {
-		sqlite3_stmt *s = k ? st->sel_module : st->ins_module;
-
-		sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, build, -1, SQLITE_STATIC);
-		if (k ? store__select_id(st, s, id)
-		      : store__step_done(st, s, "adding a module"))
-			return -1;
-	}
-	return 0;
-}
-
-int store__find_module(struct store *st, const char *path, const char *build,
-		      int64_t *id)
-{
 	if (build[0]) {
 		int ret = find_by_build_id(st, build, id);
 
@@ -546,6 +529,22 @@ int store__find_module(struct store *st, const char *path, const char *build,
 	sqlite3_bind_text(st->sel_module, 1, path, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st->sel_module, 2, build, -1, SQLITE_STATIC);
 	return store__lookup_id(st, st->sel_module, id, NULL);
+}
+
+int store__module_row(struct store *st, const char *path, const char *build,
+		      int64_t *id)
+{
+	int found = store__find_module(st, path, build, id);
+
+	if (found)
+		return found < 0 ? -1 : 0;
+	sqlite3_bind_text(st->ins_module, 1, path, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st->ins_module, 2, build, -1, SQLITE_STATIC);
+	if (store__step_done(st, st->ins_module, "adding a module"))
+		return -1;
+	sqlite3_bind_text(st->sel_module, 1, path, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st->sel_module, 2, build, -1, SQLITE_STATIC);
+	return store__select_id(st, st->sel_module, id);
 }
 
 int store__module_id(struct store *st, const struct module *m, int64_t *id)
