@@ -23,6 +23,8 @@ struct pathmap {
 	struct hindex index;	/* over nodes */
 	struct hindex cids;	/* one node per distinct (mod, func, height) */
 	uint64_t serial;
+	bool composing;		/* in pathmap__add_through(): nodes made are
+				 * composed */
 };
 
 struct pathmap *pathmap__new(size_t max_nodes)
@@ -110,6 +112,30 @@ static bool same(const struct pm_node *x, uint32_t parent,
 	       x->call_site == call_site && x->height == height;
 }
 
+/* Node @i into the CID index, unless the index holds CID_INDEXED of its
+ * CID already. */
+static int index_cid(struct pathmap *pm, uint32_t i)
+{
+	const struct pm_node *x = &pm->nodes[i];
+
+	if (cid_nodes(pm, x->mod, x->func, x->height) >= CID_INDEXED)
+		return 0;
+	return hindex__insert(&pm->cids, cid_hash(x->mod, x->func, x->height),
+			      i);
+}
+
+/* Node @i, met on a path being added: a composed node that a path
+ * added whole reaches is observed, and explains its CID from then on. */
+static int meet(struct pathmap *pm, uint32_t i)
+{
+	struct pm_node *x = &pm->nodes[i];
+
+	if (!x->composed || pm->composing)
+		return 0;
+	x->composed = false;
+	return index_cid(pm, i);
+}
+
 /* The node for the key, created when absent (*@made set then; not
  * looked for when @parent was just made: it has no children yet).
  * PM_NONE on failure, with *@err set. */
@@ -124,7 +150,7 @@ static uint32_t get(struct pathmap *pm, uint32_t parent,
 
 	while (!*made && (i = hindex__next(&pm->index, &p, h)) != HINDEX_NONE)
 		if (same(&pm->nodes[i], parent, mod, func, call_site, height))
-			return i;
+			return (*err = meet(pm, i)) ? PM_NONE : i;
 	*made = true;
 	if (pm->n >= pm->max) {
 		*err = -ENOSPC;
@@ -144,47 +170,43 @@ static uint32_t get(struct pathmap *pm, uint32_t parent,
 		x->root = pm->nodes[parent].root;
 		x->depth = pm->nodes[parent].depth + 1;
 		x->fragment = pm->nodes[parent].fragment;
-		if (!x->fragment &&
-		    cid_nodes(pm, mod, func, height) < CID_INDEXED &&
-		    (*err = hindex__insert(&pm->cids,
-					   cid_hash(mod, func, height),
-					   (uint32_t)pm->n)))
+		x->composed = pm->composing;
+		if (!x->fragment && !x->composed &&
+		    (*err = index_cid(pm, (uint32_t)pm->n)))
 			return PM_NONE;
 	}
 	return (uint32_t)pm->n++;
 }
 
-static int add(struct pathmap *pm, const struct module *prog,
-	       const struct path_frame *frames, size_t n, uint32_t *leaf,
-	       bool fragment)
+static int add_below(struct pathmap *pm, uint32_t top, uint64_t site,
+		     const struct path_frame *frames, size_t n, uint32_t *leaf)
 {
-	uint32_t *path, root;
+	uint32_t *path;
 	size_t along;
 	bool made = false;	/* the last node got was made: no children */
 	int err = 0;
 
-	if (!n)
-		return -EINVAL;
 	if (grow(&pm->path, &pm->path_cap, n + 1, sizeof(*pm->path), 64))
 		return -ENOMEM;
 	path = pm->path;
-	root = get(pm, PM_NONE, prog, 0, NULL, fragment ? PM_FRAGMENT : 0, 0,
-		   &made, &err);
 	/* A sample's outer frames are mostly the last one's: while they
 	 * are, the last path's node (still in path[]) is checked in place
 	 * of a search of the index. */
-	along = pm->path_n && path[0] == root ? pm->path_n : 0;
-	path[0] = root;
+	along = pm->path_n && path[0] == top ? pm->path_n : 0;
+	path[0] = top;
 	for (size_t i = 0; i < n && path[i] != PM_NONE; i++) {
-		uint64_t site = i ? frames[i - 1].pc : 0;
+		uint64_t cs = i ? frames[i - 1].pc : site;
 
 		if (i + 1 < along && same(&pm->nodes[path[i + 1]], path[i],
-					  frames[i].mod, frames[i].func, site,
-					  frames[i].height))
+					  frames[i].mod, frames[i].func, cs,
+					  frames[i].height)) {
+			if ((err = meet(pm, path[i + 1])))
+				break;
 			continue;
+		}
 		along = 0;
 		path[i + 1] = get(pm, path[i], frames[i].mod, frames[i].func,
-				  frames[i].name, site, frames[i].height, &made,
+				  frames[i].name, cs, frames[i].height, &made,
 				  &err);
 	}
 	pm->path_n = err ? 0 : n + 1;
@@ -192,11 +214,29 @@ static int add(struct pathmap *pm, const struct module *prog,
 		return err;	/* nodes made so far stay, with no counts */
 	for (size_t i = 1; i <= n; i++)
 		pm->nodes[path[i]].total++;
-	pm->nodes[path[0]].total++;
+	for (uint32_t i = top; i != PM_NONE; i = pm->nodes[i].parent)
+		pm->nodes[i].total++;
 	pm->nodes[path[n]].self++;
 	if (leaf)
 		*leaf = path[n];
 	return 0;
+}
+
+static int add(struct pathmap *pm, const struct module *prog,
+	       const struct path_frame *frames, size_t n, uint32_t *leaf,
+	       bool fragment)
+{
+	bool made = false;
+	int err = 0;
+	uint32_t root;
+
+	if (!n)
+		return -EINVAL;
+	root = get(pm, PM_NONE, prog, 0, NULL, fragment ? PM_FRAGMENT : 0, 0,
+		   &made, &err);
+	if (root == PM_NONE)
+		return err;
+	return add_below(pm, root, 0, frames, n, leaf);
 }
 
 int pathmap__add(struct pathmap *pm, const struct module *prog,
@@ -210,6 +250,65 @@ int pathmap__add_fragment(struct pathmap *pm, const struct module *prog,
 			  uint32_t *leaf)
 {
 	return add(pm, prog, frames, n, leaf, true);
+}
+
+/* The node of program @prog's one whole path through a frame of
+ * @f[j]'s CID, where the map has one and its frames above that one are
+ * @f[0, j), call sites included; PM_NONE where it has none or several,
+ * or one the copy disagrees with. */
+static uint32_t agreeing(const struct pathmap *pm, const struct module *prog,
+			 const struct path_frame *f, size_t j)
+{
+	uint32_t x = PM_NONE, at;
+	struct hindex_probe p = { HINDEX_NONE, 0 };
+	uint32_t i;
+
+	while ((i = hindex__next(&pm->cids, &p, cid_hash(f[j].mod, f[j].func,
+							  f[j].height))) !=
+	       HINDEX_NONE) {
+		const struct pm_node *nd = &pm->nodes[i];
+
+		if (nd->mod != f[j].mod || nd->func != f[j].func ||
+		    nd->height != f[j].height)
+			continue;
+		if (x != PM_NONE)
+			return PM_NONE;
+		x = i;
+	}
+	if (x == PM_NONE || pm->nodes[pm->nodes[x].root].mod != prog)
+		return PM_NONE;
+	at = x;
+	for (size_t k = j; k; k--) {
+		const struct pm_node *c = &pm->nodes[at];
+		const struct pm_node *up = &pm->nodes[c->parent];
+
+		if (!up->depth || c->call_site != f[k - 1].pc ||
+		    up->mod != f[k - 1].mod || up->func != f[k - 1].func ||
+		    up->height != f[k - 1].height)
+			return PM_NONE;
+		at = c->parent;
+	}
+	return x;
+}
+
+int pathmap__add_through(struct pathmap *pm, const struct module *prog,
+			 const struct path_frame *frames, size_t n,
+			 uint32_t *leaf)
+{
+	for (size_t j = n; j-- > 0;) {
+		uint32_t x = agreeing(pm, prog, frames, j);
+
+		if (x != PM_NONE) {
+			int ret;
+
+			pm->composing = true;
+			ret = add_below(pm, x, frames[j].pc, frames + j + 1,
+					n - j - 1, leaf);
+			pm->composing = false;
+			return ret;
+		}
+	}
+	return -ENOENT;
 }
 
 size_t pathmap__size(const struct pathmap *pm)

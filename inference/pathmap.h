@@ -18,7 +18,12 @@
  * second root of the program (a node with call_site PM_FRAGMENT), whose
  * children are the outermost frames the copies reached, not outermost
  * frames of the program; such nodes are marked fragment and explain no
- * CID for pathmap__has_cid().
+ * CID for pathmap__has_cid().  A fragment the map already knows the
+ * rest of (pathmap__add_through()) is added as that whole path instead;
+ * the nodes that made are composed, and explain no CID either until a
+ * path added whole reaches them: above the copy a composed path rests on
+ * one path being the only one, which the copies of its CIDs go on
+ * testing.
  *
  * Counts: self = samples whose innermost frame is the node, total =
  * samples passing through it, both since the last pathmap__clear_counts()
@@ -48,6 +53,8 @@ struct pm_node {
 	int64_t height;
 	uint64_t self, total;	/* since the last clear */
 	bool fragment;		/* under the program's fragment root */
+	bool composed;		/* made by pathmap__add_through(), on no
+				 * path added whole yet */
 };
 
 struct pathmap;
@@ -69,8 +76,22 @@ int pathmap__add_fragment(struct pathmap *pm, const struct module *prog,
 			  const struct path_frame *frames, size_t n,
 			  uint32_t *leaf);
 
-/* Whether some path has a frame of function @func of @mod at @height:
- * a sample with that CID is explained by the map.  One probe. */
+/*
+ * A fragment as the whole path it is part of, where the map knows that
+ * path: the innermost frame of @frames (outermost first, as a
+ * fragment's) whose CID one path of @prog added whole reaches, that
+ * path's frames above it the fragment's (call sites included), takes
+ * the fragment's frames below it as the path's continuation, counted as
+ * pathmap__add() counts a path; nodes it makes are composed.  -ENOENT
+ * where no frame is such (nothing added); else as pathmap__add().
+ */
+int pathmap__add_through(struct pathmap *pm, const struct module *prog,
+			 const struct path_frame *frames, size_t n,
+			 uint32_t *leaf);
+
+/* Whether some path added whole has a frame of function @func of @mod at
+ * @height (a node neither a fragment's nor composed): a sample with that
+ * CID is explained by the map.  One probe. */
 bool pathmap__has_cid(const struct pathmap *pm, const struct module *mod,
 		      uint64_t func, int64_t height);
 /* Whether exactly one path has a frame of that CID: with no height

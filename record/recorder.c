@@ -116,6 +116,8 @@ struct recorder {
 	const struct module *known_prog;	/* the last program asked of */
 	uint64_t known_read, known_hits;	/* this run's: keys read,
 						 * CIDs only they explained */
+	uint64_t composed;		/* this run's fragments added as the
+					 * whole paths they are part of */
 	uint64_t dropped;		/* samples dropped: store full */
 	struct collector_stats base;	/* totals when this run began */
 	int64_t run_id;
@@ -237,9 +239,12 @@ static int note_path(struct recorder *r, uint32_t leaf, bool fresh)
 }
 
 /* A whole path, or a fragment (kept apart: not a path of a validation's
- * truth, nor one the learning's estimates count).  A leaf copy's path
- * is not the learner's either: the estimates and the bursts judge what
- * the learner's samples find. */
+ * truth, nor one the learning's estimates count).  A fragment the map
+ * knows the rest of (its frames above one whose CID one whole path
+ * reaches are that path's) joins that path, stored as the frames the
+ * path lacked (pathmap__add_through()).  A leaf copy's path is not the
+ * learner's either: the estimates and the bursts judge what the
+ * learner's samples find. */
 static int path_cb(void *arg, const struct collector_path *p)
 {
 	struct recorder *r = arg;
@@ -249,10 +254,17 @@ static int path_cb(void *arg, const struct collector_path *p)
 
 	if (p->fragment && r->o.truth)
 		return 0;
-	ret = p->fragment ?
-	      pathmap__add_fragment(r->paths, p->program, p->frames, p->n,
-				    &leaf) :
-	      pathmap__add(r->paths, p->program, p->frames, p->n, &leaf);
+	if (p->fragment) {
+		ret = pathmap__add_through(r->paths, p->program, p->frames,
+					   p->n, &leaf);
+		r->composed += !ret;
+		if (ret == -ENOENT)
+			ret = pathmap__add_fragment(r->paths, p->program,
+						    p->frames, p->n, &leaf);
+	} else {
+		ret = pathmap__add(r->paths, p->program, p->frames, p->n,
+				   &leaf);
+	}
 	if (ret == -ENOSPC) {
 		r->map_full++;
 		return 0;
@@ -1068,6 +1080,8 @@ static size_t unwind_counters(const struct recorder *r,
 						 (int64_t)cs->leaf_fragments };
 		c[n++] = (struct store_counter){ "leaf.known",
 						 (int64_t)cs->leaf_known };
+		c[n++] = (struct store_counter){ "leaf.composed",
+						 (int64_t)r->composed };
 		c[n++] = (struct store_counter){ "leaf.stack_bytes",
 						 (int64_t)r->leaf };
 	}
@@ -1399,6 +1413,7 @@ int recorder__next_run(struct recorder *r, const struct run_info *ri)
 	learning_totals(r, &r->learn.base);
 	r->dropped = 0;
 	r->known_read = r->known_hits = 0;
+	r->composed = 0;
 	return 0;
 }
 

@@ -5,7 +5,8 @@
 # show though the learner took next to nothing, and once the paths
 # explain a CID only one of its copies in --leaf-known is unwound; a
 # deep frame's samples give their innermost frames (a fragment) exact;
-# --leaf-stack 0 copies nothing; above --leaf-freq every sample copies
+# a fragment whose frames above one a learned whole path reaches are
+# that path's joins it; --leaf-stack 0 copies nothing; above --leaf-freq every sample copies
 # less, the bytes a second those of --leaf-freq copies; the default
 # record, whose learner takes the main event's turn, has none at 1000
 # Hz, and above --leaf-freq's rate every sample one cut to fit.
@@ -18,7 +19,9 @@ db=$tmp/leaf.db
 out=$("$ICPPD" record -d "$db" --learn-freq 1 -- "$PROGS/heights-nofp" 60 2>&1 >/dev/null)
 is $? 0 "record --learn-freq 1: exit 0"
 contains "$out" "leaf copies: " "the summary says what the leaf copies gave"
-counter() { q "SELECT coalesce(max(value), 0) FROM v_run_counters WHERE run_id = $1 AND name = '$2'"; }
+counter() {	# counter RUN NAME [DB]
+	q "SELECT coalesce(max(value), 0) FROM v_run_counters WHERE run_id = $1 AND name = '$2'" "${3:-$db}"
+}
 run=$(last_run)
 cids=$(q "SELECT sum(samples) FROM cid_samples WHERE run_id = $run")
 is "$(counter "$run" leaf.samples)" "$cids" "every sample with a CID carried a leaf copy ($cids)"
@@ -60,6 +63,23 @@ ok $([ "$(counter "$run" leaf.fragments)" -ge "$(min_samples 60)" ]; echo $?) \
 	"a deep frame's samples give fragments ($(counter "$run" leaf.fragments))"
 folded=$("$ICPPD" report -d "$db" --run "$run" --format folded --k inf 2>/dev/null)
 contains "$folded" ";deep;deep_leaf " "its innermost frames: deep -> deep_leaf"
+is "$(counter "$run" leaf.composed)" 0 "no whole path through deep learned: none joins one"
+# With the learner at 50 Hz (3 of its samples in 60 ms of deep_leaf,
+# each copying the whole stack, during the burst of new CIDs the run's
+# start begins and each new phase prolongs), deep_leaf's path is learned
+# whole early, and the copies unwound after (one in 8) end in deep's
+# frame, which that path reaches with the same call site: they join it.
+db2=$tmp/leaf2.db
+"$ICPPD" record -q -d "$db2" --learn-freq 50 -- "$PROGS/heights-nofp" 60 deep 8 >/dev/null 2>&1
+run=$(last_run "$db2")
+composed=$(counter "$run" leaf.composed "$db2")
+fragments=$(counter "$run" leaf.fragments "$db2")
+ok $([ "$composed" -ge 1 ] && [ "$composed" -le "$fragments" ]; echo $?) \
+	"copies ending in deep's frame join the learned path ($composed of $fragments)"
+folded=$("$ICPPD" report -d "$db2" --run "$run" --format folded --k inf 2>/dev/null)
+contains "$folded" ";main;deep;deep_leaf " "deep_leaf's whole path"
+is "$(printf '%s\n' "$folded" | grep -c 'unknown callers\];deep;deep_leaf ')" 0 \
+	"no sample of it under unknown callers"
 
 # Above --leaf-freq, every sample copies less: at 4000 Hz with
 # --leaf-freq 500, 4096 bytes an eighth as often would be 512 a

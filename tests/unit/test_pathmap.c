@@ -143,6 +143,91 @@ static void test_one_path(void)
 }
 
 /*
+ * A fragment through a frame one whole path reaches, its frames above it
+ * the path's: that path with the fragment's frames below the frame.
+ * main(16) -> a(48) -> b(96) is learned whole; fragments start at a or
+ * b.  The innermost such frame is taken; call sites count; a CID two
+ * paths reach, or another program's path, is no ground; the nodes made
+ * so are composed, and explain their CIDs once a whole path reaches them.
+ */
+static void test_through(void)
+{
+	struct pathmap *pm = pathmap__new(100);
+	struct module *other = module__open("/proc/self/exe");
+	struct path_frame whole[] = { F(0x10, 0x15, 16), F(0x20, 0x25, 48),
+				      F(0x30, 0x35, 96) };
+	/* b's frame and two below it, c and d */
+	struct path_frame under_b[] = { F(0x30, 0x37, 96), F(0x40, 0x45, 128),
+					F(0x50, 0x51, 160) };
+	/* main -> a -> b -> c -> d, all whole */
+	struct path_frame to_d[] = { F(0x10, 0x15, 16), F(0x20, 0x25, 48),
+				     F(0x30, 0x37, 96), F(0x40, 0x45, 128),
+				     F(0x50, 0x51, 160) };
+	/* a -> b -> e: both a and b agree, b the innermost */
+	struct path_frame a_b_e[] = { F(0x20, 0x25, 48), F(0x30, 0x38, 96),
+				      F(0x60, 0x61, 112) };
+	/* a calling b from another site: b's path disagrees, and a's own
+	 * frame does not (a fragment's top has no call site) */
+	struct path_frame a_b2[] = { F(0x20, 0x26, 48), F(0x30, 0x39, 96),
+				     F(0x70, 0x71, 144) };
+	struct path_frame lone[] = { F(0x80, 0x81, 200), F(0x90, 0x91, 232) };
+	struct path_frame second[] = { F(0x11, 0x19, 16), F(0x20, 0x25, 48),
+				       F(0x30, 0x35, 96) };
+	struct path_frame from_b[] = { F(0x30, 0x3a, 96), F(0xa0, 0xa1, 150) };
+	size_t before;
+	uint32_t leaf, d;
+
+	pathmap__add(pm, mod, whole, 3, NULL);
+	before = pathmap__size(pm);
+	is_int(pathmap__add_through(pm, mod, under_b, 3, &d), 0,
+	       "a fragment from b's frame joins main -> a -> b");
+	is_int(pathmap__size(pm), before + 2, "its two frames below b are new nodes");
+	is_int(pathmap__node(pm, d)->depth, 5, "the leaf five frames down");
+	ok(!pathmap__node(pm, d)->fragment && pathmap__node(pm, d)->composed,
+	   "a composed node, not a fragment's");
+	ok(!pathmap__has_cid(pm, mod, 0x50, 160), "which explains no CID");
+	is_int(pathmap__node(pm, d)->call_site, 0x45, "its call site, the copy's");
+	is_int(pathmap__node(pm, pathmap__node(pm, d)->parent)->call_site, 0x37,
+	       "b's pc in the copy, the call site below it");
+	is_int(pathmap__node(pm, 1)->total, 2, "main's total counts it");
+	is_int(pathmap__node(pm, d)->self, 1, "the leaf's self");
+
+	before = pathmap__size(pm);
+	is_int(pathmap__add_through(pm, mod, a_b_e, 3, &leaf), 0,
+	       "a -> b -> e joins at b, the innermost agreeing frame");
+	is_int(pathmap__size(pm), before + 1, "e alone is new");
+	is_int(pathmap__node(pm, leaf)->depth, 4, "under b, four down");
+	before = pathmap__size(pm);
+	is_int(pathmap__add_through(pm, mod, under_b, 3, &leaf), 0,
+	       "b -> c -> d again: joins at b (c and d are composed)");
+	ok(pathmap__size(pm) == before && leaf == d && pathmap__node(pm, d)->self == 2,
+	   "no node new, d's self 2");
+	pathmap__add(pm, mod, to_d, 5, NULL);
+	ok(!pathmap__node(pm, d)->composed && pathmap__has_cid(pm, mod, 0x50, 160) &&
+	   pathmap__has_cid(pm, mod, 0x40, 128),
+	   "a whole path through c and d: they explain their CIDs");
+
+	before = pathmap__size(pm);
+	is_int(pathmap__add_through(pm, mod, a_b2, 3, NULL), 0,
+	       "another call site of a: joined at a (the top agrees)");
+	is_int(pathmap__size(pm), before + 2, "b at that site and its callee new");
+	is_int(pathmap__add_through(pm, mod, lone, 2, NULL), -ENOENT,
+	       "no frame any path reaches: not added");
+	is_int(pathmap__add_through(pm, other, under_b, 3, NULL), -ENOENT,
+	       "another program's path is no ground");
+	/* b reached at the same height from a second main: ambiguous */
+	pathmap__add(pm, mod, second, 3, NULL);
+	is_int(pathmap__add_through(pm, mod, from_b, 2, NULL), -ENOENT,
+	       "b's CID, two whole paths: no ground");
+	before = pathmap__size(pm);
+	is_int(pathmap__add_through(pm, mod, under_b, 3, &leaf), 0,
+	       "b -> c -> d: joins at d, one whole path's, though b has two");
+	ok(pathmap__size(pm) == before && leaf == d, "at d itself");
+	module__delete(other);
+	pathmap__delete(pm);
+}
+
+/*
  * Training learns via_a->target and via_b->target at the same height
  * (ambiguous), main->solo (precise).  The truth has those, plus
  * via_c->target at the same height (incorrect) and main->fresh
@@ -696,6 +781,7 @@ int main(void)
 	test_memory();
 	test_after_another();
 	test_one_path();
+	test_through();
 	test_store();
 	test_batches();
 	test_wide();
