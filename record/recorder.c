@@ -116,8 +116,8 @@ struct recorder {
 	const struct module *known_prog;	/* the last program asked of */
 	uint64_t known_read, known_hits;	/* this run's: keys read,
 						 * CIDs only they explained */
-	uint64_t composed;		/* this run's fragments added as the
-					 * whole paths they are part of */
+	uint64_t composed;		/* this run's leaf copies' fragments
+					 * added as the paths they are part of */
 	uint64_t dropped;		/* samples dropped: store full */
 	struct collector_stats base;	/* totals when this run began */
 	int64_t run_id;
@@ -257,7 +257,7 @@ static int path_cb(void *arg, const struct collector_path *p)
 	if (p->fragment) {
 		ret = pathmap__add_through(r->paths, p->program, p->frames,
 					   p->n, &leaf);
-		r->composed += !ret;
+		r->composed += !ret && p->leaf;
 		if (ret == -ENOENT)
 			ret = pathmap__add_fragment(r->paths, p->program,
 						    p->frames, p->n, &leaf);
@@ -737,6 +737,7 @@ void recorder__learning(const struct recorder *r, struct recorder_learning *l)
 	l->new_paths -= s->base.new_paths;
 	l->stored_cids = r->known_read;
 	l->stored_hits = r->known_hits;
+	l->composed = r->composed;
 }
 
 /* A run's writer is alive when it is an icppd process on this host

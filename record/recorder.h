@@ -151,6 +151,8 @@ struct recorder_learning {
 	 * them: how far the paths came to explain the run */
 	uint64_t first_cids, first_unknown, last_cids, last_unknown;
 	uint32_t leaf_bytes;	/* each leaf copy's (0: none) */
+	uint64_t composed;	/* leaf copies' fragments that joined a
+				 * learned path */
 	/* CIDs that earlier runs' maps explain, read from the database
 	 * (known_cids), and the samples only they explained */
 	uint64_t stored_cids, stored_hits;

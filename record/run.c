@@ -240,8 +240,9 @@ static void learn_summary(const struct run *r)
 	if (cs.leaf_samples)
 		log_info("leaf copies: %llu of %llu samples copied their "
 			 "innermost %u bytes of stack%s: %llu unwound whole, "
-			 "%llu to their innermost frames, %llu not unwound as "
-			 "the paths explained their identifier (leaf.* in "
+			 "%llu to their innermost frames (%llu of them the "
+			 "rest of a learned path), %llu not unwound as the "
+			 "paths explained their identifier (leaf.* in "
 			 "v_run_counters)",
 			 (unsigned long long)cs.leaf_samples,
 			 (unsigned long long)cs.samples, l.leaf_bytes,
@@ -250,6 +251,7 @@ static void learn_summary(const struct run *r)
 			 "",
 			 (unsigned long long)cs.leaf_whole,
 			 (unsigned long long)cs.leaf_fragments,
+			 (unsigned long long)l.composed,
 			 (unsigned long long)cs.leaf_known);
 	if (!l.paths)
 		log_warn("no call path learned: the program ran too briefly, or "
