@@ -6,10 +6,11 @@
 # explain a CID only one of its copies in --leaf-known is unwound; a
 # deep frame's samples give their innermost frames (a fragment) exact;
 # a fragment whose frames above one a learned whole path reaches are
-# that path's joins it; --leaf-stack 0 copies nothing; above --leaf-freq every sample copies
-# less, the bytes a second those of --leaf-freq copies; the default
-# record, whose learner takes the main event's turn, has none at 1000
-# Hz, and above --leaf-freq's rate every sample one cut to fit.
+# that path's joins it; --leaf-stack 0 copies nothing; above
+# --leaf-freq every sample copies less, the bytes a second those of
+# --leaf-freq copies; the default record, whose learner takes the main
+# event's turn, has none at 1000 Hz, and above --leaf-freq's rate every
+# sample one cut to fit.
 . "$TESTS_SRCDIR/e2e/lib.sh"
 require_perf
 
