@@ -76,10 +76,10 @@ static uint64_t cid_hash(const struct module *mod, uint64_t func,
 	return hindex__mix(hindex__mix((uintptr_t)mod, func), (uint64_t)height);
 }
 
-/* How many nodes of CID (@mod, @func, @height) the index holds: at
- * most CID_INDEXED. */
+/* How many nodes of CID (@mod, @func, @height) the index holds (at
+ * most CID_INDEXED), the first of them in *@first when not NULL. */
 static unsigned cid_nodes(const struct pathmap *pm, const struct module *mod,
-			  uint64_t func, int64_t height)
+			  uint64_t func, int64_t height, uint32_t *first)
 {
 	struct hindex_probe p = { HINDEX_NONE, 0 };
 	unsigned found = 0;
@@ -87,21 +87,22 @@ static unsigned cid_nodes(const struct pathmap *pm, const struct module *mod,
 
 	while ((i = hindex__next(&pm->cids, &p, cid_hash(mod, func, height))) !=
 	       HINDEX_NONE)
-		found += pm->nodes[i].mod == mod && pm->nodes[i].func == func &&
-			 pm->nodes[i].height == height;
+		if (pm->nodes[i].mod == mod && pm->nodes[i].func == func &&
+		    pm->nodes[i].height == height && !found++ && first)
+			*first = i;
 	return found;
 }
 
 bool pathmap__has_cid(const struct pathmap *pm, const struct module *mod,
 		      uint64_t func, int64_t height)
 {
-	return cid_nodes(pm, mod, func, height) > 0;
+	return cid_nodes(pm, mod, func, height, NULL) > 0;
 }
 
 bool pathmap__one_path(const struct pathmap *pm, const struct module *mod,
 		       uint64_t func, int64_t height)
 {
-	return cid_nodes(pm, mod, func, height) == 1;
+	return cid_nodes(pm, mod, func, height, NULL) == 1;
 }
 
 static bool same(const struct pm_node *x, uint32_t parent,
@@ -118,7 +119,7 @@ static int index_cid(struct pathmap *pm, uint32_t i)
 {
 	const struct pm_node *x = &pm->nodes[i];
 
-	if (cid_nodes(pm, x->mod, x->func, x->height) >= CID_INDEXED)
+	if (cid_nodes(pm, x->mod, x->func, x->height, NULL) >= CID_INDEXED)
 		return 0;
 	return hindex__insert(&pm->cids, cid_hash(x->mod, x->func, x->height),
 			      i);
@@ -260,22 +261,9 @@ static uint32_t agreeing(const struct pathmap *pm, const struct module *prog,
 			 const struct path_frame *f, size_t j)
 {
 	uint32_t x = PM_NONE, at;
-	struct hindex_probe p = { HINDEX_NONE, 0 };
-	uint32_t i;
 
-	while ((i = hindex__next(&pm->cids, &p, cid_hash(f[j].mod, f[j].func,
-							  f[j].height))) !=
-	       HINDEX_NONE) {
-		const struct pm_node *nd = &pm->nodes[i];
-
-		if (nd->mod != f[j].mod || nd->func != f[j].func ||
-		    nd->height != f[j].height)
-			continue;
-		if (x != PM_NONE)
-			return PM_NONE;
-		x = i;
-	}
-	if (x == PM_NONE || pm->nodes[pm->nodes[x].root].mod != prog)
+	if (cid_nodes(pm, f[j].mod, f[j].func, f[j].height, &x) != 1 ||
+	    pm->nodes[pm->nodes[x].root].mod != prog)
 		return PM_NONE;
 	at = x;
 	for (size_t k = j; k; k--) {
