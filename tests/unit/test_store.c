@@ -551,6 +551,18 @@ static void moved(const char *db)
 	utimensat(AT_FDCWD, db, ts, 0);
 }
 
+/* Whether a writer's opening of @db found it as one left it whole: 1,
+ * 0 (it read it whole), -1 (it did not open). */
+static int found_whole(const char *db)
+{
+	char err[512];
+	struct store *st = store__open(db, err, sizeof(err));
+	int found = st ? store__found_whole(st) : -1;
+
+	store__close(st);
+	return found;
+}
+
 /* A writer that finds its database as one left it whole (no error, no
  * WAL, the file's state unchanged) does not read it for damage: a
  * record costs no more for the database's size (schema/checked.c). */
@@ -564,21 +576,15 @@ static void test_checked(void)
 
 	ok(!cfi_cache__open(cdir, &c), "a cache");
 	store__use_check_cache(c);
-	st = store__open(db, err, sizeof(err));
-	ok(st && !store__found_whole(st), "a new database is read whole");
-	store__close(st);
+	is_int(found_whole(db), 0, "a new database is read whole");
 	is_int(stamp_file(cdir, chk, sizeof(chk)), 1, "its state kept");
-	st = store__open(db, err, sizeof(err));
-	ok(st && store__found_whole(st), "found as it was left: not read");
-	store__close(st);
+	is_int(found_whole(db), 1, "found as it was left: not read");
 	st = store__open_derived(db, err, sizeof(err));
 	ok(st && store__found_whole(st), "a report's store finds it so too");
 	run_sql(db, "UPDATE identity SET id = id");
 	store__close(st);
-	st = store__open(db, err, sizeof(err));
-	ok(st && store__found_whole(st), "and keeps what it leaves, its "
-	   "writes and another's made meanwhile");
-	store__close(st);
+	is_int(found_whole(db), 1, "and keeps what it leaves, its writes "
+	       "and another's made meanwhile");
 	store__use_check_cache(NULL);
 	st = store__open(db, err, sizeof(err));
 	ok(st && !store__found_whole(st), "without the cache: read whole");
@@ -586,34 +592,22 @@ static void test_checked(void)
 	store__close(st);
 	moved(db);
 	store__use_check_cache(c);
-	st = store__open(db, err, sizeof(err));
-	ok(st && !store__found_whole(st), "after a writer that kept none: "
-	   "read whole");
-	store__close(st);
+	is_int(found_whole(db), 0, "after a writer that kept none: read whole");
 	run_sql(db, "UPDATE identity SET id = id");
 	moved(db);
-	st = store__open(db, err, sizeof(err));
-	ok(st && !store__found_whole(st), "changed by another writer: read "
-	   "whole");
-	store__close(st);
+	is_int(found_whole(db), 0, "changed by another writer: read whole");
 	moved(db);	/* only its times */
-	st = store__open(db, err, sizeof(err));
-	ok(st && !store__found_whole(st), "its times moved: read whole");
-	store__close(st);
+	is_int(found_whole(db), 0, "its times moved: read whole");
 	st = store__open(db, err, sizeof(err));
 	ok(st && store__found_whole(st), "then left whole again");
 	store__set_error(st, "a failed flush");
 	store__close(st);
-	st = store__open(db, err, sizeof(err));
-	ok(st && !store__found_whole(st), "a writer that met an error "
-	   "forgets the state kept, the file in it still");
-	store__close(st);
+	is_int(found_whole(db), 0, "a writer that met an error forgets the "
+	       "state kept, the file in it still");
 	is_int(stamp_file(cdir, chk, sizeof(chk)), 1, "one file a database");
 	f = fopen(chk, "w");
 	ok(f && fputs("crafted", f) >= 0 && !fclose(f), "a crafted state");
-	st = store__open(db, err, sizeof(err));
-	ok(st && !store__found_whole(st), "the crafted state: read whole");
-	store__close(st);
+	is_int(found_whole(db), 0, "the crafted state: read whole");
 	store__use_check_cache(NULL);
 	cfi_cache__close(c);
 }
