@@ -215,17 +215,27 @@ static size_t merge_rows(struct row_queue *q, size_t n)
 
 int store__drain_rows(struct store *st, struct row_queue *q)
 {
-	size_t took, n = q->n;
+	size_t took, n = q->n, old, from;
 
 	q->n = 0;
 	if (!n)
 		return 0;
 	n = merge_rows(q, n);
-	return store__insert_rows(st, q->stmts, q->sql, n, bind_queued, q->v,
-				  &took) ||
-	       (q->then && store__insert_rows(st, q->then_stmts, q->then, n,
-					      bind_queued, q->v, &took)) ?
-		       -1 : 0;
+	if (!q->then)
+		return store__insert_rows(st, q->stmts, q->sql, n, bind_queued,
+					  q->v, &took) ? -1 : 0;
+	/* the rows from @fresh on have no row to update (sorted: a
+	 * suffix); the others' INSERT only where the UPDATE missed one */
+	for (old = 0; old < n && !(q->fresh && q->v[old].b >= q->fresh);
+	     old++)
+		;
+	took = 0;
+	if (old && store__insert_rows(st, q->stmts, q->sql, old, bind_queued,
+				      q->v, &took))
+		return -1;
+	from = took == old ? old : 0;
+	return store__insert_rows(st, q->then_stmts, q->then, n - from,
+				  bind_queued, q->v + from, &took) ? -1 : 0;
 }
 
 int store__queue_row(struct store *st, struct row_queue *q, int64_t a,
@@ -620,6 +630,9 @@ static int write_nodes(struct store *st, struct node_row *ids,
 	if (took_all(st, first, n, took, &ids[b->idx[0]].id))
 		return 0;
 	pr->probe_node = true;
+	/* two nodes may be one new row now, their learned samples in two
+	 * drains: each added to the other's */
+	pr->learned.fresh = 0;
 	for (size_t r = 0; r < n; r++) {	/* some were there */
 		struct node_row *row = &ids[b->idx[r]];
 		bool there;
@@ -770,6 +783,7 @@ int store__write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 		return -1;
 	}
 	pr->counts.n = pr->learned.n = 0;	/* what a failed flush left */
+	pr->learned.fresh = 0;
 	pr->counts.sql = &counts_sql;
 	pr->learned.sql = &learned_sql;
 	pr->learned.then = &learned_new_sql;
@@ -787,6 +801,8 @@ int store__write_paths(struct store *st, int64_t run_id, int64_t learned_run,
 	if (next_id(st, "path_nodes", &pr->next_node) ||
 	    next_id(st, "contexts", &pr->next_ctx))
 		return -1;
+	/* the nodes new to the table: none has a learned row yet */
+	pr->learned.fresh = pr->next_node;
 	if (pr->first_node < 0) {
 		pr->first_node = pr->next_node;
 		pr->first_ctx = pr->next_ctx;

@@ -114,10 +114,13 @@ struct store {
 		 * the counts added to nodes written before (id, self,
 		 * total), the samples unwound whole (run, node, samples);
 		 * @then, if set, runs after @sql on the same rows (an
-		 * UPDATE, then an INSERT OR IGNORE of the rows not there) */
+		 * UPDATE, then an INSERT OR IGNORE of the rows not there;
+		 * rows whose second number is @fresh or more, if set, are
+		 * known not to be there: the INSERT alone) */
 		struct row_queue {
 			struct queued_row { int64_t a, b, c; } *v;
 			size_t n, cap;
+			int64_t fresh;
 			const struct batch_sql *sql, *then;
 			sqlite3_stmt *stmts[BATCH_LOG + 1];
 			sqlite3_stmt *then_stmts[BATCH_LOG + 1];
