@@ -4,6 +4,7 @@
  * reread on SIGHUP for the options marked CLI_RELOAD.  The service is
  * daemon/daemon.h.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,9 @@
 #include "daemon/daemon.h"
 
 #define OPT(f) offsetof(struct daemon_opts, f)
+/* --leaf-stack neither given nor configured: load() derives it */
+#define LEAF_STACK_UNSET UINT64_MAX
+#define LEAF_STACK_DEFAULT 16376
 static const struct cli_option daemon_options[] = {
 	{ "config", 'C', CLI_STRING, OPT(config), "FILE",
 	  "read settings from FILE (see icppd.conf(5))", 0, 0 },
@@ -73,15 +77,16 @@ static const struct cli_option daemon_options[] = {
 	  10000, .dflt = "25" },
 	{ "stack-size", 0, CLI_UINT, OPT(stack_size), "BYTES",
 	  "bytes of user stack each learning sample copies, a multiple of 8",
-	  64, 65528, .dflt = "16384" },
+	  64, 65528, .dflt = "65528" },
 	{ "leaf-stack", 0, CLI_UINT, OPT(leaf_stack), "BYTES",
 	  "bytes of user stack every sample copies, a multiple of 8, less "
 	  "than --stack-size: its innermost frames exact, the rest inferred "
-	  "(0: none, the CIDs alone)", 0, 65528, .dflt = "8192" },
+	  "(0: none, the CIDs alone; default 16376, or 8 less than a "
+	  "--stack-size below it)", 0, 65528 },
 	{ "leaf-freq", 0, CLI_UINT, OPT(leaf_freq), "HZ",
 	  "the bytes a second of HZ leaf copies: above HZ samples a second, "
 	  "every sample copies less to keep them, at least 1024 bytes (0: "
-	  "every sample copies --leaf-stack)", 0, 10000, .dflt = "2500" },
+	  "every sample copies --leaf-stack)", 0, 10000, .dflt = "500" },
 	{ "leaf-known", 0, CLI_UINT, OPT(leaf_known), "N",
 	  "a leaf copy whose context identifier the learned paths explain "
 	  "is unwound one time in N, the others' paths inferred (1: every "
@@ -163,6 +168,7 @@ static int load(struct settings *s, struct daemon_opts *o)
 	}
 	memset(o, 0, sizeof(*o));
 	cli__defaults(&daemon_command, o);
+	o->leaf_stack = LEAF_STACK_UNSET;
 	if (first.config) {
 		if (config__read(first.config, &text))
 			return -3;
@@ -173,7 +179,16 @@ static int load(struct settings *s, struct daemon_opts *o)
 		if (ret)
 			return -3;
 	}
-	return cli__parse(&daemon_command, s->argc, s->argv, o) < 0 ? -2 : 0;
+	if (cli__parse(&daemon_command, s->argc, s->argv, o) < 0)
+		return -2;
+	/* less than the learner's copies: a leaf copy is what they are
+	 * not (docs/daemon.md, "Leaf copies by the rate") */
+	if (o->leaf_stack == LEAF_STACK_UNSET)
+		o->leaf_stack = o->stack_size > LEAF_STACK_DEFAULT ?
+					LEAF_STACK_DEFAULT :
+				o->stack_size > 64 ? o->stack_size / 8 * 8 - 8 :
+						     0;
+	return 0;
 }
 
 /* SIGHUP (daemon_reload_fn). */

@@ -604,9 +604,9 @@ static int claim(struct daemon *d)
 
 /*
  * -m, or the rings' default: 64 pages a CPU, or room for 800 ms of the
- * leaf copies where they need more (every sample's, cut to --leaf-freq's
- * bytes a second above it), up to 1024 pages and 64 MiB over
- * all CPUs.  A ring wakes the reader a quarter full, so that is a wake
+ * copies where they need more (the leaf copies, every sample's, cut to
+ * --leaf-freq's bytes a second above it, and the learner's while on),
+ * up to 1024 pages and 64 MiB over all CPUs.  A ring wakes the reader a quarter full, so that is a wake
  * every 200 ms of copies on a busy CPU; with room for 200 ms (a wake
  * every 50 ms), the rings' wakes were 839 of the daemon's 1,600
  * watching cc1 at 99 Hz through ten makes, and its waits 14 % of its
@@ -616,10 +616,12 @@ static int claim(struct daemon *d)
  */
 static size_t ring_pages(const struct daemon_opts *o)
 {
-	uint64_t bytes = o->no_learn || !o->leaf_stack ? 0 :
-			 o->freq * (recorder__leaf_bytes((uint32_t)o->leaf_stack,
-							  o->leaf_freq, o->freq) +
-				    256) * 4 / 5;
+	uint64_t bytes = o->no_learn ? 0 :
+			 (o->learn_freq * (o->stack_size + 256) +
+			  (o->leaf_stack ? o->freq *
+			   (recorder__leaf_bytes((uint32_t)o->leaf_stack,
+						 o->leaf_freq, o->freq) + 256) :
+			   0)) * 4 / 5;
 	long cpus = sysconf(_SC_NPROCESSORS_CONF), pg = sysconf(_SC_PAGESIZE);
 	size_t page = pg > 0 ? (size_t)pg : 4096, pages = 64,
 	       most = DAEMON_RINGS_BYTES / page / (size_t)(cpus > 0 ? cpus : 1);

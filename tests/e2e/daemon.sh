@@ -53,7 +53,7 @@ is "$(stat -c %a "$sock")" 600 "the socket is mode 0600"
 wait $a $b
 out=$("$ICPPD" ctl --socket "$sock" flush)
 is $? 0 "ctl flush exits 0"
-# (the daemon logs it once listening) 500 leaf copies of 8 KiB a second: rings with room for 800 ms of them
+# (the daemon logs it once listening) 500 leaf copies of 16 KiB a second: rings with room for 800 ms of them
 # (64 MiB over all CPUs at most: 1024 pages a CPU up to 16 CPUs)
 if [ "$(getconf _NPROCESSORS_CONF)" -le 16 ]; then
 	contains "$(cat "$tmp/daemon.log")" "rings of 1024 pages a CPU" \

@@ -112,14 +112,27 @@ start "$tmp/leaf.db"
 "$ICPPD" ctl --socket "$sock" flush >/dev/null
 db=$tmp/leaf.db
 u=$(counter learn.unknown_cids) c=$(cids) l=$(counter leaf.samples)
+b=$(counter leaf.stack_bytes)
 stop
 ok $([ "$c" -ge "$(min_samples 450 500)" ] && [ "$l" -eq "$c" ]; echo $?) \
 	"leaf copies: every sample of the first process carried one ($l of $c)"
+is "$b" 16376 "leaf copies: 16376 bytes by default, at 500 Hz"
 ok $([ $((u * 20)) -le "$c" ]; echo $?) \
 	"leaf copies: the first process at most 5% unexplained ($u of $c samples)"
 is "$(counter cfi.cache_hits) $(counter cfi.cache_stores)" "$stores 0" \
 	"CFI cache: the next daemon read every table the first stored, stored none"
 db=$tmp/icppd.db
+
+# The leaf copies' default follows --stack-size, and above --leaf-freq
+# (500) samples a second every sample copies less.
+start "$tmp/leaf2.db" -F 1000 --stack-size 8192
+"$prog" $ms >/dev/null
+"$ICPPD" ctl --socket "$sock" flush >/dev/null
+db=$tmp/leaf2.db
+b=$(counter leaf.stack_bytes)
+stop
+db=$tmp/icppd.db
+is "$b" 4088 "--stack-size 8192 at 1000 Hz: leaf copies of 8184 bytes, halved"
 
 # --no-learn: identifiers only.
 before=$(ls -l --time-style=+%s.%N "$ICPPD_CACHE_DIR")

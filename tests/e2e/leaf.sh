@@ -136,7 +136,7 @@ is $? 2 "--leaf-stack under 64: usage error"
 is $? 2 "--leaf-freq over 10000: usage error"
 "$ICPPD" daemon --foreground -d "$db" --pid 1 --leaf-freq 20000 >/dev/null 2>&1
 is $? 2 "daemon --leaf-freq over 10000: usage error"
-out=$("$ICPPD" daemon --foreground -d "$db" --pid 1 --leaf-stack 16384 2>&1)
+out=$("$ICPPD" daemon --foreground -d "$db" --pid 1 --stack-size 16384 --leaf-stack 16384 2>&1)
 is $? 2 "daemon --leaf-stack not less than --stack-size: usage error"
 contains "$out" "--leaf-stack must be" "... saying what it must be"
 done_testing
