@@ -606,11 +606,11 @@ static int claim(struct daemon *d)
  * -m, or the rings' default: 64 pages a CPU, or room for 800 ms of the
  * copies where they need more (the leaf copies, every sample's, cut to
  * --leaf-freq's bytes a second above it, and the learner's while on),
- * up to 1024 pages and 64 MiB over all CPUs.  A ring wakes the reader a quarter full, so that is a wake
- * every 200 ms of copies on a busy CPU; with room for 200 ms (a wake
- * every 50 ms), the rings' wakes were 839 of the daemon's 1,600
- * watching cc1 at 99 Hz through ten makes, and its waits 14 % of its
- * CPU.  The reader waits up to 100 ms, and a segment's flush as long
+ * up to 1024 pages and 64 MiB over all CPUs.  A ring wakes the reader
+ * a quarter full, so that is a wake every 200 ms of copies on a busy
+ * CPU; with room for 200 ms (a wake every 50 ms), the rings' wakes were
+ * 839 of the daemon's 1,600 watching cc1 at 99 Hz through ten makes,
+ * and its waits 14 % of its CPU.  The reader waits up to 100 ms, and a segment's flush as long
  * again: at -F 999 with 8 KiB copies, 64 pages (31 copies) lost 21 of
  * 18,500 samples over ten makes of cc1, 512 none.
  */

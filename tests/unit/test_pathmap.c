@@ -603,6 +603,45 @@ static void test_wide(void)
 	unlink(db);
 }
 
+/*
+ * A flush's learned samples (run_learned) where a node the flush writes
+ * meets a row another node of it wrote (two modules of one build: one
+ * map row), their rows drained apart, and where the next flush adds to
+ * rows the first wrote: every sample once, none lost or twice.
+ */
+static void test_learned_rows(void)
+{
+	char db[] = "/tmp/icppd-learned-XXXXXX";
+	struct module *twin = module__open("/proc/self/exe");
+	struct pathmap *pm = pathmap__new(100000);
+	struct store_batch batch = { .paths = pm };
+	int64_t run;
+	struct store *st = new_run(db, "record", &run);
+
+	for (int round = 0; round < 2; round++) {
+		add_wide(pm, mod, 100, 0);	/* 100 leaves: drains apart */
+		add_wide(pm, twin, 100, 0);
+		add_wide(pm, mod, 50, 1000 + 50 * round);
+		is_int(store__flush(st, run, &batch), 0, "twins' paths flush");
+		pathmap__clear_counts(pm);
+	}
+	is_int(query(db, "SELECT count(*) FROM path_nodes"), 2 + 2 * 200,
+	       "two modules of one build: one row a node");
+	is_int(query(db, "SELECT sum(self) FROM path_nodes"), 500,
+	       "... every sample counted once");
+	is_int(query(db, "SELECT sum(samples) FROM run_learned"), 500,
+	       "... and once as learned, both flushes");
+	is_int(query(db, "SELECT count(*) FROM run_learned"), 200,
+	       "... a learned row a leaf");
+	is_int(query(db, "SELECT count(*) FROM path_nodes n JOIN run_learned l"
+		     " ON l.node_id = n.id WHERE l.samples != n.self"), 0,
+	       "... each the samples of its node");
+	store__close(st);
+	pathmap__delete(pm);
+	module__delete(twin);
+	unlink(db);
+}
+
 /* Adds a sample of CID (@m, 0x1000, height 16 * (@i + 1)) at offset @i
  * to @a. */
 static void add_sample(struct aggregate *a, const struct module *m, int i)
@@ -785,6 +824,7 @@ int main(void)
 	test_store();
 	test_batches();
 	test_wide();
+	test_learned_rows();
 	test_wide_samples();
 	test_known();
 	module__delete(m);
