@@ -149,6 +149,16 @@ static void drop_lines(struct settings *s, size_t from, size_t to)
 	s->n -= to - from;
 }
 
+/* --leaf-stack's default: LEAF_STACK_DEFAULT, or less than a smaller
+ * learner's copies, as a leaf copy is what they are not (none beside a
+ * learner of 64 bytes; docs/daemon.md, "Leaf copies by the rate"). */
+static uint64_t default_leaf_stack(uint64_t stack_size)
+{
+	if (stack_size > LEAF_STACK_DEFAULT)
+		return LEAF_STACK_DEFAULT;
+	return stack_size > 64 ? stack_size / 8 * 8 - 8 : 0;
+}
+
 /* Defaults, then the configuration file, then argv into @o.  0; -1
  * after --help; -2 after a usage error; -3 after a bad file. */
 static int load(struct settings *s, struct daemon_opts *o)
@@ -181,13 +191,8 @@ static int load(struct settings *s, struct daemon_opts *o)
 	}
 	if (cli__parse(&daemon_command, s->argc, s->argv, o) < 0)
 		return -2;
-	/* less than the learner's copies: a leaf copy is what they are
-	 * not (docs/daemon.md, "Leaf copies by the rate") */
 	if (o->leaf_stack == LEAF_STACK_UNSET)
-		o->leaf_stack = o->stack_size > LEAF_STACK_DEFAULT ?
-					LEAF_STACK_DEFAULT :
-				o->stack_size > 64 ? o->stack_size / 8 * 8 - 8 :
-						     0;
+		o->leaf_stack = default_leaf_stack(o->stack_size);
 	return 0;
 }
 

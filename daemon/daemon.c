@@ -610,24 +610,26 @@ static int claim(struct daemon *d)
  * a quarter full, so that is a wake every 200 ms of copies on a busy
  * CPU; with room for 200 ms (a wake every 50 ms), the rings' wakes were
  * 839 of the daemon's 1,600 watching cc1 at 99 Hz through ten makes,
- * and its waits 14 % of its CPU.  The reader waits up to 100 ms, and a segment's flush as long
- * again: at -F 999 with 8 KiB copies, 64 pages (31 copies) lost 21 of
- * 18,500 samples over ten makes of cc1, 512 none.
+ * and its waits 14 % of its CPU.  The reader waits up to 100 ms, and a
+ * segment's flush as long again: at -F 999 with 8 KiB copies, 64 pages
+ * (31 copies) lost 21 of 18,500 samples over ten makes of cc1, 512 none.
  */
 static size_t ring_pages(const struct daemon_opts *o)
 {
-	uint64_t bytes = o->no_learn ? 0 :
-			 (o->learn_freq * (o->stack_size + 256) +
-			  (o->leaf_stack ? o->freq *
-			   (recorder__leaf_bytes((uint32_t)o->leaf_stack,
-						 o->leaf_freq, o->freq) + 256) :
-			   0)) * 4 / 5;
+	uint64_t bytes = 0;	/* a second's copies on a busy CPU */
 	long cpus = sysconf(_SC_NPROCESSORS_CONF), pg = sysconf(_SC_PAGESIZE);
 	size_t page = pg > 0 ? (size_t)pg : 4096, pages = 64,
 	       most = DAEMON_RINGS_BYTES / page / (size_t)(cpus > 0 ? cpus : 1);
 
 	if (o->mmap_pages)
 		return (size_t)o->mmap_pages;
+	if (!o->no_learn)
+		bytes = o->learn_freq * (o->stack_size + 256);
+	if (!o->no_learn && o->leaf_stack)
+		bytes += o->freq * (recorder__leaf_bytes((uint32_t)o->leaf_stack,
+							 o->leaf_freq, o->freq) +
+				    256);
+	bytes = bytes * 4 / 5;		/* 800 ms */
 	while (pages < 1024 && 2 * pages <= most && pages * page < bytes)
 		pages *= 2;
 	return pages;
