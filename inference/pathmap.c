@@ -20,6 +20,11 @@ struct pathmap {
 	uint32_t *path;		/* scratch: node of each frame being added */
 	size_t path_cap;
 	size_t path_n;		/* nodes path[] holds of the last path added */
+	/* A bit per node counted since the last pathmap__clear_counts():
+	 * a flush visits those, not the whole map (a daemon's map holds up
+	 * to a quarter million nodes; a flush's samples touch thousands) */
+	uint64_t *counted;
+	size_t counted_cap;	/* words */
 	struct hindex index;	/* over nodes */
 	struct hindex cids;	/* one node per distinct (mod, func, height) */
 	uint64_t serial;
@@ -51,6 +56,7 @@ void pathmap__delete(struct pathmap *pm)
 		return;
 	free(pm->nodes);
 	free(pm->path);
+	free(pm->counted);
 	hindex__exit(&pm->index);
 	hindex__exit(&pm->cids);
 	free(pm);
@@ -179,6 +185,26 @@ static uint32_t get(struct pathmap *pm, uint32_t parent,
 	return (uint32_t)pm->n++;
 }
 
+/* A bit for every node, zeroed where new. */
+static int room_to_mark(struct pathmap *pm)
+{
+	size_t words = (pm->n + 63) / 64, old = pm->counted_cap;
+
+	if (grow(&pm->counted, &pm->counted_cap, words, sizeof(*pm->counted),
+		 64))
+		return -ENOMEM;
+	memset(pm->counted + old, 0,
+	       (pm->counted_cap - old) * sizeof(*pm->counted));
+	return 0;
+}
+
+/* One more sample through node @i. */
+static void count(struct pathmap *pm, uint32_t i)
+{
+	if (!pm->nodes[i].total++)
+		pm->counted[i / 64] |= 1ULL << (i % 64);
+}
+
 static int add_below(struct pathmap *pm, uint32_t top, uint64_t site,
 		     const struct path_frame *frames, size_t n, uint32_t *leaf)
 {
@@ -211,12 +237,14 @@ static int add_below(struct pathmap *pm, uint32_t top, uint64_t site,
 				  &err);
 	}
 	pm->path_n = err ? 0 : n + 1;
+	if (!err)
+		err = room_to_mark(pm);
 	if (err)
 		return err;	/* nodes made so far stay, with no counts */
 	for (size_t i = 1; i <= n; i++)
-		pm->nodes[path[i]].total++;
+		count(pm, path[i]);
 	for (uint32_t i = top; i != PM_NONE; i = pm->nodes[i].parent)
-		pm->nodes[i].total++;
+		count(pm, i);
 	pm->nodes[path[n]].self++;
 	if (leaf)
 		*leaf = path[n];
@@ -309,8 +337,26 @@ struct pm_node *pathmap__node(struct pathmap *pm, uint32_t i)
 	return i < pm->n ? &pm->nodes[i] : NULL;
 }
 
+uint32_t pathmap__next_counted(const struct pathmap *pm, uint32_t from)
+{
+	size_t w = from / 64, words = (pm->n + 63) / 64;
+	uint64_t bits;
+
+	if (from >= pm->n || w >= pm->counted_cap)
+		return PM_NONE;
+	for (bits = pm->counted[w] & (~0ULL << (from % 64)); !bits;
+	     bits = pm->counted[w])
+		if (++w >= words || w >= pm->counted_cap)
+			return PM_NONE;
+	return (uint32_t)(w * 64 + (size_t)__builtin_ctzll(bits));
+}
+
 void pathmap__clear_counts(struct pathmap *pm)
 {
-	for (size_t i = 0; i < pm->n; i++)
+	for (uint32_t i = pathmap__next_counted(pm, 0); i != PM_NONE;
+	     i = pathmap__next_counted(pm, i + 1))
 		pm->nodes[i].self = pm->nodes[i].total = 0;
+	if (pm->counted_cap)
+		memset(pm->counted, 0,
+		       pm->counted_cap * sizeof(*pm->counted));
 }

@@ -105,6 +105,10 @@ bool pathmap__one_path(const struct pathmap *pm, const struct module *mod,
 size_t pathmap__size(const struct pathmap *pm);
 struct pm_node *pathmap__node(struct pathmap *pm, uint32_t i);
 
+/* The first node from index @from on with samples since the last
+ * clear, or PM_NONE: a writer's walk of what changed, in creation order
+ * (parents first), that costs a bit per node it passes over. */
+uint32_t pathmap__next_counted(const struct pathmap *pm, uint32_t from);
 /* Zeroes every count (after they were stored). */
 void pathmap__clear_counts(struct pathmap *pm);
 /* A number no other map of this process has had: what a writer keys

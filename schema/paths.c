@@ -728,9 +728,11 @@ static int order_new(struct store *st, struct pathmap *pm,
 	return 0;
 }
 
-/* Roots and the nodes written before: roots get their maps' ids, a
- * node written before its counts; the others' indexes, in the map's
- * order, into st->rows.fresh (*@n of them). */
+/* Of the nodes counted since the last flush (the others have nothing
+ * to write, and a flush of a big map's few changes passes over them a
+ * bit each): roots get their maps' ids, a node written before its
+ * counts; the others' indexes, in the map's order, into st->rows.fresh
+ * (*@n of them).  A node's parents are counted with it. */
 static int write_known(struct store *st, struct pathmap *pm,
 		       struct node_row *ids, int64_t run_id,
 		       int64_t learned_run, size_t *n)
@@ -738,7 +740,8 @@ static int write_known(struct store *st, struct pathmap *pm,
 	struct path_rows *pr = &st->rows;
 
 	*n = 0;
-	for (uint32_t i = 0; i < pathmap__size(pm); i++) {
+	for (uint32_t i = pathmap__next_counted(pm, 0); i != PM_NONE;
+	     i = pathmap__next_counted(pm, i + 1)) {
 		const struct pm_node *nd = pathmap__node(pm, i);
 		struct node_row *r = &ids[i];
 

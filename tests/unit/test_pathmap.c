@@ -65,6 +65,44 @@ static void test_memory(void)
 	pathmap__delete(NULL);
 }
 
+/* The nodes a flush visits: those counted since the last clear, in
+ * creation order, across the bitmap's words; none after a clear, and a
+ * node counted again is back. */
+static void test_counted(void)
+{
+	struct pathmap *pm = pathmap__new(1000);
+	struct path_frame f[2] = { F(0x10, 0x15, 16), F(0x20, 0, 48) };
+	uint32_t leaf[200], got[400], n = 0;
+	bool in_order = true;
+
+	for (int i = 0; i < 200; i++) {	/* root, 0x10, then a leaf each */
+		f[1].height = 48 + 16 * i;
+		pathmap__add(pm, mod, f, 2, &leaf[i]);
+	}
+	for (uint32_t i = pathmap__next_counted(pm, 0); i != PM_NONE && n < 400;
+	     i = pathmap__next_counted(pm, i + 1))
+		got[n++] = i;
+	is_int(n, pathmap__size(pm), "every node made by a sample is counted");
+	for (uint32_t i = 0; i < n; i++)
+		in_order = in_order && got[i] == i;
+	ok(in_order, "... in creation order");
+	pathmap__clear_counts(pm);
+	is_int(pathmap__next_counted(pm, 0), PM_NONE, "none after a clear");
+	f[1].height = 48 + 16 * 130;	/* a leaf in the third word */
+	pathmap__add(pm, mod, f, 2, NULL);
+	n = 0;
+	for (uint32_t i = pathmap__next_counted(pm, 0); i != PM_NONE && n < 400;
+	     i = pathmap__next_counted(pm, i + 1))
+		got[n++] = i;
+	ok(n == 3 && got[0] == 0 && got[1] == 1 && got[2] == leaf[130],
+	   "a path counted again: its root, outer frame and leaf alone (%u nodes)",
+	   n);
+	is_int(pathmap__node(pm, leaf[130])->total, 1, "... its count since the clear");
+	is_int(pathmap__next_counted(pm, (uint32_t)pathmap__size(pm)), PM_NONE,
+	       "past the last node: none");
+	pathmap__delete(pm);
+}
+
 /* With no height, a CID is explained by the map only while one path
  * reaches it (see record's known_cid). */
 /*
@@ -818,6 +856,7 @@ int main(void)
 	count_temp_files();
 	ok(m && !module__error(m), "test binary opens as a module");
 	test_memory();
+	test_counted();
 	test_after_another();
 	test_one_path();
 	test_through();
