@@ -190,6 +190,8 @@ static int room_to_mark(struct pathmap *pm)
 {
 	size_t words = (pm->n + 63) / 64, old = pm->counted_cap;
 
+	if (words <= old)
+		return 0;
 	if (grow(&pm->counted, &pm->counted_cap, words, sizeof(*pm->counted),
 		 64))
 		return -ENOMEM;

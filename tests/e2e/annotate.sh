@@ -30,18 +30,17 @@ ok $("$ICPPD" annotate -d "$db" --no-source work | grep -q 'BURN();'; [ $? -ne 0
 
 # perf annotate's shares of the same function, instruction by instruction,
 # of the same run: icppd records perf recording the program, both at
-# 10 kHz, about 4,000 samples each in work.  Sampling alone moves the
-# difference of two shares of a function by sqrt(2 p (1 - p) / n) (1.05
-# points for a share of 67 %; the two tools' timers often fire in one
-# interrupt, so it is less), but in three CI suites they differed by
-# 2.42, 2.64 and 2.67 points, the last at an instruction holding 97 % of
-# work (why, not found: six busy loops beside it here move them under
-# half a point, and neither tool drops samples by instruction; on this
-# build's loop one instruction, the load after the store, holds 96-99 %;
-# on another CPU three held 67, 28 and 5 %).  Each instruction's bound
-# is four of its standard deviations and half a point, at least 4
-# points: an instruction's samples given to its neighbour moves 5 to 99
-# points at the hottest, and a failure prints both tools' shares.
+# 10 kHz, about 4,000 samples each in work.  Sampling alone would move
+# the difference of two shares by sqrt(2 p (1 - p) / n) (1.05 points for
+# a share of 67 %); on a quiet VM they are 0.0-0.4 points apart, under
+# six busy loops under half a point, but three CI suites saw 2.42, 2.64
+# and 2.67 points, the last at an instruction holding 97 % of work (on
+# this build's loop the add after the load of sink holds 96-99 %; on
+# another CPU three instructions held 67, 28 and 5 %); why, not found
+# (both tools sample user mode only).  Each instruction's bound is four
+# of its standard deviations and half a point, at least 4 points: an
+# instruction's samples given to its neighbour moves 5 to 99 points at
+# the hottest, and a failure prints both tools' shares.
 if command -v perf >/dev/null &&
 	"$ICPPD" record -q -F 10000 -d "$tmp/f.db" -- perf record -q -e cpu-clock:u -F 10000 \
 	-o "$tmp/perf.data" -- "$PROGS/heights-nofp" $ms >/dev/null 2>&1 && [ -s "$tmp/perf.data" ]; then
