@@ -23,8 +23,10 @@
 # 4. The daemon's own case: cc1 watched through ten make -B of one small
 #    C project (lib.sh), at the default 99 Hz and at -F 999, learning at
 #    the default 25 Hz, in segments of 3 s (about one make each): per
-#    segment as in 3, the daemon's CPU over the makes' and over cc1's
-#    (the watched processes', as their samples stand for), and the k = 3
+#    segment as in 3, the same past the first segment (which builds the
+#    CFI cache of cc1's build and learns the first paths: what a daemon
+#    running for days costs), the daemon's CPU over the makes' and over
+#    cc1's (the watched processes', as their samples stand for), and the k = 3
 #    ratio of its profile of cc1 (every segment, icppd report --since 0
 #    --exe cc1): its overlap with perf record --call-graph dwarf's of
 #    as many more makes at the same rate, over two such perf runs' overlap
@@ -201,6 +203,19 @@ for hz in ${HZS:-99 999}; do
 	"$icppd" ctl --socket "$sock" stop >/dev/null
 	wait $dpid
 	segments "$work/m.db" "$hz"
+	# a daemon runs for days: its cost past the first segment (which
+	# builds the CFI cache and learns the first paths) is what it costs
+	# from then on
+	sqlite3 -separator ' ' "$work/m.db" "SELECT sum(samples), sum(coalesce((SELECT
+		max(value) FROM v_run_counters c WHERE c.run_id = r.run_id
+		AND name = 'recorder.cpu_ms'), 0)) FROM v_runs r WHERE kind = 'daemon'
+		AND samples > 0 AND run_id > (SELECT min(run_id) FROM v_runs
+		WHERE kind = 'daemon' AND samples > 0)" |
+	while read -r n ms; do
+		awk -v n="${n:-0}" -v ms="${ms:-0}" -v hz="$hz" 'BEGIN { if (n > 0)
+			printf "  after the first segment: %d ms for %d samples, %.1f us a sample, %.2f %% of the CPU they stand for\n",
+				ms, n, 1000 * ms / n, ms * hz / n / 10 }'
+	done
 	read -r du ds dm _ < "$work/dtime"
 	read -r mu ms < "$work/mtime"
 	# cc1's own CPU, the watched processes': as its samples stand for
