@@ -211,11 +211,9 @@ for hz in ${HZS:-99 999}; do
 		AND name = 'recorder.cpu_ms'), 0)) FROM v_runs r WHERE kind = 'daemon'
 		AND samples > 0 AND run_id > (SELECT min(run_id) FROM v_runs
 		WHERE kind = 'daemon' AND samples > 0)" |
-	while read -r n ms; do
-		awk -v n="${n:-0}" -v ms="${ms:-0}" -v hz="$hz" 'BEGIN { if (n > 0)
-			printf "  after the first segment: %d ms for %d samples, %.1f us a sample, %.2f %% of the CPU they stand for\n",
-				ms, n, 1000 * ms / n, ms * hz / n / 10 }'
-	done
+	awk -v hz="$hz" '$1 > 0 {
+		printf "  after the first segment: %d ms for %d samples, %.1f us a sample, %.2f %% of the CPU they stand for\n",
+			$2, $1, 1000 * $2 / $1, $2 * hz / $1 / 10 }'
 	read -r du ds dm _ < "$work/dtime"
 	read -r mu ms < "$work/mtime"
 	# cc1's own CPU, the watched processes': as its samples stand for

@@ -226,9 +226,8 @@ int store__drain_rows(struct store *st, struct row_queue *q)
 					  q->v, &took) ? -1 : 0;
 	/* the rows from @fresh on have no row to update (sorted: a
 	 * suffix); the others' INSERT only where the UPDATE missed one */
-	for (old = 0; old < n && !(q->fresh && q->v[old].b >= q->fresh);
-	     old++)
-		;
+	old = q->fresh ? LOWER_BOUND((size_t)0, n, i, q->v[i].b < q->fresh) :
+			 n;
 	took = 0;
 	if (old && store__insert_rows(st, q->stmts, q->sql, old, bind_queued,
 				      q->v, &took))
