@@ -359,19 +359,26 @@ void collector__set_learning(struct collector *c, collector_known_fn known,
 }
 
 void collector__set_leaf_copies(struct collector *c, uint32_t bytes,
-				uint32_t known_every)
+				uint32_t known_every,
+				collector_known_fn settled)
 {
 	c->leaf_bytes = bytes;
 	c->leaf_known_every = known_every;
 	c->leaf_known_seen = 0;
+	c->leaf_settled = settled;
 }
 
-/* Whether a leaf copy whose CID the paths explain goes without its
- * unwind: not the one in leaf_known_every that is unwound all the same. */
-static bool leaf_left(struct collector *c)
+/* Whether a leaf copy of @k, whose CID the paths explain, goes without
+ * its unwind: not where its paths are not settled, nor the one in
+ * leaf_known_every that is unwound all the same. */
+static bool leaf_left(struct collector *c, const struct cid_key *k)
 {
 	if (c->leaf_known_every < 2)
 		return false;
+	if (c->leaf_settled && !c->leaf_settled(c->known_arg, k)) {
+		c->stats.leaf_unsettled++;
+		return false;
+	}
 	if (++c->leaf_known_seen < c->leaf_known_every) {
 		c->stats.leaf_samples++;
 		c->stats.leaf_known++;
@@ -600,7 +607,7 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 			/* looked up once: the skip and count_leaf() */
 			bool known = leaf && c->known(c->known_arg, &key);
 
-			if (!(known && leaf_left(c)))
+			if (!(known && leaf_left(c, &key)))
 				ret = unwind__sample(c, &s, base,
 						     leaf ? &key : NULL, known);
 		}

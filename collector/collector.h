@@ -97,6 +97,9 @@ struct collector_stats {
 	 * that gave a fragment, and the ones not unwound because the
 	 * paths explained their CID (the others are in none). */
 	uint64_t leaf_samples, leaf_whole, leaf_fragments, leaf_known;
+	/* Of the copies unwound, those of a known CID whose paths were
+	 * not settled (collector__set_leaf_copies' @settled). */
+	uint64_t leaf_unsettled;
 	/* Execs reported as they happen (collector__exec_seen), and of
 	 * those, whose new stack base was read while the process ran. */
 	uint64_t execs_seen, execs_read;
@@ -178,9 +181,12 @@ void collector__set_learning(struct collector *c, collector_known_fn known,
  * there, and a report splits the others among them as it splits a
  * sample's that had no copy; the one in @known_every keeps the paths'
  * counts growing and finds the paths of a known CID not learned yet.
+ * A known CID whose paths @settled (called with the @known's arg; NULL:
+ * all are) says are not settled yet has every copy unwound.
  */
 void collector__set_leaf_copies(struct collector *c, uint32_t bytes,
-				uint32_t known_every);
+				uint32_t known_every,
+				collector_known_fn settled);
 
 /*
  * Keeps only the samples of processes @fn accepts (the daemon's watch

@@ -111,6 +111,15 @@ bool pathmap__one_path(const struct pathmap *pm, const struct module *mod,
 	return cid_nodes(pm, mod, func, height, NULL) == 1;
 }
 
+bool pathmap__settled(const struct pathmap *pm, const struct module *mod,
+		      uint64_t func, int64_t height)
+{
+	uint32_t first = PM_NONE;
+	unsigned n = cid_nodes(pm, mod, func, height, &first);
+
+	return !n || (n == 1 && pm->nodes[first].seen >= 2);
+}
+
 static bool same(const struct pm_node *x, uint32_t parent,
 		 const struct module *mod, uint64_t func, uint64_t call_site,
 		 int64_t height)
@@ -203,8 +212,12 @@ static int room_to_mark(struct pathmap *pm)
 /* One more sample through node @i. */
 static void count(struct pathmap *pm, uint32_t i)
 {
-	if (!pm->nodes[i].total++)
+	struct pm_node *x = &pm->nodes[i];
+
+	if (!x->total++)
 		pm->counted[i / 64] |= 1ULL << (i % 64);
+	if (x->seen < UINT8_MAX)
+		x->seen++;
 }
 
 static int add_below(struct pathmap *pm, uint32_t top, uint64_t site,

@@ -36,7 +36,7 @@
  * "map_full" (a program with millions of distinct contexts). */
 #define PATHMAP_MAX_NODES (4u << 20)
 /* Counters a flush writes: unwinding's, the recorder's, the caller's. */
-#define MAX_COUNTERS (UNW_NR_STATUS + 48)
+#define MAX_COUNTERS (UNW_NR_STATUS + 56)
 /* New path nodes that make a flush before the second is up: a bound on
  * a flush's transaction.  The rings are read while it runs (reader_main()),
  * so its length loses no samples: the first second of clang++ -O2 -c
@@ -319,6 +319,16 @@ static bool known_cid(void *arg, const struct cid_key *k)
 	return true;
 }
 
+/* Whether a copy of known CID @k may be left to the map: where its
+ * paths settle it (pathmap__settled()), or earlier runs' stored keys
+ * alone explain it. */
+static bool settled_cid(void *arg, const struct cid_key *k)
+{
+	struct recorder *r = arg;
+
+	return pathmap__settled(r->paths, k->mod, k->func, k->height);
+}
+
 /* Whether a fragment's outermost frame @top is explained, as
  * count_leaf() judges the copy (known__collect()). */
 static bool top_known(void *arg, const struct pm_node *top)
@@ -486,7 +496,13 @@ int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 	if (learns && !r->o.learn_turns && r->o.leaf_stack) {
 		r->leaf = recorder__leaf_bytes(r->o.leaf_stack, r->o.leaf_hz,
 					       attr->freq ? attr->sample_freq : 0);
-		collector__set_leaf_copies(r->col, r->leaf, r->o.leaf_known);
+		/* where the copies are cut to hold their cost (above
+		 * leaf_hz), a known CID's are unwound one in leaf_known
+		 * however little its paths settle it: its next samples
+		 * come soon, and so does the copy that tests them */
+		collector__set_leaf_copies(r->col, r->leaf, r->o.leaf_known,
+					   r->leaf < r->o.leaf_stack ? NULL :
+					   settled_cid);
 		event__learner_copy(&ma, r->leaf);
 	}
 	r->sess = session__open(&ma, tasks, ntasks, ring_pages,
@@ -522,7 +538,7 @@ int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 		log_warn("learning is off for this run: %s", err);
 		collector__set_learning(r->col, NULL, NULL, false);
 		collector__set_unwind(r->col, NULL, NULL);
-		collector__set_leaf_copies(r->col, 0, 0);
+		collector__set_leaf_copies(r->col, 0, 0, NULL);
 		r->leaf = 0;
 		ret = r->o.learn_turns ? session__learn(r->sess, false) : 0;
 		if (ret)
@@ -1012,6 +1028,7 @@ void recorder__stats(const struct recorder *r, struct collector_stats *out)
 	out->leaf_whole -= r->base.leaf_whole;
 	out->leaf_fragments -= r->base.leaf_fragments;
 	out->leaf_known -= r->base.leaf_known;
+	out->leaf_unsettled -= r->base.leaf_unsettled;
 	/* a daemon segment's switches, not the daemon's */
 	out->offcpu_switches -= r->base.offcpu_switches;
 	out->offcpu_unresolved -= r->base.offcpu_unresolved;
@@ -1081,6 +1098,8 @@ static size_t unwind_counters(const struct recorder *r,
 						 (int64_t)cs->leaf_fragments };
 		c[n++] = (struct store_counter){ "leaf.known",
 						 (int64_t)cs->leaf_known };
+		c[n++] = (struct store_counter){ "leaf.unsettled",
+						 (int64_t)cs->leaf_unsettled };
 		c[n++] = (struct store_counter){ "leaf.composed",
 						 (int64_t)r->composed };
 		c[n++] = (struct store_counter){ "leaf.stack_bytes",

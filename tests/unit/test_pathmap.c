@@ -181,6 +181,41 @@ static void test_one_path(void)
 }
 
 /*
+ * What settles a CID's path: main(16) -> a(48) learned by one sample
+ * leaves a's CID (and main's) seen once, not settled; a second sample
+ * through them, a clear of the counts between (a flush), settles both;
+ * a second path to a's CID unsettles it however many samples each had;
+ * a CID no whole path reaches (none, or a fragment's frame) has
+ * nothing to settle.
+ */
+static void test_settled(void)
+{
+	struct pathmap *pm = pathmap__new(100);
+	struct path_frame a[] = { F(0x10, 0x15, 16), F(0x30, 0x35, 48) };
+	struct path_frame b[] = { F(0x20, 0x25, 16), F(0x30, 0x35, 48) };
+	struct path_frame frag[] = { F(0x40, 0x45, 64), F(0x60, 0x65, 80) };
+
+	ok(pathmap__settled(pm, mod, 0x30, 48), "no path: nothing to settle");
+	pathmap__add(pm, mod, a, 2, NULL);
+	ok(!pathmap__settled(pm, mod, 0x30, 48), "one sample: a not settled");
+	ok(!pathmap__settled(pm, mod, 0x10, 16), "nor its caller");
+	pathmap__clear_counts(pm);
+	pathmap__add(pm, mod, a, 2, NULL);
+	ok(pathmap__settled(pm, mod, 0x30, 48),
+	   "a second sample after a clear: settled");
+	ok(pathmap__settled(pm, mod, 0x10, 16), "its caller too");
+	pathmap__add(pm, mod, b, 2, NULL);
+	pathmap__add(pm, mod, b, 2, NULL);
+	ok(pathmap__settled(pm, mod, 0x20, 16), "b's caller, seen twice");
+	ok(!pathmap__settled(pm, mod, 0x30, 48),
+	   "a CID two paths reach: not settled");
+	pathmap__add_fragment(pm, mod, frag, 2, NULL);
+	ok(pathmap__settled(pm, mod, 0x60, 80),
+	   "a fragment's frame: nothing to settle");
+	pathmap__delete(pm);
+}
+
+/*
  * A fragment through a frame one whole path reaches, its frames above it
  * the path's: that path with the fragment's frames below the frame.
  * main(16) -> a(48) -> b(96) is learned whole; fragments start at a or
@@ -859,6 +894,7 @@ int main(void)
 	test_counted();
 	test_after_another();
 	test_one_path();
+	test_settled();
 	test_through();
 	test_store();
 	test_batches();
