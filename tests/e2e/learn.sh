@@ -149,8 +149,13 @@ is "$(q "SELECT count(*) FROM v_paths WHERE function = 'deep_leaf'" "$fr")" 0 \
 folded=$("$ICPPD" report -d "$fr" -f folded 2>/dev/null | grep 'deep_leaf ')
 ok $([ -n "$folded" ] && ! printf '%s\n' "$folded" | grep -qv ';deep;deep_leaf '; echo $?) \
 	"every deep_leaf stack ends deep;deep_leaf"
-contains "$("$ICPPD" report -d "$fr" --k 2 2>/dev/null)" "<- [unknown callers of deep at height" \
-	"... above deep, its callers unknown, with its height"
+# deep's callers are unknown, with its height; or, where the report read
+# the binaries' calls (it does for a sample no path explains: under
+# load, one in the dynamic linker's _dl_fixup), main, the call at
+# deep's height, shown not certain (~)
+above=$("$ICPPD" report -d "$fr" --k 2 2>/dev/null | grep -A2 ' deep_leaf$' | sed -n 3p)
+ok $(printf '%s\n' "$above" | grep -Eq '<- \[unknown callers of deep at height [0-9]+\]|<- main +~'; echo $?) \
+	"... above deep, its callers unknown, with its height, or main not certain ($above)"
 
 # Copies that grow: a stack of 32 KiB (a 32 KiB frame under deep_leaf),
 # deeper than a first record's 16 KiB copy but within the kernel's
