@@ -90,8 +90,8 @@ static const struct cli_option daemon_options[] = {
 	{ "leaf-known", 0, CLI_UINT, OPT(leaf_known), "N",
 	  "a leaf copy whose context identifier the learned paths explain "
 	  "is unwound one time in N, the others' paths inferred (1: every "
-	  "copy unwound); up to --leaf-freq, only where one path, seen "
-	  "twice, reaches it", 1, 1000000, .dflt = "8" },
+	  "copy unwound); up to --leaf-freq, not while one sample is all "
+	  "its path has", 1, 1000000, .dflt = "8" },
 };
 
 const struct cli_command daemon_command = {

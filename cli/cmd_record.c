@@ -57,7 +57,7 @@ static const struct cli_option record_options[] = {
 	  "a leaf copy whose context identifier the learned paths explain "
 	  "is unwound one time in N, the others' paths inferred as a sample's "
 	  "without a copy (1: every copy unwound); up to --leaf-freq, "
-	  "only where one path, seen twice, reaches it", 1, 1000000,
+	  "not while one sample is all its path has", 1, 1000000,
 	  .dflt = "8" },
 	RUN_OPT_STACK,
 	RUN_OPT_NO_CACHE,

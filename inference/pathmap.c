@@ -117,7 +117,7 @@ bool pathmap__settled(const struct pathmap *pm, const struct module *mod,
 	uint32_t first = PM_NONE;
 	unsigned n = cid_nodes(pm, mod, func, height, &first);
 
-	return !n || (n == 1 && pm->nodes[first].seen >= 2);
+	return n != 1 || pm->nodes[first].seen >= 2;
 }
 
 static bool same(const struct pm_node *x, uint32_t parent,

@@ -103,14 +103,15 @@ bool pathmap__has_cid(const struct pathmap *pm, const struct module *mod,
 bool pathmap__one_path(const struct pathmap *pm, const struct module *mod,
 		      uint64_t func, int64_t height);
 
-/* Whether the map settles which path a sample of that CID is on: one
- * path has a frame of it and two samples at least went through that
- * frame (since the map began, not since the last clear), or none has
- * (nothing of it to settle).  Where one sample was all a map had of a
- * CID's one path, that was the wrong path for 15-17 % of a validation's
- * samples, against 2-4 % after two or three; where several paths reach a
- * CID, only a sample's copy tells which (docs/benchmarks.md, "Lone
- * observations").  At most two probes. */
+/* Whether the map's evidence for that CID is more than a lone
+ * observation: not where one path has a frame of it and one sample
+ * alone went through that frame (since the map began, not since the
+ * last clear).  Where one sample was all a map had of a CID's one path,
+ * that was the wrong path for 15-17 % of a validation's samples,
+ * against 2-4 % after two or three (docs/benchmarks.md, "lone
+ * observations").  A CID several paths reach is settled: its samples
+ * are split by the paths' counts, which stay a fair sample of them only
+ * while its copies are unwound at one rate.  At most two probes. */
 bool pathmap__settled(const struct pathmap *pm, const struct module *mod,
 		      uint64_t func, int64_t height);
 

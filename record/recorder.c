@@ -319,9 +319,8 @@ static bool known_cid(void *arg, const struct cid_key *k)
 	return true;
 }
 
-/* Whether a copy of known CID @k may be left to the map: where its
- * paths settle it (pathmap__settled()), or earlier runs' stored keys
- * alone explain it. */
+/* Whether a copy of known CID @k may be left to the map: not while one
+ * sample is all its one path has (pathmap__settled()). */
 static bool settled_cid(void *arg, const struct cid_key *k)
 {
 	struct recorder *r = arg;

@@ -3,9 +3,8 @@
 # every sample copies the innermost --leaf-stack bytes of its stack.  A
 # shallow program's samples unwind whole from them, so its call paths
 # show though the learner took next to nothing, and once the paths
-# explain a CID and settle it (its one path seen twice) only one of its
-# copies in --leaf-known is unwound (above --leaf-freq, once they
-# explain it); a
+# explain a CID by more than one sample only one of its copies in
+# --leaf-known is unwound (above --leaf-freq, once they explain it); a
 # deep frame's samples give their innermost frames (a fragment) exact;
 # a fragment whose frames above one a learned whole path reaches are
 # that path's joins it; --leaf-stack 0 copies nothing; above
@@ -31,8 +30,8 @@ is "$(counter "$run" leaf.samples)" "$cids" "every sample with a CID carried a l
 whole=$(counter "$run" leaf.whole)
 known=$(counter "$run" leaf.known)
 # its few CIDs are explained after their first copies: of those, one
-# copy in 8 (--leaf-known's default) is unwound, once the paths settle
-# it: its one path seen twice, which takes one copy of each CID more
+# copy in 8 (--leaf-known's default) is unwound, once more than one
+# sample went through its path: one copy of each CID more
 ok $([ $(((whole + known) * 10)) -ge $((cids * 9)) ]; echo $?) \
 	"a shallow program's leaf copies unwind whole or explain a known CID ($whole and $known of $cids)"
 distinct=$(q "SELECT count(*) FROM (SELECT DISTINCT function_id, height FROM cid_samples WHERE run_id = $run)")
@@ -101,7 +100,7 @@ run=$(last_run)
 cids=$(q "SELECT sum(samples) FROM cid_samples WHERE run_id = $run")
 is "$(counter "$run" leaf.stack_bytes)" 1024 "leaf.stack_bytes: the cut copies' 1024"
 is "$(counter "$run" leaf.samples)" "$cids" "every sample carried a cut copy"
-is "$(counter "$run" leaf.unsettled)" 0 "cut copies: a known CID's unwound one in 8 however settled"
+is "$(counter "$run" leaf.unsettled)" 0 "cut copies: a known CID's unwound one in 8 however few samples its path had"
 ok $([ "$cids" -ge "$(min_samples 900 4000)" ]; echo $?) \
 	"the samples counted ($cids, nine burns of 100 ms at 4000 Hz)"
 folded=$("$ICPPD" report -d "$db" --run "$run" --format folded --k inf 2>/dev/null)

@@ -181,12 +181,12 @@ static void test_one_path(void)
 }
 
 /*
- * What settles a CID's path: main(16) -> a(48) learned by one sample
- * leaves a's CID (and main's) seen once, not settled; a second sample
- * through them, a clear of the counts between (a flush), settles both;
- * a second path to a's CID unsettles it however many samples each had;
- * a CID no whole path reaches (none, or a fragment's frame) has
- * nothing to settle.
+ * What settles a CID: main(16) -> a(48) learned by one sample leaves
+ * a's CID (and main's) seen once, not settled; a second sample through
+ * them, a clear of the counts between (a flush), settles both; a CID
+ * two paths reach is settled however few samples each had (its
+ * samples are split by their counts); a CID no whole path reaches
+ * (none, or a fragment's frame) has nothing to settle.
  */
 static void test_settled(void)
 {
@@ -205,10 +205,9 @@ static void test_settled(void)
 	   "a second sample after a clear: settled");
 	ok(pathmap__settled(pm, mod, 0x10, 16), "its caller too");
 	pathmap__add(pm, mod, b, 2, NULL);
-	pathmap__add(pm, mod, b, 2, NULL);
-	ok(pathmap__settled(pm, mod, 0x20, 16), "b's caller, seen twice");
-	ok(!pathmap__settled(pm, mod, 0x30, 48),
-	   "a CID two paths reach: not settled");
+	ok(!pathmap__settled(pm, mod, 0x20, 16), "b's caller, seen once");
+	ok(pathmap__settled(pm, mod, 0x30, 48),
+	   "a CID two paths reach, one of them seen once: settled");
 	pathmap__add_fragment(pm, mod, frag, 2, NULL);
 	ok(pathmap__settled(pm, mod, 0x60, 80),
 	   "a fragment's frame: nothing to settle");
