@@ -237,12 +237,18 @@ static void learn_summary(const struct run *r)
 			 "them alone (known.* in v_run_counters)",
 			 (unsigned long long)l.stored_cids,
 			 (unsigned long long)l.stored_hits);
-	if (cs.leaf_samples)
+	if (cs.leaf_samples) {
+		char unsettled[96] = "";
+
+		if (cs.leaf_unsettled)
+			snprintf(unsettled, sizeof(unsettled), ", %llu "
+				 "unwound though they did, by one sample alone",
+				 (unsigned long long)cs.leaf_unsettled);
 		log_info("leaf copies: %llu of %llu samples copied their "
 			 "innermost %u bytes of stack%s: %llu unwound whole, "
 			 "%llu to their innermost frames (%llu of them the "
 			 "rest of a learned path), %llu not unwound as the "
-			 "paths explained their identifier (leaf.* in "
+			 "paths explained their identifier%s (leaf.* in "
 			 "v_run_counters)",
 			 (unsigned long long)cs.leaf_samples,
 			 (unsigned long long)cs.samples, l.leaf_bytes,
@@ -252,7 +258,8 @@ static void learn_summary(const struct run *r)
 			 (unsigned long long)cs.leaf_whole,
 			 (unsigned long long)cs.leaf_fragments,
 			 (unsigned long long)l.composed,
-			 (unsigned long long)cs.leaf_known);
+			 (unsigned long long)cs.leaf_known, unsettled);
+	}
 	if (!l.paths)
 		log_warn("no call path learned: the program ran too briefly, or "
 			 "its stack did not unwind (see v_run_counters: unwind.*)");

@@ -38,6 +38,8 @@ distinct=$(q "SELECT count(*) FROM (SELECT DISTINCT function_id, height FROM cid
 unsettled=$(counter "$run" leaf.unsettled)
 ok $([ "$unsettled" -ge 1 ] && [ "$unsettled" -le "$distinct" ]; echo $?) \
 	"a known CID seen once: its next copy unwound, one a CID at most ($unsettled of $distinct CIDs)"
+contains "$out" ", $unsettled unwound though they did, by one sample alone" \
+	"... which the summary says"
 ok $([ $((known * 4)) -ge "$cids" ] && [ $((whole * 20)) -ge "$cids" ]; echo $?) \
 	"copies of known CIDs mostly not unwound, one in 8 still ($known not unwound, $whole whole)"
 ok $([ "$(counter "$run" learn.samples)" -le 3 ]; echo $?) \
