@@ -71,22 +71,28 @@ start_daemon() {	# start_daemon DB HZ [ARGS...]: the daemon under time,
 }
 
 # segments DB HZ: per daemon segment of DB, its samples, learned paths,
-# the share unexplained when seen, the unknown callers of its report,
+# the tail (the share of its samples whose leaf copy was of a CID no
+# path explained yet, each unwound: leaf.unknown), the share
+# unexplained when seen (after those copies), the unknown callers of
+# its report,
 # and the daemon's own CPU (recorder.cpu_ms: from the segment's start to
 # its last flush's, the flush that ended the segment before it
 # included): ms, us a sample, and its share of the CPU the samples
 # stand for (a sample of HZ a CPU second is 1/HZ s of it)
 segments() {
-	printf '%-8s %8s %8s %14s %16s %8s %10s %8s\n' segment samples learned unexplained \
+	printf '%-8s %8s %8s %6s %14s %16s %8s %10s %8s\n' segment samples learned tail unexplained \
 		report_unknown own_ms us/sample own_%
 	sqlite3 -separator ' ' "$1" "SELECT run_id, samples, coalesce(learned_paths, 0),
+		coalesce((SELECT max(value) FROM v_run_counters c
+		WHERE c.run_id = r.run_id AND name = 'leaf.unknown'), 0),
 		coalesce(unexplained_when_seen, 0), coalesce((SELECT max(value) FROM v_run_counters c
 		WHERE c.run_id = r.run_id AND name = 'recorder.cpu_ms'), 0)
 		FROM v_runs r WHERE kind = 'daemon' AND samples > 0 ORDER BY run_id" |
-	while read -r run n learned unexpl ms; do
+	while read -r run n learned tail unexpl ms; do
 		unk=$("$icppd" report -d "$1" --run "$run" 2>/dev/null </dev/null |
 			sed -n 's/.* \([0-9.]*\)% unknown callers.*/\1/p')
-		printf '%-8s %8s %8s %13.1f%% %15s%% %8s %10.1f %7.2f%%\n' "$run" "$n" "$learned" \
+		printf '%-8s %8s %8s %5.1f%% %13.1f%% %15s%% %8s %10.1f %7.2f%%\n' "$run" "$n" "$learned" \
+			"$(awk -v t="$tail" -v n="$n" 'BEGIN { print n ? 100 * t / n : 0 }')" \
 			"$(awk -v u="$unexpl" -v n="$n" 'BEGIN { print n ? 100 * u / n : 0 }')" "${unk:--}" \
 			"$ms" "$(awk -v m="$ms" -v n="$n" 'BEGIN { print n ? 1000 * m / n : 0 }')" \
 			"$(awk -v m="$ms" -v n="$n" -v hz="$2" 'BEGIN { print n ? m * hz / n / 10 : 0 }')"

@@ -607,6 +607,7 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 			/* looked up once: the skip and count_leaf() */
 			bool known = leaf && c->known(c->known_arg, &key);
 
+			c->stats.leaf_unknown += leaf && !known;
 			if (!(known && leaf_left(c, &key)))
 				ret = unwind__sample(c, &s, base,
 						     leaf ? &key : NULL, known);

@@ -98,8 +98,11 @@ struct collector_stats {
 	 * paths explained their CID (the others are in none). */
 	uint64_t leaf_samples, leaf_whole, leaf_fragments, leaf_known;
 	/* Of the copies unwound, those of a known CID whose paths were
-	 * not settled (collector__set_leaf_copies' @settled). */
-	uint64_t leaf_unsettled;
+	 * not settled (collector__set_leaf_copies' @settled), and those
+	 * of a CID the paths did not explain when it was counted: the
+	 * tail, whose unwinds and rows are what learning costs at high
+	 * rates. */
+	uint64_t leaf_unsettled, leaf_unknown;
 	/* Execs reported as they happen (collector__exec_seen), and of
 	 * those, whose new stack base was read while the process ran. */
 	uint64_t execs_seen, execs_read;

@@ -366,10 +366,16 @@ static void status(struct daemon *d, FILE *out)
 		recorder__learning(d->rec, &l);
 		fprintf(out, "learning this segment: %llu stack samples, %llu "
 			"unwound whole; %llu of %llu samples unexplained when "
-			"seen\n", (unsigned long long)l.samples,
+			"seen", (unsigned long long)l.samples,
 			(unsigned long long)l.paths,
 			(unsigned long long)l.unknown,
 			(unsigned long long)run.cids);
+		/* the tail: what learning costs at high rates */
+		if (run.leaf_samples)
+			fprintf(out, "; %llu leaf copies of an identifier no "
+				"path explained yet, unwound",
+				(unsigned long long)run.leaf_unknown);
+		fputc('\n', out);
 	}
 	export_status(d, out);
 }

@@ -1028,6 +1028,7 @@ void recorder__stats(const struct recorder *r, struct collector_stats *out)
 	out->leaf_fragments -= r->base.leaf_fragments;
 	out->leaf_known -= r->base.leaf_known;
 	out->leaf_unsettled -= r->base.leaf_unsettled;
+	out->leaf_unknown -= r->base.leaf_unknown;
 	/* a daemon segment's switches, not the daemon's */
 	out->offcpu_switches -= r->base.offcpu_switches;
 	out->offcpu_unresolved -= r->base.offcpu_unresolved;
@@ -1099,6 +1100,8 @@ static size_t unwind_counters(const struct recorder *r,
 						 (int64_t)cs->leaf_known };
 		c[n++] = (struct store_counter){ "leaf.unsettled",
 						 (int64_t)cs->leaf_unsettled };
+		c[n++] = (struct store_counter){ "leaf.unknown",
+						 (int64_t)cs->leaf_unknown };
 		c[n++] = (struct store_counter){ "leaf.composed",
 						 (int64_t)r->composed };
 		c[n++] = (struct store_counter){ "leaf.stack_bytes",

@@ -247,9 +247,10 @@ static void learn_summary(const struct run *r)
 		log_info("leaf copies: %llu of %llu samples copied their "
 			 "innermost %u bytes of stack%s: %llu unwound whole, "
 			 "%llu to their innermost frames (%llu of them the "
-			 "rest of a learned path), %llu not unwound as the "
-			 "paths explained their identifier%s (leaf.* in "
-			 "v_run_counters)",
+			 "rest of a learned path), %llu of those of an "
+			 "identifier no path explained yet; %llu not unwound "
+			 "as the paths explained their identifier%s (leaf.* "
+			 "in v_run_counters)",
 			 (unsigned long long)cs.leaf_samples,
 			 (unsigned long long)cs.samples, l.leaf_bytes,
 			 l.leaf_bytes < r->leaf_stack ?
@@ -258,6 +259,7 @@ static void learn_summary(const struct run *r)
 			 (unsigned long long)cs.leaf_whole,
 			 (unsigned long long)cs.leaf_fragments,
 			 (unsigned long long)l.composed,
+			 (unsigned long long)cs.leaf_unknown,
 			 (unsigned long long)cs.leaf_known, unsettled);
 	}
 	if (!l.paths)

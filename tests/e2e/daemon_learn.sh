@@ -112,10 +112,15 @@ start "$tmp/leaf.db"
 "$ICPPD" ctl --socket "$sock" flush >/dev/null
 db=$tmp/leaf.db
 u=$(counter learn.unknown_cids) c=$(cids) l=$(counter leaf.samples)
-b=$(counter leaf.stack_bytes)
+b=$(counter leaf.stack_bytes) t=$(counter leaf.unknown)
+st=$("$ICPPD" ctl --socket "$sock" status)
 stop
 ok $([ "$c" -ge "$(min_samples 450 500)" ] && [ "$l" -eq "$c" ]; echo $?) \
 	"leaf copies: every sample of the first process carried one ($l of $c)"
+ok $([ "$t" -ge 1 ] && [ $((t * 2)) -le "$c" ]; echo $?) \
+	"leaf copies of a CID no path explained yet: its first ones, a few ($t of $c)"
+contains "$st" " leaf copies of an identifier no path explained yet, unwound" \
+	"ctl status: the copies of the tail"
 is "$b" 16376 "leaf copies: 16376 bytes by default, at 500 Hz"
 ok $([ $((u * 20)) -le "$c" ]; echo $?) \
 	"leaf copies: the first process at most 5% unexplained ($u of $c samples)"
