@@ -359,23 +359,32 @@ void collector__set_learning(struct collector *c, collector_known_fn known,
 }
 
 void collector__set_leaf_copies(struct collector *c, uint32_t bytes,
-				uint32_t known_every,
-				collector_known_fn settled)
+				uint32_t known_every, collector_leaf_fn judge)
 {
 	c->leaf_bytes = bytes;
 	c->leaf_known_every = known_every;
 	c->leaf_known_seen = 0;
-	c->leaf_settled = settled;
+	c->leaf_judge = judge;
 }
 
-/* Whether a leaf copy of @k, whose CID the paths explain, goes without
- * its unwind: not where its paths are not settled, nor the one in
+/* What the paths say of leaf copy @k's CID: one look. */
+static enum collector_leaf leaf_judge(struct collector *c,
+				      const struct cid_key *k)
+{
+	if (c->leaf_judge)
+		return c->leaf_judge(c->known_arg, k);
+	return c->known(c->known_arg, k) ? COLLECTOR_LEAF_KNOWN :
+					   COLLECTOR_LEAF_UNKNOWN;
+}
+
+/* Whether a leaf copy whose CID the paths explain (@v) goes without its
+ * unwind: not where one sample is all its path has, nor the one in
  * leaf_known_every that is unwound all the same. */
-static bool leaf_left(struct collector *c, const struct cid_key *k)
+static bool leaf_left(struct collector *c, enum collector_leaf v)
 {
 	if (c->leaf_known_every < 2)
 		return false;
-	if (c->leaf_settled && !c->leaf_settled(c->known_arg, k)) {
+	if (v == COLLECTOR_LEAF_LONE) {
 		c->stats.leaf_unsettled++;
 		return false;
 	}
@@ -605,10 +614,12 @@ static int process_sample(struct collector *c, const struct perf_event_header *h
 			ret = aggregate__add_pc(c->agg, &key, name, pc);
 		if (!ret && c->path_fn && (!c->known || learner || leaf)) {
 			/* looked up once: the skip and count_leaf() */
-			bool known = leaf && c->known(c->known_arg, &key);
+			enum collector_leaf v = leaf ? leaf_judge(c, &key) :
+					       COLLECTOR_LEAF_UNKNOWN;
+			bool known = v != COLLECTOR_LEAF_UNKNOWN;
 
 			c->stats.leaf_unknown += leaf && !known;
-			if (!(known && leaf_left(c, &key)))
+			if (!(known && leaf_left(c, v)))
 				ret = unwind__sample(c, &s, base,
 						     leaf ? &key : NULL, known);
 		}

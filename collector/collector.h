@@ -98,7 +98,7 @@ struct collector_stats {
 	 * paths explained their CID (the others are in none). */
 	uint64_t leaf_samples, leaf_whole, leaf_fragments, leaf_known;
 	/* Of the copies unwound, those of a known CID whose paths were
-	 * not settled (collector__set_leaf_copies' @settled), and those
+	 * not settled (collector__set_leaf_copies' @judge), and those
 	 * of a CID the paths did not explain when it was counted: the
 	 * tail, whose unwinds and rows are what learning costs at high
 	 * rates. */
@@ -184,12 +184,19 @@ void collector__set_learning(struct collector *c, collector_known_fn known,
  * there, and a report splits the others among them as it splits a
  * sample's that had no copy; the one in @known_every keeps the paths'
  * counts growing and finds the paths of a known CID not learned yet.
- * A known CID whose paths @settled (called with the @known's arg; NULL:
- * all are) says are not settled yet has every copy unwound.
+ * @judge (called with the @known's arg; NULL: @known alone) says it of
+ * a leaf copy's CID in one look, and where one sample alone is all the
+ * CID's one path has, every copy of it is unwound.
  */
+enum collector_leaf {
+	COLLECTOR_LEAF_UNKNOWN,	/* no path explains the CID */
+	COLLECTOR_LEAF_LONE,	/* one path, one sample alone through it */
+	COLLECTOR_LEAF_KNOWN,
+};
+typedef enum collector_leaf (*collector_leaf_fn)(void *arg,
+						 const struct cid_key *k);
 void collector__set_leaf_copies(struct collector *c, uint32_t bytes,
-				uint32_t known_every,
-				collector_known_fn settled);
+				uint32_t known_every, collector_leaf_fn judge);
 
 /*
  * Keeps only the samples of processes @fn accepts (the daemon's watch

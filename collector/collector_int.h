@@ -155,11 +155,11 @@ struct collector {
 	void *known_arg;
 	bool learner_counted;	/* its samples are samples too */
 	uint32_t leaf_bytes;	/* the main event's copies (0: none) */
-	/* a known CID's copy is unwound one time in leaf_known_every
-	 * where leaf_settled (NULL: always) says its paths are settled,
-	 * every time where not; leaf_known_seen counts those copies */
+	/* a known CID's copy is unwound one time in leaf_known_every,
+	 * every time where leaf_judge (NULL: known alone) finds one
+	 * sample all its path has; leaf_known_seen counts those copies */
 	uint32_t leaf_known_every, leaf_known_seen;
-	collector_known_fn leaf_settled;
+	collector_leaf_fn leaf_judge;
 	collector_filter_fn filter;	/* NULL: every process */
 	void *filter_arg;
 	struct path_frame *frames;	/* ICPPD_MAX_FRAMES, when unwinding */

@@ -115,6 +115,12 @@ bool pathmap__one_path(const struct pathmap *pm, const struct module *mod,
 bool pathmap__settled(const struct pathmap *pm, const struct module *mod,
 		      uint64_t func, int64_t height);
 
+/* The three above in one probe: how many whole paths reach the CID (0,
+ * 1, or 2 for several), and whether it is settled. */
+unsigned pathmap__cid_paths(const struct pathmap *pm,
+			    const struct module *mod, uint64_t func,
+			    int64_t height, bool *settled);
+
 /* Nodes in creation order: a parent always comes before its children. */
 size_t pathmap__size(const struct pathmap *pm);
 struct pm_node *pathmap__node(struct pathmap *pm, uint32_t i);

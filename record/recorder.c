@@ -319,13 +319,26 @@ static bool known_cid(void *arg, const struct cid_key *k)
 	return true;
 }
 
-/* Whether a copy of known CID @k may be left to the map: not while one
- * sample is all its one path has (pathmap__settled()). */
-static bool settled_cid(void *arg, const struct cid_key *k)
+/* known_cid() of a leaf copy's CID, and whether one sample is all its
+ * one path has (pathmap__settled()), in one probe of the map: the
+ * sample loop asks it of nearly every copy. */
+static enum collector_leaf leaf_cid(void *arg, const struct cid_key *k)
 {
 	struct recorder *r = arg;
+	bool settled;
+	unsigned n = pathmap__cid_paths(r->paths, k->mod, k->func, k->height,
+					&settled);
 
-	return pathmap__settled(r->paths, k->mod, k->func, k->height);
+	if (!settled)
+		return COLLECTOR_LEAF_LONE;
+	if (k->height == ICPPD_HEIGHT_NONE)
+		return n == 1 ? COLLECTOR_LEAF_KNOWN : COLLECTOR_LEAF_UNKNOWN;
+	if (n)
+		return COLLECTOR_LEAF_KNOWN;
+	if (!stored_cid(r, k->prog, k->mod, k->func, k->height))
+		return COLLECTOR_LEAF_UNKNOWN;
+	r->known_hits++;
+	return COLLECTOR_LEAF_KNOWN;
 }
 
 /* Whether a fragment's outermost frame @top is explained, as
@@ -501,7 +514,7 @@ int recorder__open(struct recorder *r, const struct perf_event_attr *attr,
 		 * come soon, and so does the copy that tests them */
 		collector__set_leaf_copies(r->col, r->leaf, r->o.leaf_known,
 					   r->leaf < r->o.leaf_stack ? NULL :
-					   settled_cid);
+					   leaf_cid);
 		event__learner_copy(&ma, r->leaf);
 	}
 	r->sess = session__open(&ma, tasks, ntasks, ring_pages,
