@@ -385,7 +385,7 @@ static void test_big_fde(void)
 #define MANY_FDES 6000
 #define SECOND_ROW 0x8000
 
-static size_t many_fdes(uint8_t *eh)
+static size_t many_fdes(uint8_t *eh, bool second_row)
 {
 	size_t n = put_cie(eh);
 
@@ -394,10 +394,11 @@ static size_t many_fdes(uint8_t *eh)
 
 		eh[n++] = DW_CFA_def_cfa_offset;
 		put_uleb(eh, &n, 8 * (i + 1));
-		/* a second row, from the function's ninth byte */
-		eh[n++] = DW_CFA_advance_loc | 8;
-		eh[n++] = DW_CFA_def_cfa_offset;
-		put_uleb(eh, &n, 8 * (i + 1) + SECOND_ROW);
+		if (second_row) {	/* from the function's ninth byte */
+			eh[n++] = DW_CFA_advance_loc | 8;
+			eh[n++] = DW_CFA_def_cfa_offset;
+			put_uleb(eh, &n, 8 * (i + 1) + SECOND_ROW);
+		}
 		end_fde(eh, fde, &n);
 	}
 	memset(eh + n, 0, 4);		/* terminator */
@@ -420,7 +421,7 @@ static void test_memo(void)
 	struct module *m;
 	size_t wrong = 0, looked = 0;
 
-	s[1].size = many_fdes(eh);
+	s[1].size = many_fdes(eh, true);
 	if (ec_build(&f, s, 2)) {
 		ok(0, "crafted FDEs built");
 		return;
@@ -444,6 +445,53 @@ static void test_memo(void)
 	       "FDE and row", looked);
 	module__delete(m);
 	free(f.buf);
+}
+
+/* The bytes the rows of MANY_FDES FDEs of one row each (or two) add to
+ * their table once each is built; 0 where the table was not read. */
+static size_t rows_bytes(bool second_row)
+{
+	static uint8_t eh[MANY_FDES * 40 + 64], code[16];
+	struct ec_section s[2] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, 0,
+		  0, 0, code, sizeof(code), 16 * MANY_FDES, 0 },
+		{ ".eh_frame", SHT_PROGBITS, SHF_ALLOC, 0x200000, 0, 0, 0, eh,
+		  0, 0, 0 },
+	};
+	struct ec_file f;
+	struct cfi *cfi;
+	size_t before, built = 0;
+	Elf *elf;
+
+	s[1].size = many_fdes(eh, second_row);
+	if (ec_build(&f, s, 2))
+		return 0;
+	elf_version(EV_CURRENT);
+	elf = elf_memory((char *)f.buf, f.len);
+	cfi = cfi__open(elf, NULL, NULL);
+	before = cfi__bytes(cfi);
+	for (uint64_t i = 0; cfi && i < MANY_FDES; i++) {
+		struct cfi_regs regs = { 0x10000, 0, 0x1000 + 16 * i };
+		uint64_t cfa;
+
+		built += !cfi__cfa(cfi, 0x1000 + 16 * i, &regs, &cfa);
+	}
+	before = built == MANY_FDES ? cfi__bytes(cfi) - before : 0;
+	cfi__close(cfi);
+	elf_end(elf);
+	free(f.buf);
+	return before;
+}
+
+/* Rows are kept to their number (grown by doubling from eight, an FDE
+ * of one row held room for eight): FDEs of two rows take twice what
+ * FDEs of one take. */
+static void test_rows_to_size(void)
+{
+	size_t one = rows_bytes(false), two = rows_bytes(true);
+
+	ok(one > 0 && two == 2 * one, "the rows of %d FDEs of one row take "
+	   "%zu bytes, of two rows %zu: twice as many", MANY_FDES, one, two);
 }
 
 /*
@@ -636,6 +684,7 @@ int main(void)
 	cfi__set_leak_tracking(false);
 	test_memo();
 	cfi__set_leak_tracking(true);
+	test_rows_to_size();
 	test_lying_cie();
 	test_factored_overflow();
 	{
