@@ -789,12 +789,12 @@ int cfi__fde_range(struct cfi *cfi, uint64_t vaddr, uint64_t *lo,
 /*
  * The rows of FDE @f, built in a scratch array and copied out to their
  * size.  Grown in place by doubling, they took 1.7 KB an FDE on average
- * where they need 1.1, and the pages of that growth were touched first
- * here: building every FDE of cc1 took 4.1 us an FDE and left a table of
- * 74 MB, 2.5 us and 51 MB so.  A daemon at 99 Hz meets thousands of
- * FDEs for the first time in each few seconds of a build (a tenth of its
- * CPU was here; docs/record.md, "CFI rows expanded per FDE, on first
- * use").
+ * where they need 1.1 (0.6 with struct row_rule's columns), and the
+ * pages of that growth were touched first here: building every FDE of
+ * cc1 took 4.1 us an FDE and left a table of 74 MB, 1.4 us and 29 MB so.
+ * A daemon at 99 Hz meets thousands of FDEs for the first time in each
+ * few seconds of a build (a tenth of its CPU was here; docs/record.md,
+ * "CFI rows expanded per FDE, on first use").
  */
 static int build_rows(struct cfi *cfi, struct fde_entry *f)
 {
@@ -805,7 +805,8 @@ static int build_rows(struct cfi *cfi, struct fde_entry *f)
 		.init = cfi->sec + c->init_off, .init_len = c->init_len };
 	struct cfa_state initial;
 	struct interp in = { .pc = f->lo, .hi = f->hi, .rows = cfi->scratch,
-		.cap = cfi->scratch_cap };
+		.cap = cfi->scratch_cap, .base = cfi->sec,
+		.base_len = cfi->sec_len };
 	struct cfa_row *rows;
 	int ret;
 
@@ -888,16 +889,18 @@ static int find_row(struct cfi *cfi, uint64_t vaddr, const struct cfa_row **row,
 	return 0;
 }
 
-static int row_cfa(const struct cfa_row *r, const struct cfi_regs *regs,
-		   const struct cfi_mem *mem, uint64_t *cfa)
+static int row_cfa(const struct cfi *cfi, const struct cfa_row *r,
+		   const struct cfi_regs *regs, const struct cfi_mem *mem,
+		   uint64_t *cfa)
 {
 	switch (r->cfa.kind) {
 	case RULE_REG_OFFSET:
 		*cfa = (r->cfa.reg == DWARF_REG_SP ? regs->sp : regs->bp) +
-		       (uint64_t)r->cfa.offset;
+		       (uint64_t)(int64_t)r->cfa.offset;
 		return 0;
 	case RULE_VAL_EXPR:
-		return cfi__eval(r->cfa.expr, r->cfa.expr_len, regs, mem, NULL, cfa);
+		return cfi__eval(cfi->sec + r->cfa.expr_off, r->cfa.expr_len,
+				 regs, mem, NULL, cfa);
 	default:
 		return -ENOTSUP;
 	}
@@ -909,7 +912,7 @@ int cfi__cfa(struct cfi *cfi, uint64_t vaddr, const struct cfi_regs *regs,
 	const struct cfa_row *r;
 	int ret = find_row(cfi, vaddr, &r, NULL);
 
-	return ret ? ret : row_cfa(r, regs, NULL, cfa);
+	return ret ? ret : row_cfa(cfi, r, regs, NULL, cfa);
 }
 
 /*
@@ -932,11 +935,11 @@ static int saved_value(const struct cfi_mem *mem, uint64_t addr,
 }
 
 /* The caller's value of one register under rule @r. */
-static int recover(const struct rule *r, uint64_t cfa, uint64_t current,
-		   const struct cfi_regs *regs, const struct cfi_mem *mem,
-		   uint64_t *value)
+static int recover(const struct cfi *cfi, const struct row_rule *r,
+		   uint64_t cfa, uint64_t current, const struct cfi_regs *regs,
+		   const struct cfi_mem *mem, uint64_t *value)
 {
-	uint64_t addr;
+	uint64_t addr, offset = (uint64_t)(int64_t)r->offset;
 	bool ok = true;
 	int ret;
 
@@ -945,18 +948,20 @@ static int recover(const struct rule *r, uint64_t cfa, uint64_t current,
 		*value = current;
 		return 0;
 	case RULE_OFFSET:
-		return saved_value(mem, cfa + (uint64_t)r->offset, current, value);
+		return saved_value(mem, cfa + offset, current, value);
 	case RULE_VAL_OFFSET:
-		*value = cfa + (uint64_t)r->offset;
+		*value = cfa + offset;
 		return 0;
 	case RULE_REG_OFFSET:
-		*value = cfi__reg_value(regs, r->reg, &ok) + (uint64_t)r->offset;
+		*value = cfi__reg_value(regs, r->reg, &ok) + offset;
 		return ok ? 0 : -ENOTSUP;
 	case RULE_EXPR:
-		ret = cfi__eval(r->expr, r->expr_len, regs, mem, &cfa, &addr);
+		ret = cfi__eval(cfi->sec + r->expr_off, r->expr_len, regs, mem,
+				&cfa, &addr);
 		return ret ? ret : saved_value(mem, addr, current, value);
 	case RULE_VAL_EXPR:
-		return cfi__eval(r->expr, r->expr_len, regs, mem, &cfa, value);
+		return cfi__eval(cfi->sec + r->expr_off, r->expr_len, regs, mem,
+				 &cfa, value);
 	default:
 		return -ENOTSUP;
 	}
@@ -973,7 +978,7 @@ int cfi__step(struct cfi *cfi, uint64_t vaddr, struct cfi_regs *regs,
 	if (ret)
 		return ret;
 	out->signal = cfi->cies[f->cie].signal;
-	ret = row_cfa(r, regs, mem, &out->cfa);
+	ret = row_cfa(cfi, r, regs, mem, &out->cfa);
 	if (ret)
 		return ret;
 	if (r->ra.kind == RULE_UNDEF)
@@ -981,11 +986,13 @@ int cfi__step(struct cfi *cfi, uint64_t vaddr, struct cfi_regs *regs,
 	/* Without a rule of its own, the caller's SP is the CFA. */
 	if (r->sp.kind == RULE_SAME)
 		caller.sp = out->cfa;
-	else if ((ret = recover(&r->sp, out->cfa, regs->sp, regs, mem,
+	else if ((ret = recover(cfi, &r->sp, out->cfa, regs->sp, regs, mem,
 				&caller.sp)))
 		return ret;
-	if ((ret = recover(&r->bp, out->cfa, regs->bp, regs, mem, &caller.bp)) ||
-	    (ret = recover(&r->ra, out->cfa, regs->ip, regs, mem, &caller.ip)))
+	if ((ret = recover(cfi, &r->bp, out->cfa, regs->bp, regs, mem,
+			   &caller.bp)) ||
+	    (ret = recover(cfi, &r->ra, out->cfa, regs->ip, regs, mem,
+			   &caller.ip)))
 		return ret;
 	if (r->ra.kind == RULE_SAME)
 		return -EINVAL;	/* would loop on the same frame */

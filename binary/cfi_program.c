@@ -75,6 +75,27 @@ static struct rule *column(struct cfa_state *st, const struct cie_info *ci,
  * instructions (DW_CFA_restore's target); NULL while running them.
  * Rows are emitted whenever the location advances. */
 
+/* Column @r as a row keeps it (cfi_int.h, struct row_rule). */
+static struct row_rule pack(const struct interp *in, const struct rule *r)
+{
+	struct row_rule out = { .kind = r->kind, .reg = (uint8_t)r->reg };
+	uintptr_t at = (uintptr_t)r->expr, base = (uintptr_t)in->base;
+
+	if (r->offset < INT32_MIN || r->offset > INT32_MAX ||
+	    r->reg > UINT8_MAX)
+		return (struct row_rule){ .kind = RULE_UNSUPPORTED };
+	out.offset = (int32_t)r->offset;
+	if (r->kind != RULE_EXPR && r->kind != RULE_VAL_EXPR)
+		return out;
+	if (at < base || at - base > in->base_len ||
+	    r->expr_len > in->base_len - (at - base) ||
+	    at - base > UINT32_MAX || r->expr_len > UINT16_MAX)
+		return (struct row_rule){ .kind = RULE_UNSUPPORTED };
+	out.expr_off = (uint32_t)(at - base);
+	out.expr_len = (uint16_t)r->expr_len;
+	return out;
+}
+
 int cfi__emit_row(struct interp *in, uint64_t next_pc)
 {
 	if (next_pc <= in->pc)
@@ -83,8 +104,9 @@ int cfi__emit_row(struct interp *in, uint64_t next_pc)
 		return -E2BIG;
 	if (grow(&in->rows, &in->cap, in->n + 1, sizeof(*in->rows), 8))
 		return -ENOMEM;
-	in->rows[in->n++] = (struct cfa_row){ .pc = in->pc, .cfa = in->st.cfa,
-		.bp = in->st.bp, .sp = in->st.sp, .ra = in->st.ra };
+	in->rows[in->n++] = (struct cfa_row){ .pc = in->pc,
+		.cfa = pack(in, &in->st.cfa), .bp = pack(in, &in->st.bp),
+		.sp = pack(in, &in->st.sp), .ra = pack(in, &in->st.ra) };
 	in->pc = next_pc;
 	return 0;
 }

@@ -494,6 +494,49 @@ static void test_rows_to_size(void)
 	   "%zu bytes, of two rows %zu: twice as many", MANY_FDES, one, two);
 }
 
+/* Two functions whose CFA lies 2^31 - 8 and 2^31 bytes above rsp: a
+ * built row keeps an offset in 32 bits (cfi_int.h, struct row_rule), so
+ * the first is followed exactly and the second is a rule the walk
+ * refuses, never a wrapped offset. */
+static void test_offset_bits(void)
+{
+	static uint8_t eh[128], code[16];
+	struct ec_section s[2] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, 0,
+		  0, 0, code, sizeof(code), 32, 0 },
+		{ ".eh_frame", SHT_PROGBITS, SHF_ALLOC, 0x200000, 0, 0, 0, eh,
+		  0, 0, 0 },
+	};
+	struct cfi_regs regs = { 0x10000, 0, 0 };
+	uint64_t cfa = 0, cfa2 = 0;
+	size_t n = put_cie(eh);
+	struct module *m;
+	struct ec_file f;
+	int ret;
+
+	for (uint32_t i = 0; i < 2; i++) {
+		size_t fde = begin_fde(eh, &n, 0x1000 + 16 * i, 16);
+
+		eh[n++] = DW_CFA_def_cfa_offset;
+		put_uleb(eh, &n, i ? 0x80000000u : 0x7ffffff8u);
+		end_fde(eh, fde, &n);
+	}
+	memset(eh + n, 0, 4);
+	s[1].size = n + 4;
+	if (ec_build(&f, s, 2)) {
+		ok(0, "crafted FDEs built");
+		return;
+	}
+	m = module__open_memory("offsets.so", f.buf, f.len);
+	ok(m && !module__cfa(m, 0x1004, &regs, &cfa) &&
+	   cfa == 0x10000 + 0x7ffffff8u, "a CFA 2^31 - 8 above rsp followed "
+	   "(%#llx)", (unsigned long long)cfa);
+	ret = m ? module__cfa(m, 0x1014, &regs, &cfa2) : 0;
+	ok(ret != 0, "a CFA 2^31 above rsp refused (%d)", ret);
+	module__delete(m);
+	free(f.buf);
+}
+
 /*
  * Every CIE of this test binary with its augmentation data length set
  * to 144 bytes (ULEB 0x90 0x01) in a CIE of 20, and the pointer encoding
@@ -685,6 +728,7 @@ int main(void)
 	test_memo();
 	cfi__set_leak_tracking(true);
 	test_rows_to_size();
+	test_offset_bits();
 	test_lying_cie();
 	test_factored_overflow();
 	{
