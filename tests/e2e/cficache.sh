@@ -20,7 +20,8 @@ paths() {	# paths DB: the distinct call paths learned to the program's
 		ORDER BY path" "$1"
 }
 
-# (require_perf's probe ran true: libc's symbols may be there already)
+# (require_perf's probe leaves the cache alone; syms_before counts what
+# is there all the same)
 # Symbols bound at start: a sample inside ld.so's lazy binding
 # (_dl_runtime_resolve_xsave, whose CFA is RBX + 32, a register icppd
 # does not track) fails a step as bad_cfi, with or without the cache:
