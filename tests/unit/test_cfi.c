@@ -405,10 +405,8 @@ static size_t many_fdes(uint8_t *eh, bool second_row)
 	return n + 4;
 }
 
-/* Each pc's FDE, looked up in three orders (each fills the memo's slots
- * with pcs that share them with the next order's): a remembered lookup
- * is the searched one, never another pc's. */
-static void test_memo(void)
+/* An ELF of many_fdes()' functions into @f: 0, or nonzero. */
+static int build_many(struct ec_file *f, bool second_row)
 {
 	static uint8_t eh[MANY_FDES * 40 + 64], code[16];
 	struct ec_section s[2] = {
@@ -417,12 +415,21 @@ static void test_memo(void)
 		{ ".eh_frame", SHT_PROGBITS, SHF_ALLOC, 0x200000, 0, 0, 0, eh,
 		  0, 0, 0 },
 	};
+
+	s[1].size = many_fdes(eh, second_row);
+	return ec_build(f, s, 2);
+}
+
+/* Each pc's FDE, looked up in three orders (each fills the memo's slots
+ * with pcs that share them with the next order's): a remembered lookup
+ * is the searched one, never another pc's. */
+static void test_memo(void)
+{
 	struct ec_file f;
 	struct module *m;
 	size_t wrong = 0, looked = 0;
 
-	s[1].size = many_fdes(eh, true);
-	if (ec_build(&f, s, 2)) {
+	if (build_many(&f, true)) {
 		ok(0, "crafted FDEs built");
 		return;
 	}
@@ -451,20 +458,12 @@ static void test_memo(void)
  * their table once each is built; 0 where the table was not read. */
 static size_t rows_bytes(bool second_row)
 {
-	static uint8_t eh[MANY_FDES * 40 + 64], code[16];
-	struct ec_section s[2] = {
-		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, 0,
-		  0, 0, code, sizeof(code), 16 * MANY_FDES, 0 },
-		{ ".eh_frame", SHT_PROGBITS, SHF_ALLOC, 0x200000, 0, 0, 0, eh,
-		  0, 0, 0 },
-	};
 	struct ec_file f;
 	struct cfi *cfi;
 	size_t before, built = 0;
 	Elf *elf;
 
-	s[1].size = many_fdes(eh, second_row);
-	if (ec_build(&f, s, 2))
+	if (build_many(&f, second_row))
 		return 0;
 	elf_version(EV_CURRENT);
 	elf = elf_memory((char *)f.buf, f.len);
