@@ -26,8 +26,9 @@
 #    segment as in 3, the same past the first segment (which learns the
 #    first paths: what a daemon running for days costs), both rates on a
 #    CFI cache warmed first (a daemon's is kept across restarts; what the
-#    first sight of the builds costs once is printed), the daemon's CPU over the makes' and over
-#    cc1's (the watched processes', as their samples stand for), and the k = 3
+#    first sight of the builds costs once is printed), the daemon's CPU
+#    over the makes' and over cc1's (the watched processes', as their
+#    samples stand for), and the k = 3
 #    ratio of its profile of cc1 (every segment, icppd report --since 0
 #    --exe cc1): its overlap with perf record --call-graph dwarf's of
 #    as many more makes at the same rate, over two such perf runs' overlap
