@@ -105,12 +105,6 @@ bool pathmap__has_cid(const struct pathmap *pm, const struct module *mod,
 	return cid_nodes(pm, mod, func, height, NULL) > 0;
 }
 
-bool pathmap__one_path(const struct pathmap *pm, const struct module *mod,
-		       uint64_t func, int64_t height)
-{
-	return cid_nodes(pm, mod, func, height, NULL) == 1;
-}
-
 unsigned pathmap__cid_paths(const struct pathmap *pm,
 			    const struct module *mod, uint64_t func,
 			    int64_t height, bool *settled)
@@ -120,15 +114,6 @@ unsigned pathmap__cid_paths(const struct pathmap *pm,
 
 	*settled = n != 1 || pm->nodes[first].seen >= 2;
 	return n;
-}
-
-bool pathmap__settled(const struct pathmap *pm, const struct module *mod,
-		      uint64_t func, int64_t height)
-{
-	bool settled;
-
-	pathmap__cid_paths(pm, mod, func, height, &settled);
-	return settled;
 }
 
 static bool same(const struct pm_node *x, uint32_t parent,

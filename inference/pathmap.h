@@ -56,7 +56,7 @@ struct pm_node {
 	bool composed;		/* made by pathmap__add_through(), on no
 				 * path added whole yet */
 	uint8_t seen;		/* samples through it, up to 255: never
-				 * cleared (pathmap__settled()) */
+				 * cleared (pathmap__cid_paths()) */
 };
 
 struct pathmap;
@@ -96,27 +96,20 @@ int pathmap__add_through(struct pathmap *pm, const struct module *prog,
  * CID is explained by the map.  One probe. */
 bool pathmap__has_cid(const struct pathmap *pm, const struct module *mod,
 		      uint64_t func, int64_t height);
-/* Whether exactly one path has a frame of that CID: with no height
- * (ICPPD_HEIGHT_NONE) to tell its paths apart, a sample of a CID that
- * several reach is explained only by how often each is learned.  At most
- * two probes. */
-bool pathmap__one_path(const struct pathmap *pm, const struct module *mod,
-		      uint64_t func, int64_t height);
-
-/* Whether the map's evidence for that CID is more than a lone
- * observation: not where one path has a frame of it and one sample
- * alone went through that frame (since the map began, not since the
- * last clear).  Where one sample was all a map had of a CID's one path,
- * that was the wrong path for 15-17 % of a validation's samples,
- * against 2-4 % after two or three (docs/benchmarks.md, "lone
- * observations").  A CID several paths reach is settled: its samples
- * are split by the paths' counts, which stay a fair sample of them only
- * while its copies are unwound at one rate.  At most two probes. */
-bool pathmap__settled(const struct pathmap *pm, const struct module *mod,
-		      uint64_t func, int64_t height);
-
-/* The three above in one probe: how many whole paths reach the CID (0,
- * 1, or 2 for several), and whether it is settled. */
+/*
+ * How many whole paths have a frame of that CID (0, 1, or 2 for
+ * several), in one probe.  With no height (ICPPD_HEIGHT_NONE) to tell
+ * its paths apart, a sample of a CID that several reach is explained
+ * only by how often each is learned.  *@settled: whether the map's
+ * evidence for the CID is more than a lone observation: not where one
+ * path has a frame of it and one sample alone went through that frame
+ * (since the map began, not since the last clear).  Where one sample was
+ * all a map had of a CID's one path, that was the wrong path for 15-17 %
+ * of a validation's samples, against 2-4 % after two or three
+ * (docs/benchmarks.md, "lone observations").  A CID several paths reach
+ * is settled: its samples are split by the paths' counts, which stay a
+ * fair sample of them only while its copies are unwound at one rate.
+ */
 unsigned pathmap__cid_paths(const struct pathmap *pm,
 			    const struct module *mod, uint64_t func,
 			    int64_t height, bool *settled);

@@ -301,17 +301,17 @@ static bool stored_cid(struct recorder *r, const struct module *prog,
 						height));
 }
 
-/* Whether the map explains a sample of @k, or the maps of the runs
- * before did.  A CID with no height that several paths reach is not
- * explained: only learning says how its samples split, so it keeps a
- * burst going as an unknown CID does. */
-static bool known_cid(void *arg, const struct cid_key *k)
+/* Whether the map explains a sample of @k, of which @n whole paths
+ * have a frame (pathmap__cid_paths()), or the maps of the runs before
+ * did.  A CID with no height that several paths reach is not explained:
+ * only learning says how its samples split, so it keeps a burst going
+ * as an unknown CID does. */
+static bool explained(struct recorder *r, const struct cid_key *k,
+		      unsigned n)
 {
-	struct recorder *r = arg;
-
 	if (k->height == ICPPD_HEIGHT_NONE)
-		return pathmap__one_path(r->paths, k->mod, k->func, k->height);
-	if (pathmap__has_cid(r->paths, k->mod, k->func, k->height))
+		return n == 1;
+	if (n)
 		return true;
 	if (!stored_cid(r, k->prog, k->mod, k->func, k->height))
 		return false;
@@ -319,9 +319,18 @@ static bool known_cid(void *arg, const struct cid_key *k)
 	return true;
 }
 
+static bool known_cid(void *arg, const struct cid_key *k)
+{
+	struct recorder *r = arg;
+	bool settled;
+
+	return explained(r, k, pathmap__cid_paths(r->paths, k->mod, k->func,
+						  k->height, &settled));
+}
+
 /* known_cid() of a leaf copy's CID, and whether one sample is all its
- * one path has (pathmap__settled()), in one probe of the map: the
- * sample loop asks it of nearly every copy. */
+ * one path has, in the same probe of the map: the sample loop asks it
+ * of nearly every copy. */
 static enum collector_leaf leaf_cid(void *arg, const struct cid_key *k)
 {
 	struct recorder *r = arg;
@@ -331,14 +340,8 @@ static enum collector_leaf leaf_cid(void *arg, const struct cid_key *k)
 
 	if (!settled)
 		return COLLECTOR_LEAF_LONE;
-	if (k->height == ICPPD_HEIGHT_NONE)
-		return n == 1 ? COLLECTOR_LEAF_KNOWN : COLLECTOR_LEAF_UNKNOWN;
-	if (n)
-		return COLLECTOR_LEAF_KNOWN;
-	if (!stored_cid(r, k->prog, k->mod, k->func, k->height))
-		return COLLECTOR_LEAF_UNKNOWN;
-	r->known_hits++;
-	return COLLECTOR_LEAF_KNOWN;
+	return explained(r, k, n) ? COLLECTOR_LEAF_KNOWN :
+				    COLLECTOR_LEAF_UNKNOWN;
 }
 
 /* Whether a fragment's outermost frame @top is explained, as

@@ -159,6 +159,22 @@ static void test_after_another(void)
 	pathmap__delete(pm);
 }
 
+/* pathmap__cid_paths()'s two answers, one at a time. */
+static bool one_path(struct pathmap *pm, uint64_t func, int64_t height)
+{
+	bool s;
+
+	return pathmap__cid_paths(pm, mod, func, height, &s) == 1;
+}
+
+static bool settled(struct pathmap *pm, uint64_t func, int64_t height)
+{
+	bool s;
+
+	pathmap__cid_paths(pm, mod, func, height, &s);
+	return s;
+}
+
 static void test_one_path(void)
 {
 	struct pathmap *pm = pathmap__new(100);
@@ -167,16 +183,16 @@ static void test_one_path(void)
 	struct path_frame b[] = { F(0x20, 0x25, ICPPD_HEIGHT_NONE),
 				  F(0x50, 0x55, ICPPD_HEIGHT_NONE) };
 
-	ok(!pathmap__one_path(pm, mod, 0x50, ICPPD_HEIGHT_NONE), "no path: not one");
+	ok(!one_path(pm, 0x50, ICPPD_HEIGHT_NONE), "no path: not one");
 	pathmap__add(pm, mod, a, 2, NULL);
 	pathmap__add(pm, mod, a, 2, NULL);
-	ok(pathmap__one_path(pm, mod, 0x50, ICPPD_HEIGHT_NONE),
+	ok(one_path(pm, 0x50, ICPPD_HEIGHT_NONE),
 	   "one path, seen twice: one");
 	pathmap__add(pm, mod, b, 2, NULL);
-	ok(!pathmap__one_path(pm, mod, 0x50, ICPPD_HEIGHT_NONE),
+	ok(!one_path(pm, 0x50, ICPPD_HEIGHT_NONE),
 	   "a second caller: not one");
 	ok(pathmap__has_cid(pm, mod, 0x50, ICPPD_HEIGHT_NONE), "though the CID is there");
-	ok(pathmap__one_path(pm, mod, 0x10, ICPPD_HEIGHT_NONE), "the callers: one each");
+	ok(one_path(pm, 0x10, ICPPD_HEIGHT_NONE), "the callers: one each");
 	pathmap__delete(pm);
 }
 
@@ -195,21 +211,21 @@ static void test_settled(void)
 	struct path_frame b[] = { F(0x20, 0x25, 16), F(0x30, 0x35, 48) };
 	struct path_frame frag[] = { F(0x40, 0x45, 64), F(0x60, 0x65, 80) };
 
-	ok(pathmap__settled(pm, mod, 0x30, 48), "no path: nothing to settle");
+	ok(settled(pm, 0x30, 48), "no path: nothing to settle");
 	pathmap__add(pm, mod, a, 2, NULL);
-	ok(!pathmap__settled(pm, mod, 0x30, 48), "one sample: a not settled");
-	ok(!pathmap__settled(pm, mod, 0x10, 16), "nor its caller");
+	ok(!settled(pm, 0x30, 48), "one sample: a not settled");
+	ok(!settled(pm, 0x10, 16), "nor its caller");
 	pathmap__clear_counts(pm);
 	pathmap__add(pm, mod, a, 2, NULL);
-	ok(pathmap__settled(pm, mod, 0x30, 48),
+	ok(settled(pm, 0x30, 48),
 	   "a second sample after a clear: settled");
-	ok(pathmap__settled(pm, mod, 0x10, 16), "its caller too");
+	ok(settled(pm, 0x10, 16), "its caller too");
 	pathmap__add(pm, mod, b, 2, NULL);
-	ok(!pathmap__settled(pm, mod, 0x20, 16), "b's caller, seen once");
-	ok(pathmap__settled(pm, mod, 0x30, 48),
+	ok(!settled(pm, 0x20, 16), "b's caller, seen once");
+	ok(settled(pm, 0x30, 48),
 	   "a CID two paths reach, one of them seen once: settled");
 	pathmap__add_fragment(pm, mod, frag, 2, NULL);
-	ok(pathmap__settled(pm, mod, 0x60, 80),
+	ok(settled(pm, 0x60, 80),
 	   "a fragment's frame: nothing to settle");
 	pathmap__delete(pm);
 }
