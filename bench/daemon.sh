@@ -39,8 +39,9 @@
 #    exit each, no exec) for 5 s, alone, under the daemon (99 Hz,
 #    watching cc1, which does not run) and under perf record -a -F 99:
 #    subshells a second, the loop's CPU per subshell, the profiler's
-#    CPU and its wakes (voluntary context switches).  REPS rounds,
-#    interleaved, medians.
+#    CPU and its wakes (voluntary context switches); then the same with
+#    each subshell exec'ing /bin/true (execs of a program the daemon
+#    does not watch).  REPS rounds, interleaved, medians.
 #
 # Needs root (every CPU is sampled).
 # Usage: bench/daemon.sh [BUILDDIR]; environment: REPS (default 5),
@@ -267,8 +268,10 @@ done
 fi
 
 part 5 || exit 0
-forks() {	# forks MODE: "subshells loop_cpu profiler_cpu profiler_wakes"
-	loop='end=$((SECONDS + 5)); n=0; while [ $SECONDS -lt $end ]; do ( : ); n=$((n + 1)); done; echo $n'
+forks() {	# forks MODE [CMD]: "subshells loop_cpu profiler_cpu
+	# profiler_wakes" of subshells running CMD (default none: a fork
+	# and an exit each; /bin/true: an exec too)
+	loop="end=\$((SECONDS + 5)); n=0; while [ \$SECONDS -lt \$end ]; do ( ${2:-:} ); n=\$((n + 1)); done; echo \$n"
 	rm -f "$work"/f.db* "$work"/perf.data*
 	case $1 in
 	icppd-daemon) start_daemon "$work/f.db" 99 --exe "$cc1" ;;
@@ -297,9 +300,13 @@ EOF
 }
 modes="none icppd-daemon perf-a"
 interleave fork forks
-echo "== a shell spawning subshells for 5 s ($reps rounds, medians)"
-printf '%-14s %12s %18s %14s %16s\n' mode subshells/s loop_us/subshell profiler_cpu profiler_wakes
-for m in $modes; do
-	printf '%-14s %12s %18s %14s %16s\n' "$m" "$(col fork "$m" 1)" \
-		"$(col fork "$m" 2)" "$(col fork "$m" 3)" "$(col fork "$m" 4)"
+interleave exec forks /bin/true
+for x in "fork subshells" "exec subshells exec'ing /bin/true"; do
+	echo "== a shell spawning ${x#* } for 5 s ($reps rounds, medians)"
+	printf '%-14s %12s %18s %14s %16s\n' mode subshells/s loop_us/subshell profiler_cpu profiler_wakes
+	for m in $modes; do
+		printf '%-14s %12s %18s %14s %16s\n' "$m" "$(col "${x%% *}" "$m" 1)" \
+			"$(col "${x%% *}" "$m" 2)" "$(col "${x%% *}" "$m" 3)" \
+			"$(col "${x%% *}" "$m" 4)"
+	done
 done

@@ -229,6 +229,78 @@ void event__exec_tracepoint(const struct perf_event_attr *main, uint64_t id,
 		.enable_on_exec = main->enable_on_exec, .exclude_hv = 1 };
 }
 
+/* ftrace's limits: a string operand (MAX_FILTER_STR_VAL), the filter
+ * (PERF_EVENT_IOC_SET_FILTER copies at most a page) */
+#define FILTER_STR_MAX 255
+#define FILTER_MAX 4095
+
+/* Appends `filename OP "LEAD NAME TAIL"` to @buf (with " || " after
+ * the first clause), or -1 where it does not fit. */
+static int clause(char *buf, size_t len, size_t *at, const char *op,
+		  const char *lead, const char *name, size_t n,
+		  const char *tail)
+{
+	int w = snprintf(buf + *at, len - *at, "%sfilename %s \"%s%.*s%s\"",
+			 *at ? " || " : "", op, lead, (int)n, name, tail);
+
+	if (w < 0 || (size_t)w >= len - *at)
+		return -1;
+	*at += (size_t)w;
+	return 0;
+}
+
+/* A file name a filter's string can hold: "*" / NAME "*" in at most
+ * FILTER_STR_MAX bytes, no byte the filter would read as a glob or a
+ * quote. */
+static bool quotable(const char *name, size_t n)
+{
+	if (!n || n + 3 > FILTER_STR_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (name[i] < 0x20 || name[i] > 0x7e || strchr("\"\\*?[]/", name[i]))
+			return false;
+	return true;
+}
+
+int event__exec_filter(const char *const *files, size_t nfiles,
+		       const char *const *comms, size_t ncomms,
+		       const uint32_t *pids, size_t npids, char *buf,
+		       size_t len)
+{
+	size_t at = 0;
+
+	if (len > FILTER_MAX + 1)
+		len = FILTER_MAX + 1;
+	if (!len || !(nfiles + ncomms + npids))
+		return -1;
+	buf[0] = '\0';
+	for (size_t i = 0; i < nfiles + ncomms; i++) {
+		bool comm = i >= nfiles;
+		const char *name = comm ? comms[i - nfiles] : files[i];
+		size_t n = strlen(name);
+		/* a command name of 15 bytes or more: the file's starts so */
+		bool prefix = comm && n >= 15;
+
+		if (prefix)
+			n = 15;
+		if (!quotable(name, n) ||
+		    clause(buf, len, &at, "~", "*/", name, n,
+			   prefix ? "*" : "") ||
+		    clause(buf, len, &at, prefix ? "~" : "==", "", name, n,
+			   prefix ? "*" : ""))
+			return -1;
+	}
+	for (size_t i = 0; i < npids; i++) {
+		int w = snprintf(buf + at, len - at, "%spid == %u",
+				 at ? " || " : "", pids[i]);
+
+		if (w < 0 || (size_t)w >= len - at)
+			return -1;
+		at += (size_t)w;
+	}
+	return 0;
+}
+
 void event__switches(const struct perf_event_attr *main,
 		     struct perf_event_attr *out)
 {

@@ -102,6 +102,23 @@ void event__learner_copy(struct perf_event_attr *a, uint32_t bytes);
 void event__exec_tracepoint(const struct perf_event_attr *main, uint64_t id,
 			    struct perf_event_attr *out);
 
+/*
+ * The exec tracepoint's filter (session__filter_execs()) that passes
+ * the execs of a file named one of @files (the exec's path is the name
+ * or ends in "/" and it), of a command named one of @comms (a command
+ * name is the file's, cut to 15 bytes: a longer one passes every file
+ * whose name starts with its first 15), and of the processes @pids,
+ * into @buf.  0; -1 where a name is empty, holds a byte a filter's
+ * string cannot (a quote, a backslash, a glob's *?[], one not
+ * printable), or is longer than a filter's string may be, or where
+ * the filter is longer than @len or than a filter may be (4095 bytes):
+ * then no filter can pass them all.
+ */
+int event__exec_filter(const char *const *files, size_t nfiles,
+		       const char *const *comms, size_t ncomms,
+		       const uint32_t *pids, size_t npids, char *buf,
+		       size_t len);
+
 /* A one-line hint for a perf_event_open errno, or "". */
 const char *event__hint(int err);
 

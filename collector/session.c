@@ -85,6 +85,15 @@ struct session {
 	struct pollfd *xpfds;
 	size_t nxrings;
 	bool xexec_only;
+	/* The exec tracepoint of each notifier ring: its index in fds (-1:
+	 * none), its CPU, and the task and attr it was opened with, so
+	 * that session__filter_execs() can open it again with a filter;
+	 * xfiltered: one is. */
+	int *xtp, *xcpu;
+	pid_t xtask;
+	struct perf_event_attr xtp_attr;
+	bool xfiltered;
+	bool enabled;		/* session__enable()d, not disabled since */
 	/* Ordering queue: the records not yet delivered.  They stay in
 	 * their rings, which the kernel gives no new records until they
 	 * are released (session__keep_rest), while the rings have room;
@@ -158,10 +167,15 @@ static void open_notifier(struct session *s, const struct perf_event_attr *main,
 	s->fds = fds;
 	s->xrings = calloc(ncpus, sizeof(*s->xrings));
 	s->xpfds = calloc(ncpus, sizeof(*s->xpfds));
-	if (!s->xrings || !s->xpfds)
+	s->xtp = calloc(ncpus, sizeof(*s->xtp));
+	s->xcpu = calloc(ncpus, sizeof(*s->xcpu));
+	if (!s->xrings || !s->xpfds || !s->xtp || !s->xcpu)
 		return;
-	if (has_tp)
+	if (has_tp) {
 		event__exec_tracepoint(main, tp_id, &tp);
+		s->xtp_attr = tp;
+		s->xtask = tasks[0];
+	}
 	s->xexec_only = has_tp;
 	for (size_t c = 0; c < ncpus; c++) {
 		int tfd = has_tp ? icppd_sys.perf_event_open(&tp, tasks[0],
@@ -182,6 +196,8 @@ static void open_notifier(struct session *s, const struct perf_event_attr *main,
 					continue;
 				s->xpfds[s->nxrings].fd = fd;
 				s->xpfds[s->nxrings].events = POLLIN;
+				s->xtp[s->nxrings] = -1;
+				s->xcpu[s->nxrings] = cpus[c];
 				s->nxrings++;
 				leader = fd;
 			} else {
@@ -192,6 +208,7 @@ static void open_notifier(struct session *s, const struct perf_event_attr *main,
 		if (tfd >= 0 && leader >= 0 &&
 		    !icppd_sys.ioctl(tfd, PERF_EVENT_IOC_SET_OUTPUT,
 				     (unsigned long)leader)) {
+			s->xtp[s->nxrings - 1] = (int)s->nfds;
 			s->fds[s->nfds++] = tfd;
 			continue;
 		}
@@ -401,6 +418,8 @@ void session__close(struct session *s)
 	free(s->dfds);
 	free(s->xrings);
 	free(s->xpfds);
+	free(s->xtp);
+	free(s->xcpu);
 	free(s->arena[0].buf);
 	free(s->arena[1].buf);
 	free(s->q);
@@ -678,11 +697,13 @@ int session__enable(struct session *s)
 	if (!ret && s->nsfds && !(ret = ioctl_range(s->sfds, s->nsfds,
 						    PERF_EVENT_IOC_ENABLE)))
 		ret = ioctl_range(s->wfds, s->nwfds, PERF_EVENT_IOC_DISABLE);
+	s->enabled = !ret;
 	return ret;
 }
 
 int session__disable(struct session *s)
 {
+	s->enabled = false;
 	return ioctl_range(s->fds, s->nfds, PERF_EVENT_IOC_DISABLE);
 }
 
@@ -726,6 +747,50 @@ bool session__notifies_execs(const struct session *s)
 bool session__notifies_execs_only(const struct session *s)
 {
 	return session__notifies_execs(s) && s->xexec_only;
+}
+
+/*
+ * A tracepoint's filter is set once (ftrace_profile_set_filter()
+ * refuses a second: EEXIST), so each ring's exec tracepoint is opened
+ * again, filtered, and takes the old one's place: opened before the
+ * old is closed, an exec between them wakes poll twice, never none.
+ */
+int session__filter_execs(struct session *s, const char *filter)
+{
+	bool any = false;
+
+	for (size_t i = 0; s->xtp && i < s->nxrings; i++)
+		any |= s->xtp[i] >= 0;
+	if (!any)
+		return -EOPNOTSUPP;
+	if (!filter && !s->xfiltered)
+		return 0;
+	for (size_t i = 0; i < s->nxrings; i++) {
+		struct perf_event_attr a = s->xtp_attr;
+		int fd;
+
+		if (s->xtp[i] < 0)
+			continue;
+		if (s->enabled)
+			a.disabled = a.enable_on_exec = 0;
+		fd = icppd_sys.perf_event_open(&a, s->xtask, s->xcpu[i], -1,
+					       PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		if ((filter && icppd_sys.ioctl(fd, PERF_EVENT_IOC_SET_FILTER,
+					       (unsigned long)filter)) ||
+		    icppd_sys.ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT,
+				    (unsigned long)s->xpfds[i].fd)) {
+			int e = errno;
+
+			close(fd);
+			return -e;
+		}
+		close(s->fds[s->xtp[i]]);
+		s->fds[s->xtp[i]] = fd;
+		s->xfiltered = filter != NULL;
+	}
+	return 0;
 }
 
 bool session__next_exec(struct session *s, struct session_exec *e)

@@ -144,6 +144,15 @@ bool session__next_exec(struct session *s, struct session_exec *e);
 bool session__notifies_execs(const struct session *s);
 /* ... and wakes it at execs only, not at each fork and exit. */
 bool session__notifies_execs_only(const struct session *s);
+/*
+ * With the exec tracepoint, only the execs that @filter passes (an
+ * ftrace filter over sched_process_exec's fields: event__exec_filter())
+ * wake poll; NULL: every exec again.  The others' records still come,
+ * when they fill half the ring.  0; -EOPNOTSUPP without the
+ * tracepoint; or -errno (the filter refused), the rings that were done
+ * filtered and the rest as they were.
+ */
+int session__filter_execs(struct session *s, const char *filter);
 
 /*
  * Reading the sampling rings, one round at a time, pulled by the caller

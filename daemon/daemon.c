@@ -70,6 +70,11 @@
 struct rules {
 	char **exe;		/* canonical paths */
 	size_t nexe;
+	/* the file names an exe is exec'd by: the canonical path's and,
+	 * where it differs, the given one's (a link's), for the exec
+	 * filter */
+	char **file;
+	size_t nfile;
 	char **comm;
 	size_t ncomm;
 	uint32_t *pid;
@@ -98,6 +103,7 @@ struct daemon {
 	unsigned export_fails;		/* rounds failed in a row */
 	int64_t export_next;		/* after a failed one: not before */
 	bool stop;
+	const char *exec_wakes;		/* what wakes it at execs, for status */
 	char db_path[PATH_MAX], sock_path[PATH_MAX];
 };
 
@@ -107,19 +113,37 @@ static void free_rules(struct rules *r)
 		free(r->exe[i]);
 	for (size_t i = 0; i < r->ncomm; i++)
 		free(r->comm[i]);
+	for (size_t i = 0; i < r->nfile; i++)
+		free(r->file[i]);
 	free(r->exe);
+	free(r->file);
 	free(r->comm);
 	free(r->pid);
 	memset(r, 0, sizeof(*r));
+}
+
+/* Adds @path's file name to r->file, once.  0, or -1 out of memory. */
+static int add_file(struct rules *r, const char *path)
+{
+	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+
+	for (size_t i = 0; i < r->nfile; i++)
+		if (!strcmp(r->file[i], name))
+			return 0;
+	if (!(r->file[r->nfile] = strdup(name)))
+		return -1;
+	r->nfile++;
+	return 0;
 }
 
 static int make_rules(const struct daemon_opts *o, struct rules *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->exe = calloc(o->exe.n + 1, sizeof(*r->exe));
+	r->file = calloc(2 * o->exe.n + 1, sizeof(*r->file));
 	r->comm = calloc(o->comm.n + 1, sizeof(*r->comm));
 	r->pid = calloc(o->pid.n + 1, sizeof(*r->pid));
-	if (!r->exe || !r->comm || !r->pid)
+	if (!r->exe || !r->file || !r->comm || !r->pid)
 		goto out_nomem;
 	for (size_t i = 0; i < o->exe.n; i++) {
 		char real[PATH_MAX];
@@ -133,7 +157,9 @@ static int make_rules(const struct daemon_opts *o, struct rules *r)
 		/* a path not there yet may appear later, as given */
 		r->exe[r->nexe] = strdup(realpath(o->exe.v[i], real) ?
 					 real : o->exe.v[i]);
-		if (!r->exe[r->nexe++])
+		if (!r->exe[r->nexe++] ||
+		    add_file(r, r->exe[r->nexe - 1]) ||
+		    add_file(r, o->exe.v[i]))
 			goto out_nomem;
 	}
 	for (size_t i = 0; i < o->comm.n; i++) {
@@ -358,6 +384,8 @@ static void status(struct daemon *d, FILE *out)
 		(unsigned long long)cs->samples, (unsigned long long)cs->lost,
 		(unsigned long long)cs->filtered);
 	fprintf(out, "modules %zu\n", recorder__modules(d->rec));
+	if (d->exec_wakes)
+		fprintf(out, "execs that wake the daemon: %s\n", d->exec_wakes);
 	recorder__stats(d->rec, &run);
 	own_cpu(d, &run, out);
 	if (!d->o.no_learn) {
@@ -418,6 +446,40 @@ static void control(void *arg, const char *req, FILE *out)
 }
 
 /* SIGHUP: the reloadable settings, and the rules they give. */
+/*
+ * The exec notifier wakes the loop at each exec so that a watched
+ * process's stack base is read while it lives; an exec of a process
+ * the rules refuse needs no haste, and on a machine that builds, most
+ * are (make, sh, as, ld around each cc1).  With the exec tracepoint,
+ * the kernel passes only the execs of the files, command names and
+ * pids the rules name.  A process the filter misses that the rules
+ * take (exec'd through a link of a name of its own, or renamed after
+ * its exec) is read when its records are, a step later, as any is
+ * without the tracepoint.  Rules no filter can hold (a name with a
+ * quote or a glob's byte) leave every exec waking the loop.
+ */
+static void filter_execs(struct daemon *d)
+{
+	const struct rules *r = &d->rules;
+	char filter[4096];
+	int ret = event__exec_filter((const char *const *)r->file, r->nfile,
+				     (const char *const *)r->comm, r->ncomm,
+				     r->pid, r->npid, filter, sizeof(filter));
+
+	bool held = !ret;
+
+	ret = recorder__filter_execs(d->rec, held ? filter : NULL);
+	if (ret && ret != -EOPNOTSUPP)
+		log_warn("every exec wakes the daemon: the exec filter: %s",
+			 strerror(-ret));
+	d->exec_wakes = ret == -EOPNOTSUPP ?
+		"every fork, exec and exit (no exec tracepoint: tracefs "
+		"unreadable)" : ret ? "every exec (the exec filter refused)" :
+		held ? "the watched programs' only (the exec tracepoint, "
+		"filtered)" : "every exec (a watched name no exec filter can "
+		"hold)";
+}
+
 static void reload(struct daemon *d)
 {
 	struct daemon_opts o = d->o;
@@ -433,6 +495,7 @@ static void reload(struct daemon *d)
 	recorder__set_flush_ns(d->rec, (int64_t)(d->o.flush * 1e9));
 	log_info("reloaded: %zu executables, %zu names, %zu pids watched",
 		 r.nexe, r.ncomm, r.npid);
+	filter_execs(d);
 	scan(d);
 }
 
@@ -891,6 +954,7 @@ int daemon__run(const struct daemon_opts *o, daemon_reload_fn reload_fn,
 		goto out;
 	if (start_recording(&d, &ri, &ev))
 		goto out_socket;
+	filter_execs(&d);
 	if (!d.o.foreground && daemon(0, 1)) {
 		log_error("cannot detach: %s", strerror(errno));
 		goto out_run;

@@ -853,15 +853,18 @@ int recorder__enable(struct recorder *r)
 
 static void take_execs(struct recorder *r)
 {
+	const struct collector_stats *cs = collector__stats(r->col);
+	uint64_t read = cs->execs_read;
 	struct session_exec e;
-	bool any = false;
 
 	/* a process the filter refuses needs no haste */
 	while (session__next_exec(r->sess, &e))
-		any |= collector__exec_seen(r->col, e.pid, e.time, e.comm);
-	if (any)
-		r->last_exec = clock__mono_ns();
+		collector__exec_seen(r->col, e.pid, e.time, e.comm);
 	collector__retry_execs(r->col);
+	/* nor one gone before its exec was read (with the exec filter,
+	 * most execs are read late: each had kept the wait short) */
+	if (cs->execs_read > read || collector__execs_waiting(r->col))
+		r->last_exec = clock__mono_ns();
 }
 
 void recorder__set_poll_ms(struct recorder *r, int ms)
@@ -872,6 +875,11 @@ void recorder__set_poll_ms(struct recorder *r, int ms)
 int64_t recorder__last_exec(const struct recorder *r)
 {
 	return r->last_exec;
+}
+
+int recorder__filter_execs(struct recorder *r, const char *filter)
+{
+	return r->sess ? session__filter_execs(r->sess, filter) : -EOPNOTSUPP;
 }
 
 /*

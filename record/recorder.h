@@ -166,9 +166,13 @@ int64_t recorder__run_id(const struct recorder *r);
 
 /* The longest wait of a step from now on (recorder_opts.poll_ms). */
 void recorder__set_poll_ms(struct recorder *r, int ms);
-/* When the last exec of a process the filter accepts was seen
- * (clock__mono_ns()); 0: none yet. */
+/* When the last exec of a process the filter accepts was read while
+ * the process lived (clock__mono_ns()); 0: none yet. */
 int64_t recorder__last_exec(const struct recorder *r);
+/* Only the execs @filter passes wake a step (session__filter_execs();
+ * NULL: every exec).  0, -EOPNOTSUPP where execs do not wake it alone,
+ * or -errno. */
+int recorder__filter_execs(struct recorder *r, const char *filter);
 
 /* Installs the signal handlers (see above) and ignores SIGPIPE (a
  * closed stderr must not end a recording).  0 or -errno. */

@@ -459,8 +459,11 @@ static void check_execs(bool tracefs)
 		goto out;
 	}
 	only = session__notifies_execs_only(s);
-	if (!tracefs)
+	if (!tracefs) {
 		ok(!only, "no tracefs: the COMM records wake poll");
+		is_int(session__filter_execs(s, "pid == 1"), -EOPNOTSUPP,
+		       "no tracefs: no exec filter");
+	}
 	else if (!only)
 		skip("the exec tracepoint needs root (or its tracefs)",
 		     "tracepoint: forks do not wake poll");
@@ -498,6 +501,118 @@ out:
 	session__close(s);
 }
 
+/* The exec filter's text: what it passes, and what it refuses to
+ * hold. */
+static void check_filter_text(void)
+{
+	static const char *const files[] = { "cc1", "gcc-12" };
+	static const char *const comms[] = { "make", "a-long-comm-name-here" };
+	static const uint32_t pids[] = { 42 };
+	char buf[4096], big[300], small[64];
+
+	ok(!event__exec_filter(files, 2, comms, 2, pids, 1, buf, sizeof(buf)),
+	   "exec filter: files, names and pids");
+	is_str(buf, "filename ~ \"*/cc1\" || filename == \"cc1\" || "
+	       "filename ~ \"*/gcc-12\" || filename == \"gcc-12\" || "
+	       "filename ~ \"*/make\" || filename == \"make\" || "
+	       "filename ~ \"*/a-long-comm-nam*\" || "
+	       "filename ~ \"a-long-comm-nam*\" || pid == 42",
+	       "exec filter: a path's end or the whole of it; a command "
+	       "name of 15 bytes or more, its first 15 as a prefix");
+	ok(event__exec_filter(NULL, 0, NULL, 0, NULL, 0, buf, sizeof(buf)),
+	   "exec filter: nothing watched, no filter");
+	for (const char *bad = "\"*?[\\/\n"; *bad; bad++) {
+		char name[8] = { 'a', *bad, 'b', 0 };
+		const char *const one[] = { name };
+
+		ok(event__exec_filter(one, 1, NULL, 0, NULL, 0, buf,
+				      sizeof(buf)) &&
+		   event__exec_filter(NULL, 0, one, 1, NULL, 0, buf,
+				      sizeof(buf)),
+		   "exec filter: a name holding byte %#x is refused",
+		   (unsigned)(unsigned char)*bad);
+	}
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	{
+		const char *const one[] = { big }, *const empty[] = { "" };
+
+		ok(event__exec_filter(one, 1, NULL, 0, NULL, 0, buf,
+				      sizeof(buf)),
+		   "exec filter: a file name past a filter string's 255 "
+		   "bytes is refused");
+		ok(!event__exec_filter(NULL, 0, one, 1, NULL, 0, buf,
+				       sizeof(buf)),
+		   "exec filter: a command name that long is its first 15");
+		ok(event__exec_filter(empty, 1, NULL, 0, NULL, 0, buf,
+				      sizeof(buf)),
+		   "exec filter: an empty name is refused");
+	}
+	ok(event__exec_filter(files, 2, NULL, 0, NULL, 0, small, sizeof(small)),
+	   "exec filter: longer than the buffer, refused");
+	{
+		static uint32_t many[400];
+
+		for (size_t i = 0; i < 400; i++)
+			many[i] = 1000000 + (uint32_t)i;
+		ok(event__exec_filter(NULL, 0, NULL, 0, many, 400, buf,
+				      sizeof(buf)),
+		   "exec filter: longer than a filter may be (4095 bytes), "
+		   "refused");
+	}
+}
+
+/* An exec under the exec filter @filter: it wakes poll (@wakes) or
+ * not, and is reported either way. */
+static void check_exec_filter(const char *filter, bool wakes)
+{
+	struct event_choice ev;
+	struct session_exec e = { 0 };
+	struct session *s = NULL;
+	char err[512];
+	int cmd = -1, ack = -1, errnum, mask = 0;
+	bool mine = false;
+	pid_t child;
+
+	if (event__choose("cpu-clock", 1000, 0, &ev, err, sizeof(err))) {
+		skip("no cpu-clock event", "exec filter %s", filter);
+		return;
+	}
+	child = exec_child(&cmd, &ack);
+	if (child < 0) {
+		skip("cannot fork", "exec filter %s", filter);
+		return;
+	}
+	s = session__open(&ev.attr, &child, 1, 16, 0, err, sizeof(err),
+			  &errnum);
+	if (!s || session__enable(s) || !session__notifies_execs_only(s)) {
+		skip("the exec tracepoint needs root (or its tracefs)",
+		     "exec filter %s", filter);
+		goto out;
+	}
+	is_int(session__filter_execs(s, filter), 0, "exec filter %s: set",
+	       filter);
+	if (write(cmd, "e", 1) != 1) {
+		ok(false, "exec filter: the child execs");
+		goto out;
+	}
+	/* passed: it wakes within 5 s; refused: not in 1 s */
+	for (int i = 0; i < (wakes ? 50 : 10) && !(mask & SESSION_EXEC); i++)
+		mask = session__wait(s, NULL, 0, 100);
+	ok(mask >= 0 && !!(mask & SESSION_EXEC) == wakes,
+	   "exec filter %s: the exec of sleep %s poll (mask %d)", filter,
+	   wakes ? "wakes" : "does not wake", mask);
+	while (session__next_exec(s, &e))
+		mine |= e.pid == (uint32_t)child && !strcmp(e.comm, "sleep");
+	ok(mine, "exec filter %s: the exec reported all the same", filter);
+out:
+	close(cmd);
+	close(ack);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	session__close(s);
+}
+
 int main(void)
 {
 	/* 4 MiB: a round of 10 ms is ~80 KiB of samples; a round's records
@@ -511,5 +626,22 @@ int main(void)
 	check_deep();
 	check_execs(true);
 	check_execs(false);
+	check_filter_text();
+	check_exec_filter("filename ~ \"*/nosuch\"", false);
+	check_exec_filter("filename ~ \"*/sleep\"", true);
+	{	/* as the daemon builds them: the kernel takes every form */
+		static const char *const files[] = { "nosuch", "gcc-12" };
+		static const char *const sleep[] = { "sleep" },
+				  *const longer[] = { "a-long-comm-name" };
+		static const uint32_t pids[] = { 1 };
+		char f[4096];
+
+		if (!event__exec_filter(files, 2, longer, 1, pids, 1, f,
+					sizeof(f)))
+			check_exec_filter(f, false);
+		if (!event__exec_filter(files, 2, sleep, 1, pids, 1, f,
+					sizeof(f)))
+			check_exec_filter(f, true);
+	}
 	return tap_done();
 }
