@@ -54,14 +54,18 @@
  * DAEMON_EXEC_WINDOW_NS ago (its mappings are read while it still
  * lives: its files are opened through /proc/PID; the loader maps them
  * within a few ms of the exec, which wakes the wait) or a control
- * client is being served (each step moves it on); 100 ms otherwise.  A
- * wait ends sooner when the rings fill, an exec or a client comes.  At
- * 20 ms throughout, waking was a fifth of the daemon's CPU watching
- * cc1 at 999 Hz through ten makes (perf stat: 1,800 to 2,070 context
- * switches in 22 to 26 s; 1,170 to 1,260 so, and 18 to 20 % less CPU,
- * in rounds run one after the other). */
+ * client is being served (each step moves it on); otherwise until
+ * what the clock has due (the learning window's end, the next flush,
+ * scan or segment), at most a second.  A wait ends sooner when the
+ * rings fill, an exec or a client comes.  At 20 ms throughout, waking
+ * was a fifth of the daemon's CPU watching cc1 at 999 Hz through ten
+ * makes (perf stat: 1,800 to 2,070 context switches in 22 to 26 s;
+ * 1,170 to 1,260 so, and 18 to 20 % less CPU, in rounds run one after
+ * the other); at 100 ms, its timeouts were a third of its wakes at 99
+ * Hz (docs/benchmarks.md, "the daemon's wakes: execs it does not
+ * watch"). */
 #define DAEMON_POLL_MS 20
-#define DAEMON_IDLE_POLL_MS 100
+#define DAEMON_IDLE_POLL_MS 1000
 #define DAEMON_EXEC_WINDOW_NS 30000000LL
 /* The most the rings' default takes over all CPUs (ring_pages()). */
 #define DAEMON_RINGS_BYTES ((size_t)64 << 20)
@@ -896,13 +900,19 @@ static void serve(struct daemon *d, struct ctl_server *ctl, int lfd,
 	int64_t last_scan = clock__mono_ns(), segment_start = last_scan;
 
 	while (!d->stop) {
-		int64_t exec = recorder__last_exec(d->rec);
+		int64_t exec = recorder__last_exec(d->rec), now = clock__mono_ns();
+		int64_t due = segment_start + (int64_t)(d->o.segment * 1e9);
 		int seen;
 
+		if (last_scan + (int64_t)(d->o.flush * 1e9) < due)
+			due = last_scan + (int64_t)(d->o.flush * 1e9);
+		due = (due - now) / 1000000 + 1;	/* ms, rounded up */
 		recorder__set_poll_ms(d->rec, ctl_server__clients(ctl) ||
-				      (exec && clock__mono_ns() - exec <
+				      (exec && now - exec <
 				       DAEMON_EXEC_WINDOW_NS) ?
-				      DAEMON_POLL_MS : DAEMON_IDLE_POLL_MS);
+				      DAEMON_POLL_MS : due < 1 ? 1 :
+				      due < DAEMON_IDLE_POLL_MS ? (int)due :
+				      DAEMON_IDLE_POLL_MS);
 		seen = recorder__step(d->rec, lfd);
 
 		if (seen < 0)

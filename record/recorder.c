@@ -1386,14 +1386,18 @@ int recorder__flush(struct recorder *r)
 }
 
 /* How long a step waits: ring_wait_ns(), and no longer than what the
- * clock has due sooner: the learning trickle's next turn (a wait past
- * it would stretch or skip the turn) and the next flush. */
+ * clock has due sooner: the end of the learning window (judged late,
+ * a window is longer than the others), the learning trickle's next
+ * turn (a wait past it would stretch or skip the turn) and the next
+ * flush. */
 static int step_wait_ms(struct recorder *r)
 {
 	int64_t now = clock__mono_ns(), wait = ring_wait_ns(r);
 	int64_t flush = r->last_flush + r->o.flush_ns - now;
 	const struct learn *l = &r->learn;
 
+	if (l->active && l->window + LEARN_WINDOW_NS - now < wait)
+		wait = l->window + LEARN_WINDOW_NS - now;
 	if (l->active && !l->burst) {
 		int64_t phase = now % LEARN_TRICKLE_NS;
 		int64_t turn = phase < LEARN_TRICKLE_ON_NS ?
