@@ -257,7 +257,8 @@ static bool quotable(const char *name, size_t n)
 	if (!n || n + 3 > FILTER_STR_MAX)
 		return false;
 	for (size_t i = 0; i < n; i++)
-		if (name[i] < 0x20 || name[i] > 0x7e || strchr("\"\\*?[]/", name[i]))
+		if (name[i] < 0x20 || name[i] > 0x7e ||
+		    strchr("\"\\*?[]/", name[i]))
 			return false;
 	return true;
 }

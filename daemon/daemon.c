@@ -449,7 +449,6 @@ static void control(void *arg, const char *req, FILE *out)
 	}
 }
 
-/* SIGHUP: the reloadable settings, and the rules they give. */
 /*
  * The exec notifier wakes the loop at each exec so that a watched
  * process's stack base is read while it lives; an exec of a process
@@ -466,13 +465,11 @@ static void filter_execs(struct daemon *d)
 {
 	const struct rules *r = &d->rules;
 	char filter[4096];
-	int ret = event__exec_filter((const char *const *)r->file, r->nfile,
-				     (const char *const *)r->comm, r->ncomm,
-				     r->pid, r->npid, filter, sizeof(filter));
+	bool held = !event__exec_filter((const char *const *)r->file, r->nfile,
+					(const char *const *)r->comm, r->ncomm,
+					r->pid, r->npid, filter, sizeof(filter));
+	int ret = recorder__filter_execs(d->rec, held ? filter : NULL);
 
-	bool held = !ret;
-
-	ret = recorder__filter_execs(d->rec, held ? filter : NULL);
 	if (ret && ret != -EOPNOTSUPP)
 		log_warn("every exec wakes the daemon: the exec filter: %s",
 			 strerror(-ret));
@@ -484,6 +481,7 @@ static void filter_execs(struct daemon *d)
 		"hold)";
 }
 
+/* SIGHUP: the reloadable settings, and the rules they give. */
 static void reload(struct daemon *d)
 {
 	struct daemon_opts o = d->o;

@@ -426,79 +426,117 @@ static int no_tracefs(int dirfd, const char *path, int flags, mode_t mode)
 	return real_openat(dirfd, path, flags, mode);
 }
 
+/* A child of exec_child() and a session on it. */
+struct exec_run {
+	pid_t child;
+	int cmd, ack;
+	struct session *s;
+};
+
+/* Starts @x: its child, and a session on it with the exec tracepoint
+ * (@tracefs) or without it (its id unreadable), enabled.  False after
+ * a skip of @what, saying why. */
+static bool exec_start(struct exec_run *x, bool tracefs, const char *what)
+{
+	struct event_choice ev;
+	char err[512];
+	int errnum;
+
+	*x = (struct exec_run){ .child = -1, .cmd = -1, .ack = -1 };
+	if (event__choose("cpu-clock", 1000, 0, &ev, err, sizeof(err))) {
+		skip("no cpu-clock event", "%s", what);
+		return false;
+	}
+	x->child = exec_child(&x->cmd, &x->ack);
+	if (x->child < 0) {
+		skip("cannot fork", "%s", what);
+		return false;
+	}
+	real_openat = icppd_sys.openat;
+	if (!tracefs)
+		icppd_sys.openat = no_tracefs;
+	x->s = session__open(&ev.attr, &x->child, 1, 16, 0, err, sizeof(err),
+			     &errnum);
+	icppd_sys.openat = real_openat;
+	if (!x->s || session__enable(x->s) || !session__notifies_execs(x->s)) {
+		skip("perf_event_open refused", "%s", what);
+		return false;
+	}
+	return true;
+}
+
+/* Has @x's child exec sleep: the mask of the waits of up to @tries
+ * tenths of a second until the notifier wakes poll; *@mine: the exec
+ * was reported, as sleep.  -1 when the child could not be told. */
+static int exec_sleep(struct exec_run *x, int tries, bool *mine)
+{
+	struct session_exec e = { 0 };
+	int mask = 0;
+
+	*mine = false;
+	if (write(x->cmd, "e", 1) != 1)
+		return -1;
+	for (int i = 0; i < tries && !(mask & SESSION_EXEC); i++)
+		mask = session__wait(x->s, NULL, 0, 100);
+	while (session__next_exec(x->s, &e))
+		*mine |= e.pid == (uint32_t)x->child && !strcmp(e.comm, "sleep");
+	return mask;
+}
+
+static void exec_end(struct exec_run *x)
+{
+	close(x->cmd);
+	close(x->ack);
+	if (x->child > 0) {
+		kill(x->child, SIGKILL);
+		waitpid(x->child, NULL, 0);
+	}
+	session__close(x->s);
+}
+
 /* The notifier on a child that forks, then execs, with the exec
  * tracepoint (@tracefs) or without it (its id unreadable). */
 static void check_execs(bool tracefs)
 {
 	const char *mode = tracefs ? "tracepoint" : "no tracefs";
-	struct event_choice ev;
 	struct session_exec e = { 0 };
-	struct session *s = NULL;
-	char err[512], x;
-	int cmd = -1, ack = -1, errnum, mask = 0, execs = 0;
-	bool only, mine = false;
-	pid_t child;
+	struct exec_run x;
+	char what[32], c;
+	int mask, execs = 0;
+	bool only, mine;
 
-	if (event__choose("cpu-clock", 1000, 0, &ev, err, sizeof(err))) {
-		skip("no cpu-clock event", "%s: execs", mode);
-		return;
-	}
-	child = exec_child(&cmd, &ack);
-	if (child < 0) {
-		skip("cannot fork", "%s: execs", mode);
-		return;
-	}
-	real_openat = icppd_sys.openat;
-	if (!tracefs)
-		icppd_sys.openat = no_tracefs;
-	s = session__open(&ev.attr, &child, 1, 16, 0, err, sizeof(err),
-			  &errnum);
-	icppd_sys.openat = real_openat;
-	if (!s || session__enable(s) || !session__notifies_execs(s)) {
-		skip("perf_event_open refused", "%s: execs", mode);
+	snprintf(what, sizeof(what), "%s: execs", mode);
+	if (!exec_start(&x, tracefs, what))
 		goto out;
-	}
-	only = session__notifies_execs_only(s);
+	only = session__notifies_execs_only(x.s);
 	if (!tracefs) {
 		ok(!only, "no tracefs: the COMM records wake poll");
-		is_int(session__filter_execs(s, "pid == 1"), -EOPNOTSUPP,
+		is_int(session__filter_execs(x.s, "pid == 1"), -EOPNOTSUPP,
 		       "no tracefs: no exec filter");
-	}
-	else if (!only)
+	} else if (!only) {
 		skip("the exec tracepoint needs root (or its tracefs)",
 		     "tracepoint: forks do not wake poll");
-	if (write(cmd, "f", 1) != 1 || read(ack, &x, 1) != 1) {
+	}
+	if (write(x.cmd, "f", 1) != 1 || read(x.ack, &c, 1) != 1) {
 		ok(false, "%s: the child forks", mode);
 		goto out;
 	}
-	mask = session__wait(s, NULL, 0, 300);
+	mask = session__wait(x.s, NULL, 0, 300);
 	if (only)
 		ok(mask >= 0 && !(mask & SESSION_EXEC), "tracepoint: %d forks "
 		   "and exits do not wake poll (mask %d)", FORKS, mask);
 	else if (!tracefs)
 		ok(mask > 0 && (mask & SESSION_EXEC), "no tracefs: %d forks "
 		   "and exits wake poll (mask %d)", FORKS, mask);
-	while (session__next_exec(s, &e))
+	while (session__next_exec(x.s, &e))
 		execs++;
 	is_int(execs, 0, "%s: no exec reported for the forks", mode);
-	if (write(cmd, "e", 1) != 1) {
-		ok(false, "%s: the child execs", mode);
-		goto out;
-	}
-	mask = 0;
-	for (int i = 0; i < 50 && !(mask & SESSION_EXEC); i++)
-		mask = session__wait(s, NULL, 0, 100);
+	mask = exec_sleep(&x, 50, &mine);
 	ok(mask > 0 && (mask & SESSION_EXEC), "%s: the exec wakes poll "
 	   "(mask %d)", mode, mask);
-	while (session__next_exec(s, &e))
-		mine |= e.pid == (uint32_t)child && !strcmp(e.comm, "sleep");
-	ok(mine, "%s: the exec of %d reported, as sleep", mode, (int)child);
+	ok(mine, "%s: the exec of %d reported, as sleep", mode, (int)x.child);
 out:
-	close(cmd);
-	close(ack);
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
-	session__close(s);
+	exec_end(&x);
 }
 
 /* The exec filter's text: what it passes, and what it refuses to
@@ -566,51 +604,28 @@ static void check_filter_text(void)
  * not, and is reported either way. */
 static void check_exec_filter(const char *filter, bool wakes)
 {
-	struct event_choice ev;
-	struct session_exec e = { 0 };
-	struct session *s = NULL;
-	char err[512];
-	int cmd = -1, ack = -1, errnum, mask = 0;
-	bool mine = false;
-	pid_t child;
+	struct exec_run x;
+	char what[512];
+	int mask;
+	bool mine;
 
-	if (event__choose("cpu-clock", 1000, 0, &ev, err, sizeof(err))) {
-		skip("no cpu-clock event", "exec filter %s", filter);
-		return;
-	}
-	child = exec_child(&cmd, &ack);
-	if (child < 0) {
-		skip("cannot fork", "exec filter %s", filter);
-		return;
-	}
-	s = session__open(&ev.attr, &child, 1, 16, 0, err, sizeof(err),
-			  &errnum);
-	if (!s || session__enable(s) || !session__notifies_execs_only(s)) {
-		skip("the exec tracepoint needs root (or its tracefs)",
-		     "exec filter %s", filter);
+	snprintf(what, sizeof(what), "exec filter %s", filter);
+	if (!exec_start(&x, true, what))
+		goto out;
+	if (!session__notifies_execs_only(x.s)) {
+		skip("the exec tracepoint needs root (or its tracefs)", "%s",
+		     what);
 		goto out;
 	}
-	is_int(session__filter_execs(s, filter), 0, "exec filter %s: set",
-	       filter);
-	if (write(cmd, "e", 1) != 1) {
-		ok(false, "exec filter: the child execs");
-		goto out;
-	}
+	is_int(session__filter_execs(x.s, filter), 0, "%s: set", what);
 	/* passed: it wakes within 5 s; refused: not in 1 s */
-	for (int i = 0; i < (wakes ? 50 : 10) && !(mask & SESSION_EXEC); i++)
-		mask = session__wait(s, NULL, 0, 100);
+	mask = exec_sleep(&x, wakes ? 50 : 10, &mine);
 	ok(mask >= 0 && !!(mask & SESSION_EXEC) == wakes,
-	   "exec filter %s: the exec of sleep %s poll (mask %d)", filter,
+	   "%s: the exec of sleep %s poll (mask %d)", what,
 	   wakes ? "wakes" : "does not wake", mask);
-	while (session__next_exec(s, &e))
-		mine |= e.pid == (uint32_t)child && !strcmp(e.comm, "sleep");
-	ok(mine, "exec filter %s: the exec reported all the same", filter);
+	ok(mine, "%s: the exec reported all the same", what);
 out:
-	close(cmd);
-	close(ack);
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
-	session__close(s);
+	exec_end(&x);
 }
 
 int main(void)
