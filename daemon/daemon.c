@@ -890,6 +890,26 @@ static void export_queue(struct daemon *d, int64_t run_id)
 		export__queue(d->store, run_id, d->o.export_url);	/* logs */
 }
 
+/* A step's longest wait (DAEMON_POLL_MS above): short while a client
+ * is served or a watched process has just started, else until the
+ * next scan or segment, at most DAEMON_IDLE_POLL_MS (the recorder
+ * ends it sooner where its own clock has something due). */
+static int poll_ms(const struct daemon *d, const struct ctl_server *ctl,
+		   int64_t last_scan, int64_t segment_start)
+{
+	int64_t now = clock__mono_ns(), exec = recorder__last_exec(d->rec);
+	int64_t due = segment_start + (int64_t)(d->o.segment * 1e9);
+
+	if (ctl_server__clients(ctl) ||
+	    (exec && now - exec < DAEMON_EXEC_WINDOW_NS))
+		return DAEMON_POLL_MS;
+	if (last_scan + (int64_t)(d->o.flush * 1e9) < due)
+		due = last_scan + (int64_t)(d->o.flush * 1e9);
+	due = (due - now) / 1000000 + 1;	/* ms, rounded up */
+	return due < 1 ? 1 : due < DAEMON_IDLE_POLL_MS ? (int)due :
+	       DAEMON_IDLE_POLL_MS;
+}
+
 /* The loop: samples, control clients, reloads, scans and segments,
  * until a stop. */
 static void serve(struct daemon *d, struct ctl_server *ctl, int lfd,
@@ -898,19 +918,10 @@ static void serve(struct daemon *d, struct ctl_server *ctl, int lfd,
 	int64_t last_scan = clock__mono_ns(), segment_start = last_scan;
 
 	while (!d->stop) {
-		int64_t exec = recorder__last_exec(d->rec), now = clock__mono_ns();
-		int64_t due = segment_start + (int64_t)(d->o.segment * 1e9);
 		int seen;
 
-		if (last_scan + (int64_t)(d->o.flush * 1e9) < due)
-			due = last_scan + (int64_t)(d->o.flush * 1e9);
-		due = (due - now) / 1000000 + 1;	/* ms, rounded up */
-		recorder__set_poll_ms(d->rec, ctl_server__clients(ctl) ||
-				      (exec && now - exec <
-				       DAEMON_EXEC_WINDOW_NS) ?
-				      DAEMON_POLL_MS : due < 1 ? 1 :
-				      due < DAEMON_IDLE_POLL_MS ? (int)due :
-				      DAEMON_IDLE_POLL_MS);
+		recorder__set_poll_ms(d->rec, poll_ms(d, ctl, last_scan,
+						      segment_start));
 		seen = recorder__step(d->rec, lfd);
 
 		if (seen < 0)
