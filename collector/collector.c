@@ -801,6 +801,15 @@ bool collector__exec_seen(struct collector *c, uint32_t pid, uint64_t time,
 	size_t i;
 
 	c->stats.execs_seen++;
+	/* the notifier's rings are read one CPU's after another: a process
+	 * that exec'd on two CPUs (a launcher's exec, then its program's,
+	 * read together where the exec filter woke the loop for the
+	 * second) may have its later exec read first, and that one's
+	 * stack base is the one to read */
+	for (i = 0; i < c->nearly && c->early[i].pid != pid; i++)
+		;
+	if (i < c->nearly && c->early[i].time > time)
+		return false;
 	if (c->filter) {
 		bool accepted = exec_accepted(c, pid, comm);
 		/* a refusal read the process's executable: it lived, and its
@@ -811,7 +820,7 @@ bool collector__exec_seen(struct collector *c, uint32_t pid, uint64_t time,
 		struct process *p = accepted ? space__find_proc(c, pid) :
 				    space__get_proc(c, pid);
 
-		if (p) {
+		if (p && time >= p->verdict_time) {
 			p->exec_refused = !accepted;
 			p->verdict_time = time;
 		}
@@ -819,8 +828,6 @@ bool collector__exec_seen(struct collector *c, uint32_t pid, uint64_t time,
 			return false;
 	}
 	snprintf(e.comm, sizeof(e.comm), "%s", comm);
-	for (i = 0; i < c->nearly && c->early[i].pid != pid; i++)
-		;
 	if (i < c->nearly)
 		c->early[i] = e;	/* a later exec of the same process */
 	else if (c->nearly < MAX_EARLY)
