@@ -53,7 +53,8 @@ static int add(struct profile_base *b, const char *key, double w)
 	return 0;
 }
 
-static int add_context(void *arg, const char *key, int64_t group, double w)
+static int add_context(void *arg, const char *key,
+		       struct folded_group group, double w)
 {
 	(void)group;
 	return add(arg, key, w);

@@ -115,8 +115,8 @@ static void strip_comm_frames(struct compare_side *a,
 }
 
 /* folded__keys()'s contexts into a list. */
-static int add_context(void *arg, const char *key, int64_t group,
-		       double weight)
+static int add_context(void *arg, const char *key,
+		       struct folded_group group, double weight)
 {
 	(void)group;
 	return add_entry(arg, key, weight);

@@ -24,18 +24,20 @@
 #include "profile/folded_keys.h"
 
 typedef int (*stack_fn)(void *arg, const int64_t *frames, size_t n,
-			int64_t group, double weight);
+			struct folded_group group, double weight);
 
 /* The group of a stack's weight (@frames outermost first): its leaf's
  * CID, of one process when processes are apart, so that rounding keeps
- * a CID's samples whole. */
-static int64_t stack_group(const struct cct *t, const int64_t *frames,
-			   size_t n)
+ * a CID's samples whole, and a process's. */
+static struct folded_group stack_group(const struct cct *t,
+				       const int64_t *frames, size_t n)
 {
-	return cct__kind(t, frames[0]) == CCT_PROCESS ?
-	       (int64_t)hindex__mix((uint64_t)frames[n - 1],
-				    (uint64_t)frames[0]) :
-	       frames[n - 1];
+	int64_t proc = cct__kind(t, frames[0]) == CCT_PROCESS ? frames[0] : 0;
+
+	return (struct folded_group){
+		proc ? (int64_t)hindex__mix((uint64_t)frames[n - 1],
+					    (uint64_t)proc) :
+		       frames[n - 1], proc };
 }
 
 /*
@@ -136,14 +138,15 @@ int folded__stacks(struct cct *t, uint32_t k, stack_fn fn, void *arg)
 /* folded__keys()'s frames into a key. */
 struct keyed {
 	struct cct *t;
-	int (*fn)(void *arg, const char *key, int64_t group, double weight);
+	int (*fn)(void *arg, const char *key, struct folded_group group,
+		  double weight);
 	void *arg;
 	char *buf;
 	size_t cap;
 };
 
-static int to_key(void *arg, const int64_t *frames, size_t n, int64_t group,
-		  double weight)
+static int to_key(void *arg, const int64_t *frames, size_t n,
+		  struct folded_group group, double weight)
 {
 	struct keyed *k = arg;
 	size_t len = 0;
@@ -172,9 +175,9 @@ static int to_key(void *arg, const int64_t *frames, size_t n, int64_t group,
 }
 
 int folded__keys(struct cct *t, uint32_t k,
-		   int (*fn)(void *arg, const char *key, int64_t group,
-			     double weight),
-		   void *arg)
+		 int (*fn)(void *arg, const char *key,
+			   struct folded_group group, double weight),
+		 void *arg)
 {
 	struct keyed kd = { t, fn, arg, NULL, 0 };
 	int ret = folded__stacks(t, k, to_key, &kd);

@@ -10,13 +10,22 @@
 
 #include "inference/cct.h"
 
+/* The rounding group of a k-context's weight: @leaf names its innermost
+ * frame, and its process when the context starts with one (the groups
+ * whose weights are whole counts: rounding keeps each group's sum);
+ * @process is that process frame (0: none), whose weights are whole
+ * too. */
+struct folded_group {
+	int64_t leaf, process;
+};
+
 /* Calls @fn for every k-context of @t with its exclusive weight: its
- * @n frames, outermost first (valid in the call), and the group
- * folded__keys() gives.  0, the first non-zero return of @fn, or
- * kccf__build's -ENOMEM or -E2BIG. */
+ * @n frames, outermost first (valid in the call), and its group.  0,
+ * the first non-zero return of @fn, or kccf__build's -ENOMEM or
+ * -E2BIG. */
 int folded__stacks(struct cct *t, uint32_t k,
 		   int (*fn)(void *arg, const int64_t *frames, size_t n,
-			     int64_t group, double weight),
+			     struct folded_group group, double weight),
 		   void *arg);
 
 /* What a ';' of a name is in a folded key (folded_keys.c says why). */
@@ -24,14 +33,11 @@ int folded__stacks(struct cct *t, uint32_t k,
 
 /* Calls @fn for every k-context of @t (exclusive weights): @key is its
  * frames, outermost first, joined by ';', a ';' in a name written as
- * FOLDED_SEMICOLON (valid in the call); @group names its innermost
- * frame, and its process when the context starts with one (the groups
- * whose weights are whole counts: rounding keeps each group's sum).
- * 0, the first non-zero return of @fn, or kccf__build's -ENOMEM or
- * -E2BIG. */
+ * FOLDED_SEMICOLON (valid in the call), and its group.  0, the first
+ * non-zero return of @fn, or kccf__build's -ENOMEM or -E2BIG. */
 int folded__keys(struct cct *t, uint32_t k,
-		 int (*fn)(void *arg, const char *key, int64_t group,
-			   double weight),
+		 int (*fn)(void *arg, const char *key,
+			   struct folded_group group, double weight),
 		 void *arg);
 
 /* A frame of a folded key with its names' ';' back, in place. */

@@ -20,12 +20,13 @@ struct folded_lines {
 	const struct render *r;
 	char **keys;
 	double *w;
-	int64_t *group, *count;
-	size_t n, cap, cap2, cap3;
+	int64_t *group, *process, *count;
+	size_t n, cap, cap2, cap3, cap4;
 	struct hindex index;
 };
 
-static int keep_line(void *arg, const char *key, int64_t group, double weight)
+static int keep_line(void *arg, const char *key, struct folded_group group,
+		     double weight)
 {
 	struct folded_lines *l = arg;
 	struct hindex_probe p = { HINDEX_NONE, 0 };
@@ -33,7 +34,7 @@ static int keep_line(void *arg, const char *key, int64_t group, double weight)
 	uint32_t i;
 
 	while ((i = hindex__next(&l->index, &p, h)) != HINDEX_NONE)
-		if (l->group[i] == group && !strcmp(l->keys[i], key)) {
+		if (l->group[i] == group.leaf && !strcmp(l->keys[i], key)) {
 			l->w[i] += weight;
 			return 0;
 		}
@@ -41,17 +42,19 @@ static int keep_line(void *arg, const char *key, int64_t group, double weight)
 	    grow(&l->keys, &l->cap, l->n + 1, sizeof(*l->keys), 256) ||
 	    grow(&l->w, &l->cap2, l->n + 1, sizeof(*l->w), 256) ||
 	    grow(&l->group, &l->cap3, l->n + 1, sizeof(*l->group), 256) ||
+	    grow(&l->process, &l->cap4, l->n + 1, sizeof(*l->process), 256) ||
 	    !(l->keys[l->n] = strdup(key)))
 		return -ENOMEM;
 	l->w[l->n] = weight;
-	l->group[l->n++] = group;
+	l->group[l->n] = group.leaf;
+	l->process[l->n++] = group.process;
 	return 0;
 }
 
 /*
- * Whole counts unless --exact, rounded per leaf function and process
- * (render__round)
- * before --min-percent hides any line, so that the lines shown carry
+ * Whole counts unless --exact, rounded per leaf function and process,
+ * each process keeping its samples (render__round), before
+ * --min-percent hides any line, so that the lines shown carry
  * the counts a full report gives them; a line whose count is 0 is not
  * written (its weight went to its function's other lines).
  */
@@ -59,7 +62,7 @@ static int write_lines(const struct render *r, struct folded_lines *l)
 {
 	if (!r->v->exact &&
 	    (!(l->count = malloc((l->n ? l->n : 1) * sizeof(*l->count))) ||
-	     render__round(l->w, l->group, l->n, l->count)))
+	     render__round(l->w, l->group, l->process, l->n, l->count)))
 		return -ENOMEM;
 	for (size_t i = 0; i < l->n; i++) {
 		double w = l->count ? (double)l->count[i] : l->w[i];
@@ -88,6 +91,7 @@ int render__folded(const struct render *r)
 	free(l.keys);
 	free(l.w);
 	free(l.group);
+	free(l.process);
 	free(l.count);
 	hindex__exit(&l.index);
 	return err ? -1 : 0;

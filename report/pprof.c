@@ -604,36 +604,34 @@ static bool values(const struct builder *b, const struct cct_record *recs,
 	return v[0] > 0 || v[1] > 0;
 }
 
-/* A record's rounding group: its leaf function, and its process when
- * the profile has them (a CID's samples in one process are whole). */
-static int64_t group_of(struct cct *t, uint32_t node)
-{
-	int64_t leaf = cct__node(t, node)->frame,
-		proc = cct__process_of(t, node);
-
-	return proc ? (int64_t)hindex__mix((uint64_t)leaf, (uint64_t)proc) :
-	       leaf;
-}
-
-/* Whole counts for the records (render__round, grouped by leaf and
- * process). */
+/* Whole counts for the records (render__round): grouped by leaf
+ * function, and by process when the profile has them (a CID's samples
+ * in one process are whole, and a process's). */
 static int count_records(struct builder *b, const struct cct_record *recs,
 			 size_t n)
 {
 	double *w = malloc((n ? n : 1) * sizeof(*w));
 	int64_t *leaf = malloc((n ? n : 1) * sizeof(*leaf));
+	int64_t *proc = malloc((n ? n : 1) * sizeof(*proc));
 	int ret = -ENOMEM;
 
 	b->counts = malloc((n ? n : 1) * sizeof(*b->counts));
-	if (w && leaf && b->counts) {
+	if (w && leaf && proc && b->counts) {
 		for (size_t i = 0; i < n; i++) {
+			uint32_t node = recs[i].node;
+
 			w[i] = recs[i].weight > 0 ? recs[i].weight : 0;
-			leaf[i] = group_of(b->in->cct, recs[i].node);
+			leaf[i] = cct__node(b->in->cct, node)->frame;
+			proc[i] = cct__process_of(b->in->cct, node);
+			if (proc[i])
+				leaf[i] = (int64_t)hindex__mix(
+					(uint64_t)leaf[i], (uint64_t)proc[i]);
 		}
-		ret = render__round(w, leaf, n, b->counts);
+		ret = render__round(w, leaf, proc, n, b->counts);
 	}
 	free(w);
 	free(leaf);
+	free(proc);
 	return ret;
 }
 

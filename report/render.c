@@ -430,17 +430,20 @@ void render__json_stats(const struct render *r)
 		fprintf(r->out, "null");
 }
 
-/* A weight's place in render__round()'s order. */
+/* A weight's place in render__round()'s order: by part, group, then
+ * largest remainder first. */
 struct round_item {
-	int64_t group;
+	int64_t part, group;
 	double frac;
 	size_t i;
 };
 
-static int by_group_frac(const void *a, const void *b)
+static int by_part_group_frac(const void *a, const void *b)
 {
 	const struct round_item *x = a, *y = b;
 
+	if (x->part != y->part)
+		return x->part < y->part ? -1 : 1;
 	if (x->group != y->group)
 		return x->group < y->group ? -1 : 1;
 	if (x->frac != y->frac)
@@ -448,34 +451,85 @@ static int by_group_frac(const void *a, const void *b)
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
-int render__round(const double *w, const int64_t *group, size_t n,
-		  int64_t *out)
+/* 1e-9: a sum of shares that should be whole is not quite */
+static double floor_of(double w)
+{
+	return floor(w + 1e-9);
+}
+
+/* Adds 1 to the first @extra of @n counts @out[it[..].i] (largest
+ * remainders first). */
+static void add_ones(const struct round_item *it, size_t n, int64_t extra,
+		     int64_t *out)
+{
+	for (size_t j = 0; j < n && extra > 0; j++, extra--)
+		out[it[j].i]++;
+}
+
+/*
+ * Two steps of largest remainder: a part's groups get the part's sum
+ * rounded (each its own sum's floor or ceiling), then a group's weights
+ * get its count.  One step within groups alone rounded each group by
+ * itself: a command whose groups held halves (a function inlined in
+ * one process and not in another splits both by the pcs of both) got
+ * a sample more than it had.
+ */
+int render__round(const double *w, const int64_t *group,
+		  const int64_t *part, size_t n, int64_t *out)
 {
 	struct round_item *it = malloc((n ? n : 1) * sizeof(*it));
+	struct round_item *gs = malloc((n ? n : 1) * sizeof(*gs));
+	int64_t *gcount = malloc((n ? n : 1) * sizeof(*gcount));
+	size_t ng = 0;
 
-	if (!it)
+	if (!it || !gs || !gcount) {
+		free(it);
+		free(gs);
+		free(gcount);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < n; i++) {
-		/* 1e-9: a sum of shares that should be whole is not quite */
-		double fl = floor(w[i] + 1e-9);
+		double fl = floor_of(w[i]);
 
 		out[i] = (int64_t)fl;
-		it[i] = (struct round_item){ group[i], w[i] - fl, i };
+		it[i] = (struct round_item){ part ? part[i] : 0, group[i],
+					     w[i] - fl, i };
 	}
-	qsort(it, n, sizeof(*it), by_group_frac);
+	qsort(it, n, sizeof(*it), by_part_group_frac);
+	/* the groups, each as an item of its part: its sum's remainder */
 	for (size_t s = 0, e; s < n; s = e) {
 		double sum = 0;
-		int64_t floors = 0, extra;
 
-		for (e = s; e < n && it[e].group == it[s].group; e++) {
+		for (e = s; e < n && it[e].part == it[s].part &&
+			    it[e].group == it[s].group; e++)
 			sum += w[it[e].i];
-			floors += out[it[e].i];
+		gcount[ng] = (int64_t)floor_of(sum);
+		gs[ng] = (struct round_item){ it[s].part, 0,
+					      sum - (double)gcount[ng], ng };
+		ng++;
+	}
+	qsort(gs, ng, sizeof(*gs), by_part_group_frac);
+	for (size_t s = 0, e; s < ng; s = e) {
+		double sum = 0;
+		int64_t floors = 0;
+
+		for (e = s; e < ng && gs[e].part == gs[s].part; e++) {
+			sum += (double)gcount[gs[e].i] + gs[e].frac;
+			floors += gcount[gs[e].i];
 		}
-		extra = llround(sum) - floors;
-		for (size_t j = s; j < e && extra > 0; j++, extra--)
-			out[it[j].i]++;
+		add_ones(gs + s, e - s, llround(sum) - floors, gcount);
+	}
+	for (size_t s = 0, e, g = 0; s < n; s = e, g++) {
+		int64_t floors = 0;
+
+		for (e = s; e < n && it[e].part == it[s].part &&
+			    it[e].group == it[s].group; e++)
+			floors += out[it[e].i];
+		add_ones(it + s, e - s, gcount[g] - floors, out);
 	}
 	free(it);
+	free(gs);
+	free(gcount);
 	return 0;
 }
 

@@ -83,13 +83,14 @@ void render__walk(const struct render *r, const struct kccf *f,
 void render__weight(FILE *out, double w);
 
 /*
- * Whole counts for @n weights @w, into @out: within each group (@group,
- * the leaf function, or of one process: such samples are a whole
- * number), the counts add up to the group's weight rounded, shared by
- * largest remainder, so exports in integers lose no weight.  A weight
- * may get 0.  0 or -ENOMEM.
+ * Whole counts for @n weights @w, into @out, shared by largest
+ * remainder so that exports in integers lose no weight: within each
+ * part (@part, a process; NULL: one part) the counts add up to the
+ * part's weight rounded, and within each group (@group, the leaf
+ * function, or of one process: such samples are a whole number) to the
+ * group's weight rounded up or down.  A weight may get 0.  0 or -ENOMEM.
  */
-int render__round(const double *w, const int64_t *group, size_t n,
-		  int64_t *out);
+int render__round(const double *w, const int64_t *group,
+		  const int64_t *part, size_t n, int64_t *out);
 
 #endif

@@ -123,7 +123,7 @@ static uint32_t add_frame(struct flame *fl, uint32_t at, const char *name,
 /* folded__stacks()'s callback: the profile's frames into the tree, by
  * their names (a name may hold ';': it stays one frame). */
 static int add_stack(void *arg, const int64_t *frames, size_t n,
-		     int64_t group, double weight)
+		     struct folded_group group, double weight)
 {
 	struct flame *fl = arg;
 	uint32_t at = UINT32_MAX;

@@ -253,7 +253,7 @@ struct stacks {
 };
 
 static int keep_stack(void *arg, const int64_t *frames, size_t n,
-		      int64_t group, double weight)
+		      struct folded_group group, double weight)
 {
 	struct stacks *s = arg;
 	char key[256] = "";
@@ -261,7 +261,8 @@ static int keep_stack(void *arg, const int64_t *frames, size_t n,
 	for (size_t i = 0; i < n; i++)
 		snprintf(key + strlen(key), sizeof(key) - strlen(key), "%sf%lld",
 			 i ? ";" : "", (long long)frames[i]);
-	s->bad += group != frames[n - 1];	/* no process frames here */
+	/* no process frames here */
+	s->bad += group.leaf != frames[n - 1] || group.process;
 	for (size_t i = 0; i < s->n; i++)
 		s->bad += !strcmp(s->v[i].key, key);	/* one per path */
 	bf_add(s->v, &s->n, key, weight, false, (int)s->n + 1);

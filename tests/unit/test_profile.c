@@ -31,7 +31,8 @@ struct key_weight {
 	bool unknown;		/* a key with an unknown-callers frame */
 };
 
-static int sum_key(void *arg, const char *key, int64_t group, double w)
+static int sum_key(void *arg, const char *key, struct folded_group group,
+		   double w)
 {
 	struct key_weight *k = arg;
 

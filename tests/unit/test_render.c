@@ -4,14 +4,18 @@
  * other (1).  Each format is checked for the values it must carry;
  * pprof has its own test (test_pprof.c).  Then names no format may
  * break on: a ';' (a forged frame in folded stacks), U+FFFE (not an
- * XML character), and a baseline file's escape sequences.
+ * XML character), and a baseline file's escape sequences.  Last,
+ * render__round(): whole counts that keep each group's and each
+ * process's samples.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "inference/cct.h"
 #include "inference/kccf.h"
+#include "report/render.h"
 #include "report/report.h"
 #include "tests/tap.h"
 
@@ -140,6 +144,83 @@ static void hostile_names(void)
 	cct__delete(p.cct);
 }
 
+/* Random weights whose parts' sums are whole: every count is its
+ * weight's floor or ceiling, every group's count its sum's, and every
+ * part keeps its sum; the number of trials that broke one. */
+static int round_trials(void)
+{
+	enum { N = 40 };
+	double w[N];
+	int64_t group[N], part[N], out[N];
+	int bad = 0;
+
+	srand(53);
+	for (int t = 0; t < 500; t++) {
+		double gsum[8] = { 0 }, psum[3] = { 0 };
+		int64_t gcount[8] = { 0 }, pcount[3] = { 0 };
+
+		for (int i = 0; i < N; i++) {
+			/* a group lies in one part, as a leaf's in a process */
+			group[i] = rand() % 8;
+			part[i] = group[i] % 3;
+			w[i] = (rand() % 1000) / 250.0;
+		}
+		for (int p = 0; p < 3; p++) {	/* whole parts */
+			double s = 0;
+
+			for (int i = 0; i < N; i++)
+				s += part[i] == p ? w[i] : 0;
+			for (int i = 0; i < N; i++)
+				if (part[i] == p) {
+					w[i] += ceil(s) - s;
+					break;
+				}
+		}
+		if (render__round(w, group, part, N, out)) {
+			bad++;
+			continue;
+		}
+		for (int i = 0; i < N; i++) {
+			bad += out[i] < (int64_t)floor(w[i] + 1e-9) ||
+			       out[i] > (int64_t)ceil(w[i] - 1e-9);
+			gsum[group[i]] += w[i];
+			gcount[group[i]] += out[i];
+			psum[part[i]] += w[i];
+			pcount[part[i]] += out[i];
+		}
+		for (int g = 0; g < 8; g++)
+			bad += gcount[g] < (int64_t)floor(gsum[g] + 1e-9) ||
+			       gcount[g] > (int64_t)ceil(gsum[g] - 1e-9);
+		for (int p = 0; p < 3; p++)
+			bad += pcount[p] != llround(psum[p]);
+	}
+	return bad;
+}
+
+static void rounding(void)
+{
+	/* process 1: a function inlined in one process and not the other
+	 * splits its CID in halves, leaf groups A and B; process 2 too,
+	 * and a whole group E */
+	const double w[] = { 0.5, 0.5, 0.5, 0.5, 2.0 };
+	const int64_t group[] = { 1, 2, 3, 4, 5 }, part[] = { 1, 1, 2, 2, 2 };
+	const double in_group[] = { 0.4, 0.35, 0.25 };
+	const int64_t one_group[] = { 7, 7, 7 };
+	int64_t out[5];
+
+	ok(render__round(w, group, part, 5, out) == 0 &&
+	   out[0] + out[1] == 1 && out[2] + out[3] == 1 && out[4] == 2,
+	   "round: halves of two leaves keep their process's one sample "
+	   "(%lld + %lld, %lld + %lld, %lld)", (long long)out[0],
+	   (long long)out[1], (long long)out[2], (long long)out[3],
+	   (long long)out[4]);
+	ok(render__round(in_group, one_group, NULL, 3, out) == 0 &&
+	   out[0] == 1 && out[1] == 0 && out[2] == 0,
+	   "round: a group's sample to its largest share");
+	is_int(round_trials(), 0, "round: 500 random profiles keep every "
+	       "part's sum, and each count and group within 1");
+}
+
 int main(void)
 {
 	struct run_profile p;
@@ -186,5 +267,6 @@ int main(void)
 
 	cct__delete(p.cct);
 	hostile_names();
+	rounding();
 	return tap_done();
 }
