@@ -268,10 +268,21 @@ static void scan(struct daemon *d)
 		pid = (uint32_t)strtoul(e->d_name, NULL, 10);
 		if (!pid || (pid_t)pid == getpid() || find_seen(d, pid))
 			continue;
-		known = !procfs__exe((pid_t)pid, exe, sizeof(exe));
-		procfs__comm((pid_t)pid, (pid_t)pid, comm, sizeof(comm));
+		/* what the rules ask of every process, no more: each read
+		 * is a syscall or three, for every process of the host,
+		 * every scan; a match has both read for its status line */
+		known = d->rules.nexe &&
+			!procfs__exe((pid_t)pid, exe, sizeof(exe));
+		if (d->rules.ncomm)
+			procfs__comm((pid_t)pid, (pid_t)pid, comm,
+				     sizeof(comm));
 		if (!matches(&d->rules, pid, known ? exe : NULL, comm))
 			continue;
+		if (!d->rules.nexe)	/* left "" where it fails */
+			(void)procfs__exe((pid_t)pid, exe, sizeof(exe));
+		if (!d->rules.ncomm)
+			procfs__comm((pid_t)pid, (pid_t)pid, comm,
+				     sizeof(comm));
 		if (grow(&d->seen, &d->seen_cap, d->nseen + 1, sizeof(*d->seen),
 			 16))
 			break;

@@ -223,6 +223,34 @@ is "$(q "SELECT count(*) FROM contexts c WHERE parent_id != 0 AND
 is $? 0 "--keep-days: the remaining runs report their call paths"
 is "$(integrity)" ok "after retention: integrity_check ok"
 
+# Processes that run before the daemon starts: its first scan of /proc
+# finds them, by executable or by command name (reading of each process
+# only what the rules ask, and of a match both, for its status), and
+# leaves the others.
+"$fp" 250 >/dev/null & pre_exe=$!
+"$PROGS/heights-nofp" 250 >/dev/null & pre_comm=$!
+sleep 0.3	# both exec'd: only a scan can find them now
+: >"$tmp/daemon.log"
+start --exe "$fp"
+"$ICPPD" ctl --socket "$sock" flush >/dev/null
+pre_run=$(q "SELECT max(run_id) FROM v_runs WHERE kind = 'daemon'")
+"$ICPPD" ctl --socket "$sock" stop >/dev/null
+wait $dpid
+contains "$(cat "$tmp/daemon.log")" "watching process $pre_exe (heights-daemon, $fp)" \
+	"a process running before the daemon: found by its executable, named"
+ok $([ "$(q "SELECT coalesce(sum(samples), 0) FROM v_cids WHERE run_id = $pre_run AND pid = $pre_exe")" -gt 0 ]; echo $?) \
+	"... and sampled"
+is "$(q "SELECT coalesce(sum(samples), 0) FROM v_cids WHERE run_id = $pre_run AND pid = $pre_comm")" 0 \
+	"... the other one not"
+: >"$tmp/daemon.log"
+start --comm heights-nofp
+"$ICPPD" ctl --socket "$sock" stop >/dev/null
+wait $dpid
+contains "$(cat "$tmp/daemon.log")" \
+	"watching process $pre_comm (heights-nofp, $(readlink -f "$PROGS/heights-nofp"))" \
+	"a process running before the daemon: found by its command name, its executable read"
+wait $pre_exe $pre_comm
+
 # A full disk: flushes fail with a clear log line and keep their
 # counts; once there is room again they succeed; nothing is corrupt.
 full=$tmp/full
