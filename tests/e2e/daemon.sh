@@ -228,10 +228,11 @@ is "$(integrity)" ok "after retention: integrity_check ok"
 # only what the rules ask, and of a match both, for its status), and
 # leaves the others.
 "$fp" 250 >/dev/null & pre_exe=$!
-"$PROGS/heights-nofp" 250 >/dev/null & pre_comm=$!
+"$PROGS/heights-nofp" 600 >/dev/null & pre_comm=$!	# outlives the first daemon
 sleep 0.3	# both exec'd: only a scan can find them now
 : >"$tmp/daemon.log"
 start --exe "$fp"
+wait $pre_exe	# sampled for most of its 2.25 s of CPU
 "$ICPPD" ctl --socket "$sock" flush >/dev/null
 pre_run=$(q "SELECT max(run_id) FROM v_runs WHERE kind = 'daemon'")
 "$ICPPD" ctl --socket "$sock" stop >/dev/null
@@ -249,7 +250,8 @@ wait $dpid
 contains "$(cat "$tmp/daemon.log")" \
 	"watching process $pre_comm (heights-nofp, $(readlink -f "$PROGS/heights-nofp"))" \
 	"a process running before the daemon: found by its command name, its executable read"
-wait $pre_exe $pre_comm
+kill $pre_comm 2>/dev/null
+wait $pre_comm
 
 # A full disk: flushes fail with a clear log line and keep their
 # counts; once there is room again they succeed; nothing is corrupt.
