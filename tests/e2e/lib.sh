@@ -51,15 +51,16 @@ is() {	# is GOT WANT DESCRIPTION
 		ok 0 "$3"
 	else
 		ok 1 "$3"
-		echo "#   got:  '$1'"
-		echo "#   want: '$2'"
+		printf '%s\n' "  got:  '$1'" "  want: '$2'" | sed 's/^/#  /'
 	fi
 }
 
 contains() {	# contains TEXT NEEDLE DESCRIPTION
 	case $1 in
 	*"$2"*) ok 0 "$3" ;;
-	*) ok 1 "$3"; echo "#   '$2' not in: $1" ;;
+	# every line a comment (is() too): a line of TEXT that reads "ok"
+	# would be a test result to the TAP driver (ctl status ends with one)
+	*) ok 1 "$3"; printf '%s\n' "  '$2' not in: $1" | sed 's/^/#  /' ;;
 	esac
 }
 
