@@ -112,16 +112,23 @@ if [ -x "$PROGS/gcassist" ]; then
 	# (one run in about five on a loaded machine), and one taken between
 	# learning bursts is not a learning sample: so the walks are at most
 	# the learning samples and at least those less every unresolved one.
+	# A copy the kernel cut short (a stack page it could not read from
+	# the timer's interrupt) is a truncated walk: one of 632 in a full
+	# ASan suite here.  So truncated walks may be 1 % of the learning
+	# samples; every other failure none.
 	is "$(q "SELECT coalesce(group_concat(name || '=' || value, ' '), '')
-		FROM v_run_counters WHERE name IN ('unwind.truncated',
+		FROM v_run_counters WHERE name IN (
 		'unwind.no_stack', 'unwind.no_cfi', 'unwind.bad_cfi',
 		'unwind.bad_frame', 'unwind.too_deep', 'unwind.no_program')
 		AND value > 0")" "" "gcassist: no walk failed"
 	c=$(q "SELECT value FROM v_run_counters WHERE name = 'unwind.complete'")
 	l=$(q "SELECT value FROM v_run_counters WHERE name = 'learn.samples'")
 	u=$(q "SELECT coalesce(sum(samples), 0) FROM v_unresolved")
-	ok $([ "$c" -le "$l" ] && [ "$c" -ge $((l - u)) ] && [ "$c" -ge 1 ]; echo $?) \
-		"gcassist: every learning sample unwound whole but those unresolved ($c walks, $l learning samples, $u unresolved)"
+	t=$(q "SELECT coalesce(max(value), 0) FROM v_run_counters WHERE name = 'unwind.truncated'")
+	ok $([ $((100 * t)) -le "$l" ]; echo $?) \
+		"gcassist: at most 1 % of the walks cut short by their copy ($t of $l)"
+	ok $([ "$c" -le "$l" ] && [ "$c" -ge $((l - u - t)) ] && [ "$c" -ge 1 ]; echo $?) \
+		"gcassist: every learning sample unwound whole but those unresolved or cut short ($c walks, $l learning samples, $u unresolved, $t cut short)"
 	sys=$(printf '%s\n' "$folded" | awk '/^runtime\.systemstack(\.abi0)?;/ { t += $NF } END { printf "%d\n", t }')
 	ok $([ "$sys" -ge 1 ]; echo $?) "gcassist: paths from runtime.systemstack ($sys samples)"
 	is "$(printf '%s\n' "$folded" | grep -c ';runtime\.systemstack')" 0 \
