@@ -34,7 +34,10 @@
 #    as many more makes at the same rate, over two such perf runs' overlap
 #    (bench/accuracy.sh's method); and again with the stacks of one
 #    frame dropped from all three (perf's unwinding stopped at the first
-#    step for 3-4 % of cc1's samples; icppd's profile has none).
+#    step for 3-4 % of cc1's samples; icppd's profile has none); and what
+#    a flat profile costs there: perf record -a at the same rate without
+#    a call graph through as many makes, its CPU over cc1's and the
+#    makes'.
 # 5. A machine that forks: a shell spawning subshells (a fork and an
 #    exit each, no exec) for 5 s, alone, under the daemon (99 Hz,
 #    watching cc1, which does not run) and under perf record -a -F 99:
@@ -264,6 +267,28 @@ for hz in ${HZS:-99 999}; do
 	done
 	k3 "$work/m.multi" "$work/pa.multi" "$work/pb.multi" ", without one-frame stacks"
 	rm -f "$work"/p[ab].data*
+	# what a flat profile of as many makes costs: perf record -a at the
+	# same rate, no call graph (its own CPU; cc1's, as its samples
+	# stand for)
+	/usr/bin/time -f '%U %S' -o "$work/ftime" perf record -q -a -F "$hz" \
+		-o "$work/flat.data" 2>/dev/null &
+	fpid=$!
+	sleep 1
+	/usr/bin/time -f '%U %S' -o "$work/mtime" sh -c "for i in \$(seq $makes); do
+		make -s -B -C '$work/proj' >/dev/null; done"
+	kill -INT "$(pgrep -P $fpid perf || echo $fpid)" 2>/dev/null
+	wait $fpid || true	# perf's status after SIGINT
+	n=$(perf script -i "$work/flat.data" -F comm 2>/dev/null | grep -c ' cc1 *$' || true)
+	read -r fu fs <<EOF
+$(tail -n 1 "$work/ftime")
+EOF
+	read -r mu ms <"$work/mtime"
+	awk -v fu="$fu" -v fs="$fs" -v mu="$mu" -v ms="$ms" -v n="$n" \
+		-v hz="$hz" 'BEGIN { c = n / hz
+		printf "  a flat profile, perf record -a -F %d (no call graph) through as many makes: %.2f s, %.2f %% of cc1\047s %.2f s (%d samples), %.2f %% of the makes\047 %.2f s\n",
+			hz, fu + fs, (c > 0 ? 100 * (fu + fs) / c : 0), c, n,
+			100 * (fu + fs) / (mu + ms), mu + ms }'
+	rm -f "$work"/flat.data*
 done
 fi
 
