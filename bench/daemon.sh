@@ -76,6 +76,19 @@ start_daemon() {	# start_daemon DB HZ [ARGS...]: the daemon under time,
 	done
 }
 
+start_perf_a() {	# start_perf_a DATA HZ: perf record -a, no call graph,
+	# under time (its CPU on $work/dtime's last line), pid in $dpid
+	/usr/bin/time -f '%U %S %M %w' -o "$work/dtime" \
+		perf record -q -a -F "$2" -o "$1" 2>/dev/null &
+	dpid=$!
+	sleep 1
+}
+
+stop_perf_a() {	# SIGINT to perf itself (time passes none on), then its end
+	kill -INT "$(pgrep -P "$dpid" perf || echo "$dpid")" 2>/dev/null
+	wait "$dpid" || true	# perf's status after SIGINT
+}
+
 # segments DB HZ: per daemon segment of DB, its samples, learned paths,
 # the tail (the share of its samples whose leaf copy was of a CID no
 # path explained yet, each unwound: leaf.unknown), the share
@@ -270,17 +283,13 @@ for hz in ${HZS:-99 999}; do
 	# what a flat profile of as many makes costs: perf record -a at the
 	# same rate, no call graph (its own CPU; cc1's, as its samples
 	# stand for)
-	/usr/bin/time -f '%U %S' -o "$work/ftime" perf record -q -a -F "$hz" \
-		-o "$work/flat.data" 2>/dev/null &
-	fpid=$!
-	sleep 1
+	start_perf_a "$work/flat.data" "$hz"
 	/usr/bin/time -f '%U %S' -o "$work/mtime" sh -c "for i in \$(seq $makes); do
 		make -s -B -C '$work/proj' >/dev/null; done"
-	kill -INT "$(pgrep -P $fpid perf || echo $fpid)" 2>/dev/null
-	wait $fpid || true	# perf's status after SIGINT
+	stop_perf_a
 	n=$(perf script -i "$work/flat.data" -F comm 2>/dev/null | grep -c ' cc1 *$' || true)
-	read -r fu fs <<EOF
-$(tail -n 1 "$work/ftime")
+	read -r fu fs _ <<EOF
+$(tail -n 1 "$work/dtime")
 EOF
 	read -r mu ms <"$work/mtime"
 	awk -v fu="$fu" -v fs="$fs" -v mu="$mu" -v ms="$ms" -v n="$n" \
@@ -300,20 +309,15 @@ forks() {	# forks MODE [CMD]: "subshells loop_cpu profiler_cpu
 	rm -f "$work"/f.db* "$work"/perf.data*
 	case $1 in
 	icppd-daemon) start_daemon "$work/f.db" 99 --exe "$cc1" ;;
-	perf-a) /usr/bin/time -f '%U %S %M %w' -o "$work/dtime" \
-		perf record -q -a -F 99 -o "$work/perf.data" 2>/dev/null & dpid=$!
-		sleep 1 ;;
+	perf-a) start_perf_a "$work/perf.data" 99 ;;
 	esac
 	/usr/bin/time -f '%U %S' -o "$work/ft" bash -c "$loop" >"$work/fn"
 	case $1 in
-	icppd-daemon) "$icppd" ctl --socket "$sock" stop >/dev/null ;;
-	perf-a) kill -INT "$(pgrep -P $dpid perf || echo $dpid)" 2>/dev/null ;;
+	icppd-daemon) "$icppd" ctl --socket "$sock" stop >/dev/null
+		wait "$dpid" ;;
+	perf-a) stop_perf_a ;;
+	none) echo "0 0 0 0" >"$work/dtime" ;;
 	esac
-	if [ "$1" = none ]; then
-		echo "0 0 0 0" >"$work/dtime"
-	else
-		wait $dpid || true	# perf's status after SIGINT
-	fi
 	read -r n <"$work/fn"
 	read -r lu ls <"$work/ft"
 	# (time's last line: a first one says a signal ended perf)
