@@ -117,14 +117,13 @@ if [ -x "$PROGS/gcassist" ]; then
 	# sample taken as Go switched stacks whose SP no stack held
 	# (unwind.no_stack=1 of 609, plain, alone).  So failed walks, of
 	# any kind, may be 1 % of the learning samples, named here.
-	f=$(q "SELECT coalesce(sum(value), 0) FROM v_run_counters WHERE name IN
-		('unwind.truncated', 'unwind.no_stack', 'unwind.no_cfi',
-		'unwind.bad_cfi', 'unwind.bad_frame', 'unwind.too_deep',
-		'unwind.no_program')")
-	fn=$(q "SELECT coalesce(group_concat(name || '=' || value, ' '), 'none')
-		FROM v_run_counters WHERE name LIKE 'unwind.%' AND name NOT IN
-		('unwind.complete', 'unwind.reused', 'unwind.frames_reused',
-		'unwind.no_mapping', 'unwind.map_full') AND value > 0")
+	broken=$(q "SELECT coalesce(sum(value), 0) || ' ' ||
+		coalesce(group_concat(name || '=' || value, ' '), 'none')
+		FROM v_run_counters WHERE name IN ('unwind.truncated',
+		'unwind.no_stack', 'unwind.no_cfi', 'unwind.bad_cfi',
+		'unwind.bad_frame', 'unwind.too_deep', 'unwind.no_program')
+		AND value > 0")
+	f=${broken%% *} fn=${broken#* }
 	c=$(q "SELECT value FROM v_run_counters WHERE name = 'unwind.complete'")
 	l=$(q "SELECT value FROM v_run_counters WHERE name = 'learn.samples'")
 	u=$(q "SELECT coalesce(sum(samples), 0) FROM v_unresolved")
